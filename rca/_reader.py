@@ -1,0 +1,195 @@
+"""Reading raw log files into bounded batches of lines, whatever shape the bytes are in.
+
+Handles gzip (also truncated), invalid UTF-8 (kept with replacement characters and
+counted), over-long lines (cut and counted) and binary files (refused), and hashes the
+raw bytes on the way so the manifest can tell unchanged, appended and rewritten files apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+import polars as pl
+
+from rca.sources._base import LINES_SCHEMA
+
+GZIP_MAGIC = b"\x1f\x8b"
+_READ_SIZE = 1 << 20
+_BINARY_PROBE = 8192
+
+
+class BinaryFileError(Exception):
+    """The file holds NUL bytes: it is not a text log."""
+
+
+@dataclass
+class ReadState:
+    """What reading learned besides the lines: digest of the raw bytes and damage found."""
+
+    sha256: "hashlib._Hash" = field(default_factory=hashlib.sha256)
+    raw_bytes: int = 0
+    decode_errors: int = 0
+    truncated_lines: int = 0
+    damage: str | None = None
+
+
+@dataclass(frozen=True)
+class Batch:
+    lines: pl.DataFrame
+    first_line: int
+
+
+class _HashingReader:
+    """A raw file object that feeds every byte it returns into the read state's digest."""
+
+    def __init__(self, handle: BinaryIO, state: ReadState) -> None:
+        self._handle = handle
+        self._state = state
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._handle.read(size)
+        self._state.sha256.update(data)
+        self._state.raw_bytes += len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+
+def prefix_digest(path: str, length: int) -> str:
+    """sha256 of the first ``length`` bytes of ``path``."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        remaining = length
+        while remaining > 0:
+            chunk = handle.read(min(_READ_SIZE, remaining))
+            if not chunk:
+                break
+            digest.update(chunk)
+            remaining -= len(chunk)
+    return digest.hexdigest()
+
+
+def is_gzip(path: str) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(2) == GZIP_MAGIC
+
+
+def iter_batches(
+    path: str, state: ReadState, *, start: int = 0, first_line: int = 1, batch_bytes: int, max_line_chars: int
+) -> Iterator[Batch]:
+    """Yield the file's lines in batches of about ``batch_bytes``, starting at byte ``start``.
+
+    ``start`` skips an already-ingested prefix of a plain file (its bytes still go into
+    the digest, so the digest is always of the whole file). Raises
+    :class:`BinaryFileError` before yielding anything if the content is binary.
+    """
+    with open(path, "rb") as raw_handle:
+        raw = _HashingReader(raw_handle, state)
+        if start:
+            _consume(raw, start)
+        chunks = _gunzip(raw, state) if _peek_gzip(raw_handle, start) else _plain(raw)
+        yield from _batches(_text_chunks(chunks), state, first_line, batch_bytes, max_line_chars)
+
+
+def _peek_gzip(handle: BinaryIO, position: int) -> bool:
+    magic = handle.read(2)
+    handle.seek(position)
+    return magic == GZIP_MAGIC
+
+
+def _consume(reader: _HashingReader, length: int) -> None:
+    remaining = length
+    while remaining > 0:
+        chunk = reader.read(min(_READ_SIZE, remaining))
+        if not chunk:
+            return
+        remaining -= len(chunk)
+
+
+def _plain(reader: _HashingReader) -> Iterator[bytes]:
+    while chunk := reader.read(_READ_SIZE):
+        yield chunk
+
+
+def _gunzip(reader: _HashingReader, state: ReadState) -> Iterator[bytes]:
+    """Decompress gzip (all members) and keep whatever precedes damage or truncation."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    member_open = False
+    while chunk := reader.read(_READ_SIZE):
+        while chunk:
+            member_open = True
+            try:
+                out = inflater.decompress(chunk)
+            except zlib.error as damage:
+                state.damage = f"damaged gzip stream ({damage}); the lines before the damage were kept"
+                return
+            if out:
+                yield out
+            chunk = b""
+            if inflater.eof:
+                chunk, member_open = inflater.unused_data, False
+                inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if member_open:
+        if tail := inflater.flush():
+            yield tail
+        state.damage = "truncated gzip stream (it ends before its end marker); the lines before the cut were kept"
+
+
+def _text_chunks(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    first = True
+    for chunk in chunks:
+        if first and b"\x00" in chunk[:_BINARY_PROBE]:
+            raise BinaryFileError("binary content (NUL bytes in the first 8 KiB)")
+        first = False
+        yield chunk
+
+
+def _batches(chunks: Iterator[bytes], state: ReadState, first_line: int, batch_bytes: int, max_line_chars: int) -> Iterator[Batch]:
+    pending: list[bytes] = []
+    pending_size = 0
+    next_line = first_line
+    for chunk in chunks:
+        pending.append(chunk)
+        pending_size += len(chunk)
+        if pending_size < batch_bytes:
+            continue
+        data = b"".join(pending)
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            # One line longer than a whole batch: keep collecting, it is cut when decoded.
+            pending, pending_size = [data], len(data)
+            continue
+        pending, pending_size = [data[cut + 1 :]], len(data) - cut - 1
+        batch = _decode(data[: cut + 1], state, next_line, max_line_chars)
+        next_line += batch.lines.height
+        yield batch
+    tail = b"".join(pending)
+    if tail:
+        yield _decode(tail, state, next_line, max_line_chars)
+
+
+def _decode(data: bytes, state: ReadState, first_line: int, max_line_chars: int) -> Batch:
+    try:
+        text = data.decode("utf-8")
+        bad = False
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        bad = True
+    rows = text.split("\n")
+    if rows and rows[-1] == "":
+        rows.pop()
+    lines = pl.DataFrame(
+        {"line": pl.int_range(first_line, first_line + len(rows), eager=True), "text": rows}, schema=LINES_SCHEMA
+    )
+    if bad:
+        state.decode_errors += int(lines["text"].str.contains("\ufffd", literal=True).sum())
+    too_long = lines["text"].str.len_chars() > max_line_chars
+    if too_long.any():
+        state.truncated_lines += int(too_long.sum())
+        lines = lines.with_columns(pl.col("text").str.slice(0, max_line_chars))
+    return Batch(lines.with_columns(pl.col("text").str.strip_suffix("\r")), first_line)

@@ -1,0 +1,43 @@
+"""Every exception rca raises on purpose.
+
+::
+
+    RcaError
+    ├── SchemaError        a frame does not match rca.schema
+    ├── StoreError         the store cannot be opened or written
+    │   ├── StoreLockedError   another rca process holds the store's lock
+    │   └── StoreVersionError  the store was written by an incompatible schema version
+    ├── InputError         the input folder or file cannot be used at all
+    └── SourceError        a source module is misdeclared (duplicate name, unknown --format)
+
+Problems with single files or lines are not exceptions: they become manifest rows and
+warnings, so one bad file never stops an ingest.
+"""
+
+
+class RcaError(Exception):
+    """Base class for every error rca raises deliberately."""
+
+
+class SchemaError(RcaError):
+    """A frame does not have the columns and dtypes that rca.schema defines."""
+
+
+class StoreError(RcaError):
+    """The store cannot be opened or written."""
+
+
+class StoreLockedError(StoreError):
+    """Another rca process is writing the store."""
+
+
+class StoreVersionError(StoreError):
+    """The store was written with a schema version this rca cannot read."""
+
+
+class InputError(RcaError):
+    """The input path is missing or nothing in it could be read."""
+
+
+class SourceError(RcaError):
+    """A source is declared twice, or a requested format does not exist."""

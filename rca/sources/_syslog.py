@@ -1,0 +1,158 @@
+"""Syslog and journald framing shared by the sources whose lines arrive through them.
+
+``kern.log``, ``/var/log/messages``, ``journalctl`` short / short-iso / -o json all wrap a
+program's message in the same envelope: time, host, program[pid]. This module peels the
+envelope off whole columns at once; the message rules of each program (the kernel's OOM
+killer, kubelet's eviction manager) are registered here by their source modules with
+:func:`register_program`, so a mixed journal is parsed by the right rules line by line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+from rca import timeutil
+from rca.sources._base import ParseContext
+
+MessageRules = Callable[[pl.DataFrame, ParseContext], pl.DataFrame]
+
+_PROGRAM_RULES: dict[str, tuple[str, MessageRules]] = {}
+
+_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+?)(?:\[(?<pid>\d+)\])?:[ \t](?<message>.*)"
+_SHORT = rf"^(?<mon>{timeutil.MONTH_NAME_PATTERN})\s+(?<day>\d{{1,2}})\s(?<clock>\d\d:\d\d:\d\d(?:\.\d+)?)\s(?<host>\S+)\s{_PROGRAM}$"
+_ISO = (
+    r"^(?<iso>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s"
+    rf"(?<host>\S+)\s{_PROGRAM}$"
+)
+_BARE = rf"^{_PROGRAM}$"
+
+SHORT_LINE = _SHORT
+ISO_LINE = _ISO
+
+_SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
+
+FRAMED_SCHEMA = {
+    "line": pl.Int64(),
+    "text": pl.String(),
+    "ts": pl.Datetime("us", "UTC"),
+    "ts_raw": pl.String(),
+    "ts_quality": pl.String(),
+    "host": pl.String(),
+    "program": pl.String(),
+    "pid": pl.Int64(),
+    "message": pl.String(),
+    "severity": pl.String(),
+    "format": pl.String(),
+}
+
+
+def register_program(program: str, source: str, rules: MessageRules) -> None:
+    """Route messages of syslog ``program`` (e.g. "kernel") to ``rules``, labelled ``source``."""
+    _PROGRAM_RULES[program] = (source, rules)
+
+
+def looks_short(line: str) -> bool:
+    """Whether one line has the classic syslog / journalctl short envelope."""
+    return pl.Series([line]).str.contains(_SHORT).item() or pl.Series([line]).str.contains(_ISO).item()
+
+
+def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Peel the syslog/journald envelope off each line.
+
+    Lines without an envelope (continuations, stack dumps) keep ``message`` = the line and
+    inherit the time, host and program of the line above.
+    """
+    short = pl.col("text").str.extract_groups(_SHORT)
+    iso = pl.col("text").str.extract_groups(_ISO)
+    bare = pl.col("text").str.extract_groups(_BARE)
+    parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"))
+    s, i, b = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct
+    short_ts, short_quality = timeutil.yearless_to_utc(timeutil.month_number(s.field("mon")), s.field("day"), s.field("clock"), ctx)
+    has_short = s.field("message").is_not_null()
+    has_iso = i.field("message").is_not_null()
+    has_bare = b.field("message").is_not_null() & b.field("program").is_in(list(_PROGRAM_RULES))
+    framed = parts.with_columns(
+        ts=pl.when(has_short).then(short_ts).when(has_iso).then(timeutil.iso_to_utc(i.field("iso"), ctx.tz)),
+        ts_raw=pl.when(has_short).then(pl.format("{} {} {}", s.field("mon"), s.field("day"), s.field("clock"))).when(has_iso).then(i.field("iso")),
+        ts_quality=pl.when(has_short).then(short_quality).when(has_iso).then(pl.lit("exact")),
+        host=pl.coalesce(s.field("host"), i.field("host")),
+        program=pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program")).when(has_bare).then(b.field("program")),
+        pid=pl.coalesce(s.field("pid"), i.field("pid"), pl.when(has_bare).then(b.field("pid"))).cast(pl.Int64),
+        message=pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).when(has_bare).then(b.field("message")).otherwise(pl.col("text")),
+        severity=pl.lit(None, pl.String),
+        format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso")).when(has_bare).then(pl.lit("syslog_bare")),
+        framed=has_short | has_iso | has_bare,
+    )
+    return _inherit_envelope(framed).select(list(FRAMED_SCHEMA))
+
+
+def _inherit_envelope(framed: pl.DataFrame) -> pl.DataFrame:
+    carried = ["ts", "ts_raw", "host", "program", "pid", "format"]
+    record = pl.col("framed").cum_sum()
+    return framed.with_columns(
+        [pl.col(c).forward_fill().over(record) for c in carried],
+        ts_quality=pl.when(pl.col("framed")).then(pl.col("ts_quality")).when(record > 0).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
+    ).with_columns(pl.when(record == 0).then(None).otherwise(pl.col(c)).alias(c) for c in carried)
+
+
+_JOURNAL_JSON = pl.Struct(
+    {
+        "__REALTIME_TIMESTAMP": pl.String(),
+        "_HOSTNAME": pl.String(),
+        "SYSLOG_IDENTIFIER": pl.String(),
+        "_COMM": pl.String(),
+        "_PID": pl.String(),
+        "SYSLOG_PID": pl.String(),
+        "MESSAGE": pl.String(),
+        "PRIORITY": pl.String(),
+        "_TRANSPORT": pl.String(),
+    }
+)
+
+
+def frame_journal_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Frame ``journalctl -o json`` lines (one JSON object a line)."""
+    decoded = lines.with_columns(
+        j=pl.when(pl.col("text").str.starts_with("{")).then(pl.col("text")).str.json_decode(_JOURNAL_JSON, infer_schema_length=None)
+    )
+    j = pl.col("j").struct
+    program = pl.when(j.field("_TRANSPORT") == "kernel").then(pl.lit("kernel")).otherwise(pl.coalesce(j.field("SYSLOG_IDENTIFIER"), j.field("_COMM")))
+    ok = j.field("MESSAGE").is_not_null()
+    return decoded.with_columns(
+        ts=timeutil.epoch_to_utc(j.field("__REALTIME_TIMESTAMP")),
+        ts_raw=j.field("__REALTIME_TIMESTAMP"),
+        ts_quality=pl.when(j.field("__REALTIME_TIMESTAMP").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
+        host=j.field("_HOSTNAME"),
+        program=program,
+        pid=pl.coalesce(j.field("SYSLOG_PID"), j.field("_PID")).cast(pl.Int64, strict=False),
+        message=pl.when(ok).then(j.field("MESSAGE")).otherwise(pl.col("text")),
+        severity=j.field("PRIORITY").replace_strict(_SEVERITY_BY_PRIORITY, default=None),
+        format=pl.lit("journal_json"),
+    ).select(list(FRAMED_SCHEMA))
+
+
+def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Apply each registered program's rules to its lines; other programs' lines stay ``kind=log``
+    (their ``source`` is left null, so the driver labels them with the file's source).
+
+    Each program's rules get the framed columns (``line, text, ts, ts_raw, ts_quality,
+    host, program, pid, message, severity, format``) and return event rows.
+    """
+    parts = []
+    for program, (source, rules) in _PROGRAM_RULES.items():
+        mine = framed.filter(pl.col("program") == program)
+        if mine.height:
+            parts.append(rules(mine, ctx).with_columns(source=pl.lit(source)))
+    rest = framed.filter(pl.col("program").is_null() | ~pl.col("program").is_in(list(_PROGRAM_RULES)))
+    if rest.height:
+        parts.append(
+            rest.select(
+                "line", "ts", "ts_raw", "ts_quality", "host", "pid", "message", "severity", "format",
+                process=pl.col("program"),
+                kind=pl.lit("log"),
+                n_lines=pl.lit(1, pl.Int32),
+            )
+        )
+    return pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()

@@ -1,0 +1,168 @@
+"""The store folder: the only module besides the CLI that touches the disk for writing.
+
+Layout::
+
+    STORE/
+      store.json          schema version, runs and their parameters
+      files.parquet       the manifest: one row per input file (rca.schema.MANIFEST_SCHEMA)
+      events.parquet/     event parts, one or more per input file; readable as one table by
+                          any Parquet engine (``polars.scan_parquet("STORE/events.parquet")``)
+      .staging/RUN/       parts being written by a run, moved in at commit
+      .lock               held by the one process writing the store
+
+Commit order makes a killed run harmless: parts are staged, moved in, then the manifest
+is replaced in one rename; only then are replaced parts deleted. Parts that no manifest
+lists (left by a run killed mid-commit) are removed the next time the store is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from rca import schema
+from rca.errors import StoreError, StoreLockedError, StoreVersionError
+
+EVENTS_DIR = "events.parquet"
+MANIFEST_FILE = "files.parquet"
+META_FILE = "store.json"
+
+
+class Store:
+    """A store folder; ``rca.open_store(path)`` is the public way to get one."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    # --- reading -----------------------------------------------------------------
+
+    def meta(self) -> dict:
+        """The store's metadata (schema version, runs); empty for a store not yet written."""
+        meta_path = self.path / META_FILE
+        if not meta_path.exists():
+            return {}
+        return json.loads(meta_path.read_text())
+
+    def check_version(self) -> None:
+        """Raise :class:`StoreVersionError` when the store was written by another schema version."""
+        version = self.meta().get("schema_version")
+        if version is not None and version != schema.SCHEMA_VERSION:
+            newer = "a newer" if version > schema.SCHEMA_VERSION else "an older"
+            raise StoreVersionError(
+                f"{self.path} was written by {newer} rca (store schema {version}, this rca reads {schema.SCHEMA_VERSION}); "
+                "re-ingest into a new store"
+            )
+
+    def manifest(self) -> pl.DataFrame:
+        """The ingest manifest: one row per input file, with its accounting and problems."""
+        self.check_version()
+        path = self.path / MANIFEST_FILE
+        if not path.exists():
+            return schema.empty(schema.MANIFEST_SCHEMA)
+        return pl.read_parquet(path)
+
+    def scan_events(self) -> pl.LazyFrame:
+        """All committed events as a lazy frame (only parts the manifest lists)."""
+        parts = self.part_paths()
+        if not parts:
+            return schema.empty(schema.EVENT_SCHEMA).lazy()
+        return pl.scan_parquet(parts, schema=schema.EVENT_SCHEMA)
+
+    def events(self) -> pl.DataFrame:
+        """All committed events, ordered by time (unknown times last), then file and line."""
+        return self.scan_events().sort(["ts", "file", "line"], nulls_last=True).collect()
+
+    def part_paths(self) -> list[str]:
+        """Paths of the committed event parts."""
+        names = self.manifest()["parts"].explode().drop_nulls().unique().sort().to_list()
+        return [str(self.path / EVENTS_DIR / name) for name in names]
+
+    # --- writing -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Path]:
+        """Hold the store's lock for a run; yields a fresh staging folder.
+
+        A second writer gets :class:`StoreLockedError` at once rather than waiting
+        behind a run that may take an hour.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.check_version()
+        lock_path = self.path / ".lock"
+        with open(lock_path, "a+") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                lock.seek(0)
+                holder = lock.read().strip() or "another process"
+                raise StoreLockedError(f"{self.path} is being written by {holder}; wait for it to finish") from None
+            lock.seek(0)
+            lock.truncate()
+            lock.write(f"rca pid {os.getpid()}")
+            lock.flush()
+            self._remove_leftovers()
+            staging = self.path / ".staging" / datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+            staging.mkdir(parents=True)
+            try:
+                yield staging
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+
+    def commit(self, manifest: pl.DataFrame, staging: Path, new_parts: list[str], dropped_parts: list[str], run: dict) -> None:
+        """Make a run's parts and manifest the store's current state, atomically for readers."""
+        schema.validate(manifest, schema.MANIFEST_SCHEMA, "manifest")
+        events_dir = self.path / EVENTS_DIR
+        events_dir.mkdir(exist_ok=True)
+        for name in new_parts:
+            os.replace(staging / name, events_dir / name)
+        _atomic_write_parquet(manifest, self.path / MANIFEST_FILE)
+        meta = self.meta() or {"schema_version": schema.SCHEMA_VERSION, "created": run["started"], "runs": []}
+        meta["runs"].append(run)
+        _atomic_write_text(json.dumps(meta, indent=2, default=str), self.path / META_FILE)
+        for name in dropped_parts:
+            (events_dir / name).unlink(missing_ok=True)
+
+    def _remove_leftovers(self) -> None:
+        shutil.rmtree(self.path / ".staging", ignore_errors=True)
+        events_dir = self.path / EVENTS_DIR
+        if not events_dir.exists():
+            return
+        listed = {Path(p).name for p in self.part_paths()}
+        for part in events_dir.glob("*.parquet"):
+            if part.name not in listed:
+                part.unlink()
+
+
+def _atomic_write_parquet(frame: pl.DataFrame, target: Path) -> None:
+    tmp = target.with_name(f".{target.name}.tmp")
+    frame.write_parquet(tmp)
+    _fsync_replace(tmp, target)
+
+
+def _atomic_write_text(text: str, target: Path) -> None:
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(text)
+    _fsync_replace(tmp, target)
+
+
+def _fsync_replace(tmp: Path, target: Path) -> None:
+    with open(tmp, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(tmp, target)
+
+
+def open_store(path: str | os.PathLike[str]) -> Store:
+    """Open the store at ``path`` for reading; raises :class:`StoreError` if it holds no store."""
+    store = Store(path)
+    if not (store.path / META_FILE).exists():
+        raise StoreError(f"{store.path} is not an rca store (no {META_FILE}); run 'rca ingest DIR --store {store.path}' first")
+    store.check_version()
+    return store

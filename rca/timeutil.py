@@ -1,0 +1,134 @@
+"""The only place that resolves time.
+
+Every function returns polars expressions, so parsers convert whole columns at once.
+Nothing here reads the clock: zone, year and boot time come from the ParseContext,
+which the driver fills from options, the file's own dated lines and its mtime.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import polars as pl
+
+from rca.sources._base import ParseContext
+
+# Month abbreviations as syslog and journald print them under common locales (C, ru, de, fr, es).
+_MONTHS = {
+    **{m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)},
+    **{m: i for i, m in enumerate(("янв", "фев", "мар", "апр", "май", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"), 1)},
+    "мая": 5, "июня": 6, "июля": 7,
+    "mär": 3, "mrz": 3, "mai": 5, "okt": 10, "dez": 12,
+    "janv": 1, "févr": 2, "fév": 2, "mars": 3, "avr": 4, "juin": 6, "juil": 7, "août": 8, "déc": 12,
+    "ene": 1, "abr": 4, "ago": 8, "dic": 12,
+}
+
+MONTH_NAME_PATTERN = r"[A-Za-zА-Яа-яéûäÄ]{3,5}\.?"
+
+_CLOCK_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
+
+_ISO_FORMATS_WITH_ZONE = ("%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%d %H:%M:%S%z")
+_ISO_FORMATS_NAIVE = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y/%m/%d %H:%M:%S%.f", "%Y/%m/%d %H:%M:%S")
+
+
+def month_number(name: pl.Expr) -> pl.Expr:
+    """Month number (1-12) of an abbreviated month name in any locale rca knows; null otherwise."""
+    key = name.str.to_lowercase().str.strip_chars_end(".")
+    return key.replace_strict(_MONTHS, default=None, return_dtype=pl.Int32)
+
+
+def naive_to_utc(naive: pl.Expr, tz: str) -> pl.Expr:
+    """Interpret a zone-less datetime expression in ``tz`` and convert it to UTC (µs)."""
+    local = naive.cast(pl.Datetime("us")).dt.replace_time_zone(tz, ambiguous="earliest", non_existent="null")
+    return local.dt.convert_time_zone("UTC")
+
+
+def _clock_string(year: pl.Expr, month: pl.Expr, day: pl.Expr, clock: pl.Expr) -> pl.Expr:
+    """'YYYY-MM-DD HH:MM:SS[.f]' from parts; the clock may carry a fraction of any length."""
+    return pl.format(
+        "{}-{}-{} {}",
+        year.cast(pl.String),
+        month.cast(pl.String).str.zfill(2),
+        day.cast(pl.String).str.strip_chars().str.zfill(2),
+        _fraction_to_micros(clock),
+    )
+
+
+def _fraction_to_micros(clock: pl.Expr) -> pl.Expr:
+    # chrono's %.f accepts at most nanoseconds; klog and Go print up to 9 digits, some tools more.
+    return clock.str.replace(r"^(\d{1,2}:\d\d:\d\d(?:\.\d{1,9})?)\d*$", "$1")
+
+
+def yearless_to_utc(month: pl.Expr, day: pl.Expr, clock: pl.Expr, ctx: ParseContext) -> tuple[pl.Expr, pl.Expr]:
+    """Resolve a time written without a year (syslog, journald short, klog).
+
+    The year is ``ctx.year`` when known; a file that runs over New Year rolls over when
+    the month goes backwards in file order. Without ``ctx.year`` the year is that of
+    ``ctx.reference_time`` (the file's mtime), and a line that would land more than a day
+    after it belongs to the year before. Without either, the time stays unknown.
+    Returns ``(ts, ts_quality)`` expressions.
+    """
+    if ctx.year is not None:
+        backwards = (month.cast(pl.Int32) < month.cast(pl.Int32).forward_fill().shift(1) - 5).fill_null(False)
+        year = pl.lit(ctx.year, pl.Int32) + backwards.cast(pl.Int32).cum_sum()
+        naive = _clock_string(year, month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us")
+        return naive_to_utc(naive, ctx.tz), pl.lit(ctx.year_quality)
+    if ctx.reference_time is not None:
+        ref = ctx.reference_time
+        this_year = naive_to_utc(
+            _clock_string(pl.lit(ref.year), month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us"),
+            ctx.tz,
+        )
+        last_year = naive_to_utc(
+            _clock_string(pl.lit(ref.year - 1), month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us"),
+            ctx.tz,
+        )
+        limit = pl.lit(ref + timedelta(days=1)).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+        return pl.when(this_year > limit).then(last_year).otherwise(this_year), pl.lit("year_from_mtime")
+    return pl.lit(None, pl.Datetime("us", "UTC")), pl.lit("missing")
+
+
+def dated_to_utc(text: pl.Expr, fmt: str, tz: str) -> pl.Expr:
+    """A zone-less timestamp with a full date, parsed with ``fmt`` and taken to be in ``tz``."""
+    return naive_to_utc(text.str.to_datetime(fmt, strict=False, time_unit="us"), tz)
+
+
+def iso_to_utc(text: pl.Expr, tz: str) -> pl.Expr:
+    """ISO 8601 (and the common 'YYYY-MM-DD HH:MM:SS,mmm' and slash forms) to UTC.
+
+    A time with an offset or 'Z' keeps it; a time without one is taken to be in ``tz``.
+    """
+    cleaned = (
+        text.str.strip_chars()
+        .str.replace(r"^(\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d),(\d+)", "$1.$2")
+        .str.replace(r"^(\S+?:\d\d(?:\.\d{1,9})?)\d*((?:[Zz]|[+-]\d\d:?\d\d)?)$", "$1$2")
+        .str.replace(r"[Zz]$", "+0000")
+        .str.replace(r"([+-]\d\d):(\d\d)$", "$1$2")
+        .str.replace(r"^(\S+)\s+UTC$", "$1+0000")
+    )
+    zoned = pl.coalesce(
+        [cleaned.str.to_datetime(f, strict=False, time_unit="us", time_zone="UTC") for f in _ISO_FORMATS_WITH_ZONE]
+    )
+    naive = pl.coalesce([cleaned.str.to_datetime(f, strict=False, time_unit="us") for f in _ISO_FORMATS_NAIVE])
+    return pl.coalesce([zoned, naive_to_utc(naive, tz)])
+
+
+def epoch_to_utc(value: pl.Expr) -> pl.Expr:
+    """Epoch seconds, milliseconds, microseconds or nanoseconds (told apart by magnitude) to UTC."""
+    number = value.cast(pl.Float64, strict=False)
+    micros = (
+        pl.when(number < 1e11).then(number * 1e6)
+        .when(number < 1e14).then(number * 1e3)
+        .when(number < 1e17).then(number)
+        .otherwise(number / 1e3)
+    )
+    return micros.cast(pl.Int64).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+
+
+def boot_to_utc(boot_seconds: pl.Expr, ctx: ParseContext) -> tuple[pl.Expr, pl.Expr]:
+    """Boot-relative kernel seconds to UTC when the boot time is known, else null + 'boot_relative'."""
+    if ctx.boot_time is None:
+        return pl.lit(None, pl.Datetime("us", "UTC")), pl.lit("boot_relative")
+    boot = pl.lit(ctx.boot_time).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+    offset = pl.duration(microseconds=(boot_seconds * 1e6).round().cast(pl.Int64))
+    return boot + offset, pl.lit("boot_aligned")
