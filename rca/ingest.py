@@ -244,6 +244,9 @@ def _read_and_parse(task: FileTask, size: int, mtime: datetime) -> FileResult:
     )
     if accounting.lines == 0 and change != "appended":
         row.update(status="skipped" if not state.damage else "warning", error=state.damage or "empty file")
+    elif accounting.events and not accounting.recognised:
+        note = "format not recognised: no timestamps or known records found; lines kept as kind=log events"
+        row.update(status="warning", error="; ".join(filter(None, [row["error"], note])))
     return FileResult(row, new_parts=parts, dropped_parts=dropped, change=change)
 
 
@@ -292,6 +295,7 @@ class _Accounting:
     truncated: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     formats: Counter[str] = field(default_factory=Counter)
+    recognised: int = 0  # events with a time or a kind other than log
 
     def add(self, lines: int, events: pl.DataFrame, skipped: dict[str, int]) -> None:
         self.lines += lines
@@ -300,6 +304,7 @@ class _Accounting:
         self.derived += events.height - covering.height
         self.merged += int(covering["n_lines"].sum() or 0) - covering.height
         self.unparsed += int((events["kind"] == "log").sum())
+        self.recognised += events.filter((pl.col("kind") != "log") | pl.col("ts").is_not_null() | pl.col("boot_seconds").is_not_null()).height
         self.skipped.update(skipped)
         self.formats.update(dict(events["format"].value_counts().iter_rows()))
 

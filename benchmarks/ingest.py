@@ -1,0 +1,127 @@
+"""Ingest throughput and memory, as ratios against baselines measured in the same run.
+
+    python benchmarks/ingest.py [--size 300MB] [--workers N] [--drain-lines 200000] [--corpus DIR]
+
+Builds (or reuses) a mixed multi-source corpus with the dataset generator, then measures:
+
+* ``rca ingest`` in a child process: wall time, lines/s, MB/s and peak RSS of the largest process;
+* a plain ``polars.read_csv`` line read of the same bytes (the floor for any polars-based parser);
+* a Drain3 ``TemplateMiner.add_log_message`` loop over the same lines (measured on the first
+  ``--drain-lines`` lines and compared as a rate, since a full Drain3 pass takes far longer).
+
+Targets from the project issue: ingest ≤ 4× the polars read, ≥ 5× faster than Drain3, peak RSS < 2 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+
+def _corpus_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def _raw_bytes(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def polars_line_read(files: list[Path]) -> tuple[float, int, int]:
+    """Seconds, lines and bytes for reading every file's lines with polars.read_csv."""
+    start = time.perf_counter()
+    lines = size = 0
+    for path in files:
+        data = _raw_bytes(path)
+        size += len(data)
+        frame = pl.read_csv(data, has_header=False, separator="\x1f", quote_char=None, new_columns=["text"],
+                            schema_overrides={"text": pl.String}, truncate_ragged_lines=True, encoding="utf8-lossy")
+        lines += frame.height
+    return time.perf_counter() - start, lines, size
+
+
+def drain3_rate(files: list[Path], max_lines: int) -> tuple[float, int]:
+    """Lines per second of a Drain3 TemplateMiner loop over the corpus' first ``max_lines`` lines."""
+    from drain3 import TemplateMiner
+    from drain3.template_miner_config import TemplateMinerConfig
+
+    config = TemplateMinerConfig()
+    config.profiling_enabled = False
+    miner = TemplateMiner(config=config)
+    sample: list[str] = []
+    for path in files:
+        sample.extend(_raw_bytes(path).decode("utf-8", errors="replace").splitlines())
+        if len(sample) >= max_lines:
+            break
+    sample = sample[:max_lines]
+    start = time.perf_counter()
+    for line in sample:
+        miner.add_log_message(line)
+    return len(sample) / (time.perf_counter() - start), len(sample)
+
+
+def rca_ingest(corpus: Path, store: Path, workers: int | None) -> tuple[float, dict, int]:
+    """Seconds, JSON summary and peak RSS (bytes) of ``rca ingest`` run as a child process."""
+    command = [sys.executable, "-m", "rca", "ingest", str(corpus), "--store", str(store), "--json"]
+    if workers:
+        command += ["--workers", str(workers)]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    seconds = time.perf_counter() - start
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return seconds, json.loads(done.stdout), peak_kib * 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", default="300MB", help="corpus size for the generator (default 300MB)")
+    parser.add_argument("--corpus", type=Path, help="reuse this corpus folder (DIR/logs is ingested) instead of generating")
+    parser.add_argument("--workers", type=int, help="rca ingest --workers (default: all cores)")
+    parser.add_argument("--drain-lines", type=int, default=200_000, help="lines fed to the Drain3 baseline")
+    parser.add_argument("--seed", type=int, default=11)
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="rca-bench-"))
+    try:
+        corpus = args.corpus
+        if corpus is None:
+            from rca.datasets import generate
+
+            corpus = work / "corpus"
+            started = time.perf_counter()
+            generate(corpus, seed=args.seed, size=args.size)
+            print(f"generated {args.size} corpus in {time.perf_counter() - started:.1f} s")
+        logs = corpus / "logs"
+        files = _corpus_files(logs)
+        on_disk = sum(p.stat().st_size for p in files)
+
+        polars_s, lines, raw = polars_line_read(files)
+        drain_lps, drain_n = drain3_rate(files, args.drain_lines)
+        ingest_s, summary, peak = rca_ingest(logs, work / "store", args.workers)
+
+        rca_lps = lines / ingest_s
+        print(f"corpus: {len(files)} files, {on_disk / 1e6:,.1f} MB on disk, {raw / 1e6:,.1f} MB of text, {lines:,} lines")
+        print(f"rca ingest:        {ingest_s:8.2f} s  {rca_lps:12,.0f} lines/s  {raw / 1e6 / ingest_s:8.1f} MB/s  peak RSS {peak / 2**20:,.0f} MiB")
+        print(f"polars line read:  {polars_s:8.2f} s  {lines / polars_s:12,.0f} lines/s")
+        print(f"drain3 loop:       {drain_n / drain_lps:8.2f} s  {drain_lps:12,.0f} lines/s  (first {drain_n:,} lines)")
+        print(f"ratio ingest / polars read: {ingest_s / polars_s:5.2f}×   (target ≤ 4×)")
+        print(f"speed-up over drain3:       {rca_lps / drain_lps:5.2f}×   (target ≥ 5×)")
+        print(f"events: {summary['events']:,}  OOM-class: {summary['oom_class_events']}  hosts: {len(summary['hosts'])}  problem files: {len(summary['problem_files'])}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    main()

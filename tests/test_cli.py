@@ -1,0 +1,65 @@
+"""The CLI through typer's test runner: options documented, summary printed, exit codes right."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+import rca
+from rca.cli import app
+
+runner = CliRunner()
+
+
+def test_help_documents_every_ingest_option() -> None:
+    result = runner.invoke(app, ["ingest", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    for option in ("--store", "--format", "--host", "--tz", "--year", "--boot-time", "--workers", "--json"):
+        assert option in result.output
+
+
+def test_ingest_prints_json_summary(tmp_path: Path) -> None:
+    logs = tmp_path / "logs" / "node-7"
+    logs.mkdir(parents=True)
+    (logs / "train.log").write_text(
+        "2026-11-30 10:00:00,000 INFO step 10 loss 1.25\n"
+        "2026-11-30 10:00:05,000 ERROR DataLoader worker (pid 4242) is killed by signal: Killed.\n"
+    )
+    result = runner.invoke(app, ["ingest", str(tmp_path / "logs"), "--store", str(tmp_path / "store"), "--json", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["events"] == 2 and summary["hosts"] == ["node-7"] and summary["oom_class_events"] == 1
+    assert summary["time_range"] == ["2026-11-30T10:00:00+00:00", "2026-11-30T10:00:05+00:00"]
+    killed = rca.open_store(tmp_path / "store").events().filter(kind="dataloader_killed")
+    assert killed["pid"].to_list() == [4242]
+
+
+def test_human_summary_names_problem_files(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "ok.log").write_text("2026-11-30T10:00:00Z hello\n")
+    (logs / "blob.bin").write_bytes(b"\x00" * 64)
+    result = runner.invoke(app, ["ingest", str(logs), "--store", str(tmp_path / "store"), "--workers", "1"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "files with problems" in result.output and "blob.bin" in result.output and "binary" in result.output
+
+
+def test_missing_folder_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ingest", str(tmp_path / "absent"), "--store", str(tmp_path / "store")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_nothing_readable_exits_1(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "blob.bin").write_bytes(b"\x00" * 64)
+    result = runner.invoke(app, ["ingest", str(logs), "--store", str(tmp_path / "store"), "--workers", "1"])
+    assert result.exit_code == 1
+
+
+def test_unknown_format_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_text("x\n")
+    result = runner.invoke(app, ["ingest", str(tmp_path / "a.log"), "--store", str(tmp_path / "store"), "--format", "nope"])
+    assert result.exit_code == 2 and "unknown format 'nope'" in result.output

@@ -1,0 +1,175 @@
+"""The ingest driver: nothing lost, bad input survived, idempotent and incremental runs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import rca
+from rca import schema
+from rca.errors import InputError, StoreLockedError
+from rca.ingest import IngestOptions
+from rca.store import Store
+
+KLOG = "I1201 03:17:05.123456    2345 kubelet.go:2404] \"SyncLoop (probe)\" probe=\"readiness\" status=\"ready\" pod=\"ml/trainer-0\"\n"
+DMESG = "[ 7063.247407] Memory cgroup out of memory: Killed process 63214 (uwsgi) total-vm:3149468kB, anon-rss:164992kB, file-rss:52176kB, shmem-rss:92kB, UID:0 pgtables:1372kB oom_score_adj:986\n"
+
+
+def _manifest(store: Path) -> dict[str, dict]:
+    return {row["path"]: row for row in rca.open_store(store).manifest().to_dicts()}
+
+
+def _balanced(row: dict) -> bool:
+    return row["lines"] == row["events"] - row["derived_events"] + row["merged_lines"] + row["skipped_lines"]
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    root = tmp_path / "logs"
+    (root / "gpu-node-1").mkdir(parents=True)
+    (root / "gpu-node-2").mkdir()
+    (root / "gpu-node-1" / "kubelet.log").write_text(KLOG * 3 + "\n" + KLOG)
+    (root / "gpu-node-2" / "dmesg.log").write_text("[    0.000000] Linux version 6.5.0\n" + DMESG)
+    return root
+
+
+def test_events_carry_host_from_layout_and_provenance(logs: Path, tmp_path: Path) -> None:
+    report = rca.ingest(logs, tmp_path / "store", workers=1)
+    events = rca.open_store(tmp_path / "store").events()
+    schema.validate(events, schema.EVENT_SCHEMA, "events")
+    assert report.summary["events"] == events.height == 6
+    kill = events.filter(pl.col("kind") == "oom_kill").row(0, named=True)
+    assert (kill["host"], kill["file"], kill["line"], kill["pid"]) == ("gpu-node-2", "gpu-node-2/dmesg.log", 2, 63214)
+    assert set(events.filter(pl.col("source") == "kubelet")["host"]) == {"gpu-node-1"}
+    manifest = _manifest(tmp_path / "store")
+    assert manifest["gpu-node-1/kubelet.log"]["skipped_reasons"] == json.dumps({"blank": 1})
+    assert all(_balanced(row) for row in manifest.values())
+
+
+def test_second_run_on_same_folder_adds_nothing(logs: Path, tmp_path: Path) -> None:
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    first = rca.open_store(tmp_path / "store").events()
+    again = rca.ingest(logs, tmp_path / "store", workers=1)
+    assert again.changes == {"unchanged": 2}
+    assert again.summary["events"] == 0
+    assert rca.open_store(tmp_path / "store").events().equals(first)
+
+
+def test_appended_lines_are_the_only_new_work(logs: Path, tmp_path: Path) -> None:
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    with open(logs / "gpu-node-1" / "kubelet.log", "a") as handle:
+        handle.write(KLOG.replace("ready", "unready"))
+    report = rca.ingest(logs, tmp_path / "store", workers=1)
+    assert report.changes == {"appended": 1, "unchanged": 1}
+    assert report.summary["events"] == 1
+    events = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "gpu-node-1/kubelet.log")
+    assert events["line"].to_list() == [1, 2, 3, 5, 6]
+    row = _manifest(tmp_path / "store")["gpu-node-1/kubelet.log"]
+    assert (row["lines"], row["events"], _balanced(row)) == (6, 5, True)
+
+
+def test_rewritten_file_replaces_its_events(logs: Path, tmp_path: Path) -> None:
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    (logs / "gpu-node-2" / "dmesg.log").write_text("[    1.000000] rewritten boot\n")
+    report = rca.ingest(logs, tmp_path / "store", workers=1)
+    assert report.changes == {"rewritten": 1, "unchanged": 1}
+    events = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "gpu-node-2/dmesg.log")
+    assert events["message"].to_list() == ["rewritten boot"]
+    assert len(list((tmp_path / "store" / "events.parquet").glob("*.parquet"))) == 2
+
+
+def test_bad_inputs_get_a_manifest_line_and_the_rest_is_ingested(logs: Path, tmp_path: Path) -> None:
+    bad = logs / "gpu-node-2"
+    (bad / "core.bin").write_bytes(b"\x7fELF\x00\x00\x01" * 500)
+    good_gz = gzip.compress((KLOG * 2000).encode())
+    (bad / "kubelet.log.2.gz").write_bytes(good_gz)
+    (bad / "kubelet.log.3.gz").write_bytes(good_gz[: len(good_gz) // 2])
+    (bad / "latin1.log").write_bytes(b"ok line\nna\xefve caf\xe9 line\n")
+    (bad / "empty.log").write_bytes(b"")
+    (bad / "huge.log").write_bytes(b"x" * (50 * 1024 * 1024) + b"\nnext line\n")
+    (bad / "unknown.dat").write_text("%%%% some format nobody knows %%%%\n" * 3)
+    (bad / "dangling").symlink_to(bad / "missing-target")
+    (bad / "loop").symlink_to(logs)
+    report = rca.ingest(logs, tmp_path / "store", workers=1)
+    rows = _manifest(tmp_path / "store")
+    assert rows["gpu-node-2/core.bin"]["status"] == "skipped" and "binary" in rows["gpu-node-2/core.bin"]["error"]
+    assert rows["gpu-node-2/kubelet.log.2.gz"]["events"] == 2000
+    truncated = rows["gpu-node-2/kubelet.log.3.gz"]
+    assert truncated["status"] == "warning" and "truncated gzip" in truncated["error"] and 0 < truncated["events"] < 2000
+    assert rows["gpu-node-2/latin1.log"]["decode_errors"] == 1 and rows["gpu-node-2/latin1.log"]["events"] == 2
+    assert rows["gpu-node-2/empty.log"]["error"] == "empty file"
+    huge = rows["gpu-node-2/huge.log"]
+    assert (huge["truncated_lines"], huge["events"], huge["status"]) == (1, 2, "warning")
+    unknown = rows["gpu-node-2/unknown.dat"]
+    assert (unknown["events"], unknown["status"]) == (3, "warning") and "format not recognised" in unknown["error"]
+    assert rows["gpu-node-2/dangling"]["status"] == "skipped"
+    assert "symlink loop" in rows["gpu-node-2/loop"]["error"]
+    assert all(_balanced(row) for row in rows.values())
+    events = rca.open_store(tmp_path / "store").events()
+    assert events.filter(pl.col("kind") == "oom_kill").height == 1
+    cut = events.filter(pl.col("file") == "gpu-node-2/huge.log")["message"].str.len_chars().max()
+    assert cut <= IngestOptions().max_line_chars
+    assert report.summary["problem_files"]
+
+
+def test_missing_input_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError):
+        rca.ingest(tmp_path / "nope", tmp_path / "store")
+
+
+def test_single_file_input(logs: Path, tmp_path: Path) -> None:
+    report = rca.ingest(logs / "gpu-node-2" / "dmesg.log", tmp_path / "store", IngestOptions(host="h9"), workers=1)
+    assert report.summary["events"] == 2 and report.summary["hosts"] == ["h9"]
+
+
+def test_a_failed_run_leaves_the_previous_store_intact(logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    before = rca.open_store(tmp_path / "store").events()
+    (logs / "gpu-node-1" / "new.log").write_text(KLOG)
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("killed mid-commit")
+
+    monkeypatch.setattr("rca.store._atomic_write_parquet", explode)
+    with pytest.raises(RuntimeError):
+        rca.ingest(logs, tmp_path / "store", workers=1)
+    monkeypatch.undo()
+    assert rca.open_store(tmp_path / "store").events().equals(before)
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    assert rca.open_store(tmp_path / "store").events().height == before.height + 1
+
+
+def test_second_writer_is_refused(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    with store.writing():
+        with pytest.raises(StoreLockedError, match="being written"):
+            with Store(tmp_path / "store").writing():
+                pass
+
+
+def test_parallel_run_equals_serial_run(logs: Path, tmp_path: Path) -> None:
+    for i in range(4):
+        (logs / "gpu-node-1" / f"extra-{i}.log").write_text(KLOG * (i + 1))
+    rca.ingest(logs, tmp_path / "serial", workers=1)
+    rca.ingest(logs, tmp_path / "parallel", workers=2)
+    serial = rca.open_store(tmp_path / "serial").events()
+    parallel = rca.open_store(tmp_path / "parallel").events()
+    assert serial.equals(parallel)
+
+
+def test_year_comes_from_dated_lines_then_mtime(tmp_path: Path) -> None:
+    root = tmp_path / "logs" / "n1"
+    root.mkdir(parents=True)
+    (root / "a.log").write_text(KLOG)
+    os.utime(root / "a.log", (1_764_000_000, 1_764_000_000))  # 2025-11-24
+    (root / "b.log").write_text("I1215 19:22:27.124029   77158 helpers.go:814] took 2021-12-15 19:22:27.083065473 +0800 CST\n")
+    rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    events = rca.open_store(tmp_path / "store").events()
+    by_file = {row["file"]: row for row in events.to_dicts()}
+    assert by_file["n1/a.log"]["ts"].year == 2024 and by_file["n1/a.log"]["ts_quality"] == "year_from_mtime"
+    assert by_file["n1/b.log"]["ts"].year == 2021 and by_file["n1/b.log"]["ts_quality"] == "year_inferred"

@@ -1,0 +1,81 @@
+"""Every public real-log sample is detected and parsed into the events a correct parser emits.
+
+``tests/data/real_logs/expected.jsonl`` lists, per sample, events that must exist (any
+event of the file whose columns equal all the given values). The samples themselves live
+in the folder of the source that owns them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import rca
+from rca import sources
+from tests.conftest import DATA, FIXED_MTIME, fixture_path
+
+EXPECTED = [json.loads(line) for line in (DATA / "real_logs" / "expected.jsonl").read_text().splitlines() if line.strip()]
+
+OWNER_BY_PREFIX = {
+    "dmesg_": "kernel",
+    "kern_log_": "kernel",
+    "journalctl_k_": "kernel",
+    "kubelet_": "kubelet",
+    "kubectl_": "k8s",
+    "nvidia_smi_": "nvidia_smi",
+    "ci_": "pipeline",
+    "pytorch_": "pipeline",
+    "nccl_": "pipeline",
+    "vllm_": "pipeline",
+    "hf_trainer_": "pipeline",
+    "k8s_device_plugin_": "pipeline",
+}
+
+
+def _owner(name: str) -> str:
+    return next(owner for prefix, owner in OWNER_BY_PREFIX.items() if name.startswith(prefix))
+
+
+def _parse(name: str) -> pl.DataFrame:
+    text = fixture_path(name).read_text(encoding="utf-8", errors="replace")
+    return rca.parse_text(text, file=name, reference_time=FIXED_MTIME)
+
+
+SAMPLE_NAMES = sorted({row["file"] for row in EXPECTED})
+
+
+@pytest.mark.parametrize("row", EXPECTED, ids=[f"{r['file']}:{r['kind']}" for r in EXPECTED])
+def test_expected_event_is_emitted(row: dict) -> None:
+    events = _parse(row["file"])
+    wanted = {k: v for k, v in row.items() if k != "file"}
+    matching = events.filter(*[pl.col(column) == value for column, value in wanted.items()])
+    assert matching.height >= 1, f"no event with {wanted}; kinds seen: {events['kind'].value_counts().to_dicts()}"
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_sample_is_sniffed_as_its_source(name: str) -> None:
+    lines = fixture_path(name).read_text(encoding="utf-8", errors="replace").splitlines()
+    head = [line for line in lines if line.strip()][:60]
+    source, _ = sources.sniff(head)
+    assert source is not None and source.name == _owner(name)
+
+
+def test_whole_sample_folder_ingests_and_reconciles(tmp_path: Path) -> None:
+    folder = tmp_path / "logs" / "node-a"
+    folder.mkdir(parents=True)
+    for name in SAMPLE_NAMES:
+        (folder / name).write_bytes(fixture_path(name).read_bytes())
+    report = rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    files = report.files
+    assert files.height == len(SAMPLE_NAMES)
+    assert files.filter(pl.col("status") != "ok").height == 0, files.filter(pl.col("status") != "ok").to_dicts()
+    reconciled = files.with_columns(
+        balance=pl.col("events") - pl.col("derived_events") + pl.col("merged_lines") + pl.col("skipped_lines") - pl.col("lines")
+    )
+    assert reconciled.filter(pl.col("balance") != 0).select("path", "balance").to_dicts() == []
+    events = rca.open_store(tmp_path / "store").events()
+    assert set(events["host"].unique().to_list()) <= {"node-a"}
+    assert events["event_id"].n_unique() == events.height

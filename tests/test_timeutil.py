@@ -1,0 +1,68 @@
+"""Time resolution: years, zones, boot offsets and epoch magnitudes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+
+from rca import timeutil
+from rca.sources._base import ParseContext
+
+
+def _resolve(frame: pl.DataFrame, ctx: ParseContext) -> list:
+    ts, quality = timeutil.yearless_to_utc(timeutil.month_number(pl.col("mon")), pl.col("day"), pl.col("clock"), ctx)
+    return frame.select(ts.alias("ts"), quality.alias("q")).rows()
+
+
+def test_year_rolls_over_new_year_in_file_order() -> None:
+    frame = pl.DataFrame({"mon": ["Dec", "Dec", "Jan"], "day": ["31", "31", " 1"], "clock": ["23:59:58", "23:59:59.5", "00:00:01"]})
+    rows = _resolve(frame, ParseContext(file="f", year=2025))
+    assert [r[0] for r in rows] == [
+        datetime(2025, 12, 31, 23, 59, 58, tzinfo=UTC),
+        datetime(2025, 12, 31, 23, 59, 59, 500000, tzinfo=UTC),
+        datetime(2026, 1, 1, 0, 0, 1, tzinfo=UTC),
+    ]
+    assert {r[1] for r in rows} == {"year_inferred"}
+
+
+def test_mtime_year_steps_back_for_lines_after_the_mtime() -> None:
+    frame = pl.DataFrame({"mon": ["Dec", "Jan"], "day": ["30", "2"], "clock": ["10:00:00", "10:00:00"]})
+    rows = _resolve(frame, ParseContext(file="f", reference_time=datetime(2026, 1, 3, tzinfo=UTC)))
+    assert [r[0].year for r in rows] == [2025, 2026]
+    assert rows[0][1] == "year_from_mtime"
+
+
+def test_no_year_anywhere_leaves_time_unknown() -> None:
+    rows = _resolve(pl.DataFrame({"mon": ["May"], "day": ["1"], "clock": ["10:00:00"]}), ParseContext(file="f"))
+    assert rows == [(None, "missing")]
+
+
+def test_localized_month_and_zone() -> None:
+    frame = pl.DataFrame({"mon": ["янв"], "day": ["20"], "clock": ["00:20:07"]})
+    rows = _resolve(frame, ParseContext(file="f", year=2018, tz="Europe/Moscow"))
+    assert rows[0][0] == datetime(2018, 1, 19, 21, 20, 7, tzinfo=UTC)
+
+
+def test_iso_forms() -> None:
+    values = ["2024-03-25T14:41:34.123456789Z", "2025-03-06 12:04:09,913", "2021-08-21T10:38:36+08:00", "2026/07/14 08:12:53.500"]
+    got = pl.DataFrame({"v": values}).select(timeutil.iso_to_utc(pl.col("v"), "UTC")).to_series().to_list()
+    assert got == [
+        datetime(2024, 3, 25, 14, 41, 34, 123456, tzinfo=UTC),
+        datetime(2025, 3, 6, 12, 4, 9, 913000, tzinfo=UTC),
+        datetime(2021, 8, 21, 2, 38, 36, tzinfo=UTC),
+        datetime(2026, 7, 14, 8, 12, 53, 500000, tzinfo=UTC),
+    ]
+
+
+def test_epoch_magnitudes() -> None:
+    got = pl.DataFrame({"v": ["1700000000", "1700000000123", "1700000000123456"]}).select(timeutil.epoch_to_utc(pl.col("v"))).to_series()
+    assert got.dt.epoch("ms").to_list() == [1700000000000, 1700000000123, 1700000000123]
+
+
+def test_boot_relative_needs_a_boot_time() -> None:
+    frame = pl.DataFrame({"s": [1.5]})
+    ts, quality = timeutil.boot_to_utc(pl.col("s"), ParseContext(file="f"))
+    assert frame.select(ts.alias("ts"), quality.alias("q")).rows() == [(None, "boot_relative")]
+    ts, quality = timeutil.boot_to_utc(pl.col("s"), ParseContext(file="f", boot_time=datetime(2026, 1, 1, tzinfo=UTC)))
+    assert frame.select(ts.alias("ts"), quality.alias("q")).rows() == [(datetime(2026, 1, 1, 0, 0, 1, 500000, tzinfo=UTC), "boot_aligned")]
