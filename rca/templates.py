@@ -1,9 +1,38 @@
 """Template ids: lines of the same shape share an id.
 
-Masks are data: an ordered list of (name, pattern) applied to whole columns. Specific
-shapes (GPU UUIDs, PCI bus ids, pod-hash suffixes) go before general ones (hex, numbers)
-so a UUID is not half-eaten by the number mask. Ids are content hashes of the masked
-text, so they are the same across runs, stores and machines.
+A message's template is its text with the variable parts masked. Masks are data: the
+ordered :data:`MASKS` list of (name, pattern) pairs, each applied to the whole column with
+one ``str.replace_all``. Specific shapes go first, so a GPU UUID is not half-eaten by the
+number mask nor a ``ctime`` date split into numbers. The typed masks for IPs, MACs, PCI bus
+ids and hex match whole tokens only, so ``62.99.1.2.example.net`` is left whole for the
+generic rules, which come last:
+
+- ``USER``, ``PROCESS``, ``NAME``: names where real logs put them — ``session opened for
+  user alice``, ``Killed process 4242 (python3)``, and the value of a key that names a
+  thing (``user=alice``, ``rhost=db.example.org``, ``podName="web"``, ``Comm: uwsgi``).
+- ``NUM``: any token that contains a digit is a variable (Drain's own heuristic). A token
+  runs between whitespace, brackets, quotes, ``/,;:=|`` and runs of two or more dots, so
+  ``core.2275``, ``3149468kB``, ``host8.example.net``, ``bglio78`` and ``CPU#0`` are masked
+  whole, while the key in ``uid=0`` and the leader dots in ``fp cr update.....0`` stay.
+- ``VALUE``: any other value after ``key=`` is masked unless it is a plain word.
+  Identifiers (``signal=memory.available``) vary per line, while plain words
+  (``reason=OOMKilled``, ``OpType=ALLREDUCE``, ``level=error``) say *which* event it is,
+  so they stay part of the shape.
+- ``EMPTY``, ``EMPTY_VALUE``: a free-standing ``()``, ``[]``, ``''`` and a bare ``key=``
+  are values that printed empty (``printf("(%s)", "")``), so they mask like filled ones.
+
+Masked text keeps typed placeholders (``<IP>``, ``<PATH>``…) for people to read. The id
+hashes the *shape*, where every placeholder reads ``<*>``, so ``rhost=<IP>`` and
+``rhost=<NAME>`` are one template.
+
+Why no Drain-style clustering: merging two masked messages because they look alike makes
+a line's id depend on which other lines were seen — arrival order, batch boundaries, what
+else is in the store. Here an id is a pure function of the message text (blake2b of the
+shape, never polars' ``hash()``, which changes across versions), so the same line gets the
+same id in every run, batch and store. The rules above do the part of Drain's work that a
+single line can decide alone; what only a neighbour could reveal (``chdir(pwd)`` next to
+``chdir(/home/x)``) stays apart. Masking is vectorized and runs once per distinct message;
+Python runs once per distinct shape.
 """
 
 from __future__ import annotations
@@ -12,25 +41,63 @@ import hashlib
 
 import polars as pl
 
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_CLOCK = r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
+_HASH_CHARS = "[bcdfghjklmnpqrstvwxz2-9]"  # the alphabet of Kubernetes name suffixes
+_TOKEN_CHAR = r"""[^\s./()\[\]{}<>'",;:=|]"""
+_VALUE_CHAR = r"""[^\s()\[\]{}<>'",;|]"""
+_ODD_CHAR = r"""[^\s()\[\]{}<>'",;|A-Za-z_-]"""  # in a value, a sign that it is not a plain word
+# Keys (or key suffixes: rhost, podName, filename) whose value names a thing.
+_NAME_KEYS = "user|name|host|node|pod|container|namespace|file|path|device|image|comm|task|process|exe|job|program|service|unit|volume"
+_PLACEHOLDER = r"<[A-Z_]+>"
+
+
+def _whole(pattern: str) -> str:
+    """``pattern`` only where it is a whole token, not the head of ``62.99.1.2.example.net``."""
+    return rf"(?P<pre>^|[^\w.\-])(?:{pattern})(?P<post>$|[^\w.\-]|\.(?:\s|$))"
+
+
 MASKS: tuple[tuple[str, str], ...] = (
-    ("GPU_UUID", r"\b(?:GPU|MIG)-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b"),
+    (
+        "DATETIME",
+        rf"\b(?:{_WEEKDAY} {_MONTH} +\d{{1,2}} {_CLOCK}(?: [A-Z]{{2,5}})? \d{{4}}"
+        rf"|{_WEEKDAY}, \d{{1,2}} {_MONTH} \d{{4}} {_CLOCK}(?: [+-]\d{{4}}| [A-Z]{{2,5}})?"
+        rf"|(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}/\d{{2}}/\d{{2}})(?:[T ]{_CLOCK}(?:Z| ?[+-]\d{{2}}:?\d{{2}})?)?"
+        rf"|(?:{_MONTH} +\d{{1,2}} )?{_CLOCK})\b",
+    ),
     ("UUID", r"\b[0-9a-fA-F]{8}[-_](?:[0-9a-fA-F]{4}[-_]){3}[0-9a-fA-F]{12}\b"),
-    ("PCI", r"\b(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?\b"),
-    ("CONTAINER_ID", r"\b[0-9a-f]{64}\b"),
-    ("POD", r"\b([a-z0-9]+(?:-[a-z0-9]+)*)-[a-z0-9]{8,10}-[a-z0-9]{5}\b"),
-    ("IP", r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"),
-    ("PATH", r"(?:^|\s)(?:/[\w.\-@]+){2,}/?"),
-    ("HEX", r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]*\d[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b"),
-    ("NUM", r"[-+]?\b\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"),
+    ("URL", r"""\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>()\[\]]+"""),
+    ("MAC", _whole(r"[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5,}")),
+    ("PCI", _whole(r"(?:[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?|[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")),
+    ("IP", _whole(r"\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?")),
+    ("PATH", r"""(?P<pre>^|[\s(\[{='"])(?:\.{1,2}|~)?/[^\s'"()\[\]{},;:<>]+"""),
+    ("PROCESS", r"(?i)(?P<pre>\b(?:process|pid|task) \d+ \()[^()\s]+(?P<post>\))"),
+    ("POD", rf"\b[a-z0-9]+(?:-[a-z0-9]+)*-(?:{_HASH_CHARS}{{8,10}}-)?{_HASH_CHARS}{{5}}\b"),
+    ("HEX", _whole(r"0[xX][0-9a-fA-F]+")),
+    ("USER", r"""(?i)(?P<pre>\b(?:for|by|invalid|illegal) user )[^\s<>()\[\],;:'"=]+"""),
+    ("NAME", rf"""(?i)(?P<pre>(?:{_NAME_KEYS})(?:=|: ))(?:"[^"]*"|'[^']*'|{_VALUE_CHAR}+)"""),
+    ("NUM", rf"(?:{_TOKEN_CHAR}+\.)*{_TOKEN_CHAR}*\d{_TOKEN_CHAR}*(?:\.{_TOKEN_CHAR}+)*"),
+    ("VALUE", rf"(?P<pre>\w=){_VALUE_CHAR}*(?:{_ODD_CHAR}{_VALUE_CHAR}*[A-Za-z0-9]|[A-Za-z0-9]{_VALUE_CHAR}*{_ODD_CHAR}){_VALUE_CHAR}*"),
+    ("EMPTY", r"""(?P<pre>(?:^| )[(\['"])(?P<post>[)\]'"])"""),
+    ("EMPTY_VALUE", r"(?P<pre>\w=)(?P<post>[\s,;)\]}]|$)"),
 )
+"""Ordered (name, pattern). The match becomes ``<NAME>``; the text a pattern captures as
+``pre`` or ``post`` is context, kept on either side of the placeholder."""
 
 
 def mask(messages: pl.Expr) -> pl.Expr:
     """The masked form of each message: variable parts replaced by ``<NAME>``."""
-    masked = messages
+    masked = messages.str.replace_all(r"\s+", " ").str.strip_chars()
     for name, pattern in MASKS:
-        masked = masked.str.replace_all(pattern, f"<{name}>")
-    return masked.str.replace_all(r"\s+", " ").str.strip_chars()
+        placeholder = f"${{pre}}<{name}>${{post}}" if "(?P<" in pattern else f"<{name}>"
+        masked = masked.str.replace_all(pattern, placeholder)
+    return masked
+
+
+def shape(messages: pl.Expr) -> pl.Expr:
+    """The text a template id hashes: the masked form with every placeholder as ``<*>``."""
+    return mask(messages).str.replace_all(_PLACEHOLDER, "<*>")
 
 
 def _digest(template: str) -> str:
@@ -38,8 +105,9 @@ def _digest(template: str) -> str:
 
 
 def template_ids(messages: pl.Series) -> pl.Series:
-    """Stable template id of each message; hashing runs once per distinct masked text."""
-    masked = messages.to_frame("m").select(mask(pl.col("m")).fill_null("")).to_series()
-    uniques = masked.unique()
-    lookup = dict(zip(uniques.to_list(), (_digest(t) for t in uniques.to_list()), strict=True))
-    return masked.replace_strict(lookup, return_dtype=pl.String).alias("template_id")
+    """Stable template id of each message, in input order (a null message counts as "")."""
+    frame = messages.cast(pl.String).fill_null("").to_frame("message")
+    distinct = frame.unique().with_columns(shape=shape(pl.col("message")))
+    ids = {template: _digest(template) for template in distinct["shape"].unique().to_list()}
+    distinct = distinct.select("message", template_id=pl.col("shape").replace_strict(ids, return_dtype=pl.String))
+    return frame.join(distinct, on="message", how="left", maintain_order="left")["template_id"]
