@@ -295,7 +295,7 @@ class _Accounting:
     truncated: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     formats: Counter[str] = field(default_factory=Counter)
-    recognised: int = 0  # events with a time or a kind other than log
+    recognised: int = 0  # events with a time, a kind other than log, or facts extracted into attrs
 
     def add(self, lines: int, events: pl.DataFrame, skipped: dict[str, int]) -> None:
         self.lines += lines
@@ -304,7 +304,9 @@ class _Accounting:
         self.derived += events.height - covering.height
         self.merged += int(covering["n_lines"].sum() or 0) - covering.height
         self.unparsed += int((events["kind"] == "log").sum())
-        self.recognised += events.filter((pl.col("kind") != "log") | pl.col("ts").is_not_null() | pl.col("boot_seconds").is_not_null()).height
+        self.recognised += events.filter(
+            (pl.col("kind") != "log") | pl.col("ts").is_not_null() | pl.col("boot_seconds").is_not_null() | pl.col("attrs").is_not_null()
+        ).height
         self.skipped.update(skipped)
         self.formats.update(dict(events["format"].value_counts().iter_rows()))
 

@@ -1,0 +1,131 @@
+"""Value conversions shared by the nvidia-smi sub-format parsers.
+
+nvidia-smi prints the same quantities in several spellings: ``19818MiB`` in the table,
+``19818 MiB`` in ``-q`` and CSV, ``19818`` under ``nounits``; ``MB`` in old drivers means
+MiB too. ``N/A`` (bracketed in CSV) means unknown, never zero. Everything here is a
+polars expression so each sub-format converts whole columns at once.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rca import timeutil
+
+MIB = 2**20
+
+_BYTES_PER_UNIT = {
+    "B": 1,
+    "KiB": 2**10,
+    "KB": 2**10,
+    "MiB": MIB,
+    "MB": MIB,
+    "GiB": 2**30,
+    "GB": 2**30,
+    "TiB": 2**40,
+    "TB": 2**40,
+}
+
+_UNKNOWN = ["N/A", "[N/A]", ""]
+
+CTIME_PATTERN = (
+    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+(?<mon>[A-Z][a-z]{2})\s+(?<day>\d{1,2})\s+"
+    r"(?<clock>\d\d:\d\d:\d\d)\s+(?<year>\d{4})"
+)
+
+EVENT_COLUMNS = {
+    "line": pl.Int64(),
+    "n_lines": pl.Int32(),
+    "kind": pl.String(),
+    "severity": pl.String(),
+    "message": pl.String(),
+    "ts": pl.Datetime("us", "UTC"),
+    "ts_raw": pl.String(),
+    "ts_quality": pl.String(),
+    "format": pl.String(),
+    "pid": pl.Int64(),
+    "process": pl.String(),
+    "gpu_index": pl.Int32(),
+    "gpu_uuid": pl.String(),
+    "pci_bus": pl.String(),
+    "mem_used_bytes": pl.Int64(),
+    "mem_total_bytes": pl.Int64(),
+    "gpu_util_pct": pl.Float64(),
+    "attrs": pl.String(),
+}
+
+
+def known(value: pl.Expr) -> pl.Expr:
+    """The stripped value, or null where nvidia-smi printed N/A / [N/A] / nothing."""
+    stripped = value.str.strip_chars()
+    return pl.when(stripped.is_in(_UNKNOWN)).then(pl.lit(None, pl.String)).otherwise(stripped)
+
+
+def number(value: pl.Expr) -> pl.Expr:
+    """A number printed alone or with a unit (``59C``, ``629W``, ``100 %``, ``1980 MHz``); else null."""
+    return value.str.extract(r"^\s*([-+]?\d+(?:\.\d+)?)\s*(?:[A-Za-z]+|%)?\s*$", 1).cast(pl.Float64, strict=False)
+
+
+def to_bytes(value: pl.Expr, default_unit: str | pl.Expr = "MiB") -> pl.Expr:
+    """Memory printed as ``19818MiB``, ``19818 MiB``, ``14MB`` or a bare number in ``default_unit``."""
+    parts = value.str.extract_groups(r"^\s*(?<num>\d+(?:\.\d+)?)\s*(?<unit>[KMGT]i?B|B)?\s*$")
+    fallback = default_unit if isinstance(default_unit, pl.Expr) else pl.lit(default_unit)
+    unit = pl.coalesce(parts.struct.field("unit"), fallback)
+    factor = unit.replace_strict(_BYTES_PER_UNIT, default=None, return_dtype=pl.Float64)
+    amount = parts.struct.field("num").cast(pl.Float64, strict=False) * factor
+    return pl.when(amount < 2.0**62).then(amount.round()).cast(pl.Int64, strict=False)
+
+
+def integer(value: pl.Expr) -> pl.Expr:
+    """A plain decimal integer that fits in 32 bits; anything else is null."""
+    digits = value.str.extract(r"^\s*(\d{1,9})\s*$", 1)
+    return digits.cast(pl.Int32, strict=False)
+
+
+def ctime_to_utc(text: pl.Expr, tz: str) -> pl.Expr:
+    """``Tue Jul 14 08:12:53 2026`` (the stamp nvidia-smi prints, zone-less) in ``tz`` → UTC."""
+    parts = text.str.extract_groups(rf"^\s*{CTIME_PATTERN}\s*$").struct
+    month = timeutil.month_number(parts.field("mon")).cast(pl.String).str.zfill(2)
+    dated = pl.format("{}-{}-{} {}", parts.field("year"), month, parts.field("day").str.zfill(2), parts.field("clock"))
+    return timeutil.dated_to_utc(dated, "%Y-%m-%d %H:%M:%S", tz)
+
+
+def quality(ts: pl.Expr, resolved: str) -> pl.Expr:
+    """``resolved`` where a time was found, ``missing`` where it was not."""
+    return pl.when(ts.is_not_null()).then(pl.lit(resolved)).otherwise(pl.lit("missing"))
+
+
+def attrs_json(**fields: pl.Expr) -> pl.Expr:
+    """A JSON object of ``fields`` with the null ones left out (null when there are no fields)."""
+    if not fields:
+        return pl.lit(None, pl.String)
+    encoded = pl.struct(**fields).struct.json_encode()
+    key = r'"(?:[^"\\]|\\.)*":null'
+    return encoded.str.replace_all(rf",{key}", "").str.replace_all(rf"\{{{key},?", "{")
+
+
+def log_rows(lines: pl.DataFrame, fmt: str, **columns: pl.Expr) -> pl.DataFrame:
+    """Lines no rule claims, kept one event each as ``kind=log``."""
+    return lines.select(
+        "line",
+        n_lines=pl.lit(1, pl.Int32),
+        kind=pl.lit("log"),
+        message=pl.col("text").str.strip_chars_end(),
+        format=pl.lit(fmt),
+        **columns,
+    )
+
+
+def empty_events() -> pl.DataFrame:
+    """No events, with the common column set."""
+    return pl.DataFrame(schema=EVENT_COLUMNS)
+
+
+def conform_events(frame: pl.DataFrame) -> pl.DataFrame:
+    """Give a sub-parser's rows the common column set, so the parts concatenate cleanly."""
+    return frame.select(
+        [
+            (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype, strict=False).alias(name)
+            for name, dtype in EVENT_COLUMNS.items()
+        ]
+    )

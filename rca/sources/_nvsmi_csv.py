@@ -1,0 +1,230 @@
+"""``nvidia-smi --query-gpu=… / --query-compute-apps=… --format=csv[,noheader][,nounits]``.
+
+Any column subset and order: a header line names the columns of the rows under it, until
+the next header (loops and scripts repeat it). Rows are read with polars' CSV reader, one
+read per distinct header. A row with a header-less layout is recognised only when it
+matches one of a few column orders published by NVIDIA and common tools
+(:data:`NOHEADER_LAYOUTS`); any other header-less row stays ``kind=log``.
+
+A block whose columns include ``pid`` is per-process (``gpu_process``); one with memory,
+utilization or similar per-GPU columns is ``gpu_sample``; anything else (retired pages)
+is ``log`` with its fields in ``attrs``.
+"""
+
+from __future__ import annotations
+
+import io
+
+import polars as pl
+
+from rca import timeutil
+from rca.sources._base import ParseContext, Parsed
+from rca.sources._nvsmi_common import attrs_json, conform_events, integer, known, log_rows, number, quality, to_bytes
+
+FORMAT = "query_csv"
+
+_FIELD = r"^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*(?:\s*\[[^\]]+\])?$"
+_DOTTED_PREFIXES = (
+    "pci", "pcie", "memory", "utilization", "temperature", "power", "enforced", "clocks", "clocks_throttle_reasons",
+    "clocks_event_reasons", "clocks_event_reasons_counters", "fan", "ecc", "retired_pages", "remapped_rows", "mig",
+    "inforom", "accounting", "driver_model", "gom", "encoder", "gsp", "protected_memory", "fabric", "platform", "module",
+    "power_smoothing", "dramEncryption", "vgpu_driver_capability", "vgpu_device_capability", "c2c",
+)
+_GPU_SPECIFIC = (
+    "uuid", "gpu_uuid", "gpu_bus_id", "gpu_name", "gpu_serial", "used_gpu_memory", "used_memory", "process_name",
+    "driver_version", "pstate", "vbios_version", "compute_mode", "persistence_mode", "compute_cap", "max_memory_usage",
+)
+_DOTTED = rf"^(?:{'|'.join(_DOTTED_PREFIXES)})\.[A-Za-z0-9_.]+(?:\s*\[[^\]]+\])?$"
+_SPECIFIC = rf"^(?:{'|'.join(_GPU_SPECIFIC)})(?:\s*\[[^\]]+\])?$"
+
+# Column spellings that name the same quantity; the header always prints the canonical one,
+# hand-written headers of wrapper scripts sometimes the alias.
+_ALIASES = {"gpu_name": "name", "gpu_bus_id": "pci.bus_id", "gpu_uuid": "uuid", "gpu_serial": "serial", "gpu_index": "index"}
+
+_SAMPLE_COLUMNS = ("memory.", "utilization.", "temperature.", "power.", "clocks.", "fan.", "pstate", "index")
+
+_VALUE = {
+    "timestamp": r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?",
+    "name": r"[^,]*[A-Za-z][^,]*",
+    "pci.bus_id": r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]",
+    "uuid": r"GPU-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}",
+    "driver_version": r"\d+\.\d+(?:\.\d+)?",
+    "pstate": r"P\d{1,2}",
+    "index": r"\d+",
+    "pid": r"\d+",
+    "process_name": r"[^,]+",
+    "gpu_serial": r"[^,]+",
+    "display_active": r"Enabled|Disabled",
+    "display_mode": r"Enabled|Disabled",
+    "memory": r"\d+ MiB",
+    "memory_nounits": r"\d+",
+    "percent": r"\d+ %",
+    "percent_nounits": r"\d+",
+    "integer": r"\d+",
+}
+
+# Header-less column orders that are recognisable from the values alone: each layout pins
+# at least a timestamp, a bus id or a UUID, so a stray comma-separated line never matches.
+NOHEADER_LAYOUTS: dict[str, tuple[tuple[str, str], ...]] = {
+    # NVIDIA's "Useful nvidia-smi queries" logging example, with units.
+    "nvidia_kb_logging": (
+        ("timestamp", "timestamp"), ("name", "name"), ("pci.bus_id", "pci.bus_id"), ("driver_version", "driver_version"),
+        ("pstate", "pstate"), ("pcie.link.gen.max", "integer"), ("pcie.link.gen.current", "integer"),
+        ("temperature.gpu", "integer"), ("utilization.gpu [%]", "percent"), ("utilization.memory [%]", "percent"),
+        ("memory.total [MiB]", "memory"), ("memory.free [MiB]", "memory"), ("memory.used [MiB]", "memory"),
+    ),
+    # GPUtil's query (noheader, nounits).
+    "gputil": (
+        ("index", "index"), ("uuid", "uuid"), ("utilization.gpu [%]", "percent_nounits"),
+        ("memory.total [MiB]", "memory_nounits"), ("memory.used [MiB]", "memory_nounits"),
+        ("memory.free [MiB]", "memory_nounits"), ("driver_version", "driver_version"), ("name", "name"),
+        ("gpu_serial", "gpu_serial"), ("display_active", "display_active"), ("display_mode", "display_mode"),
+        ("temperature.gpu", "integer"),
+    ),
+    # The usual per-process check, with units (without them it is three bare numbers and a name).
+    "compute_apps_basic": (("pid", "pid"), ("process_name", "process_name"), ("used_memory [MiB]", "memory")),
+}
+
+
+def _layout_pattern(columns: tuple[tuple[str, str], ...]) -> str:
+    cell = r"(?:{}|\[[^\],]*\])"
+    return r"^\s*" + r",\s*".join(cell.format(_VALUE[kind]) for _, kind in columns) + r"\s*$"
+
+
+_LAYOUT_PATTERNS = {name: _layout_pattern(columns) for name, columns in NOHEADER_LAYOUTS.items()}
+
+
+def header_expr(text: pl.Expr) -> pl.Expr:
+    """Whether a line is a ``--format=csv`` header: every cell a field name, one of them GPU-specific."""
+    cells = text.str.split(",").list.eval(pl.element().str.strip_chars())
+    all_fields = cells.list.eval(pl.element().str.contains(_FIELD)).list.all()
+    specific = cells.list.eval(pl.element().str.contains(_DOTTED) | pl.element().str.contains(_SPECIFIC)).list.any()
+    return all_fields & specific & text.str.contains(r"[A-Za-z]")
+
+
+def noheader_layout_expr(text: pl.Expr) -> pl.Expr:
+    """The name of the one header-less layout a line matches, else null."""
+    matches = [pl.when(text.str.contains(pattern)).then(pl.lit(name)) for name, pattern in _LAYOUT_PATTERNS.items()]
+    count = pl.sum_horizontal([m.is_not_null().cast(pl.Int32) for m in matches])
+    return pl.when(count == 1).then(pl.coalesce(matches))
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Parse CSV query output; rows that fit no header or layout are kept as ``kind=log``."""
+    rows = _assign_columns(lines)
+    parts = [log_rows(rows.filter(pl.col("columns").is_null() & ~pl.col("is_header")), FORMAT)]
+    for (columns,), group in rows.filter(pl.col("columns").is_not_null()).group_by("columns", maintain_order=True):
+        fields = _field_names(columns)
+        table = _read(group, [name for name, _ in fields])
+        parts.append(log_rows(group, FORMAT) if table is None else _events(group.hstack(table), fields, ctx))
+    headers = rows.filter(pl.col("is_header")).height
+    events = pl.concat([conform_events(part) for part in parts])
+    return Parsed(events=events, skipped={"header": headers} if headers else {})
+
+
+def _assign_columns(lines: pl.DataFrame) -> pl.DataFrame:
+    """Give each data row the header text that describes it (a real header or a layout's).
+
+    A header reaches down to the end of its segment only: after another sub-format's
+    output, rows must bring their own header (or a recognisable layout).
+    """
+    text = pl.col("text")
+    cells = text.str.count_matches(",") + 1
+    segment = pl.col("segment") if "segment" in lines.columns else pl.lit(0)
+    marked = lines.with_columns(is_header=header_expr(text), layout=noheader_layout_expr(text), cells=cells, block=segment)
+    header = pl.when(pl.col("is_header")).then(text.str.strip_chars()).forward_fill().over("block")
+    header_cells = pl.when(pl.col("is_header")).then(pl.col("cells")).forward_fill().over("block")
+    under_header = marked.with_columns(header=header, header_cells=header_cells)
+    layout_header = pl.col("layout").replace_strict(
+        {name: ", ".join(col for col, _ in cols) for name, cols in NOHEADER_LAYOUTS.items()}, default=None, return_dtype=pl.String
+    )
+    fits_header = ~pl.col("is_header") & (pl.col("cells") == pl.col("header_cells"))
+    return under_header.with_columns(
+        columns=pl.when(fits_header).then(pl.col("header")).when(~pl.col("is_header")).then(layout_header)
+    )
+
+
+def _field_names(header: str) -> list[tuple[str, str | None]]:
+    """``memory.used [MiB]`` → ("memory.used", "MiB"), aliases canonical, repeats numbered."""
+    fields: list[tuple[str, str | None]] = []
+    seen: set[str] = set()
+    for cell in header.split(","):
+        name, _, unit = cell.strip().partition("[")
+        name = _ALIASES.get(name.strip(), name.strip())
+        unique = name
+        while unique in seen:
+            unique = f"{unique}_"
+        seen.add(unique)
+        fields.append((unique, unit.rstrip("]").strip() or None))
+    return fields
+
+
+def _read(group: pl.DataFrame, names: list[str]) -> pl.DataFrame | None:
+    """The rows as string columns named ``names``; None when the reader rejects them."""
+    body = group.select(pl.col("text").str.join("\n")).item()
+    try:
+        table = pl.read_csv(io.StringIO(body), has_header=False, new_columns=[f"v:{n}" for n in names],
+                            infer_schema=False, quote_char=None)
+    except pl.exceptions.PolarsError:
+        return None
+    if table.height != group.height or table.width != len(names):
+        return None
+    return table.with_columns(pl.all().str.strip_chars())
+
+
+# Per-GPU columns that have a column of their own in the event schema, or a common attrs key.
+_SCHEMA_FIELDS = {"timestamp", "index", "uuid", "pci.bus_id", "memory.used", "memory.total", "utilization.gpu", "pid",
+                  "process_name", "used_memory", "used_gpu_memory"}
+_NAMED_ATTRS = {
+    "name": ("name", "text"), "temperature.gpu": ("temp_c", "number"), "power.draw": ("power_w", "number"),
+    "power.limit": ("power_cap_w", "number"), "pstate": ("pstate", "text"), "fan.speed": ("fan_pct", "number"),
+    "persistence_mode": ("persistence", "text"), "driver_version": ("driver", "text"),
+    "memory.free": ("mem_free_bytes", "bytes"), "memory.reserved": ("mem_reserved_bytes", "bytes"),
+    "max_memory_usage": ("max_memory_bytes", "bytes"), "type": ("type", "text"),
+}
+
+
+def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: ParseContext) -> pl.DataFrame:
+    units = dict(fields)
+
+    def value(name: str) -> pl.Expr:
+        return known(pl.col(f"v:{name}")) if name in units else pl.lit(None, pl.String)
+
+    def memory(name: str) -> pl.Expr:
+        return to_bytes(value(name), units.get(name) or "MiB")
+
+    def converted(name: str, how: str) -> pl.Expr:
+        return {"text": value(name), "number": number(value(name)), "bytes": memory(name)}[how]
+
+    names = set(units)
+    per_process = "pid" in names
+    per_gpu = any(n.startswith(_SAMPLE_COLUMNS) for n in names)
+    kind = "gpu_process" if per_process else "gpu_sample" if per_gpu else "log"
+    stamp = value("timestamp")
+    ts = timeutil.iso_to_utc(stamp, ctx.tz)
+    named = {
+        ("gpu_name" if per_process and key == "name" else key): converted(name, how)
+        for name, (key, how) in _NAMED_ATTRS.items()
+        if name in names
+    }
+    raw = {name: value(name) for name in units if name not in _SCHEMA_FIELDS and name not in _NAMED_ATTRS}
+    return rows.select(
+        "line",
+        n_lines=pl.lit(1, pl.Int32),
+        kind=pl.lit(kind),
+        severity=pl.lit("info" if kind != "log" else None, pl.String),
+        message=pl.col("text").str.strip_chars(),
+        format=pl.lit(FORMAT),
+        ts=ts,
+        ts_raw=stamp,
+        ts_quality=quality(ts, "exact"),
+        gpu_index=integer(value("index")),
+        gpu_uuid=value("uuid"),
+        pci_bus=value("pci.bus_id"),
+        pid=integer(value("pid")).cast(pl.Int64),
+        process=value("process_name"),
+        mem_used_bytes=pl.coalesce(memory("memory.used"), memory("used_gpu_memory"), memory("used_memory")),
+        mem_total_bytes=memory("memory.total"),
+        gpu_util_pct=number(value("utilization.gpu")),
+        attrs=attrs_json(**{**raw, **named}),
+    )

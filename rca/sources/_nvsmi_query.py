@@ -1,0 +1,219 @@
+"""``nvidia-smi -q`` text: ``==NVSMI LOG==`` documents of indented ``Key : Value`` lines.
+
+Every line gets its section path from the indentation (``FB Memory Usage/Used``,
+``GPU Power Readings/Current Power Limit``) by forward-filling the title seen at each
+indent level, so a field is found by path whatever the driver version puts around it.
+A GPU block (``GPU 00000000:01:00.0`` … next top-level line) is one ``gpu_sample``; its
+``MIG Device`` blocks are ``gpu_sample`` rows with ``attrs.mig_device`` (as in the table);
+each record under ``Processes`` is one ``gpu_process``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rca.sources._base import ParseContext, Parsed
+from rca.sources._nvsmi_common import attrs_json, conform_events, ctime_to_utc, integer, known, log_rows, number, quality, to_bytes
+
+FORMAT = "query_text"
+
+BANNER_LINE = r"^=+NVSMI LOG=+\s*$"
+GPU_LINE = r"^GPU\s+(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$"
+_KEY_VALUE = r"^(?<key>[^:]*?\S)\s*:(?:\s+(?<value>.*?))?\s*$"
+_LEVELS = (4, 8, 12, 16, 20)
+_RECORD_KEYS = ["doc", "gpu"]
+
+_GPU_FIELDS = {
+    "name": ["Product Name"],
+    "used": ["FB Memory Usage/Used"],
+    "total": ["FB Memory Usage/Total"],
+    "free": ["FB Memory Usage/Free"],
+    "reserved": ["FB Memory Usage/Reserved"],
+    "util": ["Utilization/GPU", "Utilization/Gpu"],
+    "temp": ["Temperature/GPU Current Temp"],
+    "power": ["GPU Power Readings/Power Draw", "GPU Power Readings/Average Power Draw",
+              "GPU Power Readings/Instantaneous Power Draw", "Power Readings/Power Draw"],
+    "cap": ["GPU Power Readings/Current Power Limit", "GPU Power Readings/Power Limit", "Power Readings/Power Limit"],
+    "pstate": ["Performance State"],
+    "fan": ["Fan Speed"],
+    "persistence": ["Persistence Mode"],
+    "driver_model": ["Driver Model/Current"],
+    "mig_mode": ["MIG Mode/Current"],
+    "compute_mode": ["Compute Mode"],
+}
+_MIG_FIELDS = {
+    "index": ["Index"],
+    "gi": ["GPU Instance ID"],
+    "ci": ["Compute Instance ID"],
+    "sm": ["Device Attributes/Shared/Multiprocessor count"],
+    "used": ["Shared FB Memory Usage/Used", "FB Memory Usage/Used"],
+    "total": ["Shared FB Memory Usage/Total", "FB Memory Usage/Total"],
+}
+_PROCESS_FIELDS = {
+    "pid": ["Process ID"],
+    "type": ["Type"],
+    "name": ["Name"],
+    "mem": ["Used GPU Memory"],
+    "gi": ["GPU instance ID"],
+    "ci": ["Compute instance ID"],
+}
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Parse ``-q`` documents into GPU, MIG-device and process events."""
+    rows = _records(_paths(lines), ctx)
+    role = pl.col("role")
+    parts = [
+        _gpu_samples(rows.filter(role == "gpu")),
+        _mig_samples(rows.filter(role == "mig")),
+        _processes(rows.filter(role == "process")),
+        log_rows(rows.filter(role == "log"), FORMAT),
+    ]
+    headers = rows.filter(role == "header").height
+    return Parsed(events=pl.concat([conform_events(p) for p in parts]), skipped={"header": headers} if headers else {})
+
+
+def _paths(lines: pl.DataFrame) -> pl.DataFrame:
+    """Indentation, key, value and the section path of every line."""
+    stripped = pl.col("text").str.strip_chars()
+    kv = stripped.str.extract_groups(_KEY_VALUE).struct
+    staged = lines.with_columns(
+        indent=pl.col("text").str.len_chars() - pl.col("text").str.strip_chars_start().str.len_chars(),
+        is_kv=kv.field("key").is_not_null(),
+        name=pl.coalesce(kv.field("key"), stripped),
+        value=kv.field("value"),
+        doc=pl.col("text").str.contains(BANNER_LINE).cast(pl.Int32).cum_sum(),
+    )
+    indent = pl.col("indent")
+    ancestors = [
+        pl.when(indent == level).then(pl.col("name")).when(indent < level).then(pl.lit("")).forward_fill().over("doc").alias(f"a{level}")
+        for level in _LEVELS
+    ]
+    staged = staged.with_columns(ancestors)
+    above = [pl.when((indent > level) & (pl.col(f"a{level}") != "")).then(pl.col(f"a{level}")) for level in _LEVELS]
+    return staged.with_columns(path=pl.concat_str([*above, pl.col("name")], separator="/", ignore_nulls=True))
+
+
+def _records(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Assign each line its role (gpu / mig / process / header / log) and record numbers."""
+    text, indent = pl.col("text"), pl.col("indent")
+    is_gpu_line = text.str.contains(GPU_LINE)
+    top = indent == 0
+    staged = rows.with_columns(
+        gpu=is_gpu_line.cast(pl.Int32).cum_sum().over("doc"),
+        in_block=pl.when(top).then(is_gpu_line).forward_fill().fill_null(False).over("doc"),
+        stamp=pl.when(top & (pl.col("name") == "Timestamp")).then(pl.col("value")).forward_fill().over("doc"),
+        driver=pl.when(top & (pl.col("name") == "Driver Version")).then(pl.col("value")).forward_fill().over("doc"),
+        cuda=pl.when(top & (pl.col("name") == "CUDA Version")).then(pl.col("value")).forward_fill().over("doc"),
+    )
+    in_processes = (pl.col("a4") == "Processes") & (indent >= 8) & pl.col("in_block")
+    first_process_key = pl.when(in_processes & (indent == 8)).then(pl.col("name")).drop_nulls().first().over(_RECORD_KEYS)
+    mig_start = (pl.col("name") == "MIG Device") & ~pl.col("is_kv") & pl.col("in_block")
+    staged = staged.with_columns(
+        in_processes=in_processes,
+        process=(in_processes & (indent == 8) & (pl.col("name") == first_process_key)).cum_sum().over(_RECORD_KEYS),
+        mig=mig_start.cum_sum().over(_RECORD_KEYS),
+        mig_path=pl.when(mig_start).then(pl.lit("")).otherwise(pl.col("path").str.extract(r"(?:^|/)MIG Device/(.*)$", 1)),
+    )
+    role = (
+        pl.when(pl.col("in_block") & pl.col("mig_path").is_not_null()).then(pl.lit("mig"))
+        .when(pl.col("in_processes") & (pl.col("process") > 0)).then(pl.lit("process"))
+        .when(pl.col("in_block")).then(pl.lit("gpu"))
+        .when(text.str.contains(BANNER_LINE) | pl.col("is_kv") | (indent > 0)).then(pl.lit("header"))
+        .otherwise(pl.lit("log"))
+    )
+    return staged.with_columns(
+        role=role,
+        ts=ctime_to_utc(pl.col("stamp"), ctx.tz),
+        gpu_index=pl.coalesce(integer(_block_value("Minor Number")), (pl.col("gpu") - 1).cast(pl.Int32)).over(_RECORD_KEYS),
+        gpu_uuid=_block_value("GPU UUID").over(_RECORD_KEYS),
+        pci_bus=pl.col("text").str.extract(GPU_LINE, 1).drop_nulls().first().over(_RECORD_KEYS),
+    )
+
+
+def _block_value(path: str) -> pl.Expr:
+    """The value at ``path`` in the line's GPU block (use with ``over``)."""
+    return known(pl.when(pl.col("in_block") & (pl.col("path") == path)).then(pl.col("value")).drop_nulls().first())
+
+
+def _fields(table: dict[str, list[str]], path: str) -> list[pl.Expr]:
+    """Aggregations taking each wanted field from the first of its candidate paths present."""
+    return [
+        pl.coalesce([pl.col("value").filter(pl.col(path) == p).first() for p in paths]).alias(f"f_{key}")
+        for key, paths in table.items()
+    ]
+
+
+def _record_head() -> list[pl.Expr]:
+    return [
+        pl.col("line").first(),
+        pl.len().cast(pl.Int32).alias("n_lines"),
+        pl.col("text").str.strip_chars_end().str.join("\n").alias("message"),
+        pl.col("ts").first(),
+        pl.col("stamp").first().alias("ts_raw"),
+        pl.col("driver").first(),
+        pl.col("cuda").first(),
+        pl.col("gpu_index").first(),
+        pl.col("gpu_uuid").first(),
+        pl.col("pci_bus").first(),
+    ]
+
+
+def _sample_columns(attrs: pl.Expr) -> dict[str, pl.Expr]:
+    return {
+        "kind": pl.lit("gpu_sample"),
+        "severity": pl.lit("info"),
+        "format": pl.lit(FORMAT),
+        "ts_quality": quality(pl.col("ts"), "inherited"),
+        "attrs": attrs,
+    }
+
+
+def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
+    grouped = rows.group_by(_RECORD_KEYS, maintain_order=True).agg(*_record_head(), *_fields(_GPU_FIELDS, "path"))
+    f = {key: known(pl.col(f"f_{key}")) for key in _GPU_FIELDS}
+    return grouped.select(
+        "line", "n_lines", "message", "ts", "ts_raw", "gpu_index", "gpu_uuid", "pci_bus",
+        mem_used_bytes=to_bytes(f["used"]),
+        mem_total_bytes=to_bytes(f["total"]),
+        gpu_util_pct=number(f["util"]),
+        **_sample_columns(
+            attrs_json(
+                name=f["name"], temp_c=number(f["temp"]), power_w=number(f["power"]), power_cap_w=number(f["cap"]),
+                pstate=f["pstate"], fan_pct=number(f["fan"]), persistence=f["persistence"],
+                driver_model=f["driver_model"], driver=known(pl.col("driver")), cuda=known(pl.col("cuda")),
+                mem_free_bytes=to_bytes(f["free"]), mem_reserved_bytes=to_bytes(f["reserved"]),
+                mig_mode=f["mig_mode"], compute_mode=f["compute_mode"],
+            )
+        ),
+    )
+
+
+def _mig_samples(rows: pl.DataFrame) -> pl.DataFrame:
+    grouped = rows.group_by([*_RECORD_KEYS, "mig"], maintain_order=True).agg(*_record_head(), *_fields(_MIG_FIELDS, "mig_path"))
+    f = {key: known(pl.col(f"f_{key}")) for key in _MIG_FIELDS}
+    return grouped.select(
+        "line", "n_lines", "message", "ts", "ts_raw", "gpu_index", "gpu_uuid", "pci_bus",
+        mem_used_bytes=to_bytes(f["used"]),
+        mem_total_bytes=to_bytes(f["total"]),
+        **_sample_columns(
+            attrs_json(mig_device=integer(f["index"]), gi=integer(f["gi"]), ci=integer(f["ci"]), sm_count=integer(f["sm"]),
+                       driver=known(pl.col("driver")), cuda=known(pl.col("cuda")))
+        ),
+    )
+
+
+def _processes(rows: pl.DataFrame) -> pl.DataFrame:
+    grouped = rows.group_by([*_RECORD_KEYS, "process"], maintain_order=True).agg(*_record_head(), *_fields(_PROCESS_FIELDS, "name"))
+    f = {key: known(pl.col(f"f_{key}")) for key in _PROCESS_FIELDS}
+    return grouped.select(
+        "line", "n_lines", "message", "ts", "ts_raw", "gpu_index", "gpu_uuid", "pci_bus",
+        kind=pl.lit("gpu_process"),
+        severity=pl.lit("info"),
+        format=pl.lit(FORMAT),
+        ts_quality=quality(pl.col("ts"), "inherited"),
+        pid=integer(f["pid"]).cast(pl.Int64),
+        process=f["name"],
+        mem_used_bytes=to_bytes(f["mem"]),
+        attrs=attrs_json(type=f["type"], gi=integer(f["gi"]), ci=integer(f["ci"])),
+    )

@@ -1,0 +1,234 @@
+"""The default ``nvidia-smi`` table, any driver generation, any number of snapshots.
+
+Each snapshot opens with a zone-less timestamp line (``Tue Jul 14 08:12:53 2026``) and a
+version box; a GPU takes two rows (2014 layout) or three (the MIG-mode row of newer
+drivers), a MIG device two (memory, BAR1), a process one. Rows are recognised by shape,
+their continuation rows by position (a memory row only counts right after a GPU name row),
+and continuations are pulled onto their first row with ``shift`` so no grouping is needed.
+
+MIG device rows become ``gpu_sample`` events of the parent GPU (its index and bus id) with
+``attrs.mig_device`` set (plus ``gi``/``ci``): a MIG slice is the unit a process runs out
+of memory in. Whole-GPU samples never carry ``mig_device``, so per-GPU series filter on it.
+Process rows get the bus id of their GPU in the same snapshot.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rca.sources._base import ParseContext, Parsed
+from rca.sources._nvsmi_common import (
+    CTIME_PATTERN,
+    attrs_json,
+    conform_events,
+    ctime_to_utc,
+    integer,
+    known,
+    log_rows,
+    number,
+    quality,
+    to_bytes,
+)
+
+FORMAT = "table"
+
+TIMESTAMP_LINE = rf"^\s*{CTIME_PATTERN}\s*$"
+BORDER_LINE = r"^\s*[+|][-=+|]*[-=]{3}[-=+|]*\s*$"
+VERSION_LINE = r"^\|\s*NVIDIA-SMI\s+(?<smi>\S+)\s+Driver Version:\s*(?<driver>\S+)(?:\s+CUDA Version:\s*(?<cuda>\S+))?\s*\|"
+HEADER_LINE = (
+    r"^\|.*(?:Persistence-M|Driver-Model|Pwr:Usage/Cap|MIG M\.|Processes:|Process name|MIG devices:"
+    r"|GPU\s+GI\s+CI|\bID\s+ID\b|BAR1-Usage|Memory-Usage|GPU Memory|\bECC\s*\|)"
+)
+_BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
+GPU_NAME_ROW = (
+    r"^\|\s*(?<index>\d+)\s+(?<name>.*?)(?:\s+(?<persistence>On|Off|WDDM|TCC|MCDM|N/A))?\s*\|"
+    rf"\s*(?<bus>{_BUS})\s+(?<disp>\S+)\s*\|\s*(?<ecc>\S*)\s*\|\s*$"
+)
+GPU_USAGE_ROW = (
+    r"^\|\s*(?<fan>\S+)\s+(?<temp>\S+)\s+(?<perf>\S+)\s+(?<power>\S+)\s*/\s*(?<cap>\S+)\s*\|"
+    r"\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|\s*(?<util>\S+)\s+(?<compute>.*?)\s*\|\s*$"
+)
+GPU_MIG_ROW = r"^\|\s*\|\s*\|\s*(?<mig>\S.*?)\s*\|\s*$"
+MIG_DEVICE_ROW = (
+    r"^\|\s*(?<gpu>\d+)\s+(?<gi>\d+)\s+(?<ci>\d+)\s+(?<dev>\d+)\s*\|\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|"
+    r"\s*(?<sm>\S+)\s+(?<ecc>\S+)\s*\|\s*(?<ce>\S+)\s+(?<enc>\S+)\s+(?<dec>\S+)\s+(?<ofa>\S+)\s+(?<jpg>\S+)\s*\|\s*$"
+)
+MIG_BAR1_ROW = r"^\|\s*\|\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|\s*\|\s*\|\s*$"
+PROCESS_ROW = (
+    r"^\|\s*(?<gpu>\d+|N/A)\s+(?:(?<gi>\d+|N/A)\s+(?<ci>\d+|N/A)\s+)?(?<pid>\d+)\s+"
+    r"(?:(?<type>C\+G|G\+C|M\+C|C\+M|C|G|M)\s+)?(?<name>\S.*?)\s+(?<mem>\d+(?:\.\d+)?[KMG]i?B|N/A)\s*\|\s*$"
+)
+NO_PROCESSES_ROW = r"^\|\s*No running (?:compute )?processes found\s*\|\s*$"
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Parse table lines: one gpu_sample per GPU or MIG row, one gpu_process per process row."""
+    rows = _with_continuations(_snapshot_context(_classify(lines), ctx))
+    cls = pl.col("cls")
+    gpus = _gpu_samples(rows.filter(cls == "gpu"))
+    parents = gpus.select("snapshot", "gpu_index", "pci_bus").unique(subset=["snapshot", "gpu_index"], keep="first")
+    parts = [
+        gpus,
+        _mig_samples(rows.filter(cls == "mig")).join(parents, on=["snapshot", "gpu_index"], how="left"),
+        _processes(rows.filter(cls == "process")).join(parents, on=["snapshot", "gpu_index"], how="left"),
+        log_rows(rows.filter(cls.is_in(["log", "no_processes"])), FORMAT, **_inherited_time()),
+    ]
+    counts = {"header": rows.filter(cls.is_in(["timestamp", "version", "header"])).height,
+              "table border": rows.filter(cls == "border").height}
+    events = pl.concat([conform_events(part) for part in parts])
+    return Parsed(events=events, skipped={reason: n for reason, n in counts.items() if n})
+
+
+def _classify(lines: pl.DataFrame) -> pl.DataFrame:
+    text = pl.col("text")
+    by_shape = (
+        pl.when(text.str.contains(TIMESTAMP_LINE)).then(pl.lit("timestamp"))
+        .when(text.str.contains(VERSION_LINE)).then(pl.lit("version"))
+        .when(text.str.contains(BORDER_LINE)).then(pl.lit("border"))
+        .when(text.str.contains(GPU_NAME_ROW)).then(pl.lit("gpu"))
+        .when(text.str.contains(MIG_DEVICE_ROW)).then(pl.lit("mig"))
+        .when(text.str.contains(PROCESS_ROW)).then(pl.lit("process"))
+        .when(text.str.contains(NO_PROCESSES_ROW)).then(pl.lit("no_processes"))
+        .when(text.str.contains(HEADER_LINE)).then(pl.lit("header"))
+        .otherwise(pl.lit("log"))
+    )
+    above = pl.col("cls").shift(1)
+    by_position = (
+        pl.when((above == "gpu") & text.str.contains(GPU_USAGE_ROW)).then(pl.lit("gpu_usage"))
+        .when((above == "mig") & text.str.contains(MIG_BAR1_ROW)).then(pl.lit("mig_bar1"))
+        .otherwise(pl.col("cls"))
+    )
+    third_row = pl.when((above == "gpu_usage") & text.str.contains(GPU_MIG_ROW)).then(pl.lit("gpu_mig")).otherwise(pl.col("cls"))
+    return lines.with_columns(cls=by_shape).with_columns(cls=by_position).with_columns(cls=third_row)
+
+
+def _snapshot_context(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Carry each snapshot's timestamp and driver/CUDA versions onto its rows.
+
+    A snapshot opens at its timestamp line, or at a version box with no timestamp just above.
+    """
+    is_stamp = pl.col("cls") == "timestamp"
+    stamped_above = is_stamp.shift(1).fill_null(False) | is_stamp.shift(2).fill_null(False)
+    opens = is_stamp | ((pl.col("cls") == "version") & ~stamped_above)
+    version = pl.col("text").str.extract_groups(VERSION_LINE).struct
+    return (
+        rows.with_columns(snapshot=opens.cum_sum())
+        .with_columns(
+            ts_raw=pl.when(is_stamp).then(pl.col("text").str.strip_chars()).first().over("snapshot"),
+            driver=version.field("driver").forward_fill().over("snapshot"),
+            cuda=version.field("cuda").forward_fill().over("snapshot"),
+        )
+        .with_columns(ts=ctime_to_utc(pl.col("ts_raw"), ctx.tz))
+    )
+
+
+def _with_continuations(rows: pl.DataFrame) -> pl.DataFrame:
+    """Put the text of each record's continuation rows on its first row."""
+    def following(k: int, cls: str) -> pl.Expr:
+        return pl.when(pl.col("cls").shift(-k) == cls).then(pl.col("text").shift(-k))
+
+    return rows.with_columns(
+        usage_text=following(1, "gpu_usage"),
+        mig_mode_text=pl.when(pl.col("cls").shift(-1) == "gpu_usage").then(following(2, "gpu_mig")),
+        bar1_text=following(1, "mig_bar1"),
+    )
+
+
+def _inherited_time() -> dict[str, pl.Expr]:
+    return {"ts": pl.col("ts"), "ts_raw": pl.col("ts_raw"), "ts_quality": quality(pl.col("ts"), "inherited")}
+
+
+def _record_message(*texts: str) -> pl.Expr:
+    return pl.concat_str([pl.col(t).str.strip_chars_end() for t in texts], separator="\n", ignore_nulls=True)
+
+
+def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
+    name = pl.col("text").str.extract_groups(GPU_NAME_ROW).struct
+    usage = pl.col("usage_text").str.extract_groups(GPU_USAGE_ROW).struct
+    mig = pl.col("mig_mode_text").str.extract_groups(GPU_MIG_ROW).struct
+    persistence = known(name.field("persistence"))
+    driver_model = persistence.is_in(["WDDM", "TCC", "MCDM"])
+    return rows.select(
+        "line",
+        "snapshot",
+        n_lines=(1 + pl.col("usage_text").is_not_null().cast(pl.Int32) + pl.col("mig_mode_text").is_not_null().cast(pl.Int32)),
+        kind=pl.lit("gpu_sample"),
+        severity=pl.lit("info"),
+        message=_record_message("text", "usage_text", "mig_mode_text"),
+        format=pl.lit(FORMAT),
+        gpu_index=integer(name.field("index")),
+        pci_bus=name.field("bus"),
+        mem_used_bytes=to_bytes(usage.field("used")),
+        mem_total_bytes=to_bytes(usage.field("total")),
+        gpu_util_pct=number(usage.field("util")),
+        attrs=attrs_json(
+            name=known(name.field("name")),
+            temp_c=number(usage.field("temp")),
+            power_w=number(usage.field("power")),
+            power_cap_w=number(usage.field("cap")),
+            pstate=known(usage.field("perf")),
+            fan_pct=number(usage.field("fan")),
+            persistence=pl.when(~driver_model).then(persistence),
+            driver_model=pl.when(driver_model).then(persistence),
+            driver=pl.col("driver"),
+            cuda=pl.col("cuda"),
+            display_active=known(name.field("disp")),
+            volatile_uncorr_ecc=known(name.field("ecc")),
+            compute_mode=known(usage.field("compute")),
+            mig_mode=known(mig.field("mig")),
+        ),
+        **_inherited_time(),
+    )
+
+
+def _mig_samples(rows: pl.DataFrame) -> pl.DataFrame:
+    dev = pl.col("text").str.extract_groups(MIG_DEVICE_ROW).struct
+    bar1 = pl.col("bar1_text").str.extract_groups(MIG_BAR1_ROW).struct
+    return rows.select(
+        "line",
+        "snapshot",
+        n_lines=1 + pl.col("bar1_text").is_not_null().cast(pl.Int32),
+        kind=pl.lit("gpu_sample"),
+        severity=pl.lit("info"),
+        message=_record_message("text", "bar1_text"),
+        format=pl.lit(FORMAT),
+        gpu_index=integer(dev.field("gpu")),
+        mem_used_bytes=to_bytes(dev.field("used")),
+        mem_total_bytes=to_bytes(dev.field("total")),
+        attrs=attrs_json(
+            mig_device=integer(dev.field("dev")),
+            gi=integer(dev.field("gi")),
+            ci=integer(dev.field("ci")),
+            sm_count=integer(dev.field("sm")),
+            volatile_uncorr_ecc=known(dev.field("ecc")),
+            bar1_used_bytes=to_bytes(bar1.field("used")),
+            bar1_total_bytes=to_bytes(bar1.field("total")),
+            copy_engines=integer(dev.field("ce")),
+            encoders=integer(dev.field("enc")),
+            decoders=integer(dev.field("dec")),
+            ofa=integer(dev.field("ofa")),
+            jpg=integer(dev.field("jpg")),
+            driver=pl.col("driver"),
+            cuda=pl.col("cuda"),
+        ),
+        **_inherited_time(),
+    )
+
+
+def _processes(rows: pl.DataFrame) -> pl.DataFrame:
+    proc = pl.col("text").str.extract_groups(PROCESS_ROW).struct
+    return rows.select(
+        "line",
+        "snapshot",
+        n_lines=pl.lit(1, pl.Int32),
+        kind=pl.lit("gpu_process"),
+        severity=pl.lit("info"),
+        message=pl.col("text").str.strip_chars_end(),
+        format=pl.lit(FORMAT),
+        gpu_index=integer(proc.field("gpu")),
+        pid=proc.field("pid").cast(pl.Int64, strict=False),
+        process=proc.field("name"),
+        mem_used_bytes=to_bytes(proc.field("mem")),
+        attrs=attrs_json(type=known(proc.field("type")), gi=integer(known(proc.field("gi"))), ci=integer(known(proc.field("ci")))),
+        **_inherited_time(),
+    )

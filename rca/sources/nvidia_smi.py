@@ -1,0 +1,162 @@
+"""nvidia-smi output in every form people save it: table, CSV queries, ``-q``, ``-q -x``, dmon/pmon, ``-L``.
+
+A file is often several captures glued together (``nvidia-smi -l 5 > file``, a cron job
+appending a table and a CSV query every minute, a support bundle with one section per
+command). Lines are therefore cut into segments at lines only one sub-format starts with
+(a table timestamp or border, a CSV header, ``==NVSMI LOG==``, ``<?xml``, ``# gpu``),
+and each sub-format parses all of its segments in one pass:
+
+=============  =========================================  ======================================
+format         module                                     events
+=============  =========================================  ======================================
+table          :mod:`rca.sources._nvsmi_table`            gpu_sample per GPU and MIG device,
+                                                          gpu_process per process row
+query_csv      :mod:`rca.sources._nvsmi_csv`              gpu_sample per ``--query-gpu`` row,
+                                                          gpu_process per ``--query-*-apps`` row
+query_text     :mod:`rca.sources._nvsmi_query`            as the table, from ``-q``
+query_xml      :mod:`rca.sources._nvsmi_xml`              as the table, from ``-q -x``
+dmon / pmon    :mod:`rca.sources._nvsmi_dmon`             gpu_sample / gpu_process per row
+list           this module                                log per ``-L`` line (index ↔ UUID)
+=============  =========================================  ======================================
+
+Conventions shared by all of them: memory in ``mem_*_bytes`` (MiB and the old "MB" are
+2**20 bytes); N/A is null, never 0; the GPU name and readings that have no schema column
+go in ``attrs`` (``name``, ``temp_c``, ``power_w``, ``power_cap_w``, ``pstate``,
+``fan_pct``, ...). MIG devices are ``gpu_sample`` rows of their parent GPU carrying
+``attrs.mig_device`` (and ``gi``/``ci``), so a per-GPU series must drop rows that have
+it. Snapshot stamps are zone-less: they are read in ``ctx.tz``, and rows that take their
+time from the snapshot header have ``ts_quality="inherited"``. Lines nvidia-smi prints
+when a GPU or the driver is gone ("Unable to determine the device handle …: GPU is lost",
+"NVIDIA-SMI has failed …") stay ``log`` with severity ``error``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from rca.sources import register
+from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nvsmi_xml
+from rca.sources._base import ParseContext, Parsed, Source
+from rca.sources._nvsmi_common import attrs_json, conform_events, empty_events, integer, log_rows
+
+LIST_LINE = r"^GPU (?<index>\d+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
+MIG_LIST_LINE = r"^\s+MIG (?<profile>\S+)\s+Device\s+(?<device>\d+): \(UUID: (?<uuid>MIG-[0-9a-fA-F-]+)\)\s*$"
+
+# What nvidia-smi prints instead of a report when a GPU or the driver is gone (Xid 79, a
+# crashed or mismatched driver): kept as log lines, but flagged so they are not lost in noise.
+FAILURE_LINE = (
+    r"Unable to determine the device handle|GPU is lost|No devices were found|NVIDIA-SMI has failed"
+    r"|Failed to initialize NVML|Driver/library version mismatch|Unknown Error"
+)
+
+_XML_START = rf"{_nvsmi_xml.DECLARATION_LINE}|{_nvsmi_xml.DOCTYPE_LINE}|{_nvsmi_xml.ROOT_LINE}"
+_TABLE_START = rf"{_nvsmi_table.TIMESTAMP_LINE}|{_nvsmi_table.VERSION_LINE}|{_nvsmi_table.BORDER_LINE}"
+_TABLE_HEADER = r"^\|\s*GPU\s+Name\s.*(?:Persistence-M|Driver-Model)|^\|\s*(?:Compute )?[Pp]rocesses:"
+
+_PARSERS = {
+    "query_xml": _nvsmi_xml.parse,
+    "query_text": _nvsmi_query.parse,
+    "dmon": _nvsmi_dmon.parse,
+    "query_csv": _nvsmi_csv.parse,
+    "table": _nvsmi_table.parse,
+}
+
+
+def _segment_starts(text: pl.Expr) -> pl.Expr:
+    """The sub-format a line opens, or null for a line any sub-format may contain."""
+    return (
+        pl.when(text.str.contains(_XML_START)).then(pl.lit("query_xml"))
+        .when(text.str.contains(_nvsmi_query.BANNER_LINE)).then(pl.lit("query_text"))
+        .when(text.str.contains(_nvsmi_dmon.HEADER_LINE)).then(pl.lit("dmon"))
+        .when(_nvsmi_csv.header_expr(text) | _nvsmi_csv.noheader_layout_expr(text).is_not_null()).then(pl.lit("query_csv"))
+        .when(text.str.contains(_TABLE_START)).then(pl.lit("table"))
+        .when(text.str.contains(LIST_LINE) | text.str.contains(MIG_LIST_LINE)).then(pl.lit("list"))
+    )
+
+
+def sniff(head: Sequence[str]) -> float:
+    """0.95 for a header only nvidia-smi prints; a share of recognised rows for header-less CSV."""
+    if not head:
+        return 0.0
+    lines = pl.Series("text", list(head), dtype=pl.String).to_frame()
+    text = pl.col("text")
+    unmistakable = (
+        text.str.contains(_nvsmi_table.VERSION_LINE)
+        | text.str.contains(_TABLE_HEADER)
+        | text.str.contains(_nvsmi_query.BANNER_LINE)
+        | text.str.contains(r"^\s*<nvidia_smi_log\b|<!DOCTYPE\s+nvidia_smi_log\b")
+    )
+    structured = (
+        _nvsmi_csv.header_expr(text)
+        | text.str.contains(LIST_LINE)
+        | (text.str.contains(_nvsmi_dmon.HEADER_LINE) & text.shift(-1).str.contains(_nvsmi_dmon.UNITS_LINE))
+    )
+    found = lines.select(
+        unmistakable=unmistakable.any(),
+        structured=structured.fill_null(False).any(),
+        layout_share=_nvsmi_csv.noheader_layout_expr(text).is_not_null().mean(),
+    ).row(0, named=True)
+    if found["unmistakable"]:
+        return 0.95
+    if found["structured"]:
+        return 0.9
+    share = found["layout_share"] or 0.0
+    return 0.5 + 0.4 * share if share >= 0.5 else 0.0
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Cut the lines into sub-format segments and parse each sub-format's segments together."""
+    starts = _segment_starts(pl.col("text"))
+    segmented = lines.with_columns(fmt=starts.forward_fill().fill_null("list"), opens=starts.is_not_null())
+    segmented = segmented.with_columns(segment=(pl.col("opens") | (pl.col("fmt") != pl.col("fmt").shift(1))).cast(pl.Int32).cum_sum())
+    events: list[pl.DataFrame] = []
+    skipped: dict[str, int] = {}
+    for fmt in segmented["fmt"].unique(maintain_order=True).to_list():
+        part = segmented.filter(pl.col("fmt") == fmt).drop("fmt", "opens")
+        parsed = _PARSERS[fmt](part, ctx) if fmt in _PARSERS else _parse_list(part)
+        events.append(conform_events(parsed.events))
+        for reason, count in parsed.skipped.items():
+            skipped[reason] = skipped.get(reason, 0) + count
+    if not events:
+        return Parsed(events=empty_events(), skipped=skipped)
+    failure = (pl.col("kind") == "log") & pl.col("message").str.contains(FAILURE_LINE)
+    flagged = pl.concat(events).with_columns(severity=pl.when(failure).then(pl.lit("error")).otherwise(pl.col("severity")))
+    return Parsed(events=flagged.sort("line"), skipped=skipped)
+
+
+def _parse_list(lines: pl.DataFrame) -> Parsed:
+    """``nvidia-smi -L``: which index and bus order each GPU (and MIG device) UUID has."""
+    gpu = pl.col("text").str.extract_groups(LIST_LINE).struct
+    mig = pl.col("text").str.extract_groups(MIG_LIST_LINE).struct
+    is_gpu = gpu.field("uuid").is_not_null()
+    is_mig = mig.field("uuid").is_not_null()
+    parent = pl.when(is_gpu).then(integer(gpu.field("index"))).forward_fill()
+    rows = log_rows(
+        lines,
+        "list",
+        gpu_index=pl.when(is_gpu | is_mig).then(parent),
+        gpu_uuid=pl.when(is_gpu).then(gpu.field("uuid")),
+        attrs=pl.when(is_gpu | is_mig).then(
+            attrs_json(name=gpu.field("name"), mig_profile=mig.field("profile"), mig_device=integer(mig.field("device")),
+                       mig_uuid=mig.field("uuid"))
+        ),
+    )
+    listed = pl.col("gpu_index").is_not_null()
+    return Parsed(events=rows.with_columns(format=pl.when(listed).then(pl.lit("list")).otherwise(pl.lit("other"))))
+
+
+SOURCE = register(
+    Source(
+        name="nvidia_smi",
+        sniff=sniff,
+        parse=parse,
+        sniff_literals=(
+            "NVIDIA-SMI", "NVSMI LOG", "nvidia_smi_log", "Persistence-M", "Driver-Model", "rocesses:",
+            "# gpu", "#gpu", "#Date", "#Time", "memory.", "utilization.", "pci.bus_id", "uuid", "used_memory",
+            "used_gpu_memory", "process_name", "(UUID: GPU-", "MiB", "GPU-",
+        ),
+        formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
+    )
+)
