@@ -13,11 +13,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from rca import ingest as ingest_stage
+from rca.ingest import FileResult, IngestOptions, IngestReport, ingest as run_ingest
 from rca.errors import RcaError
+from rca.store import open_store
 
 app = typer.Typer(help="Offline log forensics and root-cause analysis for GPU / ML infrastructure.", no_args_is_help=True)
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 out = Console()
 
 
@@ -50,10 +51,10 @@ def ingest(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
     """Parse every log under PATH into the store's event table (only new or grown files are read)."""
-    options = ingest_stage.IngestOptions(format=format, host=host, tz=tz, year=year, boot_time=_as_utc(boot_time))
+    options = IngestOptions(format=format, host=host, tz=tz, year=year, boot_time=_as_utc(boot_time))
     try:
         with _progress() as tracker:
-            report = ingest_stage.ingest(path, store, options, workers=workers, progress=tracker)
+            report = run_ingest(path, store, options, workers=workers, progress=tracker)
     except RcaError as err:
         console.print(f"[bold red]error:[/] {err}")
         raise typer.Exit(2) from None
@@ -86,7 +87,7 @@ class _progress:
         self._bytes = 0
         return self
 
-    def __call__(self, result: ingest_stage.FileResult) -> None:
+    def __call__(self, result: FileResult) -> None:
         self._bytes += result.manifest.get("bytes") or 0
         self._bar.update(self._task, advance=1, bytes=f"{self._bytes / 1e6:,.1f} MB")
 
@@ -95,7 +96,7 @@ class _progress:
             self._bar.stop()
 
 
-def _print_summary(report: ingest_stage.IngestReport) -> None:
+def _print_summary(report: IngestReport) -> None:
     s = report.summary
     changes = ", ".join(f"{n} {what}" for what, n in sorted(report.changes.items())) or "no files"
     out.print(f"[bold]rca ingest[/] → {report.store}  ({changes})")
@@ -113,6 +114,175 @@ def _print_summary(report: ingest_stage.IngestReport) -> None:
         for row in s["problem_files"]:
             problems.add_row(row["path"], row["status"], row["error"] or "")
         out.print(problems)
+
+
+@app.command("eval")
+def eval_command(
+    truth: Annotated[Path, typer.Option("--truth", help="ground_truth.csv written by 'rca datasets generate'.")],
+    store: StoreOption = Path("rca-store"),
+    tolerance: Annotated[float, typer.Option("--tolerance", help="Seconds of slack when matching incident times to the truth.")] = 120.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the scores as JSON on stdout.")] = False,
+) -> None:
+    """Score the store's incidents against a corpus' ground truth (recall, precision, KB accuracy, ARI, NMI)."""
+    from rca import evaluate
+
+    try:
+        report = evaluate.score(open_store(store).incidents(), evaluate.load_truth(truth), tolerance)
+    except (RcaError, OSError) as err:
+        console.print(f"[bold red]error:[/] {err}")
+        raise typer.Exit(2) from None
+    if as_json:
+        out.print_json(json.dumps(report.as_dict()))
+        return
+    out.print(f"incidents: {report.truth} in truth, {report.found} found, {report.matched} matched")
+    out.print(f"recall {report.recall:.3f}   precision {report.precision:.3f}")
+    for name, value in (("KB top-1 accuracy", report.kb_top1_accuracy), ("ARI", report.ari), ("NMI", report.nmi)):
+        out.print(f"{name}: {value:.3f}" if value is not None else f"{name}: n/a")
+    if report.missing_columns:
+        out.print(f"[yellow]not scored yet:[/] the incidents have no {', '.join(report.missing_columns)} column (run 'rca cluster')")
+    table = Table("mode", "truth", "matched", "recall", "KB correct", title="per failure mode")
+    for row in report.per_mode:
+        table.add_row(row["mode_id"], str(row["truth"]), str(row["matched"]), f"{row['recall']:.2f}", "" if row["kb_correct"] is None else str(row["kb_correct"]))
+    out.print(table)
+
+
+_TIME_FORMATS = ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%d"]
+WindowOption = Annotated[str, typer.Option("--window", help="Evidence window before an anchor, e.g. 15m, 90s, 1h.")]
+
+
+def _fail(err: Exception) -> None:
+    console.print(f"[bold red]error:[/] {err}")
+    raise typer.Exit(2) from None
+
+
+@app.command("correlate")
+def correlate_command(
+    store: StoreOption = Path("rca-store"),
+    window: WindowOption = "15m",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+) -> None:
+    """Group the store's events into incidents (one per failure) with evidence links and signals."""
+    from rca.correlate import correlate_store, parse_window
+
+    try:
+        report = correlate_store(open_store(store), window=parse_window(window))
+    except (RcaError, ValueError) as err:
+        _fail(err)
+    if as_json:
+        out.print_json(json.dumps(report, default=str))
+        return
+    out.print(f"[bold]rca correlate[/] → {store}: {report['incidents']} incidents from {report['anchors']} anchors "
+              f"({report['multi_host_incidents']} multi-host), {report['links']:,} links, {report['seconds']:.2f} s")
+    if report["alignment"]:
+        table = Table("host", "file", "boot", "method", "events", "matches", "boot time", "skew (s)", title="boot-relative clocks")
+        for row in report["alignment"]:
+            skew = "" if row["residual_skew_s"] is None else f"{row['residual_skew_s']:.3f}"
+            table.add_row(row["host"] or "-", row["file"], str(row["boot"]), row["method"], str(row["events"]), str(row["matches"]), row["boot_time"] or "-", skew)
+        out.print(table)
+    for row in report["year_shifts"]:
+        out.print(f"[yellow]year corrected:[/] {row['host']} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
+
+
+@app.command("incidents")
+def incidents_command(
+    store: StoreOption = Path("rca-store"),
+    host: Annotated[str | None, typer.Option("--host", help="Only incidents involving this host.")] = None,
+    since: Annotated[datetime | None, typer.Option("--since", help="Only incidents starting at or after this time (UTC).", formats=_TIME_FORMATS)] = None,
+    until: Annotated[datetime | None, typer.Option("--until", help="Only incidents starting before this time (UTC).", formats=_TIME_FORMATS)] = None,
+    kind: Annotated[str | None, typer.Option("--kind", help="Only incidents with this anchor kind (e.g. cuda_oom, oom_kill).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the incidents as JSON lines on stdout.")] = False,
+) -> None:
+    """List the incidents of the last correlation."""
+    from rca.timeline import filter_incidents, relative
+
+    try:
+        found = filter_incidents(open_store(store).incidents(), host=host, since=_as_utc(since), until=_as_utc(until), kind=kind)
+    except RcaError as err:
+        _fail(err)
+    if as_json:
+        sys.stdout.write(found.write_ndjson())
+        return
+    table = Table("incident", "start (UTC)", "host", "kind", "pod / pid", "GPU", "events", "sources", "signals", title=f"{found.height} incidents")
+    for row in found.iter_rows(named=True):
+        who = "/".join(x for x in (row["namespace"], row["pod"]) if x) or (f"pid {row['pid']}" if row["pid"] else "-")
+        hosts = row["host"] + (f" +{len(row['hosts']) - 1}" if len(row["hosts"]) > 1 else "")
+        span = relative((row["end"] - row["start"]).total_seconds()) if row["start"] and row["end"] else ""
+        table.add_row(row["incident_id"], f"{row['start']:%Y-%m-%d %H:%M:%S}" if row["start"] else "?", hosts, row["anchor_kind"], who,
+                      "" if row["gpu_index"] is None else str(row["gpu_index"]), str(row["n_events"]), ",".join(row["sources"] or []),
+                      _signal_summary(row) + (f" span {span}" if span and span != "+00:00" else ""))
+    out.print(table)
+
+
+def _signal_summary(row: dict) -> str:
+    parts = []
+    if row["gpu_mem_growth_shape"]:
+        parts.append(row["gpu_mem_growth_shape"])
+    if row["gpu_mem_peak_pct"] is not None:
+        parts.append(f"peak {row['gpu_mem_peak_pct']:.0f}%")
+    if row["reserved_unallocated_frac"] is not None:
+        parts.append(f"frag {row['reserved_unallocated_frac']:.0%}")
+    if row["oom_constraint"]:
+        parts.append(row["oom_constraint"])
+    if row["runtime_oom"]:
+        parts.append(row["runtime_oom"])
+    if row["xid_codes"]:
+        parts.append("xid " + ",".join(str(x) for x in row["xid_codes"]))
+    return " ".join(parts)
+
+
+@app.command("timeline")
+def timeline_command(
+    incident_id: Annotated[str | None, typer.Argument(help="Incident to draw (from 'rca incidents').")] = None,
+    store: StoreOption = Path("rca-store"),
+    host: Annotated[str | None, typer.Option("--host", help="Draw every event of this host instead (needs --since and --until).")] = None,
+    since: Annotated[datetime | None, typer.Option("--since", help="Window start (UTC) with --host.", formats=_TIME_FORMATS)] = None,
+    until: Annotated[datetime | None, typer.Option("--until", help="Window end (UTC) with --host.", formats=_TIME_FORMATS)] = None,
+    width: Annotated[int, typer.Option("--width", help="Width of the time axis in characters.", min=20)] = 72,
+) -> None:
+    """Swimlane timeline of one incident (one lane per source, anchors highlighted) or of a host's time window."""
+    from rca.timeline import incident_timeline, swimlanes, window_timeline
+
+    if (incident_id is None) == (host is None) or (host and (since is None or until is None)):
+        _fail(ValueError("give an INCIDENT_ID, or --host with --since and --until"))
+    try:
+        opened = open_store(store)
+        if incident_id:
+            frame, title = incident_timeline(opened, incident_id), f"incident {incident_id} (times relative to its first anchor)"
+        else:
+            frame, title = window_timeline(opened, host, _as_utc(since), _as_utc(until)), f"{host} from {since} to {until}"
+    except RcaError as err:
+        _fail(err)
+    out.print(swimlanes(frame, width=width, title=title))
+
+
+@app.command("export")
+def export_command(
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
+    format: Annotated[str, typer.Option("--format", help="timesketch (JSONL; CSV when --out ends in .csv), csv or parquet.")] = "timesketch",
+    store: StoreOption = Path("rca-store"),
+    incident: Annotated[str | None, typer.Option("--incident", help="Only this incident's events.")] = None,
+) -> None:
+    """Export the incidents' linked events for Timesketch or other tools."""
+    from rca.timeline import export_frame, flat_times, timesketch
+
+    if format not in ("timesketch", "csv", "parquet"):
+        _fail(ValueError(f"unknown export format {format!r}; use timesketch, csv or parquet"))
+    try:
+        frame = export_frame(open_store(store), incident)
+    except RcaError as err:
+        _fail(err)
+    if format == "parquet":
+        frame.write_parquet(out_path)
+    elif format == "csv":
+        flat_times(frame).write_csv(out_path)
+    elif out_path.suffix == ".csv":
+        timesketch(frame).write_csv(out_path)
+    else:
+        timesketch(frame).write_ndjson(out_path)
+    untimed = frame["ts"].null_count()
+    if format == "timesketch" and untimed:
+        console.print(f"{untimed} events without a time left out (Timesketch needs one)")
+    out.print(f"wrote {frame.height:,} events to {out_path}")
 
 
 def main() -> None:
