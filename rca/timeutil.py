@@ -122,7 +122,7 @@ def epoch_to_utc(value: pl.Expr) -> pl.Expr:
         .when(number < 1e17).then(number)
         .otherwise(number / 1e3)
     )
-    return micros.cast(pl.Int64).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+    return micros.cast(pl.Int64, strict=False).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
 
 
 def boot_to_utc(boot_seconds: pl.Expr, ctx: ParseContext) -> tuple[pl.Expr, pl.Expr]:
@@ -130,5 +130,14 @@ def boot_to_utc(boot_seconds: pl.Expr, ctx: ParseContext) -> tuple[pl.Expr, pl.E
     if ctx.boot_time is None:
         return pl.lit(None, pl.Datetime("us", "UTC")), pl.lit("boot_relative")
     boot = pl.lit(ctx.boot_time).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
-    offset = pl.duration(microseconds=(boot_seconds * 1e6).round().cast(pl.Int64))
+    offset = pl.duration(microseconds=(boot_seconds * 1e6).round().cast(pl.Int64, strict=False))
     return boot + offset, pl.lit("boot_aligned")
+
+
+def rfc1123_to_utc(text: pl.Expr) -> pl.Expr:
+    """Go's RFC 1123 with a numeric zone ('Tue, 29 Apr 2025 13:43:32 +0800'), as kubectl describe prints.
+
+    Go's zero time ('Mon, 01 Jan 0001 00:00:00 +0000') means "never set" and gives null.
+    """
+    parsed = text.str.strip_chars().str.to_datetime("%a, %d %b %Y %H:%M:%S %z", strict=False, time_unit="us", time_zone="UTC")
+    return pl.when(parsed.dt.year() > 1).then(parsed)

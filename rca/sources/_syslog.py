@@ -114,8 +114,9 @@ _JOURNAL_JSON = pl.Struct(
 
 def frame_journal_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Frame ``journalctl -o json`` lines (one JSON object a line)."""
+    # json_path_match, unlike json_decode, yields null for a truncated or non-JSON line instead of raising.
     decoded = lines.with_columns(
-        j=pl.when(pl.col("text").str.starts_with("{")).then(pl.col("text")).str.json_decode(_JOURNAL_JSON, infer_schema_length=None)
+        j=pl.struct([pl.col("text").str.json_path_match(f"$.{field.name}").alias(field.name) for field in _JOURNAL_JSON.fields])
     )
     j = pl.col("j").struct
     program = pl.when(j.field("_TRANSPORT") == "kernel").then(pl.lit("kernel")).otherwise(pl.coalesce(j.field("SYSLOG_IDENTIFIER"), j.field("_COMM")))

@@ -1,0 +1,203 @@
+"""NVIDIA driver (NVRM) messages in the kernel log: the Xid catalog and the line rules.
+
+The catalog follows NVIDIA's public "Analyzing Xid Errors with the Xid Catalog"
+(https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, Ampere and newer):
+per code the mnemonic, the description, the immediate and the investigatory resolution
+buckets exactly as NVIDIA names them. Codes the catalog marks unused are left out, except
+61, which older GPUs still log. The severity column is rca's own reading of the immediate
+action: a GPU reset or node reboot is critical, an application restart an error, a code
+NVIDIA says to ignore or that only follows another Xid a warning.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+# (code, mnemonic, description, immediate action, investigatory action, severity)
+_CATALOG: tuple[tuple[int, str, str, str | None, str | None, str], ...] = (
+    (8, "ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT", "GPU stopped processing", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (11, "ROBUST_CHANNEL_GR_ERROR_MISSING_HW", "Invalid or corrupted push buffer stream", "RESTART_APP", "CHECK_APP/CUDA", "error"),
+    (13, "ROBUST_CHANNEL_GR_EXCEPTION", "Graphics Engine Exception", "RESTART_APP", "WORKFLOW_XID_13", "error"),
+    (14, "ROBUST_CHANNEL_FAKE_ERROR", "Fake or injected error from userspace", "IGNORE", "CONTACT_SUPPORT", "notice"),
+    (25, "ROBUST_CHANNEL_GR_ILLEGAL_NOTIFY", "Invalid or illegal push buffer stream", "RESTART_APP", "CHECK_APP/CUDA", "error"),
+    (31, "ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT", "GPU memory page fault", "RESTART_APP", "WORKFLOW_XID_31", "error"),
+    (32, "ROBUST_CHANNEL_PBDMA_ERROR", "Invalid or corrupted push buffer stream", "RESTART_APP", "CHECK_APP/CUDA", "error"),
+    (37, "ROBUST_CHANNEL_FECS_ERR_UNIMP_FIRMWARE_METHOD", "Driver firmware error", "IGNORE", "CHECK_APP/CUDA", "warning"),
+    (38, "ROBUST_CHANNEL_FECS_ERR_WATCHDOG_TIMEOUT", "Driver firmware error", "IGNORE", "CONTACT_SUPPORT", "warning"),
+    (39, "ROBUST_CHANNEL_CE0_ERROR", "Copy Engine Exception", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (40, "ROBUST_CHANNEL_CE1_ERROR", "Copy Engine Exception", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (41, "ROBUST_CHANNEL_CE2_ERROR", "Copy Engine Exception", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (43, "ROBUST_CHANNEL_RESETCHANNEL_VERIF_ERROR", "GPU stopped processing", "IGNORE", "CONTACT_SUPPORT", "warning"),
+    (44, "ROBUST_CHANNEL_GR_FAULT_DURING_CTXSW", "Graphics Engine fault during context switch", "IGNORE", "CONTACT_SUPPORT", "warning"),
+    (45, "ROBUST_CHANNEL_PREEMPTIVE_REMOVAL", "Preemptive cleanup, due to previous errors", "WORKFLOW_XID_45",
+     "Solo: RESTART_FM; not solo: IGNORE (follow other Xid)", "warning"),
+    (46, "ROBUST_CHANNEL_GPU_TIMEOUT_ERROR", "GPU stopped processing", "RESET_GPU", "CONTACT_SUPPORT", "critical"),
+    (48, "ROBUST_CHANNEL_GPU_ECC_DBE", "Double Bit ECC Error", "WORKFLOW_XID_48", "WORKFLOW_XID_48", "critical"),
+    (54, "SILENT_RUNNING_PWR_REDUCED_CLOCKING", "Auxiliary power is not connected to the GPU board", "CHECK_MECHANICALS",
+     "CONTACT_SUPPORT", "error"),
+    (60, "ROBUST_CHANNEL_SEC2_ERROR", "Video processor exception", "RESTART_APP", "INVESTIGATE_SW", "error"),
+    (61, "PMU_BREAKPOINT", "Internal micro-controller breakpoint/warning (unused on Ampere and newer)", "CONTACT_SUPPORT", None, "warning"),
+    (62, "PMU_HALT_ERROR", "Internal micro-controller halt", "RESET_GPU", "CONTACT_SUPPORT", "critical"),
+    (63, "INFOROM_DRAM_RETIREMENT_EVENT", "GPU memory remapping event", "IGNORE", "IGNORE", "notice"),
+    (64, "INFOROM_DRAM_RETIREMENT_FAILURE", "GPU memory remapping failure", "RESET_GPU", "CONTACT_SUPPORT", "critical"),
+    (66, "ROBUST_CHANNEL_FECS_ERR_REG_ACCESS_VIOLATION", "Illegal access by driver", "IGNORE", "INVESTIGATE_SW", "warning"),
+    (67, "ROBUST_CHANNEL_FECS_ERR_VERIF_VIOLATION", "Illegal access by driver", "IGNORE", "CONTACT_SUPPORT", "warning"),
+    (68, "ROBUST_CHANNEL_NVDEC0_ERROR", "NVDEC0 Exception", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (69, "ROBUST_CHANNEL_GR_CLASS_ERROR", "Graphics Engine class error", "RESTART_APP", "CHECK_APP/CUDA", "error"),
+    (70, "ROBUST_CHANNEL_CE3_ERROR", "CE3: Unknown Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (71, "ROBUST_CHANNEL_CE4_ERROR", "CE4: Unknown Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (72, "ROBUST_CHANNEL_CE5_ERROR", "CE5: Unknown Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (74, "NVLINK_ERROR", "NVLINK Error", "WORKFLOW_NVLINK_ERR", "CONTACT_SUPPORT", "critical"),
+    (75, "ROBUST_CHANNEL_CE6_ERROR", "CE6: Unknown Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (76, "ROBUST_CHANNEL_CE7_ERROR", "CE7: Unknown Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (77, "ROBUST_CHANNEL_CE8_ERROR", "CE8: Unknown Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (78, "VGPU_START_ERROR", "vGPU Start Error", "UPDATE_SWFW", "UPDATE_SWFW", "error"),
+    (79, "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS", "GPU has fallen off the bus", "RESTART_BM", "CONTACT_SUPPORT", "critical"),
+    (80, "PBDMA_PUSHBUFFER_CRC_MISMATCH", "Corrupted data sent to GPU", "RESTART_APP", "CHECK_APP/CUDA", "error"),
+    (82, "ROBUST_CHANNEL_NVJPG0_ERROR", "NVJPG0 Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (83, "ROBUST_CHANNEL_NVDEC1_ERROR", "NVDEC1 Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (84, "ROBUST_CHANNEL_NVDEC2_ERROR", "NVDEC2 Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (85, "ROBUST_CHANNEL_CE9_ERROR", "CE9: Unknown Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (86, "ROBUST_CHANNEL_OFA0_ERROR", "OFA Exception", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (88, "ROBUST_CHANNEL_NVDEC3_ERROR", "NVDEC3 Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (89, "ROBUST_CHANNEL_NVDEC4_ERROR", "NVDEC4 Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (92, "EXCESSIVE_SBE_INTERRUPTS", "High single-bit ECC error rate", "IGNORE", "CONTACT_SUPPORT", "warning"),
+    (93, "INFOROM_ERASE_LIMIT_EXCEEDED", "Non-fatal violation of provisioned InfoROM wear limit", "IGNORE", "CONTACT_SUPPORT", "warning"),
+    (94, "ROBUST_CHANNEL_CONTAINED_ERROR", "Contained memory error", "RESTART_APP", "IGNORE (sympathetic)", "error"),
+    (95, "ROBUST_CHANNEL_UNCONTAINED_ERROR", "Uncontained memory error", "RESET_GPU", "IGNORE (sympathetic)", "critical"),
+    *((code, f"ROBUST_CHANNEL_NVDEC{code - 91}_ERROR", f"NVDEC{code - 91} Error", "RESTART_APP", "CONTACT_SUPPORT", "error")
+      for code in range(96, 99)),
+    *((code, f"ROBUST_CHANNEL_NVJPG{code - 98}_ERROR", f"NVJPG{code - 98} Error", "RESTART_APP", "CONTACT_SUPPORT", "error")
+      for code in range(99, 106)),
+    (106, "SMBPBI_TEST_MESSAGE", "SMBPBI Test Message", "IGNORE", "IGNORE", "info"),
+    (107, "SMBPBI_TEST_MESSAGE_SILENT", "SMBPBI Test Message Silent", "IGNORE", "IGNORE", "info"),
+    (109, "ROBUST_CHANNEL_CTXSW_TIMEOUT_ERROR", "Context Switch Timeout Error", "RESET_GPU", "CONTACT_SUPPORT", "critical"),
+    (110, "SEC_FAULT_ERROR", "Security Fault Error", "RESET_GPU", "INVESTIGATE_SW", "critical"),
+    (119, "GSP_RPC_TIMEOUT", "GSP RPC Timeout", "RESET_GPU", "INVESTIGATE_SW", "critical"),
+    (120, "GSP_ERROR", "GSP Error", "RESET_GPU", "INVESTIGATE_SW", "critical"),
+    (121, "C2C_ERROR", "C2C Error", "IGNORE", "CONTACT_SUPPORT", "warning"),
+    *((code, f"ROBUST_CHANNEL_CE{code - 116}_ERROR", f"CE{code - 116}: Unknown Error", "RESTART_APP", "CONTACT_SUPPORT", "error")
+      for code in range(126, 136)),
+    (136, "ALI_TRAINING_FAIL", "Link Training Failed", "RESET_GPU", "INVESTIGATE_LINK_SI", "critical"),
+    (137, "NVLINK_PRIV_ERR", "NVLink Privilege Error", "IGNORE", "XID_137_FLOW", "warning"),
+    (139, "ROBUST_CHANNEL_OFA1_ERROR", "OFA1 Error", "RESTART_APP", "CONTACT_SUPPORT", "error"),
+    (140, "UNRECOVERABLE_ECC_ERROR_ESCAPE", "ECC Unrecovered Error", "RESET_GPU", "CONTACT_SUPPORT", "critical"),
+    (141, "ROBUST_CHANNEL_FAST_PATH_ERROR", "CUDA Fast Path Error", "IGNORE", "CONTACT_SUPPORT", "warning"),
+    (142, "ROBUST_CHANNEL_NVENC3_ERROR", "NVENC3 Error", "CONTACT_SUPPORT", None, "error"),
+    (143, "GPU_INIT_ERROR", "GPU Initialization Error", "RESET_GPU", "CONTACT_SUPPORT", "critical"),
+    (144, "NVLINK_SAW_ERROR", "NVLINK: SAW Error", "WORKFLOW_NVLINK5_ERR", "WORKFLOW_NVLINK5_ERR", "error"),
+    (145, "NVLINK_RLW_ERROR", "NVLINK: RLW Error", "WORKFLOW_NVLINK5_ERR", "WORKFLOW_NVLINK5_ERR", "error"),
+    (146, "NVLINK_TLW_ERROR", "NVLINK: TLW Error", "WORKFLOW_NVLINK5_ERR", "WORKFLOW_NVLINK5_ERR", "error"),
+    (147, "NVLINK_TREX_ERROR", "NVLINK: TREX Error", "WORKFLOW_NVLINK5_ERR", "WORKFLOW_NVLINK5_ERR", "error"),
+    (148, "NVLINK_NVLPW_CTRL_ERROR", "NVLINK: NVLPW_CTRL Error", "WORKFLOW_NVLINK5_ERR", "WORKFLOW_NVLINK5_ERR", "error"),
+    (149, "NVLINK_NETIR_ERROR", "NVLINK: NETIR Error", "WORKFLOW_NVLINK5_ERR", "WORKFLOW_NVLINK5_ERR", "error"),
+    (150, "NVLINK_MSE_ERROR", "NVLINK: MSE Error", "WORKFLOW_NVLINK5_ERR", "WORKFLOW_NVLINK5_ERR", "error"),
+    (151, "ROBUST_CHANNEL_KEY_ROTATION_ERROR", "Key rotation Error", "RESTART_VM", "CONTACT_SUPPORT", "critical"),
+    (152, "ROBUST_CHANNEL_DLA_SMMU_ERROR", "DLA SMMU Error", "IGNORE", "CONTACT_SUPPORT", "warning"),
+    (153, "ROBUST_CHANNEL_DLA_TIMEOUT", "DLA timeout Error", "IGNORE", "CONTACT_SUPPORT", "warning"),
+    (154, "GPU_RECOVERY_ACTION_CHANGED", "GPU Recovery Action Changed", "XID_154", None, "notice"),
+    (155, "NVLINK_SW_DEFINED_ERROR", "NVLINK: SW Defined Error", "RESET_GPU", "INVESTIGATE_SW_USER", "error"),
+    (156, "RESOURCE_RETIREMENT_EVENT", "Resource Retirement Event", "RESET_GPU", "IGNORE", "error"),
+    (157, "RESOURCE_RETIREMENT_FAILURE", "Resource Retirement Failure", "IGNORE", "CONTACT_SUPPORT", "error"),
+    (158, "GPU_FATAL_TIMEOUT", "GPU Fatal Timeout", "RESET_GPU", "CONTACT_SUPPORT", "critical"),
+    (159, "ROBUST_CHANNEL_CHI_NON_DATA_ERROR", "CHI Non-Data Error", "CHECK_UVM", "SYMPATHETIC_REPORT_SOLO", "error"),
+    (160, "CHANNEL_RETIREMENT_EVENT", "Channel Retirement Event", "IGNORE", "INVESTIGATE_SW", "warning"),
+    (161, "CHANNEL_RETIREMENT_FAILURE", "Channel Retirement Failure", "IGNORE", "INVESTIGATE_SW", "warning"),
+    (162, "PSHC_REENGAGED", "Power Smoothing HW Circuitry capability reengaged", None, None, "info"),
+    (163, "PSHC_DISENGAGED", "Power Smoothing HW Circuitry capability disengaged", None, None, "warning"),
+    (164, "PSHC_LOW_LIFETIME", "Power Smoothing HW Circuitry low lifetime reached", None, None, "warning"),
+    (165, "PSHC_ZERO_LIFETIME", "Power Smoothing HW Circuitry lifetime exhausted", None, None, "error"),
+    (166, "NVLINK_SECURE_CRYPTO_ERR", "CC traffic seen prior to link properly being configured for encrypted traffic", None, None, "error"),
+    (167, "PCIE_FATAL_TIMEOUT", "PCIE_FATAL_TIMEOUT", None, None, "critical"),
+    (168, "REDUCED_GPU_MEMORY_CAPACITY", "Errors found in WPR (write protected region)", None, None, "error"),
+    (169, "SEC2_HALT_ERROR", "Internal micro-controller halt", None, None, "critical"),
+    (170, "NVLINK_SECURE_OTHER", "Interrupt seen in CC mode", None, None, "error"),
+    (171, "UNCORRECTABLE_DRAM_ERROR", "Additional to Xid 48: the uncorrectable error was in DRAM", None, None, "critical"),
+    (172, "UNCORRECTABLE_SRAM_ERROR", "Additional to Xid 48: the uncorrectable error was in SRAM", None, None, "critical"),
+)
+
+CATALOG = pl.DataFrame(
+    _CATALOG,
+    schema={"xid": pl.Int32(), "mnemonic": pl.String(), "description": pl.String(), "resolution": pl.String(),
+            "investigation": pl.String(), "severity": pl.String()},
+    orient="row",
+)
+
+# Xid 154 names the recovery the driver now requires for the GPU; its severity follows that.
+_RECOVERY_SEVERITY = {"None": "info", "Drain P2P": "warning", "Drain and Reset": "critical",
+                      "GPU Reset Required": "critical", "Node Reboot Required": "critical"}
+UNKNOWN_XID_SEVERITY = "error"
+_BY_CODE = {column: dict(zip(CATALOG["xid"].to_list(), CATALOG[column].to_list(), strict=True))
+            for column in ("mnemonic", "description", "resolution", "investigation", "severity")}
+
+_PCI = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
+# Newer drivers print "pid=…, name=…, " before the detail text; older ones go straight to it.
+XID_LINE = (
+    rf"NVRM: Xid \((?:PCI:)?(?<pci>{_PCI})(?: (?<instance>GPU-I:\d+))?\): (?<code>\d+)"
+    r"(?:, (?:pid=(?<pid>[^,]*), )?(?:name=(?<name>[^,]*), )?(?<detail>.*))?$"
+)
+GPU_AT_LINE = rf"NVRM: GPU at (?:PCI:)?(?<pci>{_PCI}): (?<uuid>GPU-[0-9A-Fa-f]{{8}}(?:-[0-9A-Fa-f]{{4}}){{3}}-[0-9A-Fa-f]{{12}})"
+_NVRM_GPU = rf"NVRM: (?:The NVIDIA GPU|GPU) ({_PCI})"
+_PCI_ID = r"\(PCI ID: ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{4})\)"
+_DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s(\d+\.\d+(?:\.\d+)?)\s"
+_RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to \S+ \(([^)]*)\)"
+
+
+def line_columns() -> list[pl.Expr]:
+    """Per-line NVRM facts, from the ``message`` column, as ``xid_*`` / ``gpu_at_*`` / ``nvrm_*`` columns."""
+    xid = pl.col("message").str.extract_groups(XID_LINE)
+    gpu_at = pl.col("message").str.extract_groups(GPU_AT_LINE)
+    name = xid.struct.field("name").str.strip_chars(" '")
+    return [
+        xid.struct.field("code").cast(pl.Int32, strict=False).alias("xid"),
+        xid.struct.field("pci").alias("xid_pci"),
+        xid.struct.field("instance").alias("xid_instance"),
+        xid.struct.field("pid").str.strip_chars(" '").cast(pl.Int64, strict=False).alias("xid_pid"),
+        pl.when(name != "<unknown>").then(name).alias("xid_process"),
+        xid.struct.field("detail").str.extract(r"caused by previous Xid (\d+)", 1).cast(pl.Int32, strict=False).alias("xid_previous"),
+        gpu_at.struct.field("pci").alias("gpu_at_pci"),
+        gpu_at.struct.field("uuid").alias("gpu_at_uuid"),
+        pl.col("message").str.extract(_NVRM_GPU, 1).alias("nvrm_pci"),
+        pl.col("message").str.extract(_DRIVER_LOAD, 1).alias("nvidia_driver"),
+    ]
+
+
+def record_columns(records: pl.DataFrame) -> pl.DataFrame:
+    """Record-level NVRM facts: catalog fields, the bus of fallen-off-the-bus reports, each bus's GPU UUID.
+
+    "fallen off the bus" is reported either in one multi-line record ("The NVIDIA GPU <bus>
+    (PCI ID: …) installed in this system has / fallen off the bus") or, in kern.log, as
+    separate lines; the bus then comes from one of the two lines before.
+    """
+    code = pl.col("xid")
+
+    def lookup(column: str) -> pl.Expr:
+        return code.replace_strict(_BY_CODE[column], default=None, return_dtype=pl.String)
+
+    recovery = pl.col("message").str.extract(_RECOVERY_ACTION, 1)
+    fallen = pl.col("message").str.contains("fallen off the bus") & code.is_null()
+    with_facts = records.with_columns(
+        xid_mnemonic=lookup("mnemonic"),
+        xid_description=lookup("description"),
+        xid_resolution=lookup("resolution"),
+        xid_investigation=lookup("investigation"),
+        xid_severity=pl.when(code.is_not_null()).then(
+            pl.coalesce(recovery.replace_strict(_RECOVERY_SEVERITY, default=None), lookup("severity"), pl.lit(UNKNOWN_XID_SEVERITY))
+        ),
+        xid_recovery_action=pl.when(code == 154).then(recovery),
+        fallen_off_bus=pl.when(fallen).then(pl.lit(True)),
+        pci_id=pl.when(fallen).then(pl.col("message").str.extract(_PCI_ID, 1)),
+        pci_bus=pl.coalesce("xid_pci", "gpu_at_pci", "nvrm_pci",
+                            pl.when(fallen).then(pl.col("nvrm_pci").forward_fill(limit=2))),
+    )
+    return _with_gpu_uuid(with_facts)
+
+
+def _with_gpu_uuid(records: pl.DataFrame) -> pl.DataFrame:
+    # The driver names a GPU's UUID once ("GPU at PCI:…: GPU-…") before that bus's first Xid;
+    # later reports on the bus take the latest UUID named before them, earlier ones the first after.
+    bus_key = pl.col("pci_bus").str.to_lowercase().str.replace(r"\.[0-7]$", "")
+    uuid = pl.col("gpu_at_uuid")
+    return records.with_columns(
+        gpu_uuid=pl.when(pl.col("pci_bus").is_not_null()).then(uuid.forward_fill().backward_fill().over(bus_key))
+    )

@@ -1,0 +1,417 @@
+"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -x, -r), kern.log / messages, journalctl -k.
+
+Framing strips each line's time prefix: boot seconds, a ctime or ISO date, or the syslog /
+journald envelope (through :mod:`rca.sources._syslog`, which routes a mixed syslog file's
+``kernel:`` lines here). :func:`kernel_rules` then reads the messages.
+
+The OOM killer prints a block: the ``invoked oom-killer`` header, a dump (CPU line, call
+trace, registers, Mem-Info, memcg usage, the task-table heading), the task-table rows, the
+``oom-kill:`` summary, the kill line and the reaper line. The header and the dump lines
+right after it become one ``oom_invoked`` event; every other line is an event of its own,
+and the block's memcg usage and ``oom-kill:`` summary are carried forward onto its kill.
+One kill is one ``oom_kill`` event: the ``Killed process`` line when present, else the
+``oom-kill:`` summary or the old ``Kill process … or sacrifice child`` selection line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import polars as pl
+
+from rca import timeutil
+from rca.sources import _syslog, _xid, register
+from rca.sources._base import ParseContext, Parsed, Source
+
+_LEVEL_PREFIX = (
+    r"^(?:<(?<prio>[0-7])>|(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
+    r"(?<level>emerg|alert|crit|err|warn|notice|info|debug) *: )?"
+)
+_RAW = _LEVEL_PREFIX + r"\[\s*(?<boot>\d+\.\d+)\] ?(?:(?<host>\S+) kernel: )?(?<message>.*)$"
+_CTIME = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>\d{1,2}) (?<clock>\d\d:\d\d:\d\d) (?<year>\d{4}))\] ?(?<message>.*)$"
+_ISO = _LEVEL_PREFIX + r"(?<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:?\d\d) (?<message>.*)$"
+_EMBEDDED_BOOT = r"^\[\s*(?<boot>\d+\.\d+)\] ?(?<message>.*)$"
+_JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
+_BARE_KERNEL = r"^kernel: "
+# Uptimes beyond ~300 years are garbage, and would overflow the datetime arithmetic.
+_MAX_BOOT_SECONDS = 1e10
+# A limit this high is the kernel's "unlimited" (PAGE_COUNTER_MAX), not a size.
+_UNLIMITED_KB = 1 << 50
+
+_SEVERITY_BY_LEVEL = {
+    "0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug",
+    "emerg": "critical", "alert": "critical", "crit": "critical", "err": "error", "warn": "warning",
+    "notice": "notice", "info": "info", "debug": "debug",
+}
+_CRITICAL_WORDS = (
+    r"Kernel panic|\bBUG: |\bOops\b|general protection fault|Machine Check Exception|Hardware Error\].*(?:[Uu]ncorrected|[Ff]atal)"
+)
+_ERROR_WORDS = r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to)\b"
+_WARNING_WORDS = r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b"
+
+_OOM_HEADER = r"^(?<name>.*?) invoked oom-killer: (?<args>.*)$"
+_CPU = r"^CPU: (?<cpu>\d+) (?:UID: \d+ )?PID: (?<pid>\d+) Comm: (?<rest>.*)$"
+_CPUSET = r"^(?<name>.+) cpuset=(?<cpuset>\S*) mems_allowed=(?<mems>\S+)$"
+_HARDWARE = r"^Hardware name: (?<hardware>.*)$"
+_MEMCG_USAGE = r"^memory: usage (?<used>\d+)kB, limit (?<limit>\d+)kB, failcnt (?<failcnt>\d+)"
+_TASK_IN = r"^Task in (?<task>\S+) killed as a result of limit of (?<memcg>\S+)"
+_OOM_SUMMARY = r"^oom-kill:(?<kv>.*)$"
+_SCOPE = r"^(?:(?<scope>Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): )?"
+_KILLED = _SCOPE + r"Killed process (?<pid>\d+) \((?<name>.*)\)(?:[ ,].*)?$"
+_SELECTED = _SCOPE + r"Kill process (?<pid>\d+) \((?<name>.*)\) score (?<score>-?\d+) or sacrifice child"
+_REAPER = (
+    r"^oom_reaper: reaped process (?<pid>\d+) \((?<name>.*)\)"
+    r"(?:,? now anon-rss:(?<anon>\d+)kB, file-rss:(?<file>\d+)kB, shmem-rss:(?<shmem>\d+)kB)?"
+)
+# 3.x-5.x print 8 numbers per task; 6.x adds rss_anon / rss_file / rss_shmem after rss.
+_TASK_ROW = (
+    r"^\[\s*(?<pid>\d+)\]\s+(?<uid>\d+)\s+(?<tgid>\d+)\s+(?<total_vm>\d+)\s+(?<rss>\d+)"
+    r"(?:\s+(?<rss_anon>\d+)\s+(?<rss_file>\d+)\s+(?<rss_shmem>\d+))?"
+    r"\s+(?<pgtables>\d+)\s+(?<swapents>\d+)\s+(?<adj>-?\d+)\s+(?<name>.+)$"
+)
+# Lines the kernel prints as part of an OOM header's dump (and of other stack dumps).
+_DUMP = (
+    r"^(?:\s|CPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: |Hardware name: |Call [Tt]race:|</?(?:TASK|IRQ|NMI)>|Code: |RIP: |"
+    r"Workqueue: |Mem-Info:|Node \d+ |lowmem_reserve\[\]:|Free swap|Total swap|Tasks state |\[\s*pid\s*\]\s+uid|"
+    r"(?:memory|memory\+swap|kmem|swap): usage |Memory cgroup stats for |Unreclaimable slab info:|Swap cache stats:|"
+    r"active_anon:|\d+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache))|"
+    r"(?:R[A-Z0-9]{2}|[A-Z]S|CR\d|DR\d): +[0-9a-fA-F]|(?:pc|lr|sp|x\d{1,2}) ?: |[a-z_]+ \d+$|"
+    r"Task in \S+ killed as a result of limit of |\S.* cpuset=\S* mems_allowed=\S+$|\[<[0-9a-f]+>\])"
+)
+_POD_UID = r"(?:^|[/-])pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)"
+_CONTAINER_ID = r"(?:^|/)(?:(?:cri-containerd|containerd|docker|crio|libpod)-)?([0-9a-f]{64})(?:\.scope)?$"
+_HEX64 = r"([0-9a-f]{64})"
+
+# Block facts carried onto the kill line → whether the oom-kill: summary must name the same pid.
+_CARRIED = {
+    "memcg_used": False, "memcg_limit": False, "memcg_failcnt": False,
+    "summary_constraint": True, "summary_nodemask": True, "summary_cpuset": True, "summary_mems_allowed": True,
+    "summary_oom_memcg": True, "summary_task_memcg": True, "summary_uid": True, "summary_global_oom": True,
+    "task_in_task": False, "task_in_memcg": False,
+}
+
+
+def sniff(head: Sequence[str]) -> float:
+    """Share of the head that is kernel log: dmesg lines, ``kernel:`` syslog / journald lines, their continuations."""
+    texts = pl.Series("text", list(head), dtype=pl.String)
+    if texts.len() == 0:
+        return 0.0
+    kinds = texts.to_frame().select(
+        header=pl.col("text").str.contains(_JOURNAL_HEADER),
+        mine=_is_dmesg(pl.col("text")) | _is_kernel_envelope(pl.col("text")),
+        indented=pl.col("text").str.contains(r"^\s"),
+    ).with_columns(continued=pl.col("indented") & (pl.col("mine").cum_sum() > 0))
+    counted = kinds.filter(~pl.col("header"))
+    if counted.height == 0:
+        return 0.0
+    return float((counted["mine"] | counted["continued"]).mean() or 0.0)
+
+
+def _is_dmesg(text: pl.Expr) -> pl.Expr:
+    return text.str.contains(_RAW) | text.str.contains(_CTIME) | text.str.contains(_ISO)
+
+
+def _is_kernel_envelope(text: pl.Expr) -> pl.Expr:
+    program = pl.coalesce(
+        text.str.extract_groups(_syslog.SHORT_LINE).struct.field("program"),
+        text.str.extract_groups(_syslog.ISO_LINE).struct.field("program"),
+    )
+    journal = text.str.starts_with("{") & (
+        (text.str.json_path_match("$._TRANSPORT") == "kernel") | (text.str.json_path_match("$.SYSLOG_IDENTIFIER") == "kernel")
+    )
+    return ((program == "kernel") & ~text.str.contains(_ISO)).fill_null(False) | text.str.contains(_BARE_KERNEL) | journal.fill_null(False)
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Frame the batch the way most of its lines are written, then apply the kernel message rules."""
+    header = lines["text"].str.contains(_JOURNAL_HEADER)
+    body = lines.filter(~header)
+    skipped = {"header": int(header.sum())} if header.any() else {}
+    if body.height == 0:
+        return Parsed(events=pl.DataFrame(), skipped=skipped)
+    family = _family(body["text"])
+    if family == "journal_json":
+        events = _syslog.dispatch(_syslog.frame_journal_json(body, ctx), ctx)
+    elif family == "syslog":
+        events = _syslog.dispatch(_syslog.frame_text(body, ctx), ctx)
+    else:
+        events = kernel_rules(_frame_dmesg(body, ctx), ctx)
+    return Parsed(events=events, skipped=skipped)
+
+
+def _family(texts: pl.Series) -> str:
+    text = pl.col("text")
+    counts = texts.to_frame("text").select(
+        dmesg=_is_dmesg(text).sum(),
+        syslog=((text.str.contains(_syslog.SHORT_LINE) | text.str.contains(_syslog.ISO_LINE) | text.str.contains(_BARE_KERNEL))
+                & ~text.str.contains(_ISO)).sum(),
+        journal_json=(text.str.starts_with("{") & text.str.json_path_match("$.MESSAGE").is_not_null()).sum(),
+    ).row(0, named=True)
+    return max(("dmesg", "syslog", "journal_json"), key=lambda name: counts[name])
+
+
+def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """dmesg lines → framed columns; a line without a time prefix inherits the line above's."""
+    parts = lines.with_columns(
+        r=pl.col("text").str.extract_groups(_RAW),
+        c=pl.col("text").str.extract_groups(_CTIME),
+        i=pl.col("text").str.extract_groups(_ISO),
+    )
+    r, c, i = pl.col("r").struct, pl.col("c").struct, pl.col("i").struct
+    has_raw, has_ctime, has_iso = (x.field("message").is_not_null() for x in (r, c, i))
+    ctime_clock = pl.format(
+        "{}-{}-{} {}", c.field("year"), timeutil.month_number(c.field("mon")).cast(pl.String).str.zfill(2),
+        c.field("day").str.zfill(2), c.field("clock"),
+    )
+    level = pl.coalesce(*(x.field(f) for x in (r, c, i) for f in ("prio", "level")))
+    framed = parts.with_columns(
+        ts=pl.when(has_ctime).then(timeutil.dated_to_utc(ctime_clock, "%Y-%m-%d %H:%M:%S", ctx.tz))
+        .when(has_iso).then(timeutil.iso_to_utc(i.field("iso"), ctx.tz)),
+        ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso")),
+        ts_quality=pl.when(has_ctime | has_iso).then(pl.lit("exact")),
+        boot_seconds=r.field("boot").cast(pl.Float64, strict=False),
+        host=r.field("host"),
+        program=pl.lit("kernel"),
+        pid=pl.lit(None, pl.Int64),
+        message=pl.coalesce(r.field("message"), c.field("message"), i.field("message"), pl.col("text")),
+        severity=level.replace_strict(_SEVERITY_BY_LEVEL, default=None),
+        format=pl.when(has_raw & r.field("host").is_not_null()).then(pl.lit("journal_monotonic"))
+        .when(has_raw).then(pl.lit("dmesg_raw")).when(has_ctime).then(pl.lit("dmesg_ctime")).when(has_iso).then(pl.lit("dmesg_iso")),
+        framed=has_raw | has_ctime | has_iso,
+    )
+    record = pl.col("framed").cum_sum()
+    carried = ["ts", "ts_raw", "boot_seconds", "host", "format"]
+    return framed.with_columns(
+        [pl.col(name).forward_fill().over(record) for name in carried],
+        ts_quality=pl.when(pl.col("framed")).then(pl.col("ts_quality"))
+        .when(record > 0).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
+    ).select(*_syslog.FRAMED_SCHEMA, "boot_seconds")
+
+
+def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Kernel message rules over framed lines (``_syslog.FRAMED_SCHEMA`` columns, optionally ``boot_seconds``)."""
+    lines = _timed(framed, ctx).with_columns(_line_facts()).with_columns(_xid.line_columns())
+    records = _group(_carry_block_facts(_with_keys(lines)))
+    return _assemble(_xid.record_columns(records))
+
+
+def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    if "boot_seconds" not in framed.columns:
+        framed = framed.with_columns(boot_seconds=pl.lit(None, pl.Float64))
+    embedded = pl.col("message").str.extract_groups(_EMBEDDED_BOOT)
+    peeled = framed.with_columns(
+        boot_seconds=pl.coalesce("boot_seconds", embedded.struct.field("boot").cast(pl.Float64, strict=False)),
+        message=pl.coalesce(embedded.struct.field("message"), "message"),
+    ).with_columns(boot_seconds=pl.when(pl.col("boot_seconds") < _MAX_BOOT_SECONDS).then("boot_seconds"))
+    boot_ts, boot_quality = timeutil.boot_to_utc(pl.col("boot_seconds"), ctx)
+    from_boot = pl.col("ts").is_null() & pl.col("boot_seconds").is_not_null()
+    inherited = pl.col("ts_quality") == "inherited"
+    keeps_inherited = inherited if ctx.boot_time is not None else pl.lit(False)
+    return peeled.with_columns(
+        ts=pl.when(from_boot).then(boot_ts).otherwise("ts"),
+        ts_quality=pl.when(from_boot & ~keeps_inherited.fill_null(False)).then(boot_quality).otherwise("ts_quality"),
+        continuation=(inherited & pl.col("message").str.contains(r"^\s")).fill_null(False),
+    )
+
+
+def _groups(pattern: str, prefix: str) -> list[pl.Expr]:
+    extracted = pl.col("message").str.extract_groups(pattern)
+    return [extracted.struct.field(name).alias(f"{prefix}_{name}") for name in re.findall(r"\(\?<(\w+)>", pattern)]
+
+
+def _line_facts() -> list[pl.Expr]:
+    message = pl.col("message")
+    summary = message.str.extract(_OOM_SUMMARY, 1)
+    killed = message.str.contains(_KILLED)
+    header_args = message.str.extract(_OOM_HEADER, 2)
+    cpu_rest = message.str.extract(_CPU, 3)
+    return [
+        message.str.extract(_OOM_HEADER, 1).alias("header_name"),
+        header_args.str.extract(r"gfp_mask=([^,]+)", 1).alias("header_gfp_mask"),
+        header_args.str.extract(r"\border=(-?\d+)", 1).cast(pl.Int64, strict=False).alias("header_order"),
+        header_args.str.extract(r"oom_score_adj=(-?\d+)", 1).cast(pl.Int64, strict=False).alias("header_oom_score_adj"),
+        header_args.str.extract(r"nodemask=([^,]+)", 1).alias("header_nodemask"),
+        message.str.extract(_CPU, 1).cast(pl.Int64, strict=False).alias("cpu_cpu"),
+        message.str.extract(_CPU, 2).cast(pl.Int64, strict=False).alias("cpu_pid"),
+        pl.coalesce(cpu_rest.str.extract(r"^(.+?)(?: Kdump: \S+)? (?:Not tainted|Tainted:)", 1), cpu_rest.str.strip_chars())
+        .alias("cpu_comm"),
+        cpu_rest.str.extract(r"(?:Not tainted|Tainted:[A-Z ]*)\s*(\d\S*)", 1).alias("cpu_kernel"),
+        *_groups(_CPUSET, "cpuset"),
+        *_groups(_HARDWARE, "hw"),
+        *_groups(_MEMCG_USAGE, "memcg"),
+        *_groups(_TASK_IN, "task_in"),
+        *(summary.str.extract(rf"(?:^|,){key}=([^,]*)", 1).alias(f"summary_{key}")
+          for key in ("constraint", "nodemask", "cpuset", "mems_allowed", "oom_memcg", "task_memcg", "task", "pid", "uid")),
+        pl.when(summary.str.contains(r"(?:^|,)global_oom(?:,|$)")).then(pl.lit(True)).alias("summary_global_oom"),
+        *_groups(_KILLED, "killed"),
+        *(pl.when(killed).then(message.str.extract(rf"\b{field}:(-?\d+)", 1)).alias(f"killed_{name}")
+          for field, name in (("total-vm", "total_vm"), ("anon-rss", "anon"), ("file-rss", "file"), ("shmem-rss", "shmem"),
+                              ("UID", "uid"), ("pgtables", "pgtables"), ("oom_score_adj", "adj"))),
+        *_groups(_SELECTED, "selected"),
+        *_groups(_REAPER, "reaper"),
+        *_groups(_TASK_ROW, "task"),
+        (message.str.contains(_DUMP) & ~pl.col("continuation")).alias("dump"),
+    ]
+
+
+def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
+    """``record``: the lines of one event; ``block``: one OOM killer run (header … kill line)."""
+    is_header = pl.col("header_name").is_not_null()
+    head = ~pl.col("continuation")
+    run = (head & ~pl.col("dump")).cum_sum()
+    merged_into_header = is_header.first().over(run) & pl.col("dump")
+    killed = pl.col("killed_pid").is_not_null()
+    return lines.with_columns(
+        record=(head & ~merged_into_header).cum_sum(),
+        block=(is_header | killed.shift(1, fill_value=False)).cum_sum(),
+    )
+
+
+def _carry_block_facts(lines: pl.DataFrame) -> pl.DataFrame:
+    """Carry the block's memcg usage and ``oom-kill:`` summary onto its kill line, and pick the kill's event line."""
+    victim_pid = pl.coalesce("killed_pid", "selected_pid").cast(pl.Int64, strict=False)
+    summary_pid = pl.col("summary_pid").cast(pl.Int64, strict=False)
+    carried_pid = summary_pid.forward_fill().over("block")
+    next_killed = pl.col("killed_pid").cast(pl.Int64, strict=False).shift(-1).backward_fill().over("block")
+    is_victim = victim_pid.is_not_null()
+    return lines.with_columns(
+        [pl.when(is_victim & ((carried_pid == victim_pid) if by_pid else pl.lit(True)).fill_null(False))
+         .then(pl.col(name).forward_fill().over("block")).alias(f"carried_{name}")
+         for name, by_pid in _CARRIED.items()],
+        summary_is_kill=summary_pid.is_not_null() & (next_killed != summary_pid).fill_null(True),
+        selected_is_kill=pl.col("selected_pid").is_not_null()
+        & (next_killed != pl.col("selected_pid").cast(pl.Int64, strict=False)).fill_null(True),
+    )
+
+
+def _group(lines: pl.DataFrame) -> pl.DataFrame:
+    facts = [name for name in lines.columns if name not in ("record", "line", "message", "text", "continuation", "dump")]
+    return lines.group_by("record", maintain_order=True).agg(
+        pl.col("line").first(),
+        pl.len().cast(pl.Int32).alias("n_lines"),
+        pl.col("message").str.join("\n"),
+        *(pl.col(name).drop_nulls().first() for name in facts),
+    )
+
+
+def _kib_to_bytes(kb: pl.Expr) -> pl.Expr:
+    number = kb.cast(pl.Int64, strict=False)
+    return pl.when(number < _UNLIMITED_KB).then(number * 1024)
+
+
+_IS_HEADER = pl.col("header_name").is_not_null()
+_CGROUP = pl.coalesce("summary_task_memcg", "carried_summary_task_memcg", "carried_task_in_task")
+_MEMCG_USED = pl.coalesce("memcg_used", "carried_memcg_used")
+_MEMCG_LIMIT = pl.coalesce("memcg_limit", "carried_memcg_limit")
+_CPUSET_VALUE = pl.coalesce("cpuset_cpuset", "summary_cpuset", "carried_summary_cpuset")
+
+
+def _assemble(records: pl.DataFrame) -> pl.DataFrame:
+    kind = _kind()
+    container_from_cgroup = _CGROUP.str.extract(_CONTAINER_ID, 1)
+    return records.with_columns(kind=kind).select(
+        "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
+        severity=_severity(pl.col("kind")),
+        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", "cpu_pid").cast(pl.Int64, strict=False)
+        .fill_null(pl.col("xid_pid")),
+        process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", "cpu_comm",
+                            "header_name", "xid_process"),
+        cgroup=_CGROUP,
+        pod_uid=_CGROUP.str.extract(_POD_UID, 1).str.replace_all("_", "-"),
+        container_id=pl.coalesce(container_from_cgroup, pl.when(_IS_HEADER).then(_CPUSET_VALUE.str.extract(_HEX64, 1))),
+        pci_bus="pci_bus",
+        gpu_uuid="gpu_uuid",
+        xid="xid",
+        mem_used_bytes=_kib_to_bytes(_MEMCG_USED),
+        mem_total_bytes=_kib_to_bytes(_MEMCG_LIMIT),
+        rss_bytes=_kib_to_bytes(pl.col("killed_anon")),
+        attrs=_json_object(_attr_fields()),
+    )
+
+
+def _kind() -> pl.Expr:
+    is_kill = pl.col("killed_pid").is_not_null() | pl.col("selected_is_kill") | pl.col("summary_is_kill")
+    return (pl.when(_IS_HEADER).then(pl.lit("oom_invoked")).when(is_kill).then(pl.lit("oom_kill"))
+            .when(pl.col("xid").is_not_null()).then(pl.lit("xid")).otherwise(pl.lit("log")))
+
+
+def _severity(kind: pl.Expr) -> pl.Expr:
+    """The Xid catalog's for Xids, fixed ones for the OOM killer, else the line's level or its wording."""
+    message = pl.col("message")
+    wording = (
+        pl.when(message.str.contains(_CRITICAL_WORDS)).then(pl.lit("critical"))
+        .when(message.str.contains(_ERROR_WORDS)).then(pl.lit("error"))
+        .when(message.str.contains(_WARNING_WORDS)).then(pl.lit("warning"))
+    )
+    return (
+        pl.when(kind == "xid").then("xid_severity").when(kind == "oom_kill").then(pl.lit("error"))
+        .when(kind == "oom_invoked").then(pl.lit("warning")).when(pl.col("fallen_off_bus")).then(pl.lit("critical"))
+        .otherwise(pl.coalesce("severity", pl.when(pl.col("reaper_pid").is_not_null()).then(pl.lit("info")), wording))
+    )
+
+
+def _attr_fields() -> dict[str, pl.Expr]:
+    col = pl.col
+
+    def number(*names: str) -> pl.Expr:
+        return pl.coalesce(*names).cast(pl.Int64, strict=False)
+
+    def flag(condition: pl.Expr) -> pl.Expr:
+        return pl.when(condition).then(pl.lit(True))
+
+    return {
+        "gfp_mask": col("header_gfp_mask"), "order": col("header_order"), "cpu": col("cpu_cpu"), "kernel": col("cpu_kernel"),
+        "hardware": col("hw_hardware"),
+        "memcg_oom": flag(_IS_HEADER & col("message").str.contains("mem_cgroup_out_of_memory", literal=True)),
+        "constraint": pl.coalesce("summary_constraint", "carried_summary_constraint",
+                                  pl.when(col("killed_scope") == "Memory cgroup out of memory").then(pl.lit("CONSTRAINT_MEMCG"))),
+        "global_oom": pl.coalesce("summary_global_oom", "carried_summary_global_oom"),
+        "oom_memcg": pl.coalesce("summary_oom_memcg", "carried_summary_oom_memcg", "carried_task_in_memcg", "task_in_memcg"),
+        "nodemask": pl.coalesce("header_nodemask", "summary_nodemask", "carried_summary_nodemask"),
+        "cpuset": _CPUSET_VALUE,
+        "mems_allowed": pl.coalesce("cpuset_mems", "summary_mems_allowed", "carried_summary_mems_allowed"),
+        "selected": flag(col("selected_pid").is_not_null()),
+        "oom_score": number("selected_score"),
+        "uid": number("killed_uid", "summary_uid", "carried_summary_uid", "task_uid"),
+        "total_vm_kb": number("killed_total_vm"),
+        "anon_rss_kb": number("killed_anon", "reaper_anon"),
+        "file_rss_kb": number("killed_file", "reaper_file"),
+        "shmem_rss_kb": number("killed_shmem", "reaper_shmem"),
+        "pgtables_kb": number("killed_pgtables"),
+        "oom_score_adj": number("header_oom_score_adj", "killed_adj", "task_adj"),
+        "memcg_failcnt": number("memcg_failcnt", "carried_memcg_failcnt"),
+        "memcg_unlimited": flag(_MEMCG_LIMIT.cast(pl.Int64, strict=False) >= _UNLIMITED_KB),
+        "reaper": flag(col("reaper_pid").is_not_null()),
+        "task_table": flag(col("task_pid").is_not_null()),
+        **{f"{name}_pages": number(f"task_{name}") for name in ("total_vm", "rss", "rss_anon", "rss_file", "rss_shmem")},
+        "tgid": number("task_tgid"), "pgtables": number("task_pgtables"), "swapents": number("task_swapents"),
+        "xid_name": col("xid_mnemonic"), "xid_description": col("xid_description"),
+        "xid_resolution": col("xid_resolution"), "xid_investigation": col("xid_investigation"),
+        "xid_recovery_action": col("xid_recovery_action"), "previous_xid": col("xid_previous"), "gpu_instance": col("xid_instance"),
+        "fallen_off_bus": col("fallen_off_bus"), "pci_id": col("pci_id"), "nvidia_driver": col("nvidia_driver"),
+    }
+
+
+def _json_object(fields: dict[str, pl.Expr]) -> pl.Expr:
+    """A JSON object of the non-null fields (null when none is set).
+
+    Dropping ``"key":null`` by pattern is safe: a quote inside a JSON string is escaped, so
+    the pattern can only match a member, never part of a value.
+    """
+    keys = "|".join(re.escape(key) for key in fields)
+    encoded = pl.struct([value.alias(key) for key, value in fields.items()]).struct.json_encode()
+    compact = encoded.str.replace_all(rf'"(?:{keys})":null,', "").str.replace(rf',?"(?:{keys})":null\}}$', "}")
+    return pl.when(compact != "{}").then(compact)
+
+
+SOURCE = register(
+    Source(
+        name="kernel",
+        sniff=sniff,
+        parse=parse,
+        sniff_literals=("[", "kernel", ","),
+        formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
+    )
+)
+_syslog.register_program("kernel", "kernel", kernel_rules)

@@ -1,0 +1,567 @@
+"""The kernel source: dmesg (raw, -T, iso, -x), kern.log, journalctl -k (short, short-iso, monotonic, json).
+
+The real samples (tests/data/kernel/dmesg_*, kern_log_*, journalctl_k_*, verbatim copies of
+public logs) are checked against the facts in SOURCES.md. The hand-made fixtures follow the
+kernel's and the NVIDIA driver's own formats: a 6.x memcg OOM block with Xid 48/94/63/154/79
+(dmesg_oom_6x_xid_01), ``dmesg --time-format iso`` (dmesg_iso_xid_48_01), ``journalctl -k
+-o json`` (journalctl_k_json_01), ``-o short-monotonic`` with a boot header, short-iso /
+short-iso-precise, ``dmesg -x`` and a kern.log shared with other programs.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rca
+from rca import schema, sources
+from rca.ingest import parse_lines
+from rca.sources import _syslog, _xid, kernel
+from rca.sources._base import ParseContext, lines_frame
+from tests.conftest import DATA, FIXED_MTIME
+
+FOLDER = DATA / "kernel"
+KI = 1024
+
+
+def _text(name: str) -> str:
+    return (FOLDER / name).read_text(encoding="utf-8")
+
+
+def _events(name: str, **kwargs: object) -> pl.DataFrame:
+    return rca.parse_text(_text(name), file=name, reference_time=FIXED_MTIME, **kwargs)
+
+
+def _parse(text: str, **kwargs: object) -> pl.DataFrame:
+    return rca.parse_text(text, file="inline", format="kernel", **kwargs)
+
+
+def _kind(events: pl.DataFrame, kind: str) -> pl.DataFrame:
+    return events.filter(pl.col("kind") == kind)
+
+
+def _attrs(events: pl.DataFrame) -> list[dict]:
+    return [json.loads(a) if a else {} for a in events["attrs"].to_list()]
+
+
+def _head(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()][:60]
+
+
+def _utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=UTC)
+
+
+def _accounted(text: str, ctx: ParseContext) -> tuple[int, int]:
+    lines = lines_frame(text)
+    events, skipped = parse_lines(lines, ctx, kernel.SOURCE)
+    return int(events["n_lines"].sum() or 0) + sum(skipped.values()), lines.height
+
+
+# --- real samples: NVIDIA Xid ---------------------------------------------------------------
+
+
+def test_xid_119_ctime_seven_gsp_timeouts_45_seconds_apart() -> None:
+    events = _events("dmesg_xid_119_ctime_01.log")
+    xids = _kind(events, "xid")
+    assert xids.height == 7 == events.height
+    assert xids["xid"].unique().to_list() == [119]
+    assert set(xids["pci_bus"]) == {"0000:61:00"} and set(xids["pid"]) == {1346198} and set(xids["process"]) == {"nvidia-smi"}
+    assert xids["ts"][0] == _utc(2023, 3, 3, 4, 27, 8) and xids["ts"][-1] == _utc(2023, 3, 3, 4, 31, 38)
+    assert set(xids["ts"].diff().drop_nulls()) == {timedelta(seconds=45)}
+    assert set(xids["format"]) == {"dmesg_ctime"} and set(xids["ts_quality"]) == {"exact"}
+    assert xids["ts_raw"][0] == "Fri Mar  3 04:27:08 2023"
+    assert xids["boot_seconds"].null_count() == 7
+    assert set(xids["severity"]) == {"critical"}
+    attrs = _attrs(xids)[0]
+    assert (attrs["xid_name"], attrs["xid_resolution"], attrs["xid_investigation"]) == ("GSP_RPC_TIMEOUT", "RESET_GPU", "INVESTIGATE_SW")
+    functions = xids["message"].str.extract(r"Expected function (\d+ \(\w+\))").value_counts().sort("message")
+    assert functions.rows() == [("103 (GSP_RM_ALLOC)", 2), ("76 (GSP_RM_CONTROL)", 5)]
+
+
+def test_ctime_without_zone_is_read_in_the_given_zone() -> None:
+    events = _events("dmesg_xid_119_ctime_01.log", tz="Europe/Berlin")
+    assert events["ts"][0] == _utc(2023, 3, 3, 3, 27, 8)
+
+
+def test_xid_13_unknown_pid_and_name_are_null() -> None:
+    events = _events("dmesg_xid_13_01.log")
+    assert events["kind"].to_list() == ["xid"] * 6
+    assert set(events["xid"]) == {13} and set(events["pci_bus"]) == {"0000:43:00"}
+    assert events["pid"].null_count() == 6 and events["process"].null_count() == 6
+    assert events["boot_seconds"].to_list()[0] == 93297.027938 and events["boot_seconds"].to_list()[-1] == 93297.043905
+    assert events["ts"].null_count() == 6 and set(events["ts_quality"]) == {"boot_relative"}
+    assert events["message"][0].startswith("NVRM: Xid (PCI:0000:43:00): 13, pid='<unknown>', name=<unknown>, Graphics Exception: ESR")
+
+
+def test_boot_relative_times_align_with_a_known_boot_time() -> None:
+    boot = _utc(2024, 8, 22, 0, 0, 0)
+    events = rca.parse_text(_text("dmesg_xid_13_01.log"), file="x", boot_time=boot)
+    assert set(events["ts_quality"]) == {"boot_aligned"}
+    assert events["ts"][0] == boot + timedelta(seconds=93297.027938)
+
+
+def test_xid_31_gpu_uuid_from_the_gpu_at_line_reaches_every_xid_on_the_bus() -> None:
+    events = _events("dmesg_xid_31_01.log")
+    xids = _kind(events, "xid")
+    assert xids["xid"].to_list() == [31, 13, 13, 13, 13, 32]
+    assert set(xids["pci_bus"]) == {"0000:01:00"}
+    assert set(xids["gpu_uuid"]) == {"GPU-8a47641b-dff6-f09f-618c-c3eb58fb430d"}
+    assert xids["pid"].null_count() == 6
+    assert xids["boot_seconds"][0] == 31543.449443 and xids["boot_seconds"][-1] == 31609.615516
+    gpu_at = events.row(0, named=True)
+    assert (gpu_at["kind"], gpu_at["pci_bus"], gpu_at["gpu_uuid"]) == ("log", "0000:01:00", "GPU-8a47641b-dff6-f09f-618c-c3eb58fb430d")
+
+
+def test_xid_31_62_45_sequence_on_one_gpu() -> None:
+    events = _events("dmesg_xid_31_62_45_01.log")
+    xids = _kind(events, "xid")
+    assert xids["xid"].to_list() == [31, 62] + [45] * 8
+    first = xids.row(0, named=True)
+    assert (first["pid"], first["process"], first["boot_seconds"]) == (13332, "cuda_plot_k32_v", 14328.198504)
+    assert xids["pid"][1:].null_count() == 9
+    assert set(xids["gpu_uuid"]) == {"GPU-760d0170-b7c5-6817-9414-6cc7112645de"}
+    assert xids.filter(pl.col("xid") == 45)["boot_seconds"].to_list()[::7] == [14370.688139, 14397.322674]
+    assert xids["severity"].to_list()[:3] == ["error", "critical", "warning"]
+    others = _kind(events, "log")["message"].to_list()
+    assert "sched: RT throttling activated" in others
+
+
+def test_journalctl_xid_45_lines_without_time_keep_ts_null() -> None:
+    events = _events("journalctl_k_xid_45_01.log")
+    assert events["kind"].to_list() == ["xid"] * 7 and set(events["xid"]) == {45}
+    assert events["ts"].null_count() == 7 and set(events["ts_quality"]) == {"missing"}
+    assert set(events["process"]) == {"python3"}
+    assert [a["previous_xid"] for a in _attrs(events)] == [149, 145, 145, 145, 149, 145, 145]
+    counts = events.group_by("pci_bus", "pid").len().sort("pci_bus").rows()
+    assert counts == [("0000:97:00", 1818987, 1), ("0000:ba:00", 1818989, 2), ("0000:dc:00", 1818990, 2), ("0000:ed:00", 1818992, 2)]
+
+
+def test_kern_log_xid_13_keeps_wall_clock_and_boot_seconds() -> None:
+    events = _events("kern_log_xid_13_01.log")
+    assert events["kind"].to_list() == ["xid"] * 8 and set(events["pci_bus"]) == {"0000:41:00"}
+    assert set(events["host"]) == {"Gipfeli"} and events["pid"].null_count() == 8
+    assert events["boot_seconds"][0] == 82659.755847 and events["boot_seconds"][-1] == 82659.756109
+    assert set(events["ts"]) == {_utc(2026, 2, 15, 17, 37, 45)} and set(events["ts_quality"]) == {"year_from_mtime"}
+    assert events["message"][1] == (
+        "NVRM: Xid (PCI:0000:41:00): 13, Graphics SM Warp Exception on (GPC 1, TPC 0, SM 0): Illegal Instruction Encoding"
+    )
+    kinds = events["message"].str.extract(r"13, (Graphics (?:Exception: ESR|SM Warp Exception|SM Global Exception))").value_counts()
+    assert sorted(kinds.rows()) == [("Graphics Exception: ESR", 3), ("Graphics SM Global Exception", 2), ("Graphics SM Warp Exception", 3)]
+
+
+def test_gpu_fallen_off_the_bus_without_xid_is_a_critical_log_event() -> None:
+    events = _events("dmesg_gpu_fallen_off_bus_noxid_01.log")
+    assert _kind(events, "xid").height == 0
+    fallen = events.row(0, named=True)
+    assert (fallen["kind"], fallen["n_lines"], fallen["pci_bus"], fallen["severity"]) == ("log", 3, "0000:b3:00.0", "critical")
+    assert json.loads(fallen["attrs"]) == {"fallen_off_bus": True, "pci_id": "10de:26b5"}
+    assert fallen["message"].count("\n") == 2
+    probe, driver = events.row(1, named=True), events.row(2, named=True)
+    assert probe["boot_seconds"] == 1843.439662 and "probe routine failed for 1 device" in probe["message"]
+    assert json.loads(driver["attrs"]) == {"nvidia_driver": "570.158.01"}
+
+
+# --- real samples: OOM killer ---------------------------------------------------------------
+
+
+def test_oom_cgroup_01_kill_reaper_then_a_new_invocation() -> None:
+    events = _events("dmesg_oom_cgroup_01.log")
+    assert events["kind"].to_list() == ["oom_kill", "log", "oom_invoked"]
+    kill, reaper, invoked = (events.row(i, named=True) for i in range(3))
+    assert (kill["pid"], kill["process"], kill["rss_bytes"], kill["boot_seconds"]) == (63214, "uwsgi", 164992 * KI, 7063.247407)
+    assert json.loads(kill["attrs"]) == {
+        "constraint": "CONSTRAINT_MEMCG", "uid": 0, "total_vm_kb": 3149468, "anon_rss_kb": 164992, "file_rss_kb": 52176,
+        "shmem_rss_kb": 92, "pgtables_kb": 1372, "oom_score_adj": 986,
+    }
+    assert (reaper["pid"], reaper["boot_seconds"], reaper["severity"]) == (63214, 7063.263325, "info")
+    assert json.loads(reaper["attrs"]) == {"reaper": True, "anon_rss_kb": 0, "file_rss_kb": 0, "shmem_rss_kb": 92}
+    assert (invoked["pid"], invoked["process"], invoked["n_lines"], invoked["boot_seconds"]) == (63635, "uwsgi", 18, 7093.543707)
+    attrs = json.loads(invoked["attrs"])
+    assert (attrs["gfp_mask"], attrs["order"], attrs["oom_score_adj"], attrs["cpu"]) == ("0xcc0(GFP_KERNEL)", 0, 986, 4)
+    assert attrs["kernel"] == "5.4.0-77-generic" and attrs["memcg_oom"] is True
+    assert attrs["hardware"].startswith("Yandex xeon-gold-6230")
+
+
+def test_oom_cgroup_03_guaranteed_pod_and_task_table() -> None:
+    events = _events("dmesg_oom_cgroup_03.log")
+    kill = _kind(events, "oom_kill")
+    assert kill.height == 1
+    row = kill.row(0, named=True)
+    assert (row["pid"], row["process"], row["rss_bytes"]) == (5740, "pause", 4096)
+    assert row["cgroup"] == (
+        "/kubepods/podf1c273d3-9b36-11ea-b3df-246e9693c184/1f246a3eeea8f70bf91141eeaf1805346a666e225f823906485ea0b6c37dfc3d"
+    )
+    assert row["pod_uid"] == "f1c273d3-9b36-11ea-b3df-246e9693c184"
+    assert row["container_id"] == "1f246a3eeea8f70bf91141eeaf1805346a666e225f823906485ea0b6c37dfc3d"
+    assert row["mem_used_bytes"] == row["mem_total_bytes"] == 16777216 * KI
+    attrs = json.loads(row["attrs"])
+    assert attrs["oom_memcg"] == "/kubepods/podf1c273d3-9b36-11ea-b3df-246e9693c184"
+    assert (attrs["memcg_failcnt"], attrs["mems_allowed"], attrs["uid"]) == (52843037, "0-1", 0)
+    assert attrs["cpuset"] == "3aa16c9482ae3a6f6b78bda68a55d32c87c99b985e0f11331cddf05af6c4d753"
+    assert (attrs["total_vm_kb"], attrs["anon_rss_kb"], attrs["file_rss_kb"], attrs["shmem_rss_kb"]) == (1028, 4, 0, 0)
+    assert "pgtables_kb" not in attrs and "oom_score_adj" not in attrs
+    tasks = events.filter(pl.col("attrs").str.contains('"task_table":true'))
+    assert tasks.height == 21 and {a["oom_score_adj"] for a in _attrs(tasks)} == {-998}
+    largest = max(zip(tasks["pid"], tasks["process"], (a["rss_pages"] for a in _attrs(tasks)), strict=True), key=lambda t: t[2])
+    assert largest == (58406, "data_sim", 3967322)
+    memcg_usage = events.row(0, named=True)
+    assert memcg_usage["kind"] == "log" and memcg_usage["mem_used_bytes"] == 16777216 * KI
+    assert events.filter(pl.col("message").str.starts_with("oom_reaper"))["boot_seconds"].to_list() == [7516988.092344]
+
+
+def test_oom_cgroup_05_burstable_kill_without_pgtables() -> None:
+    events = _events("dmesg_oom_cgroup_05.log")
+    row = _kind(events, "oom_kill").row(0, named=True)
+    assert (row["pid"], row["process"], row["rss_bytes"], row["boot_seconds"]) == (18524, "cdi-importer", 23032 * KI, 580237.376066)
+    assert row["pod_uid"] == "6b212546-f5dd-4fdf-bcc7-72a686638102"
+    assert row["container_id"] == "ea887b1c9c5c8e734ac798fedd2bf5d39c0b7ce5ad961027dfc1ca138a23a2e8"
+    assert row["mem_used_bytes"] == 585936 * KI and json.loads(row["attrs"])["memcg_failcnt"] == 75129
+    attrs = json.loads(row["attrs"])
+    assert (attrs["uid"], attrs["total_vm_kb"], attrs["file_rss_kb"]) == (0, 2701352, 0)
+    assert "pgtables_kb" not in attrs and "oom_score_adj" not in attrs
+    tasks = events.filter(pl.col("attrs").str.contains('"task_table":true'))
+    assert list(zip(tasks["pid"], tasks["process"], (a["oom_score_adj"] for a in _attrs(tasks)), strict=True)) == [
+        (17998, "pause", -998), (18524, "cdi-importer", 999), (3422, "qemu-img", 999)]
+    reaper = events.row(-1, named=True)
+    assert reaper["boot_seconds"] == 580237.466313 and json.loads(reaper["attrs"])["reaper"] is True
+
+
+def test_oom_ctime_cgroup_v2_kill_comes_from_the_oom_kill_summary() -> None:
+    events = _events("dmesg_oom_cgroup_ctime_v2_01.log")
+    kill = _kind(events, "oom_kill")
+    assert kill.height == 1
+    row = kill.row(0, named=True)
+    assert (row["pid"], row["process"], row["ts"]) == (32550, "uvicorn", _utc(2026, 8, 21, 22, 26, 52))
+    assert row["cgroup"].endswith("kubelet-kubepods-burstable-pod17d1d0b1_bbeb_4252_a45c_c9f426d1cb34.slice/"
+                                  "cri-containerd-799855c3e9e23ea07677c581b96f444dffb0932d7a907973bb08a8391803c559.scope")
+    assert row["pod_uid"] == "17d1d0b1-bbeb-4252-a45c-c9f426d1cb34"
+    assert row["container_id"] == "799855c3e9e23ea07677c581b96f444dffb0932d7a907973bb08a8391803c559"
+    attrs = json.loads(row["attrs"])
+    assert (attrs["uid"], attrs["cpuset"], attrs["mems_allowed"], attrs["constraint"]) == (525287, "user.slice", "0", "CONSTRAINT_MEMCG")
+    assert row["rss_bytes"] is None
+    tasks = _attrs(events.filter(pl.col("attrs").str.contains('"task_table":true')))
+    assert tasks[0]["rss_pages"] == 178
+    assert (tasks[1]["total_vm_pages"], tasks[1]["rss_pages"], tasks[1]["rss_anon_pages"], tasks[1]["oom_score_adj"]) == (
+        67713442, 536771, 522690, 992)
+
+
+def test_oom_global_one_kill_of_java() -> None:
+    events = _events("dmesg_oom_global_01.log")
+    assert events["kind"].to_list() == ["log", "log", "oom_kill", "log"]
+    row = events.row(2, named=True)
+    assert (row["pid"], row["process"], row["rss_bytes"], row["cgroup"]) == (5765, "java", 59801780 * KI, "/user.slice")
+    assert row["boot_seconds"] == 427582.613244
+    attrs = json.loads(row["attrs"])
+    assert (attrs["constraint"], attrs["global_oom"], attrs["cpuset"], attrs["mems_allowed"]) == ("CONSTRAINT_NONE", True, "/", "0")
+    assert (attrs["uid"], attrs["total_vm_kb"], attrs["pgtables_kb"], attrs["oom_score_adj"]) == (1000, 74499336, 131084, 0)
+    assert events["boot_seconds"][1] == 427582.603652  # the oom-kill: summary, kept as its own log event
+    assert (events["pid"][0], json.loads(events["attrs"][0])["task_table"]) == (5765, True)
+    assert events["boot_seconds"][3] == 427586.569063
+
+
+def test_oom_invoked_python_header_only_no_victim() -> None:
+    events = _events("dmesg_oom_invoked_python_01.log")
+    assert events.height == 1 and _kind(events, "oom_kill").height == 0
+    row = events.row(0, named=True)
+    assert (row["kind"], row["pid"], row["process"], row["n_lines"]) == ("oom_invoked", 5522, "python", 13)
+    assert row["boot_seconds"] == 2672.189925
+    attrs = json.loads(row["attrs"])
+    assert (attrs["gfp_mask"], attrs["order"], attrs["oom_score_adj"], attrs["mems_allowed"]) == ("0xd0", 0, -998, "0")
+    assert attrs["cpuset"] == "b1cfb82028711b33d813aaa9a555122a1e90568375d3f47f8312cc61ce35776b" == row["container_id"]
+    assert attrs["kernel"] == "3.10.0-514.6.1.el7.x86_64" and attrs["hardware"].startswith("Xen HVM domU")
+
+
+def test_journalctl_oom_invoked_comm_with_space_and_slash() -> None:
+    events = _events("journalctl_k_oom_memcg_invoked_01.log")
+    assert events.height == 1
+    row = events.row(0, named=True)
+    assert (row["kind"], row["pid"], row["process"], row["host"], row["n_lines"]) == ("oom_invoked", 10612, "CPU 2/KVM", "hv", 20)
+    assert (row["ts"], row["ts_quality"]) == (_utc(2026, 6, 23, 10, 10, 34), "year_from_mtime")
+    attrs = json.loads(row["attrs"])
+    assert (attrs["gfp_mask"], attrs["oom_score_adj"], attrs["memcg_oom"]) == ("0xcc0(GFP_KERNEL)", 872, True)
+    assert attrs["kernel"] == "5.3.18-150300.59.63-default"
+    assert _events("journalctl_k_oom_memcg_invoked_01.log", year=2022)["ts"][0] == _utc(2022, 6, 23, 10, 10, 34)
+
+
+def test_kern_log_four_memcg_kills_and_three_reapers() -> None:
+    events = _events("kern_log_oom_cgroup_01.log")
+    kills = _kind(events, "oom_kill")
+    assert set(events["host"]) == {"ubuntu-s-1vcpu-2gb-ams3-01"}
+    assert kills["pid"].to_list() == [15617, 15674, 15623, 15694] and set(kills["process"]) == {"python3"}
+    assert set(kills["rss_bytes"]) == {4292 * KI}
+    assert [a["file_rss_kb"] for a in _attrs(kills)] == [3428, 3424, 3420, 3440]
+    assert {a["total_vm_kb"] for a in _attrs(kills)} == {11892} and {a["shmem_rss_kb"] for a in _attrs(kills)} == {0}
+    assert kills["boot_seconds"].to_list() == [514.682838, 514.686269, 514.707378, 514.715469]
+    assert set(kills["ts"]) == {_utc(2026, 5, 15, 23, 9, 27)}
+    reapers = events.filter(pl.col("message").str.starts_with("oom_reaper"))
+    assert reapers["pid"].to_list() == [15617, 15674, 15623]
+
+
+def test_kern_log_old_kill_process_or_sacrifice_child_is_the_kill() -> None:
+    events = _events("kern_log_oom_old_sacrifice_01.log")
+    row = events.row(0, named=True)
+    assert (row["kind"], row["pid"], row["process"], row["boot_seconds"]) == ("oom_kill", 31490, "corerun", 259563.476003)
+    assert json.loads(row["attrs"]) == {"selected": True, "oom_score": 897}
+    assert row["ts"] == _utc(2026, 3, 7, 11, 54, 10)
+
+
+# --- hand-made fixtures -------------------------------------------------------------------
+
+
+def test_6x_memcg_oom_block_then_ecc_and_fallen_off_bus() -> None:
+    events = _events("dmesg_oom_6x_xid_01.log")
+    invoked = _kind(events, "oom_invoked").row(0, named=True)
+    assert (invoked["pid"], invoked["process"], invoked["n_lines"], invoked["mem_used_bytes"]) == (48213, "python3", 39, 32 * KI**3)
+    assert json.loads(invoked["attrs"])["kernel"] == "6.12.9-200.fc41.x86_64"
+    kill = _kind(events, "oom_kill").row(0, named=True)
+    assert (kill["pid"], kill["rss_bytes"], kill["mem_total_bytes"]) == (48213, 33478164 * KI, 32 * KI**3)
+    assert kill["pod_uid"] == "3f1c9a52-8d1e-4b7a-9c3e-2f5d6a7b8c9d"
+    assert kill["container_id"] == "7b41c2e9d0f38a5561c4e2b7a9d03f18e6c5b4a3928170f6e5d4c3b2a1908f7e"
+    assert json.loads(kill["attrs"])["memcg_failcnt"] == 1843
+    assert _kind(events, "oom_kill").height == 1
+    tasks = _attrs(events.filter(pl.col("attrs").str.contains('"task_table":true')))
+    assert [t["rss_anon_pages"] for t in tasks] == [0, 8369541]
+    xids = _kind(events, "xid")
+    assert xids["xid"].to_list() == [48, 94, 63, 154, 79]
+    assert xids["severity"].to_list() == ["critical", "error", "notice", "critical", "critical"]
+    assert [a["xid_resolution"] for a in _attrs(xids)] == ["WORKFLOW_XID_48", "RESTART_APP", "IGNORE", "XID_154", "RESTART_BM"]
+    assert _attrs(xids)[3]["xid_recovery_action"] == "GPU Reset Required"
+    assert xids["gpu_uuid"].to_list() == ["GPU-5c1e0f4e-7a2b-4c3d-9e8f-0a1b2c3d4e5f"] * 4 + ["GPU-9d2f4b61-3e8a-4f0c-b5d7-1c2e3f405162"]
+    fallen = events.filter(pl.col("attrs").str.contains('"fallen_off_bus":true')).row(0, named=True)
+    assert (fallen["pci_bus"], fallen["gpu_uuid"], fallen["kind"]) == ("0000:86:00.0", "GPU-9d2f4b61-3e8a-4f0c-b5d7-1c2e3f405162", "log")
+    assert events.row(-1, named=True)["n_lines"] == 3  # the crash-dump notice with its two continuation lines
+
+
+def test_dmesg_iso_time_format_keeps_the_offset() -> None:
+    events = _events("dmesg_iso_xid_48_01.log")
+    assert set(events["format"]) == {"dmesg_iso"} and set(events["ts_quality"]) == {"exact"}
+    assert events["ts"][0] == _utc(2025, 2, 11, 8, 14, 2, 118412)
+    assert events["ts_raw"][0] == "2025-02-11T09:14:02,118412+01:00"
+    xids = _kind(events, "xid")
+    assert xids["xid"].to_list() == [48, 64, 45, 74]
+    assert set(xids["gpu_uuid"]) == {"GPU-0f7e3b2a-91c4-4d5e-8a6b-7c8d9e0f1a2b"}
+    assert json.loads(events["attrs"][1]) == {"nvidia_driver": "550.127.05"}
+
+
+def test_journal_json_kernel_transport() -> None:
+    events = _events("journalctl_k_json_01.log")
+    assert set(events["host"]) == {"gpu-node-07"} and set(events["format"]) == {"journal_json"}
+    xid = _kind(events, "xid").row(0, named=True)
+    assert (xid["xid"], xid["pid"], xid["process"], xid["ts"]) == (79, 0, "swapper/0", _utc(2024, 6, 10, 12, 42, 5, 118239))
+    assert xid["gpu_uuid"] == "GPU-5c1e0f4e-7a2b-4c3d-9e8f-0a1b2c3d4e5f"
+    assert events["severity"][0] == "info"  # PRIORITY=6 on a plain NVRM line
+    invoked = _kind(events, "oom_invoked").row(0, named=True)
+    assert (invoked["pid"], invoked["process"], invoked["n_lines"], invoked["mem_used_bytes"]) == (77310, "pt_main_thread", 5, 64 * KI**3)
+    kill = _kind(events, "oom_kill").row(0, named=True)
+    assert (kill["pid"], kill["rss_bytes"], kill["pod_uid"]) == (77310, 66912344 * KI, "0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d")
+    assert kill["container_id"] == "5f0c2b7e9a3d4c1b8e6f7a2d9c0b3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d"
+
+
+def test_journal_short_monotonic_with_boot_header() -> None:
+    events = _events("journalctl_k_monotonic_01.log")
+    assert events["line"][0] == 2  # the "-- Boot … --" line is skipped as a header
+    assert set(events["host"]) == {"gpu-node-03"} and set(events["format"]) == {"journal_monotonic"}
+    assert _kind(events, "xid")["xid"].to_list() == [119, 120]
+    assert set(_kind(events, "xid")["gpu_uuid"]) == {"GPU-2b3c4d5e-6f70-4182-93a4-b5c6d7e8f901"}
+    assert events["message"][0].startswith("Linux version 6.8.0-49-generic")
+    lines = lines_frame(_text("journalctl_k_monotonic_01.log"))
+    assert kernel.parse(lines, ParseContext(file="m")).skipped == {"header": 1}
+
+
+def test_journal_short_iso_and_precise() -> None:
+    events = _events("journalctl_k_short_iso_01.log")
+    assert events["kind"].to_list() == ["oom_kill", "log", "xid"]
+    assert events["ts"].to_list() == [
+        _utc(2024, 9, 3, 14, 21, 57), _utc(2024, 9, 3, 14, 21, 58, 104512), _utc(2024, 9, 3, 14, 22, 9, 881230)]
+    kill = events.row(0, named=True)
+    assert (kill["pid"], kill["rss_bytes"], json.loads(kill["attrs"])["uid"]) == (918273, 126483212 * KI, 1001)
+
+
+def test_dmesg_decode_levels_give_severity() -> None:
+    events = _events("dmesg_decode_x_01.log")
+    assert events["severity"].to_list() == ["info", "error", "error", "notice"]
+    assert events["boot_seconds"][0] == 412.331902 and events["message"][0].startswith("nvidia-uvm: Loaded")
+    assert events["xid"][1] == 31 and events["pid"][1] == 60817
+
+
+def test_mixed_syslog_routes_kernel_lines_to_the_kernel_rules() -> None:
+    events = _events("kern_log_mixed_syslog_01.log")
+    assert events["kind"].to_list() == ["log", "oom_invoked", "log", "oom_kill", "log", "log"]
+    assert events["process"].to_list()[-2:] == ["containerd", "sshd"]
+    invoked = events.row(1, named=True)
+    assert (invoked["n_lines"], invoked["pid"], invoked["process"], invoked["boot_seconds"]) == (8, 551902, "dataloader", 81234.118027)
+    kill = events.row(3, named=True)
+    assert (kill["pid"], kill["pod_uid"], kill["mem_used_bytes"]) == (551880, "9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a", 16 * KI**3)
+
+
+def test_kernel_rules_are_registered_for_the_syslog_program() -> None:
+    assert _syslog._PROGRAM_RULES["kernel"] == ("kernel", kernel.kernel_rules)
+    framed = _syslog.frame_text(lines_frame(_text("kern_log_mixed_syslog_01.log")), ParseContext(file="m", year=2024))
+    routed = _syslog.dispatch(framed, ParseContext(file="m", year=2024))
+    assert routed.filter(pl.col("source") == "kernel")["kind"].to_list() == ["oom_invoked", "log", "oom_kill"]
+
+
+# --- format details -----------------------------------------------------------------------
+
+POD = "/kubepods/burstable/pod5d3e7a10-4b2c-11e9-8f5a-0a1b2c3d4e5f"
+CID = "9f2c1e7d5b3a4c6e8d0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d"
+OLD_MEMCG_BLOCK = f"""\
+[1234567.123456] java invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), nodemask=(null), order=0, oom_score_adj=999
+[1234567.123470] java cpuset={CID} mems_allowed=0
+[1234567.123480] CPU: 3 PID: 20117 Comm: java Not tainted 4.15.0-1044-aws #46-Ubuntu
+[1234567.123482] Hardware name: Amazon EC2 m5.2xlarge/, BIOS 1.0 10/16/2017
+[1234567.123483] Call Trace:
+[1234567.123490]  dump_stack+0x63/0x8b
+[1234567.123507]  mem_cgroup_out_of_memory+0x4b/0x80
+[1234567.123522] Task in {POD}/{CID} killed as a result of limit of {POD}
+[1234567.123530] memory: usage 2097152kB, limit 2097152kB, failcnt 1432
+[1234567.123532] memory+swap: usage 0kB, limit 9007199254740988kB, failcnt 0
+[1234567.123560] [ pid ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name
+[1234567.123600] [20101]     0 20101     1023        4    45056        0          -998 pause
+[1234567.123610] [20117]  1000 20117  1290111   521788  4521984        0           999 java
+[1234567.123650] Memory cgroup out of memory: Kill process 20117 (java) score 1996 or sacrifice child
+[1234567.124100] Killed process 20117 (java) total-vm:5160444kB, anon-rss:2075124kB, file-rss:12028kB, shmem-rss:0kB
+[1234567.140022] oom_reaper: reaped process 20117 (java), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB
+"""
+
+
+def test_4x_block_selection_line_is_not_a_second_kill_and_task_in_gives_the_cgroup() -> None:
+    events = _parse(OLD_MEMCG_BLOCK)
+    assert events["kind"].to_list() == ["oom_invoked", "log", "log", "log", "oom_kill", "log"]
+    invoked, kill, selection = events.row(0, named=True), events.row(4, named=True), events.row(3, named=True)
+    assert (invoked["n_lines"], invoked["pid"], invoked["mem_used_bytes"]) == (11, 20117, 2 * KI**3)
+    assert invoked["container_id"] == CID
+    assert json.loads(invoked["attrs"])["nodemask"] == "(null)"
+    assert (kill["pid"], kill["rss_bytes"], kill["mem_used_bytes"]) == (20117, 2075124 * KI, 2 * KI**3)
+    assert kill["pod_uid"] == "5d3e7a10-4b2c-11e9-8f5a-0a1b2c3d4e5f"
+    assert (kill["container_id"], kill["cgroup"], json.loads(kill["attrs"])["oom_memcg"]) == (CID, f"{POD}/{CID}", POD)
+    assert {"selected": True, "oom_score": 1996}.items() <= json.loads(selection["attrs"]).items()
+    assert selection["cgroup"] == kill["cgroup"]
+
+
+def test_unlimited_memcg_limit_is_not_a_size() -> None:
+    events = _parse("[  1.000000] memory: usage 1024kB, limit 9007199254740988kB, failcnt 0\n")
+    row = events.row(0, named=True)
+    assert (row["mem_used_bytes"], row["mem_total_bytes"]) == (1024 * KI, None)
+    assert json.loads(row["attrs"]) == {"memcg_failcnt": 0, "memcg_unlimited": True}
+
+
+def test_printk_level_prefix_and_bare_kernel_lines() -> None:
+    events = _parse("<3>[   12.500000] nvme nvme0: I/O 7 QID 3 timeout, aborting\n<6>[   12.600000] eth0: link up\n")
+    assert events["severity"].to_list() == ["error", "info"] and events["message"][1] == "eth0: link up"
+    bare = _parse("kernel: [  514.682838] oom_reaper: reaped process 15617 (python3), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB\n")
+    row = bare.row(0, named=True)
+    assert (row["boot_seconds"], row["ts"], row["ts_quality"], row["pid"]) == (514.682838, None, "boot_relative", 15617)
+
+
+def test_journal_short_precise_and_empty_frames() -> None:
+    events = _parse("Jun 23 10:10:34.512093 hv kernel: NVRM: Xid (PCI:0000:3b:00): 63, pid='<unknown>', name=<unknown>, Row Remapper\n",
+                    year=2024)
+    assert (events["ts"][0], events["host"][0], events["xid"][0]) == (_utc(2024, 6, 23, 10, 10, 34, 512093), "hv", 63)
+    empty = _syslog.frame_text(lines_frame("Jun 23 10:10:34 hv kernel: x\n"), ParseContext(file="e")).clear()
+    assert kernel.kernel_rules(empty, ParseContext(file="e")).height == 0
+
+
+def test_untimed_lines_join_the_record_above_only_when_indented() -> None:
+    events = _parse("[    5.000000] first\n    more of first\nstray text\n")
+    assert events["n_lines"].to_list() == [2, 1]
+    assert events["message"].to_list() == ["first\n    more of first", "stray text"]
+    assert events["boot_seconds"].to_list() == [5.0, 5.0]
+
+
+def test_xid_catalog_covers_the_codes_fleet_operators_meet() -> None:
+    required = {8, 13, 31, 32, 38, 43, 45, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 109, 119, 120, 121, 140, 143,
+                *range(144, 151), 154}
+    catalog = _xid.CATALOG
+    assert required <= set(catalog["xid"]) and catalog["xid"].is_unique().all()
+    assert set(catalog["severity"]) <= set(schema.SEVERITIES)
+    assert catalog.filter(pl.col("xid").is_in(list(required)))["resolution"].null_count() == 0
+    rows = {row["xid"]: row for row in catalog.iter_rows(named=True)}
+    assert (rows[79]["mnemonic"], rows[79]["resolution"], rows[79]["severity"]) == (
+        "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS", "RESTART_BM", "critical")
+    assert (rows[13]["resolution"], rows[63]["resolution"], rows[48]["mnemonic"]) == ("RESTART_APP", "IGNORE", "ROBUST_CHANNEL_GPU_ECC_DBE")
+
+
+def test_unknown_xid_and_mig_instance() -> None:
+    events = _parse("[  9.000000] NVRM: Xid (PCI:0000:01:00 GPU-I:05): 999, pid=7194, Contained: CE User Channel (0x9). RST: No\n")
+    row = events.row(0, named=True)
+    assert (row["kind"], row["xid"], row["pid"], row["pci_bus"], row["severity"]) == ("xid", 999, 7194, "0000:01:00", "error")
+    assert json.loads(row["attrs"]) == {"gpu_instance": "GPU-I:05"}
+
+
+# --- detection ------------------------------------------------------------------------------
+
+OTHERS = sorted(p for p in DATA.glob("*/*") if p.is_file() and p.parent.name not in ("kernel", "real_logs"))
+NOT_KERNEL = [
+    "I0523 12:00:00.123456    1234 eviction_manager.go:349] \"Eviction manager: attempting to reclaim\" resourceName=\"memory\"",
+    "Jun 23 10:10:34 node-1 kubelet[1234]: I0623 10:10:34.000000    1234 kubelet.go:2000] \"SyncLoop ADD\"",
+    "Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure; logname= uid=0 euid=0 tty=NODEVssh",
+    "| NVIDIA-SMI 535.129.03             Driver Version: 535.129.03   CUDA Version: 12.2     |",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.15 GiB",
+    "[2025-03-10T15:07:20Z] INFO 03-10 08:07:20 model_runner.py:1115] Loading model weights took 0.2389 GB",
+    '{"__REALTIME_TIMESTAMP":"1718023325118230","_TRANSPORT":"journal","SYSLOG_IDENTIFIER":"kubelet","MESSAGE":"ok"}',
+    "    at java.lang.Thread.run(Thread.java:748)",
+]
+
+
+@pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
+def test_every_kernel_fixture_is_sniffed_as_kernel(path: Path) -> None:
+    source, score = sources.sniff(_head(path))
+    assert source is not None and source.name == "kernel" and score > 0.5
+
+
+@pytest.mark.parametrize("path", OTHERS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_other_sources_fixtures_are_not_kernel(path: Path) -> None:
+    source, _ = sources.sniff(_head(path))
+    assert source is None or source.name != "kernel"
+
+
+@pytest.mark.parametrize("line", NOT_KERNEL)
+def test_other_formats_score_zero(line: str) -> None:
+    assert kernel.sniff([line]) == 0.0
+
+
+# --- accounting and robustness --------------------------------------------------------------
+
+REAL_LINES = [line for path in sorted(FOLDER.iterdir()) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+CONTEXTS = [ParseContext(file="t"), ParseContext(file="t", year=2024, boot_time=_utc(2024, 1, 1)),
+            ParseContext(file="t", reference_time=FIXED_MTIME, tz="Asia/Kolkata")]
+
+
+@pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
+def test_every_fixture_line_is_accounted_for(path: Path) -> None:
+    covered, total = _accounted(path.read_text(encoding="utf-8"), CONTEXTS[0])
+    assert covered == total
+
+
+def test_events_conform_to_the_schema() -> None:
+    events = _events("dmesg_oom_6x_xid_01.log")
+    schema.validate(events, schema.EVENT_SCHEMA, "kernel events")
+    assert set(events["kind"]) <= set(schema.KINDS) and set(events["severity"].drop_nulls()) <= set(schema.SEVERITIES)
+    assert set(events["ts_quality"]) <= set(schema.TS_QUALITIES) and set(events["source"]) == {"kernel"}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400), st.sampled_from(CONTEXTS))
+def test_arbitrary_text_never_raises_and_is_accounted(text: str, ctx: ParseContext) -> None:
+    covered, total = _accounted(text, ctx)
+    assert covered == total
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.sampled_from(REAL_LINES), st.integers(0, 300)), min_size=1, max_size=25),
+    st.sampled_from(["", "[99999999999999999999.5] ", "kernel: ", "    ", "{", "-- Boot 0 --"]),
+    st.sampled_from(CONTEXTS),
+)
+def test_spliced_and_truncated_real_lines_are_accounted(pieces: list[tuple[str, int]], prefix: str, ctx: ParseContext) -> None:
+    text = "\n".join(prefix + line[:cut] if cut % 3 else line for line, cut in pieces)
+    covered, total = _accounted(text, ctx)
+    assert covered == total
