@@ -1,0 +1,375 @@
+"""Kubernetes object documents: ``kubectl get events|pods -o json`` and ``-o yaml``.
+
+A document is decoded whole (one ``json`` / ``yaml`` call per document); each item of a
+List becomes one record whose lines are located from the decoder's offsets, so the
+accounting still covers every input line. Events give one row each; a Pod gives a row for
+an eviction and one per OOM-killed container state (the first row of an item carries its
+lines, the others ``n_lines=0``); any other object gives one ``log`` row.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+import re
+from collections.abc import Iterator, Sequence
+from datetime import date, datetime
+from typing import Any
+
+import polars as pl
+import yaml
+
+from rca import timeutil
+from rca.sources._base import ParseContext, Parsed
+from rca.sources._kube import EVICTION_MESSAGE, attrs_json, event_kind, eviction_fields, oom_victim
+
+_YAML_START = re.compile(r"^(?:apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
+_JSON_MARKERS = ('"apiVersion"', '"kind"', '"involvedObject"', '"containerStatuses"')
+
+_ROW_SCHEMA = {
+    "line": pl.Int64,
+    "n_lines": pl.Int32,
+    "format": pl.String,
+    "object": pl.String,
+    "kind": pl.String,
+    "reason": pl.String,
+    "message": pl.String,
+    "type": pl.String,
+    "when": pl.String,
+    "pod": pl.String,
+    "namespace": pl.String,
+    "pod_uid": pl.String,
+    "node_object": pl.String,
+    "host": pl.String,
+    "container": pl.String,
+    "container_id": pl.String,
+    "exit_code": pl.Int64,
+    "count": pl.Int64,
+    "started": pl.String,
+    "state_field": pl.String,
+    "component": pl.String,
+}
+
+_SEVERITY_BY_TYPE = {"Normal": "info", "Warning": "warning"}
+
+
+def looks_like_document(head: Sequence[str]) -> bool:
+    """Whether the head opens a Kubernetes JSON or YAML document."""
+    if not head:
+        return False
+    if head[0].lstrip().startswith(("{", "[")):
+        return any(marker in line for line in head for marker in _JSON_MARKERS)
+    return bool(_YAML_START.match(head[0])) and any(re.match(r"^\s*-? ?kind: ", line) for line in head)
+
+
+def parse_documents(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:
+    """Rows of the documents in ``lines``; None when the lines are not clean documents."""
+    head = lines["text"].head(60).to_list()
+    if not looks_like_document(head):
+        return None
+    texts = lines["text"].to_list()
+    spans = _json_items(texts) if head[0].lstrip().startswith(("{", "[")) else _yaml_items(texts)
+    if spans is None:
+        return None
+    line_numbers = lines["line"].to_list()
+    rows: list[dict[str, Any]] = []
+    covered = 0
+    for item, first, last, fmt in spans:
+        item_rows = _rows_for(item, fmt) or [_other_row(item, fmt)]
+        for i, row in enumerate(item_rows):
+            row.update(line=line_numbers[first], n_lines=last - first + 1 if i == 0 else 0)
+        covered += last - first + 1
+        rows.extend(item_rows)
+    skipped = {"document envelope": lines.height - covered} if lines.height > covered else {}
+    return Parsed(events=_events(pl.DataFrame(rows, schema=_ROW_SCHEMA), ctx), skipped=skipped)
+
+
+def _json_items(texts: list[str]) -> list[tuple[Any, int, int, str]] | None:
+    """(item, first row, last row, format) for each item of each JSON value in the text."""
+    text = "\n".join(texts)
+    starts = (pl.Series(texts, dtype=pl.String).str.len_chars().cast(pl.Int64) + 1).cum_sum().shift(1, fill_value=0).to_list()
+
+    def row_of(offset: int) -> int:
+        return bisect.bisect_right(starts, offset) - 1
+
+    decoder = json.JSONDecoder()
+    spans: list[tuple[Any, int, int, str]] = []
+    pos = _skip_space(text, 0)
+    while pos < len(text):
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+        for item, item_start, item_end in _json_list_items(decoder, text, value, pos, end):
+            spans.append((item, row_of(item_start), row_of(item_end - 1), _format(item, "json")))
+        pos = _skip_space(text, end)
+    return spans
+
+
+def _json_list_items(decoder: json.JSONDecoder, text: str, value: Any, start: int, end: int) -> Iterator[tuple[Any, int, int]]:
+    items = value.get("items") if isinstance(value, dict) else value if isinstance(value, list) else None
+    if not isinstance(items, list) or not items:
+        yield value, start, end
+        return
+    opening = text.find("[", start) if isinstance(value, list) else _items_array(text, start, end)
+    offsets = _array_offsets(decoder, text, opening) if opening >= 0 else []
+    if len(offsets) != len(items):
+        yield value, start, end
+        return
+    yield from ((item, s, e) for item, (s, e) in zip(items, offsets, strict=True))
+
+
+def _items_array(text: str, start: int, end: int) -> int:
+    found = re.compile(r'"items"\s*:\s*\[').search(text, start, end)
+    return found.end() - 1 if found else -1
+
+
+def _array_offsets(decoder: json.JSONDecoder, text: str, opening: int) -> list[tuple[int, int]]:
+    offsets = []
+    pos = _skip_space(text, opening + 1)
+    while pos < len(text) and text[pos] != "]":
+        try:
+            _, end = decoder.raw_decode(text, pos)
+        except (json.JSONDecodeError, RecursionError):
+            return []
+        offsets.append((pos, end))
+        pos = _skip_space(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip_space(text, pos + 1)
+    return offsets
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _yaml_items(texts: list[str]) -> list[tuple[Any, int, int, str]] | None:
+    """(item, first row, last row, format) for each item of each YAML document."""
+    separators = pl.Series(texts, dtype=pl.String).str.contains(r"^---\s*$").arg_true().to_list()
+    bounds = [-1, *separators, len(texts)]
+    spans: list[tuple[Any, int, int, str]] = []
+    for before, after in itertools.pairwise(bounds):
+        first, last = before + 1, after - 1
+        if first > last:
+            continue
+        try:
+            value = yaml.safe_load("\n".join(texts[first : last + 1]))
+        except (yaml.YAMLError, RecursionError):
+            return None
+        spans.extend(_yaml_list_items(value, texts, first, last))
+    return spans
+
+
+def _yaml_list_items(value: Any, texts: list[str], first: int, last: int) -> list[tuple[Any, int, int, str]]:
+    items = value.get("items") if isinstance(value, dict) else None
+    if not isinstance(items, list) or not items:
+        return [(value, first, last, _format(value, "yaml"))]
+    rows = pl.Series(texts[first : last + 1], dtype=pl.String)
+    items_at = rows.str.contains(r"^\s*items:\s*$").arg_true()
+    if items_at.len() == 0:
+        return [(value, first, last, _format(value, "yaml"))]
+    items_row = first + items_at[0]
+    block = pl.Series(texts[items_row + 1 : last + 1], dtype=pl.String)
+    stripped = block.str.strip_chars_start(" ")
+    indents = block.str.len_chars() - stripped.str.len_chars()
+    indent = len(texts[items_row]) - len(texts[items_row].lstrip(" "))
+    dash = stripped.str.starts_with("- ")
+    outside = ((indents <= indent) & ~dash).arg_true()
+    end = items_row + 1 + (outside[0] if outside.len() else block.len())
+    item_rows = [items_row + 1 + k for k in (dash & (indents == indent)).arg_true().to_list() if items_row + 1 + k < end]
+    if len(item_rows) != len(items):
+        return [(value, first, last, _format(value, "yaml"))]
+    ends = [*item_rows[1:], end]
+    return [(item, s, e - 1, _format(item, "yaml")) for item, s, e in zip(items, item_rows, ends, strict=True)]
+
+
+def _format(item: Any, syntax: str) -> str:
+    kind = item.get("kind") if isinstance(item, dict) else None
+    if kind == "Event" or (isinstance(item, dict) and "involvedObject" in item):
+        return f"event_{syntax}"
+    return (
+        f"pod_{syntax}" if kind == "Pod" or (isinstance(item, dict) and "containerStatuses" in _get(item, "status")) else f"object_{syntax}"
+    )
+
+
+def _rows_for(item: Any, fmt: str) -> list[dict[str, Any]]:
+    if fmt.startswith("event_"):
+        return [_event_row(item, fmt)]
+    if fmt.startswith("pod_"):
+        return _pod_rows(item, fmt)
+    return []
+
+
+def _event_row(event: dict[str, Any], fmt: str) -> dict[str, Any]:
+    involved = _get(event, "involvedObject")
+    series = _get(event, "series")
+    metadata = _get(event, "metadata")
+    object_kind = _text(involved.get("kind"))
+    return {
+        "format": fmt,
+        "object": "Event",
+        "kind": None,
+        "reason": _text(event.get("reason")),
+        "message": _text(event.get("message") or event.get("note")),
+        "type": _text(event.get("type")),
+        "when": _text(
+            event.get("lastTimestamp")
+            or series.get("lastObservedTime")
+            or event.get("eventTime")
+            or event.get("firstTimestamp")
+            or metadata.get("creationTimestamp")
+        ),
+        "pod": _text(involved.get("name")) if object_kind == "Pod" else None,
+        "namespace": _text(involved.get("namespace") or metadata.get("namespace")),
+        "pod_uid": _text(involved.get("uid")) if object_kind == "Pod" else None,
+        "node_object": _text(involved.get("name")) if object_kind == "Node" else None,
+        "host": _text(_get(event, "source").get("host") or event.get("reportingInstance")),
+        "container": _first_match(r"containers\{([^}]+)\}", _text(involved.get("fieldPath"))),
+        "count": _int(event.get("count") or series.get("count")),
+        "component": _text(_get(event, "source").get("component") or event.get("reportingComponent")),
+    }
+
+
+def _pod_rows(pod: dict[str, Any], fmt: str) -> list[dict[str, Any]]:
+    metadata, spec, status = _get(pod, "metadata"), _get(pod, "spec"), _get(pod, "status")
+    base = {
+        "format": fmt,
+        "object": "Pod",
+        "pod": _text(metadata.get("name")),
+        "namespace": _text(metadata.get("namespace")),
+        "pod_uid": _text(metadata.get("uid")),
+        "host": _text(spec.get("nodeName")),
+    }
+    rows = []
+    message = _text(status.get("message")) or ""
+    if status.get("reason") == "Evicted" or EVICTION_MESSAGE in message:
+        disruption = next((c for c in status.get("conditions") or [] if isinstance(c, dict) and c.get("type") == "DisruptionTarget"), {})
+        rows.append(
+            {
+                **base,
+                "kind": "eviction",
+                "reason": _text(status.get("reason")),
+                "message": message or None,
+                "when": _text(disruption.get("lastTransitionTime")),
+                "started": _text(status.get("startTime")),
+            }
+        )
+    for container in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
+        if not isinstance(container, dict):
+            continue
+        for field in ("state", "lastState"):
+            terminated = _get(_get(container, field), "terminated")
+            if terminated.get("reason") != "OOMKilled":
+                continue
+            rows.append(
+                {
+                    **base,
+                    "kind": "container_oomkilled",
+                    "reason": "OOMKilled",
+                    "message": _text(terminated.get("message"))
+                    or f"container {container.get('name')} {field} terminated: OOMKilled, exit code {terminated.get('exitCode')}",
+                    "when": _text(terminated.get("finishedAt") or terminated.get("startedAt")),
+                    "started": _text(terminated.get("startedAt")),
+                    "container": _text(container.get("name")),
+                    "container_id": _first_match(
+                        r"^(?:[a-z]+://)?(.+)$", _text(terminated.get("containerID") or container.get("containerID"))
+                    ),
+                    "exit_code": _int(terminated.get("exitCode")),
+                    "state_field": field,
+                }
+            )
+    return rows
+
+
+def _other_row(item: Any, fmt: str) -> dict[str, Any]:
+    metadata = _get(item, "metadata")
+    kind = _text(item.get("kind")) if isinstance(item, dict) else type(item).__name__
+    name = "/".join(part for part in (_text(metadata.get("namespace")), _text(metadata.get("name"))) if part)
+    phase = _text(_get(item, "status").get("phase"))
+    summary = " ".join(part for part in (kind, name, f"phase={phase}" if phase else None) if part)
+    return {
+        "format": fmt,
+        "object": kind,
+        "kind": "log",
+        "message": summary or json.dumps(item, default=str)[:200],
+        "pod": _text(metadata.get("name")) if kind == "Pod" else None,
+        "namespace": _text(metadata.get("namespace")),
+    }
+
+
+def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    message = pl.col("message").fill_null("")
+    evicted = eviction_fields(message)
+    victim = oom_victim(message)
+    is_event = pl.col("object") == "Event"
+    kind = pl.when(is_event).then(event_kind(pl.col("reason").fill_null(""), message)).otherwise(pl.col("kind"))
+    ts = timeutil.iso_to_utc(pl.col("when"), ctx.tz)
+    return (
+        rows.with_columns(kind=kind, ts=ts)
+        .select(
+            "line",
+            "n_lines",
+            "kind",
+            "ts",
+            "format",
+            "namespace",
+            "pod_uid",
+            "container_id",
+            "exit_code",
+            message=pl.coalesce("message", "reason", "object"),
+            ts_raw="when",
+            ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
+            severity=pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None),
+            host=pl.coalesce("node_object", "host"),
+            pod="pod",
+            container=pl.coalesce(pl.col("container"), pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("container"))),
+            pid=pl.when(pl.col("kind") == "oom_kill").then(victim.struct.field("pid")),
+            process=pl.when(pl.col("kind") == "oom_kill").then(victim.struct.field("process")),
+            mem_used_bytes=pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("used_bytes")),
+            mem_requested_bytes=pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("requested_bytes")),
+            attrs=attrs_json(
+                {
+                    "object": pl.col("object"),
+                    "reason": pl.col("reason"),
+                    "event_type": pl.col("type"),
+                    "count": pl.col("count"),
+                    "component": pl.col("component"),
+                    "started": pl.col("started"),
+                    "state_field": pl.col("state_field"),
+                    "resource": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")),
+                    "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
+                    "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
+                }
+            ),
+        )
+        .with_columns(pl.col("exit_code").cast(pl.Int32, strict=False))
+    )
+
+
+def _get(mapping: Any, key: str) -> dict[str, Any]:
+    value = mapping.get(key) if isinstance(mapping, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return str(value)
+
+
+def _int(value: Any) -> int | None:
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if -(2**63) <= number < 2**63 else None
+
+
+def _first_match(pattern: str, text: str | None) -> str | None:
+    found = re.search(pattern, text) if text else None
+    return found.group(1) if found else None

@@ -1,0 +1,126 @@
+"""Kubernetes vocabulary shared by the kubelet and k8s sources.
+
+Resource quantities ("1275700Ki", "15Gi", "-2097758044639028Ki"), pod references as the
+kubelet and kubectl print them ("ns/name", "name_ns(uid)"), the kubelet's eviction
+message, and the attrs JSON builder. All of it works on whole columns.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+QUANTITY = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?:[KMGTPE]i|[kKMGTPEm])?"
+
+_QUANTITY_PARTS = r"^(?<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?<unit>[KMGTPE]i|[kKMGTPEm])?B?$"
+
+_UNIT_FACTORS: dict[str, int] = {
+    "": 1,
+    "Ki": 1 << 10,
+    "Mi": 1 << 20,
+    "Gi": 1 << 30,
+    "Ti": 1 << 40,
+    "Pi": 1 << 50,
+    "Ei": 1 << 60,
+    "k": 10**3,
+    "K": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "E": 10**18,
+}
+
+_INT64_LIMIT = 9.2e18
+
+# Pod and namespace names are DNS labels, so "_" separates them unambiguously.
+UNDERSCORE_POD_REF = r"(?<pod>[a-z0-9][-a-z0-9.]*)_(?<namespace>[a-z0-9][-a-z0-9]*)\((?<pod_uid>[0-9a-fA-F-]{8,36})\)"
+SLASH_POD_REF = r"^(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a-z0-9.]*)$"
+
+EVICTION_MESSAGE = "The node was low on resource"
+
+
+def quantity_bytes(text: pl.Expr) -> pl.Expr:
+    """A Kubernetes quantity ("87608Ki", "15Gi", "100M", "-3Ki", "1.5Gi") as an Int64 count.
+
+    Integers are multiplied exactly (Int128), so huge and negative values survive;
+    anything that is not a quantity, or does not fit in Int64, is null.
+    """
+    parts = text.str.strip_chars().str.extract_groups(_QUANTITY_PARTS)
+    number = parts.struct.field("number")
+    unit = parts.struct.field("unit").fill_null("")
+    factor = unit.replace_strict(_UNIT_FACTORS, default=None, return_dtype=pl.Int64)
+    exact = (number.cast(pl.Int128, strict=False) * factor.cast(pl.Int128)).cast(pl.Int64, strict=False)
+    scale = pl.when(unit == "m").then(pl.lit(1e-3)).otherwise(factor.cast(pl.Float64))
+    approx = (number.cast(pl.Float64, strict=False) * scale).round()
+    approx_int = pl.when(approx.abs() < _INT64_LIMIT).then(approx).cast(pl.Int64, strict=False)
+    return pl.coalesce(exact, approx_int)
+
+
+def attrs_json(fields: dict[str, pl.Expr]) -> pl.Expr:
+    """A JSON object string of ``fields`` with null members left out (null when all are)."""
+    encoded = pl.struct(**fields).struct.json_encode()
+    # Inside JSON strings every quote is escaped, so ',"key":null' can only be a member.
+    trimmed = encoded.str.replace_all(r',"[A-Za-z_]\w*":null', "").str.replace(r'^\{"[A-Za-z_]\w*":null,?', "{")
+    return pl.when(trimmed == "{}").then(None).otherwise(trimmed)
+
+
+def eviction_fields(message: pl.Expr) -> pl.Expr:
+    """Fields of the kubelet's eviction message, as a struct.
+
+    "The node was low on resource: memory. [Threshold quantity: 100Mi, available: 87608Ki.]
+    Container X was using 1275700Ki, which exceeds its request of 0." — and the newer
+    "request is 15Gi, has larger consumption of memory." wording.
+    """
+    return pl.struct(
+        resource=message.str.extract(r"low on resource: ([\w./-]+?)\.?(?:\s|$)", 1),
+        threshold_bytes=quantity_bytes(message.str.extract(rf"Threshold quantity: ({QUANTITY})", 1)),
+        available_bytes=quantity_bytes(message.str.extract(rf"available: ({QUANTITY})", 1)),
+        container=message.str.extract(r"Container ([a-z0-9][-a-z0-9.]*) was using", 1),
+        containers=message.str.extract_all(r"Container [a-z0-9][-a-z0-9.]* was using").list.eval(
+            pl.element().str.extract(r"Container (\S+) was using", 1)
+        ),
+        used_bytes=quantity_bytes(message.str.extract(rf"was using ({QUANTITY})", 1)),
+        requested_bytes=quantity_bytes(message.str.extract(rf"(?:exceeds its request of|request is) ({QUANTITY})", 1)),
+    )
+
+
+_OOM_KILL_REASONS = ("OOMKilling", "SystemOOM")
+
+
+def event_kind(reason: pl.Expr, message: pl.Expr) -> pl.Expr:
+    """The event kind a Kubernetes Event's reason (and message) stands for.
+
+    OOMKilling (node-problem-detector) and SystemOOM (kubelet) report the kernel's OOM
+    killer; EvictionThresholdMet is the kubelet starting to reclaim; Evicted names the pod.
+    """
+    evicted = message.str.contains(EVICTION_MESSAGE, literal=True).fill_null(False)
+    return (
+        pl.when(reason.is_in(_OOM_KILL_REASONS))
+        .then(pl.lit("oom_kill"))
+        .when(reason == "OOMKilled")
+        .then(pl.lit("container_oomkilled"))
+        .when(reason.is_in(["Evicted", "EvictionThresholdMet"]) | evicted)
+        .then(pl.lit("eviction"))
+        .when(reason.is_in(["NodeHasInsufficientMemory", "MemoryPressure"]))
+        .then(pl.lit("memory_pressure"))
+        .otherwise(pl.lit("log"))
+    )
+
+
+def oom_victim(message: pl.Expr) -> pl.Expr:
+    """Victim pid and process named in an OOM event message, as a struct.
+
+    "System OOM encountered, victim process: python, pid: 1234" (kubelet) and
+    "Memory cgroup out of memory: Kill process 25169 (hyperkube) …" (node-problem-detector).
+    """
+    kubelet = message.str.extract_groups(r"victim process: (?<process>[^,]+), pid: (?<pid>\d+)").struct
+    kernel = message.str.extract_groups(r"Kill(?:ed)? process (?<pid>\d+) \((?<process>[^)]*)\)").struct
+    return pl.struct(
+        pid=pl.coalesce(kubelet.field("pid"), kernel.field("pid")).cast(pl.Int64, strict=False),
+        process=pl.coalesce(kubelet.field("process"), kernel.field("process")),
+    )
+
+
+def message_container(message: pl.Expr) -> pl.Expr:
+    """The container an event message names ("Stopping container x", "restarting failed container x")."""
+    return message.str.extract(r"(?:Stopping|Started|Created|Killing|restarting failed) container ([a-z0-9][-a-z0-9.]*)\b", 1)

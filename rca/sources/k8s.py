@@ -1,0 +1,460 @@
+"""kubectl output: event tables, describe pod/node, pod tables, status fields, Event/Pod documents.
+
+What an operator pastes into an incident: ``kubectl get events`` (current, NAMESPACE-first
+and the old FIRSTSEEN/LASTSEEN layouts), ``kubectl describe pod|node`` (header fields,
+container State blocks, Events and Conditions tables), ``kubectl|oc get pods`` tables and
+``yq``-extracted status fields, and whole ``-o json``/``-o yaml`` documents (handled by
+:mod:`rca.sources._k8s_objects`).
+
+Tables are sliced at the header's column offsets (kubectl aligns them with a tabwriter),
+so cells that contain single spaces ("kubelet, node1", "17m (x2 over 18m)") stay whole.
+Relative ages ("17m") cannot be anchored to a clock: such rows keep ``ts`` null and the
+age in ``attrs``. Describe-pod "Exit Code" is taken as printed, never inferred.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import polars as pl
+
+from rca import timeutil
+from rca.sources import _k8s_objects, register
+from rca.sources._base import ParseContext, Parsed, Source
+from rca.sources._kube import EVICTION_MESSAGE, attrs_json, event_kind, eviction_fields, message_container, oom_victim
+
+_PROMPT = r"^\s*(?:\S*\$|\S+#)\s+\S"
+_PROMPT_NAMESPACE = r"\s(?:-n\s*|--namespace[= ])([a-z0-9][-a-z0-9]*)"
+_BORDER = r"^\s*-{2,}(?:\s+-{2,})*\s*$"
+_GET_HEADER = r"^\s*(?:NAMESPACE\s{2,})?(?:LAST SEEN|LASTSEEN|FIRSTSEEN|NAME)\s{2,}[A-Z][A-Z ]*?\s{2,}[A-Z]"
+_KEY_LINE = r"^\s*(?<key>[A-Z][A-Za-z()/.-]*(?: [A-Za-z()/.-]+){0,2}):(?:\s+(?<value>.*?))?\s*$"
+_CONTAINER_LINE = r"^\s+([a-z0-9][-a-z0-9.]*):\s*$"
+_EVENTS_HEADER = r"^\s*(?:NAMESPACE\s{2,})?LAST SEEN\s{2,}TYPE\s{2,}REASON\s{2,}OBJECT\s{2,}"
+_OLD_EVENTS_HEADER = r"^\s*(?:FIRSTSEEN|LASTSEEN)\s{2,}(?:FIRSTSEEN|LASTSEEN)\s{2,}COUNT\s{2,}NAME\s{2,}KIND\s{2,}"
+_DESCRIBE_EVENTS_HEADER = r"^\s*Type\s{2,}Reason\s{2,}Age\s{2,}From\s{2,}Message"
+_PODS_HEADER = r"^\s*(?:NAMESPACE\s{2,})?NAME\s{2,}READY\s{2,}STATUS\s{2,}RESTARTS\s{2,}AGE"
+_DESCRIBE_KEYS = (
+    r"^\s*(?:Exit Code|Restart Count|Start Time|Controlled By|QoS Class|Last State|Finished|Container ID|Priority Class Name):\s"
+)
+_KUBECTL_PROMPT = r"^\s*(?:\S*\$|\S+#)\s+(?:kubectl|oc)\s"
+_TABLE_LIKE = r"^\s*\S+(?: \S+)*(?:\s{2,}\S+(?: \S+)*){2,}\s*$"
+_STATE_KEYS = ("State", "Last State")
+
+_SECTION_KEYS = (
+    "Name",
+    "Containers",
+    "Init Containers",
+    "Ephemeral Containers",
+    "Conditions",
+    "Volumes",
+    "QoS Class",
+    "Node-Selectors",
+    "Tolerations",
+    "Events",
+    "Addresses",
+    "Capacity",
+    "Allocatable",
+    "System Info",
+    "Non-terminated Pods",
+    "Allocated resources",
+    "Taints",
+    "Lease",
+)
+_CONTAINER_SECTIONS = ("Containers", "Init Containers", "Ephemeral Containers")
+_NODE_KEYS = ("Roles", "Taints", "Unschedulable", "Addresses", "Kubelet Version")
+
+# Header words of kubectl tables (upper-cased, spaces removed) and the field each one holds.
+_COLUMNS = {
+    "LASTSEEN": "last_seen",
+    "FIRSTSEEN": "first_seen",
+    "COUNT": "count",
+    "TYPE": "type",
+    "REASON": "reason",
+    "OBJECT": "object",
+    "SUBOBJECT": "subobject",
+    "SOURCE": "source",
+    "FROM": "source",
+    "MESSAGE": "message",
+    "NAMESPACE": "namespace",
+    "NAME": "name",
+    "KIND": "object_kind",
+    "AGE": "age",
+    "STATUS": "status",
+    "READY": "ready",
+    "RESTARTS": "restarts",
+    "NODE": "node",
+    "LASTHEARTBEATTIME": "heartbeat",
+    "LASTTRANSITIONTIME": "transition",
+}
+_FIELDS = tuple(dict.fromkeys(_COLUMNS.values()))
+
+_SEVERITY_BY_TYPE = {"Normal": "info", "Warning": "warning"}
+
+
+def sniff(head: Sequence[str]) -> float:
+    """Confidence that the head is kubectl output or a Kubernetes object document."""
+    if not head:
+        return 0.0
+    texts = pl.Series(list(head), dtype=pl.String)
+    if _k8s_objects.looks_like_document(head):
+        return 0.95
+    if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}").any():
+        return 0.95
+    if texts.str.contains(_PODS_HEADER).any():
+        # A pod table also turns up inside CI job logs: weigh it by how much of the head is kubectl-shaped.
+        shaped = texts.str.contains(rf"{_KUBECTL_PROMPT}|{_TABLE_LIKE}|^\s*{EVICTION_MESSAGE}").mean() or 0.0
+        return 0.5 + 0.4 * shaped
+    describe = texts.str.contains(_DESCRIBE_KEYS).sum()
+    shaped = texts.str.contains(rf"{_KEY_LINE}|{_CONTAINER_LINE}").mean() or 0.0
+    if describe >= 2 and shaped >= 0.5:
+        return 0.9
+    if texts.str.contains(rf"^(?:\s*message:\s*['\"]?)?{EVICTION_MESSAGE}").any():
+        return 0.6
+    return 0.0
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Parse kubectl output: whole JSON/YAML documents first, else tables and describe text."""
+    return _k8s_objects.parse_documents(lines, ctx) or _parse_text(lines, ctx)
+
+
+def _parse_text(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    frame = _annotate(lines)
+    rows = _table_rows(frame, ctx.tz)
+    records = _text_records(frame, ctx.tz)
+    skipped = frame.group_by("skip").len().drop_nulls("skip")
+    parts = [part for part in (rows, records) if part.height]
+    events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
+    return Parsed(events=events, skipped=dict(zip(skipped["skip"].to_list(), skipped["len"].to_list(), strict=True)))
+
+
+def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
+    """Per-line shape: prompts, tables, describe keys, sections, documents."""
+    text = pl.col("text")
+    key = text.str.extract_groups(_KEY_LINE).struct
+    indent = text.str.len_chars() - text.str.strip_chars_start(" ").str.len_chars()
+    base = lines.with_columns(
+        indent=indent,
+        prompt=text.str.contains(_PROMPT),
+        border=text.str.contains(_BORDER),
+        key=key.field("key"),
+        value=key.field("value"),
+        container_line=text.str.extract(_CONTAINER_LINE, 1),
+    ).with_columns(
+        header=~pl.col("prompt") & (text.str.contains(_GET_HEADER) | pl.col("border").shift(-1).fill_null(False)) & ~pl.col("border"),
+        command=pl.col("prompt").cum_sum(),
+    )
+    tables = _table_membership(base)
+    top_key = pl.when(pl.col("indent") == 0).then(pl.col("key"))
+    return tables.with_columns(
+        prompt_namespace=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_NAMESPACE, 1)).forward_fill().over("command"),
+        section=top_key.forward_fill().over("command"),
+        doc=(top_key == "Name").fill_null(False).cum_sum(),
+        skip=pl.when(pl.col("prompt"))
+        .then(pl.lit("shell prompt"))
+        .when(pl.col("header"))
+        .then(pl.lit("table header"))
+        .when(pl.col("border") & (pl.col("table") > 0))
+        .then(pl.lit("table border"))
+        .when(
+            pl.col("key").is_not_null()
+            & pl.col("value").is_null()
+            & (pl.col("header") | pl.col("container_line").is_not_null()).shift(-1).fill_null(False)
+        )
+        .then(pl.lit("section header")),
+    )
+
+
+def _table_membership(frame: pl.DataFrame) -> pl.DataFrame:
+    """Mark the data rows of each table: below its header, at its indent, until something else starts."""
+    table = pl.col("header").cum_sum()
+    header_indent = pl.when(pl.col("header")).then(pl.col("indent")).forward_fill()
+    ends = pl.col("prompt") | (pl.col("indent") < header_indent) | (pl.col("key").is_not_null() & (pl.col("indent") <= header_indent))
+    return frame.with_columns(table=table).with_columns(
+        row=(pl.col("table") > 0) & ~pl.col("header") & ~pl.col("border") & ((ends & ~pl.col("header")).cum_sum().over("table") == 0),
+    )
+
+
+def _column_offsets(frame: pl.DataFrame) -> pl.DataFrame:
+    """Start and width of each known column of every table header (a handful of lines)."""
+    rows = []
+    for table, header in frame.filter(pl.col("header")).select("table", "text").iter_rows():
+        cells = [(m.group().replace(" ", "").upper(), m.start()) for m in re.finditer(r"\S+(?: \S+)*", header)]
+        entry: dict[str, int | None] = {"table": table}
+        for i, (name, start) in enumerate(cells):
+            field = _COLUMNS.get(name)
+            if field is not None and f"{field}_start" not in entry:
+                entry[f"{field}_start"] = start
+                entry[f"{field}_width"] = cells[i + 1][1] - start if i + 1 < len(cells) else None
+        rows.append(entry)
+    schema = {"table": pl.UInt32, **{f"{f}_{p}": pl.Int64 for f in _FIELDS for p in ("start", "width")}}
+    return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+
+
+def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
+    rows = frame.filter(pl.col("row") & pl.col("skip").is_null())
+    if rows.height == 0:
+        return pl.DataFrame()
+    offsets = _column_offsets(frame).with_columns(pl.col("table").cast(frame.schema["table"]))
+    cells = rows.join(offsets, on="table", how="left").with_columns([_cell(field) for field in _FIELDS])
+    return _row_events(cells, _doc_context(frame), tz)
+
+
+def _cell(field: str) -> pl.Expr:
+    start, width = pl.col(f"{field}_start"), pl.col(f"{field}_width")
+    sliced = pl.col("text").str.slice(start, width).str.strip_chars()
+    return pl.when(start.is_not_null() & (sliced != "")).then(sliced).alias(field)
+
+
+def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per describe document: the object it describes (pod or node) and where it runs."""
+    value = pl.col("value")
+    top = pl.col("indent") == 0
+    docs = frame.group_by("doc").agg(
+        doc_name=value.filter(top & (pl.col("key") == "Name")).first(),
+        doc_namespace=value.filter(top & (pl.col("key") == "Namespace")).first(),
+        doc_node=value.filter(top & (pl.col("key") == "Node")).first().str.extract(r"^([^/\s]+)", 1),
+        doc_start=value.filter(top & (pl.col("key") == "Start Time")).first(),
+        is_node=pl.col("key").filter(top).is_in(_NODE_KEYS).any(),
+    )
+    return docs.with_columns(
+        doc_pod=pl.when(~pl.col("is_node")).then(pl.col("doc_name")),
+        doc_host=pl.when(pl.col("is_node")).then(pl.col("doc_name")).otherwise(pl.col("doc_node")),
+    )
+
+
+def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFrame:
+    message = pl.col("message")
+    is_conditions = pl.col("heartbeat").is_not_null() | pl.col("transition").is_not_null()
+    is_pods = pl.col("ready").is_not_null() & pl.col("restarts").is_not_null()
+    kind = (
+        pl.when(is_conditions)
+        .then(
+            pl.when((pl.col("type") == "MemoryPressure") & (pl.col("status") == "True"))
+            .then(pl.lit("memory_pressure"))
+            .otherwise(pl.lit("log"))
+        )
+        .when(is_pods)
+        .then(
+            pl.when(pl.col("status") == "Evicted")
+            .then(pl.lit("eviction"))
+            .when(pl.col("status") == "OOMKilled")
+            .then(pl.lit("container_oomkilled"))
+            .otherwise(pl.lit("log"))
+        )
+        .otherwise(event_kind(pl.col("reason").fill_null(""), message))
+    )
+    when_text = pl.coalesce("transition", "last_seen", "first_seen", "age")
+    ts = pl.coalesce(timeutil.rfc1123_to_utc(when_text), timeutil.iso_to_utc(when_text, tz))
+    object_ref = pl.col("object").str.extract_groups(r"^(?<kind>[\w.-]+)/(?<name>.+)$").struct
+    object_kind = pl.coalesce(object_ref.field("kind").str.to_lowercase(), pl.col("object_kind").str.to_lowercase())
+    object_name = pl.coalesce(object_ref.field("name"), pl.col("name").str.replace(r"\.[0-9a-f]{10,}$", ""))
+    evicted = eviction_fields(message.fill_null(""))
+    victim = oom_victim(message.fill_null(""))
+    source_host = pl.col("source").str.extract(r"^\{?[\w-]+,? ([^\s{}]+)\}?$", 1)
+    return (
+        cells.join(docs, on="doc", how="left")
+        .with_columns(kind=kind, ts=ts)
+        .select(
+            "line",
+            "kind",
+            "ts",
+            n_lines=pl.lit(1, pl.Int32),
+            ts_raw=pl.when(pl.col("ts").is_not_null()).then(when_text),
+            ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
+            format=pl.when(is_conditions)
+            .then(pl.lit("describe_conditions"))
+            .when(is_pods)
+            .then(pl.lit("get_pods"))
+            .when(pl.col("source").is_not_null() & pl.col("object").is_null() & pl.col("object_kind").is_null())
+            .then(pl.lit("describe_events"))
+            .otherwise(pl.lit("get_events")),
+            severity=pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None),
+            message=pl.coalesce(message, pl.col("text").str.strip_chars()),
+            host=pl.coalesce(pl.when(object_kind == "node").then(object_name), source_host, pl.col("node"), pl.col("doc_host")),
+            pod=pl.coalesce(pl.when(object_kind == "pod").then(object_name), pl.when(is_pods).then(pl.col("name")), pl.col("doc_pod")),
+            namespace=pl.coalesce("namespace", "doc_namespace", "prompt_namespace"),
+            container=pl.coalesce(
+                pl.col("subobject").str.extract(r"containers\{([^}]+)\}", 1), evicted.struct.field("container"), message_container(message)
+            ),
+            pid=victim.struct.field("pid"),
+            process=victim.struct.field("process"),
+            mem_used_bytes=evicted.struct.field("used_bytes"),
+            mem_requested_bytes=evicted.struct.field("requested_bytes"),
+            attrs=attrs_json(
+                {
+                    "reason": pl.col("reason"),
+                    "event_type": pl.when(~is_conditions).then(pl.col("type")),
+                    "condition": pl.when(is_conditions).then(pl.col("type")),
+                    "status": pl.col("status"),
+                    "age": pl.when(pl.col("ts").is_null()).then(when_text),
+                    "count": pl.col("count").cast(pl.Int64, strict=False),
+                    "object": pl.col("object"),
+                    "source": pl.col("source"),
+                    "ready": pl.col("ready"),
+                    "restarts": pl.col("restarts"),
+                    "resource": evicted.struct.field("resource"),
+                }
+            ),
+        )
+    )
+
+
+def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
+    """Describe fields, container State blocks and free text, grouped into records."""
+    text_lines = frame.filter(~pl.col("row") & pl.col("skip").is_null())
+    if text_lines.height == 0:
+        return pl.DataFrame()
+    grouped = (
+        _state_blocks(text_lines)
+        .with_columns(
+            container=pl.when(pl.col("section").is_in(_CONTAINER_SECTIONS))
+            .then(pl.col("container_line"))
+            .forward_fill()
+            .over(["doc", "section"]),
+        )
+        .with_columns(record=_record_starts().cum_sum())
+    )
+    owner = pl.col("key").forward_fill().over("record")
+    records = (
+        grouped.with_columns(owner=owner)
+        .group_by("record", maintain_order=True)
+        .agg(
+            pl.col("line").first(),
+            pl.len().cast(pl.Int32).alias("n_lines"),
+            pl.col("text").str.join("\n").alias("message"),
+            pl.col("doc", "prompt_namespace", "container", "section").first(),
+            pl.col("state_block").first().alias("is_state"),
+            pl.col("key").first().alias("first_key"),
+            _field("State").alias("state"),
+            _field("Last State").alias("last_state"),
+            _field("Reason").alias("reason"),
+            _field("Exit Code").alias("exit_code"),
+            _field("Started").alias("started"),
+            _field("Finished").alias("finished"),
+            _field("Status").alias("status"),
+            pl.when(pl.col("owner") == "Message")
+            .then(pl.coalesce(pl.when(pl.col("key").is_not_null()).then(pl.col("value")), pl.col("text")))
+            .drop_nulls()
+            .str.join("")
+            .alias("status_message"),
+        )
+    )
+    return _record_events(records, _doc_context(frame), tz)
+
+
+def _field(key: str) -> pl.Expr:
+    """Inside a record aggregation: the value of the record's first ``key:`` line."""
+    return pl.col("value").filter(pl.col("key") == key).first()
+
+
+def _state_blocks(lines: pl.DataFrame) -> pl.DataFrame:
+    """Flag the lines of each container State / Last State block (the key line and its deeper lines)."""
+    state_line = pl.col("key").is_in(_STATE_KEYS).fill_null(False)
+    block = state_line.cum_sum()
+    state_indent = pl.when(state_line).then(pl.col("indent")).forward_fill()
+    outside = ~state_line & (pl.col("indent") <= state_indent)
+    return lines.with_columns(block=block).with_columns(
+        state_block=(pl.col("block") > 0) & (outside.fill_null(True).cum_sum().over("block") == 0),
+        state_start=state_line,
+    )
+
+
+def _record_starts() -> pl.Expr:
+    line_gap = pl.col("line").diff().fill_null(2) != 1
+    section = (pl.col("indent") == 0) & pl.col("key").is_in(_SECTION_KEYS).fill_null(False)
+    container = pl.col("container_line").is_not_null() & pl.col("section").is_in(_CONTAINER_SECTIONS)
+    after_state = ~pl.col("state_block") & pl.col("state_block").shift(1).fill_null(False)
+    # Free text outside describe output is one record per line, unless it is the output of
+    # one shell command (a yq-printed message wrapped over lines).
+    loose = pl.col("section").is_null() & pl.col("key").is_null() & (pl.col("command") == 0)
+    return line_gap | section | container | pl.col("state_start") | after_state | loose
+
+
+def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFrame:
+    evicted_text = pl.coalesce(pl.when(pl.col("status_message") != "").then(pl.col("status_message")), pl.col("message"))
+    evicted = eviction_fields(evicted_text)
+    is_state = pl.col("is_state")
+    oomkilled = is_state & (pl.col("reason") == "OOMKilled")
+    is_eviction = ~is_state & ((pl.col("reason") == "Evicted") | evicted_text.str.contains(EVICTION_MESSAGE, literal=True))
+    when_text = pl.when(is_state).then(pl.coalesce("finished", "started"))
+    ts = pl.coalesce(timeutil.rfc1123_to_utc(when_text), timeutil.iso_to_utc(when_text, tz))
+    return (
+        records.join(docs, on="doc", how="left")
+        .with_columns(ts=ts)
+        .select(
+            "line",
+            "n_lines",
+            "message",
+            "ts",
+            kind=pl.when(oomkilled).then(pl.lit("container_oomkilled")).when(is_eviction).then(pl.lit("eviction")).otherwise(pl.lit("log")),
+            ts_raw=pl.when(pl.col("ts").is_not_null()).then(when_text),
+            ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
+            format=pl.when(is_state)
+            .then(pl.lit("describe_state"))
+            .when(pl.col("first_key").is_not_null() | pl.col("section").is_not_null())
+            .then(pl.lit("describe"))
+            .otherwise(pl.lit("text")),
+            host="doc_host",
+            pod="doc_pod",
+            namespace=pl.coalesce("doc_namespace", "prompt_namespace"),
+            container=pl.coalesce(pl.col("container"), pl.when(is_eviction).then(evicted.struct.field("container"))),
+            exit_code=pl.when(is_state).then(pl.col("exit_code").cast(pl.Int32, strict=False)),
+            mem_used_bytes=pl.when(is_eviction).then(evicted.struct.field("used_bytes")),
+            mem_requested_bytes=pl.when(is_eviction).then(evicted.struct.field("requested_bytes")),
+            attrs=attrs_json(
+                {
+                    "state_field": pl.when(is_state).then(
+                        pl.when(pl.col("state").is_not_null()).then(pl.lit("State")).otherwise(pl.lit("Last State"))
+                    ),
+                    "state": pl.coalesce("state", "last_state"),
+                    "reason": pl.col("reason"),
+                    "status": pl.col("status"),
+                    "started": pl.when(is_state).then(pl.col("started")),
+                    "start_time": pl.when(is_eviction).then(pl.col("doc_start")),
+                    "resource": pl.when(is_eviction).then(evicted.struct.field("resource")),
+                    "threshold_bytes": pl.when(is_eviction).then(evicted.struct.field("threshold_bytes")),
+                    "available_bytes": pl.when(is_eviction).then(evicted.struct.field("available_bytes")),
+                }
+            ),
+        )
+    )
+
+
+SOURCE = register(
+    Source(
+        name="k8s",
+        sniff=sniff,
+        parse=parse,
+        sniff_literals=(
+            "LAST SEEN",
+            "LASTSEEN",
+            "Reason",
+            "READY",
+            "Exit Code",
+            "Start Time",
+            "Restart Count",
+            "State:",
+            "kind",
+            "involvedObject",
+            "containerStatuses",
+            EVICTION_MESSAGE,
+            "kubectl",
+            "oc ",
+        ),
+        formats=(
+            "get_events",
+            "describe_events",
+            "describe_conditions",
+            "get_pods",
+            "describe",
+            "describe_state",
+            "text",
+            "event_json",
+            "pod_json",
+            "event_yaml",
+            "pod_yaml",
+        ),
+    )
+)

@@ -1,0 +1,331 @@
+"""kubelet logs: bare klog, klog inside journald/syslog, and structured klog.
+
+The kubelet writes klog lines (``I1201 03:17:05.123456    2345 file.go:123] msg``), either
+to a file or through journald (``Dec 01 03:17:05 host kubelet[2345]: I1201 …``). Since
+Kubernetes 1.21 most messages are structured (``"Eviction manager: attempting to reclaim"
+resourceName="memory"``). The envelope is peeled by :mod:`rca.sources._syslog`; the rules
+here read the klog header and the message: the eviction manager's sequence (reclaim,
+rank, evict), node memory pressure, container OOM kills and the system OOMs the kubelet
+reports. klog carries no year and no zone: the year comes from the context
+(``timeutil.yearless_to_utc``) and the zone is ``ctx.tz``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from rca import timeutil
+from rca.sources import _syslog, register
+from rca.sources._base import ParseContext, Parsed, Source
+from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, attrs_json, eviction_fields, quantity_bytes
+
+KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite")
+
+KLOG_HEADER = (
+    r"^(?<severity>[IWEF])(?<month>\d\d)(?<day>\d\d) (?<clock>\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?<thread>\d+) "
+    r"(?<caller>[^\s:\]]+:\d+)\] ?(?<body>.*)$"
+)
+_KLOG_GO_LINE = r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ [^\s:\]]+\.go:\d+\] "
+_KUBELET_CALLER = (
+    r"\b(?:eviction_manager|kubelet|kubelet_pods|kuberuntime_\w+|pod_workers|prober|generic|status_manager|oom_watcher\w*)\.go:\d+\] "
+)
+
+_SEVERITY_BY_LETTER = {"I": "info", "W": "warning", "E": "error", "F": "critical"}
+
+_SLASH_POD = r'\bpod="?(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a-z0-9.]*)"?'
+_POD_UID = r'\bpod(?:UID|ID)="?([0-9a-fA-F-]{32,36})"?'
+_EVENT_POD_UID = r'event=&?\{"?ID"?:"?([0-9a-fA-F-]{32,36})'
+_CONTAINER_ID = r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id )(?:[a-z]+://)?([0-9a-f]{12,64})\b'
+
+# Stages of the eviction manager's sequence, in the order the rules are tried.
+_EVICTION_STAGES: tuple[tuple[str, str], ...] = (
+    ("reclaim_attempt", r"(?i)eviction manager:? attempting to reclaim"),
+    ("must_evict", r"(?i)must evict pod\(s\) to reclaim"),
+    ("ranked", r"(?i)pods ranked for eviction"),
+    ("critical_pod_skipped", r"(?i)cannot evict a critical"),
+    ("cleanup_wait", r"(?i)evicted, waiting for pods? to be cleaned up"),
+    ("evicting", r"(?i)\bevicting pod\b"),
+    ("evicted", r"(?i)\bis evicted successfully|\bpod \S+ evicted successfully|\bevicted pod\b"),
+    ("admission_rejected", r"(?i)failed to admit pod.*(?:node has conditions|nodeCondition)"),
+)
+
+
+def sniff(head: Sequence[str]) -> float:
+    """Share of the head that is kubelet klog (bare, or inside a kubelet journald envelope)."""
+    if not head:
+        return 0.0
+    lines = pl.DataFrame({"text": list(head)}, schema={"text": pl.String})
+    short = pl.col("text").str.extract_groups(_syslog.SHORT_LINE).struct
+    iso = pl.col("text").str.extract_groups(_syslog.ISO_LINE).struct
+    program = pl.coalesce(short.field("program"), iso.field("program"))
+    scored = lines.select(
+        bare=pl.col("text").str.contains(_KLOG_GO_LINE),
+        journal=program.is_in(KUBELET_PROGRAMS).fill_null(False),
+        journal_json=pl.col("text").str.contains(r'"SYSLOG_IDENTIFIER"\s*:\s*"(?:kubelet|k3s)"'),
+        kubelet_caller=pl.col("text").str.contains(_KUBELET_CALLER),
+    )
+    share = scored.select(
+        bare=pl.col("bare").mean(), journal=(pl.col("journal") | pl.col("journal_json")).mean(), caller=pl.col("kubelet_caller").any()
+    ).row(0, named=True)
+    bare_weight = 0.95 if share["caller"] else 0.85
+    return float(max(share["journal"] * 0.95, share["bare"] * bare_weight))
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Parse kubelet lines; lines of other programs in a journal go to their own rules."""
+    framed = _frame(lines, ctx).with_columns(program=pl.col("program").fill_null("kubelet"))
+    return Parsed(events=_syslog.dispatch(framed, ctx))
+
+
+def _frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    is_json = lines["text"].str.contains(r'^\s*\{.*"__REALTIME_TIMESTAMP"').mean() or 0.0
+    return _syslog.frame_journal_json(lines, ctx) if is_json > 0.5 else _syslog.frame_text(lines, ctx)
+
+
+def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Event rows for framed kubelet lines (the rules registered with the syslog framer)."""
+    records = _records(framed)
+    return _classify(_resolve_header(records, ctx))
+
+
+def _records(framed: pl.DataFrame) -> pl.DataFrame:
+    """One row per klog record; indented lines after a header are its continuation."""
+    header = pl.col("message").str.extract_groups(KLOG_HEADER)
+    lines = framed.with_columns(klog=header).with_columns(
+        has_header=pl.col("klog").struct.field("body").is_not_null(),
+        body=pl.coalesce(pl.col("klog").struct.field("body"), pl.col("message")),
+    )
+    continuation = ~pl.col("has_header") & pl.col("message").str.contains(r"^(?:\s|>$)") & (pl.int_range(pl.len()) > 0)
+    grouped = lines.with_columns(record=(~continuation).cum_sum())
+    if grouped["record"].n_unique() == grouped.height:
+        return grouped.with_columns(n_lines=pl.lit(1, pl.Int32))
+    return grouped.group_by("record", maintain_order=True).agg(
+        pl.exclude("body", "message").first(),
+        pl.col("body").str.join("\n"),
+        pl.len().cast(pl.Int32).alias("n_lines"),
+    )
+
+
+def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    k = pl.col("klog").struct
+    klog_ts, klog_quality = timeutil.yearless_to_utc(k.field("month").cast(pl.Int32, strict=False), k.field("day"), k.field("clock"), ctx)
+    has_header = pl.col("has_header")
+    # The klog stamp is the kubelet's own clock; the envelope's only stands in when the stamp
+    # cannot be resolved (no year known) — journald's exact time is better than none.
+    use_klog = has_header & (klog_ts.is_not_null() | pl.col("ts").is_null())
+    return records.with_columns(
+        ts=pl.when(use_klog).then(klog_ts).otherwise(pl.col("ts")),
+        ts_quality=pl.when(use_klog).then(klog_quality).otherwise(pl.col("ts_quality")),
+        ts_raw=pl.when(use_klog).then(pl.format("{}{} {}", k.field("month"), k.field("day"), k.field("clock"))).otherwise(pl.col("ts_raw")),
+        severity=pl.when(has_header)
+        .then(k.field("severity").replace_strict(_SEVERITY_BY_LETTER, default=None))
+        .otherwise(pl.col("severity")),
+        pid=pl.when(has_header).then(k.field("thread").cast(pl.Int64, strict=False)).otherwise(pl.col("pid")),
+        caller=k.field("caller"),
+        format=pl.col("format").fill_null("klog"),
+    )
+
+
+# Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,
+# so the costlier rules run on this subset alone.
+_NOTABLE = r"(?i)evict|admit pod|threshold|pressure|node condition|observation|oom|exit_?code|victim"
+
+
+def _classify(records: pl.DataFrame) -> pl.DataFrame:
+    common = records.with_columns(_pod_facts())
+    notable = pl.col("body").str.contains(_NOTABLE)
+    facts = pl.concat(
+        [common.filter(notable).with_columns(_oom_facts()).with_columns(_eviction_facts()), common.filter(~notable)],
+        how="diagonal_relaxed",
+    ).sort("line")
+    kind = (
+        pl.when(pl.col("system_oom"))
+        .then(pl.lit("oom_kill"))
+        .when(pl.col("stage").is_not_null())
+        .then(pl.lit("eviction"))
+        .when(pl.col("oom_evidence").is_not_null())
+        .then(pl.lit("container_oomkilled"))
+        .when(pl.col("memory_pressure"))
+        .then(pl.lit("memory_pressure"))
+        .otherwise(pl.lit("log"))
+    )
+    single_pod = pl.col("stage").fill_null("") != "ranked"
+    return facts.with_columns(kind=kind).select(
+        "line",
+        "n_lines",
+        "kind",
+        "ts",
+        "ts_raw",
+        "ts_quality",
+        "host",
+        "severity",
+        "format",
+        pl.col("body").alias("message"),
+        pid=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_pid")).otherwise(pl.col("pid")),
+        process=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_process")).otherwise(pl.col("program")),
+        # A ranked list names candidates, not the pod evicted: keep them in attrs only.
+        pod=pl.when(single_pod).then(pl.col("pod")),
+        namespace=pl.when(single_pod).then(pl.col("namespace")),
+        pod_uid=pl.when(single_pod).then(pl.col("pod_uid")),
+        container=pl.coalesce("container", "oom_container", pl.col("evicted").struct.field("container")),
+        container_id=pl.coalesce("oom_container_id", "container_id"),
+        cgroup="victim_cgroup",
+        exit_code=pl.col("exit_code").cast(pl.Int32, strict=False),
+        mem_used_bytes=pl.col("evicted").struct.field("used_bytes"),
+        mem_requested_bytes=pl.col("evicted").struct.field("requested_bytes"),
+        attrs=_attrs(),
+    )
+
+
+def _pod_facts() -> list[pl.Expr]:
+    """Pod, container and PLEG fields that any kubelet message may carry."""
+    body = pl.col("body")
+    slash = body.str.extract_groups(_SLASH_POD).struct
+    under = body.str.extract_groups(UNDERSCORE_POD_REF).struct
+    return [
+        pl.coalesce(slash.field("pod"), under.field("pod")).alias("pod"),
+        pl.coalesce(slash.field("namespace"), under.field("namespace")).alias("namespace"),
+        pl.coalesce(body.str.extract(_POD_UID, 1), body.str.extract(_EVENT_POD_UID, 1), under.field("pod_uid")).alias("pod_uid"),
+        pl.coalesce(
+            body.str.extract(r'\bcontainerName="?([^"\s]+)"?', 1),
+            body.str.extract(r'\bcontainer "([a-z0-9][-a-z0-9.]*)"', 1),
+        ).alias("container"),
+        body.str.extract(_CONTAINER_ID, 1).alias("container_id"),
+        body.str.extract(r'"SyncLoop \(PLEG\): event for pod".*?\bType"?:"?(\w+)', 1).alias("pleg_event"),
+    ]
+
+
+def _oom_facts() -> list[pl.Expr]:
+    """Container OOM kills (status patches, exit 137) and the system OOMs the kubelet reports."""
+    body = pl.col("body")
+    status = body.str.replace_all(r'\\+"', '"')
+    last_state = status.str.extract_groups(
+        r'"lastState":\{"terminated":\{(?<block>[^{}]*"reason":"OOMKilled"[^{}]*)\}\},"name":"(?<name>[^"]+)"'
+    ).struct
+    state = status.str.extract_groups(
+        r'"name":"(?<name>[^"]+)"[^{}]*"state":\{"terminated":\{(?<block>[^{}]*"reason":"OOMKilled"[^{}]*)\}'
+    ).struct
+    oom_block = pl.coalesce(last_state.field("block"), state.field("block"))
+    exit_code = pl.coalesce(
+        oom_block.str.extract(r'"exitCode":(-?\d+)', 1),
+        status.str.extract(r'(?i)\bexit[ _]?code"?\s*[=:]\s*"?(-?\d+)', 1),
+    ).cast(pl.Int64, strict=False)
+    died = body.str.contains(r"(?i)container finished|ContainerDied|containerStatuses")
+    return [
+        pl.coalesce(
+            last_state.field("name"),
+            state.field("name"),
+            body.str.extract(r'(?i)\bcontainer "?([a-z0-9][-a-z0-9.]*)"? (?:in pod \S+ )?(?:was |is )?OOM ?Killed', 1),
+        ).alias("oom_container"),
+        oom_block.str.extract(r'"containerID":"(?:[a-z]+://)?([0-9a-f]{12,64})"', 1).alias("oom_container_id"),
+        exit_code.alias("exit_code"),
+        pl.when(status.str.contains(r"OOM ?Killed"))
+        .then(pl.lit("reason_oomkilled"))
+        .when(died & (exit_code == 137))
+        .then(pl.lit("exit_code_137"))
+        .alias("oom_evidence"),
+        body.str.contains(r"(?i)got sys oom event|system oom encountered").alias("system_oom"),
+        pl.coalesce(body.str.extract(r"\bPid:(\d+)", 1), body.str.extract(r"(?i)victim process: [^,]+, pid: (\d+)", 1))
+        .cast(pl.Int64, strict=False)
+        .alias("victim_pid"),
+        pl.coalesce(body.str.extract(r"\bProcessName:([^\s,}]+)", 1), body.str.extract(r"(?i)victim process: ([^,]+),", 1)).alias(
+            "victim_process"
+        ),
+        body.str.extract(r"\bVictimContainerName:([^\s,}]+)", 1).alias("victim_cgroup"),
+    ]
+
+
+def _eviction_facts() -> list[pl.Expr]:
+    """Fields of the eviction manager's and memory-pressure lines."""
+    body = pl.col("body")
+    stage = pl.lit(None, pl.String)
+    for name, pattern in reversed(_EVICTION_STAGES):
+        stage = pl.when(body.str.contains(pattern)).then(pl.lit(name)).otherwise(stage)
+    pods_list = pl.coalesce(
+        body.str.extract(r'\bpods="?\[([^\]]*)\]', 1),
+        body.str.extract(r"(?i)ranked for eviction: (.*)$", 1),
+        body.str.extract(r"(?i)\bpods (.*?) evicted, waiting", 1),
+    )
+    signal = body.str.extract(r'\bsignal="?([\w.]+)"?', 1)
+    conditions = body.str.extract(r"(?i)(?:node has conditions: |nodeConditions?=|node conditions - [\w ]+: )\[([^\]]*)\]", 1)
+    threshold = quantity_bytes(body.str.extract(rf'\bquantity="?({QUANTITY})"?', 1))
+    observed = quantity_bytes(
+        pl.coalesce(body.str.extract(rf"\bobserved ({QUANTITY})\b", 1), body.str.extract(rf'\bavailable="({QUANTITY})"', 1))
+    )
+    is_threshold = body.str.contains(r"(?i)eviction manager:?.*threshold") & threshold.is_not_null()
+    memory_signal = signal.str.contains(r"(?i)memory").fill_null(False)
+    return [
+        stage.alias("stage"),
+        pl.when(stage.is_in(["reclaim_attempt", "must_evict"]))
+        .then(pl.coalesce(body.str.extract(r'\bresourceName="?([\w./-]+)"?', 1), body.str.extract(r"(?i)reclaim ([\w./-]+)", 1)))
+        .alias("resource"),
+        pl.when(stage.is_in(["ranked", "cleanup_wait"])).then(_pod_list(pods_list)).alias("pods"),
+        pl.when(stage.is_in(["ranked", "cleanup_wait"]))
+        .then(pods_list.str.extract_all(r"\(([0-9a-fA-F-]{8,36})\)").list.eval(pl.element().str.strip_chars("()")))
+        .alias("pod_uids"),
+        conditions.str.extract_all(r"[A-Za-z]+").alias("conditions"),
+        signal.alias("signal"),
+        threshold.alias("threshold"),
+        observed.alias("observed"),
+        quantity_bytes(body.str.extract(rf'\bavailable[=:]\s*"?({QUANTITY})"?', 1)).alias("available"),
+        quantity_bytes(body.str.extract(rf'\bcapacity[=:]\s*"?({QUANTITY})"?', 1)).alias("capacity"),
+        body.str.extract(r"\btime[=:]\s*\"?(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [+-]\d{4})", 1).alias("observed_at"),
+        (
+            (is_threshold & memory_signal)
+            | conditions.str.contains("MemoryPressure").fill_null(False)
+            | body.str.contains(r"NodeHasInsufficientMemory")
+        ).alias("memory_pressure"),
+        pl.when(body.str.contains(r"(?i)\bevicting pod\b")).then(eviction_fields(body)).alias("evicted"),
+    ]
+
+
+def _pod_list(text: pl.Expr) -> pl.Expr:
+    """'ns/a ns/b', '"ns/a","ns/b"' or 'a_ns(uid), b_ns(uid)' as a list of 'ns/name'."""
+    slash = text.str.extract_all(r"[a-z0-9][-a-z0-9]*/[a-z0-9][-a-z0-9.]*")
+    under = text.str.extract_all(UNDERSCORE_POD_REF).list.eval(pl.element().str.replace(UNDERSCORE_POD_REF, "$namespace/$pod"))
+    return pl.when(slash.list.len() > 0).then(slash).otherwise(under)
+
+
+def _attrs() -> pl.Expr:
+    byte_signal = pl.col("signal").is_null() | ~pl.col("signal").str.contains(r"(?i)inodes|pid")
+    evicted = pl.col("evicted").struct
+    return attrs_json(
+        {
+            "caller": pl.col("caller"),
+            "structured": pl.when(pl.col("body").str.starts_with('"')).then(pl.lit(True)),
+            "eviction_stage": pl.col("stage"),
+            "resource": pl.coalesce(pl.col("resource"), evicted.field("resource")),
+            "ranked_pods": pl.when(pl.col("stage") == "ranked").then(pl.col("pods")),
+            "evicted_pods": pl.when(pl.col("stage") == "cleanup_wait").then(pl.col("pods")),
+            "pod_uids": pl.when(pl.col("pod_uids").list.len() > 0).then(pl.col("pod_uids")),
+            "conditions": pl.when(pl.col("conditions").list.len() > 0).then(pl.col("conditions")),
+            "signal": pl.col("signal"),
+            "threshold_bytes": pl.when(byte_signal).then(pl.coalesce(pl.col("threshold"), evicted.field("threshold_bytes"))),
+            "observed_bytes": pl.when(byte_signal).then(pl.col("observed")),
+            "available_bytes": pl.when(byte_signal).then(pl.coalesce(pl.col("available"), evicted.field("available_bytes"))),
+            "capacity_bytes": pl.when(byte_signal).then(pl.col("capacity")),
+            "threshold_count": pl.when(~byte_signal).then(pl.col("threshold")),
+            "available_count": pl.when(~byte_signal).then(pl.col("available")),
+            "capacity_count": pl.when(~byte_signal).then(pl.col("capacity")),
+            "observed_at": pl.col("observed_at"),
+            "oom_evidence": pl.col("oom_evidence"),
+            "pleg_event": pl.col("pleg_event"),
+            "klog_pid": pl.when(pl.col("system_oom")).then(pl.col("pid")),
+        }
+    )
+
+
+SOURCE = register(
+    Source(
+        name="kubelet",
+        sniff=sniff,
+        parse=parse,
+        sniff_literals=(".go:", "kubelet", "k3s", "kubelite"),
+        formats=("klog", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
+    )
+)
+
+for _program in KUBELET_PROGRAMS:
+    _syslog.register_program(_program, "kubelet", klog_rules)

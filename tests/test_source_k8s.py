@@ -1,0 +1,417 @@
+"""The k8s source: kubectl tables, describe output, status fields and object documents.
+
+Real samples (tests/data/k8s/kubectl_*_01.txt / _02.txt, from kubernetes, openshift and
+Greenstand issues) are checked against the facts in SOURCES.md; the hand-made fixtures
+reproduce kubectl's layouts (tabwriter-aligned tables, ``-o json`` / ``-o yaml``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rca
+from rca import sources
+from rca.sources import k8s
+from rca.sources._base import ParseContext, Parsed, lines_frame
+from tests.conftest import DATA
+
+FOLDER = DATA / "k8s"
+KI = 1024
+
+
+def _text(name: str) -> str:
+    return (FOLDER / name).read_text(encoding="utf-8")
+
+
+def _events(name: str) -> pl.DataFrame:
+    return rca.parse_text(_text(name), file=name)
+
+
+def _parsed(text: str) -> tuple[pl.DataFrame, Parsed]:
+    lines = lines_frame(text).filter(pl.col("text").str.strip_chars() != "")
+    return lines, k8s.parse(lines, ParseContext(file="t"))
+
+
+def _attrs(events: pl.DataFrame) -> list[dict]:
+    return [json.loads(a) if a else {} for a in events["attrs"].to_list()]
+
+
+def _head(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()][:60]
+
+
+def _assert_accounted(text: str) -> dict[str, int]:
+    lines, parsed = _parsed(text)
+    if lines.height == 0:
+        return {}
+    covered = int(parsed.events["n_lines"].sum()) if parsed.events.height else 0
+    assert covered + sum(parsed.skipped.values()) == lines.height
+    return parsed.skipped
+
+
+# --- real samples -------------------------------------------------------------------------
+
+
+def test_describe_node_system_oom_events() -> None:
+    events = _events("kubectl_describe_node_events_systemoom_01.txt")
+    assert events.height == 6
+    oom = events.filter(pl.col("kind") == "oom_kill")
+    assert oom.height == 3
+    assert oom["message"].unique().to_list() == ["System OOM encountered"]
+    assert oom["pid"].null_count() == 3  # the old message names no victim
+    assert events["host"].unique().to_list() == ["node1"]
+    assert events["ts"].null_count() == 6 and events["ts_quality"].unique().to_list() == ["missing"]
+    assert {a["age"] for a in _attrs(events)} == {"17m"}
+    assert sorted(events.filter(pl.col("kind") == "log")["message"].str.extract(r"^(\w+)", 1).to_list()) == ["Node", "Starting", "Updated"]
+    assert _assert_accounted(_text("kubectl_describe_node_events_systemoom_01.txt")) == {
+        "section header": 1,
+        "table header": 1,
+        "table border": 1,
+    }
+
+
+def test_describe_pod_evicted_joins_the_wrapped_message() -> None:
+    events = _events("kubectl_describe_pod_evicted_01.txt")
+    eviction = events.filter(pl.col("kind") == "eviction")
+    assert eviction.height == 1
+    row = eviction.row(0, named=True)
+    assert (row["pod"], row["namespace"], row["container"], row["host"]) == (
+        "treetracker-pgpool-598947fd8f-vzvkq",
+        "pgpool",
+        "treetracker-pgpool",
+        "cloud-services-node-pool-8ld4g",
+    )
+    assert row["mem_used_bytes"] == 1275700 * KI
+    assert row["mem_requested_bytes"] == 0  # "which e" / "xceeds its request of 0." read as one sentence
+    assert row["ts"] is None and row["ts_quality"] == "missing"
+    attrs = _attrs(eviction)[0]
+    assert (attrs["status"], attrs["reason"], attrs["resource"], attrs["start_time"]) == (
+        "Failed",
+        "Evicted",
+        "memory",
+        "Sat, 21 Aug 2021 10:38:36 +0800",
+    )
+    assert "Controlled By:  ReplicaSet/treetracker-pgpool-598947fd8f" in row["message"]
+    container = events.filter(pl.col("container") == "treetracker-pgpool", pl.col("kind") == "log")
+    assert container["message"][0].startswith("  treetracker-pgpool:\n    Image:      pgpool/pgpool:4.2.2")
+
+
+def test_describe_state_oomkilled_keeps_exit_code_zero() -> None:
+    events = _events("kubectl_describe_pod_oomkilled_exit0_01.txt")
+    oom = events.filter(pl.col("kind") == "container_oomkilled")
+    assert oom.height == 1
+    row = oom.row(0, named=True)
+    assert row["exit_code"] == 0
+    assert row["ts"] == datetime(2025, 4, 29, 6, 10, 51, tzinfo=UTC)
+    assert row["ts_raw"] == "Tue, 29 Apr 2025 14:10:51 +0800"
+    assert (row["n_lines"], row["line"]) == (5, 1)
+    assert _attrs(oom)[0] == {
+        "state_field": "State",
+        "state": "Terminated",
+        "reason": "OOMKilled",
+        "started": "Tue, 29 Apr 2025 13:43:32 +0800",
+    }
+    rest = events.filter(pl.col("kind") == "log").row(0, named=True)
+    assert (rest["line"], rest["n_lines"]) == (6, 2)
+
+
+def test_oc_get_pods_and_yq_status_fields() -> None:
+    events = _events("kubectl_get_pod_status_evicted_02.txt")
+    pods = events.filter(pl.col("format") == "get_pods")
+    assert pods.height == 5
+    assert pods["namespace"].unique().to_list() == ["ci"]
+    statuses = [a["status"] for a in _attrs(pods)]
+    assert statuses.count("ContainerStatusUnknown") == 4 and statuses.count("Running") == 1
+    assert pods.filter(pl.col("pod").str.ends_with("bg8d8")).height == 1
+    assert _attrs(pods)[0]["restarts"] == "2 (7h40m ago)"
+    eviction = events.filter(pl.col("kind") == "eviction").row(0, named=True)
+    assert eviction["container"] == "dptp-controller-manager"
+    assert eviction["mem_used_bytes"] == 48458972 * KI
+    assert eviction["mem_requested_bytes"] == 15 * KI**3
+    attrs = _attrs(events.filter(pl.col("kind") == "eviction"))[0]
+    assert (attrs["threshold_bytes"], attrs["available_bytes"]) == (100 * KI * KI, 87608 * KI)
+    assert _assert_accounted(_text("kubectl_get_pod_status_evicted_02.txt")) == {"shell prompt": 3, "table header": 1}
+
+
+# --- hand-made: tables -----------------------------------------------------------------------
+
+
+def test_get_events_all_namespaces() -> None:
+    events = _events("kubectl_get_events_all_namespaces.txt")
+    assert events["kind"].to_list() == ["oom_kill", "log", "log", "eviction", "memory_pressure", "eviction", "log", "oom_kill"]
+    oom_killing, system_oom = events.filter(pl.col("kind") == "oom_kill").rows(named=True)
+    assert (oom_killing["pid"], oom_killing["process"], oom_killing["host"]) == (28411, "python3", "gpu-worker-3")
+    assert (system_oom["pid"], system_oom["process"]) == (31337, "python3")
+    evicted = events.row(5, named=True)
+    assert (evicted["pod"], evicted["namespace"], evicted["container"]) == ("trainer-7d9f8c6b5-x2x9q", "ml", "trainer")
+    assert (evicted["mem_used_bytes"], evicted["mem_requested_bytes"]) == (14395616 * KI, 8 * KI**3)
+    assert evicted["message"].startswith("The node was low on resource: memory.")
+    assert events.row(6, named=True)["container"] == "trainer"
+    assert events.row(2, named=True)["container"] == "loader"
+    assert events["severity"].to_list()[:2] == ["warning", "info"]
+    assert [a["age"] for a in _attrs(events)][-1] == "4m40s"
+    assert events["ts"].null_count() == events.height
+
+
+def test_get_events_old_format() -> None:
+    events = _events("kubectl_get_events_old_format.txt")
+    assert events["kind"].to_list() == ["log", "eviction", "eviction", "log"]
+    assert events["host"].unique().to_list() == ["minikube"]
+    assert events["pod"].to_list() == ["memhog-5b6b8c7d9-qx2lt", None, "memhog-5b6b8c7d9-qx2lt", "memhog-5b6b8c7d9-qx2lt"]
+    assert events["container"].to_list() == ["memhog", None, "memhog", "memhog"]
+    evicted = events.row(2, named=True)
+    assert (evicted["mem_used_bytes"], evicted["mem_requested_bytes"]) == (1536204 * KI, 256 * KI * KI)
+    assert [a["count"] for a in _attrs(events)] == [1, 1, 1, 1]
+
+
+def test_describe_node_conditions_give_a_timed_memory_pressure() -> None:
+    events = _events("kubectl_describe_node_memory_pressure.txt")
+    pressure = events.filter(pl.col("kind") == "memory_pressure")
+    assert pressure["format"].to_list() == ["describe_conditions", "describe_events"]
+    condition = pressure.row(0, named=True)
+    assert condition["ts"] == datetime(2024, 6, 14, 10, 2, 11, tzinfo=UTC)
+    assert condition["ts_quality"] == "exact"
+    assert _attrs(pressure)[0]["reason"] == "KubeletHasInsufficientMemory"
+    assert events["host"].unique().to_list() == ["gpu-worker-3"]
+    assert events["pod"].null_count() == events.height
+    assert events.filter(pl.col("format") == "describe_conditions").height == 4
+    assert _attrs(pressure)[1]["age"] == "3m20s (x2 over 3m21s)"
+
+
+# --- hand-made: documents --------------------------------------------------------------------
+
+
+def test_event_list_json() -> None:
+    text = _text("kubectl_get_events_json.json")
+    events = _events("kubectl_get_events_json.json")
+    assert events["kind"].to_list() == ["oom_kill", "log", "eviction", "oom_kill"]
+    assert events["line"].to_list() == [4, 34, 67, 96]
+    assert events["ts"].to_list() == [
+        datetime(2024, 6, 14, 9, 58, 39, tzinfo=UTC),
+        datetime(2024, 6, 14, 10, 1, 12, tzinfo=UTC),
+        datetime(2024, 6, 14, 10, 2, 11, 402990, tzinfo=UTC),
+        datetime(2024, 6, 14, 9, 58, 39, tzinfo=UTC),
+    ]
+    assert events["host"].unique().to_list() == ["gpu-worker-3"]
+    backoff, evicted = events.row(1, named=True), events.row(2, named=True)
+    assert (backoff["pod"], backoff["container"], backoff["pod_uid"]) == (
+        "data-loader-6c8b7f9d4-k7p2m",
+        "loader",
+        "0b7d4c55-8e2f-4a61-9c3e-5f2a1d7b8c90",
+    )
+    assert (evicted["pod"], evicted["namespace"], evicted["container"], evicted["mem_used_bytes"]) == (
+        "trainer-7d9f8c6b5-x2x9q",
+        "ml",
+        "trainer",
+        14395616 * KI,
+    )
+    assert events.row(0, named=True)["pid"] == 28411
+    assert _attrs(events)[1]["count"] == 6
+    skipped = _assert_accounted(text)
+    assert skipped == {"document envelope": 9}
+
+
+def test_pod_yaml_oomkilled_last_state() -> None:
+    events = _events("kubectl_get_pod_oomkilled.yaml")
+    assert events.height == 1
+    row = events.row(0, named=True)
+    assert row["kind"] == "container_oomkilled"
+    assert (row["pod"], row["namespace"], row["container"], row["exit_code"], row["host"]) == (
+        "data-loader-6c8b7f9d4-k7p2m",
+        "ml",
+        "loader",
+        137,
+        "gpu-worker-3",
+    )
+    assert row["container_id"] == "9f3e1b2c4d5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c"
+    assert row["ts"] == datetime(2024, 6, 14, 9, 58, 39, tzinfo=UTC)
+    assert _attrs(events)[0]["state_field"] == "lastState"
+    assert row["n_lines"] == len(_text("kubectl_get_pod_oomkilled.yaml").splitlines())
+
+
+def test_pod_list_json_with_eviction_and_two_oom_states() -> None:
+    pods = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {
+                "kind": "Pod",
+                "metadata": {"name": "web-1", "namespace": "shop", "uid": "u-1"},
+                "spec": {"nodeName": "n1"},
+                "status": {
+                    "phase": "Failed",
+                    "reason": "Evicted",
+                    "message": "The node was low on resource: memory. Container web was using 900Mi, which exceeds its request of 100Mi.",
+                },
+            },
+            {
+                "kind": "Pod",
+                "metadata": {"name": "job-2", "namespace": "batch"},
+                "status": {
+                    "containerStatuses": [
+                        {
+                            "name": "a",
+                            "state": {"terminated": {"reason": "OOMKilled", "exitCode": 0, "finishedAt": "2024-01-02T03:04:05Z"}},
+                        },
+                        {"name": "b", "lastState": {"terminated": {"reason": "OOMKilled", "exitCode": 137}}},
+                    ]
+                },
+            },
+            {"kind": "Pod", "metadata": {"name": "fine-3", "namespace": "batch"}, "status": {"phase": "Running"}},
+        ],
+    }
+    text = json.dumps(pods, indent=4)
+    events = rca.parse_text(text)
+    assert events["kind"].to_list() == ["eviction", "container_oomkilled", "container_oomkilled", "log"]
+    assert events["container"].to_list() == ["web", "a", "b", None]
+    assert events["exit_code"].to_list() == [None, 0, 137, None]
+    assert events["mem_used_bytes"][0] == 900 * KI * KI
+    assert events["n_lines"][2] == 0  # a second row from the same pod's lines
+    assert events["message"][3] == "Pod batch/fine-3 phase=Running"
+    _assert_accounted(text)
+
+
+def test_broken_json_falls_back_to_text() -> None:
+    text = '{\n    "apiVersion": "v1",\n    "items": [\n        {"kind": "Event", "reason": "Evicted"\n'
+    events = rca.parse_text(text, format="k8s")
+    assert events.height == 4 and events["kind"].unique().to_list() == ["log"]
+    _assert_accounted(text)
+
+
+# --- sniffing ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
+def test_every_k8s_fixture_is_sniffed_as_k8s(path: Path) -> None:
+    source, _ = sources.sniff(_head(path))
+    assert source is not None and source.name == "k8s"
+
+
+OTHERS = sorted(p for p in DATA.glob("*/*") if p.is_file() and p.parent.name not in ("k8s", "real_logs"))
+
+
+@pytest.mark.parametrize("path", OTHERS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_other_fixtures_are_not_k8s(path: Path) -> None:
+    assert k8s.sniff(_head(path)) == 0.0
+
+
+# --- robustness -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
+def test_accounting_on_fixtures(path: Path) -> None:
+    _assert_accounted(path.read_text(encoding="utf-8"))
+
+
+REAL_LINES = [line for path in sorted(FOLDER.iterdir()) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400))
+def test_arbitrary_text_never_raises(text: str) -> None:
+    _assert_accounted(text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(REAL_LINES), min_size=1, max_size=14), st.integers(0, 120), st.text(max_size=12))
+def test_spliced_real_lines_never_raise(lines: list[str], cut: int, junk: str) -> None:
+    spliced = [line[:cut] + junk if i % 4 == 1 else line for i, line in enumerate(lines)]
+    _assert_accounted("\n".join(spliced))
+
+
+def test_describe_pod_with_state_blocks_and_events() -> None:
+    events = _events("kubectl_describe_pod_evicted_events.txt")
+    assert events.filter(pl.col("kind") == "eviction")["format"].to_list() == ["describe", "describe_events"]
+    states = events.filter(pl.col("format") == "describe_state")
+    assert states["kind"].to_list() == ["log", "container_oomkilled"]  # exit 137 alone is not an OOM kill
+    assert states["exit_code"].to_list() == [137, 137]
+    assert states["ts"].to_list() == [None, datetime(2024, 6, 14, 9, 55, 40, tzinfo=UTC)]  # Go's zero time is "unset"
+    assert [a["state_field"] for a in _attrs(states)] == ["State", "Last State"]
+    assert events["pod"].unique().to_list() == ["trainer-7d9f8c6b5-x2x9q"]
+    assert events["host"].unique().to_list() == ["gpu-worker-3"]
+    assert states["container"].unique().to_list() == ["trainer"]
+    assert events.filter(pl.col("format") == "describe_events")["container"].to_list() == ["trainer", "trainer"]
+
+
+def test_yq_status_yaml_fragment() -> None:
+    text = (
+        "message: 'The node was low on resource: memory. Threshold quantity: 100Mi, available: 87608Ki. "
+        "Container dptp-controller-manager was using 48458972Ki, request is 15Gi, has larger consumption of memory. '\n"
+        "phase: Failed\n"
+        "reason: Evicted\n"
+    )
+    assert k8s.sniff(text.splitlines()) > 0
+    events = rca.parse_text(text)
+    assert events["kind"].to_list() == ["eviction", "log", "log"]
+    assert events["container"][0] == "dptp-controller-manager"
+    assert events["mem_requested_bytes"][0] == 15 * KI**3
+
+
+def test_event_list_yaml_locates_each_item() -> None:
+    text = """apiVersion: v1
+items:
+- apiVersion: v1
+  involvedObject:
+    kind: Node
+    name: gpu-worker-3
+  kind: Event
+  lastTimestamp: "2024-06-14T09:58:39Z"
+  message: 'System OOM encountered, victim process: python3, pid: 31337'
+  reason: SystemOOM
+  type: Warning
+- apiVersion: v1
+  involvedObject:
+    kind: Pod
+    name: trainer-7d9f8c6b5-x2x9q
+    namespace: ml
+  kind: Event
+  lastTimestamp: "2024-06-14T10:02:11Z"
+  message: 'The node was low on resource: memory. Container trainer was using 14395616Ki, which exceeds its request of 8Gi.'
+  reason: Evicted
+  type: Warning
+kind: List
+metadata:
+  resourceVersion: ""
+"""
+    events = rca.parse_text(text)
+    assert events["format"].unique().to_list() == ["event_yaml"]
+    assert events["kind"].to_list() == ["oom_kill", "eviction"]
+    assert events["line"].to_list() == [3, 12]
+    assert events["n_lines"].to_list() == [9, 10]
+    assert (events["pid"][0], events["host"][0]) == (31337, "gpu-worker-3")
+    assert (events["pod"][1], events["container"][1], events["mem_requested_bytes"][1]) == ("trainer-7d9f8c6b5-x2x9q", "trainer", 8 * KI**3)
+    assert _assert_accounted(text) == {"document envelope": 5}
+
+
+def test_compact_json_stream_one_event_per_line() -> None:
+    rows = [
+        {
+            "kind": "Event",
+            "reason": "OOMKilling",
+            "type": "Warning",
+            "lastTimestamp": "2024-06-14T09:58:39Z",
+            "involvedObject": {"kind": "Node", "name": "n1"},
+            "message": "Out of memory: Killed process 4242 (python)",
+        },
+        {
+            "kind": "Event",
+            "reason": "Pulled",
+            "type": "Normal",
+            "eventTime": "2024-06-14T09:59:00.000001Z",
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "d"},
+            "message": "ok",
+        },
+    ]
+    text = "\n".join(json.dumps(row) for row in rows) + "\n"
+    events = rca.parse_text(text)
+    assert events["line"].to_list() == [1, 2]
+    assert events["kind"].to_list() == ["oom_kill", "log"]
+    assert (events["pid"][0], events["process"][0], events["host"][0]) == (4242, "python", "n1")
+    assert events["ts"][1] == datetime(2024, 6, 14, 9, 59, 0, 1, tzinfo=UTC)

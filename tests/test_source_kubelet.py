@@ -1,0 +1,382 @@
+"""The kubelet source: bare klog, journald-wrapped klog and structured klog.
+
+Real samples (tests/data/kubelet/kubelet_*_01.log, from kubernetes/kubernetes and
+kubernetes/minikube issues) are checked against the facts in SOURCES.md; the hand-made
+fixtures follow kubelet's own log calls (eviction_manager.go, status_manager.go,
+generic.go, oom_watcher_linux.go) for the structured-logging era.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rca
+from rca import sources
+from rca.sources import _syslog, kubelet
+from rca.sources._base import ParseContext, lines_frame
+from rca.sources._kube import quantity_bytes
+from tests.conftest import DATA
+
+FOLDER = DATA / "kubelet"
+KI = 1024
+
+
+def _text(name: str) -> str:
+    return (FOLDER / name).read_text(encoding="utf-8")
+
+
+def _events(name: str, **kwargs: object) -> pl.DataFrame:
+    return rca.parse_text(_text(name), file=name, **kwargs)
+
+
+def _attrs(events: pl.DataFrame) -> list[dict]:
+    return [json.loads(a) if a else {} for a in events["attrs"].to_list()]
+
+
+def _head(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()][:60]
+
+
+def _assert_accounted(text: str, ctx: ParseContext | None = None) -> None:
+    lines = lines_frame(text)
+    content = lines.filter(pl.col("text").str.strip_chars() != "")
+    if content.height == 0:
+        return
+    parsed = kubelet.parse(content, ctx or ParseContext(file="t"))
+    covered = int(parsed.events["n_lines"].sum()) if parsed.events.height else 0
+    assert covered + sum(parsed.skipped.values()) == content.height
+
+
+# --- real samples -------------------------------------------------------------------------
+
+
+def test_journal_eviction_ranks_four_static_pods_and_skips_the_critical_one() -> None:
+    events = _events("kubelet_journal_eviction_01.log", year=2019)
+    assert events["host"].unique().to_list() == ["arch-srv01"]
+    assert events["pid"].unique().to_list() == [12544]
+    assert events["kind"].to_list() == ["eviction"] * 4
+    stages = [a["eviction_stage"] for a in _attrs(events)]
+    assert stages == ["ranked", "critical_pod_skipped", "reclaim_attempt", "must_evict"]
+    ranked = _attrs(events)[0]
+    assert ranked["ranked_pods"] == [
+        "kube-system/kube-scheduler-minikube",
+        "kube-system/etcd-minikube",
+        "kube-system/kube-apiserver-minikube",
+        "kube-system/kube-controller-manager-minikube",
+    ]
+    assert ranked["pod_uids"][0] == "9b290132363a92652555896288ca3f88"
+    assert events["pod"][0] is None  # ranked candidates are not evicted pods
+    critical = events.row(1, named=True)
+    assert (critical["pod"], critical["namespace"], critical["pod_uid"]) == (
+        "kube-scheduler-minikube",
+        "kube-system",
+        "9b290132363a92652555896288ca3f88",
+    )
+    assert critical["severity"] == "error"
+    assert critical["ts_raw"] == "0529 08:56:39.757341"
+    assert {a.get("resource") for a in _attrs(events)[2:]} == {"ephemeral-storage"}
+    # klog stamps are kept as written, not sorted: line 3 is earlier than line 2.
+    assert events["ts"][2] < events["ts"][1]
+    assert events["ts"][0] == datetime(2019, 5, 29, 8, 56, 39, 757322, tzinfo=UTC)
+
+
+def test_russian_journal_month_and_admission_rejection() -> None:
+    events = _events("kubelet_journal_eviction_ru_01.log", year=2018)
+    assert events.height == 2
+    assert events["ts"].to_list() == [
+        datetime(2018, 1, 20, 0, 20, 7, 544864, tzinfo=UTC),
+        datetime(2018, 1, 20, 0, 20, 7, 726836, tzinfo=UTC),
+    ]
+    assert events["host"].unique().to_list() == ["o1.home"]
+    assert events["pid"].unique().to_list() == [32406]
+    rejected, reclaim = events.row(0, named=True), events.row(1, named=True)
+    assert rejected["kind"] == "eviction"
+    assert (rejected["pod"], rejected["namespace"], rejected["pod_uid"]) == (
+        "kube-proxy-bbrr6",
+        "kube-system",
+        "860629c4-fd5e-11e7-880c-6c626d3ed96f",
+    )
+    assert _attrs(events)[0]["eviction_stage"] == "admission_rejected"
+    assert _attrs(events)[0]["conditions"] == ["MemoryPressure"]
+    assert reclaim["kind"] == "eviction" and _attrs(events)[1]["resource"] == "memory"
+
+
+def test_klog_observations_take_the_year_from_the_embedded_go_time() -> None:
+    events = _events("kubelet_klog_eviction_01.log")
+    assert events.height == 6
+    assert events["kind"].unique().to_list() == ["log"]
+    assert events["ts"][0] == datetime(2021, 12, 15, 19, 22, 27, 75748, tzinfo=UTC)
+    assert events["ts_quality"].unique().to_list() == ["year_inferred"]
+    assert events["pid"].unique().to_list() == [77158]
+    by_signal = {a["signal"]: a for a in _attrs(events) if "signal" in a}
+    assert by_signal["memory.available"]["available_bytes"] == 60489772 * KI
+    assert by_signal["memory.available"]["capacity_bytes"] == 65973468 * KI
+    assert by_signal["allocatableMemory.available"]["available_bytes"] == 56829960 * KI
+    assert by_signal["nodefs.available"]["capacity_bytes"] == 204700 * KI * KI
+    assert by_signal["nodefs.inodesFree"]["available_count"] == 104732769
+    assert by_signal["nodefs.inodesFree"]["capacity_count"] == 104857600
+    assert by_signal["imagefs.available"]["available_bytes"] == 138094628 * KI
+    assert by_signal["memory.available"]["observed_at"] == "2021-12-15 19:22:27.083065473 +0800"
+
+
+def test_memory_pressure_keeps_the_negative_observation() -> None:
+    events = _events("kubelet_klog_memory_pressure_01.log")
+    assert events["kind"].to_list() == ["memory_pressure"] * 3
+    assert events["pid"].unique().to_list() == [104204]
+    thresholds = _attrs(events)[:2]
+    assert all(a["signal"] == "memory.available" for a in thresholds)
+    assert all(a["threshold_bytes"] == 100 * KI * KI for a in thresholds)
+    assert all(a["observed_bytes"] == -2097758044639028 * KI for a in thresholds)
+    assert _attrs(events)[2]["conditions"] == ["MemoryPressure"]
+    # No year anywhere and no reference time: the time stays unknown rather than guessed.
+    assert events["ts"].null_count() == 3
+    assert events["ts_quality"].unique().to_list() == ["missing"]
+    assert events["ts_raw"][0] == "0913 15:20:47.884880"
+
+
+def test_yearless_klog_uses_the_file_mtime_year() -> None:
+    events = _events("kubelet_klog_memory_pressure_01.log", reference_time=datetime(2017, 9, 20, tzinfo=UTC))
+    assert events["ts"][2] == datetime(2017, 9, 13, 15, 20, 47, 884896, tzinfo=UTC)
+    assert events["ts_quality"].unique().to_list() == ["year_from_mtime"]
+
+
+def test_klog_time_is_read_in_the_context_zone() -> None:
+    events = _events("kubelet_klog_eviction_01.log", tz="Asia/Shanghai")
+    assert events["ts"][0] == datetime(2021, 12, 15, 11, 22, 27, 75748, tzinfo=UTC)
+
+
+# --- hand-made: structured klog --------------------------------------------------------------
+
+
+def test_structured_eviction_sequence() -> None:
+    events = _events("kubelet_structured_oom_eviction.log")
+    evictions = events.filter(pl.col("kind") == "eviction")
+    stages = [a["eviction_stage"] for a in _attrs(evictions)]
+    assert stages == ["reclaim_attempt", "must_evict", "ranked", "evicting", "evicted", "cleanup_wait"]
+    evicting = evictions.row(3, named=True)
+    assert (evicting["pod"], evicting["namespace"], evicting["pod_uid"], evicting["container"]) == (
+        "trainer-7d9f8c6b5-x2x9q",
+        "ml",
+        "6f1c2a8e-3b4d-4e5f-9a6b-7c8d9e0f1a2b",
+        "trainer",
+    )
+    assert evicting["mem_used_bytes"] == 14395616 * KI
+    assert evicting["mem_requested_bytes"] == 8 * KI**3
+    evicting_attrs = _attrs(evictions)[3]
+    assert (evicting_attrs["resource"], evicting_attrs["threshold_bytes"], evicting_attrs["available_bytes"]) == (
+        "memory",
+        750 * KI * KI,
+        225800 * KI,
+    )
+    assert _attrs(evictions)[2]["ranked_pods"][0] == "ml/trainer-7d9f8c6b5-x2x9q"
+    assert evictions["pod"][2] is None
+    assert _attrs(evictions)[5]["evicted_pods"] == ["ml/trainer-7d9f8c6b5-x2x9q"]
+    assert evictions["ts"][0] == datetime(2024, 6, 14, 10, 2, 11, 402117, tzinfo=UTC)
+
+
+def test_structured_memory_pressure_and_threshold() -> None:
+    pressure = _events("kubelet_structured_oom_eviction.log").filter(pl.col("kind") == "memory_pressure")
+    assert pressure.height == 2
+    condition, threshold = _attrs(pressure)
+    assert condition["conditions"] == ["MemoryPressure"]
+    assert (threshold["signal"], threshold["threshold_bytes"], threshold["observed_bytes"]) == (
+        "memory.available",
+        750 * KI * KI,
+        225800 * KI,
+    )
+
+
+def test_container_oomkilled_from_status_patch_and_exit_137() -> None:
+    oom = _events("kubelet_structured_oom_eviction.log").filter(pl.col("kind") == "container_oomkilled")
+    assert oom["line"].to_list() == [3, 5]
+    finished, patched = oom.row(0, named=True), oom.row(1, named=True)
+    container_id = "9f3e1b2c4d5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c"
+    assert (finished["exit_code"], finished["container_id"], finished["pod_uid"]) == (
+        137,
+        container_id,
+        "0b7d4c55-8e2f-4a61-9c3e-5f2a1d7b8c90",
+    )
+    assert _attrs(oom)[0]["oom_evidence"] == "exit_code_137"
+    assert (patched["pod"], patched["namespace"], patched["container"], patched["container_id"], patched["exit_code"]) == (
+        "data-loader-6c8b7f9d4-k7p2m",
+        "ml",
+        "loader",
+        container_id,
+        137,
+    )
+    assert _attrs(oom)[1]["oom_evidence"] == "reason_oomkilled"
+
+
+def test_system_oom_names_the_victim_and_other_lines_stay_logs() -> None:
+    events = _events("kubelet_structured_oom_eviction.log")
+    system = events.filter(pl.col("kind") == "oom_kill").row(0, named=True)
+    assert (system["pid"], system["process"], system["cgroup"]) == (31337, "python3", "/")
+    logs = events.filter(pl.col("kind") == "log")
+    probe = logs.row(0, named=True)
+    assert (probe["pod"], probe["namespace"], probe["container"], probe["severity"]) == (
+        "data-loader-6c8b7f9d4-k7p2m",
+        "ml",
+        "loader",
+        "info",
+    )
+    pleg = logs.filter(pl.col("message").str.contains("SyncLoop (PLEG)", literal=True))
+    assert pleg.height == 2
+    assert {a["pleg_event"] for a in _attrs(pleg)} == {"ContainerDied"}
+    assert logs.filter(pl.col("severity") == "error")["pod"].to_list() == ["data-loader-6c8b7f9d4-k7p2m"]
+    assert events["process"].filter(events["kind"] != "oom_kill").unique().to_list() == ["kubelet"]
+
+
+def test_multi_line_structured_value_is_one_record() -> None:
+    text = (
+        'I0614 10:00:00.000001    2480 kubelet.go:1] "Pod config" config=<\n'
+        "\tline one\n"
+        "\tline two\n"
+        " >\n"
+        'I0614 10:00:00.000002    2480 kubelet.go:2] "next"\n'
+    )
+    events = rca.parse_text(text, format="kubelet", year=2024)
+    assert events["n_lines"].to_list() == [4, 1]
+    assert events["message"][0] == '"Pod config" config=<\n\tline one\n\tline two\n >'
+
+
+# --- hand-made: journald ---------------------------------------------------------------------
+
+
+def test_mixed_journal_routes_each_program_to_its_rules() -> None:
+    events = _events("kubelet_journal_mixed_oomkilled.log")
+    assert events["source"][0] == "kernel"
+    assert events["source"].to_list()[2:] == ["kubelet"] * 4
+    containerd = events.row(1, named=True)
+    assert (containerd["process"], containerd["kind"], containerd["pid"]) == ("containerd", "log", 1187)
+    assert events["host"].unique().to_list() == ["gpu-worker-3"]
+    restarted = events.filter(pl.col("kind") == "container_oomkilled").row(-1, named=True)
+    assert (restarted["pod"], restarted["container"], restarted["exit_code"]) == ("data-loader-6c8b7f9d4-k7p2m", "loader", 137)
+    # The klog stamp (with its fraction) wins over the journald second.
+    assert restarted["ts"] == datetime(2024, 6, 14, 9, 58, 52, 310544, tzinfo=UTC)
+
+
+def test_kubelet_rules_are_registered_with_the_syslog_framer() -> None:
+    text = (
+        "Jun 14 10:02:11 node-7 kubelet[2480]: I0614 10:02:11.402117    2480 eviction_manager.go:366] "
+        '"Eviction manager: attempting to reclaim" resourceName="memory"\n'
+        "Jun 14 10:02:11 node-7 systemd[1]: Started Session 12 of user core.\n"
+    )
+    ctx = ParseContext(file="syslog", year=2024)
+    events = _syslog.dispatch(_syslog.frame_text(lines_frame(text), ctx), ctx)
+    assert events["source"].to_list() == ["kubelet", None]
+    assert events["kind"].to_list() == ["eviction", "log"]
+    assert events["pid"][0] == 2480 and events["host"][0] == "node-7"
+
+
+def test_journal_json_falls_back_to_the_journal_clock_without_a_year() -> None:
+    events = _events("kubelet_journal_json.log")
+    assert events["kind"].to_list() == ["eviction"] * 3
+    assert events["ts"][0] == datetime(2024, 6, 14, 10, 2, 11, 402117, tzinfo=UTC)
+    assert events["ts_quality"][0] == "exact"
+    assert events["host"][1] == "gpu-worker-3"
+    assert events["mem_used_bytes"][1] == 14395616 * KI
+    with_year = _events("kubelet_journal_json.log", year=2024)
+    assert with_year["ts_raw"][0] == "0614 10:02:11.402117"
+
+
+# --- quantities ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("quantity", "expected"),
+    [
+        ("1275700Ki", 1275700 * KI),
+        ("15Gi", 15 * KI**3),
+        ("100Mi", 100 * KI**2),
+        ("-2097758044639028Ki", -2097758044639028 * KI),
+        ("1.5Gi", 3 * KI**3 // 2),
+        ("100M", 100_000_000),
+        ("2K", 2000),
+        ("0", 0),
+        ("104732769", 104732769),
+        ("99999999999999999999Ei", None),
+        ("N/A", None),
+    ],
+)
+def test_quantity_bytes(quantity: str, expected: int | None) -> None:
+    assert pl.select(quantity_bytes(pl.lit(quantity))).item() == expected
+
+
+# --- sniffing ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
+def test_every_kubelet_fixture_is_sniffed_as_kubelet(path: Path) -> None:
+    source, _ = sources.sniff(_head(path))
+    assert source is not None and source.name == "kubelet"
+
+
+OTHERS = sorted(p for p in DATA.glob("*/*") if p.is_file() and p.parent.name not in ("kubelet", "real_logs"))
+
+
+@pytest.mark.parametrize("path", OTHERS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_other_fixtures_are_not_kubelet(path: Path) -> None:
+    assert kubelet.sniff(_head(path)) == 0.0
+
+
+def test_glog_from_cpp_is_not_kubelet() -> None:
+    assert (
+        kubelet.sniff(["I0626 06:24:44.159123 12345 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout"])
+        == 0.0
+    )
+
+
+# --- robustness -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
+def test_accounting_on_fixtures(path: Path) -> None:
+    _assert_accounted(path.read_text(encoding="utf-8"), ParseContext(file=path.name, year=2024))
+
+
+REAL_LINES = [line for path in sorted(FOLDER.iterdir()) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400))
+def test_arbitrary_text_never_raises(text: str) -> None:
+    _assert_accounted(text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(REAL_LINES), min_size=1, max_size=12), st.integers(0, 200), st.text(max_size=20))
+def test_spliced_real_lines_never_raise(lines: list[str], cut: int, junk: str) -> None:
+    spliced = [line[:cut] + junk if i % 3 == 1 else line for i, line in enumerate(lines)]
+    _assert_accounted("\n".join(spliced), ParseContext(file="t", year=2024, tz="Europe/Moscow"))
+
+
+def test_pre_structured_eviction_lines() -> None:
+    text = (
+        "I0122 10:15:01.100000    1201 eviction_manager.go:343] eviction manager: must evict pod(s) to reclaim memory\n"
+        "I0122 10:15:01.200000    1201 eviction_manager.go:360] eviction manager: pods ranked for eviction: "
+        "memhog-5b6b8c7d9-qx2lt_default(3c1b2a4d-5e6f-11e8-9a7b-080027c1d2e3), "
+        "kube-proxy-x7k2p_kube-system(4d2c3b5e-5e6f-11e8-9a7b-080027c1d2e3)\n"
+        "I0122 10:15:03.300000    1201 eviction_manager.go:157] eviction manager: pod memhog-5b6b8c7d9-qx2lt_default"
+        "(3c1b2a4d-5e6f-11e8-9a7b-080027c1d2e3) is evicted successfully\n"
+        "I0122 10:15:03.300100    1201 eviction_manager.go:181] eviction manager: pods memhog-5b6b8c7d9-qx2lt_default"
+        "(3c1b2a4d-5e6f-11e8-9a7b-080027c1d2e3) evicted, waiting for pod to be cleaned up\n"
+    )
+    events = rca.parse_text(text, year=2018)
+    assert events["kind"].to_list() == ["eviction"] * 4
+    attrs = _attrs(events)
+    assert [a["eviction_stage"] for a in attrs] == ["must_evict", "ranked", "evicted", "cleanup_wait"]
+    assert attrs[1]["ranked_pods"] == ["default/memhog-5b6b8c7d9-qx2lt", "kube-system/kube-proxy-x7k2p"]
+    assert attrs[3]["evicted_pods"] == ["default/memhog-5b6b8c7d9-qx2lt"]
+    evicted = events.row(2, named=True)
+    assert (evicted["pod"], evicted["namespace"], evicted["pod_uid"]) == (
+        "memhog-5b6b8c7d9-qx2lt",
+        "default",
+        "3c1b2a4d-5e6f-11e8-9a7b-080027c1d2e3",
+    )
