@@ -391,23 +391,6 @@ def test_dmesg_decode_levels_give_severity() -> None:
     assert events["xid"][1] == 31 and events["pid"][1] == 60817
 
 
-def test_mixed_syslog_routes_kernel_lines_to_the_kernel_rules() -> None:
-    events = _events("kern_log_mixed_syslog_01.log")
-    assert events["kind"].to_list() == ["log", "oom_invoked", "log", "oom_kill", "log", "log"]
-    assert events["process"].to_list()[-2:] == ["containerd", "sshd"]
-    invoked = events.row(1, named=True)
-    assert (invoked["n_lines"], invoked["pid"], invoked["process"], invoked["boot_seconds"]) == (8, 551902, "dataloader", 81234.118027)
-    kill = events.row(3, named=True)
-    assert (kill["pid"], kill["pod_uid"], kill["mem_used_bytes"]) == (551880, "9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a", 16 * KI**3)
-
-
-def test_kernel_rules_are_registered_for_the_syslog_program() -> None:
-    assert _syslog._PROGRAM_RULES["kernel"] == ("kernel", kernel.kernel_rules)
-    framed = _syslog.frame_text(lines_frame(_text("kern_log_mixed_syslog_01.log")), ParseContext(file="m", year=2024))
-    routed = _syslog.dispatch(framed, ParseContext(file="m", year=2024))
-    assert routed.filter(pl.col("source") == "kernel")["kind"].to_list() == ["oom_invoked", "log", "oom_kill"]
-
-
 # --- format details -----------------------------------------------------------------------
 
 POD = "/kubepods/burstable/pod5d3e7a10-4b2c-11e9-8f5a-0a1b2c3d4e5f"
@@ -498,7 +481,7 @@ def test_unknown_xid_and_mig_instance() -> None:
 
 # --- detection ------------------------------------------------------------------------------
 
-OTHERS = sorted(p for p in DATA.glob("*/*") if p.is_file() and p.parent.name not in ("kernel", "real_logs"))
+OTHERS = sorted(p for p in DATA.glob("*/*") if p.is_file() and p.parent.name not in ("kernel", "real_logs", "syslog"))  # mixed syslog files hold kernel lines too
 NOT_KERNEL = [
     "I0523 12:00:00.123456    1234 eviction_manager.go:349] \"Eviction manager: attempting to reclaim\" resourceName=\"memory\"",
     "Jun 23 10:10:34 node-1 kubelet[1234]: I0623 10:10:34.000000    1234 kubelet.go:2000] \"SyncLoop ADD\"",

@@ -51,6 +51,6 @@ def sniff(head: Sequence[str]) -> tuple[Source | None, float]:
 
 
 # Registration order is sniffing priority on ties: specific formats before the catch-all.
-from rca.sources import kernel, kubelet, k8s, nvidia_smi, pipeline  # noqa: E402,F401
+from rca.sources import kernel, kubelet, k8s, nvidia_smi, syslog, pipeline  # noqa: E402,F401
 
 __all__ = ["ParseContext", "Parsed", "Source", "all_sources", "get", "lines_frame", "register", "sniff"]

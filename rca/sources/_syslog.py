@@ -53,11 +53,6 @@ def register_program(program: str, source: str, rules: MessageRules) -> None:
     _PROGRAM_RULES[program] = (source, rules)
 
 
-def looks_short(line: str) -> bool:
-    """Whether one line has the classic syslog / journalctl short envelope."""
-    return pl.Series([line]).str.contains(_SHORT).item() or pl.Series([line]).str.contains(_ISO).item()
-
-
 def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Peel the syslog/journald envelope off each line.
 

@@ -1,0 +1,96 @@
+"""The syslog source: mixed system logs, each program's lines routed to its own rules."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rca
+from rca import sources
+from rca.ingest import parse_lines
+from rca.sources import _syslog, kernel, lines_frame
+from rca.sources._base import ParseContext
+from tests.conftest import DATA, FIXED_MTIME
+
+FOLDER = DATA / "syslog"
+KI = 1024
+
+
+def _text(name: str) -> str:
+    return (FOLDER / name).read_text()
+
+
+def _events(name: str) -> pl.DataFrame:
+    return rca.parse_text(_text(name), file=name, reference_time=FIXED_MTIME)
+
+
+@pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
+def test_mixed_files_are_sniffed_as_syslog(path: Path) -> None:
+    head = [line for line in path.read_text().splitlines() if line.strip()][:60]
+    assert sources.sniff(head)[0].name == "syslog"
+
+
+def test_single_program_files_stay_with_their_source() -> None:
+    kern_log = [f"May 15 23:09:{i:02d} node kernel: [  514.6828{i:02d}] eth0: link up" for i in range(10)]
+    klog = [f"Jun 14 10:02:{i:02d} node kubelet[2480]: I0614 10:02:{i:02d}.402117    2480 kubelet.go:2404] SyncLoop" for i in range(10)]
+    assert sources.sniff(kern_log)[0].name == "kernel"
+    assert sources.sniff(klog)[0].name == "kubelet"
+
+
+def test_other_programs_keep_time_host_process_and_pid() -> None:
+    events = rca.parse_text(
+        "Nov 24 06:30:17 ip-10-0-240-15 containerd[953]: time=\"2026-11-24T06:30:17.747768517Z\" level=info msg=\"ExecSync\"\n"
+        "Nov 24 06:31:06 ip-10-0-240-15 systemd[1]: Started Session 12 of user core.\n",
+        year=2026,
+    )
+    assert events.select("source", "kind", "host", "process", "pid").rows() == [
+        ("syslog", "log", "ip-10-0-240-15", "containerd", 953),
+        ("syslog", "log", "ip-10-0-240-15", "systemd", 1),
+    ]
+    assert events["ts"].to_list() == [datetime(2026, 11, 24, 6, 30, 17, tzinfo=UTC), datetime(2026, 11, 24, 6, 31, 6, tzinfo=UTC)]
+
+
+def test_mixed_syslog_routes_kernel_lines_to_the_kernel_rules() -> None:
+    events = _events("kern_log_mixed_syslog_01.log")
+    assert events["kind"].to_list() == ["log", "oom_invoked", "log", "oom_kill", "log", "log"]
+    assert events["process"].to_list()[-2:] == ["containerd", "sshd"]
+    assert events["source"].to_list() == ["syslog", "kernel", "kernel", "kernel", "syslog", "syslog"]
+    invoked = events.row(1, named=True)
+    assert (invoked["n_lines"], invoked["pid"], invoked["process"], invoked["boot_seconds"]) == (8, 551902, "dataloader", 81234.118027)
+    kill = events.row(3, named=True)
+    assert (kill["pid"], kill["pod_uid"], kill["mem_used_bytes"]) == (551880, "9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a", 16 * KI**3)
+
+
+def test_kernel_rules_are_registered_for_the_syslog_program() -> None:
+    assert _syslog._PROGRAM_RULES["kernel"] == ("kernel", kernel.kernel_rules)
+    framed = _syslog.frame_text(lines_frame(_text("kern_log_mixed_syslog_01.log")), ParseContext(file="m", year=2024))
+    routed = _syslog.dispatch(framed, ParseContext(file="m", year=2024))
+    assert routed.filter(pl.col("source") == "kernel")["kind"].to_list() == ["oom_invoked", "log", "oom_kill"]
+
+
+def test_mixed_journal_routes_each_program_to_its_rules() -> None:
+    events = _events("kubelet_journal_mixed_oomkilled.log")
+    assert events["source"][0] == "kernel"
+    assert events["source"].to_list()[2:] == ["kubelet"] * 4
+    containerd = events.row(1, named=True)
+    assert (containerd["source"], containerd["process"], containerd["kind"], containerd["pid"]) == ("syslog", "containerd", "log", 1187)
+    assert events["host"].unique().to_list() == ["gpu-worker-3"]
+    restarted = events.filter(pl.col("kind") == "container_oomkilled").row(-1, named=True)
+    assert (restarted["pod"], restarted["container"], restarted["exit_code"]) == ("data-loader-6c8b7f9d4-k7p2m", "loader", 137)
+    # The klog stamp (with its fraction) wins over the journald second.
+    assert restarted["ts"] == datetime(2024, 6, 14, 9, 58, 52, 310544, tzinfo=UTC)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=120), max_size=30), st.sampled_from(sorted(FOLDER.iterdir())))
+def test_any_text_spliced_into_a_syslog_file_is_accounted_for(noise: list[str], path: Path) -> None:
+    real = path.read_text().splitlines()
+    mixed = [line for pair in zip(real, noise + [""] * len(real)) for line in pair if "\n" not in line and "\r" not in line]
+    lines = lines_frame("\n".join(mixed) + "\n")
+    events, skipped = parse_lines(lines, ParseContext(file="x", year=2024), sources.get("syslog"))
+    assert int(events["n_lines"].sum() or 0) + sum(skipped.values()) == lines.height
