@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -114,6 +115,72 @@ def _print_summary(report: IngestReport) -> None:
         for row in s["problem_files"]:
             problems.add_row(row["path"], row["status"], row["error"] or "")
         out.print(problems)
+
+
+kb_app = typer.Typer(help="The failure-mode knowledge base: validate, list, show, and explain a match.", no_args_is_help=True)
+app.add_typer(kb_app, name="kb")
+KbOption = Annotated[Path | None, typer.Option("--kb", help="Knowledge-base folder (default: the bundled one).")]
+
+
+@kb_app.command("validate")
+def kb_validate(kb: KbOption = None) -> None:
+    """Check every YAML file; print problems as file:line: message (exit 1 when there are any)."""
+    from rca import kb as kb_stage
+
+    errors = kb_stage.validate_kb(kb)
+    for error in errors:
+        out.print(error, markup=False, highlight=False, soft_wrap=True)
+    if errors:
+        raise typer.Exit(1)
+    out.print(f"{kb or kb_stage.default_kb_path()}: valid ({len(kb_stage.load_kb(kb))} entries)")
+
+
+@kb_app.command("list")
+def kb_list(kb: KbOption = None) -> None:
+    """One line per failure mode."""
+    from rca import kb as kb_stage
+
+    try:
+        summary = kb_stage.load_kb(kb).summary()
+    except RcaError as err:
+        console.print(f"[bold red]error:[/] {err}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    table = Table("id", "title", "rules", "steps", "shared checklist")
+    for row in summary.iter_rows(named=True):
+        table.add_row(row["id"], row["title"], str(row["rules"]), str(row["steps"]), row["shared_checklist"] or "")
+    out.print(table)
+
+
+@kb_app.command("show")
+def kb_show(entry_id: Annotated[str, typer.Argument(help="Failure-mode id, e.g. gpu-memory-fragmentation.")], kb: KbOption = None) -> None:
+    """An entry with its symptoms, rules and resolved checklist."""
+    from rca import kb as kb_stage
+
+    try:
+        text = kb_stage.describe_entry(kb_stage.load_kb(kb), entry_id)
+    except RcaError as err:
+        console.print(f"[bold red]error:[/] {err}", highlight=False)
+        raise typer.Exit(2) from None
+    out.print(Markdown(text))
+
+
+@kb_app.command("match")
+def kb_match(incident_id: str, store: StoreOption = Path("rca-store"), kb: KbOption = None, top: int = 3) -> None:
+    """Why an incident got its entry: every rule of its best entries, matched or not."""
+    from rca import kb as kb_stage
+
+    try:
+        why = kb_stage.explain_match(open_store(store).incidents(), kb_stage.load_kb(kb), incident_id, top=top)
+    except RcaError as err:
+        console.print(f"[bold red]error:[/] {err}", highlight=False)
+        raise typer.Exit(2) from None
+    if why.is_empty():
+        console.print(f"[bold red]error:[/] no incident {incident_id} in {store}")
+        raise typer.Exit(2)
+    table = Table("entry", "rule score", "rule", "weight", "matched")
+    for row in why.iter_rows(named=True):
+        table.add_row(row["kb_id"], f"{row['rule_score']:.2f}", row["rule"], f"{row['weight']:+g}" + (" (required)" if row["required"] else ""), "yes" if row["matched"] else "")
+    out.print(table)
 
 
 @app.command("eval")

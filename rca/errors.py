@@ -8,7 +8,8 @@
     │   ├── StoreLockedError   another rca process holds the store's lock
     │   └── StoreVersionError  the store was written by an incompatible schema version
     ├── InputError         the input folder or file cannot be used at all
-    └── SourceError        a source module is misdeclared (duplicate name, unknown --format)
+    ├── SourceError        a source module is misdeclared (duplicate name, unknown --format)
+    └── KnowledgeBaseError the knowledge base does not validate, or names an entry it lacks
 
 Problems with single files or lines are not exceptions: they become manifest rows and
 warnings, so one bad file never stops an ingest.
@@ -41,3 +42,7 @@ class InputError(RcaError):
 
 class SourceError(RcaError):
     """A source is declared twice, or a requested format does not exist."""
+
+
+class KnowledgeBaseError(RcaError):
+    """The knowledge base has validation errors (listed as file:line), or an unknown entry id was asked for."""

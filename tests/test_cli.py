@@ -63,3 +63,12 @@ def test_unknown_format_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "a.log").write_text("x\n")
     result = runner.invoke(app, ["ingest", str(tmp_path / "a.log"), "--store", str(tmp_path / "store"), "--format", "nope"])
     assert result.exit_code == 2 and "unknown format 'nope'" in result.output
+
+
+def test_kb_commands() -> None:
+    validated = runner.invoke(app, ["kb", "validate"])
+    assert validated.exit_code == 0 and "valid (18 entries)" in validated.output
+    shown = runner.invoke(app, ["kb", "show", "gpu-hardware-fault"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "Xid" in shown.output
+    missing = runner.invoke(app, ["kb", "show", "no-such-mode"])
+    assert missing.exit_code == 2
