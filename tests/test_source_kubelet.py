@@ -367,3 +367,22 @@ def test_pre_structured_eviction_lines() -> None:
         "default",
         "3c1b2a4d-5e6f-11e8-9a7b-080027c1d2e3",
     )
+
+
+def test_event_recorder_lines_carry_the_events_kind() -> None:
+    text = (
+        'I1123 09:57:01.935292    3215 event.go:389] "Event occurred" object="batch/embed-backfill-28494591-j8bhs" fieldPath="" '
+        'kind="Pod" apiVersion="v1" type="Warning" reason="Evicted" message="The node was low on resource: memory. '
+        "Threshold quantity: 750Mi, available: 574771Ki. Container worker was using 106003699Ki, request is 8Gi, "
+        'has larger consumption of memory. "\n'
+        'I1124 06:55:39.605898    1256 event.go:389] "Event occurred" object="ip-10-0-240-15" fieldPath="" kind="Node" '
+        'apiVersion="" type="Warning" reason="SystemOOM" message="System OOM encountered, victim process: python3, pid: 2366646"\n'
+        'I1124 06:55:41.101380    1256 event.go:389] "Event occurred" object="ip-10-0-240-15" fieldPath="" kind="Node" '
+        'apiVersion="" type="Normal" reason="NodeHasInsufficientMemory" message="Node ip-10-0-240-15 status is now: NodeHasInsufficientMemory"\n'
+    )
+    events = rca.parse_text(text, year=2026)
+    assert events["kind"].to_list() == ["eviction", "oom_kill", "memory_pressure"]
+    evicted = events.row(0, named=True)
+    assert (evicted["pod"], evicted["namespace"], evicted["container"]) == ("embed-backfill-28494591-j8bhs", "batch", "worker")
+    assert (evicted["mem_used_bytes"], evicted["mem_requested_bytes"]) == (106003699 * 1024, 8 * 1024**3)
+    assert (events["pid"][1], events["process"][1]) == (2366646, "python3")

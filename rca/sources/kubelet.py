@@ -19,7 +19,7 @@ import polars as pl
 from rca import timeutil
 from rca.sources import _syslog, register
 from rca.sources._base import ParseContext, Parsed, Source
-from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, attrs_json, eviction_fields, quantity_bytes
+from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, attrs_json, event_kind, eviction_fields, quantity_bytes
 
 KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite")
 
@@ -130,18 +130,20 @@ def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 # Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,
 # so the costlier rules run on this subset alone.
-_NOTABLE = r"(?i)evict|admit pod|threshold|pressure|node condition|observation|oom|exit_?code|victim"
+_NOTABLE = r"(?i)evict|admit pod|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred"
 
 
 def _classify(records: pl.DataFrame) -> pl.DataFrame:
     common = records.with_columns(_pod_facts())
     notable = pl.col("body").str.contains(_NOTABLE)
     facts = pl.concat(
-        [common.filter(notable).with_columns(_oom_facts()).with_columns(_eviction_facts()), common.filter(~notable)],
+        [common.filter(notable).with_columns(*_oom_facts(), *_recorded_event()).with_columns(_eviction_facts()), common.filter(~notable)],
         how="diagonal_relaxed",
     ).sort("line")
     kind = (
-        pl.when(pl.col("system_oom"))
+        pl.when(pl.col("event_kind").is_not_null() & (pl.col("event_kind") != "log"))
+        .then(pl.col("event_kind"))
+        .when(pl.col("system_oom"))
         .then(pl.lit("oom_kill"))
         .when(pl.col("stage").is_not_null())
         .then(pl.lit("eviction"))
@@ -166,8 +168,8 @@ def _classify(records: pl.DataFrame) -> pl.DataFrame:
         pid=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_pid")).otherwise(pl.col("pid")),
         process=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_process")).otherwise(pl.col("program")),
         # A ranked list names candidates, not the pod evicted: keep them in attrs only.
-        pod=pl.when(single_pod).then(pl.col("pod")),
-        namespace=pl.when(single_pod).then(pl.col("namespace")),
+        pod=pl.when(single_pod).then(pl.coalesce("pod", "event_pod")),
+        namespace=pl.when(single_pod).then(pl.coalesce("namespace", "event_namespace")),
         pod_uid=pl.when(single_pod).then(pl.col("pod_uid")),
         container=pl.coalesce("container", "oom_container", pl.col("evicted").struct.field("container")),
         container_id=pl.coalesce("oom_container_id", "container_id"),
@@ -237,6 +239,19 @@ def _oom_facts() -> list[pl.Expr]:
     ]
 
 
+def _recorded_event() -> list[pl.Expr]:
+    """What the kubelet's event recorder logs (``"Event occurred" object=… reason=… message=…``): the Event's kind."""
+    event = pl.col("body").str.extract_groups(
+        r'"Event occurred" object="(?<object>[^"]*)".*?\bkind="(?<kind>\w+)".*?\breason="(?<reason>\w+)"(?: message="(?<message>.*?)"?\s*$)?'
+    ).struct
+    on_pod = event.field("kind") == "Pod"
+    return [
+        pl.when(event.field("reason").is_not_null()).then(event_kind(event.field("reason"), event.field("message").fill_null(""))).alias("event_kind"),
+        pl.when(on_pod).then(event.field("object").str.extract(r"/(.+)$", 1)).alias("event_pod"),
+        pl.when(on_pod).then(event.field("object").str.extract(r"^([^/]+)/", 1)).alias("event_namespace"),
+    ]
+
+
 def _eviction_facts() -> list[pl.Expr]:
     """Fields of the eviction manager's and memory-pressure lines."""
     body = pl.col("body")
@@ -277,7 +292,7 @@ def _eviction_facts() -> list[pl.Expr]:
             | conditions.str.contains("MemoryPressure").fill_null(False)
             | body.str.contains(r"NodeHasInsufficientMemory")
         ).alias("memory_pressure"),
-        pl.when(body.str.contains(r"(?i)\bevicting pod\b")).then(eviction_fields(body)).alias("evicted"),
+        pl.when(body.str.contains(r'(?i)\bevicting pod\b|"Event occurred".*\breason="Evicted"')).then(eviction_fields(body)).alias("evicted"),
     ]
 
 
