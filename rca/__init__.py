@@ -5,12 +5,14 @@ The public API, used by the CLI and the notebooks alike::
     import rca
     report = rca.ingest("logs/", "rca-store")
     events = rca.open_store("rca-store").events()
+    incidents = rca.correlate(events).incidents
 """
 
+from rca.correlate import correlate
 from rca.errors import RcaError
 from rca.ingest import IngestOptions, IngestReport, ingest, parse_text
 from rca.store import Store, open_store
 
 __version__ = "0.1.0"
 
-__all__ = ["IngestOptions", "IngestReport", "RcaError", "Store", "__version__", "ingest", "open_store", "parse_text"]
+__all__ = ["IngestOptions", "IngestReport", "RcaError", "Store", "__version__", "correlate", "ingest", "open_store", "parse_text"]

@@ -304,7 +304,7 @@ def timeline_command(
     host: Annotated[str | None, typer.Option("--host", help="Draw every event of this host instead (needs --since and --until).")] = None,
     since: Annotated[datetime | None, typer.Option("--since", help="Window start (UTC) with --host.", formats=_TIME_FORMATS)] = None,
     until: Annotated[datetime | None, typer.Option("--until", help="Window end (UTC) with --host.", formats=_TIME_FORMATS)] = None,
-    width: Annotated[int, typer.Option("--width", help="Width of the time axis in characters.", min=20)] = 72,
+    width: Annotated[int | None, typer.Option("--width", help="Width of the drawing in characters (default: the terminal's).", min=40)] = None,
 ) -> None:
     """Swimlane timeline of one incident (one lane per source, anchors highlighted) or of a host's time window."""
     from rca.timeline import incident_timeline, swimlanes, window_timeline
@@ -319,7 +319,7 @@ def timeline_command(
             frame, title = window_timeline(opened, host, _as_utc(since), _as_utc(until)), f"{host} from {since} to {until}"
     except RcaError as err:
         _fail(err)
-    out.print(swimlanes(frame, width=width, title=title))
+    out.print(swimlanes(frame, width=width or out.width, title=title))
 
 
 @app.command("export")

@@ -54,7 +54,7 @@ EVENT_SCHEMA: dict[str, pl.DataType] = {
     "n_lines": pl.Int32(),  # input lines this event covers (0 for events derived from another's lines)
 }
 
-SOURCES = ("kernel", "kubelet", "k8s", "nvidia_smi", "pipeline")
+SOURCES = ("kernel", "kubelet", "k8s", "nvidia_smi", "pipeline", "syslog")
 
 KINDS = (
     "oom_invoked",
@@ -158,3 +158,104 @@ def validate(frame: pl.DataFrame | pl.LazyFrame, schema: Mapping[str, pl.DataTyp
     problems += [f"unexpected column {name!r}" for name in actual if name not in schema]
     if problems:
         raise SchemaError(f"{what}: " + "; ".join(problems))
+
+
+INCIDENT_SCHEMA: dict[str, pl.DataType] = {
+    "incident_id": pl.String(),  # "inc-" + hash of the root host and the earliest anchor's event_id: stable across runs
+    "host": pl.String(),  # root host: where the first failure happened
+    "hosts": pl.List(pl.String()),  # every host with an anchor of this incident (NCCL peers included), sorted
+    "start": UTC_MICROS,  # first anchor
+    "end": UTC_MICROS,  # last anchor
+    "anchor_kind": pl.String(),  # kind of the incident's most specific anchor on the root host (one of KINDS)
+    "pid": pl.Int64(),
+    "process": pl.String(),
+    "pod": pl.String(),
+    "namespace": pl.String(),
+    "container": pl.String(),
+    "gpu_index": pl.Int32(),
+    "gpu_uuid": pl.String(),
+    "n_anchors": pl.Int32(),
+    "n_events": pl.Int32(),  # linked events of every role
+    "sources": pl.List(pl.String()),  # sources of the linked anchor and evidence events, sorted
+    "signature": pl.String(),  # masked key evidence, one line each: the embedding stage's input text
+    # --- signals (rca.signals); null when the evidence to compute them is absent ---
+    "gpu_mem_peak_pct": pl.Float64(),  # highest used/total of the incident's GPU in the window before the anchor
+    "gpu_mem_headroom_bytes": pl.Int64(),  # total - used at the last sample at or before the anchor
+    "gpu_mem_growth_bytes_per_s": pl.Float64(),  # least-squares slope of used memory over the window
+    "gpu_mem_growth_sustained_s": pl.Float64(),  # longest run of sample intervals growing faster than 5 MB/s
+    "gpu_mem_growth_shape": pl.String(),  # flat / steady_leak / single_step / sawtooth / irregular
+    "gpu_util_period_s": pl.Float64(),  # period of the utilization cycle (autocorrelation peak)
+    "reserved_unallocated_bytes": pl.Int64(),  # CUDA OOM: reserved by the caching allocator but not allocated
+    "reserved_unallocated_frac": pl.Float64(),  # ... as a fraction of everything the allocator reserved
+    "requested_bytes": pl.Int64(),  # CUDA OOM: the allocation that failed
+    "free_bytes": pl.Int64(),  # CUDA OOM: free GPU memory at that moment
+    "requested_over_free": pl.Float64(),
+    "gpu_processes": pl.Int32(),  # distinct processes on the incident's GPU in the window
+    "gpu_pods": pl.Int32(),  # distinct pods among them, where the pid is known to belong to a pod
+    "stale_gpu_bytes": pl.Int64(),  # GPU memory held by other processes that log nothing in the window
+    "killed_rss_bytes": pl.Int64(),  # RSS of the process the kernel killed
+    "cgroup_limit_bytes": pl.Int64(),  # memory limit of its cgroup
+    "rss_over_limit": pl.Float64(),
+    "oom_constraint": pl.String(),  # memcg / system / cpuset / mempolicy
+    "victim_was_grower": pl.Boolean(),  # the failing process is the one whose memory grew most
+    "xid_codes": pl.List(pl.Int32()),  # Xid codes on the host from a day before the incident to its end
+    "restart_count": pl.Int32(),  # highest container restart count reported for the pod
+    "runtime_oom": pl.String(),  # jvm_heap / jvm_metaspace / go_runtime / ... from the runtime's own error
+}
+"""One row per incident (``STORE/incidents.parquet``), written by rca.correlate."""
+
+INCIDENT_ROLES = ("anchor", "evidence", "context")
+
+INCIDENT_EVENTS_SCHEMA: dict[str, pl.DataType] = {
+    "incident_id": pl.String(),
+    "event_id": pl.String(),  # EVENT_SCHEMA.event_id
+    "role": pl.String(),  # anchor (a sighting of the failure), evidence (same process/pod/GPU), context (same host)
+    "host": pl.String(),
+    "ts": UTC_MICROS,  # the event's time after clock alignment (events.parquet keeps the time as parsed)
+    "ts_quality": pl.String(),
+    "source": pl.String(),
+    "kind": pl.String(),
+}
+"""Links between incidents and events (``STORE/incident_events.parquet``); an event may
+support several incidents, an anchor belongs to one."""
+
+
+# --- the clustering stage (rca.embed, rca.cluster) ---------------------------------------------
+
+CLUSTER_COLUMNS: dict[str, pl.DataType] = {
+    "failure_mode": pl.String(),  # FAILURE_MODE_SCHEMA.mode_id of the incident's mode
+    "kb_id": pl.String(),  # the incident's own best knowledge-base entry, or "unknown"
+    "kb_confidence": pl.Float64(),  # that entry's combined rule + similarity score in [0, 1]
+}
+"""The columns ``rca cluster`` adds to ``incidents.parquet``."""
+
+CLUSTERED_INCIDENT_SCHEMA: dict[str, pl.DataType] = {**INCIDENT_SCHEMA, **CLUSTER_COLUMNS}
+"""``STORE/incidents.parquet`` after ``rca cluster``: INCIDENT_SCHEMA, then CLUSTER_COLUMNS."""
+
+MODE_STATUSES = ("new", "recurring", "dormant")
+
+FAILURE_MODE_SCHEMA: dict[str, pl.DataType] = {
+    "mode_id": pl.String(),  # "fm-001", … in order of creation; never reused nor renumbered
+    "status": pl.String(),  # one of MODE_STATUSES, as of the last clustering run
+    "size": pl.Int32(),  # distinct incidents ever assigned to the mode
+    "label": pl.String(),  # what tells the mode apart: its anchor kind, signals and top terms
+    "terms": pl.List(pl.String()),  # the signature words most specific to the mode
+    "medoid_incident": pl.String(),  # the member closest to the centroid
+    "hosts": pl.List(pl.String()),  # every host any member involved, sorted
+    "first_seen": UTC_MICROS,  # earliest start of a member
+    "last_seen": UTC_MICROS,  # latest end of a member
+    "kb_id": pl.String(),  # the mode's knowledge-base entry, or "unknown" (a draft is in STORE/kb_drafts/)
+    "kb_confidence": pl.Float64(),
+    "kb_runner_up": pl.String(),  # the second-best entry, when it scored at all
+    "space": pl.String(),  # the feature space of the centroid: embedder name and feature version
+    "centroid": pl.List(pl.Float32()),
+    "incident_ids": pl.List(pl.String()),  # every incident ever assigned, sorted
+}
+"""One row per failure mode (``STORE/failure_modes.parquet``), written by rca.cluster."""
+
+EMBEDDING_SCHEMA: dict[str, pl.DataType] = {
+    "embedder": pl.String(),  # the embedder's name: vectors of different embedders never mix
+    "text_hash": pl.String(),  # rca.embed.text_hash of the embedded text (a signature or a KB symptom)
+    "vector": pl.List(pl.Float32()),  # L2-normalised
+}
+"""The embedding cache (``STORE/embeddings.parquet``): a text once embedded is never embedded again."""

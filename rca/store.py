@@ -9,6 +9,9 @@ Layout::
                           any Parquet engine (``polars.scan_parquet("STORE/events.parquet")``)
       .staging/RUN/       parts being written by a run, moved in at commit
       .lock               held by the one process writing the store
+      incidents.parquet   one row per incident (rca.schema.INCIDENT_SCHEMA), by rca.correlate
+      incident_events.parquet  incident ↔ event links with their role (rca.schema.INCIDENT_EVENTS_SCHEMA)
+      correlation.json    the last correlation's report: clock alignment per file, counts
 
 Commit order makes a killed run harmless: parts are staged, moved in, then the manifest
 is replaced in one rename; only then are replaced parts deleted. Parts that no manifest
@@ -34,6 +37,9 @@ from rca.errors import StoreError, StoreLockedError, StoreVersionError
 EVENTS_DIR = "events.parquet"
 MANIFEST_FILE = "files.parquet"
 META_FILE = "store.json"
+INCIDENTS_FILE = "incidents.parquet"
+INCIDENT_EVENTS_FILE = "incident_events.parquet"
+CORRELATION_FILE = "correlation.json"
 
 
 class Store:
@@ -79,6 +85,26 @@ class Store:
     def events(self) -> pl.DataFrame:
         """All committed events, ordered by time (unknown times last), then file and line."""
         return self.scan_events().sort(["ts", "file", "line"], nulls_last=True).collect()
+
+    def incidents(self) -> pl.DataFrame:
+        """The incidents of the last correlation (rca.schema.INCIDENT_SCHEMA); empty before one ran."""
+        return self._read_table(INCIDENTS_FILE, schema.INCIDENT_SCHEMA)
+
+    def incident_events(self) -> pl.DataFrame:
+        """Links between incidents and events (rca.schema.INCIDENT_EVENTS_SCHEMA); empty before a correlation ran."""
+        return self._read_table(INCIDENT_EVENTS_FILE, schema.INCIDENT_EVENTS_SCHEMA)
+
+    def correlation_report(self) -> dict:
+        """The last correlation's report (clock alignment, counts); empty before one ran."""
+        path = self.path / CORRELATION_FILE
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def _read_table(self, name: str, table_schema: dict[str, pl.DataType]) -> pl.DataFrame:
+        self.check_version()
+        path = self.path / name
+        if not path.exists():
+            return schema.empty(table_schema)
+        return pl.read_parquet(path)
 
     def part_paths(self) -> list[str]:
         """Paths of the committed event parts."""
@@ -129,6 +155,14 @@ class Store:
         _atomic_write_text(json.dumps(meta, indent=2, default=str), self.path / META_FILE)
         for name in dropped_parts:
             (events_dir / name).unlink(missing_ok=True)
+
+    def write_incidents(self, incidents: pl.DataFrame, links: pl.DataFrame, report: dict) -> None:
+        """Replace the incident tables and the correlation report, each file atomically (hold :meth:`writing`)."""
+        schema.validate(incidents, schema.INCIDENT_SCHEMA, "incidents")
+        schema.validate(links, schema.INCIDENT_EVENTS_SCHEMA, "incident events")
+        _atomic_write_parquet(links, self.path / INCIDENT_EVENTS_FILE)
+        _atomic_write_parquet(incidents, self.path / INCIDENTS_FILE)
+        _atomic_write_text(json.dumps(report, indent=2, default=str), self.path / CORRELATION_FILE)
 
     def _remove_leftovers(self) -> None:
         shutil.rmtree(self.path / ".staging", ignore_errors=True)

@@ -1,0 +1,446 @@
+"""Correlation: events → incidents, one per failure, seen from every source.
+
+The steps, each a handful of polars joins over a small subset of the events:
+
+1. **Align clocks** (:mod:`rca.align`): boot-relative kernel events get a wall time, lines
+   printed without any time get one from the same failure seen elsewhere or from their
+   neighbours, and inferred years are checked against the host's dated logs.
+2. **Anchors**: the events that *are* a failure: kills, OOMKilled containers, CUDA OOMs,
+   DataLoader deaths, evictions, exit 137, shm errors, NCCL timeouts, fatal Xids and the
+   JVM's / Go runtime's own out-of-memory errors. Usually well under 1 % of the events.
+3. **Identities** (:mod:`rca._identity`): each anchor's pid, container, pod and GPU are
+   completed from pairings the host's other events reveal (and from the container-log
+   folder layout); a kubelet line's pid is the kubelet's own and never an identity.
+4. **Dedup**: anchors of one host within ``dedup`` of each other that share a pid,
+   container id, pod uid, pod or GPU are one failure (linking consecutive sightings per
+   identity, then a union-find over those edges). An anchor with no identity at all joins
+   the nearest failure of its host within ``dedup``; anchors without a time join by
+   container id / pod uid / pid alone.
+5. **NCCL root**: a group led by an NCCL timeout (its first anchor; the aborts that follow
+   a watchdog timeout come after it) joins the failure whose time best
+   explains it: ``timeout_ms`` before the timeout when the message says so, else the
+   latest failure (any host) within ``nccl_window`` before it. The incident's ``host`` is
+   the first failure's host; ``hosts`` lists every host involved.
+6. **Links**: anchors; *evidence*: events of the same host sharing an identity (pid,
+   container, pod, GPU index / UUID / PCI bus, or the pipeline log file of the anchor)
+   from ``window`` before the first anchor to ``after`` past the last, the death of the
+   same container or pod up to ``window`` past the last anchor, and the kernel's
+   "invoked oom-killer" header just before a kill; *context*: other notable events of
+   the host in the span.
+7. **Signals** (:mod:`rca.signals`) per incident.
+
+``incident_id`` is a hash of the root host and the earliest anchor's ``event_id``, so a
+re-run over the same events gives the same ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+import polars as pl
+
+from rca import align, schema, signals, templates
+from rca._identity import IdentityMaps, layout_identity, pci_key
+from rca.signals import attr
+from rca.store import Store
+
+DEFAULT_WINDOW = timedelta(minutes=15)
+DEFAULT_DEDUP = timedelta(minutes=2)
+DEFAULT_NCCL_WINDOW = timedelta(minutes=35)
+DEFAULT_AFTER = timedelta(minutes=2)
+_NCCL_SLACK = timedelta(minutes=3)
+_OOM_BLOCK = timedelta(seconds=10)  # the kernel prints "invoked oom-killer" a moment before its kill line
+
+ANCHOR_KINDS = ("oom_kill", "container_oomkilled", "cuda_oom", "dataloader_killed", "eviction", "process_killed", "shm_error", "nccl_timeout")
+# Xids that end the work on a GPU. 63 (a row remapped) and 92 (many corrected errors) are warnings NVIDIA says
+# to ignore: they show up in an incident's xid_codes, they do not make one. 94 kills only the affected process.
+FATAL_XIDS = (48, 64, 74, 79, 94, 95, 119, 120, 140)
+_FATAL_RESOLUTION = r"^(?:RESET_GPU|RESTART_BM|RESTART_VM|REBOOT|WORKFLOW_XID_48|WORKFLOW_NVLINK_ERR|HW_RMA|DRAIN.*)$"
+# Most specific first: the kind that names an incident when several sources saw it.
+# An eviction outranks the container kill it causes; an NCCL timeout is only ever a consequence.
+KIND_PRIORITY = ("xid", "cuda_oom", "dataloader_killed", "shm_error", "log", "traceback", "oom_kill", "eviction",
+                 "container_oomkilled", "process_killed", "nccl_timeout")
+CLUSTER_KEYS = ("container_id", "pod_uid", "pid", "pod", "gpu_index", "gpu_uuid", "pci")
+EVIDENCE_KEYS = ("pid", "container_id", "pod_uid", "pod", "gpu_index", "gpu_uuid", "pci", "pipeline_file")
+_TIMELESS_KEYS = ("container_id", "pod_uid", "pid")
+_FOLLOW_KEYS = ("container_id", "pod_uid", "pod")
+_QUIET_KINDS = ("log", "gpu_sample", "gpu_process")
+_LOUD_SEVERITIES = ("warning", "error", "critical")
+# klog headers and daemon syslog tags carry the logging daemon's pid, not the pid of the process a line is about
+# (parsers that find a subject pid in the message, like the kubelet's OOM watcher, put it in pid instead).
+_NODE_DAEMONS = ("kubelet", "containerd", "dockerd", "crio", "cri-o", "systemd", "systemd-journald", "kube-proxy", "kernel")
+_LOGGER_PID = (
+    pl.col("process").str.to_lowercase().is_in(_NODE_DAEMONS).fill_null(False)
+    | ((pl.col("source") == "pipeline") & (pl.col("format") == "klog")).fill_null(False)
+)
+_SIGNATURE_LINES = 6
+_SIGNATURE_CHARS = 300
+WORK_COLUMNS = [c for c in schema.EVENT_SCHEMA if c not in ("message", "ts_raw", "template_id", "cgroup")]
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """What :func:`correlate` found: incidents, their links to events, and a report."""
+
+    incidents: pl.DataFrame
+    links: pl.DataFrame
+    report: dict
+
+
+def parse_window(text: str) -> timedelta:
+    """A duration such as ``15m``, ``90s``, ``1h30m`` or ``2h``; a bare number is minutes."""
+    cleaned = text.strip().lower()
+    if re.fullmatch(r"\d+(?:\.\d+)?", cleaned):
+        return timedelta(minutes=float(cleaned))
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*(d|h|m|min|s)", cleaned)
+    if not parts or "".join(f"{n}{u}" for n, u in parts) != re.sub(r"\s+", "", cleaned):
+        raise ValueError(f"not a duration: {text!r} (use e.g. 15m, 90s, 1h30m)")
+    seconds = {"d": 86400, "h": 3600, "m": 60, "min": 60, "s": 1}
+    return timedelta(seconds=sum(float(n) * seconds[u] for n, u in parts))
+
+
+def correlate(
+    events: pl.DataFrame | pl.LazyFrame,
+    *,
+    window: timedelta = DEFAULT_WINDOW,
+    dedup: timedelta = DEFAULT_DEDUP,
+    nccl_window: timedelta = DEFAULT_NCCL_WINDOW,
+    after: timedelta = DEFAULT_AFTER,
+) -> Correlation:
+    """Group the events (``rca.schema.EVENT_SCHEMA``) into incidents with evidence links and signals."""
+    started = time.perf_counter()
+    lazy = events.lazy()
+    schema.validate(lazy, schema.EVENT_SCHEMA, "events")
+    alignment = align.align_clocks(prepared(lazy).collect())
+    work = alignment.events.with_row_index("row")
+    maps = IdentityMaps.learn(work)
+    anchors = maps.resolve(_anchors(work))
+    anchors = _name_incidents(_merge_nccl(_dedup(anchors, dedup), nccl_window, dedup))
+    linked = _links(anchors, work, window, after)
+    links = linked.select(schema.INCIDENT_EVENTS_SCHEMA.keys())
+    messages = _messages(lazy, anchors, links)
+    anchors = anchors.join(messages, on="event_id", how="left")
+    core = _incident_rows(anchors, links, messages)
+    signal_frame = signals.incident_signals(core, anchors, linked, work, window)
+    incidents = schema.conform(core.join(signal_frame, on="incident_id", how="left"), schema.INCIDENT_SCHEMA).sort("start", "incident_id", nulls_last=True)
+    report = _report(work, anchors, incidents, links, alignment, time.perf_counter() - started)
+    return Correlation(incidents, schema.conform(links, schema.INCIDENT_EVENTS_SCHEMA), report)
+
+
+def correlate_store(store: Store, *, window: timedelta = DEFAULT_WINDOW, **options: timedelta) -> dict:
+    """Correlate a store's events and write ``incidents.parquet`` and ``incident_events.parquet``.
+
+    Takes the store's lock: call it after an ingest's commit, not inside one. Returns the report.
+    """
+    with store.writing():
+        result = correlate(store.scan_events(), window=window, **options)
+        store.write_incidents(result.incidents, result.links, result.report)
+    return result.report
+
+
+# --- anchors ---------------------------------------------------------------------------
+
+
+def prepared(events: pl.LazyFrame) -> pl.LazyFrame:
+    """The columns correlation reads, ready to serve as identities.
+
+    Pids that name a logging daemon (a kubelet line's pid is the kubelet's) are nulled so
+    they never act as identity; pods named only by the container-log folder layout are filled.
+    """
+    subject = events.select(WORK_COLUMNS).with_columns(pid=pl.when(_LOGGER_PID).then(None).otherwise(pl.col("pid")))
+    return layout_identity(subject)
+
+
+def _anchors(work: pl.DataFrame) -> pl.DataFrame:
+    """The events that are a failure in themselves, numbered (``aid``) in time order.
+
+    A cheap test on kind and a literal in attrs keeps the few candidates; the JSON of
+    their attrs is decoded only then.
+    """
+    maybe = pl.col("kind").is_in([*ANCHOR_KINDS, "xid"]) | pl.col("attrs").str.contains('"oom"', literal=True).fill_null(False)
+    fatal_xid = (pl.col("kind") == "xid") & (
+        pl.col("xid").is_in(FATAL_XIDS).fill_null(False)
+        | attr("xid_resolution").str.contains(_FATAL_RESOLUTION).fill_null(False)
+        | (pl.col("severity") == "critical").fill_null(False)
+    )
+    runtime_oom = pl.col("kind").is_in(["log", "traceback"]) & attr("oom").is_not_null()
+    found = work.filter(maybe).filter(pl.col("kind").is_in(ANCHOR_KINDS) | fatal_xid | runtime_oom).sort("ts", "event_id", nulls_last=True)
+    return found.with_row_index("aid").with_columns(
+        pl.col("aid").cast(pl.Int64),
+        priority=pl.col("kind").replace_strict(KIND_PRIORITY, list(range(len(KIND_PRIORITY))), default=len(KIND_PRIORITY), return_dtype=pl.Int32),
+        pipeline_file=pl.when(pl.col("source") == "pipeline").then(pl.col("file")),
+    )
+
+
+# --- dedup -----------------------------------------------------------------------------
+
+
+def _dedup(anchors: pl.DataFrame, dedup: timedelta) -> pl.DataFrame:
+    """Label each anchor with its failure ``group`` (an anchor id, the group's representative)."""
+    has_id = pl.any_horizontal([pl.col(k).is_not_null() for k in CLUSTER_KEYS])
+    anchors = anchors.with_columns(has_id=has_id)
+    edges = pl.concat([_consecutive_edges(anchors, key, dedup) for key in CLUSTER_KEYS] + [_timeless_edges(anchors)])
+    parent = _components(anchors.filter("has_id")["aid"].to_list(), edges.rows())
+    grouped = anchors.with_columns(group=pl.col("aid").replace_strict(parent, default=None, return_dtype=pl.Int64))
+    return _place_anonymous(grouped, dedup)
+
+
+def _consecutive_edges(anchors: pl.DataFrame, key: str, dedup: timedelta) -> pl.DataFrame:
+    """Edges between time-consecutive anchors of one host sharing ``key``: enough for the same components as all pairs."""
+    keyed = anchors.filter(pl.col(key).is_not_null() & pl.col("ts").is_not_null()).sort("host", key, "ts")
+    prev = pl.col("aid").shift(1).over("host", key)
+    gap = pl.col("ts") - pl.col("ts").shift(1).over("host", key)
+    return keyed.select(a=pl.col("aid"), b=prev, ok=gap <= dedup).filter("ok").select("a", "b")
+
+
+def _timeless_edges(anchors: pl.DataFrame) -> pl.DataFrame:
+    """An anchor without a time joins the earliest anchor of its host with the same container / pod uid / pid."""
+    timeless = anchors.filter(pl.col("ts").is_null())
+    if timeless.height == 0:
+        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
+    rank = {k: i for i, k in enumerate(_TIMELESS_KEYS)}
+    long = _long(anchors, ["aid", "host", "ts"], _TIMELESS_KEYS).with_columns(rank=pl.col("key").replace_strict(rank, return_dtype=pl.Int32))
+    lonely = long.filter(pl.col("ts").is_null())
+    partners = long.filter(pl.col("ts").is_not_null())
+    with_time = lonely.join(partners, on=["host", "key", "value"], suffix="_b").sort("aid", "rank", "ts_b").unique("aid", keep="first")
+    among = lonely.sort("aid").group_by("host", "key", "value").agg(first=pl.col("aid").first(), aid=pl.col("aid")).explode("aid")
+    return pl.concat([with_time.select(a="aid", b="aid_b"), among.filter(pl.col("aid") != pl.col("first")).select(a="aid", b="first")])
+
+
+def _long(frame: pl.DataFrame, keep: list[str], keys: tuple[str, ...]) -> pl.DataFrame:
+    """(keep…, key, value) rows: one per non-null identity of each row, values as text."""
+    return (
+        frame.select(*keep, *[pl.col(k).cast(pl.String) for k in keys])
+        .unpivot(index=keep, on=list(keys), variable_name="key", value_name="value")
+        .drop_nulls("value")
+    )
+
+
+def _components(nodes: list[int], edges: list[tuple[int, int]]) -> dict[int, int]:
+    """Union-find over the anchor edges: node → the smallest node of its component."""
+    parent = {n: n for n in nodes}
+
+    def find(n: int) -> int:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for a, b in edges:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return {n: find(n) for n in nodes}
+
+
+def _place_anonymous(anchors: pl.DataFrame, dedup: timedelta) -> pl.DataFrame:
+    """Anchors with no identity join the nearest identified failure of their host, else group by time gaps."""
+    known = anchors.filter(pl.col("group").is_not_null() & pl.col("ts").is_not_null()).select("host", "ts", near="group").sort("ts")
+    anonymous = anchors.filter(pl.col("group").is_null())
+    timed = anonymous.filter(pl.col("ts").is_not_null()).sort("ts")
+    if known.height and timed.height:
+        timed = timed.join_asof(known, on="ts", by="host", strategy="nearest", tolerance=dedup, check_sortedness=False)
+    else:
+        timed = timed.with_columns(near=pl.lit(None, pl.Int64))
+    starts = ((pl.col("ts") - pl.col("ts").shift(1) > dedup) | (pl.col("host") != pl.col("host").shift(1))).fill_null(True)
+    unplaced = timed.filter(pl.col("near").is_null()).sort("host", "ts").with_columns(run=starts.cum_sum())
+    by_gap = unplaced.with_columns(gap_group=pl.col("aid").min().over("run")).select("aid", "gap_group")
+    timed = timed.join(by_gap, on="aid", how="left").with_columns(group=pl.coalesce("near", "gap_group"))
+    timeless = anonymous.filter(pl.col("ts").is_null()).with_columns(group=pl.col("aid").min().over("host", "file"))
+    placed = pl.concat([timed.select(anchors.columns), timeless.select(anchors.columns)])
+    return pl.concat([anchors.filter(pl.col("group").is_not_null()), placed]).sort("aid")
+
+
+# --- NCCL root --------------------------------------------------------------------------
+
+
+def _merge_nccl(anchors: pl.DataFrame, nccl_window: timedelta, dedup: timedelta) -> pl.DataFrame:
+    """Fold groups that start with an NCCL timeout into the failure that explains them."""
+    groups = anchors.sort("ts", "aid", nulls_last=True).group_by("group").agg(
+        led_by_timeout=pl.col("kind").first() == "nccl_timeout",
+        start=pl.col("ts").min(),
+        timeout_us=(attr("timeout_ms").cast(pl.Float64, strict=False) * 1000).max().cast(pl.Int64),
+    )
+    failures = groups.filter(~pl.col("led_by_timeout") & pl.col("start").is_not_null()).select(pl.col("group").alias("root"), f_start="start").sort("f_start")
+    timeouts = groups.filter(pl.col("led_by_timeout") & pl.col("start").is_not_null())
+    if timeouts.height == 0:
+        return anchors.with_columns(incident_group=pl.col("group"))
+    expected = timeouts.with_columns(expect=pl.col("start") - pl.duration(microseconds=pl.col("timeout_us").fill_null(0))).sort("expect")
+    explained = expected.filter(pl.col("timeout_us").is_not_null()).join_asof(
+        failures, left_on="expect", right_on="f_start", strategy="nearest", tolerance=_NCCL_SLACK, check_sortedness=False
+    ).filter(pl.col("f_start") <= pl.col("start")).select("group", by_timeout="root")
+    latest = expected.sort("start").join_asof(
+        failures, left_on="start", right_on="f_start", strategy="backward", tolerance=nccl_window, check_sortedness=False
+    ).select("group", latest="root")
+    target = timeouts.join(explained, on="group", how="left").join(latest, on="group", how="left").with_columns(
+        root=pl.coalesce("by_timeout", "latest")
+    )
+    alone = target.filter(pl.col("root").is_null()).sort("start")
+    runs = alone.with_columns(run=(pl.col("start") - pl.col("start").shift(1) > dedup).fill_null(True).cum_sum())
+    runs = runs.with_columns(root=pl.col("group").first().over("run"))
+    mapping = pl.concat([target.filter(pl.col("root").is_not_null()).select("group", "root"), runs.select("group", "root")])
+    return anchors.join(mapping, on="group", how="left").with_columns(incident_group=pl.coalesce("root", "group")).drop("root")
+
+
+def _name_incidents(anchors: pl.DataFrame) -> pl.DataFrame:
+    """incident_id and root host of each anchor's incident, from its earliest anchor."""
+    first = anchors.sort("ts", "event_id", nulls_last=True).group_by("incident_group", maintain_order=True).agg(
+        root_host=pl.col("host").first(), first_event=pl.col("event_id").first()
+    )
+    keys = pl.format("{}\x00{}", pl.col("root_host").fill_null(""), pl.col("first_event"))
+    ids = first.with_columns(incident_id=keys.map_elements(_incident_hash, return_dtype=pl.String))
+    return anchors.join(ids.select("incident_group", "incident_id", "root_host"), on="incident_group").sort("aid")
+
+
+def _incident_hash(key: str) -> str:
+    return "inc-" + hashlib.blake2b(key.encode("utf-8"), digest_size=6).hexdigest()
+
+
+# --- links -----------------------------------------------------------------------------
+
+
+def _links(anchors: pl.DataFrame, work: pl.DataFrame, window: timedelta, after: timedelta) -> pl.DataFrame:
+    """Linked events with every work column plus incident_id and role (anchor, evidence, context).
+
+    Spans and events meet through time buckets, so a join touches only events of the
+    same host and bucket: the cost follows the events near incidents, not all events.
+    The joins carry row numbers only; the linked rows are gathered once at the end.
+    """
+    spans = _span_buckets(anchors.filter(pl.col("ts").is_not_null()).group_by("incident_id", "host").agg(
+        lo=pl.col("ts").min() - window, hi=pl.col("ts").max() + after, tail=pl.col("ts").max() + window
+    ))
+    keys = ["row", "host", "ts", "kind", "severity", "pid", "container_id", "pod_uid", "pod", "gpu_index", "gpu_uuid", "pci_bus", "source",
+            "file", "exit_code", "attrs"]
+    touched = spans.select("host", "bucket").unique()
+    # The integer bucket test first: it drops most events before the (host, bucket) join hashes any host name.
+    nearby = (
+        work.select(keys)
+        .with_columns(bucket=_bucket(pl.col("ts")))
+        .filter(pl.col("bucket").is_in(touched["bucket"].unique().implode()))
+        .join(touched, on=["host", "bucket"], how="semi")
+    ).with_columns(pci=pci_key(), pipeline_file=pl.when(pl.col("source") == "pipeline").then(pl.col("file")))
+    inside = pl.col("ts").is_between(pl.col("lo"), pl.col("hi"))
+    # The container's death is part of its failure even when it comes minutes later (a JVM lingers after its OOM).
+    follow = pl.col("ts").is_between(pl.col("hi"), pl.col("tail")) & pl.col("key").is_in(_FOLLOW_KEYS) & _termination()
+    identified = [
+        nearby.filter(pl.col(key).is_not_null())
+        .select("row", "host", "bucket", "ts", "kind", "exit_code", "source", "attrs", key)
+        .join(spans.join(anchors.select("incident_id", "host", key).drop_nulls().unique(), on=["incident_id", "host"]), on=["host", "bucket", key])
+        .with_columns(key=pl.lit(key))
+        .filter(inside | follow)
+        .select("incident_id", "row")
+        for key in EVIDENCE_KEYS
+    ]
+    timeless = [
+        work.filter(pl.col("ts").is_null() & pl.col(key).is_not_null())
+        .select("row", "host", key)
+        .join(anchors.select("incident_id", "host", key).drop_nulls().unique(), on=["host", key])
+        .select("incident_id", "row")
+        for key in _TIMELESS_KEYS
+    ]
+    kills = anchors.filter((pl.col("kind") == "oom_kill") & pl.col("ts").is_not_null()).select("incident_id", "host", kill_ts="ts")
+    invoked = (
+        nearby.filter(pl.col("kind") == "oom_invoked")
+        .join(kills, on="host")
+        .filter(pl.col("ts").is_between(pl.col("kill_ts") - _OOM_BLOCK, pl.col("kill_ts")))
+        .select("incident_id", "row")
+    )
+    notable = ~pl.col("kind").is_in(_QUIET_KINDS) | pl.col("severity").is_in(_LOUD_SEVERITIES).fill_null(False)
+    context = nearby.filter(notable).select("row", "host", "bucket", "ts").join(spans, on=["host", "bucket"]).filter(inside).select("incident_id", "row")
+    ranked = pl.concat([
+        anchors.select("incident_id", "row").with_columns(role=pl.lit("anchor")),
+        pl.concat([*identified, invoked, *timeless]).with_columns(role=pl.lit("evidence")),
+        context.with_columns(role=pl.lit("context")),
+    ]).unique(subset=["incident_id", "row"], keep="first", maintain_order=True)
+    gathered = work.select(WORK_COLUMNS).gather(ranked["row"])  # "row" is the position in work
+    return pl.concat([ranked.select("incident_id", "role"), gathered], how="horizontal").sort("incident_id", "ts", "event_id", nulls_last=True)
+
+
+_BUCKET_US = 5 * 60 * 1_000_000
+
+
+def _termination() -> pl.Expr:
+    """A process or container end: a kill, a non-zero exit, the kubelet's ContainerDied."""
+    exited = (pl.col("exit_code").is_not_null() & (pl.col("exit_code") != 0)).fill_null(False)
+    died = (pl.col("source") == "kubelet") & pl.col("attrs").str.contains('"ContainerDied"', literal=True).fill_null(False)
+    return pl.col("kind").is_in(["oom_kill", "container_oomkilled", "process_killed", "dataloader_killed"]) | exited | died
+
+
+def _bucket(moment: pl.Expr) -> pl.Expr:
+    return moment.dt.epoch("us") // _BUCKET_US
+
+
+def _span_buckets(spans: pl.DataFrame) -> pl.DataFrame:
+    """One row per (span, time bucket it touches, up to the span's tail)."""
+    return spans.with_columns(bucket=pl.int_ranges(_bucket(pl.col("lo")), _bucket(pl.col("tail")) + 1)).explode("bucket")
+
+
+# --- incident rows ---------------------------------------------------------------------
+
+
+def _messages(lazy: pl.LazyFrame, anchors: pl.DataFrame, links: pl.DataFrame) -> pl.DataFrame:
+    """Messages of the anchors and of the non-routine evidence: all the signature needs."""
+    wanted = pl.concat([
+        anchors.select("event_id"),
+        links.filter((pl.col("role") == "evidence") & ~pl.col("kind").is_in(_QUIET_KINDS)).select("event_id"),
+    ]).unique()
+    return lazy.filter(pl.col("event_id").is_in(wanted["event_id"].implode())).select("event_id", "message").collect()
+
+
+def _incident_rows(anchors: pl.DataFrame, links: pl.DataFrame, messages: pl.DataFrame) -> pl.DataFrame:
+    on_root = anchors.filter(pl.col("host") == pl.col("root_host")).sort("incident_id", "priority", "ts", "aid", nulls_last=True)
+    identity = on_root.group_by("incident_id", maintain_order=True).agg(
+        host=pl.col("host").first(),
+        anchor_kind=pl.col("kind").first(),
+        **{c: pl.col(c).drop_nulls().first() for c in ("pid", "process", "pod", "namespace", "container", "gpu_index", "gpu_uuid")},
+    )
+    spans = anchors.group_by("incident_id").agg(
+        hosts=pl.col("host").drop_nulls().unique().sort(), start=pl.col("ts").min(), end=pl.col("ts").max(), n_anchors=pl.len().cast(pl.Int32)
+    )
+    counts = links.group_by("incident_id").agg(
+        n_events=pl.len().cast(pl.Int32),
+        sources=pl.col("source").filter(pl.col("role") != "context").drop_nulls().unique().sort(),
+    )
+    return identity.join(spans, on="incident_id").join(counts, on="incident_id", how="left").join(
+        _signatures(anchors, links, messages), on="incident_id", how="left"
+    )
+
+
+def _signatures(anchors: pl.DataFrame, links: pl.DataFrame, messages: pl.DataFrame) -> pl.DataFrame:
+    """The incident's key evidence as masked text: anchors by priority, then the notable evidence."""
+    anchor_lines = anchors.select("incident_id", "kind", "event_id", order=pl.col("priority"), ts="ts")
+    evidence_lines = links.filter((pl.col("role") == "evidence") & ~pl.col("kind").is_in(_QUIET_KINDS)).select(
+        "incident_id", "kind", "event_id", order=pl.lit(len(KIND_PRIORITY) + 1, pl.Int32), ts="ts"
+    )
+    lines = (
+        pl.concat([anchor_lines, evidence_lines])
+        .join(messages.select("event_id", "message"), on="event_id")
+        .with_columns(text=pl.format("{}: {}", "kind", templates.mask(pl.col("message").str.split("\n").list.last()).str.slice(0, _SIGNATURE_CHARS)))
+        .sort("incident_id", "order", "ts", "event_id", nulls_last=True)
+        .unique(subset=["incident_id", "text"], keep="first", maintain_order=True)
+    )
+    return lines.group_by("incident_id", maintain_order=True).agg(signature=pl.col("text").head(_SIGNATURE_LINES).str.join("\n"))
+
+
+def _report(work: pl.DataFrame, anchors: pl.DataFrame, incidents: pl.DataFrame, links: pl.DataFrame,
+            alignment: align.Alignment, seconds: float) -> dict:
+    return {
+        "events": work.height,
+        "anchors": anchors.height,
+        "incidents": incidents.height,
+        "multi_host_incidents": int((incidents["hosts"].list.len() > 1).sum()),
+        "links": links.height,
+        "events_without_time": int(work["ts"].null_count()),
+        "alignment": [_jsonable(row) for row in alignment.report.to_dicts()],
+        "year_shifts": alignment.year_shifts.to_dicts(),
+        "inherited_times": alignment.inherited.to_dicts(),
+        "seconds": round(seconds, 3),
+    }
+
+
+def _jsonable(row: dict) -> dict:
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
