@@ -50,22 +50,34 @@ def ingest(
     boot_time: Annotated[datetime | None, typer.Option("--boot-time", help="Boot time (UTC) that boot-relative kernel timestamps count from.", formats=["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"])] = None,
     workers: Annotated[int | None, typer.Option("--workers", "-j", help="Parallel processes (default: all cores).", min=1)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    correlate: Annotated[bool, typer.Option("--correlate/--no-correlate", help="Group the events into incidents once ingested.")] = True,
+    window: Annotated[str, typer.Option("--window", help="How far before a failure evidence is looked for (e.g. 15m, 1h).")] = "15m",
 ) -> None:
-    """Parse every log under PATH into the store's event table (only new or grown files are read)."""
+    """Parse every log under PATH into the store's event table (only new or grown files are read), then correlate."""
     options = IngestOptions(format=format, host=host, tz=tz, year=year, boot_time=_as_utc(boot_time))
     try:
         with _progress() as tracker:
             report = run_ingest(path, store, options, workers=workers, progress=tracker)
-    except RcaError as err:
+        correlation = _correlate_after_ingest(report, window) if correlate else None
+    except (RcaError, ValueError) as err:
         console.print(f"[bold red]error:[/] {err}")
         raise typer.Exit(2) from None
     if as_json:
-        out.print_json(json.dumps({"run_id": report.run_id, "store": str(report.store), "changes": report.changes, **report.summary}))
+        summary = {"run_id": report.run_id, "store": str(report.store), "changes": report.changes, **report.summary}
+        out.print_json(json.dumps({**summary, "correlation": correlation}, default=str))
     else:
         _print_summary(report)
+        if correlation is not None:
+            _print_correlation(correlation, store)
     readable = report.files.filter(report.files["status"].is_in(["ok", "warning"])).height
     if report.files.height and not readable and not report.changes.get("unchanged"):
         raise typer.Exit(1)
+
+
+def _correlate_after_ingest(report: IngestReport, window: str) -> dict:
+    from rca.correlate import correlate_store, parse_window
+
+    return correlate_store(open_store(report.store), window=parse_window(window))
 
 
 def _as_utc(moment: datetime | None) -> datetime | None:
@@ -183,6 +195,19 @@ def kb_match(incident_id: str, store: StoreOption = Path("rca-store"), kb: KbOpt
     out.print(table)
 
 
+def _print_correlation(report: dict, store: Path) -> None:
+    out.print(f"[bold]rca correlate[/] → {store}: {report['incidents']} incidents from {report['anchors']} anchors "
+              f"({report['multi_host_incidents']} multi-host), {report['links']:,} links, {report['seconds']:.2f} s")
+    if report["alignment"]:
+        table = Table("host", "file", "boot", "method", "events", "matches", "boot time", "skew (s)", title="boot-relative clocks")
+        for row in report["alignment"]:
+            skew = "" if row["residual_skew_s"] is None else f"{row['residual_skew_s']:.3f}"
+            table.add_row(row["host"] or "-", row["file"], str(row["boot"]), row["method"], str(row["events"]), str(row["matches"]), row["boot_time"] or "-", skew)
+        out.print(table)
+    for row in report["year_shifts"]:
+        out.print(f"[yellow]year corrected:[/] {row['host']} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
+
+
 @app.command("eval")
 def eval_command(
     truth: Annotated[Path, typer.Option("--truth", help="ground_truth.csv written by 'rca datasets generate'.")],
@@ -238,16 +263,7 @@ def correlate_command(
     if as_json:
         out.print_json(json.dumps(report, default=str))
         return
-    out.print(f"[bold]rca correlate[/] → {store}: {report['incidents']} incidents from {report['anchors']} anchors "
-              f"({report['multi_host_incidents']} multi-host), {report['links']:,} links, {report['seconds']:.2f} s")
-    if report["alignment"]:
-        table = Table("host", "file", "boot", "method", "events", "matches", "boot time", "skew (s)", title="boot-relative clocks")
-        for row in report["alignment"]:
-            skew = "" if row["residual_skew_s"] is None else f"{row['residual_skew_s']:.3f}"
-            table.add_row(row["host"] or "-", row["file"], str(row["boot"]), row["method"], str(row["events"]), str(row["matches"]), row["boot_time"] or "-", skew)
-        out.print(table)
-    for row in report["year_shifts"]:
-        out.print(f"[yellow]year corrected:[/] {row['host']} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
+    _print_correlation(report, store)
 
 
 @app.command("incidents")

@@ -16,7 +16,7 @@ runner = CliRunner()
 def test_help_documents_every_ingest_option() -> None:
     result = runner.invoke(app, ["ingest", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
-    for option in ("--store", "--format", "--host", "--tz", "--year", "--boot-time", "--workers", "--json"):
+    for option in ("--store", "--format", "--host", "--tz", "--year", "--boot-time", "--workers", "--json", "--window", "--no-correlate"):
         assert option in result.output
 
 
@@ -34,6 +34,9 @@ def test_ingest_prints_json_summary(tmp_path: Path) -> None:
     assert summary["time_range"] == ["2026-11-30T10:00:00+00:00", "2026-11-30T10:00:05+00:00"]
     killed = rca.open_store(tmp_path / "store").events().filter(kind="dataloader_killed")
     assert killed["pid"].to_list() == [4242]
+    assert summary["correlation"]["incidents"] == 1
+    incident = rca.open_store(tmp_path / "store").incidents().row(0, named=True)
+    assert (incident["host"], incident["anchor_kind"], incident["pid"]) == ("node-7", "dataloader_killed", 4242)
 
 
 def test_human_summary_names_problem_files(tmp_path: Path) -> None:

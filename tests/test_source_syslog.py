@@ -94,3 +94,14 @@ def test_any_text_spliced_into_a_syslog_file_is_accounted_for(noise: list[str], 
     lines = lines_frame("\n".join(mixed) + "\n")
     events, skipped = parse_lines(lines, ParseContext(file="x", year=2024), sources.get("syslog"))
     assert int(events["n_lines"].sum() or 0) + sum(skipped.values()) == lines.height
+
+
+def test_application_lines_starting_with_a_date_and_a_level_are_not_syslog() -> None:
+    text = (
+        "2026-11-24T10:00:00Z ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB "
+        "(GPU 0; 79.15 GiB total capacity; 70.00 GiB already allocated; 1.00 GiB free; 75.00 GiB reserved in total by PyTorch)\n"
+        "2026-11-24T10:00:01Z INFO trainer: step 10 loss 1.2\n"
+    )
+    assert sources.sniff(text.splitlines())[0].name == "pipeline"
+    events = rca.parse_text(text)
+    assert events.select("source", "kind", "gpu_index").rows() == [("pipeline", "cuda_oom", 0), ("pipeline", "log", None)]
