@@ -23,7 +23,11 @@ test: $(VENV)/.installed
 demo: $(VENV)/.installed
 	@test -d $(DEMO_DIR)/logs || $(VENV)/bin/rca datasets generate --out $(DEMO_DIR) --days 7 --hosts 6 --size 20MB --seed 7
 	$(VENV)/bin/rca ingest $(DEMO_DIR)/logs --store $(STORE)
-	@echo "events: $(STORE)/events.parquet   manifest: $(STORE)/files.parquet   ground truth: $(DEMO_DIR)/ground_truth.csv"
+	$(VENV)/bin/rca eval --store $(STORE) --truth $(DEMO_DIR)/ground_truth.csv
+	@echo ""
+	@echo "results in $(STORE)/: events.parquet (event table), files.parquet (ingest manifest),"
+	@echo "  incidents.parquet + incident_events.parquet (correlated incidents); corpus and ground truth in $(DEMO_DIR)/"
+	@echo "next: $(VENV)/bin/rca incidents --store $(STORE)   |   $(VENV)/bin/rca timeline INCIDENT_ID --store $(STORE)"
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/ingest.py

@@ -208,6 +208,30 @@ def _print_correlation(report: dict, store: Path) -> None:
         out.print(f"[yellow]year corrected:[/] {row['host']} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
 
 
+datasets_app = typer.Typer(help="Synthetic incident corpora with known answers.", no_args_is_help=True)
+app.add_typer(datasets_app, name="datasets")
+
+
+@datasets_app.command("generate")
+def datasets_generate(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write logs/, ground_truth.csv and evidence.jsonl into.")],
+    seed: Annotated[int, typer.Option("--seed", help="Same seed, same bytes.")] = 0,
+    days: Annotated[int, typer.Option("--days", help="Days of logs.", min=1)] = 7,
+    hosts: Annotated[int, typer.Option("--hosts", help="GPU hosts.", min=1)] = 6,
+    incidents_per_mode: Annotated[int, typer.Option("--incidents-per-mode", help="Incidents injected per failure mode.", min=1)] = 3,
+    size: Annotated[str, typer.Option("--size", help="Total size, e.g. 5MB, 300MB, 1GB.")] = "20MB",
+) -> None:
+    """Write a multi-host GPU-cluster log corpus with injected incidents of every failure mode."""
+    from rca.datasets import generate
+
+    try:
+        result = generate(out_dir, seed=seed, days=days, hosts=hosts, incidents_per_mode=incidents_per_mode, size=size)
+    except ValueError as err:
+        _fail(err)
+    out.print(f"wrote {result.files} files ({result.bytes / 1e6:,.1f} MB, {result.lines:,} lines, {result.noise_ratio:.1%} noise) "
+              f"with {result.incidents} incidents on {len(result.hosts)} hosts → {result.out}/logs, truth in {result.out}/ground_truth.csv")
+
+
 @app.command("eval")
 def eval_command(
     truth: Annotated[Path, typer.Option("--truth", help="ground_truth.csv written by 'rca datasets generate'.")],
