@@ -1,0 +1,139 @@
+"""Multi-line records of the pipeline source: Python tracebacks, Java and Go stack dumps.
+
+Each family is found with whole-column shape tests and shifted neighbours, then a
+cumulative-sum key numbers its records. Neighbours are taken within a *partition* (one
+rank, one worker pid, one pod/container) so tracebacks of ranks that print at the same
+time are kept apart. A timestamped line followed by untimestamped indented lines is a
+multi-line log record too (a logging call whose message spans lines).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+_PY_HEADER = r"Traceback \(most recent call last\):"
+_PY_CHAIN = (
+    r"^\s*(?:During handling of the above exception, another exception occurred:"
+    r"|The above exception was the direct cause of the following exception:)\s*$"
+)
+_INDENTED = r"^\s+\S"
+# The last line of a traceback: "pkg.ExcType: message", "ExcType:" or a bare exception name.
+PY_EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(?::(?:\s.*)?|Error|Exception|Interrupt|Exit|Iteration|Warning)$"
+
+_JAVA_FRAME = r"^\s+at [\w$.<>/\-]+\("
+_JAVA_CONTINUATION = r"^\s+at [\w$.<>/\-]+\(|^\s+\.\.\. \d+ (?:more|common frames omitted)|^\s*(?:Caused by|Suppressed): "
+
+_GO_PRELUDE = r"^runtime: (?:out of memory|VirtualAlloc of \d+ bytes failed)"
+_GO_FATAL = r"^(?:fatal error|panic): "
+_GO_CONTINUATION = (
+    r"^(?:\s+\S|goroutine \d+ .*\]:$|runtime stack:$|created by |\[signal |exit status \d+$"
+    r"|\[recovered\]|[\w$./*()\-]+\(.*\)$)"
+)
+
+# group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
+# every run below is a contiguous block: neighbours and run starts need no hashed windows.
+_NEW_PARTITION = pl.col("partition").ne_missing(pl.col("partition").shift(1))
+
+
+def _prev(expr: pl.Expr) -> pl.Expr:
+    return pl.when(_NEW_PARTITION).then(False).otherwise(expr.shift(1)).fill_null(False)
+
+
+def _next(expr: pl.Expr) -> pl.Expr:
+    last_of_partition = pl.col("partition").ne_missing(pl.col("partition").shift(-1))
+    return pl.when(last_of_partition).then(False).otherwise(expr.shift(-1)).fill_null(False)
+
+
+def _at_run_start(value: pl.Expr, opens_run: pl.Expr) -> pl.Expr:
+    """``value`` as it was on the first line of each contiguous run."""
+    return pl.when(opens_run).then(value).forward_fill()
+
+
+def _runs_started_by(start: pl.Expr, continuation: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """Lines in runs that open with ``start`` and go on with ``continuation`` lines, and each run's first line."""
+    opens_run = ~continuation | _NEW_PARTITION
+    member = (start | continuation) & _at_run_start(start & ~continuation, opens_run)
+    return member, _at_run_start(pl.col("line"), opens_run)
+
+
+def _python(body: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    header = body.str.contains(_PY_HEADER)
+    chain = body.str.contains(_PY_CHAIN)
+    frame_like = header | chain | body.str.contains(_INDENTED)
+    exception = body.str.contains(PY_EXCEPTION_LINE)
+    # An exception line directly followed by a chain separator opens a record even when its
+    # own frames went missing (interleaved ranks, cut-down pastes).
+    start = (header & ~_prev(chain)) | (exception & _next(chain) & ~_prev(frame_like))
+    opens_segment = start | _NEW_PARTITION
+    closing = (~frame_like & ~_next(chain)).cast(pl.Int64)
+    closings_before = closing.cum_sum() - closing
+    closed_before = closings_before - _at_run_start(closings_before, opens_segment) > 0
+    member = _at_run_start(start, opens_segment) & ~closed_before & (frame_like | exception | _next(chain))
+    return member, _at_run_start(pl.col("line"), opens_segment)
+
+
+def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
+    """Add ``family`` (null for one-line records) and ``record`` (the record's first line)."""
+    body = pl.col("body")
+    py_member, py_start = _python(body)
+    keyed = framed.sort("partition", "line").with_columns(py_member=py_member, py_start=py_start)
+    free = ~pl.col("py_member")
+
+    java_continuation = body.str.contains(_JAVA_CONTINUATION) & free
+    java_start = free & ~java_continuation & _next(body.str.contains(_JAVA_FRAME))
+    java_member, java_start_line = _runs_started_by(java_start, java_continuation)
+    go_prelude = body.str.contains(_GO_PRELUDE) & free
+    go_fatal = body.str.contains(_GO_FATAL) & free
+    go_start = go_prelude | (go_fatal & ~_prev(go_prelude))
+    go_continuation = (body.str.contains(_GO_CONTINUATION) | (go_fatal & _prev(go_prelude))) & free & ~go_start
+    go_member, go_start_line = _runs_started_by(go_start, go_continuation)
+    keyed = keyed.with_columns(java_member=java_member, java_start=java_start_line, go_member=go_member, go_start=go_start_line)
+
+    loose = free & ~pl.col("java_member") & ~pl.col("go_member")
+    stamped = pl.col("ts_raw").is_not_null()
+    indented_unstamped = body.str.contains(_INDENTED) & ~stamped & loose
+    continued_member, continued_start = _runs_started_by(stamped & loose & _next(indented_unstamped), indented_unstamped)
+    keyed = keyed.with_columns(continued_member=continued_member, continued_start=continued_start)
+
+    members = {"python": "py", "java": "java", "go": "go", "continued": "continued"}
+    family = pl.coalesce([pl.when(pl.col(f"{prefix}_member")).then(pl.lit(name)) for name, prefix in members.items()])
+    record = pl.coalesce([pl.when(pl.col(f"{prefix}_member")).then(pl.col(f"{prefix}_start")) for prefix in members.values()])
+    scratch = [f"{prefix}_{part}" for prefix in members.values() for part in ("member", "start")]
+    return keyed.with_columns(family=family, record=record.fill_null(pl.col("line"))).drop(scratch).sort("line")
+
+
+_CARRIED = ("severity", "pid", "process", "host", "pod", "namespace", "container", "rank", "gpu_index")
+
+
+def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
+    """One row per record: bodies joined with newlines, time and tags of its first line.
+
+    A traceback or stack dump without a time of its own that directly follows a timed line
+    is the tail of that logging call, so it inherits the time ("inherited").
+    """
+    with_prev = keyed.sort("partition", "line").with_columns(
+        prev_ts=pl.when(_NEW_PARTITION).then(None).otherwise(pl.col("ts").shift(1)),
+        prev_raw=pl.when(_NEW_PARTITION).then(None).otherwise(pl.col("ts_raw").shift(1)),
+    )
+    single = with_prev.filter(pl.col("family").is_null()).with_columns(
+        message=pl.col("body"), n_lines=pl.lit(1, pl.Int32)
+    )
+    grouped = (
+        with_prev.filter(pl.col("family").is_not_null())
+        .group_by(["partition", "family", "record"], maintain_order=True)
+        .agg(
+            pl.col("line").first(),
+            pl.len().cast(pl.Int32).alias("n_lines"),
+            pl.col("body").str.join("\n").alias("message"),
+            pl.col("ts", "ts_raw", "ts_quality", "format", "prev_ts", "prev_raw").first(),
+            *(pl.col(name).drop_nulls().first() for name in _CARRIED),
+        )
+    )
+    inherits = pl.col("ts_raw").is_null() & pl.col("prev_raw").is_not_null() & pl.col("family").is_in(["python", "java", "go"])
+    grouped = grouped.with_columns(
+        ts=pl.when(inherits).then(pl.col("prev_ts")).otherwise(pl.col("ts")),
+        ts_raw=pl.when(inherits).then(pl.col("prev_raw")).otherwise(pl.col("ts_raw")),
+        ts_quality=pl.when(inherits).then(pl.lit("inherited")).otherwise(pl.col("ts_quality")),
+    )
+    columns = ["line", "n_lines", "family", "message", "ts", "ts_raw", "ts_quality", "format", *_CARRIED]
+    return pl.concat([single.select(columns), grouped.select(columns)], how="vertical_relaxed").sort("line")

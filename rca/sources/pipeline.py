@@ -1,0 +1,98 @@
+"""The pipeline source: training jobs, inference servers, CI runners, and every other text file.
+
+It claims files with unmistakable ML-pipeline or CI markers (PyTorch OOMs and tracebacks,
+NCCL watchdogs, vLLM and transformers log headers, GitHub Actions / GitLab / Buildkite
+lines) and is the catch-all for text nobody else claims, with a low score for plain text.
+
+Parsing runs in three whole-column passes: :mod:`._pipeline_frame` peels prefixes and
+resolves time per line, :mod:`._pipeline_records` groups tracebacks and stack dumps into
+records, and :mod:`._pipeline_rules` decides each record's kind and facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from rca.sources import register
+from rca.sources._base import Parsed, ParseContext, Source
+from rca.sources._pipeline_frame import frame
+from rca.sources._pipeline_records import collapse, group_keys
+from rca.sources._pipeline_rules import attrs, exception_facts, extract, kind_and_severity
+
+FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "iso8601", "epoch", "nccl", "text")
+
+_MARKERS = "|".join(
+    (
+        r"CUDA out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\):", r"ProcessGroupNCCL",
+        r"Watchdog caught collective operation timeout", r"DataLoader worker \(pid", r"insufficient shared memory \(shm\)",
+        r"^(?:\d{4}-\d\d-\d\dT\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
+        r"Process completed with exit code \d+", r"ERROR: Job failed", r"^Running with gitlab-runner",
+        r"^(?:\[[\dT:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?\d+",
+        r"The runner has received a shutdown signal", r"line \d+: +\d+ Killed ", r"^Killed$",
+        r"=+ test session starts =+", r"XidCriticalError", r"device marked unhealthy",
+        r"\*{5} Running \w+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: \d+",
+        r"KV cache", r"EngineCore", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
+        r"torch\.distributed", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
+        r"fatal error: (?:runtime: )?out of memory",
+        # line headers of vLLM, transformers and PyTorch c10d
+        r"^(?:\(\w+ pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d ",
+        r"^\[[A-Z]+\|[\w.]+:\d+\] \d{4}-\d\d-\d\d ", r"^\s*\[rank\d+\]:", r"^\[[IWEF] [\w.]+:\d+\] ",
+    )
+)
+_PLAIN_TEXT_SCORE = 0.1
+
+
+def sniff(head: Sequence[str]) -> float:
+    """Low for any text; 0.5–0.8 with ML-pipeline or CI markers, growing with their share."""
+    if not head:
+        return 0.0
+    hits = pl.Series("head", list(head), dtype=pl.String).str.contains(_MARKERS).sum()
+    if not hits:
+        return _PLAIN_TEXT_SCORE
+    return 0.5 + 0.3 * min(1.0, 3 * hits / len(head))
+
+
+_OUTPUT = {
+    "line": pl.col("line"),
+    "n_lines": pl.col("n_lines"),
+    "kind": pl.col("kind"),
+    "severity": pl.col("severity"),
+    "message": pl.col("message"),
+    "ts": pl.col("ts"),
+    "ts_raw": pl.col("ts_raw"),
+    "ts_quality": pl.col("ts_quality"),
+    "format": pl.col("format"),
+    "host": pl.col("host"),
+    "pod": pl.col("pod"),
+    "namespace": pl.col("namespace"),
+    "pid": pl.coalesce(
+        "f_dataloader_pid", "f_bash_pid", "f_named_pid",
+        pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "pid",
+    ),
+    "process": pl.coalesce(pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), pl.col("process")),
+    "container": pl.coalesce(pl.col("container"), pl.when(pl.col("kind") == "process_killed").then(pl.col("f_container"))),
+    "gpu_index": pl.coalesce(pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_gpu_index").cast(pl.Int32, strict=False)), "gpu_index"),
+    "gpu_uuid": pl.col("f_gpu_uuid"),
+    "pci_bus": pl.col("f_pci_bus"),
+    "xid": pl.when(pl.col("kind") == "xid").then(pl.col("f_xid")),
+    "exit_code": pl.col("f_exit_code"),
+    "mem_requested_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_requested"))
+    .when(pl.col("f_go_oom")).then(pl.col("f_go_request")),
+    "mem_total_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_total")),
+    "attrs": pl.col("attrs"),
+}
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Every line becomes part of exactly one event; lines matching no rule are ``kind=log``."""
+    framed = frame(lines, ctx)
+    control_only = framed.filter(pl.col("blank"))
+    records = collapse(group_keys(framed.filter(~pl.col("blank"))))
+    classified = kind_and_severity(extract(exception_facts(records)))
+    events = classified.with_columns(attrs=attrs()).select(**_OUTPUT)
+    return Parsed(events=events, skipped={"terminal control codes": control_only.height} if control_only.height else {})
+
+
+SOURCE = register(Source(name="pipeline", sniff=sniff, parse=parse, formats=FORMATS))

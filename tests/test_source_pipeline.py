@@ -1,0 +1,615 @@
+"""The pipeline source: training jobs, inference servers, CI runners and the catch-all.
+
+Real samples (copied verbatim from /work/shared/real_logs) are checked against the facts
+SOURCES.md states for them; hand-written fixtures cover JSON-lines, python-logging, CI raw
+logs, Java and Go out-of-memory dumps, shm errors and rank-interleaved tracebacks.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rca import schema, sources
+from rca.ingest import parse_lines
+from rca.sources import pipeline
+from rca.sources._base import ParseContext
+from tests.conftest import DATA
+
+HERE = DATA / "pipeline"
+FIXTURES = sorted(p for p in HERE.iterdir() if p.is_file())
+REFERENCE = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def mib(value: float) -> int:
+    return round(value * 1024**2)
+
+
+def gib(value: float) -> int:
+    return round(value * 1024**3)
+
+
+def _text(name: str) -> str:
+    # Bytes, not read_text: universal newlines would split GitLab's "\r" section markers into lines.
+    return (HERE / name).read_bytes().decode("utf-8", errors="replace")
+
+
+def _parse(text: str, *, year: int | None = 2025, tz: str = "UTC") -> tuple[pl.DataFrame, dict[str, int], int]:
+    lines = sources.lines_frame(text)
+    ctx = ParseContext(file="t.log", tz=tz, year=year, reference_time=REFERENCE)
+    events, skipped = parse_lines(lines, ctx, pipeline.SOURCE)
+    return events, skipped, lines.height
+
+
+def events_of(name: str, **kwargs: object) -> pl.DataFrame:
+    return _parse(_text(name), **kwargs)[0]
+
+
+def attrs_of(events: pl.DataFrame) -> list[dict]:
+    return [json.loads(a) if a else {} for a in events["attrs"].to_list()]
+
+
+def one(events: pl.DataFrame, kind: str) -> dict:
+    rows = events.filter(pl.col("kind") == kind)
+    assert rows.height == 1, rows.select("line", "kind", "message").to_dicts()
+    row = rows.row(0, named=True)
+    row["attrs"] = json.loads(row["attrs"]) if row["attrs"] else {}
+    return row
+
+
+def utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=UTC)
+
+
+# --- PyTorch CUDA OOM, every message generation ---------------------------------------------
+
+CUDA_OOM_FACTS = {
+    "pytorch_cuda_oom_capacty_01.log": dict(
+        gpu_index=3, requested=mib(448.00), total=gib(15.77),
+        attrs={"free_bytes": mib(289.38), "process_in_use_bytes": gib(15.49), "allocated_bytes": gib(14.66),
+               "reserved_unallocated_bytes": mib(483.75), "exc_type": "torch.cuda.OutOfMemoryError"},
+    ),
+    "pytorch_cuda_oom_new_01.log": dict(
+        gpu_index=0, requested=gib(22.78), total=gib(31.47),
+        attrs={"free_bytes": gib(12.73), "process_in_use_bytes": gib(18.73), "allocated_bytes": gib(9.08),
+               "reserved_unallocated_bytes": gib(9.35), "exc_type": "torch.OutOfMemoryError"},
+    ),
+    "pytorch_cuda_oom_new_03_process.log": dict(
+        gpu_index=0, requested=gib(1.58), total=gib(93.00),
+        attrs={"free_bytes": gib(1.08), "in_use_pid": 1324862, "process_in_use_bytes": gib(91.91),
+               "allocated_bytes": gib(86.10), "reserved_unallocated_bytes": gib(5.15)},
+    ),
+    "pytorch_cuda_oom_old_02_hint.log": dict(
+        gpu_index=0, requested=mib(74.00), total=gib(11.91),
+        attrs={"allocated_bytes": gib(10.79), "free_bytes": mib(12.94), "reserved_total_bytes": gib(11.21),
+               "exc_type": "RuntimeError"},
+    ),
+    "pytorch_cuda_oom_old_04_torch2_class.log": dict(
+        gpu_index=0, requested=gib(10.73), total=gib(8.00),
+        attrs={"allocated_bytes": gib(17.20), "free_bytes": 0, "reserved_total_bytes": gib(19.15),
+               "exc_type": "torch.cuda.OutOfMemoryError"},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CUDA_OOM_FACTS))
+def test_cuda_oom_facts(name: str) -> None:
+    facts = CUDA_OOM_FACTS[name]
+    oom = one(events_of(name), "cuda_oom")
+    got = (oom["gpu_index"], oom["mem_requested_bytes"], oom["mem_total_bytes"])
+    assert got == (facts["gpu_index"], facts["requested"], facts["total"])
+    assert {key: oom["attrs"].get(key) for key in facts["attrs"]} == facts["attrs"]
+    assert oom["severity"] == "error" and oom["line"] == 1
+
+
+def test_cuda_oom_expected_values_from_the_shared_table() -> None:
+    oom = one(events_of("pytorch_cuda_oom_capacty_01.log"), "cuda_oom")
+    assert (oom["mem_requested_bytes"], oom["mem_total_bytes"]) == (469762048, 16932908564)
+
+
+def test_chained_separator_after_an_oom_line_is_one_event() -> None:
+    events = events_of("pytorch_cuda_oom_new_01.log")
+    assert events["kind"].to_list() == ["cuda_oom"]
+    assert events["n_lines"].to_list() == [2]
+    assert events["message"][0].endswith("During handling of the above exception, another exception occurred:")
+
+
+def test_oom_line_before_its_own_traceback_is_not_swallowed() -> None:
+    events = events_of("pytorch_cuda_oom_capacty_01.log")
+    assert events["kind"].to_list() == ["cuda_oom", "log", "log", "traceback"]
+    truncated = one(events, "traceback")
+    assert truncated["line"] == 4 and truncated["n_lines"] == 7
+    assert truncated["attrs"]["last_frame"] == "/usr/local/lib/python3.10/dist-packages/fire/core.py:475 in _Fire"
+    assert "exc_type" not in truncated["attrs"]
+
+
+# --- DataLoader, NCCL, shm -------------------------------------------------------------------
+
+def test_dataloader_killed_chained_traceback_is_one_event() -> None:
+    events = events_of("pytorch_dataloader_killed_01.log")
+    assert events.height == 1
+    event = one(events, "dataloader_killed")
+    assert (event["pid"], event["line"], event["n_lines"]) == (1817, 1, 18)
+    assert event["attrs"]["signal"] == "SIGKILL" and event["attrs"]["memory_class"] is True
+    assert event["attrs"]["exc_type"] == "RuntimeError"
+    assert event["attrs"]["last_frame"].endswith("torch/utils/data/_utils/signal_handling.py:66 in handler")
+    assert "The above exception was the direct cause" in event["message"]
+
+
+def test_dataloader_segfault_is_not_memory_class() -> None:
+    event = one(events_of("pytorch_dataloader_killed_03_segv.log"), "dataloader_killed")
+    assert event["pid"] == 25902
+    assert event["attrs"]["signal"] == "SIGSEGV" and event["attrs"]["signal_text"] == "Segmentation fault"
+    assert event["attrs"]["memory_class"] is False
+
+
+def test_nccl_watchdog_new_format() -> None:
+    events = events_of("nccl_timeout_01.log")
+    timeouts = events.filter(pl.col("kind") == "nccl_timeout")
+    got = {a["rank"]: a for a in attrs_of(timeouts)}
+    assert sorted(got) == [0, 1, 2]
+    assert {r: a["ran_for_ms"] for r, a in got.items()} == {1: 600020, 0: 600030, 2: 600061}
+    assert all((a["seq"], a["op"], a["numel_in"], a["numel_out"], a["timeout_ms"]) == (808, "ALLREDUCE", 9801523, 9801523, 600000)
+               for a in got.values())
+    assert timeouts["severity"].to_list() == ["error"] * 3
+    assert timeouts["format"].unique().to_list() == ["torch_c10d"]
+    summaries = attrs_of(events.filter(pl.col("kind") == "log"))
+    assert [(s["rank"], s["failed_seq"], s["last_enqueued_seq"], s["last_completed_seq"], s["pg_name"]) for s in summaries] == [
+        (1, 808, 811, 807, "default_pg"), (0, 808, 811, 807, "default_pg")]
+    # klog-style stamps carry no year; they are kept in file order even when not monotonic.
+    assert timeouts["ts"].to_list() == [
+        utc(2025, 6, 26, 6, 24, 44, 903881), utc(2025, 6, 26, 6, 24, 44, 159932), utc(2025, 6, 26, 6, 24, 44, 173078)]
+    assert timeouts["ts_raw"][0] == "626 06:24:44.903881913"
+    assert timeouts["ts_quality"].unique().to_list() == ["year_inferred"]
+
+
+def test_nccl_watchdog_old_format_has_no_time() -> None:
+    events = events_of("nccl_timeout_03_old.log")
+    assert events["kind"].to_list() == ["nccl_timeout"] * 5
+    got = attrs_of(events)
+    assert [a["rank"] for a in got] == [1, 3, 2, 6, 7]
+    assert [a["ran_for_ms"] for a in got] == [1802212, 1802211, 1802212, 1802210, 1802220]
+    assert {(a["seq"], a["op"], a["timeout_ms"]) for a in got} == {(469508, "ALLREDUCE", 1800000)}
+    assert all("numel_in" not in a for a in got)
+    assert events["ts"].null_count() == 5 and events["ts_quality"].unique().to_list() == ["missing"]
+
+
+def test_nccl_desync_keeps_each_ranks_op() -> None:
+    events = events_of("nccl_timeout_05_desync.log")
+    got = {a["rank"]: a for a in attrs_of(events.filter(pl.col("kind") == "nccl_timeout"))}
+    assert (got[7]["op"], got[7]["numel_in"], got[7]["ran_for_ms"], got[7]["seq"]) == ("BROADCAST", 5056, 600026, 80078)
+    assert (got[3]["op"], got[3]["numel_in"], got[3]["ran_for_ms"], got[3]["seq"]) == ("ALLREDUCE", 2106881, 600013, 80078)
+    summary = one(events, "log")["attrs"]
+    assert (summary["rank"], summary["last_enqueued_seq"], summary["last_completed_seq"], summary["pg_id"]) == (7, 80078, 80077, 0)
+
+
+def test_shm_errors_and_bus_error_worker() -> None:
+    events = events_of("dataloader_shm_errors.log")
+    assert events["kind"].to_list() == ["shm_error", "dataloader_killed", "shm_error"]
+    worker = one(events, "dataloader_killed")
+    assert worker["pid"] == 30544 and worker["attrs"]["signal"] == "SIGBUS" and worker["attrs"]["memory_class"] is False
+    write_failure = events.filter(pl.col("kind") == "shm_error").row(1, named=True)
+    assert json.loads(write_failure["attrs"])["shm_path"] == "/torch_18692_1954506"
+    assert write_failure["n_lines"] == 6
+    assert events["attrs"][0] is None
+
+
+# --- vLLM, transformers ------------------------------------------------------------------------
+
+def test_vllm_kv_cache_lines() -> None:
+    events = events_of("vllm_kv_cache_insufficient_01.log")
+    assert events["kind"].to_list() == ["log"] * 5
+    assert events["ts"].null_count() == 5
+    merged: dict = {}
+    for a in attrs_of(events):
+        merged.update(a)
+    assert merged == {
+        "model_memory_bytes": round(14.9888 * 1024**3), "kv_cache_bytes": gib(2.89), "total_gpu_memory_bytes": gib(23.58),
+        "gpu_memory_utilization": 0.9, "gpu_blocks": 1478, "cpu_blocks": 2048, "tokens_per_request": 29000,
+        "max_concurrency": 0.82, "max_seq_len": 29000, "kv_cache_tokens": 23648, "vllm_error": "kv_cache_insufficient",
+    }
+    assert events["severity"][4] == "error"
+
+
+def test_vllm_v1_engine_core_lines() -> None:
+    events = events_of("vllm_no_cache_blocks_02_v1.log")
+    assert events["pid"].unique().to_list() == [5839] and events["process"].unique().to_list() == ["EngineCore_0"]
+    assert events["severity"].value_counts().sort("severity").rows() == [("error", 2), ("info", 6), ("warning", 1)]
+    kv = events.filter(pl.col("message").str.contains("Available KV cache memory"))
+    assert json.loads(kv["attrs"][0]) == {"kv_cache_available_bytes": -round(2.14 * 1024**3)}
+    assert kv["ts"][0] == utc(2025, 8, 20, 18, 4, 22) and kv["ts_raw"][0] == "08-20 18:04:22"
+    assert json.loads(events["attrs"][7]) == {"vllm_error": "engine_start_failed"}
+    assert events["kind"].to_list() == ["log"] * 8 + ["traceback"]
+
+
+def test_vllm_engine_metrics_line() -> None:
+    line = (
+        "INFO 11-23 12:41:38 metrics.py:351] Avg prompt throughput: 1815.9 tokens/s, Avg generation throughput: 272.1 tokens/s,"
+        " Running: 9 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 25.7%, CPU KV cache usage: 0.0%."
+    )
+    row = _parse(line)[0].row(0, named=True)
+    assert json.loads(row["attrs"]) == {"gpu_kv_cache_usage_pct": 25.7, "running_requests": 9, "waiting_requests": 3}
+
+
+def test_vllm_year_comes_from_mtime_when_the_file_has_none() -> None:
+    events = events_of("vllm_no_cache_blocks_02_v1.log", year=None)
+    assert events["ts"][0] == utc(2026, 8, 20, 18, 4, 8)
+    assert events["ts_quality"].unique().to_list() == ["year_from_mtime"]
+
+
+def test_buildkite_agent_clock_wins_over_the_vllm_clock() -> None:
+    events = events_of("ci_buildkite_vllm_no_cache_blocks_01.log")
+    assert events["kind"].to_list() == ["log", "log", "traceback"]
+    tb = one(events, "traceback")
+    assert (tb["line"], tb["n_lines"], tb["ts"], tb["ts_quality"]) == (3, 6, utc(2025, 3, 10, 15, 7, 20), "exact")
+    assert tb["message"].startswith("EngineCore hit an exception: Traceback (most recent call last):\n  File ")
+    assert tb["attrs"]["last_frame"] == "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py:249 in __init__"
+    assert json.loads(events["attrs"][0]) == {"model_memory_bytes": round(0.2389 * 1024**3)}
+    assert events["message"][1] == "--" and events["ts"][1] is None
+
+
+def test_transformers_trainer_header() -> None:
+    events = events_of("hf_trainer_log_01.log")
+    assert events.height == 8 and events["kind"].unique().to_list() == ["log"]
+    assert events["ts"][0] == utc(2025, 3, 6, 12, 4, 9, 913000)
+    assert events["format"].unique().to_list() == ["hf_transformers"] and events["severity"].unique().to_list() == ["info"]
+    merged: dict = {}
+    for a in attrs_of(events):
+        merged.update(a)
+    assert merged == {"phase": "training", "num_examples": 5498, "num_epochs": 1, "per_device_batch_size": 8,
+                      "total_train_batch_size": 224, "gradient_accumulation_steps": 4, "total_optimization_steps": 196,
+                      "trainable_parameters": 7615616512}
+    assert "loss" not in merged
+
+
+def test_trainer_loss_and_eval_dicts() -> None:
+    events = events_of("hf_trainer_log_03_eval.log")
+    got = attrs_of(events)
+    losses = [a["loss"] for a in got if "loss" in a]
+    assert len(losses) == 10 and (min(losses), max(losses)) == (1.5126, 1.6531)
+    assert (got[0]["epoch"], got[9]["epoch"]) == (0.38, 0.44)
+    assert {k: got[10][k] for k in ("eval_loss", "eval_spearman_cosine", "eval_runtime", "eval_samples_per_second", "epoch")} == {
+        "eval_loss": 1.2490781545639038, "eval_spearman_cosine": 0.8698181457609595, "eval_runtime": 49.1914,
+        "eval_samples_per_second": 119.431, "epoch": 0.44}
+
+
+# --- CI ---------------------------------------------------------------------------------------
+
+def test_github_actions_pytest_kill() -> None:
+    events = events_of("ci_github_actions_exit137_02_pytest.log")
+    killed = events.filter(pl.col("kind") == "process_killed")
+    assert killed.select("line", "pid", "process", "exit_code").rows() == [(12, 2930, "pytest", None), (14, None, None, 137)]
+    assert [a["signal"] for a in attrs_of(killed)] == ["SIGKILL", "SIGKILL"]
+    assert json.loads(killed["attrs"][0])["command"] == "pytest --cov=. --cov-report=xml"
+
+
+def test_github_actions_runner_shutdown() -> None:
+    events = events_of("ci_github_actions_exit137_05_shutdown.log")
+    assert events.select("kind", "exit_code").rows() == [("log", None), ("process_killed", 137), ("log", None)]
+    assert [a.get("ci_event") for a in attrs_of(events)] == ["runner_shutdown", None, "canceled"]
+
+
+def test_gitlab_kubernetes_executor_oomkilled() -> None:
+    event = one(events_of("ci_gitlab_k8s_executor_oomkilled_01.log"), "process_killed")
+    assert (event["exit_code"], event["container"], event["severity"]) == (137, "build", "error")
+    assert event["attrs"] == {"signal": "SIGKILL", "reason": "OOMKilled", "failure_class": "system failure"}
+
+
+def test_github_actions_raw_log_with_runner_timestamps() -> None:
+    events = events_of("ci_github_actions_raw_exit137.log")
+    assert events["ts"][0] == utc(2025, 3, 10, 15, 1, 2, 441021) and events["ts_raw"][0] == "2025-03-10T15:01:02.4410213Z"
+    killed = events.filter(pl.col("kind") == "process_killed")
+    assert killed.select("pid", "process", "exit_code", "severity").rows() == [(2214, "python", None, "error"), (None, None, 137, "error")]
+    assert killed["message"][1] == "##[error]Process completed with exit code 137."
+
+
+def test_gitlab_job_log_with_control_codes() -> None:
+    events, skipped, total = _parse(_text("ci_gitlab_job_killed_137.log"))
+    assert skipped == {"terminal control codes": 3}
+    assert int(events["n_lines"].sum()) + 3 == total
+    assert not events["message"].str.contains("\x1b").any()
+    killed = events.filter(pl.col("kind") == "process_killed")
+    assert killed.select("message", "exit_code").rows() == [
+        ("Killed", None), ("ERROR: Job failed: command terminated with exit code 137", 137)]
+    assert events.filter(pl.col("message") == "Preparing the \"kubernetes\" executor").height == 1
+
+
+def test_buildkite_agent_exit_status() -> None:
+    events = events_of("ci_buildkite_agent_exit137.log")
+    killed = events.filter(pl.col("kind") == "process_killed")
+    assert killed.select("line", "exit_code").rows() == [(5, None), (6, 137), (7, 137)]
+    assert events["message"][0] == "~~~ Preparing working directory"
+
+
+def test_nccl_debug_prefix_and_shm_segment_failure() -> None:
+    text = (
+        "node-h100-16:103128:103168 [3] NCCL INFO Channel 00/0 : 3[3] -> 4[4] via P2P/CUMEM\n"
+        "node-h100-16:103128:103168 [3] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-q9j9mt to 9637888 bytes\n"
+    )
+    events, _, _ = _parse(text)
+    assert events.select("kind", "pid", "gpu_index", "host", "severity", "format").rows() == [
+        ("log", 103128, 3, "node-h100-16", "info", "nccl"), ("shm_error", 103128, 3, "node-h100-16", "warning", "nccl")]
+    assert json.loads(events["attrs"][1])["shm_path"] == "/dev/shm/nccl-q9j9mt"
+
+
+def test_exit_codes_map_to_signals_and_plain_failures_stay_logs() -> None:
+    text = "\n".join([
+        "Process completed with exit code 143.",
+        "Process completed with exit code 139.",
+        "Process completed with exit code 1.",
+        "make[2]: *** [Makefile:41: test] Error 137",
+        "Error: signal: killed",
+        "subprocess.CalledProcessError: Command '['python', 'shard.py']' died with <Signals.SIGKILL: 9>.",
+    ])
+    events, _, _ = _parse(text)
+    assert events.select("kind", "exit_code").rows() == [
+        ("process_killed", 143), ("process_killed", 139), ("log", 1),
+        ("process_killed", 137), ("process_killed", None), ("process_killed", None)]
+    assert [a.get("signal") for a in attrs_of(events)] == ["SIGTERM", "SIGSEGV", None, "SIGKILL", "SIGKILL", "SIGKILL"]
+    assert events["severity"][2] == "error"
+
+
+# --- Xid from the device plugin ---------------------------------------------------------------
+
+def test_device_plugin_xid_in_local_time() -> None:
+    events = events_of("k8s_device_plugin_xid_unhealthy_01.log", tz="Europe/Berlin")
+    xid = one(events, "xid")
+    assert (xid["xid"], xid["gpu_uuid"], xid["pci_bus"]) == (69, "GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8", None)
+    assert (xid["ts"], xid["ts_raw"], xid["format"]) == (utc(2020, 8, 10, 17, 9, 42), "2020/08/10 19:09:42", "go_log")
+    unhealthy = one(events, "log")
+    assert unhealthy["gpu_uuid"] == xid["gpu_uuid"]
+    assert unhealthy["attrs"] == {"health": "unhealthy", "resource": "nvidia.com/gpu"}
+
+
+def test_device_plugin_xid_in_klog_format() -> None:
+    line = (
+        "I0626 06:24:44.906473       1 health.go:155] XidCriticalError: Xid=79 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8;"
+        " marking device as unhealthy."
+    )
+    row = _parse(line)[0].row(0, named=True)
+    assert (row["kind"], row["xid"], row["gpu_uuid"], row["format"]) == ("xid", 79, "GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8", "klog")
+    assert row["ts"] == utc(2025, 6, 26, 6, 24, 44, 906473)
+
+
+# --- hand-written fixtures ---------------------------------------------------------------------
+
+def test_json_lines_training_log_with_cuda_oom() -> None:
+    events = events_of("train_jsonl_cuda_oom.jsonl")
+    assert events["kind"].to_list() == ["log", "log", "log", "log", "cuda_oom", "log"]
+    oom = one(events, "cuda_oom")
+    assert (oom["ts"], oom["severity"], oom["format"]) == (utc(2025, 3, 10, 15, 7, 21, 344000), "error", "json_lines")
+    assert (oom["pod"], oom["namespace"], oom["container"], oom["host"]) == ("llama-ft-worker-0", "ml-train", "trainer", "gpu-node-07")
+    assert (oom["gpu_index"], oom["mem_requested_bytes"], oom["mem_total_bytes"]) == (0, gib(3.91), gib(79.15))
+    assert oom["attrs"]["last_frame"] == "/usr/local/lib/python3.11/site-packages/torch/_tensor.py:581 in backward"
+    assert oom["message"].startswith("training step failed\nTraceback (most recent call last):")
+    assert json.loads(events["attrs"][0]) == {"loss": 1.8342, "step": 1200, "epoch": 0.61}
+    stray = events.row(2, named=True)
+    assert (stray["format"], stray["ts"], stray["ts_quality"]) == ("text", None, "missing")
+    assert events["severity"][3] == "warning"
+
+
+def test_python_logging_steps_config_record_and_dataloader_kill() -> None:
+    events, skipped, total = _parse(_text("train_python_logging_dataloader_killed.log"))
+    assert skipped == {"blank": 2} and int(events["n_lines"].sum()) + 2 == total
+    assert events["kind"].to_list() == ["log", "log", "log", "log", "log", "dataloader_killed", "log"]
+    config = events.row(0, named=True)
+    assert config["n_lines"] == 4 and config["message"].splitlines()[-1] == "    num_workers: 8"
+    assert [json.loads(a) for a in events["attrs"][1:3]] == [
+        {"loss": 2.441, "step": 100, "epoch": 0.0}, {"loss": 2.1187, "step": 200, "epoch": 0.0}]
+    assert events["severity"].to_list()[:5] == ["info", "info", "info", "warning", "error"]
+    killed = one(events, "dataloader_killed")
+    got = (killed["pid"], killed["n_lines"], killed["ts"], killed["ts_quality"])
+    assert got == (48211, 21, utc(2025, 3, 10, 15, 7, 20, 118000), "inherited")
+    assert killed["attrs"]["memory_class"] is True
+
+
+def test_java_out_of_memory_errors() -> None:
+    events = events_of("java_service_oom.log")
+    ooms = events.filter(pl.col("attrs").str.contains('"oom"'))
+    assert [json.loads(a)["oom"] for a in ooms["attrs"]] == ["jvm_heap", "jvm_metaspace", "jvm_native_thread"]
+    assert ooms["kind"].unique().to_list() == ["log"] and ooms["severity"].unique().to_list() == ["critical"]
+    heap = ooms.row(0, named=True)
+    assert (heap["line"], heap["n_lines"], heap["ts"], heap["ts_quality"]) == (3, 8, utc(2025, 3, 10, 15, 7, 20, 301000), "inherited")
+    assert json.loads(heap["attrs"])["last_frame"] == "java.base/java.util.Arrays.copyOf(Arrays.java:3537)"
+    caused = ooms.row(2, named=True)
+    assert caused["n_lines"] == 7 and json.loads(caused["attrs"])["exc_type"] == "java.lang.IllegalStateException"
+    assert int(events["n_lines"].sum()) == 19
+
+
+def test_go_runtime_out_of_memory() -> None:
+    events = events_of("go_sidecar_runtime_oom.log")
+    assert events.height == 5
+    crash = events.row(3, named=True)
+    assert (crash["kind"], crash["severity"], crash["n_lines"], crash["ts_quality"]) == ("log", "critical", 13, "inherited")
+    assert json.loads(crash["attrs"]) == {"exc_type": "fatal error", "exc_message": "runtime: out of memory", "oom": "go_runtime"}
+    assert events["message"][4] == "tokenizer-sidecar: starting (restart 1)"
+
+
+def test_go_out_of_memory_prelude_carries_the_request() -> None:
+    text = (
+        "runtime: out of memory: cannot allocate 4194304-byte block (3959422976 in use)\n"
+        "fatal error: out of memory\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:9 +0x1d\n"
+    )
+    events, _, _ = _parse(text)
+    assert events.select("kind", "n_lines", "mem_requested_bytes").rows() == [("log", 5, 4194304)]
+    assert json.loads(events["attrs"][0])["oom"] == "go_runtime"
+
+
+def test_rank_prefixed_tracebacks_are_untangled() -> None:
+    events = events_of("torchrun_rank_interleaved_oom.log")
+    ooms = events.filter(pl.col("kind") == "cuda_oom")
+    assert ooms.select("line", "n_lines", "gpu_index").rows() == [(1, 6, 1), (2, 6, 0)]
+    assert [a["rank"] for a in attrs_of(ooms)] == [1, 0]
+    assert ooms["message"][0].splitlines()[1] == '  File "/workspace/train.py", line 88, in <module>'
+    assert attrs_of(ooms)[1]["free_bytes"] == mib(980.00)
+    killed = events.filter(pl.col("kind") == "process_killed")
+    assert killed.select("line", "pid", "exit_code").rows() == [(14, 4300, -9), (27, 4300, -9), (29, 4300, None)]
+    assert {a["signal"] for a in attrs_of(killed)} == {"SIGKILL"}
+    elastic = one(events, "traceback")
+    assert elastic["attrs"]["exc_type"] == "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+    assert elastic["ts_quality"] == "inherited"
+
+
+# --- timestamps -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("line", "ts", "fmt"),
+    [
+        ("2025-03-10T15:07:20Z job started", utc(2025, 3, 10, 15, 7, 20), "iso8601"),
+        ("2025-03-10T17:07:20+02:00 job started", utc(2025, 3, 10, 15, 7, 20), "iso8601"),
+        ("2025-03-10 16:07:20,123 INFO job started", utc(2025, 3, 10, 15, 7, 20, 123000), "iso8601"),
+        ("[2025-03-10 16:07:20,123] [INFO] job started", utc(2025, 3, 10, 15, 7, 20, 123000), "iso8601"),
+        ("[2025-03-10T15:07:20Z] job started", utc(2025, 3, 10, 15, 7, 20), "iso8601"),
+        ("2025-03-10T15:07:20.1234567Z job started", utc(2025, 3, 10, 15, 7, 20, 123456), "iso8601"),
+        ("1741619240 job started", utc(2025, 3, 10, 15, 7, 20), "epoch"),
+        ("1741619240123 job started", utc(2025, 3, 10, 15, 7, 20, 123000), "epoch"),
+        ("2025/03/10 16:07:20 job started", utc(2025, 3, 10, 15, 7, 20), "go_log"),
+        ("INFO 03-10 16:07:20 [core.py:58] job started", utc(2025, 3, 10, 15, 7, 20), "vllm"),
+        ("INFO 03-10 16:07:20 llm_engine.py:237] job started", utc(2025, 3, 10, 15, 7, 20), "vllm"),
+        ("[INFO|trainer.py:2405] 2025-03-10 16:07:20,913 >> job started", utc(2025, 3, 10, 15, 7, 20, 913000), "hf_transformers"),
+        ("[rank1]:[E0310 16:07:20.906473421 ProcessGroupNCCL.cpp:616] job started", utc(2025, 3, 10, 15, 7, 20, 906473), "torch_c10d"),
+        ("I0310 16:07:20.906473 4242 train.py:12] job started", utc(2025, 3, 10, 15, 7, 20, 906473), "klog"),
+        ('{"ts": "2025-03-10T15:07:20Z", "level": "info", "msg": "job started"}', utc(2025, 3, 10, 15, 7, 20), "json_lines"),
+        ('{"@timestamp": "2025-03-10T16:07:20.5", "severity": "INFO", "message": "job started"}',
+         utc(2025, 3, 10, 15, 7, 20, 500000), "json_lines"),
+        ('{"asctime": "2025-03-10 16:07:20,123", "levelname": "INFO", "message": "job started"}',
+         utc(2025, 3, 10, 15, 7, 20, 123000), "json_lines"),
+        ('{"time": 1741619240.25, "level": 30, "msg": "job started"}', utc(2025, 3, 10, 15, 7, 20, 250000), "json_lines"),
+        ('{"timestamp": 1741619240250, "lvl": "info", "event": "job started"}', utc(2025, 3, 10, 15, 7, 20, 250000), "json_lines"),
+    ],
+)
+def test_timestamp_forms(line: str, ts: datetime, fmt: str) -> None:
+    events, _, _ = _parse(line, tz="Europe/Berlin")
+    row = events.row(0, named=True)
+    assert (row["ts"], row["format"]) == (ts, fmt)
+    assert row["message"].endswith("job started")
+    printed = any(level in line for level in ("INFO", "info", '"level": 30', "I0310"))
+    assert row["severity"] == ("error" if "[E0310" in line else "info" if printed else None)
+    assert row["ts_quality"] == ("year_inferred" if fmt in ("vllm", "torch_c10d", "klog") else "exact")
+
+
+def test_json_lines_severity_and_kubernetes_block() -> None:
+    line = (
+        '{"time": "2025-03-10T15:07:20Z", "level": "50", "msg": "boom",'
+        ' "kubernetes": {"pod_name": "p-0", "namespace_name": "ns", "container_name": "c"}}'
+    )
+    row = _parse(line)[0].row(0, named=True)
+    assert (row["severity"], row["pod"], row["namespace"], row["container"]) == ("error", "p-0", "ns", "c")
+
+
+def test_python_warnings_are_warnings() -> None:
+    events = events_of("pytorch_cuda_oom_capacty_01.log")
+    assert events["severity"][1] == "warning"
+
+
+def test_untimed_lines_do_not_borrow_time_outside_a_record() -> None:
+    events, _, _ = _parse("2025-03-10 15:07:20,001 INFO started\nplain line without time\n  indented continuation\n")
+    assert events.select("n_lines", "ts_quality").rows() == [(1, "exact"), (1, "missing"), (1, "missing")]
+    assert events["ts"].to_list()[1:] == [None, None]
+
+
+def test_kubectl_prefix_tags_pod_and_container() -> None:
+    row = _parse("[pod/trainer-0/main] 2025-03-10T15:07:20Z Killed")[0].row(0, named=True)
+    assert (row["pod"], row["container"], row["kind"], row["message"]) == ("trainer-0", "main", "process_killed", "Killed")
+
+
+# --- sniffing ---------------------------------------------------------------------------------
+
+def _head(path: Path) -> list[str]:
+    return [line for line in path.read_bytes().decode("utf-8", errors="replace").splitlines() if line.strip()][:60]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_every_fixture_is_sniffed_as_pipeline(path: Path) -> None:
+    best, score = sources.sniff(_head(path))
+    assert best is not None and best.name == "pipeline"
+    assert 0.5 <= score <= 0.8
+
+
+OTHER_FAMILIES = sorted(p for p in DATA.iterdir() if p.is_dir() and p.name not in ("pipeline", "real_logs", "templates"))
+OTHER_FIXTURES = sorted(p for folder in OTHER_FAMILIES for p in folder.iterdir() if p.is_file())
+
+
+@pytest.mark.parametrize("path", OTHER_FIXTURES, ids=[f"{p.parent.name}/{p.name}" for p in OTHER_FIXTURES])
+def test_other_families_are_not_claimed(path: Path) -> None:
+    head = _head(path)
+    assert pipeline.sniff(head) <= 0.2
+    if path.parent.name in {s.name for s in sources.all_sources()}:
+        best, _ = sources.sniff(head)
+        assert best is not None and best.name != "pipeline"
+
+
+def test_plain_text_gets_a_low_score() -> None:
+    assert pipeline.sniff(["hello world", "nothing to see here"]) == pytest.approx(0.1)
+    assert pipeline.sniff([]) == 0.0
+
+
+# --- invariants -------------------------------------------------------------------------------
+
+def _check_invariants(text: str) -> None:
+    events, skipped, total = _parse(text)
+    assert int(events["n_lines"].sum() or 0) + sum(skipped.values()) == total
+    assert events.schema == pl.Schema(schema.EVENT_SCHEMA)
+    assert set(events["kind"].to_list()) <= set(schema.KINDS)
+    assert set(events["severity"].drop_nulls().to_list()) <= set(schema.SEVERITIES)
+    assert set(events["ts_quality"].to_list()) <= set(schema.TS_QUALITIES)
+    assert set(events["format"].to_list()) <= set(pipeline.SOURCE.formats)
+    assert all(isinstance(json.loads(a), dict) for a in events["attrs"].drop_nulls().to_list())
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_fixture_accounting(path: Path) -> None:
+    _check_invariants(path.read_bytes().decode("utf-8", errors="replace"))
+
+
+REAL_LINES = [line for path in FIXTURES for line in path.read_bytes().decode("utf-8", errors="replace").split("\n")]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=400))
+def test_arbitrary_text_never_raises(text: str) -> None:
+    _check_invariants(text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(REAL_LINES), max_size=40), st.lists(st.text(max_size=30), max_size=5))
+def test_spliced_real_lines_never_raise(lines: list[str], noise: list[str]) -> None:
+    _check_invariants("\n".join(lines + noise))
+
+
+HEADER_FRAGMENTS = [
+    "[rank0]: ", "[rank1]:", "(EngineCore_0 pid=5839) ", "INFO 03-10 08:07:20 [core.py:1] ", "ERROR 13-99 08:07:20 x.py:1] ",
+    "[INFO|trainer.py:1] 2025-03-06 12:04:09,913 >> ", "[E0626 06:24:44.906 ProcessGroupNCCL.cpp:616] ", "[E x.cpp:1] ",
+    "2020/08/10 19:09:42 ", "1741619240 ", "2025-03-10T15:07:20.1234567Z ", "[2025-03-10T15:07:20Z] ", "  | ",
+    "[pod/p/c] ", '{"ts": ', '{"msg": "', '"}', "{", "}", "\x1b[31m", "\r", "section_start:1:x\r", "    ", "\t",
+    "Traceback (most recent call last):", '  File "x.py", line 1, in f',
+    "During handling of the above exception, another exception occurred:",
+    "RuntimeError: ", "CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; ", "DataLoader worker (pid 1) is killed by signal: ",
+    "\tat a.B(C.java:1)", "Caused by: ", "fatal error: runtime: out of memory", "goroutine 1 [running]:", "Killed",
+    "exit code 137", "{'loss': 1.0, 'epoch': 0.1}", "  Num examples = 5,498",
+]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.lists(st.sampled_from(HEADER_FRAGMENTS), max_size=4), st.text(max_size=20)), max_size=30))
+def test_mangled_headers_never_raise(rows: list[tuple[list[str], str]]) -> None:
+    _check_invariants("\n".join("".join(parts) + tail for parts, tail in rows))
+
+
+def test_garbage_numbers_do_not_overflow() -> None:
+    _check_invariants("\n".join([
+        "99999999999999999999 Killed",
+        '{"ts": 99999999999999999999999, "msg": "x"}',
+        '{"ts": "1e400", "msg": "x"}',
+        "CUDA out of memory. Tried to allocate 99999999999999999999999.00 GiB (GPU 99999999999; x)",
+        "Process completed with exit code 99999.",
+        "INFO 13-45 99:99:99 [x.py:1] bad clock",
+        "[E9999 25:61:61.000 x.cpp:1] bad klog",
+        "DataLoader worker (pid 99999999999999999999) is killed by signal: Killed.",
+    ]))
