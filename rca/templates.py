@@ -86,9 +86,17 @@ MASKS: tuple[tuple[str, str], ...] = (
 ``pre`` or ``post`` is context, kept on either side of the placeholder."""
 
 
+# Whitespace runs other than a lone space: replacing just these by one space is replacing
+# every run, without touching the single spaces that are most of a message.
+_WHITESPACE_RUN = r" ?(?:[^\S ]|\s{2,})\s*"
+
+# Distinct messages are shaped in parallel slices of about this many rows.
+_SLICE_ROWS = 20_000
+
+
 def mask(messages: pl.Expr) -> pl.Expr:
     """The masked form of each message: variable parts replaced by ``<NAME>``."""
-    masked = messages.str.replace_all(r"\s+", " ").str.strip_chars()
+    masked = messages.str.replace_all(_WHITESPACE_RUN, " ").str.strip_chars()
     for name, pattern in MASKS:
         placeholder = f"${{pre}}<{name}>${{post}}" if "(?P<" in pattern else f"<{name}>"
         masked = masked.str.replace_all(pattern, placeholder)
@@ -100,6 +108,16 @@ def shape(messages: pl.Expr) -> pl.Expr:
     return mask(messages).str.replace_all(_PLACEHOLDER, "<*>")
 
 
+def _shaped(distinct: pl.DataFrame) -> pl.DataFrame:
+    """``distinct`` with its ``shape``; the masks run one after another, so slices of rows run in parallel."""
+    slices = min(pl.thread_pool_size(), distinct.height // _SLICE_ROWS)
+    if slices <= 1:
+        return distinct.with_columns(shape=shape(pl.col("message")))
+    size = -(-distinct.height // slices)
+    parts = [distinct.lazy().slice(start, size).with_columns(shape=shape(pl.col("message"))) for start in range(0, distinct.height, size)]
+    return pl.concat(pl.collect_all(parts))
+
+
 def _digest(template: str) -> str:
     return hashlib.blake2b(template.encode("utf-8"), digest_size=8).hexdigest()
 
@@ -107,7 +125,7 @@ def _digest(template: str) -> str:
 def template_ids(messages: pl.Series) -> pl.Series:
     """Stable template id of each message, in input order (a null message counts as "")."""
     frame = messages.cast(pl.String).fill_null("").to_frame("message")
-    distinct = frame.unique().with_columns(shape=shape(pl.col("message")))
+    distinct = _shaped(frame.unique())
     ids = {template: _digest(template) for template in distinct["shape"].unique().to_list()}
     distinct = distinct.select("message", template_id=pl.col("shape").replace_strict(ids, return_dtype=pl.String))
     return frame.join(distinct, on="message", how="left", maintain_order="left")["template_id"]

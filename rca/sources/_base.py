@@ -79,3 +79,81 @@ def lines_frame(text: str, first_line: int = 1) -> pl.DataFrame:
         {"line": pl.int_range(first_line, first_line + len(rows), eager=True), "text": rows},
         schema=LINES_SCHEMA,
     ).with_columns(pl.col("text").str.strip_suffix("\r"))
+
+
+def forward_fill_within(value: pl.Expr, group: pl.Expr) -> pl.Expr:
+    """``value.forward_fill().over(group)`` for a ``group`` key whose rows are contiguous (a ``cum_sum``), in O(n).
+
+    ``over`` hashes every key, which is slow when most groups are a single line. A contiguous
+    group starts where its key changes, and a forward-filled value belongs to the row's own
+    group only when it was set at or after that start.
+    """
+    row = pl.int_range(pl.len())
+    group_start = pl.when(group.ne_missing(group.shift(1))).then(row).forward_fill()
+    set_at = pl.when(value.is_not_null()).then(row).forward_fill()
+    return pl.when(set_at >= group_start).then(value.forward_fill())
+
+
+def backward_fill_within(value: pl.Expr, group: pl.Expr) -> pl.Expr:
+    """``value.backward_fill().over(group)`` for a contiguous ``group`` key, in O(n)."""
+    row = pl.int_range(pl.len())
+    group_end = pl.when(group.ne_missing(group.shift(-1))).then(row).backward_fill()
+    set_at = pl.when(value.is_not_null()).then(row).backward_fill()
+    return pl.when(set_at <= group_end).then(value.backward_fill())
+
+
+def split_rows(
+    frame: pl.DataFrame,
+    mask: pl.Expr,
+    matched: Callable[[pl.DataFrame], pl.DataFrame],
+    rest: Callable[[pl.DataFrame], pl.DataFrame],
+) -> pl.DataFrame:
+    """``matched`` on the rows where ``mask`` holds, ``rest`` on the others, back in row order.
+
+    Both must map rows one to one and return the same columns and dtypes. A ``when/then``
+    evaluates both branches on every row; this lets a cheap path take the bulk of a batch
+    while the costly one runs only where it is needed.
+    """
+    flags = frame.select(mask.fill_null(False)).to_series()
+    if flags.all():
+        return matched(frame)
+    if not flags.any():
+        return rest(frame)
+    order = pl.concat([flags.arg_true(), (~flags).arg_true()])
+    parts = pl.concat([matched(frame.filter(flags)), rest(frame.filter(~flags))])
+    return parts.with_columns(order.alias("__order")).sort("__order").drop("__order")
+
+
+MESSAGE_TAIL = r"(?<message>.*)$"
+
+
+def holds_newline(texts: pl.Series) -> bool:
+    """Whether any text holds a newline (lines of a lines frame never do; decoded JSON messages may)."""
+    return bool(texts.str.contains("\n", literal=True).any())
+
+
+def head_groups(text: pl.Expr, head: str, *, one_line: bool) -> pl.Expr:
+    """The groups of ``head + MESSAGE_TAIL`` as a struct, with ``message`` the text after the head.
+
+    A capture costs time in proportion to the text it spans, and a log line is mostly its
+    message. On text without a newline the ``.*$`` tail matches whatever follows the head, so
+    only the head is captured and the message is sliced off after it; otherwise
+    (``one_line=False``) the full pattern is captured.
+    """
+    if not one_line:
+        return text.str.extract_groups(head + MESSAGE_TAIL)
+    groups = text.str.extract_groups(f"(?<head>{head})")
+    return groups.struct.with_fields(message=text.str.slice(pl.field("head").str.len_chars()))
+
+
+def map_distinct(values: pl.Series, convert: Callable[[pl.Expr], pl.Expr]) -> pl.Series:
+    """``convert`` of each value, evaluated once per distinct value (``convert`` must be row-wise).
+
+    Logs repeat their stamps and readings, and a time conversion tries several formats; run
+    on the distinct values it costs per stamp, not per line.
+    """
+    frame = values.to_frame("value")
+    distinct = frame.unique().with_columns(converted=convert(pl.col("value")))
+    if distinct.height == 1:
+        return distinct["converted"].new_from_index(0, values.len())
+    return frame.join(distinct, on="value", how="left", maintain_order="left", nulls_equal=True)["converted"]

@@ -28,6 +28,8 @@ _BYTES_PER_UNIT = {
 
 _UNKNOWN = ["N/A", "[N/A]", ""]
 
+_MEMORY = r"^\s*\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B)?\s*$"
+
 CTIME_PATTERN = (
     r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+(?<mon>[A-Z][a-z]{2})\s+(?<day>\d{1,2})\s+"
     r"(?<clock>\d\d:\d\d:\d\d)\s+(?<year>\d{4})"
@@ -68,11 +70,14 @@ def number(value: pl.Expr) -> pl.Expr:
 
 def to_bytes(value: pl.Expr, default_unit: str | pl.Expr = "MiB") -> pl.Expr:
     """Memory printed as ``19818MiB``, ``19818 MiB``, ``14MB`` or a bare number in ``default_unit``."""
-    parts = value.str.extract_groups(r"^\s*(?<num>\d+(?:\.\d+)?)\s*(?<unit>[KMGT]i?B|B)?\s*$")
+    # Checked whole, then cut by stripping: capturing the parts of every value costs more.
+    text = pl.when(value.str.contains(_MEMORY)).then(value.str.strip_chars())
+    number = text.str.strip_chars_end("KMGTiB").str.strip_chars_end()
+    printed = text.str.strip_chars_start("0123456789.").str.strip_chars_start()
     fallback = default_unit if isinstance(default_unit, pl.Expr) else pl.lit(default_unit)
-    unit = pl.coalesce(parts.struct.field("unit"), fallback)
+    unit = pl.coalesce(pl.when(printed != "").then(printed), fallback)
     factor = unit.replace_strict(_BYTES_PER_UNIT, default=None, return_dtype=pl.Float64)
-    amount = parts.struct.field("num").cast(pl.Float64, strict=False) * factor
+    amount = number.cast(pl.Float64, strict=False) * factor
     return pl.when(amount < 2.0**62).then(amount.round()).cast(pl.Int64, strict=False)
 
 

@@ -18,12 +18,13 @@ import io
 import polars as pl
 
 from rca import timeutil
-from rca.sources._base import ParseContext, Parsed
+from rca.sources._base import ParseContext, Parsed, map_distinct
 from rca.sources._nvsmi_common import attrs_json, conform_events, integer, known, log_rows, number, quality, to_bytes
 
 FORMAT = "query_csv"
 
-_FIELD = r"^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*(?:\s*\[[^\]]+\])?$"
+# A header cell: a field name with an optional "[unit]" (cells are split on commas, so none inside).
+_FIELD = r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*(?:\s*\[[^\],]+\])?"
 _DOTTED_PREFIXES = (
     "pci", "pcie", "memory", "utilization", "temperature", "power", "enforced", "clocks", "clocks_throttle_reasons",
     "clocks_event_reasons", "clocks_event_reasons_counters", "fan", "ecc", "retired_pages", "remapped_rows", "mig",
@@ -34,8 +35,11 @@ _GPU_SPECIFIC = (
     "uuid", "gpu_uuid", "gpu_bus_id", "gpu_name", "gpu_serial", "used_gpu_memory", "used_memory", "process_name",
     "driver_version", "pstate", "vbios_version", "compute_mode", "persistence_mode", "compute_cap", "max_memory_usage",
 )
-_DOTTED = rf"^(?:{'|'.join(_DOTTED_PREFIXES)})\.[A-Za-z0-9_.]+(?:\s*\[[^\]]+\])?$"
-_SPECIFIC = rf"^(?:{'|'.join(_GPU_SPECIFIC)})(?:\s*\[[^\]]+\])?$"
+_DOTTED = rf"(?:{'|'.join(_DOTTED_PREFIXES)})\.[A-Za-z0-9_.]+(?:\s*\[[^\],]+\])?"
+_SPECIFIC = rf"(?:{'|'.join(_GPU_SPECIFIC)})(?:\s*\[[^\],]+\])?"
+# Whole-line forms, so a line is tested without splitting it: every cell a field name, some cell GPU-specific.
+_ALL_FIELDS = rf"^\s*{_FIELD}\s*(?:,\s*{_FIELD}\s*)*$"
+_SOME_SPECIFIC = rf"(?:^|,)\s*(?:{_DOTTED}|{_SPECIFIC})\s*(?:,|$)"
 
 # Column spellings that name the same quantity; the header always prints the canonical one,
 # hand-written headers of wrapper scripts sometimes the alias.
@@ -96,10 +100,7 @@ _LAYOUT_PATTERNS = {name: _layout_pattern(columns) for name, columns in NOHEADER
 
 def header_expr(text: pl.Expr) -> pl.Expr:
     """Whether a line is a ``--format=csv`` header: every cell a field name, one of them GPU-specific."""
-    cells = text.str.split(",").list.eval(pl.element().str.strip_chars())
-    all_fields = cells.list.eval(pl.element().str.contains(_FIELD)).list.all()
-    specific = cells.list.eval(pl.element().str.contains(_DOTTED) | pl.element().str.contains(_SPECIFIC)).list.any()
-    return all_fields & specific & text.str.contains(r"[A-Za-z]")
+    return text.str.contains(_ALL_FIELDS) & text.str.contains(_SOME_SPECIFIC) & text.str.contains(r"[A-Za-z]")
 
 
 def noheader_layout_expr(text: pl.Expr) -> pl.Expr:
@@ -201,7 +202,8 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
     per_gpu = any(n.startswith(_SAMPLE_COLUMNS) for n in names)
     kind = "gpu_process" if per_process else "gpu_sample" if per_gpu else "log"
     stamp = value("timestamp")
-    ts = timeutil.iso_to_utc(stamp, ctx.tz)
+    rows = rows.with_columns(ts=map_distinct(rows.select(stamp).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)))
+    ts = pl.col("ts")
     named = {
         ("gpu_name" if per_process and key == "name" else key): converted(name, how)
         for name, (key, how) in _NAMED_ATTRS.items()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from rca.sources._base import ParseContext, Parsed
+from rca.sources._base import ParseContext, Parsed, map_distinct
 from rca.sources._nvsmi_common import (
     CTIME_PATTERN,
     attrs_json,
@@ -111,15 +111,12 @@ def _snapshot_context(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     stamped_above = is_stamp.shift(1).fill_null(False) | is_stamp.shift(2).fill_null(False)
     opens = is_stamp | ((pl.col("cls") == "version") & ~stamped_above)
     version = pl.col("text").str.extract_groups(VERSION_LINE).struct
-    return (
-        rows.with_columns(snapshot=opens.cum_sum())
-        .with_columns(
-            ts_raw=pl.when(is_stamp).then(pl.col("text").str.strip_chars()).first().over("snapshot"),
-            driver=version.field("driver").forward_fill().over("snapshot"),
-            cuda=version.field("cuda").forward_fill().over("snapshot"),
-        )
-        .with_columns(ts=ctime_to_utc(pl.col("ts_raw"), ctx.tz))
+    framed = rows.with_columns(snapshot=opens.cum_sum()).with_columns(
+        ts_raw=pl.when(is_stamp).then(pl.col("text").str.strip_chars()).first().over("snapshot"),
+        driver=version.field("driver").forward_fill().over("snapshot"),
+        cuda=version.field("cuda").forward_fill().over("snapshot"),
     )
+    return framed.with_columns(ts=map_distinct(framed["ts_raw"], lambda text: ctime_to_utc(text, ctx.tz)))
 
 
 def _with_continuations(rows: pl.DataFrame) -> pl.DataFrame:
@@ -142,10 +139,18 @@ def _record_message(*texts: str) -> pl.Expr:
     return pl.concat_str([pl.col(t).str.strip_chars_end() for t in texts], separator="\n", ignore_nulls=True)
 
 
+def _with_parts(rows: pl.DataFrame, **parts: tuple[str, str]) -> pl.DataFrame:
+    """``rows`` with the groups of each (column, pattern) as a struct column.
+
+    An expression is evaluated once per use, so a struct read field by field is built first.
+    """
+    return rows.with_columns(**{name: pl.col(column).str.extract_groups(pattern) for name, (column, pattern) in parts.items()})
+
+
 def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
-    name = pl.col("text").str.extract_groups(GPU_NAME_ROW).struct
-    usage = pl.col("usage_text").str.extract_groups(GPU_USAGE_ROW).struct
-    mig = pl.col("mig_mode_text").str.extract_groups(GPU_MIG_ROW).struct
+    rows = _with_parts(rows, name_parts=("text", GPU_NAME_ROW), usage_parts=("usage_text", GPU_USAGE_ROW),
+                       mig_parts=("mig_mode_text", GPU_MIG_ROW))
+    name, usage, mig = pl.col("name_parts").struct, pl.col("usage_parts").struct, pl.col("mig_parts").struct
     persistence = known(name.field("persistence"))
     driver_model = persistence.is_in(["WDDM", "TCC", "MCDM"])
     return rows.select(
@@ -182,8 +187,8 @@ def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _mig_samples(rows: pl.DataFrame) -> pl.DataFrame:
-    dev = pl.col("text").str.extract_groups(MIG_DEVICE_ROW).struct
-    bar1 = pl.col("bar1_text").str.extract_groups(MIG_BAR1_ROW).struct
+    rows = _with_parts(rows, dev_parts=("text", MIG_DEVICE_ROW), bar1_parts=("bar1_text", MIG_BAR1_ROW))
+    dev, bar1 = pl.col("dev_parts").struct, pl.col("bar1_parts").struct
     return rows.select(
         "line",
         "snapshot",
@@ -216,7 +221,8 @@ def _mig_samples(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _processes(rows: pl.DataFrame) -> pl.DataFrame:
-    proc = pl.col("text").str.extract_groups(PROCESS_ROW).struct
+    rows = _with_parts(rows, proc_parts=("text", PROCESS_ROW))
+    proc = pl.col("proc_parts").struct
     return rows.select(
         "line",
         "snapshot",

@@ -14,22 +14,26 @@ from collections.abc import Callable
 import polars as pl
 
 from rca import timeutil
-from rca.sources._base import ParseContext
+from rca.sources._base import MESSAGE_TAIL, ParseContext, forward_fill_within, head_groups, holds_newline, map_distinct
 
 MessageRules = Callable[[pl.DataFrame, ParseContext], pl.DataFrame]
 
 _PROGRAM_RULES: dict[str, tuple[str, MessageRules]] = {}
 
-_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+?)(?:\[(?<pid>\d+)\])?:[ \t](?<message>.*)"
-_SHORT = rf"^(?<mon>{timeutil.MONTH_NAME_PATTERN})\s+(?<day>\d{{1,2}})\s(?<clock>\d\d:\d\d:\d\d(?:\.\d+)?)\s(?<host>\S+)\s{_PROGRAM}$"
-_ISO = (
+# A host name has a lower-case letter or a digit: that keeps log levels ("ERROR", "[INFO]")
+# of application lines that start with a date from being read as a syslog host.
+_HOST = r"(?<host>[^\s]*[a-z0-9][^\s]*)"
+# Each envelope is a head and MESSAGE_TAIL; the head alone is captured (see head_groups).
+_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+?)(?:\[(?<pid>\d+)\])?:[ \t]"
+SHORT_HEAD = rf"^(?<mon>{timeutil.MONTH_NAME_PATTERN})\s+(?<day>\d{{1,2}})\s(?<clock>\d\d:\d\d:\d\d(?:\.\d+)?)\s{_HOST}\s{_PROGRAM}"
+ISO_HEAD = (
     r"^(?<iso>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s"
-    rf"(?<host>\S+)\s{_PROGRAM}$"
+    rf"{_HOST}\s{_PROGRAM}"
 )
-_BARE = rf"^{_PROGRAM}$"
+_BARE_HEAD = rf"^{_PROGRAM}"
 
-SHORT_LINE = _SHORT
-ISO_LINE = _ISO
+SHORT_LINE = SHORT_HEAD + MESSAGE_TAIL
+ISO_LINE = ISO_HEAD + MESSAGE_TAIL
 
 _SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
 
@@ -59,17 +63,19 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     Lines without an envelope (continuations, stack dumps) keep ``message`` = the line and
     inherit the time, host and program of the line above.
     """
-    short = pl.col("text").str.extract_groups(_SHORT)
-    iso = pl.col("text").str.extract_groups(_ISO)
-    bare = pl.col("text").str.extract_groups(_BARE)
+    one_line = not holds_newline(lines["text"])
+    short = head_groups(pl.col("text"), SHORT_HEAD, one_line=one_line)
+    iso = head_groups(pl.col("text"), ISO_HEAD, one_line=one_line)
+    bare = head_groups(pl.col("text"), _BARE_HEAD, one_line=one_line)
     parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"))
     s, i, b = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct
+    parts = parts.with_columns(iso_ts=map_distinct(parts.select(i.field("iso")).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)))
     short_ts, short_quality = timeutil.yearless_to_utc(timeutil.month_number(s.field("mon")), s.field("day"), s.field("clock"), ctx)
     has_short = s.field("message").is_not_null()
     has_iso = i.field("message").is_not_null()
     has_bare = b.field("message").is_not_null() & b.field("program").is_in(list(_PROGRAM_RULES))
     framed = parts.with_columns(
-        ts=pl.when(has_short).then(short_ts).when(has_iso).then(timeutil.iso_to_utc(i.field("iso"), ctx.tz)),
+        ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")),
         ts_raw=pl.when(has_short).then(pl.format("{} {} {}", s.field("mon"), s.field("day"), s.field("clock"))).when(has_iso).then(i.field("iso")),
         ts_quality=pl.when(has_short).then(short_quality).when(has_iso).then(pl.lit("exact")),
         host=pl.coalesce(s.field("host"), i.field("host")),
@@ -87,7 +93,7 @@ def _inherit_envelope(framed: pl.DataFrame) -> pl.DataFrame:
     carried = ["ts", "ts_raw", "host", "program", "pid", "format"]
     record = pl.col("framed").cum_sum()
     return framed.with_columns(
-        [pl.col(c).forward_fill().over(record) for c in carried],
+        [forward_fill_within(pl.col(c), record).alias(c) for c in carried],
         ts_quality=pl.when(pl.col("framed")).then(pl.col("ts_quality")).when(record > 0).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
     ).with_columns(pl.when(record == 0).then(None).otherwise(pl.col(c)).alias(c) for c in carried)
 

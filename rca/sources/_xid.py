@@ -162,12 +162,13 @@ def line_columns() -> list[pl.Expr]:
     ]
 
 
-def record_columns(records: pl.DataFrame) -> pl.DataFrame:
+def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
     """Record-level NVRM facts: catalog fields, the bus of fallen-off-the-bus reports, each bus's GPU UUID.
 
     "fallen off the bus" is reported either in one multi-line record ("The NVIDIA GPU <bus>
     (PCI ID: …) installed in this system has / fallen off the bus") or, in kern.log, as
-    separate lines; the bus then comes from one of the two lines before.
+    separate lines; the bus then comes from one of the two lines before. ``position`` numbers
+    the records in the batch, so records the caller left out of ``records`` still count.
     """
     code = pl.col("xid")
 
@@ -188,9 +189,15 @@ def record_columns(records: pl.DataFrame) -> pl.DataFrame:
         fallen_off_bus=pl.when(fallen).then(pl.lit(True)),
         pci_id=pl.when(fallen).then(pl.col("message").str.extract(_PCI_ID, 1)),
         pci_bus=pl.coalesce("xid_pci", "gpu_at_pci", "nvrm_pci",
-                            pl.when(fallen).then(pl.col("nvrm_pci").forward_fill(limit=2))),
+                            pl.when(fallen).then(_within_two_before(pl.col("nvrm_pci"), position))),
     )
     return _with_gpu_uuid(with_facts)
+
+
+def _within_two_before(value: pl.Expr, position: pl.Expr) -> pl.Expr:
+    """``value.forward_fill(limit=2)``, with the limit counted in ``position``."""
+    set_at = pl.when(value.is_not_null()).then(position).forward_fill()
+    return pl.when(position - set_at <= 2).then(value.forward_fill())
 
 
 def _with_gpu_uuid(records: pl.DataFrame) -> pl.DataFrame:

@@ -21,7 +21,7 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _k8s_objects, register
-from rca.sources._base import ParseContext, Parsed, Source
+from rca.sources._base import ParseContext, Parsed, Source, map_distinct
 from rca.sources._kube import EVICTION_MESSAGE, attrs_json, event_kind, eviction_fields, message_container, oom_victim
 
 _PROMPT = r"^\s*(?:\S*\$|\S+#)\s+\S"
@@ -245,17 +245,24 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
         )
         .otherwise(event_kind(pl.col("reason").fill_null(""), message))
     )
-    when_text = pl.coalesce("transition", "last_seen", "first_seen", "age")
-    ts = pl.coalesce(timeutil.rfc1123_to_utc(when_text), timeutil.iso_to_utc(when_text, tz))
-    object_ref = pl.col("object").str.extract_groups(r"^(?<kind>[\w.-]+)/(?<name>.+)$").struct
+    when_text = pl.col("when_text")
+    # Struct columns are built once here: an expression is evaluated once per field read.
+    parts = cells.with_columns(
+        when_text=pl.coalesce("transition", "last_seen", "first_seen", "age"),
+        object_ref=pl.col("object").str.extract_groups(r"^(?<kind>[\w.-]+)/(?<name>.+)$"),
+        evicted=eviction_fields(message.fill_null("")),
+        victim=oom_victim(message.fill_null("")),
+    )
+    parts = parts.with_columns(
+        ts=map_distinct(parts["when_text"], lambda text: pl.coalesce(timeutil.rfc1123_to_utc(text), timeutil.iso_to_utc(text, tz)))
+    )
+    object_ref, evicted, victim = pl.col("object_ref").struct, pl.col("evicted"), pl.col("victim")
     object_kind = pl.coalesce(object_ref.field("kind").str.to_lowercase(), pl.col("object_kind").str.to_lowercase())
     object_name = pl.coalesce(object_ref.field("name"), pl.col("name").str.replace(r"\.[0-9a-f]{10,}$", ""))
-    evicted = eviction_fields(message.fill_null(""))
-    victim = oom_victim(message.fill_null(""))
     source_host = pl.col("source").str.extract(r"^\{?[\w-]+,? ([^\s{}]+)\}?$", 1)
     return (
-        cells.join(docs, on="doc", how="left")
-        .with_columns(kind=kind, ts=ts)
+        parts.join(docs, on="doc", how="left")
+        .with_columns(kind=kind)
         .select(
             "line",
             "kind",

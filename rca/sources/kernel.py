@@ -22,16 +22,28 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _syslog, _xid, register
-from rca.sources._base import ParseContext, Parsed, Source
+from rca.sources._base import (
+    MESSAGE_TAIL,
+    ParseContext,
+    Parsed,
+    Source,
+    backward_fill_within,
+    forward_fill_within,
+    head_groups,
+    holds_newline,
+    map_distinct,
+)
 
 _LEVEL_PREFIX = (
     r"^(?:<(?<prio>[0-7])>|(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
     r"(?<level>emerg|alert|crit|err|warn|notice|info|debug) *: )?"
 )
-_RAW = _LEVEL_PREFIX + r"\[\s*(?<boot>\d+\.\d+)\] ?(?:(?<host>\S+) kernel: )?(?<message>.*)$"
-_CTIME = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>\d{1,2}) (?<clock>\d\d:\d\d:\d\d) (?<year>\d{4}))\] ?(?<message>.*)$"
-_ISO = _LEVEL_PREFIX + r"(?<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:?\d\d) (?<message>.*)$"
-_EMBEDDED_BOOT = r"^\[\s*(?<boot>\d+\.\d+)\] ?(?<message>.*)$"
+# Each pattern is its head (the time prefix) and MESSAGE_TAIL; the head alone is captured (see head_groups).
+_RAW_HEAD = _LEVEL_PREFIX + r"\[\s*(?<boot>\d+\.\d+)\] ?(?:(?<host>\S+) kernel: )?"
+_CTIME_HEAD = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>\d{1,2}) (?<clock>\d\d:\d\d:\d\d) (?<year>\d{4}))\] ?"
+_ISO_HEAD = _LEVEL_PREFIX + r"(?<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:?\d\d) "
+_EMBEDDED_BOOT_HEAD = r"^\[\s*(?<boot>\d+\.\d+)\] ?"
+_RAW, _CTIME, _ISO = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD))
 _JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
 _BARE_KERNEL = r"^kernel: "
 # Uptimes beyond ~300 years are garbage, and would overflow the datetime arithmetic.
@@ -79,6 +91,13 @@ _DUMP = (
     r"(?:R[A-Z0-9]{2}|[A-Z]S|CR\d|DR\d): +[0-9a-fA-F]|(?:pc|lr|sp|x\d{1,2}) ?: |[a-z_]+ \d+$|"
     r"Task in \S+ killed as a result of limit of |\S.* cpuset=\S* mems_allowed=\S+$|\[<[0-9a-f]+>\])"
 )
+# Every line any rule below reads matches this (the task-table row is the "[" start); the rest
+# of a kernel log, nearly all of it, is noise that only needs a frame and a severity.
+_RULE_LINE = "|".join((
+    _DUMP,
+    r"^(?:CPU: |Hardware name: |memory: usage |Task in |oom-kill:|oom_reaper: reaped process |\[)",
+    r"invoked oom-killer: |cpuset=|Killed process |Kill process |NVRM: |fallen off the bus",
+))
 _POD_UID = r"(?:^|[/-])pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)"
 _CONTAINER_ID = r"(?:^|/)(?:(?:cri-containerd|containerd|docker|crio|libpod)-)?([0-9a-f]{64})(?:\.scope)?$"
 _HEX64 = r"([0-9a-f]{64})"
@@ -142,21 +161,27 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 def _family(texts: pl.Series) -> str:
     text = pl.col("text")
+    if holds_newline(texts):
+        raw, ctime, iso, short, iso_line = _RAW, _CTIME, _ISO, _syslog.SHORT_LINE, _syslog.ISO_LINE
+    else:  # the ".*$" tail matches any rest of a line, so the heads decide alone and stop early
+        raw, ctime, iso, short, iso_line = _RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _syslog.SHORT_HEAD, _syslog.ISO_HEAD
     counts = texts.to_frame("text").select(
-        dmesg=_is_dmesg(text).sum(),
-        syslog=((text.str.contains(_syslog.SHORT_LINE) | text.str.contains(_syslog.ISO_LINE) | text.str.contains(_BARE_KERNEL))
-                & ~text.str.contains(_ISO)).sum(),
-        journal_json=(text.str.starts_with("{") & text.str.json_path_match("$.MESSAGE").is_not_null()).sum(),
+        dmesg=(text.str.contains(raw) | text.str.contains(ctime) | text.str.contains(iso)).sum(),
+        syslog=((text.str.contains(short) | text.str.contains(iso_line) | text.str.contains(_BARE_KERNEL))
+                & ~text.str.contains(iso)).sum(),
     ).row(0, named=True)
+    json_like = texts.filter(texts.str.starts_with("{"))
+    counts["journal_json"] = int(json_like.str.json_path_match("$.MESSAGE").is_not_null().sum())
     return max(("dmesg", "syslog", "journal_json"), key=lambda name: counts[name])
 
 
 def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """dmesg lines → framed columns; a line without a time prefix inherits the line above's."""
+    one_line = not holds_newline(lines["text"])
     parts = lines.with_columns(
-        r=pl.col("text").str.extract_groups(_RAW),
-        c=pl.col("text").str.extract_groups(_CTIME),
-        i=pl.col("text").str.extract_groups(_ISO),
+        r=head_groups(pl.col("text"), _RAW_HEAD, one_line=one_line),
+        c=head_groups(pl.col("text"), _CTIME_HEAD, one_line=one_line),
+        i=head_groups(pl.col("text"), _ISO_HEAD, one_line=one_line),
     )
     r, c, i = pl.col("r").struct, pl.col("c").struct, pl.col("i").struct
     has_raw, has_ctime, has_iso = (x.field("message").is_not_null() for x in (r, c, i))
@@ -165,9 +190,12 @@ def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         c.field("day").str.zfill(2), c.field("clock"),
     )
     level = pl.coalesce(*(x.field(f) for x in (r, c, i) for f in ("prio", "level")))
+    parts = parts.with_columns(
+        ctime_ts=map_distinct(parts.select(ctime_clock).to_series(), lambda text: timeutil.dated_to_utc(text, "%Y-%m-%d %H:%M:%S", ctx.tz)),
+        iso_ts=map_distinct(parts.select(i.field("iso")).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)),
+    )
     framed = parts.with_columns(
-        ts=pl.when(has_ctime).then(timeutil.dated_to_utc(ctime_clock, "%Y-%m-%d %H:%M:%S", ctx.tz))
-        .when(has_iso).then(timeutil.iso_to_utc(i.field("iso"), ctx.tz)),
+        ts=pl.when(has_ctime).then(pl.col("ctime_ts")).when(has_iso).then(pl.col("iso_ts")),
         ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso")),
         ts_quality=pl.when(has_ctime | has_iso).then(pl.lit("exact")),
         boot_seconds=r.field("boot").cast(pl.Float64, strict=False),
@@ -183,23 +211,39 @@ def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     record = pl.col("framed").cum_sum()
     carried = ["ts", "ts_raw", "boot_seconds", "host", "format"]
     return framed.with_columns(
-        [pl.col(name).forward_fill().over(record) for name in carried],
+        [forward_fill_within(pl.col(name), record).alias(name) for name in carried],
         ts_quality=pl.when(pl.col("framed")).then(pl.col("ts_quality"))
         .when(record > 0).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
     ).select(*_syslog.FRAMED_SCHEMA, "boot_seconds")
 
 
 def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
-    """Kernel message rules over framed lines (``_syslog.FRAMED_SCHEMA`` columns, optionally ``boot_seconds``)."""
-    lines = _timed(framed, ctx).with_columns(_line_facts()).with_columns(_xid.line_columns())
-    records = _group(_carry_block_facts(_with_keys(lines)))
-    return _assemble(_xid.record_columns(records))
+    """Kernel message rules over framed lines (``_syslog.FRAMED_SCHEMA`` columns, optionally ``boot_seconds``).
+
+    Only lines a rule may read go through the rules: those :data:`_RULE_LINE` matches and the
+    lines of every multi-line record. Each other line is a log event of its own as it stands.
+    """
+    lines = _timed(framed, ctx).with_row_index("row")
+    continued = pl.col("continuation") | pl.col("continuation").shift(-1, fill_value=False)
+    ruled = lines.select(pl.col("message").str.contains(_RULE_LINE) | continued).to_series()
+    facts = lines.filter(ruled).with_columns(_line_facts()).with_columns(_xid.line_columns())
+    records = _group(_carry_block_facts(_with_keys(facts)))
+    events = _assemble(_xid.record_columns(records, pl.col("position")))
+    return pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row").drop("row")
+
+
+def _plain(lines: pl.DataFrame) -> pl.DataFrame:
+    """Events of lines no rule reads: as framed, severity from the level or the wording."""
+    return lines.select(
+        "row", "line", pl.lit(1, pl.Int32).alias("n_lines"), "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host",
+        "format", kind=pl.lit("log"), severity=pl.coalesce("severity", _wording()),
+    )
 
 
 def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     if "boot_seconds" not in framed.columns:
         framed = framed.with_columns(boot_seconds=pl.lit(None, pl.Float64))
-    embedded = pl.col("message").str.extract_groups(_EMBEDDED_BOOT)
+    embedded = head_groups(pl.col("message"), _EMBEDDED_BOOT_HEAD, one_line=not holds_newline(framed["message"]))
     peeled = framed.with_columns(
         boot_seconds=pl.coalesce("boot_seconds", embedded.struct.field("boot").cast(pl.Float64, strict=False)),
         message=pl.coalesce(embedded.struct.field("message"), "message"),
@@ -256,14 +300,25 @@ def _line_facts() -> list[pl.Expr]:
 
 
 def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
-    """``record``: the lines of one event; ``block``: one OOM killer run (header … kill line)."""
+    """``record``: the lines of one event; ``block``: one OOM killer run (header … kill line).
+
+    ``lines`` are a batch's rule lines; ``row`` numbers them in the batch. A line left out is
+    a record of its own that opens a dump run without a header (:func:`kernel_rules`), so
+    ``position`` counts records in the batch, left-out ones included.
+    """
     is_header = pl.col("header_name").is_not_null()
     head = ~pl.col("continuation")
-    run = (head & ~pl.col("dump")).cum_sum()
-    merged_into_header = is_header.first().over(run) & pl.col("dump")
+    row = pl.col("row").cast(pl.Int64)
+    after_gap = row != row.shift(1).fill_null(-1) + 1
+    opens_run = head & ~pl.col("dump")
+    run_has_header = (
+        pl.when(opens_run).then(is_header).when(after_gap).then(pl.lit(False)).when(row == 0).then(is_header).forward_fill()
+    )
+    opens_record = head & ~(run_has_header & pl.col("dump"))
     killed = pl.col("killed_pid").is_not_null()
     return lines.with_columns(
-        record=(head & ~merged_into_header).cum_sum(),
+        record=opens_record.cum_sum(),
+        position=row - (~opens_record).cast(pl.Int64).cum_sum(),
         block=(is_header | killed.shift(1, fill_value=False)).cum_sum(),
     )
 
@@ -272,12 +327,14 @@ def _carry_block_facts(lines: pl.DataFrame) -> pl.DataFrame:
     """Carry the block's memcg usage and ``oom-kill:`` summary onto its kill line, and pick the kill's event line."""
     victim_pid = pl.coalesce("killed_pid", "selected_pid").cast(pl.Int64, strict=False)
     summary_pid = pl.col("summary_pid").cast(pl.Int64, strict=False)
-    carried_pid = summary_pid.forward_fill().over("block")
-    next_killed = pl.col("killed_pid").cast(pl.Int64, strict=False).shift(-1).backward_fill().over("block")
+    block = pl.col("block")
+    carried_pid = forward_fill_within(summary_pid, block)
+    killed_pid = pl.col("killed_pid").cast(pl.Int64, strict=False)
+    next_killed = pl.when(block.shift(-1) == block).then(backward_fill_within(killed_pid, block).shift(-1))
     is_victim = victim_pid.is_not_null()
     return lines.with_columns(
         [pl.when(is_victim & ((carried_pid == victim_pid) if by_pid else pl.lit(True)).fill_null(False))
-         .then(pl.col(name).forward_fill().over("block")).alias(f"carried_{name}")
+         .then(forward_fill_within(pl.col(name), block)).alias(f"carried_{name}")
          for name, by_pid in _CARRIED.items()],
         summary_is_kill=summary_pid.is_not_null() & (next_killed != summary_pid).fill_null(True),
         selected_is_kill=pl.col("selected_pid").is_not_null()
@@ -286,13 +343,18 @@ def _carry_block_facts(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _group(lines: pl.DataFrame) -> pl.DataFrame:
+    """One row per record; only the records of several lines are aggregated."""
     facts = [name for name in lines.columns if name not in ("record", "line", "message", "text", "continuation", "dump")]
-    return lines.group_by("record", maintain_order=True).agg(
+    opens = pl.col("record").ne_missing(pl.col("record").shift(1))
+    several = lines.select(~opens | ~opens.shift(-1, fill_value=True)).to_series()
+    merged = lines.filter(several).group_by("record", maintain_order=True).agg(
         pl.col("line").first(),
         pl.len().cast(pl.Int32).alias("n_lines"),
         pl.col("message").str.join("\n"),
         *(pl.col(name).drop_nulls().first() for name in facts),
     )
+    single = lines.filter(~several).select("record", "line", pl.lit(1, pl.Int32).alias("n_lines"), "message", *facts)
+    return pl.concat([merged, single]).sort("row")
 
 
 def _kib_to_bytes(kb: pl.Expr) -> pl.Expr:
@@ -311,7 +373,7 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
     kind = _kind()
     container_from_cgroup = _CGROUP.str.extract(_CONTAINER_ID, 1)
     return records.with_columns(kind=kind).select(
-        "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
+        "row", "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
         severity=_severity(pl.col("kind")),
         pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", "cpu_pid").cast(pl.Int64, strict=False)
         .fill_null(pl.col("xid_pid")),
@@ -338,16 +400,19 @@ def _kind() -> pl.Expr:
 
 def _severity(kind: pl.Expr) -> pl.Expr:
     """The Xid catalog's for Xids, fixed ones for the OOM killer, else the line's level or its wording."""
-    message = pl.col("message")
-    wording = (
-        pl.when(message.str.contains(_CRITICAL_WORDS)).then(pl.lit("critical"))
-        .when(message.str.contains(_ERROR_WORDS)).then(pl.lit("error"))
-        .when(message.str.contains(_WARNING_WORDS)).then(pl.lit("warning"))
-    )
     return (
         pl.when(kind == "xid").then("xid_severity").when(kind == "oom_kill").then(pl.lit("error"))
         .when(kind == "oom_invoked").then(pl.lit("warning")).when(pl.col("fallen_off_bus")).then(pl.lit("critical"))
-        .otherwise(pl.coalesce("severity", pl.when(pl.col("reaper_pid").is_not_null()).then(pl.lit("info")), wording))
+        .otherwise(pl.coalesce("severity", pl.when(pl.col("reaper_pid").is_not_null()).then(pl.lit("info")), _wording()))
+    )
+
+
+def _wording() -> pl.Expr:
+    message = pl.col("message")
+    return (
+        pl.when(message.str.contains(_CRITICAL_WORDS)).then(pl.lit("critical"))
+        .when(message.str.contains(_ERROR_WORDS)).then(pl.lit("error"))
+        .when(message.str.contains(_WARNING_WORDS)).then(pl.lit("warning"))
     )
 
 

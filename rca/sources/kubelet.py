@@ -18,14 +18,15 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _syslog, register
-from rca.sources._base import ParseContext, Parsed, Source
+from rca.sources._base import ParseContext, Parsed, Source, head_groups, holds_newline
 from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, attrs_json, event_kind, eviction_fields, quantity_bytes
 
 KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite")
 
-KLOG_HEADER = (
+# The klog header before the message (MESSAGE_TAIL); the head alone is captured (see head_groups).
+KLOG_HEAD = (
     r"^(?<severity>[IWEF])(?<month>\d\d)(?<day>\d\d) (?<clock>\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?<thread>\d+) "
-    r"(?<caller>[^\s:\]]+:\d+)\] ?(?<body>.*)$"
+    r"(?<caller>[^\s:\]]+:\d+)\] ?"
 )
 _KLOG_GO_LINE = r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ [^\s:\]]+\.go:\d+\] "
 _KUBELET_CALLER = (
@@ -91,21 +92,26 @@ def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 
 def _records(framed: pl.DataFrame) -> pl.DataFrame:
-    """One row per klog record; indented lines after a header are its continuation."""
-    header = pl.col("message").str.extract_groups(KLOG_HEADER)
+    """One row per klog record; indented lines after a header are its continuation.
+
+    Only the records of several lines are aggregated; the others pass as they are.
+    """
+    header = head_groups(pl.col("message"), KLOG_HEAD, one_line=not holds_newline(framed["message"]))
     lines = framed.with_columns(klog=header).with_columns(
-        has_header=pl.col("klog").struct.field("body").is_not_null(),
-        body=pl.coalesce(pl.col("klog").struct.field("body"), pl.col("message")),
+        has_header=pl.col("klog").struct.field("message").is_not_null(),
+        body=pl.coalesce(pl.col("klog").struct.field("message"), pl.col("message")),
     )
     continuation = ~pl.col("has_header") & pl.col("message").str.contains(r"^(?:\s|>$)") & (pl.int_range(pl.len()) > 0)
     grouped = lines.with_columns(record=(~continuation).cum_sum())
-    if grouped["record"].n_unique() == grouped.height:
-        return grouped.with_columns(n_lines=pl.lit(1, pl.Int32))
-    return grouped.group_by("record", maintain_order=True).agg(
+    opens = pl.col("record").ne_missing(pl.col("record").shift(1))
+    several = grouped.select(~opens | ~opens.shift(-1, fill_value=True)).to_series()
+    merged = grouped.filter(several).group_by("record", maintain_order=True).agg(
         pl.exclude("body", "message").first(),
         pl.col("body").str.join("\n"),
         pl.len().cast(pl.Int32).alias("n_lines"),
     )
+    single = grouped.filter(~several).with_columns(n_lines=pl.lit(1, pl.Int32)).select(merged.columns)
+    return pl.concat([merged, single]).sort("record")
 
 
 def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -134,12 +140,13 @@ _NOTABLE = r"(?i)evict|admit pod|threshold|pressure|insufficient|node condition|
 
 
 def _classify(records: pl.DataFrame) -> pl.DataFrame:
-    common = records.with_columns(_pod_facts())
-    notable = pl.col("body").str.contains(_NOTABLE)
-    facts = pl.concat(
-        [common.filter(notable).with_columns(*_oom_facts(), *_recorded_event()).with_columns(_eviction_facts()), common.filter(~notable)],
-        how="diagonal_relaxed",
-    ).sort("line")
+    notable = records.select(pl.col("body").str.contains(_NOTABLE)).to_series()
+    events = [_notable_events(records.filter(notable)), _plain_events(records.filter(~notable))]
+    return pl.concat(events, how="diagonal").sort("line")
+
+
+def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
+    facts = records.with_columns(_pod_facts()).with_columns(*_oom_facts(), *_recorded_event()).with_columns(_eviction_facts())
     kind = (
         pl.when(pl.col("event_kind").is_not_null() & (pl.col("event_kind") != "log"))
         .then(pl.col("event_kind"))
@@ -177,7 +184,18 @@ def _classify(records: pl.DataFrame) -> pl.DataFrame:
         exit_code=pl.col("exit_code").cast(pl.Int32, strict=False),
         mem_used_bytes=pl.col("evicted").struct.field("used_bytes"),
         mem_requested_bytes=pl.col("evicted").struct.field("requested_bytes"),
-        attrs=_attrs(),
+        attrs=attrs_json(_attr_fields()),
+    )
+
+
+def _plain_events(records: pl.DataFrame) -> pl.DataFrame:
+    """Events of records no OOM, eviction or event-recorder rule can match: pod fields only."""
+    return records.with_columns(_pod_facts()).select(
+        "line", "n_lines", kind=pl.lit("log"), ts="ts", ts_raw="ts_raw", ts_quality="ts_quality", host="host", severity="severity",
+        format="format", message="body", pid="pid", process="program", pod="pod", namespace="namespace", pod_uid="pod_uid",
+        container="container", container_id="container_id", cgroup=pl.lit(None, pl.String), exit_code=pl.lit(None, pl.Int32),
+        mem_used_bytes=pl.lit(None, pl.Int64), mem_requested_bytes=pl.lit(None, pl.Int64),
+        attrs=attrs_json({name: value for name, value in _attr_fields().items() if name in _PLAIN_ATTRS}),
     )
 
 
@@ -303,33 +321,35 @@ def _pod_list(text: pl.Expr) -> pl.Expr:
     return pl.when(slash.list.len() > 0).then(slash).otherwise(under)
 
 
-def _attrs() -> pl.Expr:
+# The attrs a record without OOM, eviction or event facts can have (the others are null there).
+_PLAIN_ATTRS = ("caller", "structured", "pleg_event")
+
+
+def _attr_fields() -> dict[str, pl.Expr]:
     byte_signal = pl.col("signal").is_null() | ~pl.col("signal").str.contains(r"(?i)inodes|pid")
     evicted = pl.col("evicted").struct
-    return attrs_json(
-        {
-            "caller": pl.col("caller"),
-            "structured": pl.when(pl.col("body").str.starts_with('"')).then(pl.lit(True)),
-            "eviction_stage": pl.col("stage"),
-            "resource": pl.coalesce(pl.col("resource"), evicted.field("resource")),
-            "ranked_pods": pl.when(pl.col("stage") == "ranked").then(pl.col("pods")),
-            "evicted_pods": pl.when(pl.col("stage") == "cleanup_wait").then(pl.col("pods")),
-            "pod_uids": pl.when(pl.col("pod_uids").list.len() > 0).then(pl.col("pod_uids")),
-            "conditions": pl.when(pl.col("conditions").list.len() > 0).then(pl.col("conditions")),
-            "signal": pl.col("signal"),
-            "threshold_bytes": pl.when(byte_signal).then(pl.coalesce(pl.col("threshold"), evicted.field("threshold_bytes"))),
-            "observed_bytes": pl.when(byte_signal).then(pl.col("observed")),
-            "available_bytes": pl.when(byte_signal).then(pl.coalesce(pl.col("available"), evicted.field("available_bytes"))),
-            "capacity_bytes": pl.when(byte_signal).then(pl.col("capacity")),
-            "threshold_count": pl.when(~byte_signal).then(pl.col("threshold")),
-            "available_count": pl.when(~byte_signal).then(pl.col("available")),
-            "capacity_count": pl.when(~byte_signal).then(pl.col("capacity")),
-            "observed_at": pl.col("observed_at"),
-            "oom_evidence": pl.col("oom_evidence"),
-            "pleg_event": pl.col("pleg_event"),
-            "klog_pid": pl.when(pl.col("system_oom")).then(pl.col("pid")),
-        }
-    )
+    return {
+        "caller": pl.col("caller"),
+        "structured": pl.when(pl.col("body").str.starts_with('"')).then(pl.lit(True)),
+        "eviction_stage": pl.col("stage"),
+        "resource": pl.coalesce(pl.col("resource"), evicted.field("resource")),
+        "ranked_pods": pl.when(pl.col("stage") == "ranked").then(pl.col("pods")),
+        "evicted_pods": pl.when(pl.col("stage") == "cleanup_wait").then(pl.col("pods")),
+        "pod_uids": pl.when(pl.col("pod_uids").list.len() > 0).then(pl.col("pod_uids")),
+        "conditions": pl.when(pl.col("conditions").list.len() > 0).then(pl.col("conditions")),
+        "signal": pl.col("signal"),
+        "threshold_bytes": pl.when(byte_signal).then(pl.coalesce(pl.col("threshold"), evicted.field("threshold_bytes"))),
+        "observed_bytes": pl.when(byte_signal).then(pl.col("observed")),
+        "available_bytes": pl.when(byte_signal).then(pl.coalesce(pl.col("available"), evicted.field("available_bytes"))),
+        "capacity_bytes": pl.when(byte_signal).then(pl.col("capacity")),
+        "threshold_count": pl.when(~byte_signal).then(pl.col("threshold")),
+        "available_count": pl.when(~byte_signal).then(pl.col("available")),
+        "capacity_count": pl.when(~byte_signal).then(pl.col("capacity")),
+        "observed_at": pl.col("observed_at"),
+        "oom_evidence": pl.col("oom_evidence"),
+        "pleg_event": pl.col("pleg_event"),
+        "klog_pid": pl.when(pl.col("system_oom")).then(pl.col("pid")),
+    }
 
 
 SOURCE = register(
