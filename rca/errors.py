@@ -9,7 +9,8 @@
     │   └── StoreVersionError  the store was written by an incompatible schema version
     ├── InputError         the input folder or file cannot be used at all
     ├── SourceError        a source module is misdeclared (duplicate name, unknown --format)
-    └── KnowledgeBaseError the knowledge base does not validate, or names an entry it lacks
+    ├── KnowledgeBaseError the knowledge base does not validate, or names an entry it lacks
+    └── ReportError        a report notebook is missing or failed to run
 
 Problems with single files or lines are not exceptions: they become manifest rows and
 warnings, so one bad file never stops an ingest.
@@ -46,3 +47,7 @@ class SourceError(RcaError):
 
 class KnowledgeBaseError(RcaError):
     """The knowledge base has validation errors (listed as file:line), or an unknown entry id was asked for."""
+
+
+class ReportError(RcaError):
+    """A report notebook is missing, or a cell of it failed while running (the partly run copy is kept)."""

@@ -85,8 +85,9 @@ def finish_events(events: pl.DataFrame, ctx: ParseContext, source_name: str) -> 
         n_lines=pl.col("n_lines").fill_null(1),
         file=pl.lit(ctx.file),
     )
-    ordered = filled.with_columns(template_id=templates.template_ids(filled["message"])).sort("line", maintain_order=True)
-    # The stable sort keeps events of one line in parser order; the ordinal counts them.
+    with_ids = filled.with_columns(template_id=templates.template_ids(filled["message"]))
+    # A stable sort keeps the events of one line in parser order, so the ordinal counts them.
+    ordered = with_ids if with_ids["line"].is_sorted() else with_ids.sort("line", maintain_order=True)
     row = pl.int_range(pl.len())
     ordinal = row - pl.when(pl.col("line").ne_missing(pl.col("line").shift(1))).then(row).forward_fill()
     return ordered.with_columns(event_id=pl.format("{}:{}:{}", pl.lit(key), pl.col("line"), ordinal))

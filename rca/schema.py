@@ -236,8 +236,9 @@ MODE_STATUSES = ("new", "recurring", "dormant")
 
 FAILURE_MODE_SCHEMA: dict[str, pl.DataType] = {
     "mode_id": pl.String(),  # "fm-001", … in order of creation; never reused nor renumbered
-    "status": pl.String(),  # one of MODE_STATUSES, as of the last clustering run
+    "status": pl.String(),  # last run: new (made by it), recurring (got new incidents), dormant (got none)
     "size": pl.Int32(),  # distinct incidents ever assigned to the mode
+    "new_incidents": pl.Int32(),  # incidents the last run added to it
     "label": pl.String(),  # what tells the mode apart: its anchor kind, signals and top terms
     "terms": pl.List(pl.String()),  # the signature words most specific to the mode
     "medoid_incident": pl.String(),  # the member closest to the centroid

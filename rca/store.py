@@ -12,6 +12,9 @@ Layout::
       incidents.parquet   one row per incident (rca.schema.INCIDENT_SCHEMA), by rca.correlate
       incident_events.parquet  incident ↔ event links with their role (rca.schema.INCIDENT_EVENTS_SCHEMA)
       correlation.json    the last correlation's report: clock alignment per file, counts
+      failure_modes.parquet  one row per failure mode with its centroid (rca.schema.FAILURE_MODE_SCHEMA), by rca.cluster
+      embeddings.parquet  the embedding cache, keyed by embedder and text hash (rca.schema.EMBEDDING_SCHEMA)
+      kb_drafts/          draft knowledge-base entries for modes no entry matched, for a person to complete
 
 Commit order makes a killed run harmless: parts are staged, moved in, then the manifest
 is replaced in one rename; only then are replaced parts deleted. Parts that no manifest
@@ -40,6 +43,9 @@ META_FILE = "store.json"
 INCIDENTS_FILE = "incidents.parquet"
 INCIDENT_EVENTS_FILE = "incident_events.parquet"
 CORRELATION_FILE = "correlation.json"
+FAILURE_MODES_FILE = "failure_modes.parquet"
+EMBEDDINGS_FILE = "embeddings.parquet"
+KB_DRAFTS_DIR = "kb_drafts"
 
 
 class Store:
@@ -93,6 +99,14 @@ class Store:
     def incident_events(self) -> pl.DataFrame:
         """Links between incidents and events (rca.schema.INCIDENT_EVENTS_SCHEMA); empty before a correlation ran."""
         return self._read_table(INCIDENT_EVENTS_FILE, schema.INCIDENT_EVENTS_SCHEMA)
+
+    def failure_modes(self) -> pl.DataFrame:
+        """Every failure mode the clustering runs made (rca.schema.FAILURE_MODE_SCHEMA); empty before one ran."""
+        return self._read_table(FAILURE_MODES_FILE, schema.FAILURE_MODE_SCHEMA)
+
+    def embeddings(self) -> pl.DataFrame:
+        """The embedding cache (rca.schema.EMBEDDING_SCHEMA); empty before a clustering ran."""
+        return self._read_table(EMBEDDINGS_FILE, schema.EMBEDDING_SCHEMA)
 
     def correlation_report(self) -> dict:
         """The last correlation's report (clock alignment, counts); empty before one ran."""
@@ -163,6 +177,28 @@ class Store:
         _atomic_write_parquet(links, self.path / INCIDENT_EVENTS_FILE)
         _atomic_write_parquet(incidents, self.path / INCIDENTS_FILE)
         _atomic_write_text(json.dumps(report, indent=2, default=str), self.path / CORRELATION_FILE)
+
+    def write_clustering(self, incidents: pl.DataFrame, modes: pl.DataFrame, embeddings: pl.DataFrame, drafts: dict[str, str]) -> list[Path]:
+        """Write a clustering run's results, each file atomically (hold :meth:`writing`); returns the drafts created.
+
+        The cache goes first and the incidents last, so a run killed in between leaves
+        tables a re-run completes. A draft that already exists is left alone: a person may
+        be editing it.
+        """
+        schema.validate(incidents, schema.CLUSTERED_INCIDENT_SCHEMA, "clustered incidents")
+        schema.validate(modes, schema.FAILURE_MODE_SCHEMA, "failure modes")
+        schema.validate(embeddings, schema.EMBEDDING_SCHEMA, "embeddings")
+        _atomic_write_parquet(embeddings, self.path / EMBEDDINGS_FILE)
+        written = []
+        for name, text in sorted(drafts.items()):
+            target = self.path / KB_DRAFTS_DIR / Path(name).name
+            if not target.exists():
+                target.parent.mkdir(exist_ok=True)
+                _atomic_write_text(text, target)
+                written.append(target)
+        _atomic_write_parquet(modes, self.path / FAILURE_MODES_FILE)
+        _atomic_write_parquet(incidents, self.path / INCIDENTS_FILE)
+        return written
 
     def _remove_leftovers(self) -> None:
         shutil.rmtree(self.path / ".staging", ignore_errors=True)

@@ -13,7 +13,8 @@ import pytest
 import rca
 from rca import schema
 from rca.errors import InputError, StoreLockedError
-from rca.ingest import IngestOptions
+from rca.ingest import IngestOptions, finish_events
+from rca.sources._base import ParseContext
 from rca.store import Store
 
 KLOG = "I1201 03:17:05.123456    2345 kubelet.go:2404] \"SyncLoop (probe)\" probe=\"readiness\" status=\"ready\" pod=\"ml/trainer-0\"\n"
@@ -173,3 +174,11 @@ def test_year_comes_from_dated_lines_then_mtime(tmp_path: Path) -> None:
     by_file = {row["file"]: row for row in events.to_dicts()}
     assert by_file["n1/a.log"]["ts"].year == 2024 and by_file["n1/a.log"]["ts_quality"] == "year_from_mtime"
     assert by_file["n1/b.log"]["ts"].year == 2021 and by_file["n1/b.log"]["ts_quality"] == "year_inferred"
+
+
+def test_event_ids_count_the_events_of_a_line_in_parser_order() -> None:
+    events = pl.DataFrame({"line": [3, 1, 3, 2], "n_lines": [1, 1, 0, 1], "message": ["c", "a", "c derived", "b"]})
+    finished = finish_events(events, ParseContext(file="f.log"), "kernel")
+    assert finished["line"].to_list() == [1, 2, 3, 3]
+    assert [event_id.rsplit(":", 2)[1:] for event_id in finished["event_id"]] == [["1", "0"], ["2", "0"], ["3", "0"], ["3", "1"]]
+    assert finished["message"].to_list() == ["a", "b", "c", "c derived"]

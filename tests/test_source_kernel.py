@@ -459,6 +459,38 @@ def test_untimed_lines_join_the_record_above_only_when_indented() -> None:
     assert events["boot_seconds"].to_list() == [5.0, 5.0]
 
 
+NOISE = "e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex, Flow Control: Rx/Tx"
+
+
+def test_noise_inside_an_oom_block_ends_the_header_dump_but_not_the_block() -> None:
+    # Rule lines and the noise around them take different paths; a noise line still ends the
+    # header's dump run, and the block's memcg usage still reaches its kill across noise.
+    events = _parse(
+        "[  100.000001] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+        "[  100.000002] CPU: 3 PID: 4242 Comm: python3 Not tainted 5.15.0-91-generic #101-Ubuntu\n"
+        f"[  100.000003] {NOISE}\n"
+        "[  100.000004] Call Trace:\n"
+        "[  100.000005] memory: usage 1048576kB, limit 1048576kB, failcnt 12\n"
+        f"[  100.000006] {NOISE}\n"
+        "[  100.000007] Memory cgroup out of memory: Killed process 4242 (python3) total-vm:2000000kB, "
+        "anon-rss:1000000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:2100kB oom_score_adj:0\n"
+    )
+    assert events.select("line", "n_lines", "kind").rows() == [
+        (1, 2, "oom_invoked"), (3, 1, "log"), (4, 1, "log"), (5, 1, "log"), (6, 1, "log"), (7, 1, "oom_kill"),
+    ]
+    kill = _kind(events, "oom_kill").row(0, named=True)
+    assert (kill["pid"], kill["mem_used_bytes"], kill["mem_total_bytes"]) == (4242, 1024 * 1024 * KI, 1024 * 1024 * KI)
+
+
+@pytest.mark.parametrize(("noise_lines", "bus"), [(1, "0000:3b:00.0"), (2, None)])
+def test_fallen_off_the_bus_takes_the_bus_from_the_two_lines_before_noise_included(noise_lines: int, bus: str | None) -> None:
+    text = "[    5.000000] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x26:0x56:1474)\n"
+    text += "".join(f"[    5.00000{i + 1}] {NOISE}\n" for i in range(noise_lines))
+    text += "[    6.000000] NVRM: GPU has fallen off the bus.\n"
+    fallen = _parse(text).filter(pl.col("message").str.contains("fallen off the bus"))
+    assert fallen.select("severity", "pci_bus").row(0) == ("critical", bus)
+
+
 def test_xid_catalog_covers_the_codes_fleet_operators_meet() -> None:
     required = {8, 13, 31, 32, 38, 43, 45, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 109, 119, 120, 121, 140, 143,
                 *range(144, 151), 154}

@@ -157,3 +157,13 @@ def map_distinct(values: pl.Series, convert: Callable[[pl.Expr], pl.Expr]) -> pl
     if distinct.height == 1:
         return distinct["converted"].new_from_index(0, values.len())
     return frame.join(distinct, on="value", how="left", maintain_order="left", nulls_equal=True)["converted"]
+
+
+def evaluated_once(value: pl.Expr, use: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:
+    """``use(value)``, with ``value`` computed once however often ``use`` reads it.
+
+    Polars evaluates an expression wherever it appears in a tree (common subexpressions in
+    ``when/then`` are not shared), so a conversion that reads its input three times would
+    compute it three times.
+    """
+    return pl.struct(value.alias("value")).struct.with_fields(used=use(pl.field("value"))).struct.field("used")

@@ -61,7 +61,7 @@ def attrs_json(fields: dict[str, pl.Expr]) -> pl.Expr:
     encoded = pl.struct(**fields).struct.json_encode()
     # Inside JSON strings every quote is escaped, so ',"key":null' can only be a member.
     trimmed = encoded.str.replace_all(r',"[A-Za-z_]\w*":null', "").str.replace(r'^\{"[A-Za-z_]\w*":null,?', "{")
-    return pl.when(trimmed == "{}").then(None).otherwise(trimmed)
+    return trimmed.replace("{}", None)
 
 
 def eviction_fields(message: pl.Expr) -> pl.Expr:

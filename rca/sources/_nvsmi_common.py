@@ -11,6 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from rca import timeutil
+from rca.sources._base import evaluated_once
 
 MIB = 2**20
 
@@ -59,8 +60,7 @@ EVENT_COLUMNS = {
 
 def known(value: pl.Expr) -> pl.Expr:
     """The stripped value, or null where nvidia-smi printed N/A / [N/A] / nothing."""
-    stripped = value.str.strip_chars()
-    return pl.when(stripped.is_in(_UNKNOWN)).then(pl.lit(None, pl.String)).otherwise(stripped)
+    return value.str.strip_chars().replace(_UNKNOWN, None)
 
 
 def number(value: pl.Expr) -> pl.Expr:
@@ -70,15 +70,18 @@ def number(value: pl.Expr) -> pl.Expr:
 
 def to_bytes(value: pl.Expr, default_unit: str | pl.Expr = "MiB") -> pl.Expr:
     """Memory printed as ``19818MiB``, ``19818 MiB``, ``14MB`` or a bare number in ``default_unit``."""
-    # Checked whole, then cut by stripping: capturing the parts of every value costs more.
-    text = pl.when(value.str.contains(_MEMORY)).then(value.str.strip_chars())
-    number = text.str.strip_chars_end("KMGTiB").str.strip_chars_end()
-    printed = text.str.strip_chars_start("0123456789.").str.strip_chars_start()
     fallback = default_unit if isinstance(default_unit, pl.Expr) else pl.lit(default_unit)
-    unit = pl.coalesce(pl.when(printed != "").then(printed), fallback)
-    factor = unit.replace_strict(_BYTES_PER_UNIT, default=None, return_dtype=pl.Float64)
-    amount = number.cast(pl.Float64, strict=False) * factor
-    return pl.when(amount < 2.0**62).then(amount.round()).cast(pl.Int64, strict=False)
+
+    def amount(text: pl.Expr) -> pl.Expr:
+        # Checked whole, then cut by stripping: capturing the parts of every value costs more.
+        number = pl.when(text.str.contains(_MEMORY)).then(text.str.strip_chars_end("KMGTiB").str.strip_chars_end())
+        unit = pl.coalesce(text.str.strip_chars_start("0123456789.").str.strip_chars_start().replace("", None), fallback)
+        return number.cast(pl.Float64, strict=False) * unit.replace_strict(_BYTES_PER_UNIT, default=None, return_dtype=pl.Float64)
+
+    def exact(value: pl.Expr) -> pl.Expr:
+        return pl.when(value < 2.0**62).then(value.round()).cast(pl.Int64, strict=False)
+
+    return evaluated_once(evaluated_once(value.str.strip_chars(), amount), exact)
 
 
 def integer(value: pl.Expr) -> pl.Expr:

@@ -1,10 +1,35 @@
-"""Build the ``attrs`` JSON object column from typed fragments, leaving out missing keys."""
+"""The ``attrs`` JSON object of the pipeline source's events, leaving out missing keys.
+
+Each key's value is computed once into a column and then encoded as a JSON number, string
+or flag: an expression is evaluated wherever it is used, and most values are regexes. A
+key whose rule family no record spells is left out up front.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
+
+from rca.sources._pipeline_rules import CI_EVENTS, first, gated, label, num, size
+
+_TRAINER_DICT = (
+    r"^\{(?<inner>[\"'][\w/.\-]+[\"']: -?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+    r"(?:, [\"'][\w/.\-]+[\"']: -?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)*)\}$"
+)
+_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_HF_SETTING = r"^\s*(?<label>[A-Z][A-Za-z .()&,\-]*?) = (?<value>\d[\d,]*)\s*$"
+_HF_SETTING_KEYS = {
+    "Num examples": "num_examples", "Num Epochs": "num_epochs",
+    "Instantaneous batch size per device": "per_device_batch_size",
+    "Total train batch size (w. parallel, distributed & accumulation)": "total_train_batch_size",
+    "Gradient Accumulation steps": "gradient_accumulation_steps", "Total optimization steps": "total_optimization_steps",
+    "Number of trainable parameters": "trainable_parameters", "Batch size": "batch_size",
+}
+_PG = gated("pg").str.extract_groups(
+    r"\[PG (?:ID )?(?<pg>\d+) (?:PG GUID (?<guid>[^\s(\]]+))?\s*(?:\((?<name>[^)\]]*)\))?\s*Rank (?<rank>\d+)\]"
+).struct
+_SETTING = gated("setting").str.extract_groups(_HF_SETTING).struct
 
 
 def json_number(value: pl.Expr) -> pl.Expr:
@@ -12,10 +37,16 @@ def json_number(value: pl.Expr) -> pl.Expr:
     return pl.when(value.cast(pl.Float64, strict=False).is_finite()).then(value.cast(pl.String))
 
 
+# What JSON escapes in a string, spelled as polars' JSON writer spells it.
+_JSON_ESCAPES = {
+    "\\": "\\\\", '"': '\\"', "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+    **{chr(code): f"\\u{code:04x}" for code in range(0x20) if chr(code) not in "\b\f\n\r\t"},
+}
+
+
 def json_text(value: pl.Expr) -> pl.Expr:
-    """A string as a quoted, escaped JSON string."""
-    encoded = pl.struct(value.alias("v")).struct.json_encode()
-    return pl.when(value.is_not_null()).then(encoded.str.strip_prefix('{"v":').str.strip_suffix("}"))
+    """A string as a quoted, escaped JSON string (null stays null)."""
+    return pl.concat_str([pl.lit('"'), value.str.replace_many(_JSON_ESCAPES), pl.lit('"')])
 
 
 def json_flag(value: pl.Expr) -> pl.Expr:
@@ -31,3 +62,148 @@ def json_object(fields: Mapping[str, pl.Expr], raw: Sequence[pl.Expr] = ()) -> p
     members = [pl.concat_str([pl.lit(f'"{name}":'), value]) for name, value in fields.items()]
     body = pl.concat_str([*members, *raw], separator=",", ignore_nulls=True)
     return pl.when(body != "").then(pl.concat_str([pl.lit("{"), body, pl.lit("}")]))
+
+
+Encoder = Callable[[pl.Expr], pl.Expr]
+# key → how its value is encoded, and the value.
+Fields = dict[str, tuple[Encoder, pl.Expr]]
+
+
+def _numbers(values: Mapping[str, pl.Expr]) -> Fields:
+    return {name: (json_number, value) for name, value in values.items()}
+
+
+def _vllm() -> Fields:
+    m = gated("vllm")
+    blocks = m.str.extract_groups(r"# GPU blocks: (?<gpu>\d+), # CPU blocks: (?<cpu>\d+)").struct
+    concurrency = m.str.extract_groups(r"Maximum concurrency for (?<tokens>\d+) tokens per request: (?<x>\d+(?:\.\d+)?)x").struct
+    return _numbers({
+        "gpu_blocks": num(blocks.field("gpu")),
+        "cpu_blocks": num(blocks.field("cpu")),
+        "kv_cache_available_bytes": size(m, r"Available KV cache memory: {size}"),
+        "kv_cache_bytes": pl.coalesce(size(m, r"kv_cache_size={size}"), size(m, r"reserved for KV Cache is {size}")),
+        "total_gpu_memory_bytes": size(m, r"total_gpu_memory[= ]\(?{size}"),
+        "gpu_memory_utilization": num(first(m, r"gpu_memory_utilization[= ]\(?(\d+(?:\.\d+)?)"), pl.Float64()),
+        "model_memory_bytes": size(m, r"(?:Loading model weights|Model loading) took {size}"),
+        "max_seq_len": num(first(m, r"max seq len \((\d+)\)")),
+        "kv_cache_tokens": num(first(m, r"stored in KV cache \((\d+)\)")),
+        "tokens_per_request": num(concurrency.field("tokens")),
+        "max_concurrency": num(concurrency.field("x"), pl.Float64()),
+        "gpu_kv_cache_usage_pct": num(first(m, r"GPU KV cache usage: (\d+(?:\.\d+)?)%"), pl.Float64()),
+        "running_requests": num(first(m, r"Running: (\d+) reqs")),
+        "waiting_requests": num(first(m, r"(?:Pending|Waiting): (\d+) reqs")),
+    })
+
+
+_VLLM = _vllm()
+
+
+def _nccl(present: set[str]) -> tuple[Fields, Fields]:
+    """The work item's keys, and the process group's and watchdog's (which follow ``pg_*``)."""
+    if "nccl_work" not in present:
+        return {}, {}
+    work = gated("nccl_work")
+    item: Fields = {
+        "seq": (json_number, num(first(work, r"SeqNum=(\d+)"))),
+        "op": (json_text, first(work, r"OpType=(\w+)")),
+        **_numbers({
+            "numel_in": num(first(work, r"NumelIn=(\d+)")), "numel_out": num(first(work, r"NumelOut=(\d+)")),
+            "timeout_ms": num(first(work, r"Timeout\(ms\)=(\d+)")), "ran_for_ms": num(first(work, r"ran for (\d+) milliseconds")),
+        }),
+    }
+    watchdog = _numbers({
+        "failed_seq": num(first(work, r"detected by watchdog at work: (\d+)")),
+        "last_enqueued_seq": num(first(work, r"last enqueued NCCL work: (\d+)")),
+        "last_completed_seq": num(first(work, r"last completed NCCL work: (\d+)")),
+    })
+    return item, watchdog
+
+
+def _fields(present: set[str]) -> Fields:
+    c = pl.col
+    kind = c("kind")
+    ranks = [num(first(gated("rank"), r"\[Rank (\d+)\]"))] if "rank" in present else []
+    ranks += [num(_PG.field("rank"))] if "pg" in present else []
+    nccl_scope = gated("pg").str.contains("ProcessGroupNCCL|WorkNCCL|NCCL work")
+    signalled = present & {"dataloader", "bash", "killed", "exit", "named_signal", "reason"}
+    work_item, watchdog = _nccl(present)
+    fields: Fields = {
+        "rank": (json_number, pl.coalesce(*ranks, c("rank"))),
+        "exc_type": (json_text, c("exc_type")),
+        "exc_message": (json_text, c("exc_message")),
+        "last_frame": (json_text, c("last_frame")),
+    }
+    if "cuda" in present:
+        fields |= _numbers({name: pl.when(kind == "cuda_oom").then(c(f"f_{name}")) for name in (
+            "free_bytes", "process_in_use_bytes", "in_use_pid", "allocated_bytes", "reserved_unallocated_bytes", "reserved_total_bytes")})
+    if signalled:
+        fields["signal"] = (json_text, pl.when(kind.is_in(["process_killed", "dataloader_killed"])).then(c("f_signal")))
+    if "dataloader" in present:
+        fields["signal_text"] = (json_text, pl.when(kind == "dataloader_killed").then(c("f_dataloader_signal")))
+        fields["memory_class"] = (json_flag, pl.when(kind == "dataloader_killed").then(c("f_signal") == "SIGKILL"))
+        fields["worker_exited_unexpectedly"] = (json_flag, pl.when(c("f_dataloader_exited")).then(True))
+    fields |= work_item
+    if "pg" in present:
+        fields["pg_id"] = (json_number, pl.when(nccl_scope).then(num(_PG.field("pg"))))
+        fields["pg_name"] = (json_text, pl.when(nccl_scope).then(_PG.field("name")))
+    fields |= watchdog
+    optional: list[tuple[str, str, Encoder, pl.Expr]] = [
+        ("shm", "shm_path", json_text, pl.when(kind == "shm_error").then(c("f_shm_path"))),
+        ("bash", "command", json_text, c("f_bash_command")),
+        ("reason", "reason", json_text, pl.when(kind == "process_killed").then(c("f_reason"))),
+        ("failure", "failure_class", json_text, c("f_failure_class")),
+        ("ci_event", "ci_event", json_text, label(gated("ci_event"), CI_EVENTS)),
+        ("xid", "health", json_text, pl.when(c("f_gpu_uuid").is_not_null() & c("f_unhealthy")).then(pl.lit("unhealthy"))),
+        ("xid", "resource", json_text, c("f_resource")),
+    ]
+    fields |= {name: (encoder, value) for family, name, encoder, value in optional if family in present}
+    fields["oom"] = (json_text, c("f_oom"))
+    if "vllm" in present:
+        fields |= _VLLM
+    if "vllm_error" in present:
+        fields["vllm_error"] = (json_text, c("f_vllm_error"))
+    return fields | _trainer(present)
+
+
+def _trainer(present: set[str]) -> Fields:
+    fields: Fields = {}
+    if "loss" in present:
+        # ``loss_text`` is read first: step and epoch are read only beside a loss.
+        beside_loss = pl.col("loss_text").is_not_null()
+        fields["loss"] = (json_number, num(pl.col("loss_text"), pl.Float64()))
+        fields["step"] = (json_number, pl.when(beside_loss).then(num(first(gated("loss"), r"(?i)\b(?:global_)?step\s*[:=]?\s*(\d+)"))))
+        fields["epoch"] = (
+            json_number, pl.when(beside_loss).then(num(first(gated("loss"), r"(?i)\bepoch\s*[:=]?\s*(\d+(?:\.\d+)?)"), pl.Float64())),
+        )
+    if "phase" in present:
+        fields["phase"] = (json_text, first(gated("phase"), r"\*{5} Running ([A-Za-z ]+?) \*{5}").str.to_lowercase())
+    return fields
+
+
+def _trainer_runs(present: set[str]) -> dict[str, pl.Expr]:
+    """The trainer's ready-made ``"k":v`` runs: a metrics dict, a setting."""
+    runs = {}
+    if "trainer_dict" in present:
+        runs["metrics"] = first(gated("trainer_dict"), _TRAINER_DICT).str.replace_all("'", '"')
+    if "setting" in present:
+        key = _SETTING.field("label").replace_strict(_HF_SETTING_KEYS, default=None, return_dtype=pl.String)
+        value = num(_SETTING.field("value").str.replace_all(",", ""))
+        runs["setting"] = pl.when(key.is_not_null() & value.is_not_null()).then(pl.format('"{}":{}', key, value.cast(pl.String)))
+    return runs
+
+
+def with_attrs(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
+    """``facts`` with its ``attrs`` column: the JSON object of every key that has a value."""
+    runs = _trainer_runs(present)
+    staged = facts.with_columns(**{f"a_{name}": run for name, run in runs.items()})
+    scratch = [f"a_{name}" for name in runs]
+    if "loss" in present:
+        loss = first(gated("loss"), rf"(?i)\bloss\s*[:=]?\s*({_NUMBER})")
+        staged = staged.with_columns(loss_text=pl.when(pl.col("a_metrics").is_null()).then(loss) if "metrics" in runs else loss)
+        scratch.append("loss_text")
+    fields = _fields(present)
+    staged = staged.with_columns(**{f"a_{name}": value for name, (_, value) in fields.items()})
+    encoded = {name: encoder(pl.col(f"a_{name}")) for name, (encoder, _) in fields.items()}
+    joined = [pl.concat_str([pl.col(f"a_{name}") for name in runs], separator=",", ignore_nulls=True).replace("", None)] if runs else []
+    scratch += [f"a_{name}" for name in fields]
+    return staged.with_columns(attrs=json_object(encoded, raw=joined)).drop(scratch)

@@ -2,12 +2,16 @@
 
 A training or CI log line is an onion: a CI agent's timestamp (Buildkite, GitHub Actions,
 GitLab), a `kubectl logs --prefix` tag, a distributed-rank tag (``[rank1]:``), a worker tag
-(``(EngineCore_0 pid=5839)``), an NCCL_DEBUG tag (``host:pid:tid [dev]``), then one application header (vLLM, transformers, PyTorch
-c10d, glog, Go log, python logging, epoch, or a JSON-lines object). Each layer is one regex
-over the whole column; what is left is the ``body`` the rules and the record grouping read.
+(``(EngineCore_0 pid=5839)``), an NCCL_DEBUG tag (``host:pid:tid [dev]``), then one application
+header (vLLM, transformers, PyTorch c10d, glog, Go log, python logging, epoch, or a JSON-lines
+object). The outer layers are one anchored regex of optional groups in that order, and the
+application headers one anchored alternation, so a line costs two matches whatever it wears;
+what is left is the ``body`` the rules and the record grouping read.
 """
 
 from __future__ import annotations
+
+import re
 
 import polars as pl
 
@@ -29,29 +33,50 @@ _SEVERITY = {
 }
 
 _ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d| UTC)?"
-_REST = r"(?: (?<rest>.*))?$"
+# A tag ends at a space, which it takes, or at the end of the line.
+_ENDS_TAG = r"(?: |$)"
 
 _NOISE = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|section_(?:start|end):\d+:[\w.\-]+(?:\[[^\]]*\])?"
-_KUBECTL = r"^\[pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)\]" + _REST
-# The gutter is what Buildkite's web UI adds when a log is copied from it.
-_STAMP = rf"^\s*(?:\|\s)?(?:\[(?<b>{_ISO})\]|(?<p>{_ISO}))(?:\s\d\d[OE]\+?| -|:)?" + _REST
-_RANK = r"^\s*\[(?:rank|default)(?<rank>\d+)\]:" + r"(?: ?(?<rest>.*))?$"
-_WORKER = r"^\s*\((?<proc>[A-Za-z_][\w.\-]*) pid=(?<pid>\d+)(?:, ip=[^)]*)?\)" + r"(?: ?(?<rest>.*))?$"
-# NCCL_DEBUG output: "hostname:pid:tid [cuda device] ..."
-_NCCL = r"^\s*(?<host>[A-Za-z][\w.\-]*):(?<pid>\d+):\d+ \[(?<dev>\d+)\]" + _REST
-_VLLM = (
-    rf"^(?<level>{LEVEL_WORDS}) (?<raw>(?<mon>\d\d)-(?<day>\d\d) (?<clock>\d\d:\d\d:\d\d(?:\.\d+)?))"
-    r" (?:\[[^\]\s]+\]|[\w.\-]+:\d+\])" + _REST
+_NOISE_MARKERS = ["\x1b", "section_", "\r"]
+_CLEANED = (
+    pl.col("text").str.replace_all(_NOISE, "").str.strip_chars_end("\r")
+    .str.replace(r"^.*\r([^\r]*[^\r\s][^\r]*)$", "${1}")
 )
-_HF = rf"^\[(?<level>[A-Z]+)\|[^\]\s]+\] (?<iso>{_ISO}) >>" + _REST
-_GLOG = (
-    r"^\s*(?<bracket>\[)?(?<sev>[IWEF])(?<raw>(?<mon>\d{1,2})(?<day>\d\d) (?<clock>\d\d:\d\d:\d\d\.\d+))"
-    r"(?:\s+\d+)? [^\]\s]+:\d+\]" + _REST
+
+_OUTER_LAYERS = (
+    r"\[pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)\]" + _ENDS_TAG,
+    # The gutter is what Buildkite's web UI adds when a log is copied from it.
+    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))(?:\s\d\d[OE]\+?| -|:)?" + _ENDS_TAG,
+    r"\s*\[(?:rank|default)(?<rank>\d+)\]: ?",
+    r"\s*\((?<process>[A-Za-z_][\w.\-]*) pid=(?<worker_pid>\d+)(?:, ip=[^)]*)?\) ?",
+    # NCCL_DEBUG output: "hostname:pid:tid [cuda device] ..."
+    r"\s*(?<nccl_host>[A-Za-z][\w.\-]*):(?<nccl_pid>\d+):\d+ \[(?<nccl_device>\d+)\]" + _ENDS_TAG,
 )
-_C10D_OLD = r"^\s*\[(?<sev>[IWEF]) [^\]\s]+:\d+\]" + _REST
-_GO = r"^(?<stamp>\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?)" + _REST
-_EPOCH = r"^\[?(?<epoch>1[4-9]\d{8}(?:\.\d{1,9})?|1[4-9]\d{11})\]?" + _REST
-_APP_ISO = rf"^\[?(?<iso>{_ISO})\]?(?: -|:)?" + _REST
+# Each layer may be missing; one that is there is peeled off before the next is looked for.
+_OUTER = "^(?<outer>" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS) + ")"
+
+# name → header; the first that fits wins (no line fits two).
+_APP_HEADERS = {
+    "vllm": (
+        rf"(?<vllm_level>{LEVEL_WORDS}) (?<vllm_raw>(?<vllm_mon>\d\d)-(?<vllm_day>\d\d) (?<vllm_clock>\d\d:\d\d:\d\d(?:\.\d+)?))"
+        r" (?:\[[^\]\s]+\]|[\w.\-]+:\d+\])"
+    ),
+    "hf_transformers": rf"\[(?<hf_level>[A-Z]+)\|[^\]\s]+\] (?<hf_iso>{_ISO}) >>",
+    "klog": (
+        r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEF])(?<glog_raw>(?<glog_mon>\d{1,2})(?<glog_day>\d\d)"
+        r" (?<glog_clock>\d\d:\d\d:\d\d\.\d+))(?:\s+\d+)? [^\]\s]+:\d+\]"
+    ),
+    "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:\d+\]",
+    "go_log": r"(?<go_stamp>\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?)",
+    "epoch": r"\[?(?<epoch>1[4-9]\d{8}(?:\.\d{1,9})?|1[4-9]\d{11})\]?",
+    "iso8601": rf"\[?(?<app_iso>{_ISO})\]?(?: -|:)?",
+}
+_APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.values()) + ")"
+# The group that is set exactly when each header won.
+_APP_WITNESS = {
+    "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
+    "go_log": "go_stamp", "epoch": "epoch", "iso8601": "app_iso",
+}
 _LEADING_LEVEL = (
     rf"^[\s\-|:\[(]*(?:[\w.]+\s+-\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
     r"|^(?<title>Error|Warning|Fatal):|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
@@ -86,19 +111,58 @@ def _json_paths(names: tuple[str, ...]) -> list[str]:
     return [union, *nested]
 
 
-def _json_field(json_text: pl.Expr, names: tuple[str, ...]) -> pl.Expr:
-    # json_path_match never raises on malformed JSON, unlike json_decode; an object or array
-    # under a key (ECS's "host": {...}) is not the scalar asked for.
-    values = [json_text.str.json_path_match(path) for path in _json_paths(names)]
-    return pl.coalesce([pl.when(~v.str.starts_with("{") & ~v.str.starts_with("[")).then(v) for v in values])
+def _scalar(value: pl.Expr) -> pl.Expr:
+    # An object or array under a key (ECS's "host": {...}) is not the scalar asked for.
+    return pl.when(~value.str.starts_with("{") & ~value.str.starts_with("[")).then(value)
 
 
-def _layer(text: pl.Expr, pattern: str, name: str) -> pl.Expr:
-    return text.str.extract_groups(pattern).alias(name)
+_JSON_STRING = r'"[^"\\\x00-\x1f]*"'
+_JSON_SPACE = r"[ \t\n\r]*"
+_JSON_MEMBER = rf"{_JSON_STRING}:{_JSON_SPACE}(?:{_JSON_STRING}|-?[1-9][0-9]{{0,15}}|0|true|false){_JSON_SPACE}"
+# A flat object of escape-free strings, integers and booleans, whose keys are each given once:
+# json_decode reads it as json_path_match does, but in one parse for all keys (it would raise
+# on malformed text, take the first of twice-given keys, not tell null from missing, and
+# print some decimals differently).
+_FLAT_JSON = rf"^{_JSON_SPACE}\{{{_JSON_SPACE}(?:{_JSON_MEMBER}(?:,{_JSON_SPACE}{_JSON_MEMBER})*)?\}}{_JSON_SPACE}$"
+_JSON_KEY_NAMES = [name for names in _JSON_KEYS.values() for name in names]
+_KEY_OF_INTEREST = '"(?:' + "|".join(map(re.escape, _JSON_KEY_NAMES)) + ')":'
+_FLAT_JSON_TEXT = pl.when(
+    pl.col("json_text").str.contains(_FLAT_JSON) & (pl.col("json_keys").list.n_unique() == pl.col("json_keys").list.len())
+).then(pl.col("json_text"))
+_DECODED = pl.col("json_flat").str.json_decode(pl.Struct({name: pl.String for name in _JSON_KEY_NAMES}))
 
 
-def _rest_of(layer: str, fallback: pl.Expr, matched: pl.Expr) -> pl.Expr:
-    return pl.when(matched).then(pl.col(layer).struct.field("rest").fill_null("")).otherwise(fallback)
+def _json_parsed(json_text: pl.Expr, names: tuple[str, ...]) -> list[pl.Expr]:
+    # json_path_match never raises on malformed JSON, unlike json_decode. Parsing is the cost,
+    # so a text that spells none of the keys (nor a \ escape, behind which a key could hide) is
+    # not parsed for them.
+    spelled = sorted({f'"{part}"' for name in names for part in (name, name.split(".")[0])} | {"\\"})
+    candidate = pl.when(json_text.str.contains_any(spelled)).then(json_text)
+    return [candidate.str.json_path_match(path) for path in _json_paths(names)]
+
+
+def _json_fields(layers: pl.DataFrame) -> pl.DataFrame:
+    """``j_<field>`` of each JSON-lines object: the value of its first key present, as text."""
+    if not layers.select(pl.col("json_text").is_not_null().any()).item():
+        return layers.with_columns(pl.lit(None, pl.String).alias(f"j_{field}") for field in _JSON_KEYS)
+    layers = layers.with_columns(json_keys=pl.col("json_text").str.extract_all(_KEY_OF_INTEREST)).with_columns(
+        json_flat=_FLAT_JSON_TEXT
+    )
+    irregular = pl.when(pl.col("json_flat").is_null()).then(pl.col("json_text"))
+    parsed = {
+        f"jp_{field}_{n}": path
+        for field, names in _JSON_KEYS.items() for n, path in enumerate(_json_parsed(irregular, names))
+    }
+    layers = layers.with_columns(json_decoded=_DECODED, **parsed)
+    decoded = pl.col("json_decoded").struct
+    fields = {
+        f"j_{field}": pl.coalesce(
+            _scalar(pl.coalesce([decoded.field(name) for name in names])),
+            *(_scalar(pl.col(f"jp_{field}_{n}")) for n in range(len(_json_paths(names)))),
+        )
+        for field, names in _JSON_KEYS.items()
+    }
+    return layers.with_columns(**fields).drop("json_keys", "json_flat", "json_decoded", *parsed)
 
 
 def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -106,84 +170,49 @@ def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
     ``blank`` marks lines that held nothing but terminal control codes and CI section markers.
     """
-    cleaned = (
-        pl.col("text").str.replace_all(_NOISE, "").str.strip_chars_end("\r")
-        .str.replace(r"^.*\r([^\r]*[^\r\s][^\r]*)$", "${1}")
-    )
-    peeled = _peel_outer(lines.select("line", cleaned.alias("text")))
-    return _resolve(_peel_application(peeled), ctx).select(FRAMED_COLUMNS)
+    noisy = lines.select(pl.col("text").str.contains_any(_NOISE_MARKERS).any()).item()
+    cleaned = lines.select("line", _CLEANED if noisy else pl.col("text"))
+    return _resolve(_peel_application(_peel_outer(cleaned)), ctx).select(FRAMED_COLUMNS)
 
 
 def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
-    kube = lines.with_columns(_layer(pl.col("text"), _KUBECTL, "kube"))
-    kube_hit = pl.col("kube").struct.field("pod").is_not_null()
-    stamp = kube.with_columns(after_kube=_rest_of("kube", pl.col("text"), kube_hit)).with_columns(
-        _layer(pl.col("after_kube"), _STAMP, "stamp")
-    )
-    stamp_iso = pl.coalesce(pl.col("stamp").struct.field("b"), pl.col("stamp").struct.field("p"))
-    rank = stamp.with_columns(
-        ci_iso=stamp_iso, after_stamp=_rest_of("stamp", pl.col("after_kube"), stamp_iso.is_not_null())
-    ).with_columns(_layer(pl.col("after_stamp"), _RANK, "rank_tag"))
-    rank_hit = pl.col("rank_tag").struct.field("rank").is_not_null()
-    worker = rank.with_columns(after_rank=_rest_of("rank_tag", pl.col("after_stamp"), rank_hit)).with_columns(
-        _layer(pl.col("after_rank"), _WORKER, "worker")
-    )
-    worker_hit = pl.col("worker").struct.field("pid").is_not_null()
-    nccl = worker.with_columns(after_worker=_rest_of("worker", pl.col("after_rank"), worker_hit)).with_columns(
-        _layer(pl.col("after_worker"), _NCCL, "nccl")
-    )
-    nccl_hit = pl.col("nccl").struct.field("pid").is_not_null()
-    return nccl.select(
+    text = pl.col("text")
+    layers = lines.with_columns(text.str.extract_groups(_OUTER).alias("layers")).unnest("layers")
+    return layers.select(
         "line",
-        "ci_iso",
-        blank=pl.col("text").str.strip_chars() == "",
-        pod=pl.col("kube").struct.field("pod"),
-        container=pl.col("kube").struct.field("container"),
-        rank=pl.col("rank_tag").struct.field("rank").cast(pl.Int64, strict=False),
-        process=pl.col("worker").struct.field("proc"),
-        pid=pl.coalesce(pl.col("worker").struct.field("pid"), pl.col("nccl").struct.field("pid")).cast(pl.Int64, strict=False),
-        nccl_host=pl.col("nccl").struct.field("host"),
-        gpu_index=pl.col("nccl").struct.field("dev").cast(pl.Int32, strict=False),
-        inner=_rest_of("nccl", pl.col("after_worker"), nccl_hit),
+        "pod",
+        "container",
+        "process",
+        "nccl_host",
+        blank=text.str.strip_chars() == "",
+        ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
+        rank=pl.col("rank").cast(pl.Int64, strict=False),
+        pid=pl.coalesce("worker_pid", "nccl_pid").cast(pl.Int64, strict=False),
+        gpu_index=pl.col("nccl_device").cast(pl.Int32, strict=False),
+        inner=text.str.slice(pl.col("outer").str.len_chars()),
     )
 
 
 def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     inner = pl.col("inner")
-    looks_json = pl.col("json_text").is_not_null()
-    layers = peeled.with_columns(json_text=pl.when(inner.str.contains(r"^\s*\{.*\}\s*$")).then(inner)).with_columns(
-        *(_json_field(pl.col("json_text"), names).alias(f"j_{field}") for field, names in _JSON_KEYS.items()),
-        _layer(inner, _VLLM, "vllm"),
-        _layer(inner, _HF, "hf"),
-        _layer(inner, _GLOG, "glog"),
-        _layer(inner, _C10D_OLD, "c10d_old"),
-        _layer(inner, _GO, "go"),
-        _layer(inner, _EPOCH, "epoch"),
-        _layer(inner, _APP_ISO, "app_iso"),
-    )
-    hit = {
-        "json_lines": looks_json & pl.any_horizontal(pl.col("j_time", "j_level", "j_msg").is_not_null()),
-        "vllm": pl.col("vllm").struct.field("level").is_not_null(),
-        "hf_transformers": pl.col("hf").struct.field("iso").is_not_null(),
-        "klog": pl.col("glog").struct.field("sev").is_not_null(),
-        "c10d_old": pl.col("c10d_old").struct.field("sev").is_not_null(),
-        "go_log": pl.col("go").struct.field("stamp").is_not_null(),
-        "epoch": pl.col("epoch").struct.field("epoch").is_not_null(),
-        "iso8601": pl.col("app_iso").struct.field("iso").is_not_null(),
-    }
-    layer_of = {
-        "vllm": "vllm", "hf_transformers": "hf", "klog": "glog", "c10d_old": "c10d_old",
-        "go_log": "go", "epoch": "epoch", "iso8601": "app_iso",
-    }
+    layers = peeled.with_columns(
+        json_text=pl.when(inner.str.contains(r"^\s*\{.*\}\s*$")).then(inner),
+        app=inner.str.extract_groups(_APP),
+    ).unnest("app")
+    layers = _json_fields(layers)
+    is_json = pl.col("json_text").is_not_null() & pl.any_horizontal(pl.col("j_time", "j_level", "j_msg").is_not_null())
+    app_format = pl.when(is_json).then(pl.lit("json_lines"))
+    for name, witness in _APP_WITNESS.items():
+        app_format = app_format.when(pl.col(witness).is_not_null()).then(pl.lit(name))
     json_body = pl.when(pl.col("j_exc").is_not_null()).then(
         pl.concat_str([pl.col("j_msg").fill_null(""), pl.col("j_exc")], separator="\n")
     ).otherwise(pl.col("j_msg").fill_null(inner)).str.strip_chars_end()
-    body = pl.when(hit["json_lines"]).then(json_body)
-    app_format = pl.when(hit["json_lines"]).then(pl.lit("json_lines"))
-    for name, layer in layer_of.items():
-        body = body.when(hit[name]).then(pl.col(layer).struct.field("rest").fill_null(""))
-        app_format = app_format.when(hit[name]).then(pl.lit(name))
-    return layers.with_columns(body=body.otherwise(inner), app_format=app_format)
+    return layers.with_columns(
+        app_format=app_format,
+        body=pl.when(is_json).then(json_body)
+        .when(pl.col("app").is_not_null()).then(inner.str.slice(pl.col("app").str.len_chars()))
+        .otherwise(inner),
+    )
 
 
 def _severity(word: pl.Expr) -> pl.Expr:
@@ -191,65 +220,56 @@ def _severity(word: pl.Expr) -> pl.Expr:
 
 
 def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
-    fmt = pl.col("app_format")
-    vllm, hf, glog, go, epoch, app_iso = (pl.col(n).struct for n in ("vllm", "hf", "glog", "go", "epoch", "app_iso"))
-    is_vllm, is_glog = fmt == "vllm", fmt == "klog"
-    json_time = pl.when(fmt == "json_lines").then(pl.col("j_time"))
+    c = pl.col
+    json_time = pl.when(c("app_format") == "json_lines").then(c("j_time"))
     json_epoch = json_time.str.contains(r"^\d{9,19}(?:\.\d+)?$")
+    dated = pl.coalesce("ci_iso", "hf_iso", "app_iso", "go_stamp", pl.when(json_time.is_not_null() & ~json_epoch).then(json_time))
+    header_level = pl.coalesce(
+        "vllm_level", "hf_level", "glog_sev", "c10d_sev", pl.when(c("app_format") == "json_lines").then(c("j_level"))
+    )
+    stamped = layers.with_columns(
+        dated_raw=dated,
+        epoch_any=pl.coalesce("epoch", pl.when(json_epoch).then(json_time)),
+        yearless_any=pl.coalesce("vllm_raw", "glog_raw"),
+        header_level=header_level,
+    ).with_columns(
+        epoch_raw=pl.when(c("dated_raw").is_null()).then(c("epoch_any")),
+        yearless_raw=pl.when(c("dated_raw").is_null() & c("epoch_any").is_null()).then(c("yearless_any")),
+        leading=pl.when(c("header_level").is_null()).then(c("body")).str.extract_groups(_LEADING_LEVEL),
+    )
     yearless_ts, yearless_quality = timeutil.yearless_to_utc(
-        pl.when(is_vllm).then(vllm.field("mon")).when(is_glog).then(glog.field("mon")).cast(pl.Int32, strict=False),
-        pl.when(is_vllm).then(vllm.field("day")).when(is_glog).then(glog.field("day")),
-        pl.when(is_vllm).then(vllm.field("clock")).when(is_glog).then(glog.field("clock")),
+        pl.coalesce("vllm_mon", "glog_mon").cast(pl.Int32, strict=False),
+        pl.coalesce("vllm_day", "glog_day"),
+        pl.coalesce("vllm_clock", "glog_clock"),
         ctx,
     )
-    dated_raw = pl.coalesce(
-        pl.col("ci_iso"),
-        pl.when(fmt == "hf_transformers").then(hf.field("iso")),
-        pl.when(fmt == "iso8601").then(app_iso.field("iso")),
-        pl.when(fmt == "go_log").then(go.field("stamp")),
-        pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
-    )
-    epoch_raw = pl.when(dated_raw.is_null()).then(
-        pl.coalesce(pl.when(fmt == "epoch").then(epoch.field("epoch")), pl.when(json_epoch).then(json_time))
-    )
-    yearless_raw = pl.when(dated_raw.is_null() & epoch_raw.is_null()).then(
-        pl.when(is_vllm).then(vllm.field("raw")).when(is_glog).then(glog.field("raw"))
-    )
-    leading = pl.col("body").str.extract_groups(_LEADING_LEVEL)
+    leading = c("leading").struct
     printed_level = pl.coalesce(
-        pl.when(is_vllm).then(vllm.field("level")),
-        pl.when(fmt == "hf_transformers").then(hf.field("level")),
-        pl.when(is_glog).then(glog.field("sev")),
-        pl.when(fmt == "c10d_old").then(pl.col("c10d_old").struct.field("sev")),
-        pl.when(fmt == "json_lines").then(pl.col("j_level")),
-        leading.struct.field("level"),
-        leading.struct.field("title"),
-        leading.struct.field("gh"),
-        leading.struct.field("nccl"),
+        c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl")
     )
-    is_c10d = (is_glog & glog.field("bracket").is_not_null()) | (fmt == "c10d_old")
-    app_format = pl.when(is_c10d).then(pl.lit("torch_c10d")).otherwise(fmt)
-    return layers.with_columns(
-        ts=pl.when(dated_raw.is_not_null()).then(timeutil.iso_to_utc(dated_raw, ctx.tz))
-        .when(epoch_raw.is_not_null()).then(timeutil.epoch_to_utc(epoch_raw))
-        .when(yearless_raw.is_not_null()).then(yearless_ts),
-        ts_raw=pl.coalesce(dated_raw, epoch_raw, yearless_raw),
-        ts_quality=pl.when(dated_raw.is_not_null() | epoch_raw.is_not_null()).then(pl.lit("exact"))
-        .when(yearless_raw.is_not_null()).then(yearless_quality)
+    is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
+    return stamped.with_columns(
+        ts=pl.when(c("dated_raw").is_not_null()).then(timeutil.iso_to_utc(c("dated_raw"), ctx.tz))
+        .when(c("epoch_raw").is_not_null()).then(timeutil.epoch_to_utc(c("epoch_raw")))
+        .when(c("yearless_raw").is_not_null()).then(yearless_ts),
+        ts_raw=pl.coalesce("dated_raw", "epoch_raw", "yearless_raw"),
+        ts_quality=pl.when(c("dated_raw").is_not_null() | c("epoch_raw").is_not_null()).then(pl.lit("exact"))
+        .when(c("yearless_raw").is_not_null()).then(yearless_quality)
         .otherwise(pl.lit("missing")),
         severity=_severity(printed_level),
         format=pl.coalesce(
-            app_format,
-            pl.when(pl.col("nccl_host").is_not_null()).then(pl.lit("nccl")),
-            pl.when(pl.col("ci_iso").is_not_null()).then(pl.lit("iso8601")),
+            pl.when(is_c10d).then(pl.lit("torch_c10d")).otherwise(c("app_format")),
+            pl.when(c("nccl_host").is_not_null()).then(pl.lit("nccl")),
+            pl.when(c("ci_iso").is_not_null()).then(pl.lit("iso8601")),
             pl.lit("text"),
         ),
-        pid=pl.coalesce(pl.col("pid"), pl.col("j_pid").cast(pl.Int64, strict=False)),
-        host=pl.coalesce(pl.col("j_host"), pl.col("nccl_host")),
-        pod=pl.coalesce(pl.col("pod"), pl.col("j_pod")),
-        namespace=pl.col("j_namespace"),
-        container=pl.coalesce(pl.col("container"), pl.col("j_container")),
+        pid=pl.coalesce(c("pid"), c("j_pid").cast(pl.Int64, strict=False)),
+        host=pl.coalesce("j_host", "nccl_host"),
+        pod=pl.coalesce("pod", "j_pod"),
+        namespace=c("j_namespace"),
+        container=pl.coalesce("container", "j_container"),
+        # The tags the line's prefixes carried, not what its JSON says: records never span them.
         partition=pl.concat_str(
-            [pl.col(c).cast(pl.String).fill_null("") for c in ("rank", "pid", "pod", "container")], separator="|"
+            [c(name).cast(pl.String).fill_null("") for name in ("rank", "pid", "pod", "container")], separator="|"
         ),
     )

@@ -30,9 +30,22 @@ _GO_CONTINUATION = (
     r"|\[recovered\]|[\w$./*()\-]+\(.*\)$)"
 )
 
+# Any record other than a one-line one opens on, or goes on with, a line of one of these shapes.
+_OPENS_RECORD = "|".join((_PY_HEADER, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL))
+
 # group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
 # every run below is a contiguous block: neighbours and run starts need no hashed windows.
-_NEW_PARTITION = pl.col("partition").ne_missing(pl.col("partition").shift(1))
+_NEW_PARTITION = pl.col("new_partition")
+# Each shape is matched once, into a column the record logic reads as often as it needs.
+_SHAPES = {
+    "header": _PY_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "exception": PY_EXCEPTION_LINE,
+    "java_continuation": _JAVA_CONTINUATION, "java_frame": _JAVA_FRAME,
+    "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION,
+}
+
+
+def _shape(name: str) -> pl.Expr:
+    return pl.col(f"is_{name}")
 
 
 def _prev(expr: pl.Expr) -> pl.Expr:
@@ -40,8 +53,7 @@ def _prev(expr: pl.Expr) -> pl.Expr:
 
 
 def _next(expr: pl.Expr) -> pl.Expr:
-    last_of_partition = pl.col("partition").ne_missing(pl.col("partition").shift(-1))
-    return pl.when(last_of_partition).then(False).otherwise(expr.shift(-1)).fill_null(False)
+    return pl.when(pl.col("last_of_partition")).then(False).otherwise(expr.shift(-1)).fill_null(False)
 
 
 def _at_run_start(value: pl.Expr, opens_run: pl.Expr) -> pl.Expr:
@@ -56,11 +68,9 @@ def _runs_started_by(start: pl.Expr, continuation: pl.Expr) -> tuple[pl.Expr, pl
     return member, _at_run_start(pl.col("line"), opens_run)
 
 
-def _python(body: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    header = body.str.contains(_PY_HEADER)
-    chain = body.str.contains(_PY_CHAIN)
-    frame_like = header | chain | body.str.contains(_INDENTED)
-    exception = body.str.contains(PY_EXCEPTION_LINE)
+def _python() -> tuple[pl.Expr, pl.Expr]:
+    header, chain, exception = _shape("header"), _shape("chain"), _shape("exception")
+    frame_like = header | chain | _shape("indented")
     # An exception line directly followed by a chain separator opens a record even when its
     # own frames went missing (interleaved ranks, cut-down pastes).
     start = (header & ~_prev(chain)) | (exception & _next(chain) & ~_prev(frame_like))
@@ -72,26 +82,44 @@ def _python(body: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     return member, _at_run_start(pl.col("line"), opens_segment)
 
 
-def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
-    """Add ``family`` (null for one-line records) and ``record`` (the record's first line)."""
+def records(framed: pl.DataFrame) -> pl.DataFrame:
+    """One row per record: a multi-line record's lines joined, every other line as it is."""
     body = pl.col("body")
-    py_member, py_start = _python(body)
-    keyed = framed.sort("partition", "line").with_columns(py_member=py_member, py_start=py_start)
+    multi_line = body.str.contains(_OPENS_RECORD) | (body.str.contains(_INDENTED) & pl.col("ts_raw").is_null())
+    if not framed.select(multi_line.any()).item():
+        single = framed.with_columns(family=pl.lit(None, pl.String), message=body, n_lines=pl.lit(1, pl.Int32))
+        return single.select(_RECORD_COLUMNS).sort("line")
+    return collapse(group_keys(framed))
+
+
+def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
+    """Add ``family`` (null for one-line records) and ``record`` (the record's first line).
+
+    The rows come back in (partition, line) order.
+    """
+    partition = pl.col("partition")
+    keyed = framed.sort("partition", "line").with_columns(
+        new_partition=partition.ne_missing(partition.shift(1)),
+        last_of_partition=partition.ne_missing(partition.shift(-1)),
+        **{f"is_{name}": pl.col("body").str.contains(pattern) for name, pattern in _SHAPES.items()},
+    )
+    py_member, py_start = _python()
+    keyed = keyed.with_columns(py_member=py_member, py_start=py_start)
     free = ~pl.col("py_member")
 
-    java_continuation = body.str.contains(_JAVA_CONTINUATION) & free
-    java_start = free & ~java_continuation & _next(body.str.contains(_JAVA_FRAME))
+    java_continuation = _shape("java_continuation") & free
+    java_start = free & ~java_continuation & _next(_shape("java_frame"))
     java_member, java_start_line = _runs_started_by(java_start, java_continuation)
-    go_prelude = body.str.contains(_GO_PRELUDE) & free
-    go_fatal = body.str.contains(_GO_FATAL) & free
+    go_prelude = _shape("go_prelude") & free
+    go_fatal = _shape("go_fatal") & free
     go_start = go_prelude | (go_fatal & ~_prev(go_prelude))
-    go_continuation = (body.str.contains(_GO_CONTINUATION) | (go_fatal & _prev(go_prelude))) & free & ~go_start
+    go_continuation = (_shape("go_continuation") | (go_fatal & _prev(go_prelude))) & free & ~go_start
     go_member, go_start_line = _runs_started_by(go_start, go_continuation)
     keyed = keyed.with_columns(java_member=java_member, java_start=java_start_line, go_member=go_member, go_start=go_start_line)
 
     loose = free & ~pl.col("java_member") & ~pl.col("go_member")
     stamped = pl.col("ts_raw").is_not_null()
-    indented_unstamped = body.str.contains(_INDENTED) & ~stamped & loose
+    indented_unstamped = _shape("indented") & ~stamped & loose
     continued_member, continued_start = _runs_started_by(stamped & loose & _next(indented_unstamped), indented_unstamped)
     keyed = keyed.with_columns(continued_member=continued_member, continued_start=continued_start)
 
@@ -99,21 +127,24 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     family = pl.coalesce([pl.when(pl.col(f"{prefix}_member")).then(pl.lit(name)) for name, prefix in members.items()])
     record = pl.coalesce([pl.when(pl.col(f"{prefix}_member")).then(pl.col(f"{prefix}_start")) for prefix in members.values()])
     scratch = [f"{prefix}_{part}" for prefix in members.values() for part in ("member", "start")]
-    return keyed.with_columns(family=family, record=record.fill_null(pl.col("line"))).drop(scratch).sort("line")
+    scratch += ["new_partition", "last_of_partition", *(f"is_{name}" for name in _SHAPES)]
+    return keyed.with_columns(family=family, record=record.fill_null(pl.col("line"))).drop(scratch)
 
 
 _CARRIED = ("severity", "pid", "process", "host", "pod", "namespace", "container", "rank", "gpu_index")
+_RECORD_COLUMNS = ["line", "n_lines", "family", "message", "ts", "ts_raw", "ts_quality", "format", *_CARRIED]
 
 
 def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
-    """One row per record: bodies joined with newlines, time and tags of its first line.
+    """One row per record of ``keyed`` (in (partition, line) order): bodies joined with newlines, time and tags of its first line.
 
     A traceback or stack dump without a time of its own that directly follows a timed line
     is the tail of that logging call, so it inherits the time ("inherited").
     """
-    with_prev = keyed.sort("partition", "line").with_columns(
-        prev_ts=pl.when(_NEW_PARTITION).then(None).otherwise(pl.col("ts").shift(1)),
-        prev_raw=pl.when(_NEW_PARTITION).then(None).otherwise(pl.col("ts_raw").shift(1)),
+    new_partition = pl.col("partition").ne_missing(pl.col("partition").shift(1))
+    with_prev = keyed.with_columns(
+        prev_ts=pl.when(new_partition).then(None).otherwise(pl.col("ts").shift(1)),
+        prev_raw=pl.when(new_partition).then(None).otherwise(pl.col("ts_raw").shift(1)),
     )
     single = with_prev.filter(pl.col("family").is_null()).with_columns(
         message=pl.col("body"), n_lines=pl.lit(1, pl.Int32)
@@ -135,5 +166,4 @@ def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
         ts_raw=pl.when(inherits).then(pl.col("prev_raw")).otherwise(pl.col("ts_raw")),
         ts_quality=pl.when(inherits).then(pl.lit("inherited")).otherwise(pl.col("ts_quality")),
     )
-    columns = ["line", "n_lines", "family", "message", "ts", "ts_raw", "ts_quality", "format", *_CARRIED]
-    return pl.concat([single.select(columns), grouped.select(columns)], how="vertical_relaxed").sort("line")
+    return pl.concat([single.select(_RECORD_COLUMNS), grouped.select(_RECORD_COLUMNS)], how="vertical_relaxed").sort("line")

@@ -3,14 +3,20 @@
 Every rule is a regex over the whole ``message`` column of the records (one-line events and
 grouped tracebacks alike). Sizes are 1024-based ("GB" included, as PyTorch and vLLM compute
 them) and rounded to whole bytes.
+
+Rules come in families, each with a literal (or a cheap regex) that every rule of the family
+needs in the message. Records that spell none of them are plain log lines and skip the rules;
+the others run each family's rules only on the messages that spell its literal, and a family
+no record spells is never compiled. Nothing the rules find changes for it.
 """
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from rca.sources._base import split_rows
-from rca.sources._pipeline_attrs import json_flag, json_number, json_object, json_text
 from rca.sources._pipeline_records import PY_EXCEPTION_LINE
 
 _UNIT_BYTES = {
@@ -72,24 +78,63 @@ _JAVA_OOM_KINDS = (
 _GO_OOM = r"fatal error: (?:runtime: )?out of memory|^runtime: out of memory|runtime: VirtualAlloc of \d+ bytes failed"
 _GO_REQUEST = r"cannot allocate (\d+)-byte block|VirtualAlloc of (\d+) bytes failed"
 
-_TRAINER_DICT = (
-    r"^\{(?<inner>[\"'][\w/.\-]+[\"']: -?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-    r"(?:, [\"'][\w/.\-]+[\"']: -?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)*)\}$"
-)
-_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-_HF_SETTING = r"^\s*(?<label>[A-Z][A-Za-z .()&,\-]*?) = (?<value>\d[\d,]*)\s*$"
-_HF_SETTING_KEYS = {
-    "Num examples": "num_examples", "Num Epochs": "num_epochs",
-    "Instantaneous batch size per device": "per_device_batch_size",
-    "Total train batch size (w. parallel, distributed & accumulation)": "total_train_batch_size",
-    "Gradient Accumulation steps": "gradient_accumulation_steps", "Total optimization steps": "total_optimization_steps",
-    "Number of trainable parameters": "trainable_parameters", "Batch size": "batch_size",
-}
 # warnings.warn() output: "path.py:614: UserWarning: message"
 _PYTHON_WARNING = r"^\S+\.py:\d+: \w*Warning: "
-_CI_EVENTS = (
+CI_EVENTS = (
     ("The runner has received a shutdown signal", "runner_shutdown"), ("The operation was canceled", "canceled"),
     ("has exceeded the maximum execution time", "timeout"), ("lost communication with the server", "runner_lost"),
+)
+
+
+_DATALOADER_LITERAL = "DataLoader worker"
+_JAVA_OOM_LITERAL = "java.lang.OutOfMemoryError"
+
+# family → what each of its rules needs in the message: literals (any of them) or a regex.
+_FAMILIES: dict[str, tuple[str, ...] | str] = {
+    "cuda": CUDA_OOM,
+    "dataloader": ("DataLoader worker (pid",),
+    "shm": SHM,
+    "bash": ("line ",),
+    "killed": ("Killed",),
+    "exit": r"(?i)exit|make",
+    "named_signal": ("died with <Signals.", ") received by PID ", "signal: "),
+    "exit_pid": ("(pid: ",),
+    "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy"),
+    "java_oom": (_JAVA_OOM_LITERAL,),
+    "go_oom": ("out of memory", "VirtualAlloc of "),
+    "reason": ("reason:", "reason="),
+    "failure": ("Job failed (",),
+    "container": ("container",),
+    "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
+    "python_warning": ("Warning: ",),
+    "rank": ("[Rank ",),
+    "pg": ("[PG ",),
+    "nccl_work": (
+        "SeqNum=", "OpType=", "NumelIn=", "NumelOut=", "Timeout(ms)=", "ran for ", "detected by watchdog at work: ", "NCCL work: ",
+    ),
+    "vllm": (
+        "# GPU blocks: ", "Maximum concurrency for ", "Available KV cache memory: ", "kv_cache_size=", "reserved for KV Cache is ",
+        "total_gpu_memory", "gpu_memory_utilization", " took ", "max seq len (", "stored in KV cache (", "GPU KV cache usage: ",
+        "Running: ", "Pending: ", "Waiting: ",
+    ),
+    "trainer_dict": r"^\{",
+    "setting": (" = ",),
+    "loss": r"(?i)loss",
+    "phase": ("***** Running ",),
+    "ci_event": tuple(needle for needle, _ in CI_EVENTS),
+}
+# Families whose facts only matter once another family has decided the kind.
+_KIND_BOUND = {"exit_pid", "container"}
+
+
+def _spelled(gate: tuple[str, ...] | str) -> str:
+    return gate if isinstance(gate, str) else "|".join(map(re.escape, gate))
+
+
+# A record no rule can concern spells no family's literal nor an exception's anchor.
+ANY_RULE = "|".join(
+    [f"(?:{_spelled(gate)})" for name, gate in _FAMILIES.items() if name not in _KIND_BOUND]
+    + [re.escape(literal) for literal in (_DATALOADER_LITERAL, NCCL_TIMEOUT)]
 )
 
 
@@ -97,39 +142,37 @@ def _msg() -> pl.Expr:
     return pl.col("message")
 
 
-def _first(pattern: str, group: int = 1) -> pl.Expr:
-    return _msg().str.extract(pattern, group)
+def gated(family: str) -> pl.Expr:
+    """The message where it spells what ``family``'s rules need, else null."""
+    return pl.col(f"m_{family}")
 
 
-def _num(text: pl.Expr, dtype: pl.DataType = pl.Int64()) -> pl.Expr:
+def _gate(gate: tuple[str, ...] | str) -> pl.Expr:
+    spelled = _msg().str.contains(gate) if isinstance(gate, str) else _msg().str.contains_any(list(gate))
+    return pl.when(spelled).then(_msg())
+
+
+def gate_families(records: pl.DataFrame) -> tuple[pl.DataFrame, set[str]]:
+    """``records`` with each family's gated message (``m_<family>``), and the families some record spells."""
+    gated_records = records.with_columns(_gate(gate).alias(f"m_{family}") for family, gate in _FAMILIES.items())
+    spelled = gated_records.select(gated(family).is_not_null().any().alias(family) for family in _FAMILIES).row(0, named=True)
+    return gated_records, {family for family, some in spelled.items() if some}
+
+
+def first(text: pl.Expr, pattern: str, group: int = 1) -> pl.Expr:
+    return text.str.extract(pattern, group)
+
+
+def num(text: pl.Expr, dtype: pl.DataType = pl.Int64()) -> pl.Expr:
     """A number read from matched text; null when it does not fit ``dtype``."""
     return text.cast(dtype, strict=False)
 
 
-def _size(pattern: str) -> pl.Expr:
+def size(text: pl.Expr, pattern: str) -> pl.Expr:
     """Bytes of the first size matched by ``pattern``, whose ``{size}`` stands for a number and unit."""
-    parts = _msg().str.extract_groups(pattern.replace("{size}", _SIZE)).struct
+    parts = text.str.extract_groups(pattern.replace("{size}", _SIZE)).struct
     factor = parts.field("u").replace_strict(_UNIT_BYTES, default=None, return_dtype=pl.Float64)
     return (parts.field("n").cast(pl.Float64, strict=False) * factor).round().cast(pl.Int64, strict=False)
-
-
-def _cuda_oom_facts() -> dict[str, pl.Expr]:
-    in_use_by_pid = _msg().str.extract_groups(r"Process (?<pid>\d+) has " + _SIZE + " memory in use").struct
-    in_use_by_pid_bytes = (
-        in_use_by_pid.field("n").cast(pl.Float64, strict=False)
-        * in_use_by_pid.field("u").replace_strict(_UNIT_BYTES, default=None, return_dtype=pl.Float64)
-    ).round().cast(pl.Int64, strict=False)
-    return {
-        "gpu_index": pl.coalesce(_first(r"\(GPU (\d+);"), _first(r"GPU (\d+) has a total capac")),
-        "requested": pl.coalesce(_size(r"Tried to allocate {size}"), _size(r"Out of memory while trying to allocate {size}")),
-        "total": pl.coalesce(_size(r"; {size} total capacity"), _size(r"total capaci?ty of {size}")),
-        "free_bytes": pl.coalesce(_size(r"of which {size} is free"), _size(r"{size} free[;)]")),
-        "process_in_use_bytes": pl.coalesce(_size(r"this process has {size} memory in use"), in_use_by_pid_bytes),
-        "in_use_pid": _num(in_use_by_pid.field("pid")),
-        "allocated_bytes": pl.coalesce(_size(r"{size} already allocated"), _size(r"{size} is allocated by PyTorch")),
-        "reserved_unallocated_bytes": _size(r"{size} is reserved by PyTorch but unallocated"),
-        "reserved_total_bytes": pl.coalesce(_size(r"{size} reserved in total by PyTorch"), _size(r"{size} cached\)")),
-    }
 
 
 def _signal_of_exit(code: pl.Expr) -> pl.Expr:
@@ -141,66 +184,147 @@ def _signal_of_word(word: pl.Expr) -> pl.Expr:
     return word.str.to_lowercase().replace_strict(_SIGNAL_BY_WORD, default=None, return_dtype=pl.String)
 
 
-def _label(haystack: pl.Expr, needles: tuple[tuple[str, str], ...]) -> pl.Expr:
+def label(haystack: pl.Expr, needles: tuple[tuple[str, str], ...]) -> pl.Expr:
     """The label of the first needle found in ``haystack``, else null."""
     return pl.coalesce([pl.when(haystack.str.contains(needle, literal=True)).then(pl.lit(name)) for needle, name in needles])
 
 
 def _java_oom(what: pl.Expr) -> pl.Expr:
-    return _label(what, _JAVA_OOM_KINDS).fill_null("jvm")
+    return label(what, _JAVA_OOM_KINDS).fill_null("jvm")
 
 
-def extract(records: pl.DataFrame) -> pl.DataFrame:
+def _cuda_facts() -> dict[str, pl.Expr]:
+    m = gated("cuda")
+    in_use_by_pid = m.str.extract_groups(r"Process (?<pid>\d+) has " + _SIZE + " memory in use").struct
+    in_use_by_pid_bytes = (
+        in_use_by_pid.field("n").cast(pl.Float64, strict=False)
+        * in_use_by_pid.field("u").replace_strict(_UNIT_BYTES, default=None, return_dtype=pl.Float64)
+    ).round().cast(pl.Int64, strict=False)
+    facts = {
+        "cuda_oom": m.is_not_null(),
+        "gpu_index": pl.coalesce(first(m, r"\(GPU (\d+);"), first(m, r"GPU (\d+) has a total capac")),
+        "requested": pl.coalesce(size(m, r"Tried to allocate {size}"), size(m, r"Out of memory while trying to allocate {size}")),
+        "total": pl.coalesce(size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}")),
+        "free_bytes": pl.coalesce(size(m, r"of which {size} is free"), size(m, r"{size} free[;)]")),
+        "process_in_use_bytes": pl.coalesce(size(m, r"this process has {size} memory in use"), in_use_by_pid_bytes),
+        "in_use_pid": num(in_use_by_pid.field("pid")),
+        "allocated_bytes": pl.coalesce(size(m, r"{size} already allocated"), size(m, r"{size} is allocated by PyTorch")),
+        "reserved_unallocated_bytes": size(m, r"{size} is reserved by PyTorch but unallocated"),
+        "reserved_total_bytes": pl.coalesce(size(m, r"{size} reserved in total by PyTorch"), size(m, r"{size} cached\)")),
+    }
+    return facts
+
+
+def _dataloader_facts() -> dict[str, pl.Expr]:
+    dataloader = gated("dataloader").str.extract_groups(DATALOADER).struct
+    return {
+        "dataloader_pid": num(dataloader.field("pid")),
+        "dataloader_signal": dataloader.field("signal").str.strip_chars(),
+        "dataloader_exited": dataloader.field("exited").is_not_null(),
+    }
+
+
+def _shm_facts() -> dict[str, pl.Expr]:
+    m = gated("shm")
+    return {"shm": m.is_not_null(), "shm_path": pl.coalesce(first(m, _SHM_PATH, 1), first(m, _SHM_PATH, 2))}
+
+
+def _bash_facts() -> dict[str, pl.Expr]:
+    bash = gated("bash").str.extract_groups(_BASH_KILL).struct
+    return {
+        "bash_pid": num(bash.field("pid")),
+        "bash_signal": _signal_of_word(bash.field("signal")),
+        "bash_command": bash.field("command").str.strip_chars(),
+    }
+
+
+def _exit_facts() -> dict[str, pl.Expr]:
+    exit_code = gated("exit").str.extract_groups(_EXIT_CODE).struct
+    code = num(pl.coalesce(exit_code.field("code"), exit_code.field("make")), pl.Int32())
+    return {"exit_code": code, "exit_signal": _signal_of_exit(code)}
+
+
+def _named_signal_facts() -> dict[str, pl.Expr]:
+    named = gated("named_signal").str.extract_groups(_SIGNAL_NAMED).struct
+    return {
+        "named_signal": pl.coalesce(named.field("died"), named.field("torchrun"), _signal_of_word(named.field("go"))),
+        "named_pid": num(named.field("pid")),
+    }
+
+
+def _xid_facts() -> dict[str, pl.Expr]:
+    m = gated("xid")
+    xid_plugin = m.str.extract_groups(_XID_PLUGIN).struct
+    xid_nvrm = m.str.extract_groups(_XID_NVRM).struct
+    unhealthy = m.str.extract_groups(_UNHEALTHY).struct
+    return {
+        "xid": num(pl.coalesce(xid_plugin.field("xid"), xid_nvrm.field("xid")), pl.Int32()),
+        "gpu_uuid": pl.coalesce(xid_plugin.field("uuid"), unhealthy.field("uuid")),
+        "pci_bus": xid_nvrm.field("pci"),
+        "nvrm_pid": num(pl.when(xid_nvrm.field("xid").is_not_null()).then(first(m, r"\bpid=(\d+)"))),
+        "resource": unhealthy.field("resource"),
+        "unhealthy": m.str.contains("unhealthy", literal=True).fill_null(False),
+    }
+
+
+def _go_oom_facts() -> dict[str, pl.Expr]:
+    m = gated("go_oom")
+    return {
+        "go_oom": m.str.contains(_GO_OOM).fill_null(False),
+        "go_request": num(pl.coalesce(first(m, _GO_REQUEST, 1), first(m, _GO_REQUEST, 2))),
+    }
+
+
+def _vllm_error_facts() -> dict[str, pl.Expr]:
+    m = gated("vllm_error")
+    return {
+        "vllm_error": pl.when(m.str.contains("No available memory for the cache blocks", literal=True)).then(pl.lit("no_cache_blocks"))
+        .when(m.str.contains(r"max seq len \(\d+\)[^\n]*KV cache")).then(pl.lit("kv_cache_insufficient"))
+        .when(m.str.contains("EngineCore failed to start", literal=True)).then(pl.lit("engine_start_failed")),
+    }
+
+
+# family → its raw facts (columns named f_<fact>), as the kind and the attrs read them.
+_FACTS: dict[str, dict[str, pl.Expr]] = {
+    "cuda": _cuda_facts(),
+    "dataloader": _dataloader_facts(),
+    "shm": _shm_facts(),
+    "bash": _bash_facts(),
+    "killed": {"lone_killed": gated("killed").str.contains(_LONE_KILLED).fill_null(False)},
+    "exit": _exit_facts(),
+    "named_signal": _named_signal_facts(),
+    "exit_pid": {"exit_pid": num(first(gated("exit_pid"), _EXIT_PID))},
+    "xid": _xid_facts(),
+    "java_oom": {
+        "java_oom": pl.when(gated("java_oom").is_not_null())
+        .then(_java_oom(gated("java_oom").str.extract_groups(_JAVA_OOM).struct.field("what").fill_null("")))
+    },
+    "go_oom": _go_oom_facts(),
+    "reason": {"reason": first(gated("reason"), r"reason[:=]\s*['\"]?([A-Za-z]+)")},
+    "failure": {"failure_class": first(gated("failure"), r"Job failed \(([a-z ]+ failure)\)")},
+    "container": {"container": first(gated("container"), r"\bcontainer[: ]+\"?([a-z0-9][\w.\-]*)\"?")},
+    "vllm_error": _vllm_error_facts(),
+}
+
+
+def _absent(facts: dict[str, pl.Expr]) -> list[pl.Expr]:
+    """What ``facts`` are on a record that spells none of their family's literals: false or null."""
+    schema = pl.LazyFrame(schema={f"m_{name}": pl.String for name in _FAMILIES}).select(**facts).collect_schema()
+    return [(pl.lit(False) if dtype == pl.Boolean else pl.lit(None, dtype)).alias(f"f_{name}") for name, dtype in schema.items()]
+
+
+_ABSENT = {family: _absent(facts) for family, facts in _FACTS.items()}
+
+
+def extract(records: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     """Add the raw facts every rule needs as columns (prefixed ``f_``)."""
-    msg = _msg()
-    dataloader = msg.str.extract_groups(DATALOADER).struct
-    bash = msg.str.extract_groups(_BASH_KILL).struct
-    exit_code = msg.str.extract_groups(_EXIT_CODE).struct
-    named = msg.str.extract_groups(_SIGNAL_NAMED).struct
-    xid_plugin = msg.str.extract_groups(_XID_PLUGIN).struct
-    xid_nvrm = msg.str.extract_groups(_XID_NVRM).struct
-    unhealthy = msg.str.extract_groups(_UNHEALTHY).struct
-    java_oom = msg.str.extract_groups(_JAVA_OOM).struct
-    code = _num(pl.coalesce(exit_code.field("code"), exit_code.field("make")), pl.Int32())
-    cuda = {f"f_{name}": expr for name, expr in _cuda_oom_facts().items()}
-    return records.with_columns(
-        f_cuda_oom=msg.str.contains(CUDA_OOM),
-        f_dataloader_pid=_num(dataloader.field("pid")),
-        f_dataloader_signal=dataloader.field("signal").str.strip_chars(),
-        f_dataloader_exited=dataloader.field("exited").is_not_null(),
-        f_nccl_timeout=msg.str.contains(NCCL_TIMEOUT),
-        f_shm=msg.str.contains(SHM),
-        f_shm_path=pl.coalesce(_first(_SHM_PATH, 1), _first(_SHM_PATH, 2)),
-        f_bash_pid=_num(bash.field("pid")),
-        f_bash_signal=_signal_of_word(bash.field("signal")),
-        f_bash_command=bash.field("command").str.strip_chars(),
-        f_lone_killed=msg.str.contains(_LONE_KILLED),
-        f_exit_code=code,
-        f_exit_signal=_signal_of_exit(code),
-        f_named_signal=pl.coalesce(named.field("died"), named.field("torchrun"), _signal_of_word(named.field("go"))),
-        f_named_pid=_num(named.field("pid")),
-        f_exit_pid=_num(_first(_EXIT_PID)),
-        f_xid=_num(pl.coalesce(xid_plugin.field("xid"), xid_nvrm.field("xid")), pl.Int32()),
-        f_gpu_uuid=pl.coalesce(xid_plugin.field("uuid"), unhealthy.field("uuid")),
-        f_pci_bus=xid_nvrm.field("pci"),
-        f_nvrm_pid=_num(pl.when(xid_nvrm.field("xid").is_not_null()).then(_first(r"\bpid=(\d+)"))),
-        f_resource=unhealthy.field("resource"),
-        f_unhealthy=msg.str.contains(r"unhealthy"),
-        f_java_oom=pl.when(msg.str.contains("java.lang.OutOfMemoryError", literal=True))
-        .then(_java_oom(java_oom.field("what").fill_null(""))),
-        f_go_oom=msg.str.contains(_GO_OOM),
-        f_go_request=_num(pl.coalesce(_first(_GO_REQUEST, 1), _first(_GO_REQUEST, 2))),
-        f_reason=_first(r"reason[:=]\s*['\"]?([A-Za-z]+)"),
-        f_failure_class=_first(r"Job failed \(([a-z ]+ failure)\)"),
-        f_container=_first(r"\bcontainer[: ]+\"?([a-z0-9][\w.\-]*)\"?"),
-        f_vllm_error=pl.when(msg.str.contains("No available memory for the cache blocks", literal=True)).then(pl.lit("no_cache_blocks"))
-        .when(msg.str.contains(r"max seq len \(\d+\)[^\n]*KV cache")).then(pl.lit("kv_cache_insufficient"))
-        .when(msg.str.contains("EngineCore failed to start", literal=True)).then(pl.lit("engine_start_failed")),
-        **cuda,
-    )
+    columns: list[pl.Expr] = [_msg().str.contains(NCCL_TIMEOUT, literal=True).alias("f_nccl_timeout")]
+    for family, facts in _FACTS.items():
+        columns += [expr.alias(f"f_{name}") for name, expr in facts.items()] if family in present else _ABSENT[family]
+    return records.with_columns(columns)
 
 
-def kind_and_severity(facts: pl.DataFrame) -> pl.DataFrame:
+def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     """Decide each record's kind and severity (the printed level wins over the kind's default)."""
     c = pl.col
     python = (c("family") == "python").fill_null(False)
@@ -233,6 +357,7 @@ def kind_and_severity(facts: pl.DataFrame) -> pl.DataFrame:
         .when(python | (stack & oom.is_null())).then(pl.lit("traceback"))
         .otherwise(pl.lit("log"))
     )
+    warned = [pl.when(gated("python_warning").str.contains(_PYTHON_WARNING)).then(pl.lit("warning"))] if "python_warning" in present else []
     return facts.with_columns(kind=kind, f_signal=signal, f_oom=oom).with_columns(
         severity=pl.coalesce(
             c("severity"),
@@ -241,7 +366,7 @@ def kind_and_severity(facts: pl.DataFrame) -> pl.DataFrame:
             pl.when(c("f_oom").is_not_null()).then(pl.lit("critical")),
             pl.when(c("f_vllm_error").is_not_null()).then(pl.lit("error")),
             pl.when(c("f_exit_code").is_not_null() & (c("f_exit_code") != 0)).then(pl.lit("error")),
-            pl.when(c("message").str.contains(_PYTHON_WARNING)).then(pl.lit("warning")),
+            *warned,
         )
     )
 
@@ -253,11 +378,14 @@ def exception_facts(records: pl.DataFrame) -> pl.DataFrame:
     """``exc_type``, ``exc_message`` and ``last_frame`` of tracebacks and exception lines."""
     # Only stack records and lines naming an anchor error can hold an exception worth naming;
     # the costly multi-line regexes run on those alone.
-    candidate = pl.col("family").is_not_null() | _msg().str.contains(f"{CUDA_OOM}|DataLoader worker|{NCCL_TIMEOUT}|{SHM}")
+    candidate = (
+        pl.col("family").is_not_null() | pl.col("f_cuda_oom") | _msg().str.contains(_DATALOADER_LITERAL, literal=True)
+        | pl.col("f_nccl_timeout") | pl.col("f_shm")
+    )
     return split_rows(
         records,
         candidate,
-        lambda rows: rows.with_columns(**_exception_columns()),
+        lambda rows: rows.with_columns(**_EXCEPTION_EXPRS),
         lambda rows: rows.with_columns(pl.lit(None, dtype).alias(name) for name, dtype in _EXCEPTION_COLUMNS.items()),
     )
 
@@ -266,12 +394,12 @@ def _exception_columns() -> dict[str, pl.Expr]:
     msg = _msg()
     multiline_exception = PY_EXCEPTION_LINE.replace(r"(?:\s.*)?", r"(?:[ \t][^\n]*)?")
     marker_line = pl.coalesce(
-        _first(rf"(?m)^([A-Za-z_][\w.]*:[ \t][^\n]*(?:{marker})[^\n]*)$")
+        first(msg, rf"(?m)^([A-Za-z_][\w.]*:[ \t][^\n]*(?:{marker})[^\n]*)$")
         for marker in (CUDA_OOM, r"DataLoader worker \(pid", NCCL_TIMEOUT, SHM)
     )
     python_line = pl.coalesce(marker_line, msg.str.extract_all(f"(?m){multiline_exception}").list.last())
-    java_line = _first(r"(?m)^(?:Exception in thread \"[^\"\n]*\" )?((?:[\w$]+\.)*[\w$]*(?:Exception|Error|Throwable)(?::[^\n]*)?)$")
-    go_line = _first(r"(?m)^((?:fatal error|panic): [^\n]*)$")
+    java_line = first(msg, r"(?m)^(?:Exception in thread \"[^\"\n]*\" )?((?:[\w$]+\.)*[\w$]*(?:Exception|Error|Throwable)(?::[^\n]*)?)$")
+    go_line = first(msg, r"(?m)^((?:fatal error|panic): [^\n]*)$")
     family = pl.col("family")
     exception_line = (
         pl.when(family == "java").then(java_line)
@@ -286,7 +414,7 @@ def _exception_columns() -> dict[str, pl.Expr]:
         r"^File \"(?<file>[^\"]+)\", line (?<line>\d+), in (?<func>.+)$"
     ).struct
     last_frame = (
-        pl.when(family == "java").then(_first(r"(?m)^\s+at ([\w$.<>/\-]+\([^)\n]*\))"))
+        pl.when(family == "java").then(first(msg, r"(?m)^\s+at ([\w$.<>/\-]+\([^)\n]*\))"))
         .when(py_frame.field("file").is_not_null())
         .then(pl.format("{}:{} in {}", py_frame.field("file"), py_frame.field("line"), py_frame.field("func")))
     )
@@ -299,92 +427,4 @@ def _exception_columns() -> dict[str, pl.Expr]:
     }
 
 
-def _vllm_facts() -> dict[str, pl.Expr]:
-    msg = _msg()
-    blocks = msg.str.extract_groups(r"# GPU blocks: (?<gpu>\d+), # CPU blocks: (?<cpu>\d+)").struct
-    concurrency = msg.str.extract_groups(r"Maximum concurrency for (?<tokens>\d+) tokens per request: (?<x>\d+(?:\.\d+)?)x").struct
-    return {
-        "gpu_blocks": json_number(_num(blocks.field("gpu"))),
-        "cpu_blocks": json_number(_num(blocks.field("cpu"))),
-        "kv_cache_available_bytes": json_number(_size(r"Available KV cache memory: {size}")),
-        "kv_cache_bytes": json_number(pl.coalesce(_size(r"kv_cache_size={size}"), _size(r"reserved for KV Cache is {size}"))),
-        "total_gpu_memory_bytes": json_number(_size(r"total_gpu_memory[= ]\(?{size}")),
-        "gpu_memory_utilization": json_number(_num(_first(r"gpu_memory_utilization[= ]\(?(\d+(?:\.\d+)?)"), pl.Float64())),
-        "model_memory_bytes": json_number(_size(r"(?:Loading model weights|Model loading) took {size}")),
-        "max_seq_len": json_number(_num(_first(r"max seq len \((\d+)\)"))),
-        "kv_cache_tokens": json_number(_num(_first(r"stored in KV cache \((\d+)\)"))),
-        "tokens_per_request": json_number(_num(concurrency.field("tokens"))),
-        "max_concurrency": json_number(_num(concurrency.field("x"), pl.Float64())),
-        "gpu_kv_cache_usage_pct": json_number(_num(_first(r"GPU KV cache usage: (\d+(?:\.\d+)?)%"), pl.Float64())),
-        "running_requests": json_number(_num(_first(r"Running: (\d+) reqs"))),
-        "waiting_requests": json_number(_num(_first(r"(?:Pending|Waiting): (\d+) reqs"))),
-        "vllm_error": json_text(pl.col("f_vllm_error")),
-    }
-
-
-def _trainer_facts() -> tuple[dict[str, pl.Expr], pl.Expr]:
-    msg = _msg()
-    metrics = msg.str.extract(_TRAINER_DICT, 1).str.replace_all("'", '"')
-    loose = metrics.is_null()
-    setting = msg.str.extract_groups(_HF_SETTING).struct
-    setting_key = setting.field("label").replace_strict(_HF_SETTING_KEYS, default=None, return_dtype=pl.String)
-    setting_value = _num(setting.field("value").str.replace_all(",", ""))
-    setting_fragment = pl.when(setting_key.is_not_null() & setting_value.is_not_null()).then(
-        pl.format('"{}":{}', setting_key, setting_value.cast(pl.String))
-    )
-    loss = pl.when(loose).then(_first(rf"(?i)\bloss\s*[:=]?\s*({_NUMBER})"))
-    facts = {
-        "loss": json_number(_num(loss, pl.Float64())),
-        "step": json_number(pl.when(loss.is_not_null()).then(_num(_first(r"(?i)\b(?:global_)?step\s*[:=]?\s*(\d+)")))),
-        "epoch": json_number(pl.when(loss.is_not_null()).then(_num(_first(r"(?i)\bepoch\s*[:=]?\s*(\d+(?:\.\d+)?)"), pl.Float64()))),
-        "phase": json_text(_first(r"\*{5} Running ([A-Za-z ]+?) \*{5}").str.to_lowercase()),
-    }
-    return facts, pl.concat_str([metrics, setting_fragment], separator=",", ignore_nulls=True).replace("", None)
-
-
-def attrs() -> pl.Expr:
-    """The ``attrs`` JSON object of each classified record; keys with no value are left out."""
-    c = pl.col
-    kind = c("kind")
-    cuda = kind == "cuda_oom"
-    nccl_scope = c("message").str.contains("ProcessGroupNCCL|WorkNCCL|NCCL work")
-    pg = c("message").str.extract_groups(
-        r"\[PG (?:ID )?(?<pg>\d+) (?:PG GUID (?<guid>[^\s(\]]+))?\s*(?:\((?<name>[^)\]]*)\))?\s*Rank (?<rank>\d+)\]"
-    ).struct
-    vllm = _vllm_facts()
-    trainer, trainer_raw = _trainer_facts()
-    ci_event = _label(c("message"), _CI_EVENTS)
-    fields = {
-        "rank": json_number(pl.coalesce(_num(_first(r"\[Rank (\d+)\]")), _num(pg.field("rank")), c("rank"))),
-        "exc_type": json_text(c("exc_type")),
-        "exc_message": json_text(c("exc_message")),
-        "last_frame": json_text(c("last_frame")),
-        **{name: json_number(pl.when(cuda).then(c(f"f_{name}"))) for name in (
-            "free_bytes", "process_in_use_bytes", "in_use_pid", "allocated_bytes", "reserved_unallocated_bytes", "reserved_total_bytes")},
-        "signal": json_text(pl.when(kind.is_in(["process_killed", "dataloader_killed"])).then(c("f_signal"))),
-        "signal_text": json_text(pl.when(kind == "dataloader_killed").then(c("f_dataloader_signal"))),
-        "memory_class": json_flag(pl.when(kind == "dataloader_killed").then(c("f_signal") == "SIGKILL")),
-        "worker_exited_unexpectedly": json_flag(pl.when(c("f_dataloader_exited")).then(True)),
-        "seq": json_number(_num(_first(r"SeqNum=(\d+)"))),
-        "op": json_text(_first(r"OpType=(\w+)")),
-        "numel_in": json_number(_num(_first(r"NumelIn=(\d+)"))),
-        "numel_out": json_number(_num(_first(r"NumelOut=(\d+)"))),
-        "timeout_ms": json_number(_num(_first(r"Timeout\(ms\)=(\d+)"))),
-        "ran_for_ms": json_number(_num(_first(r"ran for (\d+) milliseconds"))),
-        "pg_id": json_number(pl.when(nccl_scope).then(_num(pg.field("pg")))),
-        "pg_name": json_text(pl.when(nccl_scope).then(pg.field("name"))),
-        "failed_seq": json_number(_num(_first(r"detected by watchdog at work: (\d+)"))),
-        "last_enqueued_seq": json_number(_num(_first(r"last enqueued NCCL work: (\d+)"))),
-        "last_completed_seq": json_number(_num(_first(r"last completed NCCL work: (\d+)"))),
-        "shm_path": json_text(pl.when(kind == "shm_error").then(c("f_shm_path"))),
-        "command": json_text(c("f_bash_command")),
-        "reason": json_text(pl.when(kind == "process_killed").then(c("f_reason"))),
-        "failure_class": json_text(c("f_failure_class")),
-        "ci_event": json_text(ci_event),
-        "health": json_text(pl.when(c("f_gpu_uuid").is_not_null() & c("f_unhealthy")).then(pl.lit("unhealthy"))),
-        "resource": json_text(c("f_resource")),
-        "oom": json_text(c("f_oom")),
-        **vllm,
-        **trainer,
-    }
-    return json_object(fields, raw=[trainer_raw])
+_EXCEPTION_EXPRS = _exception_columns()

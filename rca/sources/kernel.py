@@ -244,10 +244,10 @@ def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     if "boot_seconds" not in framed.columns:
         framed = framed.with_columns(boot_seconds=pl.lit(None, pl.Float64))
     embedded = head_groups(pl.col("message"), _EMBEDDED_BOOT_HEAD, one_line=not holds_newline(framed["message"]))
-    peeled = framed.with_columns(
-        boot_seconds=pl.coalesce("boot_seconds", embedded.struct.field("boot").cast(pl.Float64, strict=False)),
-        message=pl.coalesce(embedded.struct.field("message"), "message"),
-    ).with_columns(boot_seconds=pl.when(pl.col("boot_seconds") < _MAX_BOOT_SECONDS).then("boot_seconds"))
+    peeled = framed.with_columns(embedded=embedded).with_columns(
+        boot_seconds=pl.coalesce("boot_seconds", pl.col("embedded").struct.field("boot").cast(pl.Float64, strict=False)),
+        message=pl.coalesce(pl.col("embedded").struct.field("message"), "message"),
+    ).with_columns(boot_seconds=pl.when(pl.col("boot_seconds") < _MAX_BOOT_SECONDS).then("boot_seconds")).drop("embedded")
     boot_ts, boot_quality = timeutil.boot_to_utc(pl.col("boot_seconds"), ctx)
     from_boot = pl.col("ts").is_null() & pl.col("boot_seconds").is_not_null()
     inherited = pl.col("ts_quality") == "inherited"
@@ -467,7 +467,7 @@ def _json_object(fields: dict[str, pl.Expr]) -> pl.Expr:
     keys = "|".join(re.escape(key) for key in fields)
     encoded = pl.struct([value.alias(key) for key, value in fields.items()]).struct.json_encode()
     compact = encoded.str.replace_all(rf'"(?:{keys})":null,', "").str.replace(rf',?"(?:{keys})":null\}}$', "}")
-    return pl.when(compact != "{}").then(compact)
+    return compact.replace("{}", None)
 
 
 SOURCE = register(

@@ -120,9 +120,11 @@ def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     has_header = pl.col("has_header")
     # The klog stamp is the kubelet's own clock; the envelope's only stands in when the stamp
     # cannot be resolved (no year known) — journald's exact time is better than none.
-    use_klog = has_header & (klog_ts.is_not_null() | pl.col("ts").is_null())
-    return records.with_columns(
-        ts=pl.when(use_klog).then(klog_ts).otherwise(pl.col("ts")),
+    # A column, not an expression: it is read four times and an expression is evaluated per read.
+    stamped = records.with_columns(klog_ts=klog_ts)
+    use_klog = has_header & (pl.col("klog_ts").is_not_null() | pl.col("ts").is_null())
+    return stamped.with_columns(
+        ts=pl.when(use_klog).then(pl.col("klog_ts")).otherwise(pl.col("ts")),
         ts_quality=pl.when(use_klog).then(klog_quality).otherwise(pl.col("ts_quality")),
         ts_raw=pl.when(use_klog).then(pl.format("{}{} {}", k.field("month"), k.field("day"), k.field("clock"))).otherwise(pl.col("ts_raw")),
         severity=pl.when(has_header)
@@ -131,7 +133,7 @@ def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pid=pl.when(has_header).then(k.field("thread").cast(pl.Int64, strict=False)).otherwise(pl.col("pid")),
         caller=k.field("caller"),
         format=pl.col("format").fill_null("klog"),
-    )
+    ).drop("klog_ts")
 
 
 # Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca.sources import register
-from rca.sources._base import Parsed, ParseContext, Source
+from rca.sources._base import Parsed, ParseContext, Source, split_rows
+from rca.sources._pipeline_attrs import json_number, json_object, with_attrs
 from rca.sources._pipeline_frame import frame
-from rca.sources._pipeline_records import collapse, group_keys
-from rca.sources._pipeline_rules import attrs, exception_facts, extract, kind_and_severity
+from rca.sources._pipeline_records import records
+from rca.sources._pipeline_rules import ANY_RULE, exception_facts, extract, gate_families, kind_and_severity
 
 FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "iso8601", "epoch", "nccl", "text")
 
@@ -83,16 +84,38 @@ _OUTPUT = {
     "mem_total_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_total")),
     "attrs": pl.col("attrs"),
 }
+# A record no rule concerns is a log line with the time, level and tags its line carried.
+_PLAIN = {
+    **{name: pl.col(name) for name in _OUTPUT if name not in {
+        "kind", "gpu_uuid", "pci_bus", "xid", "exit_code", "mem_requested_bytes", "mem_total_bytes", "attrs",
+    }},
+    "kind": pl.lit("log"),
+    **{name: pl.lit(None, dtype) for name, dtype in (
+        ("gpu_uuid", pl.String), ("pci_bus", pl.String), ("xid", pl.Int32), ("exit_code", pl.Int32),
+        ("mem_requested_bytes", pl.Int64), ("mem_total_bytes", pl.Int64),
+    )},
+    "attrs": json_object({"rank": json_number(pl.col("rank"))}),
+}
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Every line becomes part of exactly one event; lines matching no rule are ``kind=log``."""
     framed = frame(lines, ctx)
     control_only = framed.filter(pl.col("blank"))
-    records = collapse(group_keys(framed.filter(~pl.col("blank"))))
-    classified = kind_and_severity(extract(exception_facts(records)))
-    events = classified.with_columns(attrs=attrs()).select(**_OUTPUT)
+    events = _classify(records(framed.filter(~pl.col("blank"))))
     return Parsed(events=events, skipped={"terminal control codes": control_only.height} if control_only.height else {})
+
+
+def _classify(grouped: pl.DataFrame) -> pl.DataFrame:
+    """One event per record: records a rule may concern go through the rules, the others are plain."""
+    concerned = pl.col("family").is_not_null() | pl.col("message").str.contains(ANY_RULE)
+    return split_rows(grouped, concerned, _ruled, lambda plain: plain.select(**_PLAIN).select(list(_OUTPUT)))
+
+
+def _ruled(grouped: pl.DataFrame) -> pl.DataFrame:
+    gated, present = gate_families(grouped)
+    facts = kind_and_severity(exception_facts(extract(gated, present)), present)
+    return with_attrs(facts, present).select(**_OUTPUT)
 
 
 SOURCE = register(Source(name="pipeline", sniff=sniff, parse=parse, formats=FORMATS))

@@ -1,0 +1,96 @@
+"""Postmortem and weekly-review notebooks: executed with papermill, converted to HTML with nbconvert.
+
+The notebooks live in the repository's ``notebooks/`` folder, committed without outputs;
+each has a cell tagged ``parameters`` (``store`` and ``incident_id`` / ``week``) that papermill
+overrides. They run in the ``python3`` kernel, which ipykernel's kernel spec starts with the
+interpreter running this code (its ``python`` argv is replaced by ``sys.executable``), so the
+notebook sees the same ``rca`` as the caller.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rca.errors import InputError, ReportError
+from rca.report._window import resolve_window
+from rca.store import Store, open_store
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+POSTMORTEM = "postmortem.ipynb"
+WEEKLY_REVIEW = "weekly_review.ipynb"
+KERNEL = "python3"
+CELL_TIMEOUT_S = 600
+# nbconvert's lab page loads require.js, MathJax and Mermaid from a CDN; the notebooks need none of them.
+_OFFLINE_TEMPLATE = "rca_offline.html.j2"
+_OFFLINE = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    """The executed notebook, and its HTML conversion when one was asked for."""
+
+    notebook: Path
+    html: Path | None
+
+
+def run_postmortem(store: Store | str | os.PathLike[str], incident_id: str, out: str | os.PathLike[str] | None = None, *,
+                   html: bool = False, kernel_name: str = KERNEL) -> NotebookRun:
+    """Run ``notebooks/postmortem.ipynb`` for one incident; ``out`` defaults to ``postmortem-<incident_id>.ipynb``."""
+    opened = store if isinstance(store, Store) else open_store(store)
+    if opened.incidents().filter(pl.col("incident_id") == incident_id).is_empty():
+        raise InputError(f"no incident {incident_id!r} in {opened.path}; 'rca incidents' lists them")
+    target = Path(out) if out is not None else Path(f"postmortem-{incident_id}.ipynb")
+    execute(POSTMORTEM, target, {"store": str(opened.path.resolve()), "incident_id": incident_id}, kernel_name=kernel_name)
+    return NotebookRun(target, notebook_html(target) if html else None)
+
+
+def run_weekly_review(store: Store | str | os.PathLike[str], week: str | None = None, out: str | os.PathLike[str] | None = None, *,
+                      html: bool = False, kernel_name: str = KERNEL) -> NotebookRun:
+    """Run ``notebooks/weekly_review.ipynb`` for ``week`` (default: the last 7 days of data)."""
+    opened = store if isinstance(store, Store) else open_store(store)
+    window = resolve_window(opened, week=week)
+    target = Path(out) if out is not None else Path(f"weekly-review-{window.label}.ipynb")
+    execute(WEEKLY_REVIEW, target, {"store": str(opened.path.resolve()), "week": week}, kernel_name=kernel_name)
+    return NotebookRun(target, notebook_html(target) if html else None)
+
+
+def execute(name: str, out: Path, parameters: dict[str, Any], *, kernel_name: str = KERNEL) -> Path:
+    """Execute the notebook ``name`` from :data:`NOTEBOOKS` with ``parameters`` into ``out``.
+
+    Raises :class:`ReportError` when the notebook is missing or a cell fails; the output
+    notebook is still written then, up to and including the failing cell.
+    """
+    import papermill
+
+    source = NOTEBOOKS / name
+    if not source.exists():
+        raise ReportError(f"{source} is missing: the report notebooks ship with the rca source tree (notebooks/)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        papermill.execute_notebook(str(source), str(out), parameters=parameters, kernel_name=kernel_name, language="python",
+                                   progress_bar=False, log_output=False, execution_timeout=CELL_TIMEOUT_S)
+    except papermill.PapermillExecutionError as err:
+        raise ReportError(f"{name} failed in cell {err.exec_count}: {err.ename}: {err.evalue} (see {out})") from None
+    return out
+
+
+def notebook_html(notebook: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
+    """Convert an executed notebook to HTML next to it (or at ``out``): figures embedded, no scripts fetched from a CDN."""
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+
+    source = Path(notebook)
+    target = Path(out) if out is not None else source.with_suffix(".html")
+    exporter = HTMLExporter(embed_images=True, extra_loaders=[DictLoader({_OFFLINE_TEMPLATE: _OFFLINE})], template_file=_OFFLINE_TEMPLATE)
+    body, _ = exporter.from_filename(str(source))
+    target.write_text(body, encoding="utf-8")
+    return target
