@@ -4,6 +4,7 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 DEMO_DIR ?= datasets/demo
 STORE ?= rca-store
+REPORTS ?= reports
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
@@ -23,10 +24,14 @@ test: $(VENV)/.installed
 demo: $(VENV)/.installed
 	@test -d $(DEMO_DIR)/logs || $(VENV)/bin/rca datasets generate --out $(DEMO_DIR) --days 7 --hosts 6 --size 20MB --seed 7
 	$(VENV)/bin/rca ingest $(DEMO_DIR)/logs --store $(STORE)
+	$(VENV)/bin/rca cluster --store $(STORE)
 	$(VENV)/bin/rca eval --store $(STORE) --truth $(DEMO_DIR)/ground_truth.csv
+	$(VENV)/bin/rca digest --store $(STORE) --out $(REPORTS)
+	$(VENV)/bin/rca postmortem $$($(PY) -c "import rca; print(rca.open_store('$(STORE)').incidents().sort('start')['incident_id'][-1])") --store $(STORE) --out $(REPORTS)/postmortem.ipynb --html
 	@echo ""
 	@echo "results in $(STORE)/: events.parquet (event table), files.parquet (ingest manifest),"
-	@echo "  incidents.parquet + incident_events.parquet (correlated incidents); corpus and ground truth in $(DEMO_DIR)/"
+	@echo "  incidents.parquet + incident_events.parquet (incidents), failure_modes.parquet (failure modes)"
+	@echo "reports in $(REPORTS)/: the weekly digest (.md, .html) and a postmortem notebook (.ipynb, .html)"
 	@echo "next: $(VENV)/bin/rca incidents --store $(STORE)   |   $(VENV)/bin/rca timeline INCIDENT_ID --store $(STORE)"
 
 bench: $(VENV)/.installed
@@ -34,4 +39,4 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/templates.py
 
 clean:
-	rm -rf $(STORE) $(DEMO_DIR) .pytest_cache
+	rm -rf $(STORE) $(DEMO_DIR) $(REPORTS) .pytest_cache

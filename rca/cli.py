@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
+import polars as pl
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
@@ -390,6 +391,108 @@ def export_command(
     if format == "timesketch" and untimed:
         console.print(f"{untimed} events without a time left out (Timesketch needs one)")
     out.print(f"wrote {frame.height:,} events to {out_path}")
+
+
+@app.command("cluster")
+def cluster_command(
+    store: StoreOption = Path("rca-store"),
+    k: Annotated[str, typer.Option("--k", help="K-means' k ('auto': chosen by silhouette); earlier modes count towards it.")] = "auto",
+    seed: Annotated[int, typer.Option("--seed", help="Random seed of K-means: the same seed and incidents give the same modes.")] = 0,
+    embedder: Annotated[str, typer.Option("--embedder", help="minilm (all-MiniLM-L6-v2, offline) or tfidf (light).")] = "minilm",
+    kb: KbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+) -> None:
+    """Group the store's incidents into failure modes (stable across runs) and map each to the knowledge base."""
+    from rca.cluster import cluster_store, parse_k
+
+    try:
+        report = cluster_store(open_store(store), k=parse_k(k), seed=seed, embedder=embedder, kb=kb)
+    except (RcaError, ValueError) as err:
+        _fail(err)
+    for notice in report["notices"]:
+        console.print(f"[yellow]notice:[/] {notice}", highlight=False)
+    if not report["incidents"]:
+        console.print(f"[yellow]notice:[/] {store} holds no incidents: run 'rca correlate --store {store}' first", highlight=False)
+    if as_json:
+        out.print_json(json.dumps(report, default=str))
+        return
+    out.print(f"[bold]rca cluster[/] → {store}: {report['incidents']} incidents in {report['modes']} failure modes "
+              f"({report['new_modes']} new, {report['recurring_modes']} recurring, {report['dormant_modes']} dormant), "
+              f"embedder {report['embedder']}, {report['embedded_texts']} texts embedded, {report['seconds']:.2f} s")
+    _print_modes(open_store(store).failure_modes())
+    for path in report["drafts_written"]:
+        out.print(f"[yellow]draft:[/] {path}: no knowledge-base entry matched this mode; complete it "
+                  f"('rca kb validate --kb {Path(path).parent}' lists what is missing)")
+
+
+@app.command("modes")
+def modes_command(
+    store: StoreOption = Path("rca-store"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the modes as JSON lines on stdout (without centroids).")] = False,
+) -> None:
+    """The failure modes of the store: one row per mode, with its knowledge-base entry."""
+    try:
+        modes = open_store(store).failure_modes()
+    except RcaError as err:
+        _fail(err)
+    if as_json:
+        sys.stdout.write(modes.drop("centroid").write_ndjson())
+        return
+    if modes.is_empty():
+        out.print(f"no failure modes in {store} yet: run 'rca cluster --store {store}'")
+        return
+    _print_modes(modes)
+
+
+def _print_modes(modes: pl.DataFrame) -> None:
+    table = Table("mode", "status", "size", "entry", "conf.", "label", "hosts", "first seen (UTC)", "last seen (UTC)", "medoid",
+                  title=f"{modes.height} failure modes")
+    for row in modes.iter_rows(named=True):
+        hosts = ", ".join(row["hosts"][:3]) + (f" +{len(row['hosts']) - 3}" if len(row["hosts"]) > 3 else "")
+        entry = f"[red]{row['kb_id']}[/]" if row["kb_id"] == "unknown" else row["kb_id"]
+        seen = [f"{moment:%Y-%m-%d %H:%M}" if moment else "?" for moment in (row["first_seen"], row["last_seen"])]
+        new = f" (+{row['new_incidents']})" if row["new_incidents"] and row["status"] != "new" else ""
+        table.add_row(row["mode_id"], row["status"], f"{row['size']}{new}", entry, f"{row['kb_confidence']:.2f}", row["label"], hosts,
+                      *seen, row["medoid_incident"])
+    out.print(table)
+
+
+@app.command("digest")
+def digest_command(
+    store: StoreOption = Path("rca-store"),
+    week: Annotated[str | None, typer.Option("--week", help="ISO week to cover, e.g. 2026-W48 (default: the last 7 days of data).")] = None,
+    since: Annotated[datetime | None, typer.Option("--since", help="Window start (UTC), instead of --week.", formats=_TIME_FORMATS)] = None,
+    until: Annotated[datetime | None, typer.Option("--until", help="Window end (UTC, exclusive), instead of --week.", formats=_TIME_FORMATS)] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write digest-<week>.md and digest-<week>.html into.")] = Path("."),
+) -> None:
+    """Weekly incident digest: Markdown and a self-contained HTML page with charts; prints their paths."""
+    from rca.report import write_digest
+
+    try:
+        paths = write_digest(open_store(store), out_dir, week=week, since=_as_utc(since), until=_as_utc(until))
+    except (RcaError, ValueError) as err:
+        _fail(err)
+    for path in paths:
+        out.print(str(path), markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("postmortem")
+def postmortem_command(
+    incident_id: Annotated[str, typer.Argument(help="Incident to write up (from 'rca incidents').")],
+    store: StoreOption = Path("rca-store"),
+    out_path: Annotated[Path | None, typer.Option("--out", help="Notebook to write (default: postmortem-<incident>.ipynb).")] = None,
+    html: Annotated[bool, typer.Option("--html", help="Also convert the executed notebook to HTML next to it.")] = False,
+) -> None:
+    """Run the postmortem notebook for one incident (papermill) and, with --html, convert it (nbconvert); prints the paths."""
+    from rca.report import run_postmortem
+
+    try:
+        result = run_postmortem(open_store(store), incident_id, out_path, html=html)
+    except RcaError as err:
+        _fail(err)
+    for path in (result.notebook, result.html):
+        if path is not None:
+            out.print(str(path), markup=False, highlight=False, soft_wrap=True)
 
 
 def main() -> None:
