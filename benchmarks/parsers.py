@@ -49,7 +49,8 @@ def _uuid(rng: random.Random) -> str:
 
 def _pod(rng: random.Random) -> str:
     name = rng.choice(("web", "api", "trainer", "coredns", "kube-proxy", "node-exporter", "data-loader"))
-    return f"{name}-{rng.choice(('7d4b9c8d5f', '5d78c9869d', '6c8b7f9d4'))}-{''.join(rng.choice('bcdfghjklmnpqrstvwxz2456789') for _ in range(5))}"
+    template_hash = rng.choice(("7d4b9c8d5f", "5d78c9869d", "6c8b7f9d4"))
+    return f"{name}-{template_hash}-{''.join(rng.choice('bcdfghjklmnpqrstvwxz2456789') for _ in range(5))}"
 
 
 def _kernel_body(rng: random.Random, veths: list[str]) -> str:
@@ -74,7 +75,8 @@ def _kernel_body(rng: random.Random, veths: list[str]) -> str:
     if pick < 0.82:
         return f"eth0: renamed from tmp{_hex(rng, 5)}"
     if pick < 0.87:
-        return f"overlayfs: upperdir is in-use as upperdir/workdir of another mount, accessing files from both mounts will result in undefined behavior."
+        return ("overlayfs: upperdir is in-use as upperdir/workdir of another mount, "
+                "accessing files from both mounts will result in undefined behavior.")
     if pick < 0.91:
         return f"IPVS: rr: TCP 10.96.{rng.randint(0, 255)}.{rng.randint(1, 254)}:443 - no destination available"
     if pick < 0.95:
@@ -83,7 +85,8 @@ def _kernel_body(rng: random.Random, veths: list[str]) -> str:
             "supports timestamps until 2038 (0x7fffffff)"
         )
     if pick < 0.98:
-        return f"perf: interrupt took too long ({rng.randint(2500, 9000)} > 2500), lowering kernel.perf_event_max_sample_rate to {rng.randint(20000, 80000)}"
+        return (f"perf: interrupt took too long ({rng.randint(2500, 9000)} > 2500), "
+                f"lowering kernel.perf_event_max_sample_rate to {rng.randint(20000, 80000)}")
     return f"TCP: request_sock_TCP: Possible SYN flooding on port {rng.choice((10250, 443, 6443))}. Sending cookies.  Check SNMP counters."
 
 
@@ -154,7 +157,8 @@ def _klog_body(rng: random.Random) -> str:
                 'probeResult="failure" output="HTTP probe failed with statuscode: 503"')
     if pick < 0.85:
         return (f'pod_workers.go:1300] "Error syncing pod, skipping" err="failed to \\"StartContainer\\" for \\"app\\" with '
-                f'CrashLoopBackOff: \\"back-off 5m0s restarting failed container=app pod={pod}_{ns}({uid})\\"" pod="{ns}/{pod}" podUID="{uid}"')
+                f'CrashLoopBackOff: \\"back-off 5m0s restarting failed container=app pod={pod}_{ns}({uid})\\"" '
+                f'pod="{ns}/{pod}" podUID="{uid}"')
     if pick < 0.93:
         return (f'kuberuntime_container.go:770] "Killing container with a grace period" pod="{ns}/{pod}" podUID="{uid}" '
                 f'containerName="app" containerID="containerd://{_hex(rng, 64)}" gracePeriod=30')
@@ -252,7 +256,8 @@ def nvidia_smi_table(n: int, rng: random.Random) -> str:
             "|=========================================================================================|",
         ]
         for gpu in range(8):
-            out.append(f"|    {gpu}   N/A  N/A     {rng.randint(1000, 99999):6d}      C   /usr/bin/python3                       {used[gpu]:6d}MiB |")
+            pid = rng.randint(1000, 99999)
+            out.append(f"|    {gpu}   N/A  N/A     {pid:6d}      C   /usr/bin/python3                       {used[gpu]:6d}MiB |")
         out.append("+-----------------------------------------------------------------------------------------+")
     return "\n".join(out[:n]) + "\n"
 

@@ -68,7 +68,7 @@ def _union(earlier: str, now: str) -> pl.Expr:
 
 def _members(prior: pl.DataFrame, base: pl.DataFrame, features: np.ndarray, mode_ids: list[str],
              centres: Mapping[str, np.ndarray]) -> pl.DataFrame:
-    """This run's incidents with their mode, their distance to its centroid, and whether the mode is new to them."""
+    """This run's incidents with their mode, their distance to its centroid, and whether no earlier run had assigned them."""
     if base.height:
         own_centre = np.stack([centres[mode_id] for mode_id in mode_ids])
         distance = np.linalg.norm(features - own_centre, axis=1)

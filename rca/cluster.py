@@ -75,9 +75,6 @@ FEATURES_VERSION = "features-v1"
 _MODE_ID = re.compile(r"^fm-(\d+)$")
 
 
-# --- incidents → failure modes ----------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Clustering:
     """What :func:`cluster` found: the incidents with their mode and entry, the mode table, the cache, drafts."""
@@ -120,20 +117,19 @@ def cluster(
     cache = embeddings if embeddings is not None else schema.empty(schema.EMBEDDING_SCHEMA)
     symptoms = knowledge.symptoms()
     vectors, cache_after = embed.encode_cached([*base["signature"].fill_null("").to_list(), *symptoms["text"].to_list()], model, cache)
-    text, symptom_vectors = vectors[: base.height], vectors[base.height :]
+    text, symptom_vectors, symptom_ids = vectors[: base.height], vectors[base.height :], symptoms["kb_id"].to_list()
     rules = rule_scores(base, knowledge)
     features = embed.incident_features(base, text, _profile(rules, base["incident_id"], knowledge.ids))
     prior = schema.conform(modes, schema.FAILURE_MODE_SCHEMA) if modes is not None else schema.empty(schema.FAILURE_MODE_SCHEMA)
     space = feature_space(model, knowledge)
     estimator = ModeClusterer(k, join_distance=join_distance, random_state=random_state)
     assigned = _assign(base, features, prior, space, estimator)
-    similarity = _similarity(base["incident_id"].to_list(), text, symptom_vectors, symptoms["kb_id"].to_list())
+    similarity = _similarity(base["incident_id"].to_list(), text, symptom_vectors, symptom_ids)
     rule_weight = default_rule_weight(model) if rule_weight is None else rule_weight
     own = best_matches(combine_scores(rules, similarity, rule_weight=rule_weight), threshold=kb_threshold)
     table = mode_table(prior, base, features, assigned.mode_ids, assigned.centres, space)
     placed = table.filter(pl.col("mode_id").is_in(list(assigned.centres)))
-    centroids = np.array(placed["centroid"].to_list(), dtype=np.float32).reshape(placed.height, features.shape[1])
-    mode_similarity = _similarity(placed["mode_id"].to_list(), centroids[:, : text.shape[1]], symptom_vectors, symptoms["kb_id"].to_list())
+    mode_similarity = _similarity(placed["mode_id"].to_list(), _text_part(placed, text.shape[1]), symptom_vectors, symptom_ids)
     table = with_kb(table, mode_rules(rules, base["incident_id"], assigned.mode_ids), mode_similarity, kb_threshold, rule_weight)
     clustered = _clustered(base, assigned.mode_ids, own)
     drafts = draft_entries(table, base)
@@ -242,9 +238,9 @@ def _assign(base: pl.DataFrame, features: np.ndarray, prior: pl.DataFrame, space
     estimator.fit(features[fresh], known_centers=centres, known_weights=[weight for _, _, weight in known])
     created = _new_ids(base, fresh, estimator, prior)
     names = [mode_id for mode_id, _, _ in known] + created
-    for row, label in zip(fresh, estimator.labels_):
+    for row, label in zip(fresh, estimator.labels_, strict=True):
         mode_ids[row] = names[label]
-    moved = dict(zip(names, estimator.cluster_centers_))
+    moved = dict(zip(names, estimator.cluster_centers_, strict=True))
     present = set(mode_ids)
     for mode_id, centre, _ in known:
         if mode_id in present and mode_id not in moved:
@@ -291,6 +287,13 @@ def _similarity(ids: list[str], vectors: np.ndarray, symptom_vectors: np.ndarray
     return pl.DataFrame(
         {"incident_id": np.repeat(ids, len(entries)), "kb_id": np.tile(entries, len(ids)), "similarity": best.ravel().astype(np.float64)}
     )
+
+
+def _text_part(modes: pl.DataFrame, text_dim: int) -> np.ndarray:
+    """The text block of each mode's centroid (the leading ``text_dim`` features): what is compared with the symptoms."""
+    if modes.is_empty():
+        return np.zeros((0, text_dim), dtype=np.float32)
+    return np.array(modes["centroid"].to_list(), dtype=np.float32)[:, :text_dim]
 
 
 def _clustered(base: pl.DataFrame, mode_ids: list[str], own: pl.DataFrame) -> pl.DataFrame:

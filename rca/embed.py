@@ -75,6 +75,7 @@ import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -85,8 +86,8 @@ from rca.errors import RcaError
 
 __all__ = [
     "EMBEDDERS",
-    "SIGNAL_FEATURES",
     "KB_WEIGHT",
+    "SIGNAL_FEATURES",
     "TEXT_WEIGHT",
     "Embedder",
     "EmbedderFallbackWarning",
@@ -151,8 +152,7 @@ class HashingEmbedder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         vectors = np.zeros((len(texts), self.dim), dtype=np.float64)
         for row, text in enumerate(texts):
-            words = signature_words(text)
-            for token in [*words, *(f"{a} {b}" for a, b in zip(words, words[1:]))]:
+            for token in _word_grams(text):
                 digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
                 bucket = int.from_bytes(digest[:4], "little") % self.dim
                 vectors[row, bucket] += 1.0 if digest[4] & 1 else -1.0
@@ -204,8 +204,9 @@ class TfidfEmbedder:
 
 
 def _word_grams(text: str) -> list[str]:
+    """Words and word pairs: the tokens both lexical embedders count."""
     words = signature_words(text)
-    return [*words, *(f"{a} {b}" for a, b in zip(words, words[1:]))]
+    return [*words, *(f"{a} {b}" for a, b in pairwise(words))]
 
 
 class MiniLMEmbedder:
@@ -298,7 +299,7 @@ def encode_cached(texts: Sequence[str], embedder: Embedder, cache: pl.DataFrame)
     keys = [text_hash(text) for text in texts]
     known = cache.filter(pl.col("embedder") == embedder.name).unique("text_hash", keep="first")
     have = set(known["text_hash"].to_list())
-    missing = list(dict.fromkeys((key, text) for key, text in zip(keys, texts) if key not in have))
+    missing = list(dict.fromkeys((key, text) for key, text in zip(keys, texts, strict=True) if key not in have))
     if missing:
         encoded = embedder.encode([text for _, text in missing])
         added = pl.DataFrame(

@@ -178,7 +178,9 @@ class Store:
         _atomic_write_parquet(incidents, self.path / INCIDENTS_FILE)
         _atomic_write_text(json.dumps(report, indent=2, default=str), self.path / CORRELATION_FILE)
 
-    def write_clustering(self, incidents: pl.DataFrame, modes: pl.DataFrame, embeddings: pl.DataFrame, drafts: dict[str, str]) -> list[Path]:
+    def write_clustering(
+        self, incidents: pl.DataFrame, modes: pl.DataFrame, embeddings: pl.DataFrame, drafts: dict[str, str]
+    ) -> list[Path]:
         """Write a clustering run's results, each file atomically (hold :meth:`writing`); returns the drafts created.
 
         The cache goes first and the incidents last, so a run killed in between leaves

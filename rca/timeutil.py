@@ -27,16 +27,19 @@ MONTH_NAME_PATTERN = r"[A-Za-zА-Яа-яéûäÄ]{3,5}\.?"
 
 _CLOCK_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
 
-_ISO_FORMATS_WITH_ZONE = ("%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%d %H:%M:%S%z")
-# The shapes nearly every log prints, and the one format each needs once ',' is '.' and ' ' is 'T'.
-_DASHED_NAIVE = r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?$"
-_DASHED_ZONED = r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)$"
-_SLASHED_NAIVE = r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?$"
+# %.f reads a fraction if there is one, so these also read the times written without.
+_ISO_FORMATS_WITH_ZONE = ("%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z")
+_ISO_FORMATS_NAIVE = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y/%m/%d %H:%M:%S%.f")
+# The shapes nearly every log prints (around any whitespace), and the one format each needs
+# once ',' is '.' and ' ' is 'T'.
+_FRACTION = r"(?:[.,]\d{1,9})?"
+_DASHED_NAIVE = rf"^\s*\d{{4}}-\d\d-\d\d[T ]\d\d:\d\d:\d\d{_FRACTION}\s*$"
+_DASHED_ZONED = rf"^\s*\d{{4}}-\d\d-\d\d[T ]\d\d:\d\d:\d\d{_FRACTION}(?:Z|[+-]\d\d:?\d\d)\s*$"
+_SLASHED_NAIVE = rf"^\s*\d{{4}}/\d\d/\d\d \d\d:\d\d:\d\d{_FRACTION}\s*$"
 _ANY_SHAPE = "|".join((_DASHED_NAIVE, _DASHED_ZONED, _SLASHED_NAIVE))
 _DASHED_NAIVE_FORMAT = "%Y-%m-%dT%H:%M:%S%.f"
 _DASHED_ZONED_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"
 _SLASHED_NAIVE_FORMAT = "%Y/%m/%d %H:%M:%S%.f"
-_ISO_FORMATS_NAIVE = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y/%m/%d %H:%M:%S%.f", "%Y/%m/%d %H:%M:%S")
 
 
 def month_number(name: pl.Expr) -> pl.Expr:
@@ -106,27 +109,27 @@ def iso_to_utc(text: pl.Expr, tz: str) -> pl.Expr:
 
     A time with an offset or 'Z' keeps it; a time without one is taken to be in ``tz``.
     """
-    stripped = text.str.strip_chars()
     # Logs print one of a few shapes, and each shape has the one format that reads it (a
     # date the format rejects, such as Feb 30, every other format rejects too). Only text
-    # of no known shape tries every format; an expression is re-evaluated wherever it is
-    # used, so that path is fed nulls for the rows a shape took.
-    dotted = stripped.str.replace(",", ".", literal=True)
+    # of no known shape tries every format; an expression is evaluated wherever it is used,
+    # so that path is fed nulls for the rows a shape took.
+    dotted = text.str.strip_chars().str.replace(",", ".", literal=True)
     dashed = dotted.str.replace(" ", "T", literal=True)
-    zoned = pl.when(stripped.str.contains(_DASHED_ZONED)).then(dashed).str.to_datetime(
+    zoned = pl.when(text.str.contains(_DASHED_ZONED)).then(dashed).str.to_datetime(
         _DASHED_ZONED_FORMAT, strict=False, time_unit="us", time_zone="UTC"
     )
     naive = pl.coalesce(
-        pl.when(stripped.str.contains(_DASHED_NAIVE)).then(dashed).str.to_datetime(_DASHED_NAIVE_FORMAT, strict=False, time_unit="us"),
-        pl.when(stripped.str.contains(_SLASHED_NAIVE)).then(dotted).str.to_datetime(_SLASHED_NAIVE_FORMAT, strict=False, time_unit="us"),
+        pl.when(text.str.contains(_DASHED_NAIVE)).then(dashed).str.to_datetime(_DASHED_NAIVE_FORMAT, strict=False, time_unit="us"),
+        pl.when(text.str.contains(_SLASHED_NAIVE)).then(dotted).str.to_datetime(_SLASHED_NAIVE_FORMAT, strict=False, time_unit="us"),
     )
-    shapeless = pl.when(~stripped.str.contains(_ANY_SHAPE)).then(stripped)
+    shapeless = pl.when(~text.str.contains(_ANY_SHAPE)).then(text)
     return pl.coalesce([zoned, naive_to_utc(naive, tz), _iso_to_utc_general(shapeless, tz)])
 
 
-def _iso_to_utc_general(stripped: pl.Expr, tz: str) -> pl.Expr:
+def _iso_to_utc_general(text: pl.Expr, tz: str) -> pl.Expr:
     cleaned = (
-        stripped.str.replace(r"^(\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d),(\d+)", "$1.$2")
+        text.str.strip_chars()
+        .str.replace(r"^(\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d),(\d+)", "$1.$2")
         .str.replace(r"^(\S+?:\d\d(?:\.\d{1,9})?)\d*((?:[Zz]|[+-]\d\d:?\d\d)?)$", "$1$2")
         .str.replace(r"[Zz]$", "+0000")
         .str.replace(r"([+-]\d\d):(\d\d)$", "$1$2")

@@ -170,13 +170,13 @@ def test_signal_block_transforms_and_weights() -> None:
     before = incidents.clone()
     block = signal_features(incidents)
     names = [feature.name for feature in SIGNAL_FEATURES]
-    value = dict(zip(names, block[0]))
+    value = dict(zip(names, block[0], strict=True))
     assert block.shape == (2, len(SIGNAL_FEATURES)) and block.dtype == np.float32
     assert value["anchor_kind=cuda_oom"] == pytest.approx(0.35) and value["anchor_kind=oom_kill"] == 0.0
     assert value["gpu_mem_growth_shape=steady_leak"] == pytest.approx(0.45)
     assert value["gpu_mem_growth_bytes_per_s"] == pytest.approx(0.35 * np.log10(13.0) / 2, rel=1e-5)
     assert value["gpu_mem_peak_pct"] == pytest.approx(0.15 * 0.994, rel=1e-5)
-    bare = dict(zip(names, block[1]))
+    bare = dict(zip(names, block[1], strict=True))
     assert bare["hosts>=2"] == pytest.approx(0.35) and sum(abs(v) for k, v in bare.items() if k != "hosts>=2") == 0.0
     assert incidents.equals(before)
 

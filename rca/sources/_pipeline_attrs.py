@@ -61,7 +61,7 @@ def json_object(fields: Mapping[str, pl.Expr], raw: Sequence[pl.Expr] = ()) -> p
     """
     members = [pl.concat_str([pl.lit(f'"{name}":'), value]) for name, value in fields.items()]
     body = pl.concat_str([*members, *raw], separator=",", ignore_nulls=True)
-    return pl.when(body != "").then(pl.concat_str([pl.lit("{"), body, pl.lit("}")]))
+    return pl.concat_str([pl.lit("{"), body, pl.lit("}")]).replace("{}", None)
 
 
 Encoder = Callable[[pl.Expr], pl.Expr]

@@ -129,40 +129,62 @@ _KEY_OF_INTEREST = '"(?:' + "|".join(map(re.escape, _JSON_KEY_NAMES)) + ')":'
 _FLAT_JSON_TEXT = pl.when(
     pl.col("json_text").str.contains(_FLAT_JSON) & (pl.col("json_keys").list.n_unique() == pl.col("json_keys").list.len())
 ).then(pl.col("json_text"))
-_DECODED = pl.col("json_flat").str.json_decode(pl.Struct({name: pl.String for name in _JSON_KEY_NAMES}))
 
 
 def _json_parsed(json_text: pl.Expr, names: tuple[str, ...]) -> list[pl.Expr]:
-    # json_path_match never raises on malformed JSON, unlike json_decode. Parsing is the cost,
-    # so a text that spells none of the keys (nor a \ escape, behind which a key could hide) is
-    # not parsed for them.
-    spelled = sorted({f'"{part}"' for name in names for part in (name, name.split(".")[0])} | {"\\"})
-    candidate = pl.when(json_text.str.contains_any(spelled)).then(json_text)
-    return [candidate.str.json_path_match(path) for path in _json_paths(names)]
+    """Each JSONPath reading of ``names`` (json_path_match never raises on malformed JSON, unlike json_decode)."""
+    return [json_text.str.json_path_match(path) for path in _json_paths(names)]
+
+
+def _json_spelling(names: tuple[str, ...]) -> list[str]:
+    """What a JSON text that holds one of ``names`` spells: the key, or a \ escape a key could hide behind."""
+    return sorted({f'"{part}"' for name in names for part in (name, name.split(".")[0])} | {"\\"})
 
 
 def _json_fields(layers: pl.DataFrame) -> pl.DataFrame:
-    """``j_<field>`` of each JSON-lines object: the value of its first key present, as text."""
+    """``j_<field>`` of each JSON-lines object: the value of its first key present, as text.
+
+    Flat objects are decoded once for the keys they give; any other object is parsed for each
+    field whose key it spells.
+    """
     if not layers.select(pl.col("json_text").is_not_null().any()).item():
         return layers.with_columns(pl.lit(None, pl.String).alias(f"j_{field}") for field in _JSON_KEYS)
     layers = layers.with_columns(json_keys=pl.col("json_text").str.extract_all(_KEY_OF_INTEREST)).with_columns(
         json_flat=_FLAT_JSON_TEXT
     )
-    irregular = pl.when(pl.col("json_flat").is_null()).then(pl.col("json_text"))
+    layers = layers.with_columns(json_irregular=pl.when(pl.col("json_flat").is_null()).then(pl.col("json_text")))
+    given, irregular = layers.select(
+        pl.col("json_keys").explode().drop_nulls().unique().implode(), pl.col("json_irregular").is_not_null().any()
+    ).row(0)
+    decoded = [name for name in _JSON_KEY_NAMES if f'"{name}":' in given]
+    spelling = {
+        f"js_{field}": pl.when(pl.col("json_irregular").str.contains_any(_json_spelling(names))).then(pl.col("json_irregular"))
+        for field, names in _JSON_KEYS.items()
+    } if irregular else {}
+    layers = layers.with_columns(
+        *([pl.col("json_flat").str.json_decode(pl.Struct({name: pl.String for name in decoded})).alias("json_decoded")] if decoded else []),
+        **spelling,
+    )
     parsed = {
         f"jp_{field}_{n}": path
-        for field, names in _JSON_KEYS.items() for n, path in enumerate(_json_parsed(irregular, names))
+        for field, names in _JSON_KEYS.items() if spelling for n, path in enumerate(_json_parsed(pl.col(f"js_{field}"), names))
     }
-    layers = layers.with_columns(json_decoded=_DECODED, **parsed)
-    decoded = pl.col("json_decoded").struct
+    layers = layers.with_columns(
+        **parsed,
+        **{
+            f"jd_{field}": pl.coalesce([pl.col("json_decoded").struct.field(name) for name in names if name in decoded])
+            for field, names in _JSON_KEYS.items() if any(name in decoded for name in names)
+        },
+    )
+    readings = {field: [f"jd_{field}"] if f"jd_{field}" in layers.columns else [] for field in _JSON_KEYS}
+    for name in parsed:
+        readings[name.split("_")[1]].append(name)
     fields = {
-        f"j_{field}": pl.coalesce(
-            _scalar(pl.coalesce([decoded.field(name) for name in names])),
-            *(_scalar(pl.col(f"jp_{field}_{n}")) for n in range(len(_json_paths(names)))),
-        )
-        for field, names in _JSON_KEYS.items()
+        f"j_{field}": pl.coalesce([_scalar(pl.col(name)) for name in names]) if names else pl.lit(None, pl.String)
+        for field, names in readings.items()
     }
-    return layers.with_columns(**fields).drop("json_keys", "json_flat", "json_decoded", *parsed)
+    scratch = [name for name in layers.columns if name.startswith(("jd_", "js_", "jp_"))]
+    return layers.with_columns(**fields).drop("json_keys", "json_flat", "json_irregular", *scratch, strict=False)
 
 
 def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -237,25 +259,35 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         yearless_raw=pl.when(c("dated_raw").is_null() & c("epoch_any").is_null()).then(c("yearless_any")),
         leading=pl.when(c("header_level").is_null()).then(c("body")).str.extract_groups(_LEADING_LEVEL),
     )
-    yearless_ts, yearless_quality = timeutil.yearless_to_utc(
-        pl.coalesce("vllm_mon", "glog_mon").cast(pl.Int32, strict=False),
-        pl.coalesce("vllm_day", "glog_day"),
-        pl.coalesce("vllm_clock", "glog_clock"),
-        ctx,
-    )
+    dated, epoch, yearless = stamped.select(
+        c("dated_raw").is_not_null().any(), c("epoch_raw").is_not_null().any(), c("yearless_raw").is_not_null().any()
+    ).row(0)
+    # The time of each way a line can carry one; a way no line takes is left out.
+    ts: list[tuple[str, pl.Expr, pl.Expr]] = []
+    if dated:
+        ts.append(("dated_raw", timeutil.iso_to_utc(c("dated_raw"), ctx.tz), pl.lit("exact")))
+    if epoch:
+        ts.append(("epoch_raw", timeutil.epoch_to_utc(c("epoch_raw")), pl.lit("exact")))
+    if yearless:
+        ts.append(("yearless_raw", *timeutil.yearless_to_utc(
+            pl.coalesce("vllm_mon", "glog_mon").cast(pl.Int32, strict=False),
+            pl.coalesce("vllm_day", "glog_day"),
+            pl.coalesce("vllm_clock", "glog_clock"),
+            ctx,
+        )))
+    resolved, quality = pl.lit(None, pl.Datetime("us", "UTC")), pl.lit("missing")
+    for raw, value, how in reversed(ts):
+        resolved = pl.when(c(raw).is_not_null()).then(value).otherwise(resolved)
+        quality = pl.when(c(raw).is_not_null()).then(how).otherwise(quality)
     leading = c("leading").struct
     printed_level = pl.coalesce(
         c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl")
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     return stamped.with_columns(
-        ts=pl.when(c("dated_raw").is_not_null()).then(timeutil.iso_to_utc(c("dated_raw"), ctx.tz))
-        .when(c("epoch_raw").is_not_null()).then(timeutil.epoch_to_utc(c("epoch_raw")))
-        .when(c("yearless_raw").is_not_null()).then(yearless_ts),
+        ts=resolved,
         ts_raw=pl.coalesce("dated_raw", "epoch_raw", "yearless_raw"),
-        ts_quality=pl.when(c("dated_raw").is_not_null() | c("epoch_raw").is_not_null()).then(pl.lit("exact"))
-        .when(c("yearless_raw").is_not_null()).then(yearless_quality)
-        .otherwise(pl.lit("missing")),
+        ts_quality=quality,
         severity=_severity(printed_level),
         format=pl.coalesce(
             pl.when(is_c10d).then(pl.lit("torch_c10d")).otherwise(c("app_format")),

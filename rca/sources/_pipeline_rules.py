@@ -123,19 +123,25 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "phase": ("***** Running ",),
     "ci_event": tuple(needle for needle, _ in CI_EVENTS),
 }
+# Families that read routine progress (losses, vLLM metrics, trainer settings) into attrs;
+# only the others, with the exception anchors, can give a record a kind or other facts.
+PROGRESS = ("vllm", "trainer_dict", "setting", "loss")
+INCIDENTS = tuple(family for family in _FAMILIES if family not in PROGRESS)
 # Families whose facts only matter once another family has decided the kind.
 _KIND_BOUND = {"exit_pid", "container"}
 
 
-def _spelled(gate: tuple[str, ...] | str) -> str:
-    return gate if isinstance(gate, str) else "|".join(map(re.escape, gate))
+def _spelled(families: tuple[str, ...], *literals: str) -> str:
+    """A regex matching what a record spells if one of ``families`` may concern it."""
+    gates = [_FAMILIES[family] for family in families if family not in _KIND_BOUND]
+    return "|".join(
+        [f"(?:{gate})" if isinstance(gate, str) else "|".join(map(re.escape, gate)) for gate in gates]
+        + [re.escape(literal) for literal in literals]
+    )
 
 
-# A record no rule can concern spells no family's literal nor an exception's anchor.
-ANY_RULE = "|".join(
-    [f"(?:{_spelled(gate)})" for name, gate in _FAMILIES.items() if name not in _KIND_BOUND]
-    + [re.escape(literal) for literal in (_DATALOADER_LITERAL, NCCL_TIMEOUT)]
-)
+PROGRESS_RULE = _spelled(PROGRESS)
+INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, NCCL_TIMEOUT)
 
 
 def _msg() -> pl.Expr:
@@ -152,10 +158,13 @@ def _gate(gate: tuple[str, ...] | str) -> pl.Expr:
     return pl.when(spelled).then(_msg())
 
 
-def gate_families(records: pl.DataFrame) -> tuple[pl.DataFrame, set[str]]:
-    """``records`` with each family's gated message (``m_<family>``), and the families some record spells."""
-    gated_records = records.with_columns(_gate(gate).alias(f"m_{family}") for family, gate in _FAMILIES.items())
-    spelled = gated_records.select(gated(family).is_not_null().any().alias(family) for family in _FAMILIES).row(0, named=True)
+def gate_families(records: pl.DataFrame, families: tuple[str, ...]) -> tuple[pl.DataFrame, set[str]]:
+    """``records`` with each family's gated message (``m_<family>``), and the families some record spells.
+
+    Families other than ``families`` are taken to be spelled by none of ``records``.
+    """
+    gated_records = records.with_columns(_gate(_FAMILIES[family]).alias(f"m_{family}") for family in families)
+    spelled = gated_records.select(gated(family).is_not_null().any().alias(family) for family in families).row(0, named=True)
     return gated_records, {family for family, some in spelled.items() if some}
 
 

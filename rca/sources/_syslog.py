@@ -69,7 +69,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     bare = head_groups(pl.col("text"), _BARE_HEAD, one_line=one_line)
     parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"))
     s, i, b = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct
-    parts = parts.with_columns(iso_ts=map_distinct(parts.select(i.field("iso")).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)))
+    iso_ts = map_distinct(parts.select(i.field("iso")).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz))
+    parts = parts.with_columns(iso_ts=iso_ts)
     short_ts, short_quality = timeutil.yearless_to_utc(timeutil.month_number(s.field("mon")), s.field("day"), s.field("clock"), ctx)
     has_short = s.field("message").is_not_null()
     has_iso = i.field("message").is_not_null()

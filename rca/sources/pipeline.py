@@ -20,7 +20,16 @@ from rca.sources._base import Parsed, ParseContext, Source, split_rows
 from rca.sources._pipeline_attrs import json_number, json_object, with_attrs
 from rca.sources._pipeline_frame import frame
 from rca.sources._pipeline_records import records
-from rca.sources._pipeline_rules import ANY_RULE, exception_facts, extract, gate_families, kind_and_severity
+from rca.sources._pipeline_rules import (
+    INCIDENT_RULE,
+    INCIDENTS,
+    PROGRESS,
+    PROGRESS_RULE,
+    exception_facts,
+    extract,
+    gate_families,
+    kind_and_severity,
+)
 
 FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "iso8601", "epoch", "nccl", "text")
 
@@ -107,13 +116,24 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 
 def _classify(grouped: pl.DataFrame) -> pl.DataFrame:
-    """One event per record: records a rule may concern go through the rules, the others are plain."""
-    concerned = pl.col("family").is_not_null() | pl.col("message").str.contains(ANY_RULE)
-    return split_rows(grouped, concerned, _ruled, lambda plain: plain.select(**_PLAIN).select(list(_OUTPUT)))
+    """One event per record, by what rules may concern it: none (a plain log line), only the
+    progress rules (a log line with attrs), or any (multi-line records among them)."""
+    message = pl.col("message")
+    tiered = grouped.with_columns(
+        tier=pl.when(pl.col("family").is_not_null() | message.str.contains(INCIDENT_RULE)).then(2)
+        .when(message.str.contains(PROGRESS_RULE)).then(1)
+        .otherwise(0)
+    )
+    return split_rows(
+        tiered,
+        pl.col("tier") > 0,
+        lambda ruled: split_rows(ruled, pl.col("tier") == 2, lambda rows: _ruled(rows, PROGRESS + INCIDENTS), lambda rows: _ruled(rows, PROGRESS)),
+        lambda plain: plain.select(**_PLAIN).select(list(_OUTPUT)),
+    )
 
 
-def _ruled(grouped: pl.DataFrame) -> pl.DataFrame:
-    gated, present = gate_families(grouped)
+def _ruled(grouped: pl.DataFrame, families: tuple[str, ...]) -> pl.DataFrame:
+    gated, present = gate_families(grouped, families)
     facts = kind_and_severity(exception_facts(extract(gated, present)), present)
     return with_attrs(facts, present).select(**_OUTPUT)
 
