@@ -12,6 +12,7 @@ what is left is the ``body`` the rules and the record grouping read.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 
 import polars as pl
 
@@ -32,12 +33,15 @@ _SEVERITY = {
     "10": "debug", "20": "debug", "30": "info", "40": "warning", "50": "error", "60": "critical",
 }
 
+_UTC = pl.Datetime("us", "UTC")
 _ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d| UTC)?"
 # A tag ends at a space, which it takes, or at the end of the line.
 _ENDS_TAG = r"(?: |$)"
 
 _NOISE = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|section_(?:start|end):\d+:[\w.\-]+(?:\[[^\]]*\])?"
-_NOISE_MARKERS = ["\x1b", "section_", "\r"]
+# Terminal control codes, CI section markers and carriage-return redraws leave a line as it
+# was unless it spells one of these; only those lines are cleaned.
+_NOISY = pl.col("text").str.contains_any(["\x1b", "section_", "\r"])
 _CLEANED = (
     pl.col("text").str.replace_all(_NOISE, "").str.strip_chars_end("\r")
     .str.replace(r"^.*\r([^\r]*[^\r\s][^\r]*)$", "${1}")
@@ -118,73 +122,97 @@ def _scalar(value: pl.Expr) -> pl.Expr:
 
 _JSON_STRING = r'"[^"\\\x00-\x1f]*"'
 _JSON_SPACE = r"[ \t\n\r]*"
-_JSON_MEMBER = rf"{_JSON_STRING}:{_JSON_SPACE}(?:{_JSON_STRING}|-?[1-9][0-9]{{0,15}}|0|true|false){_JSON_SPACE}"
-# A flat object of escape-free strings, integers and booleans, whose keys are each given once:
-# json_decode reads it as json_path_match does, but in one parse for all keys (it would raise
-# on malformed text, take the first of twice-given keys, not tell null from missing, and
-# print some decimals differently).
+# Bounded so that no number can overflow a double (the parser rejects those).
+_JSON_NUMBER = r"-?(?:0|[1-9][0-9]{0,199})(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,2})?"
+_JSON_MEMBER = rf"{_JSON_STRING}:{_JSON_SPACE}(?:{_JSON_STRING}|{_JSON_NUMBER}|true|false|null){_JSON_SPACE}"
 _FLAT_JSON = rf"^{_JSON_SPACE}\{{{_JSON_SPACE}(?:{_JSON_MEMBER}(?:,{_JSON_SPACE}{_JSON_MEMBER})*)?\}}{_JSON_SPACE}$"
 _JSON_KEY_NAMES = [name for names in _JSON_KEYS.values() for name in names]
 _KEY_OF_INTEREST = '"(?:' + "|".join(map(re.escape, _JSON_KEY_NAMES)) + ')":'
+# A key we read whose value json_path_match would not print as written: null, a decimal, or
+# an integer it holds as a double.
+_REWRITTEN_VALUE = rf"{_KEY_OF_INTEREST}{_JSON_SPACE}(?:null|-0|-?[0-9]+[.eE]|-?[1-9][0-9]{{16}})"
+# A flat object of escape-free strings and plain values whose keys we read are each given
+# once, as strings, integers or booleans: a regex per key reads them as json_path_match
+# does, without parsing the text once per field.
 _FLAT_JSON_TEXT = pl.when(
-    pl.col("json_text").str.contains(_FLAT_JSON) & (pl.col("json_keys").list.n_unique() == pl.col("json_keys").list.len())
+    pl.col("json_text").str.contains(_FLAT_JSON)
+    & ~pl.col("json_text").str.contains(_REWRITTEN_VALUE)
+    & (pl.col("json_keys").list.n_unique() == pl.col("json_keys").list.len())
 ).then(pl.col("json_text"))
 
 
-def _json_parsed(json_text: pl.Expr, names: tuple[str, ...]) -> list[pl.Expr]:
-    """Each JSONPath reading of ``names`` (json_path_match never raises on malformed JSON, unlike json_decode)."""
-    return [json_text.str.json_path_match(path) for path in _json_paths(names)]
+def _flat_value(name: str) -> pl.Expr:
+    """The value under key ``name`` of a flat object, as json_path_match prints it."""
+    member = rf'"{re.escape(name)}":{_JSON_SPACE}(?:"(?<string>[^"]*)"|(?<literal>[-0-9a-z]+))'
+    value = pl.col("json_flat").str.extract_groups(member).struct
+    return pl.coalesce(value.field("string"), value.field("literal"))
 
 
 def _json_spelling(names: tuple[str, ...]) -> list[str]:
-    """What a JSON text that holds one of ``names`` spells: the key, or a \ escape a key could hide behind."""
+    """What a JSON text that holds one of ``names`` spells: the key, or a \\ escape a key could hide behind."""
     return sorted({f'"{part}"' for name in names for part in (name, name.split(".")[0])} | {"\\"})
+
+
+def _where(
+    frame: pl.DataFrame,
+    mask: pl.Expr,
+    compute: Callable[[pl.DataFrame], pl.DataFrame],
+    columns: Mapping[str, pl.DataType],
+) -> pl.DataFrame:
+    """``frame`` with the ``columns`` that ``compute`` gives its rows where ``mask`` holds, null elsewhere.
+
+    An expression costs a pass over every row, null or not; what only some rows need is
+    computed on those rows alone and put back in place.
+    """
+    rows = frame.select(pl.arg_where(mask)).to_series()
+    if rows.len() == 0:
+        return frame.with_columns(pl.lit(None, dtype).alias(name) for name, dtype in columns.items())
+    computed = compute(frame[rows])
+    return frame.with_columns(
+        pl.repeat(None, frame.height, dtype=dtype, eager=True).scatter(rows, computed[name]).alias(name)
+        for name, dtype in columns.items()
+    )
+
+
+_JSON_FIELDS = {f"j_{field}": pl.String() for field in _JSON_KEYS}
 
 
 def _json_fields(layers: pl.DataFrame) -> pl.DataFrame:
     """``j_<field>`` of each JSON-lines object: the value of its first key present, as text.
 
-    Flat objects are decoded once for the keys they give; any other object is parsed for each
-    field whose key it spells.
+    A flat object is read with a regex per key it gives; any other is parsed with
+    json_path_match (which never raises on malformed JSON) for each field whose key it spells.
     """
-    if not layers.select(pl.col("json_text").is_not_null().any()).item():
-        return layers.with_columns(pl.lit(None, pl.String).alias(f"j_{field}") for field in _JSON_KEYS)
-    layers = layers.with_columns(json_keys=pl.col("json_text").str.extract_all(_KEY_OF_INTEREST)).with_columns(
+    return _where(layers, pl.col("json_text").is_not_null(), _read_objects, _JSON_FIELDS)
+
+
+def _read_objects(objects: pl.DataFrame) -> pl.DataFrame:
+    objects = objects.select("json_text", json_keys=pl.col("json_text").str.extract_all(_KEY_OF_INTEREST)).with_columns(
         json_flat=_FLAT_JSON_TEXT
     )
-    layers = layers.with_columns(json_irregular=pl.when(pl.col("json_flat").is_null()).then(pl.col("json_text")))
-    given, irregular = layers.select(
-        pl.col("json_keys").explode().drop_nulls().unique().implode(), pl.col("json_irregular").is_not_null().any()
-    ).row(0)
-    decoded = [name for name in _JSON_KEY_NAMES if f'"{name}":' in given]
-    spelling = {
-        f"js_{field}": pl.when(pl.col("json_irregular").str.contains_any(_json_spelling(names))).then(pl.col("json_irregular"))
+    given = set(objects.select(pl.col("json_keys").explode().drop_nulls().unique()).to_series())
+    flat = {
+        field: pl.coalesce(values) if (values := [_flat_value(name) for name in names if f'"{name}":' in given]) else None
         for field, names in _JSON_KEYS.items()
-    } if irregular else {}
-    layers = layers.with_columns(
-        *([pl.col("json_flat").str.json_decode(pl.Struct({name: pl.String for name in decoded})).alias("json_decoded")] if decoded else []),
-        **spelling,
-    )
-    parsed = {
-        f"jp_{field}_{n}": path
-        for field, names in _JSON_KEYS.items() if spelling for n, path in enumerate(_json_parsed(pl.col(f"js_{field}"), names))
     }
-    layers = layers.with_columns(
-        **parsed,
-        **{
-            f"jd_{field}": pl.coalesce([pl.col("json_decoded").struct.field(name) for name in names if name in decoded])
-            for field, names in _JSON_KEYS.items() if any(name in decoded for name in names)
-        },
+    objects = objects.with_columns(**{f"flat_{field}": value for field, value in flat.items() if value is not None})
+    objects = _where(objects, pl.col("json_flat").is_null(), _parse_objects, {f"parsed_{field}": pl.String() for field in _JSON_KEYS})
+    return objects.select(
+        pl.coalesce(*([_scalar(pl.col(f"flat_{field}"))] if flat[field] is not None else []), pl.col(f"parsed_{field}")).alias(f"j_{field}")
+        for field in _JSON_KEYS
     )
-    readings = {field: [f"jd_{field}"] if f"jd_{field}" in layers.columns else [] for field in _JSON_KEYS}
-    for name in parsed:
-        readings[name.split("_")[1]].append(name)
-    fields = {
-        f"j_{field}": pl.coalesce([_scalar(pl.col(name)) for name in names]) if names else pl.lit(None, pl.String)
-        for field, names in readings.items()
-    }
-    scratch = [name for name in layers.columns if name.startswith(("jd_", "js_", "jp_"))]
-    return layers.with_columns(**fields).drop("json_keys", "json_flat", "json_irregular", *scratch, strict=False)
+
+
+def _parse_objects(objects: pl.DataFrame) -> pl.DataFrame:
+    text = pl.col("json_text")
+    spelled = objects.select(text.str.contains_any(_json_spelling(names)).any().alias(field) for field, names in _JSON_KEYS.items()).row(0)
+    return objects.select(
+        (
+            pl.coalesce([_scalar(pl.when(text.str.contains_any(_json_spelling(names))).then(text).str.json_path_match(path)) for path in _json_paths(names)])
+            if some else pl.lit(None, pl.String)
+        ).alias(f"parsed_{field}")
+        for (field, names), some in zip(_JSON_KEYS.items(), spelled)
+    )
 
 
 def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -192,8 +220,8 @@ def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
     ``blank`` marks lines that held nothing but terminal control codes and CI section markers.
     """
-    noisy = lines.select(pl.col("text").str.contains_any(_NOISE_MARKERS).any()).item()
-    cleaned = lines.select("line", _CLEANED if noisy else pl.col("text"))
+    cleaned = _where(lines, _NOISY, lambda noisy: noisy.select(cleaned=_CLEANED), {"cleaned": pl.String()})
+    cleaned = cleaned.select("line", text=pl.coalesce("cleaned", "text"))
     return _resolve(_peel_application(_peel_outer(cleaned)), ctx).select(FRAMED_COLUMNS)
 
 
@@ -228,7 +256,7 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
         app_format = app_format.when(pl.col(witness).is_not_null()).then(pl.lit(name))
     json_body = pl.when(pl.col("j_exc").is_not_null()).then(
         pl.concat_str([pl.col("j_msg").fill_null(""), pl.col("j_exc")], separator="\n")
-    ).otherwise(pl.col("j_msg").fill_null(inner)).str.strip_chars_end()
+    ).otherwise(pl.col("j_msg").fill_null(pl.col("json_text"))).str.strip_chars_end()
     return layers.with_columns(
         app_format=app_format,
         body=pl.when(is_json).then(json_body)
@@ -259,26 +287,29 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         yearless_raw=pl.when(c("dated_raw").is_null() & c("epoch_any").is_null()).then(c("yearless_any")),
         leading=pl.when(c("header_level").is_null()).then(c("body")).str.extract_groups(_LEADING_LEVEL),
     )
-    dated, epoch, yearless = stamped.select(
-        c("dated_raw").is_not_null().any(), c("epoch_raw").is_not_null().any(), c("yearless_raw").is_not_null().any()
-    ).row(0)
-    # The time of each way a line can carry one; a way no line takes is left out.
-    ts: list[tuple[str, pl.Expr, pl.Expr]] = []
-    if dated:
-        ts.append(("dated_raw", timeutil.iso_to_utc(c("dated_raw"), ctx.tz), pl.lit("exact")))
-    if epoch:
-        ts.append(("epoch_raw", timeutil.epoch_to_utc(c("epoch_raw")), pl.lit("exact")))
-    if yearless:
-        ts.append(("yearless_raw", *timeutil.yearless_to_utc(
-            pl.coalesce("vllm_mon", "glog_mon").cast(pl.Int32, strict=False),
-            pl.coalesce("vllm_day", "glog_day"),
-            pl.coalesce("vllm_clock", "glog_clock"),
-            ctx,
-        )))
-    resolved, quality = pl.lit(None, pl.Datetime("us", "UTC")), pl.lit("missing")
-    for raw, value, how in reversed(ts):
-        resolved = pl.when(c(raw).is_not_null()).then(value).otherwise(resolved)
-        quality = pl.when(c(raw).is_not_null()).then(how).otherwise(quality)
+    stamped = _where(
+        stamped, c("dated_raw").is_not_null(), lambda rows: rows.select(ts_dated=timeutil.iso_to_utc(c("dated_raw"), ctx.tz)),
+        {"ts_dated": _UTC},
+    )
+    stamped = _where(
+        stamped, c("epoch_raw").is_not_null(), lambda rows: rows.select(ts_epoch=timeutil.epoch_to_utc(c("epoch_raw"))),
+        {"ts_epoch": _UTC},
+    )
+    # A yearless line's year can depend on the lines before it that give a month.
+    month = pl.coalesce("vllm_mon", "glog_mon").cast(pl.Int32, strict=False)
+    yearless_ts, yearless_quality = timeutil.yearless_to_utc(
+        month, pl.coalesce("vllm_day", "glog_day"), pl.coalesce("vllm_clock", "glog_clock"), ctx
+    )
+    any_yearless = stamped.select(c("yearless_raw").is_not_null().any()).item()
+    stamped = _where(
+        stamped, month.is_not_null() & any_yearless, lambda rows: rows.select(ts_yearless=yearless_ts), {"ts_yearless": _UTC}
+    )
+    resolved = pl.coalesce("ts_dated", "ts_epoch", pl.when(c("yearless_raw").is_not_null()).then(c("ts_yearless")))
+    quality = (
+        pl.when(c("dated_raw").is_not_null() | c("epoch_raw").is_not_null()).then(pl.lit("exact"))
+        .when(c("yearless_raw").is_not_null()).then(yearless_quality)
+        .otherwise(pl.lit("missing"))
+    )
     leading = c("leading").struct
     printed_level = pl.coalesce(
         c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl")
