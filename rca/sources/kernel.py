@@ -32,6 +32,7 @@ from rca.sources._base import (
     head_groups,
     holds_newline,
     map_distinct,
+    split_rows,
 )
 
 _LEVEL_PREFIX = (
@@ -43,6 +44,8 @@ _RAW_HEAD = _LEVEL_PREFIX + r"\[\s*(?<boot>\d+\.\d+)\] ?(?:(?<host>\S+) kernel: 
 _CTIME_HEAD = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>\d{1,2}) (?<clock>\d\d:\d\d:\d\d) (?<year>\d{4}))\] ?"
 _ISO_HEAD = _LEVEL_PREFIX + r"(?<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:?\d\d) "
 _EMBEDDED_BOOT_HEAD = r"^\[\s*(?<boot>\d+\.\d+)\] ?"
+_BOOT_STAMP = r"^\[\s*\d+\.\d+\]"
+_HOST_AFTER_STAMP = _BOOT_STAMP + r" ?\S+ kernel: "
 _RAW, _CTIME, _ISO = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD))
 _JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
 _BARE_KERNEL = r"^kernel: "
@@ -82,22 +85,27 @@ _TASK_ROW = (
     r"(?:\s+(?<rss_anon>\d+)\s+(?<rss_file>\d+)\s+(?<rss_shmem>\d+))?"
     r"\s+(?<pgtables>\d+)\s+(?<swapents>\d+)\s+(?<adj>-?\d+)\s+(?<name>.+)$"
 )
-# Lines the kernel prints as part of an OOM header's dump (and of other stack dumps).
-_DUMP = (
-    r"^(?:\s|CPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: |Hardware name: |Call [Tt]race:|</?(?:TASK|IRQ|NMI)>|Code: |RIP: |"
-    r"Workqueue: |Mem-Info:|Node \d+ |lowmem_reserve\[\]:|Free swap|Total swap|Tasks state |\[\s*pid\s*\]\s+uid|"
-    r"(?:memory|memory\+swap|kmem|swap): usage |Memory cgroup stats for |Unreclaimable slab info:|Swap cache stats:|"
-    r"active_anon:|\d+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache))|"
-    r"(?:R[A-Z0-9]{2}|[A-Z]S|CR\d|DR\d): +[0-9a-fA-F]|(?:pc|lr|sp|x\d{1,2}) ?: |[a-z_]+ \d+$|"
-    r"Task in \S+ killed as a result of limit of |\S.* cpuset=\S* mems_allowed=\S+$|\[<[0-9a-f]+>\])"
+_CPUSET_LINE = r"\S.* cpuset=\S* mems_allowed=\S+$"
+# Starts of the lines the kernel prints as part of an OOM header's dump (and of other stack dumps).
+_DUMP_STARTS = (
+    r"\s", r"CPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: ", r"Hardware name: ", r"Call [Tt]race:", r"</?(?:TASK|IRQ|NMI)>", r"Code: ", r"RIP: ",
+    r"Workqueue: ", r"Mem-Info:", r"Node \d+ ", r"lowmem_reserve\[\]:", r"Free swap", r"Total swap", r"Tasks state ",
+    r"\[\s*pid\s*\]\s+uid",
+    r"(?:memory|memory\+swap|kmem|swap): usage ", r"Memory cgroup stats for ", r"Unreclaimable slab info:", r"Swap cache stats:",
+    r"active_anon:", r"\d+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache))",
+    r"(?:R[A-Z0-9]{2}|[A-Z]S|CR\d|DR\d): +[0-9a-fA-F]", r"(?:pc|lr|sp|x\d{1,2}) ?: ", r"[a-z_]+ \d+$",
+    r"Task in \S+ killed as a result of limit of ", _CPUSET_LINE, r"\[<[0-9a-f]+>\]",
 )
-# Every line any rule below reads matches this (the task-table row is the "[" start); the rest
-# of a kernel log, nearly all of it, is noise that only needs a frame and a severity.
-_RULE_LINE = "|".join((
-    _DUMP,
-    r"^(?:CPU: |Hardware name: |memory: usage |Task in |oom-kill:|oom_reaper: reaped process |\[)",
-    r"invoked oom-killer: |cpuset=|Killed process |Kill process |NVRM: |fallen off the bus",
-))
+_DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
+# Every line any rule below reads starts with one of these or holds a keyword (the task-table
+# row is the "[" start; the dump's cpuset line holds "cpuset=", and looking for it from the start
+# would read every line to its end). The rest of a kernel log, nearly all of it, is noise that
+# only needs a frame and a severity.
+_RULE_STARTS = "^(?:" + "|".join((
+    *(start for start in _DUMP_STARTS if start != _CPUSET_LINE),
+    "CPU: ", "Hardware name: ", "memory: usage ", "Task in ", "oom-kill:", "oom_reaper: reaped process ", r"\[",
+)) + ")"
+_RULE_KEYWORDS = r"invoked oom-killer: |cpuset=|Killed process |Kill process |NVRM: |fallen off the bus"
 _POD_UID = r"(?:^|[/-])pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)"
 _CONTAINER_ID = r"(?:^|/)(?:(?:cri-containerd|containerd|docker|crio|libpod)-)?([0-9a-f]{64})(?:\.scope)?$"
 _HEX64 = r"([0-9a-f]{64})"
@@ -178,6 +186,32 @@ def _family(texts: pl.Series) -> str:
 def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """dmesg lines → framed columns; a line without a time prefix inherits the line above's."""
     one_line = not holds_newline(lines["text"])
+    text = pl.col("text")
+    # Nearly every line of a raw dmesg is "[  12.345678] message": cut apart, not captured.
+    stamped = text.str.contains(_BOOT_STAMP) & ~text.str.contains(_HOST_AFTER_STAMP) & ~text.str.contains(_CTIME_HEAD)
+    framed = split_rows(lines, stamped if one_line else pl.lit(False), _framed_boot_stamp, lambda rest: _framed(rest, ctx, one_line))
+    record = pl.col("framed").cum_sum()
+    carried = ["ts", "ts_raw", "boot_seconds", "host", "format"]
+    return framed.with_columns(
+        [forward_fill_within(pl.col(name), record).alias(name) for name in carried],
+        ts_quality=pl.when(pl.col("framed")).then(pl.col("ts_quality"))
+        .when(record > 0).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
+    ).select(*_syslog.FRAMED_SCHEMA, "boot_seconds")
+
+
+def _framed_boot_stamp(lines: pl.DataFrame) -> pl.DataFrame:
+    """What :func:`_framed` makes of lines that are a boot stamp and a message, and nothing else."""
+    cut = lines.with_columns(pl.col("text").str.splitn("]", 2).struct.rename_fields(["stamp", "rest"]).alias("cut")).unnest("cut")
+    stamped = cut.with_columns(ts_raw=pl.col("stamp").str.strip_prefix("[").str.strip_chars_start())
+    return stamped.select(
+        "line", "text", ts=pl.lit(None, _syslog.FRAMED_SCHEMA["ts"]), ts_raw="ts_raw", ts_quality=pl.lit(None, pl.String),
+        boot_seconds=pl.col("ts_raw").cast(pl.Float64, strict=False), host=pl.lit(None, pl.String), program=pl.lit("kernel"),
+        pid=pl.lit(None, pl.Int64), message=pl.col("rest").str.strip_prefix(" "), severity=pl.lit(None, pl.String),
+        format=pl.lit("dmesg_raw"), framed=pl.lit(True),
+    )
+
+
+def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFrame:
     parts = lines.with_columns(
         r=head_groups(pl.col("text"), _RAW_HEAD, one_line=one_line),
         c=head_groups(pl.col("text"), _CTIME_HEAD, one_line=one_line),
@@ -194,7 +228,9 @@ def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         ctime_ts=map_distinct(parts.select(ctime_clock).to_series(), lambda text: timeutil.dated_to_utc(text, "%Y-%m-%d %H:%M:%S", ctx.tz)),
         iso_ts=map_distinct(parts.select(i.field("iso")).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)),
     )
-    framed = parts.with_columns(
+    return parts.select(
+        "line",
+        "text",
         ts=pl.when(has_ctime).then(pl.col("ctime_ts")).when(has_iso).then(pl.col("iso_ts")),
         ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso")),
         ts_quality=pl.when(has_ctime | has_iso).then(pl.lit("exact")),
@@ -208,24 +244,18 @@ def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         .when(has_raw).then(pl.lit("dmesg_raw")).when(has_ctime).then(pl.lit("dmesg_ctime")).when(has_iso).then(pl.lit("dmesg_iso")),
         framed=has_raw | has_ctime | has_iso,
     )
-    record = pl.col("framed").cum_sum()
-    carried = ["ts", "ts_raw", "boot_seconds", "host", "format"]
-    return framed.with_columns(
-        [forward_fill_within(pl.col(name), record).alias(name) for name in carried],
-        ts_quality=pl.when(pl.col("framed")).then(pl.col("ts_quality"))
-        .when(record > 0).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
-    ).select(*_syslog.FRAMED_SCHEMA, "boot_seconds")
 
 
 def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Kernel message rules over framed lines (``_syslog.FRAMED_SCHEMA`` columns, optionally ``boot_seconds``).
 
-    Only lines a rule may read go through the rules: those :data:`_RULE_LINE` matches and the
-    lines of every multi-line record. Each other line is a log event of its own as it stands.
+    Only lines a rule may read go through the rules: those that :data:`_RULE_STARTS` or
+    :data:`_RULE_KEYWORDS` match and the lines of every multi-line record. Each other line is a
+    log event of its own as it stands.
     """
     lines = _timed(framed, ctx).with_row_index("row")
-    continued = pl.col("continuation") | pl.col("continuation").shift(-1, fill_value=False)
-    ruled = lines.select(pl.col("message").str.contains(_RULE_LINE) | continued).to_series()
+    message, continued = pl.col("message"), pl.col("continuation") | pl.col("continuation").shift(-1, fill_value=False)
+    ruled = lines.select(message.str.contains(_RULE_STARTS) | message.str.contains(_RULE_KEYWORDS) | continued).to_series()
     facts = lines.filter(ruled).with_columns(_line_facts()).with_columns(_xid.line_columns())
     records = _group(_carry_block_facts(_with_keys(facts)))
     events = _assemble(_xid.record_columns(records, pl.col("position")))
