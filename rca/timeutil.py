@@ -31,11 +31,13 @@ _CLOCK_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
 _ISO_FORMATS_WITH_ZONE = ("%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z")
 _ISO_FORMATS_NAIVE = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y/%m/%d %H:%M:%S%.f")
 # The shapes nearly every log prints (around any whitespace), and the one format each needs
-# once ',' is '.' and ' ' is 'T'.
-_FRACTION = r"(?:[.,]\d{1,9})?"
-_DASHED_NAIVE = rf"^\s*\d{{4}}-\d\d-\d\d[T ]\d\d:\d\d:\d\d{_FRACTION}\s*$"
-_DASHED_ZONED = rf"^\s*\d{{4}}-\d\d-\d\d[T ]\d\d:\d\d:\d\d{_FRACTION}(?:Z|[+-]\d\d:?\d\d)\s*$"
-_SLASHED_NAIVE = rf"^\s*\d{{4}}/\d\d/\d\d \d\d:\d\d:\d\d{_FRACTION}\s*$"
+# once ',' is '.' and ' ' is 'T'. Digits are ASCII as the formats read them: text with
+# other digits fails every format, whichever path it takes.
+_FRACTION = r"(?:[.,][0-9]{1,9})?"
+_CLOCK = r"[0-9]{2}:[0-9]{2}:[0-9]{2}"
+_DASHED_NAIVE = rf"^\s*[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[T ]{_CLOCK}{_FRACTION}\s*$"
+_DASHED_ZONED = rf"^\s*[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}[T ]{_CLOCK}{_FRACTION}(?:Z|[+-][0-9]{{2}}:?[0-9]{{2}})\s*$"
+_SLASHED_NAIVE = rf"^\s*[0-9]{{4}}/[0-9]{{2}}/[0-9]{{2}} {_CLOCK}{_FRACTION}\s*$"
 _ANY_SHAPE = "|".join((_DASHED_NAIVE, _DASHED_ZONED, _SLASHED_NAIVE))
 _DASHED_NAIVE_FORMAT = "%Y-%m-%dT%H:%M:%S%.f"
 _DASHED_ZONED_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"
@@ -104,15 +106,21 @@ def dated_to_utc(text: pl.Expr, fmt: str, tz: str) -> pl.Expr:
     return naive_to_utc(text.str.to_datetime(fmt, strict=False, time_unit="us"), tz)
 
 
-def iso_to_utc(text: pl.Expr, tz: str) -> pl.Expr:
-    """ISO 8601 (and the common 'YYYY-MM-DD HH:MM:SS,mmm' and slash forms) to UTC.
+def iso_shaped(text: pl.Expr) -> pl.Expr:
+    """Whether ``text`` has a shape nearly every log prints, around any whitespace.
 
-    A time with an offset or 'Z' keeps it; a time without one is taken to be in ``tz``.
+    'YYYY-MM-DD[T ]HH:MM:SS' with an optional '.' or ',' fraction of up to 9 digits and an
+    optional 'Z' or numeric offset, or 'YYYY/MM/DD HH:MM:SS' with an optional fraction.
     """
-    # Logs print one of a few shapes, and each shape has the one format that reads it (a
-    # date the format rejects, such as Feb 30, every other format rejects too). Only text
-    # of no known shape tries every format; an expression is evaluated wherever it is used,
-    # so that path is fed nulls for the rows a shape took.
+    return text.str.contains(_ANY_SHAPE)
+
+
+def iso_shaped_to_utc(text: pl.Expr, tz: str) -> pl.Expr:
+    """:func:`iso_to_utc` of the text :func:`iso_shaped` accepts (null for other text).
+
+    Each shape has the one format that reads it, so a row costs one parse; a date that
+    format rejects (Feb 30, hour 24), every other format rejects too.
+    """
     dotted = text.str.strip_chars().str.replace(",", ".", literal=True)
     dashed = dotted.str.replace(" ", "T", literal=True)
     zoned = pl.when(text.str.contains(_DASHED_ZONED)).then(dashed).str.to_datetime(
@@ -122,8 +130,17 @@ def iso_to_utc(text: pl.Expr, tz: str) -> pl.Expr:
         pl.when(text.str.contains(_DASHED_NAIVE)).then(dashed).str.to_datetime(_DASHED_NAIVE_FORMAT, strict=False, time_unit="us"),
         pl.when(text.str.contains(_SLASHED_NAIVE)).then(dotted).str.to_datetime(_SLASHED_NAIVE_FORMAT, strict=False, time_unit="us"),
     )
-    shapeless = pl.when(~text.str.contains(_ANY_SHAPE)).then(text)
-    return pl.coalesce([zoned, naive_to_utc(naive, tz), _iso_to_utc_general(shapeless, tz)])
+    return pl.coalesce(zoned, naive_to_utc(naive, tz))
+
+
+def iso_to_utc(text: pl.Expr, tz: str) -> pl.Expr:
+    """ISO 8601 (and the common 'YYYY-MM-DD HH:MM:SS,mmm' and slash forms) to UTC.
+
+    A time with an offset or 'Z' keeps it; a time without one is taken to be in ``tz``.
+    """
+    # Only text of no known shape tries every format; an expression is evaluated wherever
+    # it is used, so that path is fed nulls for the rows a shape took.
+    return pl.coalesce(iso_shaped_to_utc(text, tz), _iso_to_utc_general(pl.when(~iso_shaped(text)).then(text), tz))
 
 
 def _iso_to_utc_general(text: pl.Expr, tz: str) -> pl.Expr:

@@ -60,6 +60,8 @@ def json_object(fields: Mapping[str, pl.Expr], raw: Sequence[pl.Expr] = ()) -> p
     Null when no key has a value.
     """
     members = [pl.concat_str([pl.lit(f'"{name}":'), value]) for name, value in fields.items()]
+    if not members and not raw:
+        return pl.lit(None, pl.String)
     body = pl.concat_str([*members, *raw], separator=",", ignore_nulls=True)
     return pl.concat_str([pl.lit("{"), body, pl.lit("}")]).replace("{}", None)
 
@@ -193,7 +195,10 @@ def _trainer_runs(present: set[str]) -> dict[str, pl.Expr]:
 
 
 def with_attrs(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
-    """``facts`` with its ``attrs`` column: the JSON object of every key that has a value."""
+    """``facts`` with its ``attrs`` column: the JSON object of every key that has a value.
+
+    A key no record of the batch has a value for is left out of the encoding altogether.
+    """
     runs = _trainer_runs(present)
     staged = facts.with_columns(**{f"a_{name}": run for name, run in runs.items()})
     scratch = [f"a_{name}" for name in runs]
@@ -203,7 +208,9 @@ def with_attrs(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         scratch.append("loss_text")
     fields = _fields(present)
     staged = staged.with_columns(**{f"a_{name}": value for name, (_, value) in fields.items()})
-    encoded = {name: encoder(pl.col(f"a_{name}")) for name, (encoder, _) in fields.items()}
-    joined = [pl.concat_str([pl.col(f"a_{name}") for name in runs], separator=",", ignore_nulls=True).replace("", None)] if runs else []
     scratch += [f"a_{name}" for name in fields]
-    return staged.with_columns(attrs=json_object(encoded, raw=joined)).drop(scratch)
+    valued = staged.select(pl.col(name).is_not_null().any() for name in scratch).row(0, named=True)
+    encoded = {name: encoder(pl.col(f"a_{name}")) for name, (encoder, _) in fields.items() if valued[f"a_{name}"]}
+    joined = [pl.col(f"a_{name}") for name in runs if valued[f"a_{name}"]]
+    raw = [pl.concat_str(joined, separator=",", ignore_nulls=True).replace("", None)] if joined else []
+    return staged.with_columns(attrs=json_object(encoded, raw=raw)).drop(scratch)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import cache
 
 import polars as pl
 
@@ -87,6 +88,11 @@ _LEADING_LEVEL = (
     r"|^(?:[\w./\-]+:\d+ )?NCCL (?<nccl>INFO|WARN|ERROR|TRACE)\b"
 )
 
+_OUTER_GROUPS = pl.col("text").str.extract_groups(_OUTER).alias("layers")
+_APP_GROUPS = pl.col("inner").str.extract_groups(_APP)
+# A printed level is looked for only in lines whose header gave none.
+_LEADING_GROUPS = pl.when(pl.col("header_level").is_null()).then(pl.col("body")).str.extract_groups(_LEADING_LEVEL)
+
 _JSON_KEYS = {
     "time": ("time", "timestamp", "ts", "@timestamp", "asctime"),
     "level": ("level", "severity", "levelname", "lvl", "log.level"),
@@ -141,6 +147,7 @@ _FLAT_JSON_TEXT = pl.when(
 ).then(pl.col("json_text"))
 
 
+@cache
 def _flat_value(name: str) -> pl.Expr:
     """The value under key ``name`` of a flat object, as json_path_match prints it."""
     member = rf'"{re.escape(name)}":{_JSON_SPACE}(?:"(?<string>[^"]*)"|(?<literal>[-0-9a-z]+))'
@@ -167,6 +174,10 @@ def _where(
     rows = frame.select(pl.arg_where(mask)).to_series()
     if rows.len() == 0:
         return frame.with_columns(pl.lit(None, dtype).alias(name) for name, dtype in columns.items())
+    if 2 * rows.len() > frame.height:
+        # Taking most rows out and back costs more than passing over the few others.
+        computed = compute(frame)
+        return frame.with_columns(pl.when(mask).then(computed[name]).alias(name) for name in columns)
     computed = compute(frame[rows])
     return frame.with_columns(
         pl.repeat(None, frame.height, dtype=dtype, eager=True).scatter(rows, computed[name]).alias(name)
@@ -174,7 +185,7 @@ def _where(
     )
 
 
-_JSON_FIELDS = {f"j_{field}": pl.String() for field in _JSON_KEYS}
+_JSON_FIELDS = {f"j_{field}": pl.String() for field in (*_JSON_KEYS, "body")}
 
 
 def _json_fields(layers: pl.DataFrame) -> pl.DataFrame:
@@ -192,26 +203,40 @@ def _read_objects(objects: pl.DataFrame) -> pl.DataFrame:
     )
     given = set(objects.select(pl.col("json_keys").explode().drop_nulls().unique()).to_series())
     flat = {
-        field: pl.coalesce(values) if (values := [_flat_value(name) for name in names if f'"{name}":' in given]) else None
-        for field, names in _JSON_KEYS.items()
+        f"flat_{field}": pl.coalesce([_flat_value(name) for name in names if f'"{name}":' in given])
+        for field, names in _JSON_KEYS.items() if any(f'"{name}":' in given for name in names)
     }
-    objects = objects.with_columns(**{f"flat_{field}": value for field, value in flat.items() if value is not None})
-    objects = _where(objects, pl.col("json_flat").is_null(), _parse_objects, {f"parsed_{field}": pl.String() for field in _JSON_KEYS})
-    return objects.select(
-        pl.coalesce(*([_scalar(pl.col(f"flat_{field}"))] if flat[field] is not None else []), pl.col(f"parsed_{field}")).alias(f"j_{field}")
-        for field in _JSON_KEYS
+    parsed = {f"parsed_{field}": pl.String() for field in _JSON_KEYS}
+    objects = _where(objects.with_columns(**flat), pl.col("json_flat").is_null(), _parse_objects, parsed)
+    fields = objects.select(
+        "json_text",
+        *(
+            pl.coalesce(*([_scalar(pl.col(f"flat_{field}"))] if f"flat_{field}" in flat else []), pl.col(f"parsed_{field}"))
+            .alias(f"j_{field}")
+            for field in _JSON_KEYS
+        ),
     )
+    # An object is a JSON-lines record when it gives a time, a level or a message.
+    message = pl.when(pl.col("j_exc").is_not_null()).then(
+        pl.concat_str([pl.col("j_msg").fill_null(""), pl.col("j_exc")], separator="\n")
+    ).otherwise(pl.col("j_msg").fill_null(pl.col("json_text"))).str.strip_chars_end()
+    record = pl.any_horizontal(pl.col("j_time", "j_level", "j_msg").is_not_null())
+    return fields.with_columns(j_body=pl.when(record).then(message))
 
 
 def _parse_objects(objects: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("json_text")
-    spelled = objects.select(text.str.contains_any(_json_spelling(names)).any().alias(field) for field, names in _JSON_KEYS.items()).row(0)
-    return objects.select(
-        (
-            pl.coalesce([_scalar(pl.when(text.str.contains_any(_json_spelling(names))).then(text).str.json_path_match(path)) for path in _json_paths(names)])
-            if some else pl.lit(None, pl.String)
-        ).alias(f"parsed_{field}")
-        for (field, names), some in zip(_JSON_KEYS.items(), spelled)
+    spelling = {field: text.str.contains_any(_json_spelling(names)) for field, names in _JSON_KEYS.items()}
+    spelled = objects.select(mask.any().alias(field) for field, mask in spelling.items()).row(0, named=True)
+    paths = {
+        f"path_{field}_{n}": pl.when(spelling[field]).then(text).str.json_path_match(path)
+        for field, names in _JSON_KEYS.items() if spelled[field] for n, path in enumerate(_json_paths(names))
+    }
+    readings = objects.with_columns(**paths)
+    return readings.select(
+        pl.coalesce([_scalar(pl.col(name)) for name in paths if name.startswith(f"path_{field}_")] or [pl.lit(None, pl.String)])
+        .alias(f"parsed_{field}")
+        for field in _JSON_KEYS
     )
 
 
@@ -227,19 +252,19 @@ def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("text")
-    layers = lines.with_columns(text.str.extract_groups(_OUTER).alias("layers")).unnest("layers")
+    layers = lines.with_columns(_OUTER_GROUPS).unnest("layers")
     return layers.select(
         "line",
         "pod",
         "container",
         "process",
         "nccl_host",
-        blank=text.str.strip_chars() == "",
+        blank=~text.str.contains(r"\S"),
         ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
         rank=pl.col("rank").cast(pl.Int64, strict=False),
         pid=pl.coalesce("worker_pid", "nccl_pid").cast(pl.Int64, strict=False),
         gpu_index=pl.col("nccl_device").cast(pl.Int32, strict=False),
-        inner=text.str.slice(pl.col("outer").str.len_chars()),
+        inner=text.str.strip_prefix(pl.col("outer")),
     )
 
 
@@ -247,26 +272,27 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     inner = pl.col("inner")
     layers = peeled.with_columns(
         json_text=pl.when(inner.str.contains(r"^\s*\{.*\}\s*$")).then(inner),
-        app=inner.str.extract_groups(_APP),
+        app=_APP_GROUPS,
     ).unnest("app")
     layers = _json_fields(layers)
-    is_json = pl.col("json_text").is_not_null() & pl.any_horizontal(pl.col("j_time", "j_level", "j_msg").is_not_null())
-    app_format = pl.when(is_json).then(pl.lit("json_lines"))
+    app_format = pl.when(pl.col("j_body").is_not_null()).then(pl.lit("json_lines"))
     for name, witness in _APP_WITNESS.items():
         app_format = app_format.when(pl.col(witness).is_not_null()).then(pl.lit(name))
-    json_body = pl.when(pl.col("j_exc").is_not_null()).then(
-        pl.concat_str([pl.col("j_msg").fill_null(""), pl.col("j_exc")], separator="\n")
-    ).otherwise(pl.col("j_msg").fill_null(pl.col("json_text"))).str.strip_chars_end()
     return layers.with_columns(
         app_format=app_format,
-        body=pl.when(is_json).then(json_body)
-        .when(pl.col("app").is_not_null()).then(inner.str.slice(pl.col("app").str.len_chars()))
-        .otherwise(inner),
+        body=pl.coalesce("j_body", inner.str.strip_prefix(pl.col("app")), inner),
     )
 
 
 def _severity(word: pl.Expr) -> pl.Expr:
     return word.str.to_uppercase().replace_strict(_SEVERITY, default=None, return_dtype=pl.String)
+
+
+def _dated(rows: pl.DataFrame, tz: str) -> pl.DataFrame:
+    # Every format is tried (and compiled) only for a batch whose stamps are not all of a common shape.
+    shaped = rows.select(timeutil.iso_shaped(pl.col("dated_raw")).all()).item()
+    to_utc = timeutil.iso_shaped_to_utc if shaped else timeutil.iso_to_utc
+    return rows.select(ts_dated=to_utc(pl.col("dated_raw"), tz))
 
 
 def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -285,12 +311,9 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     ).with_columns(
         epoch_raw=pl.when(c("dated_raw").is_null()).then(c("epoch_any")),
         yearless_raw=pl.when(c("dated_raw").is_null() & c("epoch_any").is_null()).then(c("yearless_any")),
-        leading=pl.when(c("header_level").is_null()).then(c("body")).str.extract_groups(_LEADING_LEVEL),
+        leading=_LEADING_GROUPS,
     )
-    stamped = _where(
-        stamped, c("dated_raw").is_not_null(), lambda rows: rows.select(ts_dated=timeutil.iso_to_utc(c("dated_raw"), ctx.tz)),
-        {"ts_dated": _UTC},
-    )
+    stamped = _where(stamped, c("dated_raw").is_not_null(), lambda rows: _dated(rows, ctx.tz), {"ts_dated": _UTC})
     stamped = _where(
         stamped, c("epoch_raw").is_not_null(), lambda rows: rows.select(ts_epoch=timeutil.epoch_to_utc(c("epoch_raw"))),
         {"ts_epoch": _UTC},

@@ -30,7 +30,7 @@ _GO_CONTINUATION = (
     r"|\[recovered\]|[\w$./*()\-]+\(.*\)$)"
 )
 
-# Any record other than a one-line one opens on, or goes on with, a line of one of these shapes.
+# A multi-line record needs a line of one of these shapes, or an indented line without a time.
 _OPENS_RECORD = "|".join((_PY_HEADER, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL))
 
 # group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
@@ -83,7 +83,10 @@ def _python() -> tuple[pl.Expr, pl.Expr]:
 
 
 def records(framed: pl.DataFrame) -> pl.DataFrame:
-    """One row per record: a multi-line record's lines joined, every other line as it is."""
+    """One row per record: a multi-line record's lines joined, every other line as it is.
+
+    A batch with no line that could open or continue a record skips the grouping.
+    """
     body = pl.col("body")
     multi_line = body.str.contains(_OPENS_RECORD) | (body.str.contains(_INDENTED) & pl.col("ts_raw").is_null())
     if not framed.select(multi_line.any()).item():

@@ -4,10 +4,10 @@ Every rule is a regex over the whole ``message`` column of the records (one-line
 grouped tracebacks alike). Sizes are 1024-based ("GB" included, as PyTorch and vLLM compute
 them) and rounded to whole bytes.
 
-Rules come in families, each with a literal (or a cheap regex) that every rule of the family
-needs in the message. Records that spell none of them are plain log lines and skip the rules;
-the others run each family's rules only on the messages that spell its literal, and a family
-no record spells is never compiled. Nothing the rules find changes for it.
+Rules come in families, each with literals (or a cheap regex) that every rule of the family
+needs in the message. A family's rules read only the messages that spell its literals, and a
+family no record of a batch spells is not evaluated (nor its regexes compiled) at all: on
+every other message its rules could match nothing anyway.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def _cuda_facts() -> dict[str, pl.Expr]:
         in_use_by_pid.field("n").cast(pl.Float64, strict=False)
         * in_use_by_pid.field("u").replace_strict(_UNIT_BYTES, default=None, return_dtype=pl.Float64)
     ).round().cast(pl.Int64, strict=False)
-    facts = {
+    return {
         "cuda_oom": m.is_not_null(),
         "gpu_index": pl.coalesce(first(m, r"\(GPU (\d+);"), first(m, r"GPU (\d+) has a total capac")),
         "requested": pl.coalesce(size(m, r"Tried to allocate {size}"), size(m, r"Out of memory while trying to allocate {size}")),
@@ -221,7 +221,6 @@ def _cuda_facts() -> dict[str, pl.Expr]:
         "reserved_unallocated_bytes": size(m, r"{size} is reserved by PyTorch but unallocated"),
         "reserved_total_bytes": pl.coalesce(size(m, r"{size} reserved in total by PyTorch"), size(m, r"{size} cached\)")),
     }
-    return facts
 
 
 def _dataloader_facts() -> dict[str, pl.Expr]:
@@ -366,7 +365,8 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         .when(python | (stack & oom.is_null())).then(pl.lit("traceback"))
         .otherwise(pl.lit("log"))
     )
-    warned = [pl.when(gated("python_warning").str.contains(_PYTHON_WARNING)).then(pl.lit("warning"))] if "python_warning" in present else []
+    warned = gated("python_warning").str.contains(_PYTHON_WARNING)
+    warning = [pl.when(warned).then(pl.lit("warning"))] if "python_warning" in present else []
     return facts.with_columns(kind=kind, f_signal=signal, f_oom=oom).with_columns(
         severity=pl.coalesce(
             c("severity"),
@@ -375,7 +375,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             pl.when(c("f_oom").is_not_null()).then(pl.lit("critical")),
             pl.when(c("f_vllm_error").is_not_null()).then(pl.lit("error")),
             pl.when(c("f_exit_code").is_not_null() & (c("f_exit_code") != 0)).then(pl.lit("error")),
-            *warned,
+            *warning,
         )
     )
 
@@ -394,46 +394,68 @@ def exception_facts(records: pl.DataFrame) -> pl.DataFrame:
     return split_rows(
         records,
         candidate,
-        lambda rows: rows.with_columns(**_EXCEPTION_EXPRS),
+        _exceptions,
         lambda rows: rows.with_columns(pl.lit(None, dtype).alias(name) for name, dtype in _EXCEPTION_COLUMNS.items()),
     )
 
 
-def _exception_columns() -> dict[str, pl.Expr]:
-    msg = _msg()
-    multiline_exception = PY_EXCEPTION_LINE.replace(r"(?:\s.*)?", r"(?:[ \t][^\n]*)?")
+# anchor → a record that may name it, and the line that names it ("pkg.Error: ... anchor ...").
+_ANCHORS = {
+    anchor: (named, rf"(?m)^([A-Za-z_][\w.]*:[ \t][^\n]*(?:{anchor})[^\n]*)$")
+    for anchor, named in (
+        (CUDA_OOM, pl.col("f_cuda_oom")),
+        (r"DataLoader worker \(pid", _msg().str.contains("DataLoader worker (pid", literal=True)),
+        (NCCL_TIMEOUT, pl.col("f_nccl_timeout")),
+        (SHM, pl.col("f_shm")),
+    )
+}
+_PY_LAST_EXCEPTION = "(?m)" + PY_EXCEPTION_LINE.replace(r"(?:\s.*)?", r"(?:[ \t][^\n]*)?")
+_JAVA_EXCEPTION = r"(?m)^(?:Exception in thread \"[^\"\n]*\" )?((?:[\w$]+\.)*[\w$]*(?:Exception|Error|Throwable)(?::[^\n]*)?)$"
+_GO_EXCEPTION = r"(?m)^((?:fatal error|panic): [^\n]*)$"
+_PY_FRAME = r"File \"[^\"\n]+\", line \d+, in [^\n]+"
+_PY_FRAME_PARTS = r"^File \"(?<file>[^\"]+)\", line (?<line>\d+), in (?<func>.+)$"
+_EXCEPTION_PARTS = pl.col("exception_line").str.extract_groups(r"^(?<type>[\w.$]+(?: error)?)(?::[ \t]*(?<text>.*))?$")
+
+
+def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
+    """The exception facts of candidate records; a family or anchor none of them has is not looked for."""
+    msg, family = _msg(), pl.col("family")
+    seen = rows.select(
+        *(named.any().alias(anchor) for anchor, (named, _) in _ANCHORS.items()),
+        *((family == name).any().alias(name) for name in ("python", "java", "go")),
+        framed=msg.str.contains('File "', literal=True).any(),
+    ).row(0, named=True)
     marker_line = pl.coalesce(
-        first(msg, rf"(?m)^([A-Za-z_][\w.]*:[ \t][^\n]*(?:{marker})[^\n]*)$")
-        for marker in (CUDA_OOM, r"DataLoader worker \(pid", NCCL_TIMEOUT, SHM)
+        [first(msg, line) for anchor, (_, line) in _ANCHORS.items() if seen[anchor]] or [pl.lit(None, pl.String)]
     )
-    python_line = pl.coalesce(marker_line, msg.str.extract_all(f"(?m){multiline_exception}").list.last())
-    java_line = first(msg, r"(?m)^(?:Exception in thread \"[^\"\n]*\" )?((?:[\w$]+\.)*[\w$]*(?:Exception|Error|Throwable)(?::[^\n]*)?)$")
-    go_line = first(msg, r"(?m)^((?:fatal error|panic): [^\n]*)$")
-    family = pl.col("family")
-    exception_line = (
-        pl.when(family == "java").then(java_line)
-        .when(family == "go").then(go_line)
-        .when(family == "python").then(python_line)
-        .otherwise(marker_line)
+    exception_line = marker_line
+    for name, line in (
+        ("python", pl.coalesce(marker_line, msg.str.extract_all(_PY_LAST_EXCEPTION).list.last())),
+        ("go", first(msg, _GO_EXCEPTION)),
+        ("java", first(msg, _JAVA_EXCEPTION)),
+    ):
+        if seen[name]:
+            exception_line = pl.when(family == name).then(line).otherwise(exception_line)
+    rows = rows.with_columns(exception_line=exception_line)
+    named = pl.col("exception_line")
+    last_frame = pl.lit(None, pl.String)
+    if seen["framed"]:
+        before = msg.str.slice(0, pl.when(named.is_not_null()).then(msg.str.find(named, literal=True)).fill_null(msg.str.len_chars()))
+        py_frame = before.str.extract_all(_PY_FRAME).list.last().str.extract_groups(_PY_FRAME_PARTS).struct
+        last_frame = pl.when(py_frame.field("file").is_not_null()).then(
+            pl.format("{}:{} in {}", py_frame.field("file"), py_frame.field("line"), py_frame.field("func"))
+        )
+    if seen["java"]:
+        last_frame = pl.when(family == "java").then(first(msg, r"(?m)^\s+at ([\w$.<>/\-]+\([^)\n]*\))")).otherwise(last_frame)
+    rows = rows.with_columns(
+        parts=_EXCEPTION_PARTS,
+        frame_named=pl.when(named.is_not_null() | (family == "python")).then(last_frame),
     )
-    parts = exception_line.str.extract_groups(r"^(?<type>[\w.$]+(?: error)?)(?::[ \t]*(?<text>.*))?$").struct
-    cut = pl.when(exception_line.is_not_null()).then(msg.str.find(exception_line, literal=True))
-    before = msg.str.slice(0, cut.fill_null(msg.str.len_chars()))
-    py_frame = before.str.extract_all(r"File \"[^\"\n]+\", line \d+, in [^\n]+").list.last().str.extract_groups(
-        r"^File \"(?<file>[^\"]+)\", line (?<line>\d+), in (?<func>.+)$"
-    ).struct
-    last_frame = (
-        pl.when(family == "java").then(first(msg, r"(?m)^\s+at ([\w$.<>/\-]+\([^)\n]*\))"))
-        .when(py_frame.field("file").is_not_null())
-        .then(pl.format("{}:{} in {}", py_frame.field("file"), py_frame.field("line"), py_frame.field("func")))
-    )
+    parts = pl.col("parts").struct
     # An all-capitals "type" is a log level ("ERROR: ..."), not an exception class.
     is_exception = parts.field("type") != parts.field("type").str.to_uppercase()
-    return {
-        "exc_type": pl.when(is_exception).then(parts.field("type")),
-        "exc_message": pl.when(is_exception).then(parts.field("text").replace("", None)),
-        "last_frame": pl.when(exception_line.is_not_null() | (family == "python")).then(last_frame),
-    }
-
-
-_EXCEPTION_EXPRS = _exception_columns()
+    return rows.with_columns(
+        exc_type=pl.when(is_exception).then(parts.field("type")),
+        exc_message=pl.when(is_exception).then(parts.field("text").replace("", None)),
+        last_frame=pl.col("frame_named"),
+    ).drop("exception_line", "parts", "frame_named")

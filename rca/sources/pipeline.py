@@ -6,7 +6,10 @@ lines) and is the catch-all for text nobody else claims, with a low score for pl
 
 Parsing runs in three whole-column passes: :mod:`._pipeline_frame` peels prefixes and
 resolves time per line, :mod:`._pipeline_records` groups tracebacks and stack dumps into
-records, and :mod:`._pipeline_rules` decides each record's kind and facts.
+records, and :mod:`._pipeline_rules` (with :mod:`._pipeline_attrs`) decides each record's
+kind, facts and attrs. Most lines of a training log are routine, so records are first sorted
+by what the rules may make of them: nothing (a plain log line, which skips the rules), only
+progress attrs (losses, vLLM metrics), or anything (incidents and multi-line records).
 """
 
 from __future__ import annotations
@@ -116,20 +119,22 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 
 def _classify(grouped: pl.DataFrame) -> pl.DataFrame:
-    """One event per record, by what rules may concern it: none (a plain log line), only the
-    progress rules (a log line with attrs), or any (multi-line records among them)."""
+    """One event per record, each through only the rules that may concern it."""
     message = pl.col("message")
     tiered = grouped.with_columns(
         tier=pl.when(pl.col("family").is_not_null() | message.str.contains(INCIDENT_RULE)).then(2)
         .when(message.str.contains(PROGRESS_RULE)).then(1)
         .otherwise(0)
     )
-    return split_rows(
-        tiered,
-        pl.col("tier") > 0,
-        lambda ruled: split_rows(ruled, pl.col("tier") == 2, lambda rows: _ruled(rows, PROGRESS + INCIDENTS), lambda rows: _ruled(rows, PROGRESS)),
-        lambda plain: plain.select(**_PLAIN).select(list(_OUTPUT)),
-    )
+    return split_rows(tiered, pl.col("tier") > 0, _by_rules, _plain)
+
+
+def _by_rules(tiered: pl.DataFrame) -> pl.DataFrame:
+    return split_rows(tiered, pl.col("tier") == 2, lambda rows: _ruled(rows, PROGRESS + INCIDENTS), lambda rows: _ruled(rows, PROGRESS))
+
+
+def _plain(tiered: pl.DataFrame) -> pl.DataFrame:
+    return tiered.select(**_PLAIN).select(list(_OUTPUT))
 
 
 def _ruled(grouped: pl.DataFrame, families: tuple[str, ...]) -> pl.DataFrame:
