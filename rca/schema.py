@@ -54,7 +54,7 @@ EVENT_SCHEMA: dict[str, pl.DataType] = {
     "n_lines": pl.Int32(),  # input lines this event covers (0 for events derived from another's lines)
 }
 
-SOURCES = ("kernel", "kubelet", "k8s", "nvidia_smi", "pipeline", "syslog")
+SOURCES = ("kernel", "kubelet", "k8s", "nvidia_smi", "pipeline", "syslog", "cgroup", "dcgm", "torch_memory")
 
 KINDS = (
     "oom_invoked",
@@ -71,6 +71,8 @@ KINDS = (
     "shm_error",
     "process_killed",
     "traceback",
+    "cgroup_memory",  # one reading of a cgroup's memory files: usage, peak, limit, OOM counts
+    "memory_snapshot",  # a PyTorch allocator snapshot or memory_summary(): allocated vs reserved, top sites
     "log",
 )
 
@@ -94,6 +96,7 @@ TS_QUALITIES = (
     "boot_aligned",  # boot-relative kernel time converted with a known boot time
     "boot_relative",  # boot-relative kernel time, boot time unknown: ts is null, boot_seconds set
     "inherited",  # no time on the line; taken from the record it belongs to
+    "file_mtime",  # the file carries no time at all (cgroup files, snapshots): its modification time
     "missing",  # no time anywhere: ts is null
 )
 
