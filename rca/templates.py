@@ -31,8 +31,8 @@ else is in the store. Here an id is a pure function of the message text (blake2b
 shape, never polars' ``hash()``, which changes across versions), so the same line gets the
 same id in every run, batch and store. The rules above do the part of Drain's work that a
 single line can decide alone; what only a neighbour could reveal (``chdir(pwd)`` next to
-``chdir(/home/x)``) stays apart. Masking is vectorized and runs once per distinct message;
-Python runs once per distinct shape.
+``chdir(/home/x)``) stays apart. Masking is vectorized and runs once per distinct message
+with its digits zeroed (:func:`digits_to_zero`); Python runs once per distinct shape.
 """
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ from __future__ import annotations
 import hashlib
 
 import polars as pl
+import pyarrow as pa
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
 _CLOCK = r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
-_HASH_CHARS = "[bcdfghjklmnpqrstvwxz2-9]"  # the alphabet of Kubernetes name suffixes
+_HASH_CHARS = "[bcdfghjklmnpqrstvwxz0-9]"  # Kubernetes name suffixes; any digit, since masks never look at which
 _TOKEN_CHAR = r"""[^\s./()\[\]{}<>'",;:=|]"""
 _VALUE_CHAR = r"""[^\s()\[\]{}<>'",;|]"""
 _ODD_CHAR = r"""[^\s()\[\]{}<>'",;|A-Za-z_-]"""  # in a value, a sign that it is not a plain word
@@ -69,11 +70,11 @@ MASKS: tuple[tuple[str, str], ...] = (
     ("UUID", r"\b[0-9a-fA-F]{8}[-_](?:[0-9a-fA-F]{4}[-_]){3}[0-9a-fA-F]{12}\b"),
     ("URL", r"""\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>()\[\]]+"""),
     ("MAC", _whole(r"[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5,}")),
-    ("PCI", _whole(r"(?:[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?|[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")),
+    ("PCI", _whole(r"(?:[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?|[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9])")),
     ("IP", _whole(r"\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?")),
     ("PATH", r"""(?P<pre>^|[\s(\[{='"])(?:\.{1,2}|~)?/[^\s'"()\[\]{},;:<>]+"""),
     ("PROCESS", r"(?i)(?P<pre>\b(?:process|pid|task) \d+ \()[^()\s]+(?P<post>\))"),
-    ("POD", rf"\b[a-z0-9]+(?:-[a-z0-9]+)*-(?:{_HASH_CHARS}{{8,10}}-)?{_HASH_CHARS}{{5}}\b"),
+    ("POD", _whole(rf"[a-z0-9]+(?:-[a-z0-9]+)*-(?:{_HASH_CHARS}{{8,10}}-)?{_HASH_CHARS}{{5}}")),
     ("HEX", _whole(r"0[xX][0-9a-fA-F]+")),
     ("USER", r"""(?i)(?P<pre>\b(?:for|by|invalid|illegal) user )[^\s<>()\[\],;:'"=]+"""),
     ("NAME", rf"""(?i)(?P<pre>(?:{_NAME_KEYS})(?:=|: ))(?:"[^"]*"|'[^']*'|{_VALUE_CHAR}+)"""),
@@ -122,10 +123,33 @@ def _digest(template: str) -> str:
     return hashlib.blake2b(template.encode("utf-8"), digest_size=8).hexdigest()
 
 
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def digits_to_zero(messages: pl.Series) -> pl.Series:
+    """``messages`` with every ASCII digit written as ``0``.
+
+    Every digit ends up inside a placeholder (``NUM`` takes any token holding one), and
+    the masks look at how many digits there are, never at which, so a message and its
+    zeroed form have the same shape — and the zeroed forms of ``gpu 3 used 40506 MiB``
+    and ``gpu 1 used 39122 MiB`` are one string, shaped once. The digits are rewritten in
+    the Arrow data buffer in one C-speed pass: a regex replace of each digit costs 30×
+    more than all the masks together.
+    """
+    array = messages.to_arrow().cast(pa.large_string())
+    validity, offsets, data = array.buffers()
+    zeroed = pa.py_buffer(data.to_pybytes().translate(_DIGITS_TO_ZERO)) if data is not None else data
+    rebuilt = pa.LargeStringArray.from_buffers(len(array), offsets, zeroed, validity, array.null_count, array.offset)
+    return pl.Series(messages.name, rebuilt, dtype=pl.String)
+
+
 def template_ids(messages: pl.Series) -> pl.Series:
     """Stable template id of each message, in input order (a null message counts as "")."""
     frame = messages.cast(pl.String).fill_null("").to_frame("message")
-    distinct = _shaped(frame.unique())
-    ids = {template: _digest(template) for template in distinct["shape"].unique().to_list()}
-    distinct = distinct.select("message", template_id=pl.col("shape").replace_strict(ids, return_dtype=pl.String))
+    distinct = frame.unique()
+    distinct = distinct.with_columns(zeroed=digits_to_zero(distinct["message"]))
+    shaped = _shaped(distinct.select(message="zeroed").unique())
+    ids = {template: _digest(template) for template in shaped["shape"].unique().to_list()}
+    shaped = shaped.select(zeroed="message", template_id=pl.col("shape").replace_strict(ids, return_dtype=pl.String))
+    distinct = distinct.join(shaped, on="zeroed", how="left").select("message", "template_id")
     return frame.join(distinct, on="message", how="left", maintain_order="left")["template_id"]
