@@ -2,15 +2,50 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import polars as pl
 import pytest
+
+from rca import schema
 
 DATA = Path(__file__).parent / "data"
 
 # Copied logs get a fixed mtime so year inference in tests never depends on the checkout date.
 FIXED_MTIME = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+# The moment hand-made events in tests are placed around.
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def at(seconds: float) -> datetime:
+    """``seconds`` after (or before, when negative) :data:`T0`."""
+    return T0 + timedelta(seconds=seconds)
+
+
+def event_frame(*rows: dict) -> pl.DataFrame:
+    """Events in the event schema from dicts that need little more than kind, source and ts.
+
+    Host, file, line, event id, time quality, message and n_lines get plausible defaults;
+    an ``attrs`` dict is written as the JSON string the schema stores.
+    """
+    filled = []
+    for number, row in enumerate(rows, 1):
+        row = dict(row)
+        row.setdefault("host", "node-a")
+        row.setdefault("file", f"{row['host']}/{row.get('source', 'pipeline')}.log")
+        row.setdefault("line", number)
+        row.setdefault("event_id", f"{row['file']}:{row['line']}:0")
+        row.setdefault("ts_quality", "exact" if row.get("ts") else "boot_relative")
+        row.setdefault("message", row.get("kind", "log"))
+        row.setdefault("n_lines", 1)
+        if isinstance(row.get("attrs"), dict):
+            row["attrs"] = json.dumps(row["attrs"])
+        filled.append(row)
+    return schema.conform(pl.DataFrame(filled, infer_schema_length=None), schema.EVENT_SCHEMA)
 
 
 def fixture_path(name: str) -> Path:

@@ -17,33 +17,11 @@ from rca import schema
 from rca.cli import app
 from rca.correlate import correlate, correlate_store, parse_window
 from rca.ingest import IngestOptions, parse_text
+from tests.conftest import at, event_frame
 
 DATA = Path(__file__).parent / "data" / "correlate"
-T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 CID = "c" * 64
 UID = "1b2c3d4e-0000-4000-8000-000000000001"
-
-
-def at(seconds: float) -> datetime:
-    return T0 + timedelta(seconds=seconds)
-
-
-def frame(*rows: dict) -> pl.DataFrame:
-    """Events in the schema; each row needs little more than kind, source and ts."""
-    filled = []
-    for number, row in enumerate(rows, 1):
-        row = dict(row)
-        row.setdefault("host", "node-a")
-        row.setdefault("file", f"{row['host']}/{row.get('source', 'pipeline')}.log")
-        row.setdefault("line", number)
-        row.setdefault("event_id", f"{row['file']}:{row['line']}:0")
-        row.setdefault("ts_quality", "exact" if row.get("ts") else "boot_relative")
-        row.setdefault("message", row.get("kind", "log"))
-        row.setdefault("n_lines", 1)
-        if isinstance(row.get("attrs"), dict):
-            row["attrs"] = json.dumps(row["attrs"])
-        filled.append(row)
-    return schema.conform(pl.DataFrame(filled, infer_schema_length=None), schema.EVENT_SCHEMA)
 
 
 def samples(gpu: int, start: float, end: float, step: float = 10, host: str = "node-a") -> list[dict]:
@@ -88,7 +66,7 @@ def test_four_sources_of_one_failure_are_one_incident(tmp_path: Path) -> None:
 
 
 def test_sightings_of_different_pods_stay_apart() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": at(0), "kind": "container_oomkilled", "source": "kubelet", "pod": "a-0", "namespace": "ml", "container_id": "a" * 64,
          "pid": 2345, "process": "kubelet"},
         {"ts": at(20), "kind": "container_oomkilled", "source": "kubelet", "pod": "b-0", "namespace": "ml", "container_id": "b" * 64,
@@ -103,7 +81,7 @@ def test_sightings_of_different_pods_stay_apart() -> None:
 
 
 def test_anchor_without_identity_joins_the_nearest_failure_of_its_host() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": at(0), "kind": "oom_kill", "source": "kernel", "pid": 100},
         {"ts": at(600), "kind": "oom_kill", "source": "kernel", "pid": 200},
         {"ts": at(590), "kind": "process_killed", "source": "pipeline", "exit_code": 137, "file": "node-a/ci.log"},
@@ -116,7 +94,7 @@ def test_anchor_without_identity_joins_the_nearest_failure_of_its_host() -> None
 
 
 def test_far_apart_kills_of_one_pod_are_two_incidents() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": at(0), "kind": "oom_kill", "source": "kernel", "pid": 100, "pod_uid": UID},
         {"ts": at(3600), "kind": "oom_kill", "source": "kernel", "pid": 300, "pod_uid": UID},
     )
@@ -124,7 +102,7 @@ def test_far_apart_kills_of_one_pod_are_two_incidents() -> None:
 
 
 def test_fatal_xids_and_runtime_ooms_are_anchors_but_app_xids_are_not() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": at(0), "kind": "xid", "source": "kernel", "xid": 13, "severity": "error", "pci_bus": "0000:3b:00", "attrs": {"xid_resolution": "RESTART_APP"}},
         {"ts": at(100), "kind": "xid", "source": "kernel", "xid": 79, "severity": "critical", "pci_bus": "0000:3b:00"},
         {"ts": at(200), "kind": "xid", "source": "kernel", "xid": 46, "severity": "critical", "pci_bus": "0000:5d:00", "attrs": {"xid_resolution": "RESET_GPU"}},
@@ -169,7 +147,7 @@ def test_dmesg_is_aligned_exactly_through_the_same_line_in_kern_log(tmp_path: Pa
 
 def test_dmesg_is_aligned_by_the_same_kill_in_another_source_and_the_skew_is_reported() -> None:
     boot = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
-    events = frame(
+    events = event_frame(
         {"ts": None, "boot_seconds": 7063.25, "kind": "oom_kill", "source": "kernel", "pid": 4242, "file": "node-a/dmesg"},
         {"ts": None, "boot_seconds": 9000.0, "kind": "oom_kill", "source": "kernel", "pid": 5555, "file": "node-a/dmesg"},
         {"ts": None, "boot_seconds": 9500.0, "kind": "log", "source": "kernel", "file": "node-a/dmesg"},
@@ -189,7 +167,7 @@ def test_dmesg_is_aligned_by_the_same_kill_in_another_source_and_the_skew_is_rep
 
 
 def test_events_without_any_time_are_kept_and_join_by_identity() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": None, "boot_seconds": 50.0, "kind": "oom_kill", "source": "kernel", "pid": 7, "pod_uid": UID, "file": "node-a/dmesg"},
         {"ts": None, "boot_seconds": 60.0, "kind": "log", "source": "kernel", "file": "node-a/dmesg"},
         {"ts": at(0), "kind": "eviction", "source": "k8s", "pod": "web-0", "pod_uid": UID},
@@ -204,7 +182,7 @@ def test_events_without_any_time_are_kept_and_join_by_identity() -> None:
 
 def test_boots_inside_one_file_are_aligned_separately() -> None:
     first, second = datetime(2026, 11, 30, 1, tzinfo=UTC), datetime(2026, 11, 30, 9, tzinfo=UTC)
-    events = frame(
+    events = event_frame(
         {"ts": None, "boot_seconds": 100.0, "kind": "oom_kill", "source": "kernel", "pid": 11, "file": "node-a/dmesg"},
         {"ts": None, "boot_seconds": 20.0, "kind": "oom_kill", "source": "kernel", "pid": 22, "file": "node-a/dmesg"},
         {"ts": first + timedelta(seconds=100), "kind": "process_killed", "source": "pipeline", "pid": 11},
@@ -215,7 +193,7 @@ def test_boots_inside_one_file_are_aligned_separately() -> None:
 
 
 def test_a_klog_year_that_disagrees_with_the_hosts_dated_logs_is_corrected() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": at(0) - timedelta(days=365), "ts_quality": "year_inferred", "kind": "container_oomkilled", "source": "kubelet",
          "file": "node-a/kubelet.log", "container_id": CID},
         {"ts": at(3), "kind": "process_killed", "source": "pipeline", "container_id": CID},
@@ -226,7 +204,7 @@ def test_a_klog_year_that_disagrees_with_the_hosts_dated_logs_is_corrected() -> 
 
 
 def test_an_untimed_crash_report_takes_the_time_of_the_kill_that_ended_it() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": at(-600), "kind": "log", "source": "pipeline", "file": "node-a/train.log", "line": 1, "message": "step 10"},
         {"ts": None, "ts_quality": "missing", "kind": "dataloader_killed", "source": "pipeline", "file": "node-a/train.log", "line": 2, "pid": 4242},
         {"ts": at(0), "kind": "oom_kill", "source": "kernel", "file": "node-a/kern.log", "line": 1, "pid": 4242},
@@ -240,7 +218,7 @@ def test_an_untimed_crash_report_takes_the_time_of_the_kill_that_ended_it() -> N
 
 
 def test_untimed_lines_take_their_neighbours_time() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": None, "ts_quality": "missing", "kind": "log", "source": "pipeline", "file": "node-a/app.log", "line": 1},
         {"ts": at(-300), "kind": "log", "source": "pipeline", "file": "node-a/app.log", "line": 2},
         {"ts": None, "ts_quality": "missing", "kind": "log", "source": "pipeline", "file": "node-a/app.log", "line": 3},
@@ -257,7 +235,7 @@ def test_untimed_lines_take_their_neighbours_time() -> None:
 
 def test_the_container_log_folder_names_the_pod() -> None:
     log = f"node-a/var/log/pods/ml_trainer-0_{UID}/trainer/0.log"
-    events = frame(
+    events = event_frame(
         {"ts": at(0), "kind": "log", "source": "pipeline", "file": log, "line": 9, "attrs": {"oom": "jvm_metaspace"}},
         {"ts": at(480), "kind": "log", "source": "kubelet", "file": "node-a/kubelet.log", "line": 1, "pod": "trainer-0", "exit_code": 1,
          "attrs": {"pleg_event": "ContainerDied"}},
@@ -271,7 +249,7 @@ def test_the_container_log_folder_names_the_pod() -> None:
 
 
 def test_a_remapped_row_is_a_precursor_not_a_failure() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": at(0), "kind": "xid", "source": "kernel", "xid": 63, "severity": "notice", "pci_bus": "0000:10:00", "attrs": {"xid_resolution": "IGNORE"}},
         {"ts": at(180), "kind": "xid", "source": "kernel", "xid": 94, "severity": "error", "pci_bus": "0000:10:00", "pid": 77},
         {"ts": at(181), "kind": "eviction", "source": "kubelet", "pod": "web-0"},
@@ -289,7 +267,7 @@ def test_a_remapped_row_is_a_precursor_not_a_failure() -> None:
 
 def test_nccl_timeouts_on_other_hosts_belong_to_the_first_failure() -> None:
     timeout = {"timeout_ms": 600000, "rank": 1}
-    events = frame(
+    events = event_frame(
         {"ts": at(0), "kind": "cuda_oom", "source": "pipeline", "host": "node-a", "gpu_index": 3},
         {"ts": at(540), "kind": "oom_kill", "source": "kernel", "host": "node-d", "pid": 9},  # unrelated, later
         {"ts": at(603), "kind": "nccl_timeout", "source": "pipeline", "host": "node-b", "attrs": timeout},
@@ -305,7 +283,7 @@ def test_nccl_timeouts_on_other_hosts_belong_to_the_first_failure() -> None:
 
 
 def test_nccl_timeouts_without_a_timeout_value_join_the_latest_failure_before_them() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": at(0), "kind": "oom_kill", "source": "kernel", "host": "node-a", "pid": 1},
         {"ts": at(300), "kind": "nccl_timeout", "source": "pipeline", "host": "node-b"},
         {"ts": at(7200), "kind": "nccl_timeout", "source": "pipeline", "host": "node-b"},
@@ -322,7 +300,7 @@ def test_nccl_timeouts_without_a_timeout_value_join_the_latest_failure_before_th
 
 
 def test_evidence_is_the_same_gpu_within_the_window_and_context_the_rest_of_the_host() -> None:
-    events = frame(
+    events = event_frame(
         *samples(0, -1200, 120),
         *samples(1, -300, 0),
         {"ts": at(-100), "kind": "memory_pressure", "source": "kubelet", "severity": "warning", "file": "node-a/kubelet.log", "line": 1},
@@ -345,14 +323,14 @@ def test_evidence_is_the_same_gpu_within_the_window_and_context_the_rest_of_the_
 
 
 def test_window_option_widens_the_evidence() -> None:
-    events = frame(*samples(0, -1800, 0, step=60), {"ts": at(0), "kind": "cuda_oom", "source": "pipeline", "gpu_index": 0})
+    events = event_frame(*samples(0, -1800, 0, step=60), {"ts": at(0), "kind": "cuda_oom", "source": "pipeline", "gpu_index": 0})
     narrow = correlate(events).links.filter(pl.col("kind") == "gpu_sample").height
     wide = correlate(events, window=parse_window("30m")).links.filter(pl.col("kind") == "gpu_sample").height
     assert (narrow, wide) == (16, 31)
 
 
 def test_incident_ids_are_stable_across_runs_and_input_order(tmp_path: Path) -> None:
-    events = frame(
+    events = event_frame(
         {"ts": at(0), "kind": "oom_kill", "source": "kernel", "pid": 1},
         {"ts": at(5000), "kind": "cuda_oom", "source": "pipeline", "gpu_index": 2, "host": "node-b"},
         {"ts": at(5600), "kind": "nccl_timeout", "source": "pipeline", "host": "node-c"},

@@ -2,41 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime, timedelta
-
 import numpy as np
 import polars as pl
 import pytest
 
-from rca import schema
 from rca.correlate import correlate
 from rca.ingest import parse_text
 from rca.signals import growth_shape, oscillation_period
+from tests.conftest import at, event_frame
 
-T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 GIB = 1024**3
 TOTAL = 80 * GIB
-
-
-def at(seconds: float) -> datetime:
-    return T0 + timedelta(seconds=seconds)
-
-
-def frame(*rows: dict) -> pl.DataFrame:
-    filled = []
-    for number, row in enumerate(rows, 1):
-        row = dict(row)
-        row.setdefault("host", "node-a")
-        row.setdefault("file", f"{row['host']}/{row.get('source', 'pipeline')}.log")
-        row.setdefault("line", number)
-        row.setdefault("event_id", f"{row['file']}:{row['line']}:0")
-        row.setdefault("ts_quality", "exact")
-        row.setdefault("message", row.get("kind", "log"))
-        if isinstance(row.get("attrs"), dict):
-            row["attrs"] = json.dumps(row["attrs"])
-        filled.append(row)
-    return schema.conform(pl.DataFrame(filled, infer_schema_length=None), schema.EVENT_SCHEMA)
 
 
 def curve(used, util=None, step: float = 5, gpu: int = 0) -> list[dict]:
@@ -98,7 +74,7 @@ def test_no_period_in_a_steady_or_random_series() -> None:
 
 
 def test_growth_rate_and_sustained_seconds_of_a_leak() -> None:
-    row = only(frame(*curve(20 * GIB + 20e6 * t), oom()))
+    row = only(event_frame(*curve(20 * GIB + 20e6 * t), oom()))
     assert row["gpu_mem_growth_bytes_per_s"] == pytest.approx(20e6, rel=1e-6)
     assert row["gpu_mem_growth_sustained_s"] == pytest.approx(895.0)
     assert row["gpu_mem_growth_shape"] == "steady_leak"
@@ -108,7 +84,7 @@ def test_growth_rate_and_sustained_seconds_of_a_leak() -> None:
 
 
 def test_a_sudden_step_is_not_a_sustained_growth() -> None:
-    row = only(frame(*curve(np.where(t < 800, 20 * GIB, 75 * GIB)), oom()))
+    row = only(event_frame(*curve(np.where(t < 800, 20 * GIB, 75 * GIB)), oom()))
     assert row["gpu_mem_growth_shape"] == "single_step"
     assert row["gpu_mem_growth_sustained_s"] == pytest.approx(5.0)  # one sample interval, under the 10 s alert
 
@@ -117,7 +93,7 @@ def test_utilization_period_of_the_incident_gpu_only() -> None:
     busy = np.where((t % 83) < 50, 95.0, 5.0)
     other = [{**sample, "gpu_index": 1, "line": sample["line"] + 5000, "gpu_util_pct": 50.0 + (i % 2) * 40}
              for i, sample in enumerate(curve(np.full(len(t), GIB), util=busy))]
-    row = only(frame(*curve(np.full(len(t), 30 * GIB), util=busy), *other, oom()))
+    row = only(event_frame(*curve(np.full(len(t), 30 * GIB), util=busy), *other, oom()))
     assert row["gpu_util_period_s"] == pytest.approx(83, abs=2)
     assert row["gpu_mem_growth_shape"] == "flat"
 
@@ -139,7 +115,7 @@ def test_fragmentation_and_request_from_a_real_cuda_oom_message() -> None:
 
 def test_memory_freed_by_the_crash_itself_is_not_part_of_the_curve() -> None:
     freed = [*curve(20 * GIB + 20e6 * t)[:-1], {**curve([1 * 2**20])[0], "ts": at(-5), "line": 9999}]
-    row = only(frame(*freed, oom()))
+    row = only(event_frame(*freed, oom()))
     assert row["gpu_mem_growth_shape"] == "steady_leak"
     assert row["gpu_mem_headroom_bytes"] == TOTAL - int(20 * GIB + 20e6 * t[-2])
 
@@ -152,7 +128,7 @@ def test_processes_pods_and_stale_memory_on_the_gpu(own_pid: int | None) -> None
         for n, (pid, mib) in enumerate([(4242, 50_000), (5151, 20_000), (6161, 9_000)], 1)
     ] + [{"ts": at(-60), "kind": "gpu_process", "source": "nvidia_smi", "file": "node-a/apps.csv", "line": 9, "gpu_uuid": "GPU-1",
           "pid": 7171, "mem_used_bytes": 2**30}]
-    events = frame(
+    events = event_frame(
         {"ts": at(-300), "kind": "gpu_sample", "source": "nvidia_smi", "file": "node-a/smi.csv", "line": 1, "gpu_index": 0, "gpu_uuid": "GPU-0",
          "mem_used_bytes": 79 * GIB, "mem_total_bytes": TOTAL},
         *apps,
@@ -174,7 +150,7 @@ def test_host_oom_rss_limit_constraint_and_grower() -> None:
         "anon-rss:4000000kB, file-rss:100kB, shmem-rss:0kB, UID:0 pgtables:9000kB oom_score_adj:986\n",
         file="node-a/kern.log", host="node-a", year=2026, format="kernel",
     )
-    rss = frame(*[
+    rss = event_frame(*[
         {"ts": at(-600 + 60 * i), "kind": "log", "source": "pipeline", "file": "node-a/mon.log", "line": 1 + 2 * i + j, "pid": pid, "rss_bytes": size}
         for i in range(10) for j, (pid, size) in enumerate([(4242, GIB), (777, GIB + i * 600 * 2**20)])
     ])
@@ -186,7 +162,7 @@ def test_host_oom_rss_limit_constraint_and_grower() -> None:
 
 
 def test_restart_count_and_runtime_marker_from_the_evidence() -> None:
-    events = frame(
+    events = event_frame(
         {"ts": at(-60), "kind": "log", "source": "k8s", "pod": "api-0", "attrs": {"restarts": 4}},
         {"ts": at(0), "kind": "log", "source": "pipeline", "pod": "api-0", "attrs": {"oom": "go_runtime"}, "message": "fatal error: runtime: out of memory"},
     )
