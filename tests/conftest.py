@@ -48,6 +48,20 @@ def event_frame(*rows: dict) -> pl.DataFrame:
     return schema.conform(pl.DataFrame(filled, infer_schema_length=None), schema.EVENT_SCHEMA)
 
 
+def attrs_of(events: pl.DataFrame) -> list[dict]:
+    """Each event's ``attrs`` as a dict (``{}`` where it is null)."""
+    return [json.loads(a) if a else {} for a in events["attrs"].to_list()]
+
+
+def of_kind(events: pl.DataFrame, kind: str) -> pl.DataFrame:
+    return events.filter(pl.col("kind") == kind)
+
+
+def head_lines(path: Path) -> list[str]:
+    """The first 60 non-blank lines of ``path``: what the sniffers are shown."""
+    return [line for line in path.read_bytes().decode("utf-8", errors="replace").splitlines() if line.strip()][:60]
+
+
 def fixture_path(name: str) -> Path:
     """The fixture file called ``name`` anywhere under tests/data (each real sample lives in its source's folder)."""
     matches = sorted(p for p in DATA.rglob(name) if p.is_file())

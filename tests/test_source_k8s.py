@@ -20,7 +20,7 @@ import rca
 from rca import sources
 from rca.sources import k8s
 from rca.sources._base import ParseContext, Parsed, lines_frame
-from tests.conftest import DATA
+from tests.conftest import DATA, attrs_of, head_lines
 
 FOLDER = DATA / "k8s"
 KI = 1024
@@ -37,14 +37,6 @@ def _events(name: str) -> pl.DataFrame:
 def _parsed(text: str) -> tuple[pl.DataFrame, Parsed]:
     lines = lines_frame(text).filter(pl.col("text").str.strip_chars() != "")
     return lines, k8s.parse(lines, ParseContext(file="t"))
-
-
-def _attrs(events: pl.DataFrame) -> list[dict]:
-    return [json.loads(a) if a else {} for a in events["attrs"].to_list()]
-
-
-def _head(path: Path) -> list[str]:
-    return [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()][:60]
 
 
 def _assert_accounted(text: str) -> dict[str, int]:
@@ -68,7 +60,7 @@ def test_describe_node_system_oom_events() -> None:
     assert oom["pid"].null_count() == 3  # the old message names no victim
     assert events["host"].unique().to_list() == ["node1"]
     assert events["ts"].null_count() == 6 and events["ts_quality"].unique().to_list() == ["missing"]
-    assert {a["age"] for a in _attrs(events)} == {"17m"}
+    assert {a["age"] for a in attrs_of(events)} == {"17m"}
     assert sorted(events.filter(pl.col("kind") == "log")["message"].str.extract(r"^(\w+)", 1).to_list()) == ["Node", "Starting", "Updated"]
     assert _assert_accounted(_text("kubectl_describe_node_events_systemoom_01.txt")) == {
         "section header": 1,
@@ -91,7 +83,7 @@ def test_describe_pod_evicted_joins_the_wrapped_message() -> None:
     assert row["mem_used_bytes"] == 1275700 * KI
     assert row["mem_requested_bytes"] == 0  # "which e" / "xceeds its request of 0." read as one sentence
     assert row["ts"] is None and row["ts_quality"] == "missing"
-    attrs = _attrs(eviction)[0]
+    attrs = attrs_of(eviction)[0]
     assert (attrs["status"], attrs["reason"], attrs["resource"], attrs["start_time"]) == (
         "Failed",
         "Evicted",
@@ -112,7 +104,7 @@ def test_describe_state_oomkilled_keeps_exit_code_zero() -> None:
     assert row["ts"] == datetime(2025, 4, 29, 6, 10, 51, tzinfo=UTC)
     assert row["ts_raw"] == "Tue, 29 Apr 2025 14:10:51 +0800"
     assert (row["n_lines"], row["line"]) == (5, 1)
-    assert _attrs(oom)[0] == {
+    assert attrs_of(oom)[0] == {
         "state_field": "State",
         "state": "Terminated",
         "reason": "OOMKilled",
@@ -127,15 +119,15 @@ def test_oc_get_pods_and_yq_status_fields() -> None:
     pods = events.filter(pl.col("format") == "get_pods")
     assert pods.height == 5
     assert pods["namespace"].unique().to_list() == ["ci"]
-    statuses = [a["status"] for a in _attrs(pods)]
+    statuses = [a["status"] for a in attrs_of(pods)]
     assert statuses.count("ContainerStatusUnknown") == 4 and statuses.count("Running") == 1
     assert pods.filter(pl.col("pod").str.ends_with("bg8d8")).height == 1
-    assert _attrs(pods)[0]["restarts"] == "2 (7h40m ago)"
+    assert attrs_of(pods)[0]["restarts"] == "2 (7h40m ago)"
     eviction = events.filter(pl.col("kind") == "eviction").row(0, named=True)
     assert eviction["container"] == "dptp-controller-manager"
     assert eviction["mem_used_bytes"] == 48458972 * KI
     assert eviction["mem_requested_bytes"] == 15 * KI**3
-    attrs = _attrs(events.filter(pl.col("kind") == "eviction"))[0]
+    attrs = attrs_of(events.filter(pl.col("kind") == "eviction"))[0]
     assert (attrs["threshold_bytes"], attrs["available_bytes"]) == (100 * KI * KI, 87608 * KI)
     assert _assert_accounted(_text("kubectl_get_pod_status_evicted_02.txt")) == {"shell prompt": 3, "table header": 1}
 
@@ -156,7 +148,7 @@ def test_get_events_all_namespaces() -> None:
     assert events.row(6, named=True)["container"] == "trainer"
     assert events.row(2, named=True)["container"] == "loader"
     assert events["severity"].to_list()[:2] == ["warning", "info"]
-    assert [a["age"] for a in _attrs(events)][-1] == "4m40s"
+    assert [a["age"] for a in attrs_of(events)][-1] == "4m40s"
     assert events["ts"].null_count() == events.height
 
 
@@ -168,7 +160,7 @@ def test_get_events_old_format() -> None:
     assert events["container"].to_list() == ["memhog", None, "memhog", "memhog"]
     evicted = events.row(2, named=True)
     assert (evicted["mem_used_bytes"], evicted["mem_requested_bytes"]) == (1536204 * KI, 256 * KI * KI)
-    assert [a["count"] for a in _attrs(events)] == [1, 1, 1, 1]
+    assert [a["count"] for a in attrs_of(events)] == [1, 1, 1, 1]
 
 
 def test_describe_node_conditions_give_a_timed_memory_pressure() -> None:
@@ -178,11 +170,11 @@ def test_describe_node_conditions_give_a_timed_memory_pressure() -> None:
     condition = pressure.row(0, named=True)
     assert condition["ts"] == datetime(2024, 6, 14, 10, 2, 11, tzinfo=UTC)
     assert condition["ts_quality"] == "exact"
-    assert _attrs(pressure)[0]["reason"] == "KubeletHasInsufficientMemory"
+    assert attrs_of(pressure)[0]["reason"] == "KubeletHasInsufficientMemory"
     assert events["host"].unique().to_list() == ["gpu-worker-3"]
     assert events["pod"].null_count() == events.height
     assert events.filter(pl.col("format") == "describe_conditions").height == 4
-    assert _attrs(pressure)[1]["age"] == "3m20s (x2 over 3m21s)"
+    assert attrs_of(pressure)[1]["age"] == "3m20s (x2 over 3m21s)"
 
 
 # --- hand-made: documents --------------------------------------------------------------------
@@ -213,7 +205,7 @@ def test_event_list_json() -> None:
         14395616 * KI,
     )
     assert events.row(0, named=True)["pid"] == 28411
-    assert _attrs(events)[1]["count"] == 6
+    assert attrs_of(events)[1]["count"] == 6
     skipped = _assert_accounted(text)
     assert skipped == {"document envelope": 9}
 
@@ -232,7 +224,7 @@ def test_pod_yaml_oomkilled_last_state() -> None:
     )
     assert row["container_id"] == "9f3e1b2c4d5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c"
     assert row["ts"] == datetime(2024, 6, 14, 9, 58, 39, tzinfo=UTC)
-    assert _attrs(events)[0]["state_field"] == "lastState"
+    assert attrs_of(events)[0]["state_field"] == "lastState"
     assert row["n_lines"] == len(_text("kubectl_get_pod_oomkilled.yaml").splitlines())
 
 
@@ -290,7 +282,7 @@ def test_broken_json_falls_back_to_text() -> None:
 
 @pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
 def test_every_k8s_fixture_is_sniffed_as_k8s(path: Path) -> None:
-    source, _ = sources.sniff(_head(path))
+    source, _ = sources.sniff(head_lines(path))
     assert source is not None and source.name == "k8s"
 
 
@@ -299,7 +291,7 @@ OTHERS = sorted(p for p in DATA.glob("*/*") if p.is_file() and p.parent.name not
 
 @pytest.mark.parametrize("path", OTHERS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_other_fixtures_are_not_k8s(path: Path) -> None:
-    assert k8s.sniff(_head(path)) == 0.0
+    assert k8s.sniff(head_lines(path)) == 0.0
 
 
 # --- robustness -------------------------------------------------------------------------------
@@ -333,7 +325,7 @@ def test_describe_pod_with_state_blocks_and_events() -> None:
     assert states["kind"].to_list() == ["log", "container_oomkilled"]  # exit 137 alone is not an OOM kill
     assert states["exit_code"].to_list() == [137, 137]
     assert states["ts"].to_list() == [None, datetime(2024, 6, 14, 9, 55, 40, tzinfo=UTC)]  # Go's zero time is "unset"
-    assert [a["state_field"] for a in _attrs(states)] == ["State", "Last State"]
+    assert [a["state_field"] for a in attrs_of(states)] == ["State", "Last State"]
     assert events["pod"].unique().to_list() == ["trainer-7d9f8c6b5-x2x9q"]
     assert events["host"].unique().to_list() == ["gpu-worker-3"]
     assert states["container"].unique().to_list() == ["trainer"]

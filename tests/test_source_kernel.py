@@ -24,7 +24,7 @@ from rca import schema, sources
 from rca.ingest import parse_lines
 from rca.sources import _syslog, _xid, kernel
 from rca.sources._base import ParseContext, lines_frame
-from tests.conftest import DATA, FIXED_MTIME
+from tests.conftest import DATA, FIXED_MTIME, attrs_of, head_lines, of_kind
 
 FOLDER = DATA / "kernel"
 KI = 1024
@@ -42,18 +42,6 @@ def _parse(text: str, **kwargs: object) -> pl.DataFrame:
     return rca.parse_text(text, file="inline", format="kernel", **kwargs)
 
 
-def _kind(events: pl.DataFrame, kind: str) -> pl.DataFrame:
-    return events.filter(pl.col("kind") == kind)
-
-
-def _attrs(events: pl.DataFrame) -> list[dict]:
-    return [json.loads(a) if a else {} for a in events["attrs"].to_list()]
-
-
-def _head(path: Path) -> list[str]:
-    return [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()][:60]
-
-
 def _utc(*parts: int) -> datetime:
     return datetime(*parts, tzinfo=UTC)
 
@@ -69,7 +57,7 @@ def _accounted(text: str, ctx: ParseContext) -> tuple[int, int]:
 
 def test_xid_119_ctime_seven_gsp_timeouts_45_seconds_apart() -> None:
     events = _events("dmesg_xid_119_ctime_01.log")
-    xids = _kind(events, "xid")
+    xids = of_kind(events, "xid")
     assert xids.height == 7 == events.height
     assert xids["xid"].unique().to_list() == [119]
     assert set(xids["pci_bus"]) == {"0000:61:00"} and set(xids["pid"]) == {1346198} and set(xids["process"]) == {"nvidia-smi"}
@@ -79,7 +67,7 @@ def test_xid_119_ctime_seven_gsp_timeouts_45_seconds_apart() -> None:
     assert xids["ts_raw"][0] == "Fri Mar  3 04:27:08 2023"
     assert xids["boot_seconds"].null_count() == 7
     assert set(xids["severity"]) == {"critical"}
-    attrs = _attrs(xids)[0]
+    attrs = attrs_of(xids)[0]
     assert (attrs["xid_name"], attrs["xid_resolution"], attrs["xid_investigation"]) == ("GSP_RPC_TIMEOUT", "RESET_GPU", "INVESTIGATE_SW")
     functions = xids["message"].str.extract(r"Expected function (\d+ \(\w+\))").value_counts().sort("message")
     assert functions.rows() == [("103 (GSP_RM_ALLOC)", 2), ("76 (GSP_RM_CONTROL)", 5)]
@@ -109,7 +97,7 @@ def test_boot_relative_times_align_with_a_known_boot_time() -> None:
 
 def test_xid_31_gpu_uuid_from_the_gpu_at_line_reaches_every_xid_on_the_bus() -> None:
     events = _events("dmesg_xid_31_01.log")
-    xids = _kind(events, "xid")
+    xids = of_kind(events, "xid")
     assert xids["xid"].to_list() == [31, 13, 13, 13, 13, 32]
     assert set(xids["pci_bus"]) == {"0000:01:00"}
     assert set(xids["gpu_uuid"]) == {"GPU-8a47641b-dff6-f09f-618c-c3eb58fb430d"}
@@ -121,7 +109,7 @@ def test_xid_31_gpu_uuid_from_the_gpu_at_line_reaches_every_xid_on_the_bus() -> 
 
 def test_xid_31_62_45_sequence_on_one_gpu() -> None:
     events = _events("dmesg_xid_31_62_45_01.log")
-    xids = _kind(events, "xid")
+    xids = of_kind(events, "xid")
     assert xids["xid"].to_list() == [31, 62] + [45] * 8
     first = xids.row(0, named=True)
     assert (first["pid"], first["process"], first["boot_seconds"]) == (13332, "cuda_plot_k32_v", 14328.198504)
@@ -129,7 +117,7 @@ def test_xid_31_62_45_sequence_on_one_gpu() -> None:
     assert set(xids["gpu_uuid"]) == {"GPU-760d0170-b7c5-6817-9414-6cc7112645de"}
     assert xids.filter(pl.col("xid") == 45)["boot_seconds"].to_list()[::7] == [14370.688139, 14397.322674]
     assert xids["severity"].to_list()[:3] == ["error", "critical", "warning"]
-    others = _kind(events, "log")["message"].to_list()
+    others = of_kind(events, "log")["message"].to_list()
     assert "sched: RT throttling activated" in others
 
 
@@ -138,7 +126,7 @@ def test_journalctl_xid_45_lines_without_time_keep_ts_null() -> None:
     assert events["kind"].to_list() == ["xid"] * 7 and set(events["xid"]) == {45}
     assert events["ts"].null_count() == 7 and set(events["ts_quality"]) == {"missing"}
     assert set(events["process"]) == {"python3"}
-    assert [a["previous_xid"] for a in _attrs(events)] == [149, 145, 145, 145, 149, 145, 145]
+    assert [a["previous_xid"] for a in attrs_of(events)] == [149, 145, 145, 145, 149, 145, 145]
     counts = events.group_by("pci_bus", "pid").len().sort("pci_bus").rows()
     assert counts == [("0000:97:00", 1818987, 1), ("0000:ba:00", 1818989, 2), ("0000:dc:00", 1818990, 2), ("0000:ed:00", 1818992, 2)]
 
@@ -158,7 +146,7 @@ def test_kern_log_xid_13_keeps_wall_clock_and_boot_seconds() -> None:
 
 def test_gpu_fallen_off_the_bus_without_xid_is_a_critical_log_event() -> None:
     events = _events("dmesg_gpu_fallen_off_bus_noxid_01.log")
-    assert _kind(events, "xid").height == 0
+    assert of_kind(events, "xid").height == 0
     fallen = events.row(0, named=True)
     assert (fallen["kind"], fallen["n_lines"], fallen["pci_bus"], fallen["severity"]) == ("log", 3, "0000:b3:00.0", "critical")
     assert json.loads(fallen["attrs"]) == {"fallen_off_bus": True, "pci_id": "10de:26b5"}
@@ -191,7 +179,7 @@ def test_oom_cgroup_01_kill_reaper_then_a_new_invocation() -> None:
 
 def test_oom_cgroup_03_guaranteed_pod_and_task_table() -> None:
     events = _events("dmesg_oom_cgroup_03.log")
-    kill = _kind(events, "oom_kill")
+    kill = of_kind(events, "oom_kill")
     assert kill.height == 1
     row = kill.row(0, named=True)
     assert (row["pid"], row["process"], row["rss_bytes"]) == (5740, "pause", 4096)
@@ -208,8 +196,8 @@ def test_oom_cgroup_03_guaranteed_pod_and_task_table() -> None:
     assert (attrs["total_vm_kb"], attrs["anon_rss_kb"], attrs["file_rss_kb"], attrs["shmem_rss_kb"]) == (1028, 4, 0, 0)
     assert "pgtables_kb" not in attrs and "oom_score_adj" not in attrs
     tasks = events.filter(pl.col("attrs").str.contains('"task_table":true'))
-    assert tasks.height == 21 and {a["oom_score_adj"] for a in _attrs(tasks)} == {-998}
-    largest = max(zip(tasks["pid"], tasks["process"], (a["rss_pages"] for a in _attrs(tasks)), strict=True), key=lambda t: t[2])
+    assert tasks.height == 21 and {a["oom_score_adj"] for a in attrs_of(tasks)} == {-998}
+    largest = max(zip(tasks["pid"], tasks["process"], (a["rss_pages"] for a in attrs_of(tasks)), strict=True), key=lambda t: t[2])
     assert largest == (58406, "data_sim", 3967322)
     memcg_usage = events.row(0, named=True)
     assert memcg_usage["kind"] == "log" and memcg_usage["mem_used_bytes"] == 16777216 * KI
@@ -218,7 +206,7 @@ def test_oom_cgroup_03_guaranteed_pod_and_task_table() -> None:
 
 def test_oom_cgroup_05_burstable_kill_without_pgtables() -> None:
     events = _events("dmesg_oom_cgroup_05.log")
-    row = _kind(events, "oom_kill").row(0, named=True)
+    row = of_kind(events, "oom_kill").row(0, named=True)
     assert (row["pid"], row["process"], row["rss_bytes"], row["boot_seconds"]) == (18524, "cdi-importer", 23032 * KI, 580237.376066)
     assert row["pod_uid"] == "6b212546-f5dd-4fdf-bcc7-72a686638102"
     assert row["container_id"] == "ea887b1c9c5c8e734ac798fedd2bf5d39c0b7ce5ad961027dfc1ca138a23a2e8"
@@ -227,7 +215,7 @@ def test_oom_cgroup_05_burstable_kill_without_pgtables() -> None:
     assert (attrs["uid"], attrs["total_vm_kb"], attrs["file_rss_kb"]) == (0, 2701352, 0)
     assert "pgtables_kb" not in attrs and "oom_score_adj" not in attrs
     tasks = events.filter(pl.col("attrs").str.contains('"task_table":true'))
-    assert list(zip(tasks["pid"], tasks["process"], (a["oom_score_adj"] for a in _attrs(tasks)), strict=True)) == [
+    assert list(zip(tasks["pid"], tasks["process"], (a["oom_score_adj"] for a in attrs_of(tasks)), strict=True)) == [
         (17998, "pause", -998), (18524, "cdi-importer", 999), (3422, "qemu-img", 999)]
     reaper = events.row(-1, named=True)
     assert reaper["boot_seconds"] == 580237.466313 and json.loads(reaper["attrs"])["reaper"] is True
@@ -235,7 +223,7 @@ def test_oom_cgroup_05_burstable_kill_without_pgtables() -> None:
 
 def test_oom_ctime_cgroup_v2_kill_comes_from_the_oom_kill_summary() -> None:
     events = _events("dmesg_oom_cgroup_ctime_v2_01.log")
-    kill = _kind(events, "oom_kill")
+    kill = of_kind(events, "oom_kill")
     assert kill.height == 1
     row = kill.row(0, named=True)
     assert (row["pid"], row["process"], row["ts"]) == (32550, "uvicorn", _utc(2026, 8, 21, 22, 26, 52))
@@ -246,7 +234,7 @@ def test_oom_ctime_cgroup_v2_kill_comes_from_the_oom_kill_summary() -> None:
     attrs = json.loads(row["attrs"])
     assert (attrs["uid"], attrs["cpuset"], attrs["mems_allowed"], attrs["constraint"]) == (525287, "user.slice", "0", "CONSTRAINT_MEMCG")
     assert row["rss_bytes"] is None
-    tasks = _attrs(events.filter(pl.col("attrs").str.contains('"task_table":true')))
+    tasks = attrs_of(events.filter(pl.col("attrs").str.contains('"task_table":true')))
     assert tasks[0]["rss_pages"] == 178
     assert (tasks[1]["total_vm_pages"], tasks[1]["rss_pages"], tasks[1]["rss_anon_pages"], tasks[1]["oom_score_adj"]) == (
         67713442, 536771, 522690, 992)
@@ -268,7 +256,7 @@ def test_oom_global_one_kill_of_java() -> None:
 
 def test_oom_invoked_python_header_only_no_victim() -> None:
     events = _events("dmesg_oom_invoked_python_01.log")
-    assert events.height == 1 and _kind(events, "oom_kill").height == 0
+    assert events.height == 1 and of_kind(events, "oom_kill").height == 0
     row = events.row(0, named=True)
     assert (row["kind"], row["pid"], row["process"], row["n_lines"]) == ("oom_invoked", 5522, "python", 13)
     assert row["boot_seconds"] == 2672.189925
@@ -292,12 +280,12 @@ def test_journalctl_oom_invoked_comm_with_space_and_slash() -> None:
 
 def test_kern_log_four_memcg_kills_and_three_reapers() -> None:
     events = _events("kern_log_oom_cgroup_01.log")
-    kills = _kind(events, "oom_kill")
+    kills = of_kind(events, "oom_kill")
     assert set(events["host"]) == {"ubuntu-s-1vcpu-2gb-ams3-01"}
     assert kills["pid"].to_list() == [15617, 15674, 15623, 15694] and set(kills["process"]) == {"python3"}
     assert set(kills["rss_bytes"]) == {4292 * KI}
-    assert [a["file_rss_kb"] for a in _attrs(kills)] == [3428, 3424, 3420, 3440]
-    assert {a["total_vm_kb"] for a in _attrs(kills)} == {11892} and {a["shmem_rss_kb"] for a in _attrs(kills)} == {0}
+    assert [a["file_rss_kb"] for a in attrs_of(kills)] == [3428, 3424, 3420, 3440]
+    assert {a["total_vm_kb"] for a in attrs_of(kills)} == {11892} and {a["shmem_rss_kb"] for a in attrs_of(kills)} == {0}
     assert kills["boot_seconds"].to_list() == [514.682838, 514.686269, 514.707378, 514.715469]
     assert set(kills["ts"]) == {_utc(2026, 5, 15, 23, 9, 27)}
     reapers = events.filter(pl.col("message").str.starts_with("oom_reaper"))
@@ -317,22 +305,22 @@ def test_kern_log_old_kill_process_or_sacrifice_child_is_the_kill() -> None:
 
 def test_6x_memcg_oom_block_then_ecc_and_fallen_off_bus() -> None:
     events = _events("dmesg_oom_6x_xid_01.log")
-    invoked = _kind(events, "oom_invoked").row(0, named=True)
+    invoked = of_kind(events, "oom_invoked").row(0, named=True)
     assert (invoked["pid"], invoked["process"], invoked["n_lines"], invoked["mem_used_bytes"]) == (48213, "python3", 39, 32 * KI**3)
     assert json.loads(invoked["attrs"])["kernel"] == "6.12.9-200.fc41.x86_64"
-    kill = _kind(events, "oom_kill").row(0, named=True)
+    kill = of_kind(events, "oom_kill").row(0, named=True)
     assert (kill["pid"], kill["rss_bytes"], kill["mem_total_bytes"]) == (48213, 33478164 * KI, 32 * KI**3)
     assert kill["pod_uid"] == "3f1c9a52-8d1e-4b7a-9c3e-2f5d6a7b8c9d"
     assert kill["container_id"] == "7b41c2e9d0f38a5561c4e2b7a9d03f18e6c5b4a3928170f6e5d4c3b2a1908f7e"
     assert json.loads(kill["attrs"])["memcg_failcnt"] == 1843
-    assert _kind(events, "oom_kill").height == 1
-    tasks = _attrs(events.filter(pl.col("attrs").str.contains('"task_table":true')))
+    assert of_kind(events, "oom_kill").height == 1
+    tasks = attrs_of(events.filter(pl.col("attrs").str.contains('"task_table":true')))
     assert [t["rss_anon_pages"] for t in tasks] == [0, 8369541]
-    xids = _kind(events, "xid")
+    xids = of_kind(events, "xid")
     assert xids["xid"].to_list() == [48, 94, 63, 154, 79]
     assert xids["severity"].to_list() == ["critical", "error", "notice", "critical", "critical"]
-    assert [a["xid_resolution"] for a in _attrs(xids)] == ["WORKFLOW_XID_48", "RESTART_APP", "IGNORE", "XID_154", "RESTART_BM"]
-    assert _attrs(xids)[3]["xid_recovery_action"] == "GPU Reset Required"
+    assert [a["xid_resolution"] for a in attrs_of(xids)] == ["WORKFLOW_XID_48", "RESTART_APP", "IGNORE", "XID_154", "RESTART_BM"]
+    assert attrs_of(xids)[3]["xid_recovery_action"] == "GPU Reset Required"
     assert xids["gpu_uuid"].to_list() == ["GPU-5c1e0f4e-7a2b-4c3d-9e8f-0a1b2c3d4e5f"] * 4 + ["GPU-9d2f4b61-3e8a-4f0c-b5d7-1c2e3f405162"]
     fallen = events.filter(pl.col("attrs").str.contains('"fallen_off_bus":true')).row(0, named=True)
     assert (fallen["pci_bus"], fallen["gpu_uuid"], fallen["kind"]) == ("0000:86:00.0", "GPU-9d2f4b61-3e8a-4f0c-b5d7-1c2e3f405162", "log")
@@ -344,7 +332,7 @@ def test_dmesg_iso_time_format_keeps_the_offset() -> None:
     assert set(events["format"]) == {"dmesg_iso"} and set(events["ts_quality"]) == {"exact"}
     assert events["ts"][0] == _utc(2025, 2, 11, 8, 14, 2, 118412)
     assert events["ts_raw"][0] == "2025-02-11T09:14:02,118412+01:00"
-    xids = _kind(events, "xid")
+    xids = of_kind(events, "xid")
     assert xids["xid"].to_list() == [48, 64, 45, 74]
     assert set(xids["gpu_uuid"]) == {"GPU-0f7e3b2a-91c4-4d5e-8a6b-7c8d9e0f1a2b"}
     assert json.loads(events["attrs"][1]) == {"nvidia_driver": "550.127.05"}
@@ -353,13 +341,13 @@ def test_dmesg_iso_time_format_keeps_the_offset() -> None:
 def test_journal_json_kernel_transport() -> None:
     events = _events("journalctl_k_json_01.log")
     assert set(events["host"]) == {"gpu-node-07"} and set(events["format"]) == {"journal_json"}
-    xid = _kind(events, "xid").row(0, named=True)
+    xid = of_kind(events, "xid").row(0, named=True)
     assert (xid["xid"], xid["pid"], xid["process"], xid["ts"]) == (79, 0, "swapper/0", _utc(2024, 6, 10, 12, 42, 5, 118239))
     assert xid["gpu_uuid"] == "GPU-5c1e0f4e-7a2b-4c3d-9e8f-0a1b2c3d4e5f"
     assert events["severity"][0] == "info"  # PRIORITY=6 on a plain NVRM line
-    invoked = _kind(events, "oom_invoked").row(0, named=True)
+    invoked = of_kind(events, "oom_invoked").row(0, named=True)
     assert (invoked["pid"], invoked["process"], invoked["n_lines"], invoked["mem_used_bytes"]) == (77310, "pt_main_thread", 5, 64 * KI**3)
-    kill = _kind(events, "oom_kill").row(0, named=True)
+    kill = of_kind(events, "oom_kill").row(0, named=True)
     assert (kill["pid"], kill["rss_bytes"], kill["pod_uid"]) == (77310, 66912344 * KI, "0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d")
     assert kill["container_id"] == "5f0c2b7e9a3d4c1b8e6f7a2d9c0b3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d"
 
@@ -368,8 +356,8 @@ def test_journal_short_monotonic_with_boot_header() -> None:
     events = _events("journalctl_k_monotonic_01.log")
     assert events["line"][0] == 2  # the "-- Boot … --" line is skipped as a header
     assert set(events["host"]) == {"gpu-node-03"} and set(events["format"]) == {"journal_monotonic"}
-    assert _kind(events, "xid")["xid"].to_list() == [119, 120]
-    assert set(_kind(events, "xid")["gpu_uuid"]) == {"GPU-2b3c4d5e-6f70-4182-93a4-b5c6d7e8f901"}
+    assert of_kind(events, "xid")["xid"].to_list() == [119, 120]
+    assert set(of_kind(events, "xid")["gpu_uuid"]) == {"GPU-2b3c4d5e-6f70-4182-93a4-b5c6d7e8f901"}
     assert events["message"][0].startswith("Linux version 6.8.0-49-generic")
     lines = lines_frame(_text("journalctl_k_monotonic_01.log"))
     assert kernel.parse(lines, ParseContext(file="m")).skipped == {"header": 1}
@@ -478,7 +466,7 @@ def test_noise_inside_an_oom_block_ends_the_header_dump_but_not_the_block() -> N
     assert events.select("line", "n_lines", "kind").rows() == [
         (1, 2, "oom_invoked"), (3, 1, "log"), (4, 1, "log"), (5, 1, "log"), (6, 1, "log"), (7, 1, "oom_kill"),
     ]
-    kill = _kind(events, "oom_kill").row(0, named=True)
+    kill = of_kind(events, "oom_kill").row(0, named=True)
     assert (kill["pid"], kill["mem_used_bytes"], kill["mem_total_bytes"]) == (4242, 1024 * 1024 * KI, 1024 * 1024 * KI)
 
 
@@ -528,13 +516,13 @@ NOT_KERNEL = [
 
 @pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
 def test_every_kernel_fixture_is_sniffed_as_kernel(path: Path) -> None:
-    source, score = sources.sniff(_head(path))
+    source, score = sources.sniff(head_lines(path))
     assert source is not None and source.name == "kernel" and score > 0.5
 
 
 @pytest.mark.parametrize("path", OTHERS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_other_sources_fixtures_are_not_kernel(path: Path) -> None:
-    source, _ = sources.sniff(_head(path))
+    source, _ = sources.sniff(head_lines(path))
     assert source is None or source.name != "kernel"
 
 

@@ -8,7 +8,6 @@ generic.go, oom_watcher_linux.go) for the structured-logging era.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from rca import sources
 from rca.sources import _syslog, kubelet
 from rca.sources._base import ParseContext, lines_frame
 from rca.sources._kube import quantity_bytes
-from tests.conftest import DATA
+from tests.conftest import DATA, attrs_of, head_lines
 
 FOLDER = DATA / "kubelet"
 KI = 1024
@@ -34,14 +33,6 @@ def _text(name: str) -> str:
 
 def _events(name: str, **kwargs: object) -> pl.DataFrame:
     return rca.parse_text(_text(name), file=name, **kwargs)
-
-
-def _attrs(events: pl.DataFrame) -> list[dict]:
-    return [json.loads(a) if a else {} for a in events["attrs"].to_list()]
-
-
-def _head(path: Path) -> list[str]:
-    return [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()][:60]
 
 
 def _assert_accounted(text: str, ctx: ParseContext | None = None) -> None:
@@ -62,9 +53,9 @@ def test_journal_eviction_ranks_four_static_pods_and_skips_the_critical_one() ->
     assert events["host"].unique().to_list() == ["arch-srv01"]
     assert events["pid"].unique().to_list() == [12544]
     assert events["kind"].to_list() == ["eviction"] * 4
-    stages = [a["eviction_stage"] for a in _attrs(events)]
+    stages = [a["eviction_stage"] for a in attrs_of(events)]
     assert stages == ["ranked", "critical_pod_skipped", "reclaim_attempt", "must_evict"]
-    ranked = _attrs(events)[0]
+    ranked = attrs_of(events)[0]
     assert ranked["ranked_pods"] == [
         "kube-system/kube-scheduler-minikube",
         "kube-system/etcd-minikube",
@@ -81,7 +72,7 @@ def test_journal_eviction_ranks_four_static_pods_and_skips_the_critical_one() ->
     )
     assert critical["severity"] == "error"
     assert critical["ts_raw"] == "0529 08:56:39.757341"
-    assert {a.get("resource") for a in _attrs(events)[2:]} == {"ephemeral-storage"}
+    assert {a.get("resource") for a in attrs_of(events)[2:]} == {"ephemeral-storage"}
     # klog stamps are kept as written, not sorted: line 3 is earlier than line 2.
     assert events["ts"][2] < events["ts"][1]
     assert events["ts"][0] == datetime(2019, 5, 29, 8, 56, 39, 757322, tzinfo=UTC)
@@ -103,9 +94,9 @@ def test_russian_journal_month_and_admission_rejection() -> None:
         "kube-system",
         "860629c4-fd5e-11e7-880c-6c626d3ed96f",
     )
-    assert _attrs(events)[0]["eviction_stage"] == "admission_rejected"
-    assert _attrs(events)[0]["conditions"] == ["MemoryPressure"]
-    assert reclaim["kind"] == "eviction" and _attrs(events)[1]["resource"] == "memory"
+    assert attrs_of(events)[0]["eviction_stage"] == "admission_rejected"
+    assert attrs_of(events)[0]["conditions"] == ["MemoryPressure"]
+    assert reclaim["kind"] == "eviction" and attrs_of(events)[1]["resource"] == "memory"
 
 
 def test_klog_observations_take_the_year_from_the_embedded_go_time() -> None:
@@ -115,7 +106,7 @@ def test_klog_observations_take_the_year_from_the_embedded_go_time() -> None:
     assert events["ts"][0] == datetime(2021, 12, 15, 19, 22, 27, 75748, tzinfo=UTC)
     assert events["ts_quality"].unique().to_list() == ["year_inferred"]
     assert events["pid"].unique().to_list() == [77158]
-    by_signal = {a["signal"]: a for a in _attrs(events) if "signal" in a}
+    by_signal = {a["signal"]: a for a in attrs_of(events) if "signal" in a}
     assert by_signal["memory.available"]["available_bytes"] == 60489772 * KI
     assert by_signal["memory.available"]["capacity_bytes"] == 65973468 * KI
     assert by_signal["allocatableMemory.available"]["available_bytes"] == 56829960 * KI
@@ -130,11 +121,11 @@ def test_memory_pressure_keeps_the_negative_observation() -> None:
     events = _events("kubelet_klog_memory_pressure_01.log")
     assert events["kind"].to_list() == ["memory_pressure"] * 3
     assert events["pid"].unique().to_list() == [104204]
-    thresholds = _attrs(events)[:2]
+    thresholds = attrs_of(events)[:2]
     assert all(a["signal"] == "memory.available" for a in thresholds)
     assert all(a["threshold_bytes"] == 100 * KI * KI for a in thresholds)
     assert all(a["observed_bytes"] == -2097758044639028 * KI for a in thresholds)
-    assert _attrs(events)[2]["conditions"] == ["MemoryPressure"]
+    assert attrs_of(events)[2]["conditions"] == ["MemoryPressure"]
     # No year anywhere and no reference time: the time stays unknown rather than guessed.
     assert events["ts"].null_count() == 3
     assert events["ts_quality"].unique().to_list() == ["missing"]
@@ -158,7 +149,7 @@ def test_klog_time_is_read_in_the_context_zone() -> None:
 def test_structured_eviction_sequence() -> None:
     events = _events("kubelet_structured_oom_eviction.log")
     evictions = events.filter(pl.col("kind") == "eviction")
-    stages = [a["eviction_stage"] for a in _attrs(evictions)]
+    stages = [a["eviction_stage"] for a in attrs_of(evictions)]
     assert stages == ["reclaim_attempt", "must_evict", "ranked", "evicting", "evicted", "cleanup_wait"]
     evicting = evictions.row(3, named=True)
     assert (evicting["pod"], evicting["namespace"], evicting["pod_uid"], evicting["container"]) == (
@@ -169,22 +160,22 @@ def test_structured_eviction_sequence() -> None:
     )
     assert evicting["mem_used_bytes"] == 14395616 * KI
     assert evicting["mem_requested_bytes"] == 8 * KI**3
-    evicting_attrs = _attrs(evictions)[3]
+    evicting_attrs = attrs_of(evictions)[3]
     assert (evicting_attrs["resource"], evicting_attrs["threshold_bytes"], evicting_attrs["available_bytes"]) == (
         "memory",
         750 * KI * KI,
         225800 * KI,
     )
-    assert _attrs(evictions)[2]["ranked_pods"][0] == "ml/trainer-7d9f8c6b5-x2x9q"
+    assert attrs_of(evictions)[2]["ranked_pods"][0] == "ml/trainer-7d9f8c6b5-x2x9q"
     assert evictions["pod"][2] is None
-    assert _attrs(evictions)[5]["evicted_pods"] == ["ml/trainer-7d9f8c6b5-x2x9q"]
+    assert attrs_of(evictions)[5]["evicted_pods"] == ["ml/trainer-7d9f8c6b5-x2x9q"]
     assert evictions["ts"][0] == datetime(2024, 6, 14, 10, 2, 11, 402117, tzinfo=UTC)
 
 
 def test_structured_memory_pressure_and_threshold() -> None:
     pressure = _events("kubelet_structured_oom_eviction.log").filter(pl.col("kind") == "memory_pressure")
     assert pressure.height == 2
-    condition, threshold = _attrs(pressure)
+    condition, threshold = attrs_of(pressure)
     assert condition["conditions"] == ["MemoryPressure"]
     assert (threshold["signal"], threshold["threshold_bytes"], threshold["observed_bytes"]) == (
         "memory.available",
@@ -203,7 +194,7 @@ def test_container_oomkilled_from_status_patch_and_exit_137() -> None:
         container_id,
         "0b7d4c55-8e2f-4a61-9c3e-5f2a1d7b8c90",
     )
-    assert _attrs(oom)[0]["oom_evidence"] == "exit_code_137"
+    assert attrs_of(oom)[0]["oom_evidence"] == "exit_code_137"
     assert (patched["pod"], patched["namespace"], patched["container"], patched["container_id"], patched["exit_code"]) == (
         "data-loader-6c8b7f9d4-k7p2m",
         "ml",
@@ -211,7 +202,7 @@ def test_container_oomkilled_from_status_patch_and_exit_137() -> None:
         container_id,
         137,
     )
-    assert _attrs(oom)[1]["oom_evidence"] == "reason_oomkilled"
+    assert attrs_of(oom)[1]["oom_evidence"] == "reason_oomkilled"
 
 
 def test_system_oom_names_the_victim_and_other_lines_stay_logs() -> None:
@@ -228,7 +219,7 @@ def test_system_oom_names_the_victim_and_other_lines_stay_logs() -> None:
     )
     pleg = logs.filter(pl.col("message").str.contains("SyncLoop (PLEG)", literal=True))
     assert pleg.height == 2
-    assert {a["pleg_event"] for a in _attrs(pleg)} == {"ContainerDied"}
+    assert {a["pleg_event"] for a in attrs_of(pleg)} == {"ContainerDied"}
     assert logs.filter(pl.col("severity") == "error")["pod"].to_list() == ["data-loader-6c8b7f9d4-k7p2m"]
     assert events["process"].filter(events["kind"] != "oom_kill").unique().to_list() == ["kubelet"]
 
@@ -301,7 +292,7 @@ def test_quantity_bytes(quantity: str, expected: int | None) -> None:
 
 @pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
 def test_every_kubelet_fixture_is_sniffed_as_kubelet(path: Path) -> None:
-    source, _ = sources.sniff(_head(path))
+    source, _ = sources.sniff(head_lines(path))
     assert source is not None and source.name == "kubelet"
 
 
@@ -310,7 +301,7 @@ OTHERS = sorted(p for p in DATA.glob("*/*") if p.is_file() and p.parent.name not
 
 @pytest.mark.parametrize("path", OTHERS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_other_fixtures_are_not_kubelet(path: Path) -> None:
-    assert kubelet.sniff(_head(path)) == 0.0
+    assert kubelet.sniff(head_lines(path)) == 0.0
 
 
 def test_glog_from_cpp_is_not_kubelet() -> None:
@@ -357,7 +348,7 @@ def test_pre_structured_eviction_lines() -> None:
     )
     events = rca.parse_text(text, year=2018)
     assert events["kind"].to_list() == ["eviction"] * 4
-    attrs = _attrs(events)
+    attrs = attrs_of(events)
     assert [a["eviction_stage"] for a in attrs] == ["must_evict", "ranked", "evicted", "cleanup_wait"]
     assert attrs[1]["ranked_pods"] == ["default/memhog-5b6b8c7d9-qx2lt", "kube-system/kube-proxy-x7k2p"]
     assert attrs[3]["evicted_pods"] == ["default/memhog-5b6b8c7d9-qx2lt"]

@@ -25,7 +25,7 @@ from rca import schema, sources
 from rca.sources import nvidia_smi
 from rca.sources._base import ParseContext, lines_frame
 from rca.sources._nvsmi_common import number, to_bytes
-from tests.conftest import DATA
+from tests.conftest import DATA, attrs_of, head_lines, of_kind
 
 FOLDER = DATA / "nvidia_smi"
 MIB = 2**20
@@ -40,18 +40,6 @@ def _text(name: str) -> str:
 
 def _events(name: str, **kwargs: object) -> pl.DataFrame:
     return rca.parse_text(_text(name), file=name, **kwargs)
-
-
-def _kind(events: pl.DataFrame, kind: str) -> pl.DataFrame:
-    return events.filter(pl.col("kind") == kind)
-
-
-def _attrs(events: pl.DataFrame) -> list[dict]:
-    return [json.loads(a) if a else {} for a in events["attrs"].to_list()]
-
-
-def _head(path: Path) -> list[str]:
-    return [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()][:60]
 
 
 def _accounting(text: str, ctx: ParseContext | None = None) -> tuple[int, int]:
@@ -72,14 +60,14 @@ def _utc(*parts: int) -> datetime:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
 def test_every_fixture_is_sniffed_as_nvidia_smi(path: Path) -> None:
-    source, score = sources.sniff(_head(path))
+    source, score = sources.sniff(head_lines(path))
     assert source is not None and source.name == "nvidia_smi"
     assert score >= 0.9
 
 
 @pytest.mark.parametrize("path", OTHER_FILES, ids=[str(p.relative_to(DATA)) for p in OTHER_FILES])
 def test_other_sources_files_are_not_nvidia_smi(path: Path) -> None:
-    head = _head(path)
+    head = head_lines(path)
     assert nvidia_smi.sniff(head) == 0.0
     source, _ = sources.sniff(head)
     assert source is None or source.name != "nvidia_smi"
@@ -91,7 +79,7 @@ def test_kernel_line_naming_nvidia_smi_is_not_claimed() -> None:
 
 
 def test_header_less_rows_sniff_only_in_a_known_layout() -> None:
-    assert nvidia_smi.sniff(_head(FOLDER / "query_gpu_noheader_kb_layout.csv")) >= 0.9
+    assert nvidia_smi.sniff(head_lines(FOLDER / "query_gpu_noheader_kb_layout.csv")) >= 0.9
     assert nvidia_smi.sniff(["43, 1234, 8192", "44, 1300, 8192"]) == 0.0
 
 
@@ -100,7 +88,7 @@ def test_header_less_rows_sniff_only_in_a_known_layout() -> None:
 
 def test_table_h100_gpu_row_and_processes() -> None:
     events = _events("nvidia_smi_table_01.txt")
-    gpu = _kind(events, "gpu_sample").row(0, named=True)
+    gpu = of_kind(events, "gpu_sample").row(0, named=True)
     assert (gpu["line"], gpu["n_lines"], gpu["format"]) == (9, 3, "table")
     assert (gpu["gpu_index"], gpu["pci_bus"], gpu["gpu_util_pct"]) == (0, "00000000:00:09.0", 100.0)
     assert (gpu["mem_used_bytes"], gpu["mem_total_bytes"]) == (19818 * MIB, 81559 * MIB)
@@ -111,43 +99,43 @@ def test_table_h100_gpu_row_and_processes() -> None:
         "persistence": "On", "driver": "590.48.01", "cuda": "13.1", "display_active": "Off",
         "volatile_uncorr_ecc": "0", "compute_mode": "Default", "mig_mode": "Disabled",
     }
-    procs = _kind(events, "gpu_process")
+    procs = of_kind(events, "gpu_process")
     assert procs.select("pid", "process", "gpu_index").rows() == [
         (11327, "/root/tools/memhog", 0), (11328, "/root/tools/memhog", 0), (11345, "./gpu_burn", 0)
     ]
     assert procs["mem_used_bytes"].sum() == 19798 * MIB
     assert set(procs["pci_bus"]) == {"00000000:00:09.0"}
-    assert [a["type"] for a in _attrs(procs)] == ["C", "C", "C"]
-    assert all("gi" not in a and "ci" not in a for a in _attrs(procs))
+    assert [a["type"] for a in attrs_of(procs)] == ["C", "C", "C"]
+    assert all("gi" not in a and "ci" not in a for a in attrs_of(procs))
 
 
 def test_table_multi_gpu_ddp_same_pids_on_both_gpus() -> None:
     events = _events("nvidia_smi_table_multi_01.txt")
-    gpus = _kind(events, "gpu_sample")
+    gpus = of_kind(events, "gpu_sample")
     assert gpus.select("gpu_index", "pci_bus", "gpu_util_pct").rows() == [(0, "00000000:04:00.0", 25.0), (1, "00000000:05:00.0", 28.0)]
     assert gpus["mem_used_bytes"].to_list() == [18903 * MIB, 18905 * MIB]
-    assert [(a["power_w"], a["temp_c"]) for a in _attrs(gpus)] == [(193.0, 38.0), (199.0, 37.0)]
-    procs = _kind(events, "gpu_process")
+    assert [(a["power_w"], a["temp_c"]) for a in attrs_of(gpus)] == [(193.0, 38.0), (199.0, 37.0)]
+    procs = of_kind(events, "gpu_process")
     assert procs.select("gpu_index", "pid").rows() == [(0, 4935), (0, 4936), (1, 4935), (1, 4936)]
     assert procs["pci_bus"].to_list() == ["00000000:04:00.0"] * 2 + ["00000000:05:00.0"] * 2
     assert [m // MIB for m in procs["mem_used_bytes"]] == [18256, 630, 630, 18258]
     assert set(procs["process"]) == {"...und/unsloth/.venv/bin/python3"}
-    prompt = _kind(events, "log").row(0, named=True)
+    prompt = of_kind(events, "log").row(0, named=True)
     assert (prompt["line"], prompt["message"], prompt["ts"]) == (1, "$ nvidia-smi", None)
 
 
 def test_table_windows_wddm_processes_have_null_memory() -> None:
     events = _events("nvidia_smi_table_windows_01.txt")
-    gpu = _kind(events, "gpu_sample").row(0, named=True)
+    gpu = of_kind(events, "gpu_sample").row(0, named=True)
     attrs = json.loads(gpu["attrs"])
     assert attrs["name"] == "NVIDIA GeForce RTX 2080 ..."
     assert attrs["driver_model"] == "WDDM" and "persistence" not in attrs
     assert (attrs["fan_pct"], attrs["pstate"], attrs["power_w"]) == (38.0, "P2", 97.0)
     assert (gpu["mem_used_bytes"], gpu["mem_total_bytes"], gpu["gpu_util_pct"]) == (1296 * MIB, 8192 * MIB, 7.0)
-    procs = _kind(events, "gpu_process")
+    procs = of_kind(events, "gpu_process")
     assert procs["pid"].to_list() == [2056, 4680, 12332, 12444, 14160, 14184, 15076, 16280, 20372, 24804, 25704, 26660]
     assert procs["mem_used_bytes"].null_count() == 12
-    assert [a["type"] for a in _attrs(procs)].count("C+G") == 10
+    assert [a["type"] for a in attrs_of(procs)].count("C+G") == 10
     assert "...m Files\\NZXT CAM\\NZXT CAM.exe" in procs["process"].to_list()
     assert procs["process"][0] == "C:\\Windows\\System32\\dwm.exe"
 
@@ -158,7 +146,7 @@ def test_table_2014_layout_three_titans_no_processes() -> None:
     assert events["pci_bus"].to_list() == ["0000:03:00.0", "0000:04:00.0", "0000:84:00.0"]
     assert set(events["mem_used_bytes"]) == {14 * MIB} and set(events["mem_total_bytes"]) == {6143 * MIB}
     assert events["gpu_util_pct"].null_count() == 3
-    attrs = _attrs(events)
+    attrs = attrs_of(events)
     assert [(a["fan_pct"], a["temp_c"]) for a in attrs] == [(31.0, 44.0), (30.0, 35.0), (30.0, 31.0)]
     assert all("power_w" not in a and "pstate" not in a and "cuda" not in a for a in attrs)
     assert {a["driver"] for a in attrs} == {"325.15"}
@@ -167,12 +155,12 @@ def test_table_2014_layout_three_titans_no_processes() -> None:
 
 def test_table_mig_devices_and_mig_processes() -> None:
     events = _events("nvidia_smi_table_mig_01.txt")
-    samples = _kind(events, "gpu_sample")
+    samples = of_kind(events, "gpu_sample")
     whole = samples.filter(~pl.col("attrs").str.contains('"mig_device"')).row(0, named=True)
     assert (whole["mem_used_bytes"], whole["gpu_util_pct"]) == (11125 * MIB, None)
     assert json.loads(whole["attrs"])["mig_mode"] == "Enabled"
     migs = samples.filter(pl.col("attrs").str.contains('"mig_device"'))
-    attrs = _attrs(migs)
+    attrs = attrs_of(migs)
     assert [(a["mig_device"], a["gi"], a["ci"], a["sm_count"]) for a in attrs] == [
         (0, 2, 0, 60), (1, 3, 0, 32), (2, 9, 0, 16), (3, 10, 0, 16)
     ]
@@ -180,9 +168,9 @@ def test_table_mig_devices_and_mig_processes() -> None:
     assert [m // MIB for m in migs["mem_total_bytes"]] == [40448, 20096, 9984, 9984]
     assert [a["bar1_total_bytes"] // MIB for a in attrs] == [24739, 12369, 6184, 6184]
     assert set(migs["n_lines"]) == {2} and set(migs["gpu_index"]) == {0} and set(migs["pci_bus"]) == {"00000000:00:09.0"}
-    procs = _kind(events, "gpu_process")
+    procs = of_kind(events, "gpu_process")
     assert procs["pid"].to_list() == [21180, 21181, 21198]
-    assert [(a["gi"], a["ci"]) for a in _attrs(procs)] == [(2, 0)] * 3
+    assert [(a["gi"], a["ci"]) for a in attrs_of(procs)] == [(2, 0)] * 3
 
 
 # --- CSV queries ----------------------------------------------------------------------------------
@@ -214,7 +202,7 @@ def test_query_compute_apps() -> None:
     assert events["mem_used_bytes"].to_list() == [2566 * MIB, 1542 * MIB, 15690 * MIB]
     assert set(events["pci_bus"]) == {"00000000:00:09.0"} and events["gpu_index"].null_count() == 3
     assert set(events["ts"]) == {_utc(2026, 7, 14, 8, 12, 53, 500000)}
-    assert _attrs(events)[0] == {"gpu_name": "NVIDIA H100 80GB HBM3", "serial": "0000000000000"}
+    assert attrs_of(events)[0] == {"gpu_name": "NVIDIA H100 80GB HBM3", "serial": "0000000000000"}
 
 
 def test_query_gpu_loop_shows_memory_growth_across_a_restarted_logger() -> None:
@@ -232,7 +220,7 @@ def test_query_gpu_loop_shows_memory_growth_across_a_restarted_logger() -> None:
     assert gpu0["ts"][0] == _utc(2026, 3, 2, 14, 0, 0, 123000)
     assert gpu0["ts"][-1] - gpu0["ts"][0] > timedelta(minutes=3)
     assert set(events["pci_bus"]) == {"00000000:07:00.0", "00000000:0F:00.0"}
-    assert {a["pcie.link.gen.max"] for a in _attrs(events)} == {"4"}
+    assert {a["pcie.link.gen.max"] for a in attrs_of(events)} == {"4"}
     assert _accounting(_text("query_gpu_loop_memory_growth.csv")) == (76, 76)
 
 
@@ -245,7 +233,7 @@ def test_query_gpu_nounits_other_column_order() -> None:
     assert (json.loads(first["attrs"])["power_w"], json.loads(first["attrs"])["temp_c"]) == (480.5, 60.0)
     gpu1 = events.filter(pl.col("gpu_index") == 1)
     assert gpu1["gpu_util_pct"].to_list() == [0.0, 0.0, 0.0, None]  # [Not Supported]
-    assert ["power_w" in a for a in _attrs(gpu1)] == [True, True, False, True]  # [N/A]
+    assert ["power_w" in a for a in attrs_of(gpu1)] == [True, True, False, True]  # [N/A]
 
 
 def test_header_less_rows_in_nvidias_logging_layout() -> None:
@@ -254,7 +242,7 @@ def test_header_less_rows_in_nvidias_logging_layout() -> None:
     assert set(events["pci_bus"]) == {"00000000:00:1E.0"} and events["gpu_index"].null_count() == 3
     assert [m // MIB for m in events["mem_used_bytes"]] == [12510, 16510, 20510]
     assert events["gpu_util_pct"].to_list() == [37.0, 57.0, 77.0]
-    assert _attrs(events)[0]["mem_free_bytes"] == 20000 * MIB
+    assert attrs_of(events)[0]["mem_free_bytes"] == 20000 * MIB
 
 
 def test_ambiguous_header_less_rows_stay_log() -> None:
@@ -279,15 +267,15 @@ def test_query_text_2019_header_without_memory() -> None:
 
 def test_query_text_two_gpus_with_processes() -> None:
     events = _events("query_text_two_gpus_pids.txt")
-    gpus = _kind(events, "gpu_sample")
+    gpus = of_kind(events, "gpu_sample")
     assert gpus.select("gpu_index", "pci_bus").rows() == [(0, "00000000:07:00.0"), (1, "00000000:0F:00.0")]
     assert [m // MIB for m in gpus["mem_used_bytes"]] == [79448, 4]
     assert gpus["gpu_util_pct"].to_list() == [98.0, 0.0]
     assert set(gpus["ts"]) == {_utc(2026, 3, 2, 16, 20, 11)}
-    first = _attrs(gpus)[0]
+    first = attrs_of(gpus)[0]
     assert (first["temp_c"], first["power_w"], first["power_cap_w"], first["cuda"]) == (64.0, 387.12, 400.0, "12.2")
     assert (first["mem_free_bytes"], first["mem_reserved_bytes"]) == (1894 * MIB, 577 * MIB)
-    procs = _kind(events, "gpu_process")
+    procs = of_kind(events, "gpu_process")
     assert procs.select("gpu_index", "pid", "process").rows() == [
         (0, 48213, "python"), (0, 48377, "/usr/bin/python3 -m torch.distributed.run")
     ]
@@ -297,7 +285,7 @@ def test_query_text_two_gpus_with_processes() -> None:
 
 def test_query_xml_mig_a100() -> None:
     events = _events("nvidia_smi_q_xml_mig_01.xml")
-    whole, *migs = _kind(events, "gpu_sample").iter_rows(named=True)
+    whole, *migs = of_kind(events, "gpu_sample").iter_rows(named=True)
     assert (whole["gpu_index"], whole["pci_bus"], whole["gpu_uuid"]) == (0, "00000000:00:04.0", "GPU-27b94a00-ed54-5c24-b1fd-1054085de32a")
     assert (whole["mem_used_bytes"], whole["mem_total_bytes"], whole["gpu_util_pct"]) == (38 * MIB, 40960 * MIB, None)
     assert whole["ts"] == _utc(2023, 1, 27, 11, 32, 31)
@@ -307,7 +295,7 @@ def test_query_xml_mig_a100() -> None:
     assert (attrs["mem_reserved_bytes"], attrs["mem_free_bytes"]) == (605 * MIB, 40315 * MIB)
     assert [(json.loads(m["attrs"])["gi"], json.loads(m["attrs"])["sm_count"]) for m in migs] == [(1, 42), (2, 42)]
     assert [(m["mem_used_bytes"], m["mem_total_bytes"]) for m in migs] == [(19 * MIB, 19968 * MIB)] * 2
-    assert _kind(events, "gpu_process").height == 0
+    assert of_kind(events, "gpu_process").height == 0
     assert _accounting(_text("nvidia_smi_q_xml_mig_01.xml")) == (171, 171)
 
 
@@ -324,7 +312,7 @@ def test_truncated_xml_still_yields_its_gpu() -> None:
 def test_xml_broken_mid_document_keeps_what_was_read() -> None:
     broken = _text("query_xml_loop_two_docs.xml").replace("<utilization>", "<utilization>\n<oops></utilization>", 1)
     events = rca.parse_text(broken, file="broken.xml")
-    gpus = _kind(events, "gpu_sample")
+    gpus = of_kind(events, "gpu_sample")
     assert gpus["pci_bus"].to_list()[:2] == ["00000000:07:00.0", "00000000:0F:00.0"]
     assert gpus["mem_used_bytes"][0] == 79448 * MIB  # read before the damage
     assert gpus["mem_used_bytes"][1] is None  # after it: bus id from the line only
@@ -333,13 +321,13 @@ def test_xml_broken_mid_document_keeps_what_was_read() -> None:
 
 def test_xml_loop_two_documents_with_an_escaped_process_name() -> None:
     events = _events("query_xml_loop_two_docs.xml")
-    gpus = _kind(events, "gpu_sample")
+    gpus = of_kind(events, "gpu_sample")
     assert gpus.select("gpu_index", "gpu_uuid").rows()[:2] == [
         (0, "GPU-5d3f0c52-8a0e-4b7e-9d61-2f6f3c1a9e01"), (1, "GPU-a1b2c3d4-0e1f-4a5b-8c9d-0123456789ab")
     ]
     assert gpus["ts"].unique().sort().to_list() == [_utc(2026, 3, 2, 16, 30, 0), _utc(2026, 3, 2, 16, 30, 10)]
     assert [m // MIB for m in gpus["mem_used_bytes"]] == [79448, 4, 4, 4]
-    proc = _kind(events, "gpu_process").row(0, named=True)
+    proc = of_kind(events, "gpu_process").row(0, named=True)
     assert (proc["pid"], proc["process"], proc["mem_used_bytes"]) == (48213, "python train.py --config a&b.yaml", 78870 * MIB)
     assert (proc["gpu_index"], proc["n_lines"]) == (0, 8)
 
@@ -351,7 +339,7 @@ def test_dmon_rows_have_no_time() -> None:
     events = _events("nvidia_smi_dmon_01.txt")
     assert events["kind"].to_list() == ["gpu_sample"] * 5 and set(events["gpu_index"]) == {0}
     assert events["gpu_util_pct"].to_list() == [100.0] * 5
-    attrs = _attrs(events)
+    attrs = attrs_of(events)
     assert [a["power_w"] for a in attrs] == [631.0, 634.0, 633.0, 634.0, 636.0]
     assert [a["mem_util_pct"] for a in attrs] == [10.0, 10.0, 9.0, 9.0, 9.0]
     assert {(a["mclk_mhz"], a["pclk_mhz"]) for a in attrs} == {(2619.0, 1980.0)}
@@ -373,10 +361,10 @@ def test_dmon_date_time_columns_and_frame_buffer() -> None:
 
 def test_pmon_processes_and_idle_gpu() -> None:
     events = _events("pmon_idle_gpu.txt")
-    procs = _kind(events, "gpu_process")
+    procs = of_kind(events, "gpu_process")
     assert procs.select("gpu_index", "pid", "process").rows() == [(0, 48213, "python")] * 2
-    assert [a["sm_pct"] for a in _attrs(procs)] == [97.0, 99.0]
-    idle = _kind(events, "log")
+    assert [a["sm_pct"] for a in attrs_of(procs)] == [97.0, 99.0]
+    idle = of_kind(events, "log")
     assert idle["gpu_index"].to_list() == [1, 1] and idle["pid"].null_count() == 2
 
 
@@ -386,7 +374,7 @@ def test_list_maps_index_to_uuid_and_mig_devices() -> None:
     assert events["gpu_uuid"].to_list() == [
         "GPU-5d3f0c52-8a0e-4b7e-9d61-2f6f3c1a9e01", None, None, "GPU-a1b2c3d4-0e1f-4a5b-8c9d-0123456789ab"
     ]
-    mig = _attrs(events)[1]
+    mig = attrs_of(events)[1]
     assert mig == {"mig_profile": "3g.40gb", "mig_device": 0, "mig_uuid": "MIG-0b2ad4a4-7d4d-5a36-9f84-3f2c1b0e8d11"}
 
 
@@ -395,16 +383,16 @@ def test_list_maps_index_to_uuid_and_mig_devices() -> None:
 
 def test_two_table_snapshots_in_one_file() -> None:
     events = _events("table_two_snapshots.txt")
-    gpus = _kind(events, "gpu_sample")
+    gpus = of_kind(events, "gpu_sample")
     assert gpus.select("ts", "gpu_index").rows() == [
         (_utc(2026, 3, 2, 14, 0, 0), 0), (_utc(2026, 3, 2, 14, 0, 0), 1),
         (_utc(2026, 3, 2, 14, 0, 5), 0), (_utc(2026, 3, 2, 14, 0, 5), 1),
     ]
     assert [m // MIB for m in gpus["mem_used_bytes"]] == [4, 4, 10253, 4]
     assert gpus["ts_raw"].to_list()[2] == "Mon Mar  2 14:00:05 2026"
-    proc = _kind(events, "gpu_process").row(0, named=True)
+    proc = of_kind(events, "gpu_process").row(0, named=True)
     assert (proc["pid"], proc["process"], proc["ts"], proc["mem_used_bytes"]) == (48213, "python", _utc(2026, 3, 2, 14, 0, 5), 10240 * MIB)
-    none_found = _kind(events, "log").row(0, named=True)
+    none_found = of_kind(events, "log").row(0, named=True)
     assert none_found["message"].strip("| ").startswith("No running processes found")
     assert none_found["ts"] == _utc(2026, 3, 2, 14, 0, 0)
     assert _accounting(_text("table_two_snapshots.txt")) == (46, 46)
@@ -412,8 +400,8 @@ def test_two_table_snapshots_in_one_file() -> None:
 
 def test_monitoring_script_log_mixing_list_table_and_queries() -> None:
     events = _events("monitor_script_mixed.log")
-    assert _kind(events, "gpu_sample")["mem_used_bytes"].to_list() == [10253 * MIB, 4 * MIB]
-    procs = _kind(events, "gpu_process")
+    assert of_kind(events, "gpu_sample")["mem_used_bytes"].to_list() == [10253 * MIB, 4 * MIB]
+    procs = of_kind(events, "gpu_process")
     assert procs.select("format", "pid", "mem_used_bytes").rows() == [
         ("table", 48213, 10240 * MIB), ("query_csv", 48213, 10240 * MIB), ("query_csv", 48213, 41002 * MIB)
     ]
@@ -450,7 +438,7 @@ def test_pmon_command_with_spaces_and_a_ragged_dmon_row() -> None:
         "    0    297     41     99     12\n"
     )
     events = rca.parse_text(text)
-    proc = _kind(events, "gpu_process").row(0, named=True)
+    proc = of_kind(events, "gpu_process").row(0, named=True)
     assert (proc["pid"], proc["process"]) == (48213, "python train.py")
     assert events.filter(pl.col("line") == 6)["kind"].to_list() == ["log"]
     assert _accounting(text) == (6, 6)
@@ -468,7 +456,7 @@ def test_every_line_is_accounted_for_and_rows_fit_the_schema(path: Path) -> None
     schema.validate(events, schema.EVENT_SCHEMA, path.name)
     assert set(events["kind"]) <= set(schema.KINDS) and set(events["ts_quality"]) <= set(schema.TS_QUALITIES)
     assert set(events["format"]) <= set(nvidia_smi.SOURCE.formats)
-    for attrs in _attrs(events.filter(pl.col("attrs").is_not_null())):
+    for attrs in attrs_of(events.filter(pl.col("attrs").is_not_null())):
         assert isinstance(attrs, dict) and None not in attrs.values()
 
 

@@ -20,7 +20,7 @@ from rca import schema, sources
 from rca.ingest import parse_lines
 from rca.sources import pipeline
 from rca.sources._base import ParseContext
-from tests.conftest import DATA
+from tests.conftest import DATA, head_lines
 
 HERE = DATA / "pipeline"
 FIXTURES = sorted(p for p in HERE.iterdir() if p.is_file())
@@ -521,13 +521,10 @@ def test_kubectl_prefix_tags_pod_and_container() -> None:
 
 # --- sniffing ---------------------------------------------------------------------------------
 
-def _head(path: Path) -> list[str]:
-    return [line for line in path.read_bytes().decode("utf-8", errors="replace").splitlines() if line.strip()][:60]
-
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
 def test_every_fixture_is_sniffed_as_pipeline(path: Path) -> None:
-    best, score = sources.sniff(_head(path))
+    best, score = sources.sniff(head_lines(path))
     assert best is not None and best.name == "pipeline"
     assert 0.5 <= score <= 0.8
 
@@ -538,7 +535,7 @@ OTHER_FIXTURES = sorted(p for folder in OTHER_FAMILIES for p in folder.iterdir()
 
 @pytest.mark.parametrize("path", OTHER_FIXTURES, ids=[f"{p.parent.name}/{p.name}" for p in OTHER_FIXTURES])
 def test_other_families_are_not_claimed(path: Path) -> None:
-    head = _head(path)
+    head = head_lines(path)
     assert pipeline.sniff(head) <= 0.2
     if path.parent.name in {s.name for s in sources.all_sources()}:
         best, _ = sources.sniff(head)
