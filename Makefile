@@ -8,7 +8,7 @@ REPORTS ?= reports
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install test demo bench clean
+.PHONY: install test demo bench fuzz clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/rca digest --store $(STORE) --out $(REPORTS)
 	$(VENV)/bin/rca postmortem $$($(PY) -c "import rca; print(rca.open_store('$(STORE)').incidents().sort('start')['incident_id'][-1])") --store $(STORE) --out $(REPORTS)/postmortem.ipynb --html
 	@echo ""
-	@echo "results in $(STORE)/: events.parquet (event table), files.parquet (ingest manifest),"
+	@echo "results in $(STORE)/: events/ (event table, by date and host), files.parquet (ingest manifest),"
 	@echo "  incidents.parquet + incident_events.parquet (incidents), failure_modes.parquet (failure modes)"
 	@echo "reports in $(REPORTS)/: the weekly digest (.md, .html) and a postmortem notebook (.ipynb, .html)"
 	@echo "next: $(VENV)/bin/rca incidents --store $(STORE)   |   $(VENV)/bin/rca timeline INCIDENT_ID --store $(STORE)"
@@ -37,6 +37,15 @@ demo: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) benchmarks/ingest.py
 	$(PY) benchmarks/templates.py
+
+# Coverage-guided fuzzing (atheris), FUZZ_SECONDS per target; not part of `make test`. Findings go to build/fuzz/artifacts/.
+FUZZ_SECONDS ?= 60
+$(VENV)/.fuzz-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[fuzz]'
+	touch $@
+
+fuzz: $(VENV)/.fuzz-installed
+	$(PY) fuzz/run.py --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(STORE) $(DEMO_DIR) $(REPORTS) .pytest_cache

@@ -8,8 +8,9 @@ raw bytes on the way so the manifest can tell unchanged, appended and rewritten 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -80,26 +81,49 @@ def is_gzip(path: str) -> bool:
 
 
 def iter_batches(
-    path: str, state: ReadState, *, start: int = 0, first_line: int = 1, batch_bytes: int, max_line_chars: int
+    path: str, state: ReadState, *, start: int = 0, end: int | None = None, first_line: int = 1, batch_bytes: int, max_line_chars: int,
+    probe: bool = True,
 ) -> Iterator[Batch]:
     """Yield the file's lines in batches of about ``batch_bytes``, starting at byte ``start``.
 
     ``start`` skips an already-ingested prefix of a plain file (its bytes still go into
-    the digest, so the digest is always of the whole file). Raises
-    :class:`BinaryFileError` before yielding anything if the content is binary.
+    the digest, so the digest is always of the whole file). With ``end``, only the plain
+    bytes ``[start, end)`` are read, the prefix skipped by seeking (the digest is then of
+    that range alone). Raises :class:`BinaryFileError` before yielding anything if the
+    content is binary (unless ``probe`` is False: a later range of a file whose start was
+    already found to be text).
     """
     with open(path, "rb") as raw_handle:
         raw = _HashingReader(raw_handle, state)
-        if start:
-            _consume(raw, start)
-        chunks = _gunzip(raw, state) if _peek_gzip(raw_handle, start) else _plain(raw)
-        yield from _batches(_text_chunks(chunks), state, first_line, batch_bytes, max_line_chars)
+        if end is not None:
+            raw_handle.seek(start)
+            content = _plain(raw, end - start)
+        else:
+            if start:
+                _consume(raw, start)
+            content = _content(raw, state)
+        yield from _batches(_text_chunks(content) if probe else content, state, first_line, batch_bytes, max_line_chars)
 
 
-def _peek_gzip(handle: BinaryIO, position: int) -> bool:
-    magic = handle.read(2)
-    handle.seek(position)
-    return magic == GZIP_MAGIC
+def iter_stream(
+    handle: BinaryIO, state: ReadState, *, batch_bytes: int, max_line_chars: int, keep_reading: Callable[[int], bool] | None = None
+) -> Iterator[Batch]:
+    """Like :func:`iter_batches` for a stream that cannot seek (an archive member).
+
+    ``keep_reading`` sees the size of every chunk of content (after gunzip) before it is
+    used and ends the stream by returning False: archives bound what a member may expand to.
+    """
+    chunks = _content(_HashingReader(handle, state), state)
+    if keep_reading is not None:
+        chunks = itertools.takewhile(lambda chunk: keep_reading(len(chunk)), chunks)
+    yield from _batches(_text_chunks(chunks), state, 1, batch_bytes, max_line_chars)
+
+
+def _content(reader: _HashingReader, state: ReadState) -> Iterator[bytes]:
+    """The stream's bytes, gunzipped when they start with the gzip magic."""
+    first = reader.read(_READ_SIZE)
+    chunks = itertools.chain([first], _plain(reader))
+    return _gunzip(chunks, state) if first[:2] == GZIP_MAGIC else chunks
 
 
 def _consume(reader: _HashingReader, length: int) -> None:
@@ -111,33 +135,42 @@ def _consume(reader: _HashingReader, length: int) -> None:
         remaining -= len(chunk)
 
 
-def _plain(reader: _HashingReader) -> Iterator[bytes]:
-    while chunk := reader.read(_READ_SIZE):
+def _plain(reader: _HashingReader, limit: int | None = None) -> Iterator[bytes]:
+    remaining = limit
+    while chunk := reader.read(_READ_SIZE if remaining is None else min(_READ_SIZE, remaining)):
         yield chunk
+        if remaining is not None:
+            remaining -= len(chunk)
 
 
-def _gunzip(reader: _HashingReader, state: ReadState) -> Iterator[bytes]:
-    """Decompress gzip (all members) and keep whatever precedes damage or truncation."""
+def _gunzip(chunks: Iterable[bytes], state: ReadState) -> Iterator[bytes]:
+    """Decompress gzip (all members) and keep whatever precedes damage or truncation.
+
+    Output comes in pieces of at most ``_READ_SIZE``, so a small, highly compressed chunk
+    never expands to gigabytes in memory at once.
+    """
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     member_open = False
-    while chunk := reader.read(_READ_SIZE):
+    for chunk in chunks:
         while chunk:
             member_open = True
             try:
-                out = inflater.decompress(chunk)
+                out = inflater.decompress(chunk, _READ_SIZE)
             except zlib.error as damage:
                 state.damage = f"damaged gzip stream ({damage}); the lines before the damage were kept"
                 return
             if out:
                 yield out
-            chunk = b""
             if inflater.eof:
                 chunk, member_open = inflater.unused_data, False
                 inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            else:
+                chunk = inflater.unconsumed_tail  # input held back because the output piece was full
     if member_open:
         if tail := inflater.flush():
             yield tail
-        state.damage = "truncated gzip stream (it ends before its end marker); the lines before the cut were kept"
+        if not inflater.eof:
+            state.damage = "truncated gzip stream (it ends before its end marker); the lines before the cut were kept"
 
 
 def _text_chunks(chunks: Iterator[bytes]) -> Iterator[bytes]:
@@ -171,6 +204,11 @@ def _batches(chunks: Iterator[bytes], state: ReadState, first_line: int, batch_b
     tail = b"".join(pending)
     if tail:
         yield _decode(tail, state, next_line, max_line_chars)
+
+
+def decode_lines(data: bytes, max_line_chars: int) -> pl.DataFrame:
+    """Whole lines of ``data`` (a piece of a file) as a lines frame numbered from 1, decoded as :func:`iter_batches` does."""
+    return _decode(data, ReadState(), 1, max_line_chars).lines
 
 
 def _decode(data: bytes, state: ReadState, first_line: int, max_line_chars: int) -> Batch:

@@ -29,6 +29,7 @@ number of years away is shifted by that many years and reported.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import polars as pl
 
@@ -73,14 +74,16 @@ class Alignment:
     inherited: pl.DataFrame
 
 
-def align_clocks(events: pl.DataFrame) -> Alignment:
+def align_clocks(events: pl.DataFrame, reference: datetime | None = None) -> Alignment:
     """Fill ``ts`` of boot-relative events where the boot time can be recovered, and of untimed lines.
 
     Needs the columns ts, ts_quality, boot_seconds, host, file, line, kind, source, pid,
     container_id, pod_uid, pod, exit_code, attrs; other columns pass through. The
-    caller's frame is not modified.
+    caller's frame is not modified. Everything here is per host but the year check of a
+    host without exactly dated events, which uses ``reference``: :func:`exact_reference`
+    of every host's events (default: of ``events``), so hosts can be aligned one at a time.
     """
-    shifted, year_shifts = _check_years(events)
+    shifted, year_shifts = _check_years(events, exact_reference(events) if reference is None else reference)
     relative_mask = pl.col("ts").is_null() & pl.col("boot_seconds").is_not_null()
     relative = shifted.filter(relative_mask)
     if relative.height == 0:
@@ -276,16 +279,22 @@ def _report(relative: pl.DataFrame, offsets: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _check_years(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+_EXACT = (pl.col("ts_quality") == "exact") & pl.col("ts").is_not_null()
+
+
+def exact_reference(events: pl.DataFrame) -> datetime | None:
+    """The median time of the exactly dated events: the year reference of hosts that have none of their own."""
+    return events.lazy().filter(_EXACT).select(pl.col("ts").median()).collect().item()
+
+
+def _check_years(events: pl.DataFrame, overall: datetime | None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Shift year-inferred files that sit whole years away from the exactly dated events."""
     inferred_mask = pl.col("ts_quality").is_in(["year_inferred", "year_from_mtime"]) & pl.col("ts").is_not_null()
-    exact_mask = (pl.col("ts_quality") == "exact") & pl.col("ts").is_not_null()
     # Lazy, so each filter fuses with its aggregation instead of copying millions of rows.
     inferred = events.lazy().filter(inferred_mask).group_by("host", "file").agg(median=pl.col("ts").median()).collect()
-    per_host = events.lazy().filter(exact_mask).group_by("host").agg(reference=pl.col("ts").median()).collect()
-    if inferred.height == 0 or per_host.height == 0:
+    per_host = events.lazy().filter(_EXACT).group_by("host").agg(reference=pl.col("ts").median()).collect()
+    if inferred.height == 0 or overall is None:
         return events, pl.DataFrame(schema=YEAR_REPORT_SCHEMA)
-    overall = events.lazy().filter(exact_mask).select(pl.col("ts").median()).collect().item()
     days = (pl.col("median") - pl.col("reference")).dt.total_seconds() / 86400
     shifts = (
         inferred.join(per_host.select("host", "reference"), on="host", how="left", nulls_equal=True)

@@ -6,7 +6,7 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import polars as pl
 import typer
@@ -18,6 +18,10 @@ from rich.table import Table
 from rca.ingest import FileResult, IngestOptions, IngestReport, ingest as run_ingest
 from rca.errors import RcaError
 from rca.store import open_store
+
+if TYPE_CHECKING:
+    from rca.explain import Explanation
+    from rca.redact import Redaction
 
 app = typer.Typer(help="Offline log forensics and root-cause analysis for GPU / ML infrastructure.", no_args_is_help=True)
 console = Console(stderr=True, soft_wrap=True)
@@ -38,11 +42,21 @@ def _root(
 
 
 StoreOption = Annotated[Path, typer.Option("--store", "-s", help="Store folder (created if missing).")]
+RedactOption = Annotated[bool, typer.Option("--redact", help="Mask secrets and personal data (tokens, API keys, URL passwords, e-mails, IPs) in the output, for sharing; the store keeps the originals.")]
+RedactRulesOption = Annotated[Path | None, typer.Option("--redact-rules", help="YAML file of redaction rules: 'disable: [category, ...]' and extra 'rules:' (implies --redact).")]
+RedactSkipOption = Annotated[list[str] | None, typer.Option("--redact-skip", help="A redaction category to leave unmasked (repeatable): tokens, api_keys, url_passwords, emails, ipv4, ipv6 (implies --redact).")]
+
+
+def _redaction(redact: bool, rules: Path | None, skip: list[str] | None) -> Redaction | None:
+    """The redaction the --redact options ask for; None when they ask for none."""
+    from rca.redact import redaction
+
+    return redaction(rules, disable=skip or ()) if redact or rules is not None or skip else None
 
 
 @app.command()
 def ingest(
-    path: Annotated[Path, typer.Argument(help="Folder of logs (DIR/<host>/...) or a single log file.")],
+    path: Annotated[Path, typer.Argument(help="Folder of logs (DIR/<host>/...), a single log file, or an archive (tar, tar.gz/xz/bz2, zip).")],
     store: StoreOption = Path("rca-store"),
     format: Annotated[str | None, typer.Option("--format", help="Parse every file as this source (kernel, kubelet, k8s, nvidia_smi, pipeline) instead of sniffing.")] = None,
     host: Annotated[str | None, typer.Option("--host", help="Host name for every event (overrides the folder layout and the log lines).")] = None,
@@ -50,15 +64,21 @@ def ingest(
     year: Annotated[int | None, typer.Option("--year", help="Year of timestamps written without one (default: from the file's dated lines, else its mtime).")] = None,
     boot_time: Annotated[datetime | None, typer.Option("--boot-time", help="Boot time (UTC) that boot-relative kernel timestamps count from.", formats=["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"])] = None,
     workers: Annotated[int | None, typer.Option("--workers", "-j", help="Parallel processes (default: all cores).", min=1)] = None,
+    scheduler: Annotated[str | None, typer.Option("--scheduler", envvar="DASK_SCHEDULER_ADDRESS", help="Run on the Dask cluster of this scheduler (tcp://HOST:8786) instead of local processes; needs rca[dask], and workers that see PATH and the store at the same paths.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
     correlate: Annotated[bool, typer.Option("--correlate/--no-correlate", help="Group the events into incidents once ingested.")] = True,
     window: Annotated[str, typer.Option("--window", help="How far before a failure evidence is looked for (e.g. 15m, 1h).")] = "15m",
+    wait: Annotated[float, typer.Option("--wait", help="When another rca process is writing the store, wait up to this many seconds for it (default: refuse at once).", min=0)] = 0.0,
 ) -> None:
     """Parse every log under PATH into the store's event table (only new or grown files are read), then correlate."""
     options = IngestOptions(format=format, host=host, tz=tz, year=year, boot_time=_as_utc(boot_time))
+
+    def waiting(holder: str) -> None:
+        console.print(f"waiting up to {wait:g} s for the lock on {store}: it is being written by {holder}", highlight=False)
+
     try:
         with _progress() as tracker:
-            report = run_ingest(path, store, options, workers=workers, progress=tracker)
+            report = run_ingest(path, store, options, workers=workers, scheduler=scheduler, progress=tracker, lock_wait=wait, on_lock_wait=waiting)
         correlation = _correlate_after_ingest(report, window) if correlate else None
     except (RcaError, ValueError) as err:
         console.print(f"[bold red]error:[/] {err}")
@@ -291,6 +311,18 @@ def correlate_command(
     _print_correlation(report, store)
 
 
+@app.command("migrate")
+def migrate_command(store: StoreOption = Path("rca-store")) -> None:
+    """Convert a store written by an older rca to this one's layout, in place."""
+    from rca.store import Store
+
+    try:
+        version = Store(store).migrate()
+    except RcaError as err:
+        _fail(err)
+    out.print(f"{store}: already in the current layout" if version is None else f"{store}: converted from store schema {version}")
+
+
 @app.command("incidents")
 def incidents_command(
     store: StoreOption = Path("rca-store"),
@@ -369,6 +401,9 @@ def export_command(
     format: Annotated[str, typer.Option("--format", help="timesketch (JSONL; CSV when --out ends in .csv), csv or parquet.")] = "timesketch",
     store: StoreOption = Path("rca-store"),
     incident: Annotated[str | None, typer.Option("--incident", help="Only this incident's events.")] = None,
+    redact: RedactOption = False,
+    redact_rules: RedactRulesOption = None,
+    redact_skip: RedactSkipOption = None,
 ) -> None:
     """Export the incidents' linked events for Timesketch or other tools."""
     from rca.timeline import export_frame, flat_times, timesketch
@@ -376,7 +411,7 @@ def export_command(
     if format not in ("timesketch", "csv", "parquet"):
         _fail(ValueError(f"unknown export format {format!r}; use timesketch, csv or parquet"))
     try:
-        frame = export_frame(open_store(store), incident)
+        frame = export_frame(open_store(store), incident, redact=_redaction(redact, redact_rules, redact_skip))
     except RcaError as err:
         _fail(err)
     if format == "parquet":
@@ -464,12 +499,16 @@ def digest_command(
     since: Annotated[datetime | None, typer.Option("--since", help="Window start (UTC), instead of --week.", formats=_TIME_FORMATS)] = None,
     until: Annotated[datetime | None, typer.Option("--until", help="Window end (UTC, exclusive), instead of --week.", formats=_TIME_FORMATS)] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write digest-<week>.md and digest-<week>.html into.")] = Path("."),
+    redact: RedactOption = False,
+    redact_rules: RedactRulesOption = None,
+    redact_skip: RedactSkipOption = None,
 ) -> None:
     """Weekly incident digest: Markdown and a self-contained HTML page with charts; prints their paths."""
     from rca.report import write_digest
 
     try:
-        paths = write_digest(open_store(store), out_dir, week=week, since=_as_utc(since), until=_as_utc(until))
+        paths = write_digest(open_store(store), out_dir, week=week, since=_as_utc(since), until=_as_utc(until),
+                             redact=_redaction(redact, redact_rules, redact_skip))
     except (RcaError, ValueError) as err:
         _fail(err)
     for path in paths:
@@ -482,17 +521,105 @@ def postmortem_command(
     store: StoreOption = Path("rca-store"),
     out_path: Annotated[Path | None, typer.Option("--out", help="Notebook to write (default: postmortem-<incident>.ipynb).")] = None,
     html: Annotated[bool, typer.Option("--html", help="Also convert the executed notebook to HTML next to it.")] = False,
+    redact: RedactOption = False,
+    redact_rules: RedactRulesOption = None,
+    redact_skip: RedactSkipOption = None,
 ) -> None:
     """Run the postmortem notebook for one incident (papermill) and, with --html, convert it (nbconvert); prints the paths."""
     from rca.report import run_postmortem
 
     try:
-        result = run_postmortem(open_store(store), incident_id, out_path, html=html)
+        result = run_postmortem(open_store(store), incident_id, out_path, html=html, redact=_redaction(redact, redact_rules, redact_skip))
     except RcaError as err:
         _fail(err)
     for path in (result.notebook, result.html):
         if path is not None:
             out.print(str(path), markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("explain")
+def explain_command(
+    incident_id: Annotated[str, typer.Argument(help="Incident to explain (from 'rca incidents').")],
+    store: StoreOption = Path("rca-store"),
+    kb: KbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the walk as JSON on stdout.")] = False,
+) -> None:
+    """Walk one incident through the OOM stages (cgroup, GPU processes, PyTorch allocator), then its failure mode and checklist."""
+    from rca.explain import explain
+
+    try:
+        explanation = explain(open_store(store), incident_id, kb=kb)
+    except RcaError as err:
+        _fail(err)
+    if as_json:
+        out.print_json(json.dumps(explanation.to_dict(), default=str))
+        return
+    _print_explanation(explanation)
+
+
+def _print_explanation(explanation: Explanation) -> None:
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.text import Text
+
+    from rca.explain import format_figure
+
+    start = f"{explanation.start:%Y-%m-%d %H:%M:%S} UTC" if explanation.start else "an unknown time"
+    out.print(f"[bold]rca explain[/] {explanation.incident_id}: {explanation.anchor_kind} on {explanation.host} at {start}", highlight=False)
+    for number, stage in enumerate(explanation.stages, 1):
+        figures = Table.grid(padding=(0, 2))
+        for name, value in stage.figures.items():
+            if value is not None:
+                figures.add_row(Text(name, style="dim"), Text(format_figure(name, value)))
+        lines = [Text.assemble((line.location, "cyan"), "  ", line.text) for line in stage.evidence]
+        body = [Text(stage.summary, style="bold" if stage.explains else ""), figures, *lines]
+        if stage.missing:
+            body.append(Text(stage.missing, style="yellow"))
+        style = "green" if stage.name == explanation.deciding_stage else ("red" if stage.verdict == "no_data" else "blue")
+        out.print(Panel(Group(*body), title=f"{number}. {stage.name}: {stage.question}", subtitle=stage.verdict, border_style=style,
+                        title_align="left"))
+    decided = f"decided by {explanation.deciding_stage}" if explanation.deciding_stage else "no stage decides"
+    out.print(f"[bold]{decided}[/]: {explanation.reason}", highlight=False)
+    confidence = f", confidence {explanation.kb_confidence:.2f}" if explanation.kb_confidence is not None else ""
+    mode = f"failure mode {explanation.failure_mode}, " if explanation.failure_mode else ""
+    basis = "matched by rca cluster" if explanation.kb_basis == "cluster" else "best rule match (not clustered yet)"
+    steps = Text()
+    for number, step in enumerate(explanation.checklist, 1):
+        steps.append(f"{number}. ", style="bold").append(step.check + "\n", style="cyan")
+        if step.expect:
+            steps.append(f"   expect: {step.expect}\n")
+        steps.append(f"   fix: {step.fix}\n")
+    title = f"{mode}{explanation.kb_id}" + (f": {explanation.kb_title}" if explanation.kb_title else "")
+    out.print(Panel(Group(Text(f"{basis}{confidence}", style="dim"), Text("Checklist", style="bold"), steps) if explanation.checklist
+                    else Text(f"{basis}{confidence}; no checklist for an unknown mode", style="dim"), title=title, title_align="left"))
+
+
+@app.command("snapshot-diff")
+def snapshot_diff_command(
+    before: Annotated[Path, typer.Argument(help="The earlier torch.cuda.memory._dump_snapshot pickle.")],
+    after: Annotated[Path, typer.Argument(help="The later snapshot of the same process.")],
+    top: Annotated[int, typer.Option("--top", min=1, help="Allocation sites to show.")] = 15,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the sites as JSON on stdout.")] = False,
+) -> None:
+    """Which allocation sites grew between two PyTorch memory snapshots, and by how much (bytes and blocks)."""
+    from rca.snapshots import diff
+
+    try:
+        grown = diff(before, after, top=top)
+    except (RcaError, OSError) as err:
+        _fail(err)
+    if as_json:
+        out.print_json(json.dumps(grown.to_dicts()))
+        return
+    table = Table("allocation site", "growth", "blocks", "before", "after", title=f"allocation sites, {before.name} -> {after.name}")
+    for row in grown.iter_rows(named=True):
+        table.add_row(row["frame"], _mib(row["bytes_growth"], signed=True), f"{row['count_growth']:+d}", _mib(row["bytes_before"]),
+                      _mib(row["bytes_after"]))
+    out.print(table)
+
+
+def _mib(size: int, signed: bool = False) -> str:
+    return f"{size / 2**20:{'+' if signed else ''}.1f} MiB"
 
 
 def main() -> None:

@@ -21,13 +21,15 @@ The steps, each a handful of polars joins over a small subset of the events:
    explains it: ``timeout_ms`` before the timeout when the message says so, else the
    latest failure (any host) within ``nccl_window`` before it. The incident's ``host`` is
    the first failure's host; ``hosts`` lists every host involved.
+   Steps 1–4 pair events of one host only, so they run host by host (:func:`host_stage`,
+   in parallel through ``map_hosts``); the NCCL root is the one step across hosts.
 6. **Links**: anchors; *evidence*: events of the same host sharing an identity (pid,
    container, pod, GPU index / UUID / PCI bus, or the pipeline log file of the anchor)
    from ``window`` before the first anchor to ``after`` past the last, the death of the
    same container or pod up to ``window`` past the last anchor, and the kernel's
    "invoked oom-killer" header just before a kill; *context*: other notable events of
    the host in the span.
-7. **Signals** (:mod:`rca.signals`) per incident.
+7. **Signals** (:mod:`rca.signals`) per incident, from the links, the cgroup files' readings and the memory snapshots.
 
 ``incident_id`` is a hash of the root host and the earliest anchor's ``event_id``, so a
 re-run over the same events gives the same ids.
@@ -35,17 +37,20 @@ re-run over the same events gives the same ids.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import polars as pl
 
 from rca import align, schema, signals, templates
 from rca._identity import IdentityMaps, layout_identity, pci_key
 from rca.signals import attr
+from rca.sources.cgroup import merge_readings
 from rca.store import Store
 
 DEFAULT_WINDOW = timedelta(minutes=15)
@@ -110,22 +115,31 @@ def correlate(
     dedup: timedelta = DEFAULT_DEDUP,
     nccl_window: timedelta = DEFAULT_NCCL_WINDOW,
     after: timedelta = DEFAULT_AFTER,
+    map_hosts: MapHosts = map,
 ) -> Correlation:
-    """Group the events (``rca.schema.EVENT_SCHEMA``) into incidents with evidence links and signals."""
+    """Group the events (``rca.schema.EVENT_SCHEMA``) into incidents with evidence links and signals.
+
+    Steps 1–4 run host by host (:func:`host_stage`) through ``map_hosts``: the builtin
+    ``map`` runs them one after the other, a process pool's or a Dask client's ``map``
+    in parallel, with the same result. The NCCL root (step 5) is the one step across hosts.
+    """
     started = time.perf_counter()
     lazy = events.lazy()
     schema.validate(lazy, schema.EVENT_SCHEMA, "events")
-    alignment = align.align_clocks(prepared(lazy).collect())
+    ready = prepared(lazy).collect()
+    stage = functools.partial(host_stage, dedup=dedup, reference=align.exact_reference(ready))
+    hosts = ready.partition_by("host", maintain_order=True) or [ready]
+    alignment, anchors = joined_stages(list(map_hosts(stage, hosts)))
     work = alignment.events.with_row_index("row")
-    maps = IdentityMaps.learn(work)
-    anchors = maps.resolve(_anchors(work))
-    anchors = _name_incidents(_merge_nccl(_dedup(anchors, dedup), nccl_window, dedup))
+    anchors = _name_incidents(_merge_nccl(anchors, nccl_window, dedup))
     linked = _links(anchors, work, window, after)
     links = linked.select(schema.INCIDENT_EVENTS_SCHEMA.keys())
     messages = _messages(lazy, anchors, links)
     anchors = anchors.join(messages, on="event_id", how="left")
     core = _incident_rows(anchors, links, messages)
-    signal_frame = signals.incident_signals(core, anchors, linked, work, window)
+    cgroups = merge_readings(lazy.filter(pl.col("kind") == "cgroup_memory").collect())
+    snapshots = layout_identity(lazy.filter(pl.col("kind") == "memory_snapshot")).collect()
+    signal_frame = signals.incident_signals(core, anchors, linked, work, window, cgroups, snapshots)
     incidents = schema.conform(core.join(signal_frame, on="incident_id", how="left"), schema.INCIDENT_SCHEMA).sort("start", "incident_id", nulls_last=True)
     report = _report(work, anchors, incidents, links, alignment, time.perf_counter() - started)
     return Correlation(incidents, schema.conform(links, schema.INCIDENT_EVENTS_SCHEMA), report)
@@ -140,6 +154,62 @@ def correlate_store(store: Store, *, window: timedelta = DEFAULT_WINDOW, **optio
         result = correlate(store.scan_events(), window=window, **options)
         store.write_incidents(result.incidents, result.links, result.report)
     return result.report
+
+
+# --- the per-host stage -----------------------------------------------------------------
+
+MapHosts = Callable[[Callable[[pl.DataFrame], "HostStage"], Iterable[pl.DataFrame]], Iterable["HostStage"]]
+
+
+@dataclass(frozen=True)
+class HostStage:
+    """Steps 1–4 on one host: its aligned events and its deduplicated anchors."""
+
+    alignment: align.Alignment
+    anchors: pl.DataFrame  # aid, group and row count within the host until joined_stages numbers them across hosts
+
+
+def host_stage(events: pl.DataFrame, *, dedup: timedelta, reference: datetime | None) -> HostStage:
+    """Clock alignment, identities, anchors and their dedup on one host's :func:`prepared` events.
+
+    Reads nothing but ``events`` and ``reference``, every host's median exact time
+    (:func:`rca.align.exact_reference`): every rule of these steps pairs events of one host.
+    """
+    alignment = align.align_clocks(events, reference)
+    work = alignment.events.with_row_index("row")
+    anchors = IdentityMaps.learn(work).resolve(_anchors(work))
+    return HostStage(alignment, _dedup(anchors, dedup))
+
+
+def joined_stages(stages: list[HostStage]) -> tuple[align.Alignment, pl.DataFrame]:
+    """The hosts' stages as one: events one host after another, anchors numbered in time order across hosts.
+
+    An anchor's ``aid`` is its place in (ts, event_id) order, as if every host's anchors had
+    been found together; a host's order is the same either way, so each group keeps its
+    earliest anchor as representative.
+    """
+    offsets = [0]
+    for stage in stages[:-1]:
+        offsets.append(offsets[-1] + stage.alignment.events.height)
+    tagged = pl.concat([
+        stage.anchors.with_columns(row=pl.col("row") + offset, stage=pl.lit(index, pl.Int32))
+        for index, (stage, offset) in enumerate(zip(stages, offsets, strict=True))
+    ])
+    numbered = tagged.sort("ts", "event_id", nulls_last=True).with_columns(global_aid=pl.int_range(pl.len(), dtype=pl.Int64))
+    groups = numbered.select("stage", group="aid", global_group="global_aid")
+    anchors = (
+        numbered.join(groups, on=["stage", "group"], how="left", maintain_order="left")
+        .with_columns(aid="global_aid", group="global_group")
+        .drop("stage", "global_aid", "global_group")
+    )
+    parts = [stage.alignment for stage in stages]
+    alignment = align.Alignment(
+        pl.concat([part.events for part in parts]),
+        pl.concat([part.report for part in parts]).sort(align.GROUP, nulls_last=True),
+        pl.concat([part.year_shifts for part in parts]).sort("host", "file", nulls_last=True),
+        pl.concat([part.inherited for part in parts]).sort("host", "file", nulls_last=True),
+    )
+    return alignment, anchors
 
 
 # --- anchors ---------------------------------------------------------------------------

@@ -2,12 +2,15 @@
 
 The work is split the way it scales: :func:`parse_file` is a pure task (one file in,
 Parquet parts in a staging folder and a manifest row out) that runs the same in this
-process, in a process pool or on a Dask worker; :func:`ingest` is the driver that plans
-the tasks from the manifest, runs them and commits them to the store atomically.
+process, in a process pool or on a Dask worker (rca._executors); a large plain-text file
+becomes one task per byte range instead (:func:`split_plan`, :func:`parse_range`, rca._split).
+:func:`ingest` is the driver that plans the tasks from the manifest, runs them and commits
+them to the store atomically.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -15,22 +18,25 @@ import re
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from multiprocessing import get_context
 from pathlib import Path
 
 import polars as pl
 
-from rca import _reader, schema, sources, templates
-from rca.errors import InputError
+from rca import _executors, _reader, _split, archives, bundles, schema, sources, templates
+from rca.errors import FileFormatError, InputError
 from rca.sources._base import ParseContext, Source
-from rca.store import Store
+from rca.store import Store, write_event_parts
 
 MAX_LINE_CHARS = 64 * 1024
 BATCH_BYTES = 32 * 1024 * 1024
 HEAD_LINES = 60
+WHOLE_FILE_PROBE = 64 * 1024  # first bytes shown to binary sources' sniffers
+MAX_WHOLE_FILE_BYTES = 1 << 30  # a binary file is parsed in memory: refuse what would not fit
+ARCHIVE_MAX_BYTES = 16 << 30  # bytes one archive may expand to, nested archives and gzip members included
+ARCHIVE_MAX_MEMBERS = 100_000
+ARCHIVE_MAX_RATIO = 500.0  # expanded : compressed; logs compress 5-30x (xz up to ~400x on repetitive ones), deflate bombs ~1030x
 _DATED = re.compile(r"\b((?:19|20)\d\d)[-/](?:0[1-9]|1[0-2])[-/](?:[0-2]\d|3[01])[T ]\d\d:\d\d:\d\d")
 
 
@@ -44,7 +50,12 @@ class IngestOptions:
     year: int | None = None
     boot_time: datetime | None = None
     max_line_chars: int = MAX_LINE_CHARS
+    # Text parsed at once by one process (plus the rest of one 1 MiB read): what bounds its memory. A plain
+    # file of a line_local source that is larger is cut into ranges of about this size, parsed in parallel.
     batch_bytes: int = BATCH_BYTES
+    archive_max_bytes: int = ARCHIVE_MAX_BYTES
+    archive_max_members: int = ARCHIVE_MAX_MEMBERS
+    archive_max_ratio: float = ARCHIVE_MAX_RATIO
 
 
 def file_key(provenance: str) -> str:
@@ -74,8 +85,9 @@ def finish_events(events: pl.DataFrame, ctx: ParseContext, source_name: str) -> 
         return schema.empty(schema.EVENT_SCHEMA)
     key = file_key(ctx.file)
     host = pl.lit(ctx.host, pl.String) if ctx.host else pl.lit(None, pl.String)
+    content_first = sources.get(source_name).host_in_content
     filled = schema.conform(events, schema.EVENT_SCHEMA).with_columns(
-        host=pl.coalesce(host, pl.col("host")) if ctx.host else pl.col("host"),
+        host=(pl.coalesce(pl.col("host"), host) if content_first else pl.coalesce(host, pl.col("host"))) if ctx.host else pl.col("host"),
         source=pl.col("source").fill_null(source_name),
         format=pl.col("format").fill_null(source_name),
         kind=pl.col("kind").fill_null("log"),
@@ -84,6 +96,7 @@ def finish_events(events: pl.DataFrame, ctx: ParseContext, source_name: str) -> 
         .otherwise(pl.col("ts_quality").fill_null(pl.when(pl.col("ts").is_null()).then(pl.lit("missing")).otherwise(pl.lit("exact")))),
         n_lines=pl.col("n_lines").fill_null(1),
         file=pl.lit(ctx.file),
+        **{name: pl.col(name).fill_null(pl.lit(value, pl.String)) for name, value in ctx.scope().items()},
     )
     with_ids = filled.with_columns(template_id=templates.template_ids(filled["message"]))
     # A stable sort keeps the events of one line in parser order, so the ordinal counts them.
@@ -115,7 +128,7 @@ def parse_text(
     This is the whole per-file pipeline minus the disk, for notebooks and tests.
     """
     lines = sources.lines_frame(text)
-    source = sources.get(format) if format else _sniff_or_fallback(lines["text"])
+    source = sources.get(format) if format else _sniff_or_fallback(lines["text"], file)
     ctx = _context(file, host, tz, year, reference_time, boot_time, lines["text"])
     events, _ = parse_lines(lines, ctx, source)
     return events
@@ -131,9 +144,12 @@ def _context(file: str, host: str | None, tz: str, year: int | None, reference_t
     return ParseContext(file=file, host=host, tz=tz, reference_time=reference_time, boot_time=boot_time, year_quality="year_from_mtime")
 
 
-def _sniff_or_fallback(texts: pl.Series) -> Source:
+def _sniff_or_fallback(texts: pl.Series, path: str) -> Source:
     head = [t for t in texts.head(HEAD_LINES * 4).to_list() if t.strip()][:HEAD_LINES]
-    source, _ = sources.sniff(head)
+    source, score = sources.sniff(head)
+    named, named_score = sources.claim_by_name(path, head)
+    if named_score > score:
+        return named
     return source or sources.get("pipeline")
 
 
@@ -164,6 +180,8 @@ class FileTask:
     options: IngestOptions
     previous: Previous | None = None
     problem: str | None = None  # set by the planner for entries that cannot be read at all
+    members: dict[str, Previous] = field(default_factory=dict)  # an archive's or bundle's earlier member rows
+    scope: dict[str, str] = field(default_factory=dict)  # pod / namespace / container the layout names
 
 
 @dataclass
@@ -173,7 +191,7 @@ class FileResult:
     manifest: dict
     new_parts: list[str] = field(default_factory=list)
     dropped_parts: list[str] = field(default_factory=list)
-    change: str = "new"  # new / appended / rewritten / unchanged / failed
+    change: str = "new"  # new / appended / rewritten / unchanged / failed / removed (a member gone from its archive)
 
 
 def parse_file(task: FileTask) -> FileResult:
@@ -189,15 +207,21 @@ def parse_file(task: FileTask) -> FileResult:
     except OSError as err:
         return FileResult(_manifest_row(task, status="error", error=f"cannot stat: {err.strerror}"), change="failed")
     mtime = datetime.fromtimestamp(stat.st_mtime, UTC)
-    previous = task.previous
-    if previous and previous.bytes == stat.st_size and previous.mtime and abs((previous.mtime - mtime).total_seconds()) < 1e-3:
-        return FileResult(previous.row, change="unchanged")
+    if _unchanged(task.previous, stat.st_size, mtime):
+        return FileResult(task.previous.row, change="unchanged")
     try:
+        whole = _whole_file_source(task)
+        if whole is not None:
+            return _parse_whole_file(task, whole, stat.st_size, mtime)
         return _read_and_parse(task, stat.st_size, mtime)
     except _reader.BinaryFileError as err:
         return _failed(task, stat.st_size, mtime, "skipped", f"not a text log: {err}")
     except OSError as err:
         return _failed(task, stat.st_size, mtime, "error", f"cannot read: {err.strerror or err}")
+
+
+def _unchanged(previous: Previous | None, size: int, mtime: datetime) -> bool:
+    return bool(previous and previous.bytes == size and previous.mtime and abs((previous.mtime - mtime).total_seconds()) < 1e-3)
 
 
 def _failed(task: FileTask, size: int, mtime: datetime, status: str, error: str) -> FileResult:
@@ -208,47 +232,114 @@ def _failed(task: FileTask, size: int, mtime: datetime, status: str, error: str)
 def _read_and_parse(task: FileTask, size: int, mtime: datetime) -> FileResult:
     start, first_line, change = _resume_point(task, size)
     state = _reader.ReadState()
-    accounting = _Accounting()
     batches = _reader.iter_batches(
         task.path, state, start=start, first_line=first_line,
         batch_bytes=task.options.batch_bytes, max_line_chars=task.options.max_line_chars,
     )
-    key = file_key(task.provenance)
+    return parse_batches(task, batches, state, size=size, mtime=mtime, change=change)
+
+
+def parse_batches(
+    task: FileTask, batches: Iterable[_reader.Batch], state: _reader.ReadState, *, size: int, mtime: datetime, change: str = "new"
+) -> FileResult:
+    """Sniff and parse a file's batches of lines (read from disk, an archive member or a bundle's section).
+
+    Writes the event parts into ``task.staging``; ``change`` says whether ``task.previous``'s
+    parts are kept ("appended") or replaced.
+    """
+    accounting, parts, source = _parse_into_parts(task, batches, mtime)
+    accounting.decode_errors, accounting.truncated = state.decode_errors, state.truncated_lines
+    return _file_result(
+        task, accounting, parts, source.name if source else None,
+        size=size, mtime=mtime, change=change, sha256=state.sha256.hexdigest(), damage=state.damage,
+    )
+
+
+def _parse_into_parts(
+    task: FileTask, batches: Iterable[_reader.Batch], mtime: datetime, *, piece: int = 0,
+    source: Source | None = None, ctx: ParseContext | None = None,
+) -> tuple[_Accounting, list[str], Source | None]:
+    """Parse batches of lines into event parts in ``task.staging``.
+
+    The source and the context come from the first batch unless given (a byte range of a
+    large file gets those of the file). ``piece`` numbers the range, so the parts of every
+    range of a file have their own names.
+    """
+    accounting = _Accounting()
+    stem = f"{file_key(task.provenance)}-{task.run_id}-{piece:04d}"
     parts: list[str] = []
-    source: Source | None = None
-    ctx: ParseContext | None = None
     for number, batch in enumerate(batches):
         if source is None:
-            source = sources.get(task.options.format) if task.options.format else _sniff_or_fallback(batch.lines["text"])
+            source = sources.get(task.options.format) if task.options.format else _sniff_or_fallback(batch.lines["text"], task.provenance)
+        if ctx is None:
             ctx = _task_context(task, mtime, batch.lines["text"])
         events, skipped = parse_lines(batch.lines, ctx, source)
         accounting.add(batch.lines.height, events, skipped)
-        if events.height:
-            name = f"{key}-{task.run_id}-{number:05d}.parquet"
-            events.write_parquet(Path(task.staging) / name)
-            parts.append(name)
-    accounting.decode_errors, accounting.truncated = state.decode_errors, state.truncated_lines
-    kept = list(task.previous.parts) if change == "appended" and task.previous else []
-    dropped = list(task.previous.parts) if task.previous and change != "appended" else []
-    totals = accounting.merged_with(task.previous.row) if change == "appended" and task.previous else accounting
+        parts += write_event_parts(events, Path(task.staging), f"{stem}-{number:05d}")
+    return accounting, parts, source
+
+
+def _file_result(
+    task: FileTask, accounting: _Accounting, parts: list[str], source_name: str | None, *,
+    size: int, mtime: datetime, change: str, sha256: str, damage: str | None,
+) -> FileResult:
+    """A read file's manifest row; an appended file keeps its earlier parts and adds to its earlier totals."""
+    appended = change == "appended" and task.previous is not None
+    kept = list(task.previous.parts) if appended else []
+    dropped = list(task.previous.parts) if task.previous and not appended else []
+    totals = accounting.merged_with(task.previous.row) if appended else accounting
     row = _manifest_row(
         task,
-        status="warning" if (state.damage or state.decode_errors or state.truncated_lines) else "ok",
-        error=state.damage or _warnings(state),
+        status="warning" if (damage or accounting.decode_errors or accounting.truncated) else "ok",
+        error=damage or _warnings(accounting),
         bytes=size,
         mtime=mtime,
-        sha256=state.sha256.hexdigest(),
-        source=source.name if source else (task.previous.row["source"] if change == "appended" and task.previous else None),
-        format=accounting.main_format() or (task.previous.row["format"] if change == "appended" and task.previous else None),
+        sha256=sha256,
+        source=source_name or (task.previous.row["source"] if appended else None),
+        format=accounting.main_format() or (task.previous.row["format"] if appended else None),
         parts=kept + parts,
         **totals.as_manifest(),
     )
     if accounting.lines == 0 and change != "appended":
-        row.update(status="skipped" if not state.damage else "warning", error=state.damage or "empty file")
+        row.update(status="skipped" if not damage else "warning", error=damage or "empty file")
     elif accounting.events and not accounting.recognised:
         note = "format not recognised: no timestamps or known records found; lines kept as kind=log events"
         row.update(status="warning", error="; ".join(filter(None, [row["error"], note])))
     return FileResult(row, new_parts=parts, dropped_parts=dropped, change=change)
+
+
+def _whole_file_source(task: FileTask) -> Source | None:
+    """The binary source that reads this file whole, if one recognises its first bytes."""
+    with open(task.path, "rb") as handle:
+        head = handle.read(WHOLE_FILE_PROBE)
+    if not task.options.format:
+        return sources.sniff_bytes(head)
+    forced = sources.get(task.options.format)
+    return forced if forced.sniff_bytes and forced.sniff_bytes(head) > 0 else None
+
+
+def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime) -> FileResult:
+    """Parse a binary file in one piece; it counts as one line, covered by its first event or skipped."""
+    if size > MAX_WHOLE_FILE_BYTES:
+        return _failed(task, size, mtime, "error", f"{source.name} file of {size:,} bytes is over the {MAX_WHOLE_FILE_BYTES:,}-byte limit")
+    data = Path(task.path).read_bytes()
+    ctx = _task_context(task, mtime, pl.Series("text", [], dtype=pl.String))
+    try:
+        parsed = source.parse_bytes(data, ctx)
+    except FileFormatError as err:
+        failed = _failed(task, size, mtime, "error", str(err))
+        failed.manifest["source"] = source.name
+        return failed
+    events = finish_events(parsed.events, ctx, source.name)
+    accounting = _Accounting()
+    accounting.add(1, events, parsed.skipped)
+    parts = write_event_parts(events, Path(task.staging), f"{file_key(task.provenance)}-{task.run_id}-0000-00000")
+    row = _manifest_row(
+        task, status="ok", bytes=size, mtime=mtime, sha256=hashlib.sha256(data).hexdigest(), source=source.name,
+        format=accounting.main_format(), parts=parts, **accounting.as_manifest(),
+    )
+    dropped = list(task.previous.parts) if task.previous else []
+    return FileResult(row, new_parts=parts, dropped_parts=dropped, change="rewritten" if task.previous else "new")
 
 
 def _resume_point(task: FileTask, size: int) -> tuple[int, int, str]:
@@ -264,15 +355,16 @@ def _resume_point(task: FileTask, size: int) -> tuple[int, int, str]:
 
 def _task_context(task: FileTask, mtime: datetime, head: pl.Series) -> ParseContext:
     options = task.options
-    return _context(task.provenance, options.host or task.host, options.tz, options.year, mtime, options.boot_time, head)
+    ctx = _context(task.provenance, options.host or task.host, options.tz, options.year, mtime, options.boot_time, head)
+    return replace(ctx, **task.scope) if task.scope else ctx
 
 
-def _warnings(state: _reader.ReadState) -> str | None:
+def _warnings(accounting: _Accounting) -> str | None:
     notes = []
-    if state.decode_errors:
-        notes.append(f"{state.decode_errors} lines held invalid UTF-8 (kept with U+FFFD)")
-    if state.truncated_lines:
-        notes.append(f"{state.truncated_lines} lines longer than the line limit were cut")
+    if accounting.decode_errors:
+        notes.append(f"{accounting.decode_errors} lines held invalid UTF-8 (kept with U+FFFD)")
+    if accounting.truncated:
+        notes.append(f"{accounting.truncated} lines longer than the line limit were cut")
     return "; ".join(notes) or None
 
 
@@ -312,8 +404,23 @@ class _Accounting:
         self.formats.update(dict(events["format"].value_counts().iter_rows()))
 
     def main_format(self) -> str | None:
-        """The sub-format most of the file's events were read as."""
-        return self.formats.most_common(1)[0][0] if self.formats else None
+        """The sub-format most of the file's events were read as (the first by name on a tie)."""
+        return min(self.formats.items(), key=lambda item: (-item[1], item[0] or ""))[0] if self.formats else None
+
+    def plus(self, other: _Accounting) -> _Accounting:
+        """The totals of two byte ranges of one file."""
+        return _Accounting(
+            lines=self.lines + other.lines,
+            events=self.events + other.events,
+            derived=self.derived + other.derived,
+            merged=self.merged + other.merged,
+            unparsed=self.unparsed + other.unparsed,
+            decode_errors=self.decode_errors + other.decode_errors,
+            truncated=self.truncated + other.truncated,
+            skipped=self.skipped + other.skipped,
+            formats=self.formats + other.formats,
+            recognised=self.recognised + other.recognised,
+        )
 
     def merged_with(self, previous: dict) -> _Accounting:
         """Totals of an appended file: what the earlier runs counted plus this run's tail."""
@@ -344,20 +451,146 @@ class _Accounting:
         }
 
 
+# --- large files: byte ranges ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """A large plain-text file cut into byte ranges, with what the ranges share: source, context, digest."""
+
+    task: FileTask
+    size: int
+    mtime: datetime
+    change: str
+    sha256: str
+    source: str
+    ctx: ParseContext
+    ranges: tuple[_split.ByteRange, ...]
+
+
+@dataclass(frozen=True)
+class RangeTask:
+    """Range ``piece`` of a split file."""
+
+    plan: SplitPlan
+    piece: int
+
+
+@dataclass
+class RangeResult:
+    """What parsing one byte range counted and staged (``error`` when it could not be read)."""
+
+    piece: int
+    accounting: _Accounting
+    parts: list[str]
+    error: str | None = None
+
+
+def split_plan(task: FileTask) -> SplitPlan | None:
+    """Byte ranges of a file worth cutting, or None to read it in one task.
+
+    A file is cut when what is left to read is more than one batch, it is plain text (not
+    gzip, not a binary format read whole) and its source is ``line_local``. The source and
+    the context are fixed once for the file (the year from the first dated line of its first
+    range, as a whole read takes it from its first batch), the digest is of the whole file,
+    and each range knows the number of its first line, so the ranges' events, ids and
+    totals are those of reading the same ranges one after the other in one process. The
+    cuts depend on the bytes and ``options.batch_bytes`` only, never on the workers.
+    """
+    options = task.options
+    if task.problem:
+        return None
+    try:
+        stat = os.stat(task.path)
+        mtime = datetime.fromtimestamp(stat.st_mtime, UTC)
+        if stat.st_size <= options.batch_bytes or _unchanged(task.previous, stat.st_size, mtime):
+            return None
+        if _reader.is_gzip(task.path) or _whole_file_source(task) is not None:
+            return None
+        start, first_line, change = _resume_point(task, stat.st_size)
+        if stat.st_size - start <= options.batch_bytes:
+            return None
+        head = next(_reader.iter_batches(
+            task.path, _reader.ReadState(), start=start, end=min(stat.st_size, start + _HEAD_BYTES),
+            batch_bytes=_HEAD_BYTES, max_line_chars=options.max_line_chars,
+        ))
+        source = sources.get(options.format) if options.format else _sniff_or_fallback(head.lines["text"], task.provenance)
+        if not source.line_local:
+            return None
+        probe = _task_context(task, mtime, head.lines["text"])
+        cuts = _split.find_cuts(
+            task.path, start, stat.st_size, options.batch_bytes, options.max_line_chars, lambda lines: parse_lines(lines, probe, source)[0]
+        )
+        if not cuts:
+            return None
+        ctx = _first_range_context(task, mtime, start, cuts[0])
+        sha256, lines_before = _split.digest_and_line_counts(task.path, stat.st_size, start, cuts)
+    except (OSError, _reader.BinaryFileError, StopIteration):
+        return None  # read whole, where parse_file reports what is wrong with it
+    ranges = _split.ranges(start, stat.st_size, first_line, cuts, lines_before)
+    return SplitPlan(task, stat.st_size, mtime, change, sha256, source.name, ctx, tuple(ranges))
+
+
+_HEAD_BYTES = 1 << 20
+
+
+def _first_range_context(task: FileTask, mtime: datetime, start: int, end: int) -> ParseContext:
+    if task.options.year is None:
+        pieces = _reader.iter_batches(
+            task.path, _reader.ReadState(), start=start, end=end, batch_bytes=_HEAD_BYTES, max_line_chars=task.options.max_line_chars
+        )
+        for piece in pieces:
+            if year_hint(piece.lines["text"]) is not None:
+                return _task_context(task, mtime, piece.lines["text"])
+    return _task_context(task, mtime, pl.Series("text", [], dtype=pl.String))
+
+
+def parse_range(task: RangeTask) -> RangeResult:
+    """Parse one byte range of a split file, as one batch, into its own parts."""
+    plan, piece = task.plan, task.plan.ranges[task.piece]
+    state = _reader.ReadState()
+    batches = _reader.iter_batches(
+        plan.task.path, state, start=piece.start, end=piece.end, first_line=piece.first_line,
+        batch_bytes=piece.end - piece.start, max_line_chars=plan.task.options.max_line_chars, probe=False,
+    )
+    try:
+        accounting, parts, _ = _parse_into_parts(plan.task, batches, plan.mtime, piece=task.piece, source=sources.get(plan.source), ctx=plan.ctx)
+    except OSError as err:
+        return RangeResult(task.piece, _Accounting(), [], error=f"cannot read: {err.strerror or err}")
+    accounting.decode_errors, accounting.truncated = state.decode_errors, state.truncated_lines
+    return RangeResult(task.piece, accounting, parts)
+
+
+def merge_ranges(plan: SplitPlan, results: list[RangeResult]) -> FileResult:
+    """The file's result from all its ranges' results."""
+    ordered = sorted(results, key=lambda result: result.piece)
+    error = next((result.error for result in ordered if result.error), None)
+    if error:
+        return _failed(plan.task, plan.size, plan.mtime, "error", error)
+    accounting = functools.reduce(_Accounting.plus, (result.accounting for result in ordered))
+    parts = [name for result in ordered for name in result.parts]
+    return _file_result(
+        plan.task, accounting, parts, plan.source, size=plan.size, mtime=plan.mtime, change=plan.change, sha256=plan.sha256, damage=None
+    )
+
+
 # --- planning ----------------------------------------------------------------------
 
 
 def plan(root: Path, store: Store, staging: Path, run_id: str, options: IngestOptions) -> list[FileTask]:
     """One task per regular file under ``root`` (or ``root`` itself), in a stable order.
 
-    Host comes from the layout: the first folder under ``root`` names the host. Symlinked
+    Host comes from the layout: the first folder under ``root`` names the host, a
+    sosreport its own (:class:`rca.bundles.FolderHosts`). Archives and bundle files are
+    planned as one task each; their members' earlier rows travel with it. Symlinked
     folders are followed once; a loop or a second path to the same file becomes a
     skipped entry, never an endless walk.
     """
     previous = _previous_by_path(store)
+    members = archives.members_by_container(previous)
 
     def task(path: str, provenance: str, host: str | None, problem: str | None = None) -> FileTask:
-        return FileTask(path, provenance, host, str(staging), run_id, options, previous.get(provenance), problem)
+        return FileTask(path, provenance, host, str(staging), run_id, options, previous.get(provenance), problem, members.get(provenance, {}))
 
     if root.is_file():
         return [task(str(root), str(root.resolve()), None)]
@@ -367,6 +600,7 @@ def plan(root: Path, store: Store, staging: Path, run_id: str, options: IngestOp
 
 def _walk(root: Path, store_path: Path) -> Iterable[tuple[str, str, str | None, str | None]]:
     store_real = os.path.realpath(store_path)
+    hosts = bundles.FolderHosts(root)
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: dict[tuple[int, int], str] = {}
     for directory, dirnames, filenames in os.walk(root, followlinks=True, onerror=None):
@@ -377,7 +611,7 @@ def _walk(root: Path, store_path: Path) -> Iterable[tuple[str, str, str | None, 
         rel_dir = os.path.relpath(directory, root)
         if (info.st_dev, info.st_ino) in seen_dirs:
             dirnames[:] = []
-            yield directory, rel_dir, _host_of(rel_dir), "folder already visited through another path (symlink loop?)"
+            yield directory, rel_dir, hosts.of(rel_dir), "folder already visited through another path (symlink loop?)"
             continue
         seen_dirs.add((info.st_dev, info.st_ino))
         dirnames.sort()
@@ -387,19 +621,14 @@ def _walk(root: Path, store_path: Path) -> Iterable[tuple[str, str, str | None, 
             try:
                 st = os.stat(path)
             except OSError as err:
-                yield path, provenance, _host_of(provenance), f"unreadable entry: {err.strerror}"
+                yield path, provenance, hosts.of(provenance), f"unreadable entry: {err.strerror}"
                 continue
             if not os.path.isfile(path):
-                yield path, provenance, _host_of(provenance), "not a regular file"
+                yield path, provenance, hosts.of(provenance), "not a regular file"
                 continue
             first = seen_files.setdefault((st.st_dev, st.st_ino), provenance)
             problem = None if first == provenance else f"same file as {first}"
-            yield path, provenance, _host_of(provenance), problem
-
-
-def _host_of(provenance: str) -> str | None:
-    parts = Path(provenance).parts
-    return parts[0] if len(parts) > 1 and parts[0] not in (".", "..") else None
+            yield path, provenance, hosts.of(provenance), problem
 
 
 def _previous_by_path(store: Store) -> dict[str, Previous]:
@@ -433,11 +662,22 @@ def ingest(
     options: IngestOptions | None = None,
     *,
     workers: int | None = None,
+    scheduler: str | None = None,
     progress: Progress | None = None,
+    lock_wait: float = 0.0,
+    on_lock_wait: Callable[[str], None] | None = None,
 ) -> IngestReport:
     """Ingest a folder or a file into the store; only new and changed files are read.
 
-    Raises :class:`InputError` when ``root`` does not exist.
+    While another process writes the store, the run is refused with
+    :class:`~rca.errors.StoreLockedError`, or waits up to ``lock_wait`` seconds for it
+    (telling ``on_lock_wait`` who holds the lock); see :meth:`rca.store.Store.writing`.
+
+    ``workers`` local processes (default: every core) read the files, and large files in
+    byte ranges; with ``scheduler`` (a Dask scheduler's address, ``tcp://HOST:8786``) the
+    same tasks run on that Dask cluster instead, whose workers must see the input and the
+    store at the same paths. Either way the events are those of a serial run. Raises
+    :class:`InputError` when ``root`` does not exist or the scheduler cannot be reached.
     """
     from rca.summary import summarize
 
@@ -450,36 +690,70 @@ def ingest(
     store = Store(store_path)
     run_id = uuid.uuid4().hex[:12]
     started = datetime.now(UTC)
-    with store.writing() as staging:
+    with store.writing(lock_wait, on_lock_wait) as staging:
         tasks = plan(root, store, staging, run_id, options)
-        results = _run(tasks, workers, progress)
+        results = _run(tasks, workers, scheduler, progress)
         manifest = _merged_manifest(store, results)
         new_parts = [p for r in results for p in r.new_parts]
         dropped = [p for r in results for p in r.dropped_parts]
-        run = {"run_id": run_id, "started": started.isoformat(), "root": str(root.resolve()), "options": _jsonable(options)}
+        run = {"run_id": run_id, "started": started.isoformat(), "root": str(root.resolve()), "options": _jsonable(options),
+               "workers": workers, "scheduler": scheduler}
         store.commit(manifest, staging, new_parts, dropped, run)
     changes = Counter(r.change for r in results)
-    this_run = [str(store.path / "events.parquet" / p) for p in new_parts]
+    this_run = [str(store.part_path(p)) for p in new_parts]
     files = manifest.filter(pl.col("path").is_in([r.manifest["path"] for r in results]))
     return IngestReport(run_id, store.path, files, dict(changes), summarize(this_run, files))
 
 
-def _run(tasks: list[FileTask], workers: int | None, progress: Progress | None) -> list[FileResult]:
-    workers = min(workers or os.cpu_count() or 1, len(tasks)) if tasks else 1
-    results: list[FileResult] = []
-    if workers <= 1:
-        for task in tasks:
-            results.append(parse_file(task))
-            if progress:
-                progress(results[-1])
-        return results
-    # spawn, not fork: polars' thread pool does not survive a fork.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        for result in pool.map(parse_file, tasks):
-            results.append(result)
-            if progress:
+def _run(tasks: list[FileTask], workers: int | None, scheduler: str | None, progress: Progress | None) -> list[FileResult]:
+    """Every entry's tasks, in this process, in worker processes or on Dask; the results in the order of ``tasks``.
+
+    The tasks are the same wherever they run (:func:`run_task`, then :func:`parse_range`
+    for each range of a split file), so the results are the same too.
+    """
+    results: dict[int, list[FileResult]] = {}
+    plans: dict[int, SplitPlan] = {}
+    pieces: dict[int, list[RangeResult]] = {}
+    run_id = tasks[0].run_id if tasks else ""
+    with _executors.executor(_worker_count(tasks, workers), scheduler) as pool:
+        for index, task in enumerate(tasks):
+            pool.submit(run_task, task, f"rca-file-{index}-{run_id}")
+        for key, answer in pool.results():
+            index = int(key.split("-")[2])
+            if isinstance(answer, SplitPlan):
+                plans[index], pieces[index] = answer, []
+                for piece in range(len(answer.ranges)):
+                    pool.submit(parse_range, RangeTask(answer, piece), f"rca-range-{index}-{run_id}-{piece}")
+                continue
+            if isinstance(answer, RangeResult):
+                pieces[index].append(answer)
+                if len(pieces[index]) < len(plans[index].ranges):
+                    continue
+                answer = [merge_ranges(plans[index], pieces[index])]
+            results[index] = answer
+            for result in answer if progress else ():
                 progress(result)
-    return results
+    return [result for index in range(len(tasks)) for result in results[index]]
+
+
+def run_task(task: FileTask) -> list[FileResult] | SplitPlan:
+    """One planned entry's first task: for an archive or a bundle file, its own and its members' results;
+    for a large plain file, its byte ranges (:func:`split_plan`); for any other file, its result."""
+    return archives.read_container(task) or split_plan(task) or [parse_file(task)]
+
+
+def _worker_count(tasks: list[FileTask], workers: int | None) -> int:
+    """Processes worth starting: ``workers`` (default: every core), no more than there are batches to read."""
+    wanted = workers or os.cpu_count() or 1
+    batches = 0
+    for task in tasks:
+        try:
+            batches += 1 + os.stat(task.path).st_size // task.options.batch_bytes
+        except OSError:
+            batches += 1
+        if batches >= wanted:
+            return wanted
+    return max(1, batches)
 
 
 def _merged_manifest(store: Store, results: list[FileResult]) -> pl.DataFrame:

@@ -13,7 +13,9 @@ import polars as pl
 
 from rca.errors import SchemaError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""Version of the store layout and tables; rca.store refuses other versions (schema 1 kept the event parts
+flat in ``events.parquet/``; ``rca migrate`` converts such a store to the partitioned ``events/``)."""
 
 UTC_MICROS = pl.Datetime("us", "UTC")
 
@@ -121,7 +123,7 @@ MANIFEST_SCHEMA: dict[str, pl.DataType] = {
     "status": pl.String(),  # ok / warning / error / skipped
     "error": pl.String(),
     "run_id": pl.String(),  # the run that last changed this file's events
-    "parts": pl.List(pl.String()),  # event part files (under events.parquet/) holding this file's events
+    "parts": pl.List(pl.String()),  # event parts holding this file's events, as date=…/host=…/NAME.parquet under events/
 }
 """One row per input path. Totals reconcile per file:
 ``lines == events - derived_events + merged_lines + skipped_lines``."""
@@ -197,9 +199,14 @@ INCIDENT_SCHEMA: dict[str, pl.DataType] = {
     "gpu_pods": pl.Int32(),  # distinct pods among them, where the pid is known to belong to a pod
     "stale_gpu_bytes": pl.Int64(),  # GPU memory held by other processes that log nothing in the window
     "killed_rss_bytes": pl.Int64(),  # RSS of the process the kernel killed
-    "cgroup_limit_bytes": pl.Int64(),  # memory limit of its cgroup
+    "cgroup_limit_bytes": pl.Int64(),  # memory limit of its cgroup (the kernel's report, else the cgroup files)
+    "cgroup_peak_bytes": pl.Int64(),  # cgroup files: peak usage of the incident's cgroup (memory.peak / max_usage_in_bytes)
+    "cgroup_peak_over_limit": pl.Float64(),  # ... over that cgroup's limit
+    "cgroup_oom_kills": pl.Int32(),  # ... and its OOM kills (memory.events / memory.oom_control oom_kill)
     "rss_over_limit": pl.Float64(),
     "oom_constraint": pl.String(),  # memcg / system / cpuset / mempolicy
+    "snapshot_growth_site": pl.String(),  # PyTorch snapshots: the allocation site that grew most between the first and the last
+    "snapshot_growth_bytes": pl.Int64(),  # ... and by how much
     "victim_was_grower": pl.Boolean(),  # the failing process is the one whose memory grew most
     "xid_codes": pl.List(pl.Int32()),  # Xid codes on the host from a day before the incident to its end
     "restart_count": pl.Int32(),  # highest container restart count reported for the pod
@@ -214,7 +221,7 @@ INCIDENT_EVENTS_SCHEMA: dict[str, pl.DataType] = {
     "event_id": pl.String(),  # EVENT_SCHEMA.event_id
     "role": pl.String(),  # anchor (a sighting of the failure), evidence (same process/pod/GPU), context (same host)
     "host": pl.String(),
-    "ts": UTC_MICROS,  # the event's time after clock alignment (events.parquet keeps the time as parsed)
+    "ts": UTC_MICROS,  # the event's time after clock alignment (the event table keeps the time as parsed)
     "ts_quality": pl.String(),
     "source": pl.String(),
     "kind": pl.String(),

@@ -3,7 +3,8 @@
 Every signal is a column of ``rca.schema.INCIDENT_SCHEMA`` and is null when the evidence
 to compute it is missing (no GPU samples, no CUDA OOM message, ...), never a guess.
 
-- GPU memory of the incident's GPU over ``window`` before the first anchor: peak percent,
+- GPU memory of the incident's GPU over ``window`` before the first anchor (nvidia-smi's
+  samples, else DCGM's): peak percent,
   headroom at the last sample, least-squares growth rate, the longest run of sample
   intervals growing faster than :data:`GROWTH_ALERT_BYTES_PER_S` (the classic alert:
   more than 5 MB/s for 10 s), and the curve's shape (:func:`growth_shape`).
@@ -11,10 +12,13 @@ to compute it is missing (no GPU samples, no CUDA OOM message, ...), never a gue
   shows as a regular busy/idle cycle.
 - CUDA OOM figures from the allocator's message: reserved-but-unallocated bytes and
   their share of everything reserved (fragmentation), requested vs free.
-- Sharing: processes and pods on the GPU, and memory held by processes that no longer
-  log anything (stale contexts).
+- Sharing: processes and pods on the GPU (compute-apps rows, DCGM's pod labels), and
+  memory held by processes that no longer log anything (stale contexts).
 - Host OOM: the victim's RSS against its cgroup limit, the OOM constraint, and whether
   the victim was the process whose memory grew.
+- cgroup files: peak usage of the incident's cgroup against its limit, and its OOM kills.
+- PyTorch memory snapshots: the allocation site that grew most between the first and the
+  last snapshot of the incident's process.
 - History: Xid codes seen on the host, the pod's restart count, JVM / Go runtime markers.
 """
 
@@ -24,6 +28,9 @@ from datetime import timedelta
 
 import numpy as np
 import polars as pl
+
+from rca import schema
+from rca.sources.cgroup import CGROUP_READING_SCHEMA
 
 GROWTH_ALERT_BYTES_PER_S = 5e6
 XID_LOOKBACK = timedelta(days=1)
@@ -48,13 +55,15 @@ def attr_int(name: str) -> pl.Expr:
 
 
 def incident_signals(incidents: pl.DataFrame, anchors: pl.DataFrame, linked: pl.DataFrame, events: pl.DataFrame,
-                     window: timedelta) -> pl.DataFrame:
+                     window: timedelta, cgroups: pl.DataFrame | None = None, snapshots: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row of signals per incident.
 
     ``incidents``: incident_id, host, start, end, pid, gpu_index, gpu_uuid. ``anchors``:
     the anchor events with incident_id, root_host, priority and message. ``linked``: the
     linked events (event columns plus incident_id and role). ``events``: all (aligned)
-    events, read only through filters on rare kinds (Xids, RSS reports, pids).
+    events, read only through filters on rare kinds (Xids, RSS reports, pids). ``cgroups``:
+    the cgroup folder readings of the events (``rca.sources.cgroup.merge_readings``), if any;
+    ``snapshots``: their ``memory_snapshot`` events, if any.
     """
     base = incidents.select("incident_id")
     frames = [
@@ -62,24 +71,32 @@ def incident_signals(incidents: pl.DataFrame, anchors: pl.DataFrame, linked: pl.
         _cuda_oom(anchors),
         _sharing(incidents, linked, events, window),
         _host_oom(incidents, anchors, linked, events, window),
+        _cgroup_peak(anchors, linked, cgroups if cgroups is not None else schema.empty(CGROUP_READING_SCHEMA)),
+        _snapshot_growth(incidents, snapshots if snapshots is not None else schema.empty(schema.EVENT_SCHEMA)),
         _xid_history(incidents, events),
         _evidence_attrs(anchors, linked),
     ]
     for frame in frames:
         base = base.join(frame, on="incident_id", how="left")
-    return base
+    # Without a limit in the kernel's report, the one the cgroup files show.
+    limit = pl.coalesce("cgroup_limit_bytes", "reading_limit_bytes")
+    return base.with_columns(
+        cgroup_limit_bytes=limit,
+        rss_over_limit=pl.coalesce("rss_over_limit", pl.when(limit > 0).then(pl.col("killed_rss_bytes") / limit)),
+    ).drop("reading_limit_bytes")
 
 
 # --- GPU memory and utilization ---------------------------------------------------------
 
 
-def _gpu_series(incidents: pl.DataFrame, linked: pl.DataFrame, window: timedelta, kind: str) -> pl.DataFrame:
+def gpu_series(incidents: pl.DataFrame, linked: pl.DataFrame, window: timedelta, kind: str) -> pl.DataFrame:
     """Evidence rows of ``kind`` on each incident's own GPU and root host, from ``window`` before the anchor up to it."""
     on_gpu = (pl.col("gpu_index") == pl.col("inc_gpu_index")).fill_null(False) | (pl.col("gpu_uuid") == pl.col("inc_gpu_uuid")).fill_null(False)
     owners = incidents.select("incident_id", "start", root=pl.col("host"), inc_gpu_index=pl.col("gpu_index"), inc_gpu_uuid=pl.col("gpu_uuid"))
     return (
         linked.filter((pl.col("kind") == kind) & (pl.col("role") == "evidence"))
-        .select("incident_id", "host", "ts", "gpu_index", "gpu_uuid", "pid", "mem_used_bytes", "mem_total_bytes", "gpu_util_pct")
+        .select("incident_id", "event_id", "host", "ts", "source", "gpu_index", "gpu_uuid", "pid", "process", "pod", "mem_used_bytes",
+                "mem_total_bytes", "gpu_util_pct")
         .join(owners, on="incident_id")
         .filter(on_gpu & (pl.col("host") == pl.col("root")) & pl.col("ts").is_between(pl.col("start") - window, pl.col("start")))
         .sort("incident_id", "ts")
@@ -87,7 +104,7 @@ def _gpu_series(incidents: pl.DataFrame, linked: pl.DataFrame, window: timedelta
 
 
 def _gpu_memory(incidents: pl.DataFrame, linked: pl.DataFrame, window: timedelta) -> pl.DataFrame:
-    samples = _gpu_series(incidents, linked, window, "gpu_sample").with_columns(t=pl.col("ts").dt.epoch("us") / 1e6)
+    samples = _one_tool(gpu_series(incidents, linked, window, "gpu_sample")).with_columns(t=pl.col("ts").dt.epoch("us") / 1e6)
     # A failure's time can trail the crash by seconds (the kill is logged after the process died): samples that
     # show the memory already given back, at the very end, describe the aftermath, not the build-up.
     released = pl.col("mem_used_bytes") < 0.5 * pl.col("mem_used_bytes").cum_max()
@@ -130,6 +147,21 @@ def _gpu_memory(incidents: pl.DataFrame, linked: pl.DataFrame, window: timedelta
         .with_columns(gpu_mem_growth_sustained_s=pl.when(pl.col("gpu_mem_growth_bytes_per_s").is_not_null()).then(pl.col("sustained").fill_null(0.0)))
         .drop("sustained")
         .join(periods, on="incident_id", how="full", coalesce=True)
+    )
+
+
+def _one_tool(samples: pl.DataFrame) -> pl.DataFrame:
+    """nvidia-smi's samples of an incident's GPU where it has any, else DCGM's; one reading per moment.
+
+    Two tools' readings of one GPU interleaved would read as noise, and DCGM repeats the
+    device's figures in the series of every pod on it.
+    """
+    rank = pl.when(pl.col("source") == "nvidia_smi").then(0).otherwise(1)
+    return (
+        samples.with_columns(_rank=rank)
+        .filter(pl.col("_rank") == pl.col("_rank").min().over("incident_id"))
+        .unique(["incident_id", "ts"], keep="first", maintain_order=True)
+        .drop("_rank")
     )
 
 
@@ -229,49 +261,80 @@ def _cuda_oom(anchors: pl.DataFrame) -> pl.DataFrame:
 # --- sharing ----------------------------------------------------------------------------
 
 
-def _sharing(incidents: pl.DataFrame, linked: pl.DataFrame, events: pl.DataFrame, window: timedelta) -> pl.DataFrame:
-    """Processes and pods on the incident's GPU, and the memory of the others that log nothing in the window.
+HOLDER_SCHEMA: dict[str, pl.DataType] = {
+    "incident_id": pl.String(),
+    "pid": pl.Int64(),
+    "process": pl.String(),
+    "mem_used_bytes": pl.Int64(),
+    "ts": pl.Datetime("us", "UTC"),
+    "event_id": pl.String(),  # the compute-apps row read
+    "pod": pl.String(),
+    "own": pl.Boolean(),
+    "stale": pl.Boolean(),
+}
+"""The columns of :func:`gpu_holders`."""
 
-    Processes are those of the compute-apps rows of the GPU in the window (the last row of
-    each pid counts). A process other than the incident's own that no other source mentions
-    within ``window`` of the anchor is a stale context: it holds memory and does no work.
+
+def gpu_holders(incidents: pl.DataFrame, linked: pl.DataFrame, events: pl.DataFrame, window: timedelta) -> pl.DataFrame:
+    """The processes holding memory on each incident's GPU: one row per (incident, pid), biggest first.
+
+    A holder is a pid of the compute-apps rows (``gpu_process``) of the incident's GPU and root
+    host in ``window`` before the anchor; its last row counts. ``pod`` is the pod another event of
+    the host pairs the pid with. ``own`` marks the job itself: the incident's pid when it is on the
+    GPU, else the biggest holder (a job may log from another process than the one holding the GPU,
+    as vLLM's API server does). ``stale`` marks another process that no source but nvidia-smi
+    mentions within ``window`` of the anchor: a context that holds memory and does no work.
     """
-    rows = _gpu_series(incidents, linked, window, "gpu_process").filter(pl.col("pid").is_not_null())
+    rows = gpu_series(incidents, linked, window, "gpu_process").filter(pl.col("pid").is_not_null())
     if rows.height == 0:
-        return pl.DataFrame(schema={"incident_id": pl.String, "gpu_processes": pl.Int32, "gpu_pods": pl.Int32, "stale_gpu_bytes": pl.Int64})
-    latest = rows.sort("ts").group_by("incident_id", "pid").agg(pl.col("mem_used_bytes").last(), root=pl.col("root").first(), start=pl.col("start").first())
-    pod_of = events.filter(pl.col("pid").is_not_null() & pl.col("pod").is_not_null()).select("host", "pid", "pod").unique()
-    pods = latest.join(pod_of, left_on=["root", "pid"], right_on=["host", "pid"], how="left").group_by("incident_id").agg(
-        gpu_pods=pl.col("pod").drop_nulls().n_unique().cast(pl.Int32)
+        return pl.DataFrame(schema=HOLDER_SCHEMA)
+    latest = rows.sort("ts").group_by("incident_id", "pid").agg(
+        pl.col("process", "mem_used_bytes", "ts", "event_id").last(), root=pl.col("root").first(), start=pl.col("start").first()
+    )
+    pod_of = (
+        events.filter(pl.col("pid").is_not_null() & pl.col("pod").is_not_null())
+        .select("host", "pid", "pod")
+        .sort("host", "pid", "pod")
+        .unique(["host", "pid"], keep="first", maintain_order=True)
     )
     heard = events.filter((pl.col("source") != "nvidia_smi") & pl.col("pid").is_not_null() & pl.col("ts").is_not_null()).select(
-        "host", "pid", "ts"
-    )
-    # The incident's own process: its pid when known, else the biggest holder (the job, not its leftovers).
-    biggest = latest.sort("mem_used_bytes", descending=True, nulls_last=True).unique("incident_id", keep="first").select("incident_id", big="pid")
-    own_pid = incidents.select("incident_id", "pid").join(biggest, on="incident_id", how="left").select(
-        "incident_id", own=pl.coalesce("pid", "big")
+        "host", "pid", heard_ts="ts"
     )
     talking = (
         latest.join(heard, left_on=["root", "pid"], right_on=["host", "pid"])
-        .filter(pl.col("ts").is_between(pl.col("start") - window, pl.col("start") + window))
+        .filter(pl.col("heard_ts").is_between(pl.col("start") - window, pl.col("start") + window))
         .select("incident_id", "pid")
         .unique()
         .with_columns(talks=pl.lit(True))
     )
-    stale = (
-        latest.join(own_pid, on="incident_id", how="left")
-        .join(talking, on=["incident_id", "pid"], how="left")
-        .filter((pl.col("pid") != pl.col("own")).fill_null(True) & pl.col("talks").is_null())
-        .group_by("incident_id")
-        .agg(stale_gpu_bytes=pl.col("mem_used_bytes").sum().cast(pl.Int64))
+    biggest = latest.sort("incident_id", "mem_used_bytes", "pid", descending=[False, True, False], nulls_last=True).unique(
+        "incident_id", keep="first", maintain_order=True
     )
-    counts = latest.group_by("incident_id").agg(gpu_processes=pl.col("pid").n_unique().cast(pl.Int32))
+    present = latest.join(incidents.select("incident_id", "pid"), on=["incident_id", "pid"], how="semi")
+    own = biggest.select("incident_id", big="pid").join(present.select("incident_id", present="pid"), on="incident_id", how="left")
     return (
-        counts.join(pods, on="incident_id", how="left")
-        .join(stale, on="incident_id", how="left")
-        .with_columns(pl.col("gpu_pods").replace(0, None), pl.col("stale_gpu_bytes").fill_null(0))
+        latest.join(own.select("incident_id", own_pid=pl.coalesce("present", "big")), on="incident_id", how="left")
+        .join(pod_of, left_on=["root", "pid"], right_on=["host", "pid"], how="left")
+        .join(talking, on=["incident_id", "pid"], how="left")
+        .with_columns(own=pl.col("pid") == pl.col("own_pid"))
+        .with_columns(stale=~pl.col("own") & pl.col("talks").is_null())
+        .select([pl.col(name).cast(dtype) for name, dtype in HOLDER_SCHEMA.items()])
+        .sort("incident_id", "mem_used_bytes", "pid", descending=[False, True, False], nulls_last=True)
     )
+
+
+def _sharing(incidents: pl.DataFrame, linked: pl.DataFrame, events: pl.DataFrame, window: timedelta) -> pl.DataFrame:
+    """Processes and pods on the incident's GPU (:func:`gpu_holders`, and the pods DCGM labels its samples with), stale memory."""
+    holders = gpu_holders(incidents, linked, events, window)
+    dcgm_pods = gpu_series(incidents, linked, window, "gpu_sample").filter(pl.col("source") == "dcgm").select("incident_id", "pod")
+    pods = pl.concat([holders.select("incident_id", "pod"), dcgm_pods]).drop_nulls().group_by("incident_id").agg(
+        gpu_pods=pl.col("pod").n_unique().cast(pl.Int32)
+    )
+    counts = holders.group_by("incident_id").agg(
+        gpu_processes=pl.len().cast(pl.Int32),
+        stale_gpu_bytes=pl.col("mem_used_bytes").filter("stale").sum().cast(pl.Int64),
+    )
+    return counts.join(pods, on="incident_id", how="full", coalesce=True)
 
 
 # --- host OOM ---------------------------------------------------------------------------
@@ -283,19 +346,14 @@ def _host_oom(incidents: pl.DataFrame, anchors: pl.DataFrame, linked: pl.DataFra
     kernel = linked.filter((pl.col("role") != "context") & (pl.col("source") == "kernel"))
     # The kernel parser puts the memcg's "memory: usage …, limit …" in mem_used/mem_total of the OOM block's events.
     limit = pl.coalesce([*[attr_int(k) for k in _LIMIT_KEYS], pl.col("mem_total_bytes")])
-    constraint = attr("constraint").str.to_lowercase().str.strip_prefix("constraint_").replace(_CONSTRAINTS)
-    from_message = (
-        pl.when(pl.col("message").str.contains("(?i)memory cgroup out of memory")).then(pl.lit("memcg"))
-        .when(pl.col("message").str.contains("(?i)out of memory")).then(pl.lit("system"))
-    )
     facts = kernel.group_by("incident_id").agg(
-        limit=limit.drop_nulls().first(), constraint=constraint.drop_nulls().first()
+        limit=limit.drop_nulls().first(), constraint=_summary_constraint().drop_nulls().first()
     )
     victims = kills.select(
         "incident_id",
         killed_rss_bytes=pl.col("rss_bytes"),
         kill_limit=limit,
-        kill_constraint=pl.coalesce(constraint, from_message),
+        kill_constraint=kill_constraint(),
     )
     merged = victims.join(facts, on="incident_id", how="full", coalesce=True).with_columns(
         cgroup_limit_bytes=pl.coalesce("kill_limit", "limit"),
@@ -309,6 +367,19 @@ def _host_oom(incidents: pl.DataFrame, anchors: pl.DataFrame, linked: pl.DataFra
         oom_constraint="oom_constraint",
         victim_was_grower="victim_was_grower",
     )
+
+
+def _summary_constraint() -> pl.Expr:
+    return attr("constraint").str.to_lowercase().str.strip_prefix("constraint_").replace(_CONSTRAINTS)
+
+
+def kill_constraint() -> pl.Expr:
+    """memcg / system / cpuset / mempolicy of a kernel kill line: its ``oom-kill:`` summary, else the kill line's wording."""
+    from_message = (
+        pl.when(pl.col("message").str.contains("(?i)memory cgroup out of memory")).then(pl.lit("memcg"))
+        .when(pl.col("message").str.contains("(?i)out of memory")).then(pl.lit("system"))
+    )
+    return pl.coalesce(_summary_constraint(), from_message)
 
 
 def _grower(incidents: pl.DataFrame, anchors: pl.DataFrame, linked: pl.DataFrame, events: pl.DataFrame, window: timedelta) -> pl.DataFrame:
@@ -347,6 +418,131 @@ def _grower(incidents: pl.DataFrame, anchors: pl.DataFrame, linked: pl.DataFrame
     )
 
 
+# --- cgroup files -------------------------------------------------------------------------
+
+
+def incident_cgroups(people: pl.DataFrame, readings: pl.DataFrame) -> pl.DataFrame:
+    """The cgroup folder readings of each incident, the best account of its failure first.
+
+    ``people``: (incident_id, host, container_id, pod_uid, cgroup) of the incident's anchors and
+    evidence; ``readings``: ``rca.sources.cgroup.CGROUP_READING_SCHEMA`` rows. A reading belongs to
+    an incident when it is the folder of one of its containers, of its pod (the pod's own folder
+    and its containers'), or the cgroup the kernel named. Readings that counted an OOM come
+    first (the folder whose limit was hit), then the container's own, the pod's, a sibling
+    container's, then by peak over limit. Columns: incident_id, then the reading's.
+    """
+    columns = ["incident_id", *CGROUP_READING_SCHEMA]
+    matched = []
+    for key, rank in (("container_id", 0), ("cgroup", 0), ("pod_uid", 1)):
+        keys = people.select("incident_id", "host", key).drop_nulls().unique()
+        matched.append(keys.join(readings, on=["host", key]).select(columns).with_columns(_rank=pl.lit(rank)))
+    found = pl.concat(matched)
+    if found.is_empty():
+        return found.select(columns)
+    sibling = (pl.col("_rank") == 1) & pl.col("container_id").is_not_null()
+    peak = pl.coalesce("peak_bytes", "mem_used_bytes")
+    return (
+        found.with_columns(
+            _rank=pl.when(sibling).then(2).otherwise(pl.col("_rank")),
+            _counted=(pl.col("oom_kill").fill_null(0) > 0) | (pl.col("oom").fill_null(0) > 0) | pl.col("under_oom").fill_null(False),
+            _ratio=pl.when(pl.col("mem_total_bytes") > 0).then(peak / pl.col("mem_total_bytes")),
+        )
+        .sort("incident_id", "_counted", "_rank", "_ratio", "folder", descending=[False, True, False, True, False], nulls_last=True)
+        .unique(["incident_id", "host", "cgroup", "folder"], keep="first", maintain_order=True)
+        .select(columns)
+    )
+
+
+def _cgroup_peak(anchors: pl.DataFrame, linked: pl.DataFrame, readings: pl.DataFrame) -> pl.DataFrame:
+    """Peak against limit and OOM kills of the incident's cgroup (:func:`incident_cgroups`' first reading)."""
+    identity = ["incident_id", "host", "container_id", "pod_uid"]
+    people = pl.concat([
+        anchors.select(*identity, cgroup=attr("oom_memcg")),
+        linked.filter(pl.col("role") != "context").select(*identity, cgroup=attr("oom_memcg")),
+    ])
+    best = incident_cgroups(people, readings).unique("incident_id", keep="first", maintain_order=True)
+    peak = pl.coalesce("peak_bytes", "mem_used_bytes")
+    return best.select(
+        "incident_id",
+        cgroup_peak_bytes=peak,
+        cgroup_peak_over_limit=pl.when(pl.col("mem_total_bytes") > 0).then(peak / pl.col("mem_total_bytes")),
+        cgroup_oom_kills=pl.col("oom_kill").cast(pl.Int32),
+        reading_limit_bytes=pl.col("mem_total_bytes"),
+    )
+
+
+# --- PyTorch memory snapshots -----------------------------------------------------------------
+
+SNAPSHOT_LOOKBACK = timedelta(hours=6)  # a leak is caught by a snapshot taken well before the OOM
+SNAPSHOT_AFTER = timedelta(minutes=30)  # the snapshot an OOM handler dumps lands just after the failure
+_SITES = pl.List(pl.Struct({"frame": pl.String(), "bytes": pl.Int64(), "count": pl.Int64()}))
+SITE_GROWTH_SCHEMA: dict[str, pl.DataType] = {
+    "incident_id": pl.String(),
+    "frame": pl.String(),  # the allocation site
+    "bytes_before": pl.Int64(),
+    "bytes_after": pl.Int64(),
+    "bytes_growth": pl.Int64(),
+    "count_before": pl.Int64(),  # live blocks
+    "count_after": pl.Int64(),
+}
+"""The columns of :func:`site_growth`."""
+
+
+def incident_snapshots(incidents: pl.DataFrame, snapshots: pl.DataFrame) -> pl.DataFrame:
+    """Each incident's ``memory_snapshot`` events, in time order: incident_id, then the events' columns.
+
+    A snapshot belongs to an incident of its host taken from :data:`SNAPSHOT_LOOKBACK` before
+    its start to :data:`SNAPSHOT_AFTER` past its end, whose pod and pid agree with the
+    snapshot's wherever both name one (a snapshot's pod comes from the pod folder it was
+    copied into). Its gpu_index is the device index inside the process, not the host's GPU,
+    so it only keeps one process's series apart from another's: the series of the latest
+    snapshot that recorded an OOM, else of the latest one.
+    """
+    spans = incidents.filter(pl.col("start").is_not_null()).select(
+        "incident_id", "host", _lo=pl.col("start") - SNAPSHOT_LOOKBACK, _hi=pl.coalesce("end", "start") + SNAPSHOT_AFTER,
+        _pod=pl.col("pod"), _pid=pl.col("pid"),
+    )
+    agrees = [(pl.col(column) == pl.col(other)).fill_null(True) for column, other in (("pod", "_pod"), ("pid", "_pid"))]
+    matched = (
+        snapshots.filter(pl.col("kind") == "memory_snapshot")
+        .join(spans, on="host")
+        .filter(pl.col("ts").is_between(pl.col("_lo"), pl.col("_hi")), *agrees)
+        .select("incident_id", *snapshots.columns)
+        .sort("incident_id", "ts", "event_id")
+    )
+    failed = (attr_int("oom_events").fill_null(0) > 0).cast(pl.Int8)
+    device = pl.col("gpu_index").sort_by(failed, pl.col("ts")).last().over("incident_id")
+    return matched.filter(pl.col("gpu_index").eq_missing(device))
+
+
+def site_growth(snapshots: pl.DataFrame) -> pl.DataFrame:
+    """The allocation sites that grew between each incident's first and last snapshot, most growth first (``SITE_GROWTH_SCHEMA``).
+
+    ``snapshots``: :func:`incident_snapshots` rows; the sites are their ``attrs.top_sites``.
+    """
+    ends = snapshots.sort("incident_id", "ts", "event_id").group_by("incident_id", maintain_order=True).agg(
+        before=pl.col("attrs").first(), after=pl.col("attrs").last(), n=pl.len()
+    ).filter(pl.col("n") >= 2)
+
+    def sites(column: str) -> pl.DataFrame:
+        decoded = pl.col(column).str.json_decode(pl.Struct({"top_sites": _SITES})).struct.field("top_sites")
+        return ends.select("incident_id", site=decoded).explode("site").drop_nulls("site").unnest("site")
+
+    joined = sites("before").join(sites("after"), on=["incident_id", "frame"], how="full", coalesce=True, suffix="_after")
+    grown = joined.with_columns(pl.col("bytes", "bytes_after", "count", "count_after").fill_null(0)).select(
+        "incident_id", "frame", bytes_before="bytes", bytes_after="bytes_after", bytes_growth=pl.col("bytes_after") - pl.col("bytes"),
+        count_before="count", count_after="count_after",
+    )
+    ordered = grown.filter(pl.col("bytes_growth") > 0).sort("incident_id", "bytes_growth", "frame", descending=[False, True, False])
+    return schema.conform(ordered, SITE_GROWTH_SCHEMA)
+
+
+def _snapshot_growth(incidents: pl.DataFrame, snapshots: pl.DataFrame) -> pl.DataFrame:
+    """The allocation site that grew most between the incident's first and last snapshot, and by how much."""
+    grown = site_growth(incident_snapshots(incidents, snapshots)).unique("incident_id", keep="first", maintain_order=True)
+    return grown.select("incident_id", snapshot_growth_site="frame", snapshot_growth_bytes="bytes_growth")
+
+
 # --- history and runtime markers ---------------------------------------------------------
 
 
@@ -364,9 +560,10 @@ def _xid_history(incidents: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
 
 def _evidence_attrs(anchors: pl.DataFrame, linked: pl.DataFrame) -> pl.DataFrame:
     """Restart count and runtime OOM markers, wherever in the anchors and evidence they appear."""
-    with_attrs = linked.filter((pl.col("role") == "evidence") & pl.col("attrs").is_not_null()).select("incident_id", "attrs", order=pl.lit(1))
-    rows = pl.concat([anchors.select("incident_id", "attrs", order=pl.lit(0)), with_attrs]).filter(pl.col("attrs").is_not_null())
+    with_attrs = linked.filter((pl.col("role") == "evidence") & pl.col("attrs").is_not_null()).select("incident_id", "kind", "attrs", order=pl.lit(1))
+    rows = pl.concat([anchors.select("incident_id", "kind", "attrs", order=pl.lit(0)), with_attrs]).filter(pl.col("attrs").is_not_null())
     return rows.sort("order").group_by("incident_id").agg(
         restart_count=pl.max_horizontal(attr_int("restart_count"), attr_int("restarts")).max().cast(pl.Int32),
-        runtime_oom=attr("oom").drop_nulls().first(),
+        # Only a runtime's own log line names its OOM; a cgroup reading's "oom" is a count.
+        runtime_oom=attr("oom").filter(pl.col("kind").is_in(["log", "traceback"])).drop_nulls().first(),
     )

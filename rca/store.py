@@ -5,9 +5,10 @@ Layout::
     STORE/
       store.json          schema version, runs and their parameters
       files.parquet       the manifest: one row per input file (rca.schema.MANIFEST_SCHEMA)
-      events.parquet/     event parts, one or more per input file; readable as one table by
-                          any Parquet engine (``polars.scan_parquet("STORE/events.parquet")``)
-      .staging/RUN/       parts being written by a run, moved in at commit
+      events/             event parts, hive-partitioned by UTC day and host:
+                          ``events/date=2026-12-01/host=gpu-node-1/<file key>-<run>-<task>-<batch>.parquet``
+                          (see "Reading the events directly" below)
+      .staging/RUN/       parts being written by a run (same layout), moved in at commit
       .lock               held by the one process writing the store
       incidents.parquet   one row per incident (rca.schema.INCIDENT_SCHEMA), by rca.correlate
       incident_events.parquet  incident ↔ event links with their role (rca.schema.INCIDENT_EVENTS_SCHEMA)
@@ -19,6 +20,25 @@ Layout::
 Commit order makes a killed run harmless: parts are staged, moved in, then the manifest
 is replaced in one rename; only then are replaced parts deleted. Parts that no manifest
 lists (left by a run killed mid-commit) are removed the next time the store is written.
+Incremental runs only add parts (and delete the parts of files that changed); nothing
+rewrites the whole table.
+
+Reading the events directly: each part holds every column of rca.schema.EVENT_SCHEMA, the
+host included, and the partition folders add ``date`` (the UTC day of ``ts``). Events with
+no time or no host go under ``date=__HIVE_DEFAULT_PARTITION__`` / ``host=__HIVE_DEFAULT_PARTITION__``,
+the Hive convention for null that polars, pyarrow, DuckDB and Spark read back as null. A
+host is percent-encoded in its folder name when it holds characters other than letters,
+digits and ``-._~``. Readers::
+
+    polars.scan_parquet("STORE/events", hive_partitioning=True)
+    duckdb.sql("SELECT * FROM read_parquet('STORE/events/**/*.parquet', hive_partitioning = true)")
+    pyarrow.dataset.dataset("STORE/events", partitioning=rca.store.arrow_partitioning())
+    pandas.read_parquet("STORE/events", partitioning=rca.store.arrow_partitioning())
+
+pyarrow (and pandas through it) needs the partitioning spelled out: left to infer it, it
+reads ``host`` as a dictionary column that clashes with the host stored in the parts.
+After a crash mid-commit a direct reader may see parts no manifest lists until the next
+write removes them; :meth:`Store.scan_events` reads only the listed parts.
 """
 
 from __future__ import annotations
@@ -28,16 +48,24 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
+from urllib.parse import quote
 
 import polars as pl
 
 from rca import schema
 from rca.errors import StoreError, StoreLockedError, StoreVersionError
 
-EVENTS_DIR = "events.parquet"
+if TYPE_CHECKING:
+    import pyarrow.dataset
+
+EVENTS_DIR = "events"
+LEGACY_EVENTS_DIR = "events.parquet"  # schema 1: every part flat in one folder
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 MANIFEST_FILE = "files.parquet"
 META_FILE = "store.json"
 INCIDENTS_FILE = "incidents.parquet"
@@ -59,38 +87,57 @@ class Store:
     def meta(self) -> dict:
         """The store's metadata (schema version, runs); empty for a store not yet written."""
         meta_path = self.path / META_FILE
-        if not meta_path.exists():
+        try:
+            raw = meta_path.read_bytes()
+        except FileNotFoundError:
             return {}
-        return json.loads(meta_path.read_text())
+        try:
+            meta = json.loads(raw)
+        except ValueError as err:
+            raise StoreError(f"{meta_path} is damaged (not valid JSON: {err}); restore it or re-ingest into a new store") from None
+        if not isinstance(meta, dict):
+            raise StoreError(f"{meta_path} is damaged (it holds no JSON object); restore it or re-ingest into a new store")
+        return meta
 
     def check_version(self) -> None:
         """Raise :class:`StoreVersionError` when the store was written by another schema version."""
         version = self.meta().get("schema_version")
+        if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
+            raise StoreVersionError(f"{self.path}: {META_FILE} names store schema {version!r}, which no rca writes; the store is damaged")
         if version is not None and version != schema.SCHEMA_VERSION:
             newer = "a newer" if version > schema.SCHEMA_VERSION else "an older"
+            remedy = f"convert it with 'rca migrate --store {self.path}'" if version in _MIGRATIONS else "re-ingest into a new store"
             raise StoreVersionError(
-                f"{self.path} was written by {newer} rca (store schema {version}, this rca reads {schema.SCHEMA_VERSION}); "
-                "re-ingest into a new store"
+                f"{self.path} was written by {newer} rca (store schema {version}, this rca reads {schema.SCHEMA_VERSION}); {remedy}"
             )
 
     def manifest(self) -> pl.DataFrame:
         """The ingest manifest: one row per input file, with its accounting and problems."""
         self.check_version()
-        path = self.path / MANIFEST_FILE
-        if not path.exists():
-            return schema.empty(schema.MANIFEST_SCHEMA)
-        return pl.read_parquet(path)
+        manifest = _read_parquet(self.path / MANIFEST_FILE)
+        return schema.empty(schema.MANIFEST_SCHEMA) if manifest is None else manifest
 
     def scan_events(self) -> pl.LazyFrame:
-        """All committed events as a lazy frame (only parts the manifest lists)."""
+        """All committed events as a lazy frame (only parts the manifest lists), exactly rca.schema.EVENT_SCHEMA."""
         parts = self.part_paths()
         if not parts:
             return schema.empty(schema.EVENT_SCHEMA).lazy()
-        return pl.scan_parquet(parts, schema=schema.EVENT_SCHEMA)
+        return pl.scan_parquet(parts, schema=schema.EVENT_SCHEMA, hive_partitioning=False)
 
     def events(self) -> pl.DataFrame:
-        """All committed events, ordered by time (unknown times last), then file and line."""
-        return self.scan_events().sort(["ts", "file", "line"], nulls_last=True).collect()
+        """All committed events, ordered by time (unknown times last), then file and line.
+
+        A commit deletes the parts of the files it re-read once its manifest is in place, so a
+        read that began before it can find a listed part gone; it is then read again from the
+        new manifest. Either way the events are those of one committed state.
+        """
+        missing: FileNotFoundError | None = None
+        for _ in range(_READ_ATTEMPTS):
+            try:
+                return self.scan_events().sort(["ts", "file", "line"], nulls_last=True).collect()
+            except FileNotFoundError as err:
+                missing = err
+        raise StoreError(f"{self.path} is damaged: an event part its manifest lists is missing ({missing})") from None
 
     def incidents(self) -> pl.DataFrame:
         """The incidents of the last correlation (rca.schema.INCIDENT_SCHEMA); empty before one ran."""
@@ -115,39 +162,32 @@ class Store:
 
     def _read_table(self, name: str, table_schema: dict[str, pl.DataType]) -> pl.DataFrame:
         self.check_version()
-        path = self.path / name
-        if not path.exists():
-            return schema.empty(table_schema)
-        return pl.read_parquet(path)
+        table = _read_parquet(self.path / name)
+        return schema.empty(table_schema) if table is None else table
 
     def part_paths(self) -> list[str]:
         """Paths of the committed event parts."""
         names = self.manifest()["parts"].explode().drop_nulls().unique().sort().to_list()
-        return [str(self.path / EVENTS_DIR / name) for name in names]
+        return [str(self.part_path(name)) for name in names]
+
+    def part_path(self, name: str) -> Path:
+        """Where the part the manifest calls ``name`` (``date=…/host=…/….parquet``) lies."""
+        return self.path / EVENTS_DIR / name
 
     # --- writing -----------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Path]:
+    def writing(self, wait: float = 0.0, on_wait: Callable[[str], None] | None = None) -> Iterator[Path]:
         """Hold the store's lock for a run; yields a fresh staging folder.
 
-        A second writer gets :class:`StoreLockedError` at once rather than waiting
-        behind a run that may take an hour.
+        While another process holds the lock, a second writer gets :class:`StoreLockedError`
+        naming the holder: at once by default (the other run may take an hour), or after
+        waiting up to ``wait`` seconds for it to finish, having told ``on_wait`` who it waits for.
+        Readers never wait: they see the last committed state.
         """
         self.path.mkdir(parents=True, exist_ok=True)
         self.check_version()
-        lock_path = self.path / ".lock"
-        with open(lock_path, "a+") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                lock.seek(0)
-                holder = lock.read().strip() or "another process"
-                raise StoreLockedError(f"{self.path} is being written by {holder}; wait for it to finish") from None
-            lock.seek(0)
-            lock.truncate()
-            lock.write(f"rca pid {os.getpid()}")
-            lock.flush()
+        with self._locked(wait, on_wait):
             self._remove_leftovers()
             staging = self.path / ".staging" / datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
             staging.mkdir(parents=True)
@@ -160,7 +200,8 @@ class Store:
         """Make a run's parts and manifest the store's current state, atomically for readers."""
         schema.validate(manifest, schema.MANIFEST_SCHEMA, "manifest")
         events_dir = self.path / EVENTS_DIR
-        events_dir.mkdir(exist_ok=True)
+        for folder in sorted({str(Path(name).parent) for name in new_parts}):
+            (events_dir / folder).mkdir(parents=True, exist_ok=True)
         for name in new_parts:
             os.replace(staging / name, events_dir / name)
         _atomic_write_parquet(manifest, self.path / MANIFEST_FILE)
@@ -169,6 +210,7 @@ class Store:
         _atomic_write_text(json.dumps(meta, indent=2, default=str), self.path / META_FILE)
         for name in dropped_parts:
             (events_dir / name).unlink(missing_ok=True)
+        _remove_empty_partitions(events_dir, dropped_parts)
 
     def write_incidents(self, incidents: pl.DataFrame, links: pl.DataFrame, report: dict) -> None:
         """Replace the incident tables and the correlation report, each file atomically (hold :meth:`writing`)."""
@@ -207,10 +249,161 @@ class Store:
         events_dir = self.path / EVENTS_DIR
         if not events_dir.exists():
             return
-        listed = {Path(p).name for p in self.part_paths()}
-        for part in events_dir.glob("*.parquet"):
-            if part.name not in listed:
-                part.unlink()
+        listed = {Path(p) for p in self.part_paths()}
+        unlisted = [part for part in events_dir.glob("*/*/*.parquet") if part not in listed]
+        for part in unlisted:
+            part.unlink()
+        _remove_empty_partitions(events_dir, [str(part.relative_to(events_dir)) for part in unlisted])
+
+    # --- migration ---------------------------------------------------------------
+
+    def migrate(self) -> int | None:
+        """Convert a store written by an older schema in place; returns the version it had (None when current).
+
+        Schema 1 kept every part flat in ``events.parquet/``; each is rewritten into the
+        partitioned layout, then the manifest (the commit point) and ``store.json``. A
+        migration killed midway is finished by running it again.
+        """
+        version = self.meta().get("schema_version")
+        if version is None or version == schema.SCHEMA_VERSION:
+            return None
+        if version not in _MIGRATIONS:
+            self.check_version()
+        with self._locked():
+            _MIGRATIONS[version](self)
+        return version
+
+    @contextlib.contextmanager
+    def _locked(self, wait: float = 0.0, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        """The store's lock, without the version check (held by :meth:`writing` and :meth:`migrate`)."""
+        lock_path = self.path / ".lock"
+        with open(lock_path, "a+") as lock:
+            _acquire(lock, self.path, wait, on_wait)
+            lock.seek(0)
+            lock.truncate()
+            lock.write(f"rca pid {os.getpid()}")
+            lock.flush()
+            yield
+
+
+def _acquire(lock: IO[str], store_path: Path, wait: float, on_wait: Callable[[str], None] | None) -> None:
+    """Take the exclusive lock on ``lock``, polling for up to ``wait`` seconds while another process holds it.
+
+    The kernel drops a lock when its holder exits, killed or not, so a crashed run never leaves the store locked.
+    """
+    deadline = time.monotonic() + wait
+    told = False
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+        if time.monotonic() >= deadline:
+            state = f"still being written by {holder} after waiting {wait:g} s" if wait > 0 else f"being written by {holder}"
+            raise StoreLockedError(f"{store_path} is {state}; wait for it to finish")
+        if on_wait is not None and not told:
+            on_wait(holder)
+            told = True
+        time.sleep(min(_LOCK_POLL_S, max(deadline - time.monotonic(), 0.0)))
+
+
+_LOCK_POLL_S = 0.05
+
+
+def _migrate_from_1(store: Store) -> None:
+    """Schema 1 → 2: flat parts in events.parquet/ become hive partitions in events/."""
+    staging = store.path / ".staging" / "migration"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    legacy = store.path / LEGACY_EVENTS_DIR
+    manifest = _read_parquet(store.path / MANIFEST_FILE)
+    manifest = schema.empty(schema.MANIFEST_SCHEMA) if manifest is None else manifest
+    paths, partitioned, new_parts = [], [], []
+    for path, parts in manifest.select("path", "parts").iter_rows():
+        moved = []
+        for name in parts or []:
+            if "/" in name:  # already partitioned by an earlier, interrupted migration
+                moved.append(name)
+                continue
+            written = write_event_parts(pl.read_parquet(legacy / name), staging, Path(name).stem)
+            moved += written
+            new_parts += written
+        paths.append(path)
+        partitioned.append(moved)
+    new_lists = pl.DataFrame({"path": paths, "parts": partitioned}, schema={"path": pl.String(), "parts": pl.List(pl.String())})
+    migrated = manifest.drop("parts").join(new_lists, on="path", how="left").select(manifest.columns)
+    store.commit(migrated, staging, new_parts, [], {"migrated_from": 1, "started": datetime.now(UTC).isoformat()})
+    meta = store.meta()
+    meta["schema_version"] = schema.SCHEMA_VERSION
+    _atomic_write_text(json.dumps(meta, indent=2, default=str), store.path / META_FILE)
+    shutil.rmtree(legacy, ignore_errors=True)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+_MIGRATIONS = {1: _migrate_from_1}
+
+
+# --- the partitioned layout ---------------------------------------------------------
+
+
+def partition_value(value: str | None) -> str:
+    """A partition folder's value: the Hive null placeholder, or ``value`` percent-encoded where needed."""
+    return NULL_PARTITION if value is None else quote(value, safe="")
+
+
+def write_event_parts(events: pl.DataFrame, folder: Path, stem: str) -> list[str]:
+    """Write ``events`` as one part per (UTC day, host) under ``folder``; returns the parts' names relative to it.
+
+    The names, ``date=…/host=…/STEM.parquet``, are what the manifest lists and what
+    :meth:`Store.commit` moves into ``events/``. A part file only ever holds the event
+    columns: ``date`` lives in the folder name alone.
+    """
+    if events.height == 0:
+        return []
+    day = pl.col("ts").dt.date().cast(pl.String)
+    keyed = events.with_columns(__date=day, __host=pl.col("host"))
+    names = []
+    for (date, host), part in keyed.partition_by("__date", "__host", as_dict=True, maintain_order=True).items():
+        name = f"date={partition_value(date)}/host={partition_value(host)}/{stem}.parquet"
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        part.drop("__date", "__host").write_parquet(target)
+        names.append(name)
+    return names
+
+
+def arrow_partitioning() -> pyarrow.dataset.Partitioning:
+    """The partitioning to give pyarrow (or pandas) when reading ``STORE/events`` directly."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    return ds.partitioning(pa.schema([("date", pa.date32()), ("host", pa.large_string())]), flavor="hive")
+
+
+def _remove_empty_partitions(events_dir: Path, removed: list[str]) -> None:
+    """Drop the partition folders that removing the ``removed`` parts left empty."""
+    for folder in sorted({Path(name).parent for name in removed}, reverse=True):
+        for level in (events_dir / folder, (events_dir / folder).parent):
+            with contextlib.suppress(OSError):
+                level.rmdir()
+
+
+_READ_ATTEMPTS = 5  # reads of the events, each from the manifest of the moment, before a missing part means damage
+
+
+def _read_parquet(path: Path) -> pl.DataFrame | None:
+    """The table at ``path`` (None when absent), read through one open handle.
+
+    Reading by name may open the file more than once; a writer's atomic replace in between
+    would mix the footer of one version with the bytes of the other.
+    """
+    try:
+        with open(path, "rb") as handle:
+            return pl.read_parquet(handle)
+    except FileNotFoundError:
+        return None
 
 
 def _atomic_write_parquet(frame: pl.DataFrame, target: Path) -> None:

@@ -21,6 +21,7 @@ from rich.text import Text
 from rca import align
 from rca.correlate import prepared
 from rca.errors import InputError
+from rca.redact import Redaction, redacted_store
 from rca.store import Store
 
 TIMELINE_SCHEMA: dict[str, pl.DataType] = {
@@ -69,8 +70,12 @@ def window_timeline(store: Store, host: str, since: datetime, until: datetime) -
     return _shape(aligned.join(best.drop("rank"), on="event_id", how="left"), since)
 
 
-def export_frame(store: Store, incident_id: str | None = None) -> pl.DataFrame:
-    """Linked events of every incident (or of one) with their roles and incident facts, by time."""
+def export_frame(store: Store, incident_id: str | None = None, *, redact: Redaction | None = None) -> pl.DataFrame:
+    """Linked events of every incident (or of one) with their roles and incident facts, by time.
+
+    With ``redact`` (see :mod:`rca.redact`) the text is masked, for an export meant to be shared.
+    """
+    store = redacted_store(store, redact)
     links = store.incident_events()
     if incident_id is not None:
         links = links.filter(pl.col("incident_id") == incident_id)

@@ -8,7 +8,7 @@ import json
 import os
 import re
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -23,7 +23,7 @@ from rca.datasets._smi import GpuReading, ProcReading, table
 from tests.conftest import fixture_path
 
 SMALL = {"days": 1, "incidents_per_mode": 1, "size": "5MB"}
-GT_COLUMNS = ["incident_key", "mode_id", "host", "start_utc", "end_utc", "pid", "pod", "namespace", "gpu_index"]
+GT_COLUMNS = ["incident_key", "mode_id", "host", "start_utc", "end_utc", "pid", "pod", "namespace", "gpu_index", "explain_stage"]
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +211,112 @@ def test_hosts_log_in_different_formats(corpus: GenerateResult) -> None:
         first = read_lines(path)[0]
         styles.add("json" if first.startswith("{") else "text")
     assert styles == {"json", "text"}
+
+
+# --- artifacts for the OOM walk: cgroup files, DCGM metrics, allocator snapshots --------------------
+
+
+def _artifact_events(corpus: GenerateResult, pattern: str) -> pl.DataFrame:
+    """Events of the artifact files matching ``pattern`` under logs/, read by the ingest driver's per-file task."""
+    from rca import schema
+    from rca.ingest import FileTask, IngestOptions, parse_file
+
+    logs = corpus.out / "logs"
+    frames = []
+    for number, path in enumerate(sorted(logs.glob(pattern))):
+        staging = corpus.out.parent / f"staging-{abs(hash(pattern))}-{number}"
+        staging.mkdir(exist_ok=True)
+        provenance = str(path.relative_to(logs))
+        result = parse_file(FileTask(str(path), provenance, provenance.split("/")[0], str(staging), "r", IngestOptions()))
+        assert result.manifest["status"] == "ok", result.manifest
+        frames += [pl.read_parquet(staging / name) for name in result.new_parts]
+    return pl.concat(frames) if frames else schema.empty(schema.EVENT_SCHEMA)
+
+
+def _window(row: dict) -> tuple[datetime, datetime]:
+    start, end = (datetime.fromisoformat(row[k].replace("Z", "+00:00")) for k in ("start_utc", "end_utc"))
+    return start, end + timedelta(minutes=5)
+
+
+def test_every_oom_mode_names_the_stage_that_explains_it(corpus: GenerateResult) -> None:
+    stages = {r["mode_id"]: r["explain_stage"] for r in truth(corpus)}
+    assert {mode for mode, stage in stages.items() if stage == "cgroup"} == {
+        "container-memory-limit", "node-memory-overcommit", "eviction-memory-pressure", "sidecar-memory-contention",
+        "dataloader-host-memory", "host-memory-leak-process"}
+    assert {mode for mode, stage in stages.items() if stage == "gpu_processes"} == {
+        "cuda-context-leak", "gpu-contention-shared-device", "kv-cache-growth"}
+    assert {mode for mode, stage in stages.items() if stage == "allocator"} == {
+        "cuda-oom-batch-too-large", "gpu-memory-fragmentation", "gpu-memory-leak-autograd", "lora-adapter-leak"}
+    assert stages["nccl-timeout-cascade"] == stages["gpu-hardware-fault"] == stages["jvm-heap-metaspace"] == ""
+
+
+def test_cgroup_files_show_the_limit_that_was_hit(corpus: GenerateResult) -> None:
+    from rca.sources.cgroup import merge_readings
+
+    readings = merge_readings(_artifact_events(corpus, "*/oom-snapshots/*/sys/fs/cgroup/**/memory.*"))
+    kills = {e["incident_key"]: e for e in evidence(corpus) if e["kind"] == "oom_kill" and e["pod_uid"]}
+    for row in truth(corpus):
+        if row["explain_stage"] != "cgroup":
+            continue
+        start, end = _window(row)
+        mine = readings.filter((pl.col("host") == row["host"]) & pl.col("ts").is_between(start, end))
+        assert mine.height, row
+        if row["mode_id"] in ("container-memory-limit", "dataloader-host-memory", "sidecar-memory-contention"):
+            hit = mine.filter(pl.col("pod_uid") == kills[row["incident_key"]]["pod_uid"]).row(0, named=True)
+            assert hit["peak_bytes"] == hit["mem_total_bytes"] and hit["oom_kill"] == 1, hit
+            assert hit["oom"] == 1 if hit["cgroup_version"] == 2 else hit["failcnt"] > 0, hit  # v1 counts failed charges instead
+            assert hit["mem_used_bytes"] > 0.99 * hit["mem_total_bytes"]
+        elif row["mode_id"] == "node-memory-overcommit":
+            victim = mine.filter(pl.col("pod_uid") == kills[row["incident_key"]]["pod_uid"]).row(0, named=True)
+            assert victim["oom_kill"] == 1 and not victim["oom"] and not victim["failcnt"] and victim["peak_bytes"] < victim["mem_total_bytes"]
+            assert mine.filter(pl.col("cgroup").str.starts_with("/kubepods") & pl.col("pod_uid").is_null()).height == 1
+        elif row["mode_id"] == "host-memory-leak-process":
+            assert mine["cgroup"].str.starts_with("/system.slice/").all() and mine["oom_kill"].to_list() == [1]
+        else:
+            assert mine["oom_kill"].fill_null(0).sum() == 0 and mine["cgroup"].str.starts_with("/kubepods").all()
+
+
+def test_dcgm_exports_follow_the_gpu_of_every_gpu_stage_incident(corpus: GenerateResult) -> None:
+    samples = _artifact_events(corpus, "*/prometheus/dcgm-*.json")
+    for row in truth(corpus):
+        if row["explain_stage"] not in ("gpu_processes", "allocator"):
+            continue
+        start, end = _window(row)
+        series = samples.filter((pl.col("host") == row["host"]) & (pl.col("gpu_index") == int(row["gpu_index"])) & pl.col("ts").is_between(start, end))
+        assert series.height >= 10 and set(series["pod"]) == {row["pod"]}, row
+        assert series["mem_total_bytes"].n_unique() == 1 and series["mem_used_bytes"].max() > 0.9 * series["mem_total_bytes"][0], row
+
+
+def test_the_scrape_at_a_shared_gpu_failure_shows_it_full_under_the_victims_name_alone(corpus: GenerateResult) -> None:
+    """dcgm-exporter names the pods the kubelet allocated a GPU to; the intruder took it without asking, so only
+    the device's fullness (and nvidia-smi's process list) give it away."""
+    row = next(r for r in truth(corpus) if r["mode_id"] == "gpu-contention-shared-device")
+    scraped = _artifact_events(corpus, f"{row['host']}/dcgm/metrics-*.txt")
+    start, end = _window(row)
+    assert set(scraped["ts_quality"]) == {"file_mtime"} and scraped["ts"].n_unique() == 1
+    on_gpu = scraped.filter((pl.col("gpu_index") == int(row["gpu_index"])) & pl.col("ts").is_between(start, end)).row(0, named=True)
+    assert on_gpu["pod"] == row["pod"] and on_gpu["mem_used_bytes"] > 0.95 * on_gpu["mem_total_bytes"]
+    assert scraped.height == len({(r["gpu_index"], r["pod"]) for r in scraped.to_dicts()})
+
+
+def test_allocator_snapshots_show_the_leak_the_fragmentation_and_the_big_request(corpus: GenerateResult) -> None:
+    from rca import snapshots
+
+    for row in truth(corpus):
+        if row["explain_stage"] != "allocator":
+            continue
+        folder = corpus.out / "logs" / row["host"] / "pods" / f"{row['namespace']}_{row['pod']}" / "memory-snapshots"
+        taken = sorted(folder.glob("rank*.pickle"))
+        final = snapshots.summary(snapshots.read(taken[-1])).row(0, named=True)
+        assert final["oom_events"] == 1 and final["requested_at_oom_bytes"] > final["device_free_at_oom_bytes"], row
+        if row["mode_id"] in ("gpu-memory-leak-autograd", "lora-adapter-leak"):
+            assert len(taken) == 2
+            grown = snapshots.diff(taken[0], taken[1]).row(0, named=True)
+            assert grown["frame"].endswith(("train_step", "from_local_checkpoint")) and grown["count_growth"] > 0, grown
+        elif row["mode_id"] == "gpu-memory-fragmentation":
+            assert final["largest_free_block_bytes"] < final["requested_at_oom_bytes"] <= final["inactive_split_bytes"], final
+        else:
+            assert final["requested_at_oom_bytes"] > final["inactive_split_bytes"] + final["device_free_at_oom_bytes"], final
 
 
 # --- shapes copied from real captures --------------------------------------------------------

@@ -81,7 +81,7 @@ def test_rewritten_file_replaces_its_events(logs: Path, tmp_path: Path) -> None:
     assert report.changes == {"rewritten": 1, "unchanged": 1}
     events = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "gpu-node-2/dmesg.log")
     assert events["message"].to_list() == ["rewritten boot"]
-    assert len(list((tmp_path / "store" / "events.parquet").glob("*.parquet"))) == 2
+    assert len(list((tmp_path / "store" / "events").glob("date=*/host=*/*.parquet"))) == 2
 
 
 def test_bad_inputs_get_a_manifest_line_and_the_rest_is_ingested(logs: Path, tmp_path: Path) -> None:

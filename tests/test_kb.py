@@ -393,6 +393,16 @@ def test_every_typical_incident_gets_its_own_entry(kb) -> None:
         ({"kinds": ["xid"], "xid_codes": [79]}, "gpu-hardware-fault"),
         ({"anchor_kind": "cuda_oom", "kinds": ["cuda_oom", "nccl_timeout"], "hosts": ["a", "b", "c", "d"]}, "nccl-timeout-cascade"),
         ({"anchor_kind": "cuda_oom", "kinds": ["cuda_oom"], "growth_shape": "steady_leak"}, "gpu-memory-leak-autograd"),
+        # the container's cgroup files alone (no kernel log): OOM kills counted, peak at the limit
+        ({"anchor_kind": "container_oomkilled", "cgroup_oom_kills": 1, "cgroup_peak_over_limit": 1.0, "cgroup_peak_bytes": 16 * GIB},
+         "container-memory-limit"),
+        # an inference server whose snapshots show the LoRA loader growing, with nothing about adapters in its logs
+        ({"anchor_kind": "cuda_oom", "process": "EngineCore_0", "gpu_mem_growth_shape": "steady_leak", "gpu_mem_growth_sustained_s": 600.0,
+          "snapshot_growth_site": "models.py:356:from_local_checkpoint",  # vLLM's LoRAModel loader, as snapshots name sites
+          "snapshot_growth_bytes": 6 * GIB}, "lora-adapter-leak"),
+        # a training loop whose snapshots show the loss kept with its graph
+        ({"anchor_kind": "cuda_oom", "gpu_processes": 1, "snapshot_growth_site": "/workspace/train.py:274:train_step",
+          "snapshot_growth_bytes": 3 * GIB}, "gpu-memory-leak-autograd"),
     ],
 )
 def test_brief_examples(kb, row: dict, expected: str) -> None:
@@ -423,6 +433,14 @@ def test_explain_match_lists_every_rule_of_the_best_entries(kb) -> None:
     positive = sum(rule.weight for rule in kb["gpu-memory-fragmentation"].signals if rule.weight > 0)
     assert best.filter(pl.col("matched"))["weight"].sum() == pytest.approx(best["rule_score"][0] * positive)
     assert explain_match(frame, kb, "no-such-incident").is_empty()
+
+
+def test_cgroup_files_below_the_limit_count_against_the_container_limit(kb) -> None:
+    at_limit = {"anchor_kind": "container_oomkilled", "signature": "container_oomkilled: reason=OOMKilled", "cgroup_peak_over_limit": 1.0,
+                "cgroup_oom_kills": 2}
+    below = {**at_limit, "cgroup_peak_over_limit": 0.4, "cgroup_oom_kills": 0}
+    scores = rule_scores(incidents({"at": at_limit, "below": below}), kb).filter(pl.col("kb_id") == "container-memory-limit")
+    assert dict(zip(scores["incident_id"], scores["rule_score"], strict=True)) == pytest.approx({"at": 9 / 10, "below": 0.0})
 
 
 def test_a_failed_required_rule_zeroes_the_entry(kb) -> None:

@@ -13,12 +13,13 @@ from jupyter_client.kernelspec import KernelSpecManager
 from test_report import ReportStores, build_report_stores
 
 import rca
+import rca.explain
 from rca.errors import InputError, ReportError
 from rca.report import NOTEBOOKS, run_postmortem, run_weekly_review
 from rca.report.postmortem import POSTMORTEM, WEEKLY_REVIEW, execute
 
 # Modules the notebooks may import: the public API and the plotting / data stack, nothing private.
-ALLOWED_IMPORTS = {"rca", "rca.kb", "rca.schema", "rca.signals", "rca.embed", "polars", "numpy", "matplotlib.pyplot", "IPython.display",
+ALLOWED_IMPORTS = {"rca", "rca.kb", "rca.schema", "rca.signals", "rca.embed", "rca.explain", "rca.redact", "polars", "numpy", "matplotlib.pyplot", "IPython.display",
                    "sklearn.decomposition", "datetime"}
 
 
@@ -67,7 +68,7 @@ def test_python3_kernel_runs_this_interpreter() -> None:
     assert spec.language == "python"
 
 
-@pytest.mark.parametrize("name,parameters", [(POSTMORTEM, {"store", "incident_id"}), (WEEKLY_REVIEW, {"store", "week"})])
+@pytest.mark.parametrize("name,parameters", [(POSTMORTEM, {"store", "incident_id", "redact_rules"}), (WEEKLY_REVIEW, {"store", "week", "redact_rules"})])
 def test_notebooks_are_committed_without_outputs_and_use_the_public_api(name: str, parameters: set[str]) -> None:
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     nbformat.validate(notebook)
@@ -95,6 +96,11 @@ def test_postmortem_of_a_gpu_incident_draws_the_timeline_and_the_gpu_curves(stor
     markdown = "".join(output["data"].get("text/markdown", "") for output in by_cell["kb"] if "data" in output)
     assert (f"`{kb_id}`" in markdown) if kb_id != "unknown" else ("Best rule match" in markdown or "no entry" in _text(by_cell["kb"]))
     assert "other incidents with failure_mode" in _text(by_cell["similar"])
+    walk = rca.explain.explain(rca.open_store(stores.clustered), incident_id)
+    shown = _text(by_cell["explain"])
+    assert all(f"{number}. {name}: " in shown for number, name in enumerate(rca.explain.STAGES, 1))
+    assert f"knowledge-base entry {kb_id} (matched by rca cluster)" in shown
+    assert all(f"   {stage.verdict}: {stage.summary}" in shown for stage in walk.stages)
     page = result.html.read_text()
     assert result.html.suffix == ".html" and len(re.findall(r'<img[^>]*src="data:image/png;base64,', page)) == 2
     assert "<script" not in page  # nothing fetched from a CDN: the page works offline
@@ -112,6 +118,11 @@ def test_postmortem_before_clustering_shows_the_best_rule_match(stores: ReportSt
     markdown = "".join(output["data"].get("text/markdown", "") for output in by_cell["kb"] if "data" in output)
     assert "Best rule match" in markdown and "## Checklist" in markdown
     assert "other incidents with anchor_kind = oom_kill" in _text(by_cell["similar"])
+    walk = rca.explain.explain(rca.open_store(stores.plain), incident_id)
+    shown = _text(by_cell["explain"])
+    assert f"1. cgroup: {walk.stage('cgroup').question}" in shown and f"{walk.stage('cgroup').verdict}: " in shown
+    assert "3. allocator" in shown and "next time: no allocator figures (a PyTorch CUDA OOM message, a memory snapshot)" in shown
+    assert "(best rule match, not clustered yet)" in shown
 
 
 PROJECTIONS = [("clustered", "signature embeddings (hashing-256)"), ("plain", "numeric signals (standardised)")]
@@ -151,3 +162,15 @@ def test_a_failing_cell_is_a_report_error_and_the_partial_notebook_is_kept(store
     with pytest.raises(ReportError, match="ValueError: no incident 'inc-nope'"):
         execute(POSTMORTEM, target, {"store": str(stores.plain), "incident_id": "inc-nope"})
     assert target.exists()
+
+
+def test_postmortem_with_redact_runs_cleanly_and_leaves_nothing_to_mask(stores: ReportStores, tmp_path: Path) -> None:
+    from rca.redact import Redaction
+
+    result = run_postmortem(stores.clustered, _gpu_incident(stores.clustered), tmp_path / "shared.ipynb", redact=Redaction())
+    outputs, _ = _outputs(result.notebook)
+    _assert_clean_run(outputs)
+    assert _images(outputs) == 2
+    texts = [output.get("text", "") for output in outputs] + [value for output in outputs for mime, value in output.get("data", {}).items()
+                                                             if mime.startswith("text/")]
+    assert Redaction().texts(texts) == texts

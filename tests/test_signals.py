@@ -83,6 +83,28 @@ def test_growth_rate_and_sustained_seconds_of_a_leak() -> None:
     assert row["gpu_mem_headroom_bytes"] == TOTAL - int(last)
 
 
+def dcgm(used, pods=("trainer-0",), step: float = 5) -> list[dict]:
+    """DCGM exporter samples of GPU 0 ending at the anchor: the device's figures repeated in each pod's series."""
+    n = len(used)
+    return [
+        {"ts": at(-(n - 1 - i) * step), "kind": "gpu_sample", "source": "dcgm", "file": "node-a/dcgm.prom", "line": 1 + i * len(pods) + j,
+         "gpu_index": 0, "pod": pod, "mem_used_bytes": int(used[i]), "mem_total_bytes": TOTAL}
+        for i in range(n) for j, pod in enumerate(pods)
+    ]
+
+
+def test_dcgm_samples_give_the_growth_when_nvidia_smi_has_none() -> None:
+    row = only(event_frame(*dcgm(20 * GIB + 20e6 * t, pods=("trainer-0", "notebook-3")), oom()))
+    assert row["gpu_mem_growth_bytes_per_s"] == pytest.approx(20e6, rel=1e-6)
+    assert row["gpu_mem_growth_sustained_s"] == pytest.approx(895.0)
+    assert (row["gpu_mem_growth_shape"], row["gpu_pods"]) == ("steady_leak", 2)
+
+
+def test_nvidia_smi_samples_win_over_dcgm_ones() -> None:
+    row = only(event_frame(*curve(np.full(len(t), 30 * GIB)), *dcgm(20 * GIB + 20e6 * t), oom()))
+    assert row["gpu_mem_growth_shape"] == "flat" and abs(row["gpu_mem_growth_bytes_per_s"]) < 1.0
+
+
 def test_a_sudden_step_is_not_a_sustained_growth() -> None:
     row = only(event_frame(*curve(np.where(t < 800, 20 * GIB, 75 * GIB)), oom()))
     assert row["gpu_mem_growth_shape"] == "single_step"

@@ -54,7 +54,7 @@ def test_store_from_another_schema_version_is_refused(tmp_path: Path) -> None:
 
 
 def test_store_is_readable_by_any_parquet_reader(tmp_path: Path) -> None:
-    (tmp_path / "a.log").write_text("hello\nworld\n")
+    (tmp_path / "a.log").write_text("2026-12-01T10:00:00Z hello\n2026-12-02T10:00:00Z world\n")
     rca.ingest(tmp_path / "a.log", tmp_path / "store", workers=1)
-    direct = pl.scan_parquet(tmp_path / "store" / "events.parquet").collect()
-    assert direct.height == 2 and direct.schema == pl.Schema(schema.EVENT_SCHEMA)
+    direct = pl.scan_parquet(tmp_path / "store" / "events", hive_partitioning=True).collect()
+    assert direct.height == 2 and direct.schema == pl.Schema({**schema.EVENT_SCHEMA, "date": pl.Date()})

@@ -2,8 +2,10 @@
 
 ``generate(out)`` writes ``out/logs/<host>/...`` in the formats real nodes produce (dmesg,
 kern.log, journald, kubelet klog, nvidia-smi loops and tables, training, vLLM, JVM, Go and
-CI logs), ``out/ground_truth.csv`` with one row per injected incident and
-``out/evidence.jsonl`` pointing at every injected evidence line. The same arguments give
+CI logs) with what was collected around each OOM (cgroup memory files, DCGM exports and
+scrapes, PyTorch memory snapshots: see :mod:`rca.datasets._artifacts`), ``out/ground_truth.csv``
+with one row per injected incident (and the stage of ``rca explain`` that should explain it)
+and ``out/evidence.jsonl`` pointing at every injected evidence line. The same arguments give
 the same bytes.
 """
 

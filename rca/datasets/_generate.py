@@ -18,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from rca.datasets._appnoise import AppEnv, app_noise, formatter_style
+from rca.datasets._artifacts import EXPLAIN_STAGES, write_artifacts
 from rca.datasets._formats import ROW_SCHEMA, Style, format_lines
 from rca.datasets._gpu import GpuState, apps_frame, plan_sessions, query_frame, table_frame
 from rca.datasets._incidents import Ctx, World
@@ -70,6 +71,7 @@ def build_world(seed: int, start_us: int, end_us: int, n_hosts: int, per_mode: i
     for incident in incidents:
         WRITERS[incident.mode](Ctx(world, incident))
         world.ground_truth.append(_truth(incident))
+        world.incidents.append(incident)
     for host in hosts:
         rng = random.Random(f"{seed}:lifecycle:{host.name}")
         for pod in sorted(host.pods, key=lambda p: p.start_us):
@@ -91,6 +93,7 @@ def _truth(incident: Incident) -> dict:
         "pod": pod.name if pod else None,
         "namespace": pod.namespace if pod else None,
         "gpu_index": incident.gpu_index,
+        "explain_stage": EXPLAIN_STAGES.get(incident.mode),
     }
 
 
@@ -399,6 +402,8 @@ def write_corpus(world: World, out: Path, target: int, seed: int) -> Tally:
     plan = Plan(target * 0.995, tally)
     rng = random.Random(f"{seed}:budget")
     weights = [rng.uniform(0.8, 1.2) for _ in world.hosts]
+    # The artifacts are written first, so the noise that follows fills what they leave of the target.
+    write_artifacts(world, out, tally, seed)
     for host, weight in zip(world.hosts, weights, strict=True):
         schedule_host(plan, world, host, out, target * weight / sum(weights), seed)
     plan.run()
@@ -407,7 +412,7 @@ def write_corpus(world: World, out: Path, target: int, seed: int) -> Tally:
 
 
 def _write_truth(world: World, out: Path, tally: Tally) -> None:
-    columns = ["incident_key", "mode_id", "host", "start_utc", "end_utc", "pid", "pod", "namespace", "gpu_index"]
+    columns = ["incident_key", "mode_id", "host", "start_utc", "end_utc", "pid", "pod", "namespace", "gpu_index", "explain_stage"]
     path = out / "ground_truth.csv"
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")

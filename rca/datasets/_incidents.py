@@ -31,6 +31,7 @@ class World:
     app_tracks: dict[str, Track] = field(default_factory=dict)  # pod uid -> the role's own quantity
     app_shaped: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     ground_truth: list[dict] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)  # as written, for the artifacts collected around them
 
     def shape_app(self, pod: Pod, start: int, end: int, points: list[tuple[int, float, float]]) -> None:
         self.app_tracks[pod.uid].cut(start, end, points)

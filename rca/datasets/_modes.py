@@ -8,6 +8,7 @@ both the kernel and the training log, a bus error from a full /dev/shm.
 
 from __future__ import annotations
 
+from rca.datasets._cgroups import CgroupReading
 from rca.datasets._incidents import AppLog, Ctx, Task, oom_report, pages, train_traceback
 from rca.datasets._lifecycle import backoff, exited, oom_event, task_oom
 from rca.datasets._model import GIB, MIB, MINUTE, US, Container, Host, Pod, k8s_suffix
@@ -67,6 +68,8 @@ def memcg_kill(
         evidence=marks,
     )
     task_oom(ctx.sink, host, kill_ts, container)
+    # The cgroup that hit its limit: usage pinned at it, one OOM and one kill.
+    ctx.incident.cgroups.append(CgroupReading(oom_memcg, kill_ts, limit - 4096 * 37, limit, limit, oom=1, oom_kill=1))
     oom_event(
         ctx.sink,
         host,
@@ -237,11 +240,22 @@ def node_memory_overcommit(ctx: Ctx) -> None:
         "CONSTRAINT_NONE",
         ctx.ev("oom_kill", "kubelet system oom", pid=victim.pid),
     )
+    # The victim's cgroup was under its own limit; the node's pods as a whole had filled the node.
+    victim_rss = victim.rss * 4096
+    ctx.incident.cgroups += [
+        CgroupReading(victim_cg, kill, victim_rss, victim_rss + victim_rss // 50, victim_pod.memory_limit, oom_kill=1),
+        CgroupReading(_kubepods(host), kill, int(capacity * 0.985), int(capacity * 0.997), None, oom_kill=1),
+    ]
     victim_pod.end_us = kill
     died(ctx, victim_pod, victim_pod.main, kill, 137, "OOMKilled")
     for pod in inc.pods[1:]:
         pod.end_us = kill + rng.randint(20, 90) * MINUTE
     inc.pid = victim.pid
+
+
+def _kubepods(host: Host) -> str:
+    """The cgroup every pod of the node lives under."""
+    return "/kubepods" if host.cgroup == "v1" else "/kubepods.slice"
 
 
 def eviction_memory_pressure(ctx: Ctx) -> None:
@@ -264,6 +278,9 @@ def eviction_memory_pressure(ctx: Ctx) -> None:
     )
     available_ki = int(threshold_mi * 1024 * rng.uniform(0.6, 0.95))
     using_ki = int(peak * 0.85) // 1024
+    # No kill: the pods as a whole pressed the node to its eviction threshold, no limit was hit.
+    pods_usage = int(capacity * 0.96 - threshold_mi * MIB)  # the node minus its system services and the threshold
+    inc.cgroups.append(CgroupReading(_kubepods(host), inc.failure_us, pods_usage, pods_usage + threshold_mi * MIB // 4, None))
     ranked = [victim] + inc.pods[1:]
     legacy = host.kubelet_dialect == "legacy"
     t = inc.failure_us

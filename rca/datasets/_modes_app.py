@@ -7,6 +7,7 @@ a host service's steady leak ends in a global OOM kill outside any pod.
 
 from __future__ import annotations
 
+from rca.datasets._cgroups import CgroupReading
 from rca.datasets._formats import moment
 from rca.datasets._incidents import Ctx, Task, oom_report, pages
 from rca.datasets._lifecycle import oom_event
@@ -162,6 +163,7 @@ def host_memory_leak_process(ctx: Ctx) -> None:
         "CONSTRAINT_NONE",
         ctx.ev("oom_kill", "kubelet system oom", pid=pid),
     )
+    ctx.incident.cgroups.append(CgroupReading(f"/system.slice/{unit}.service", kill, leaked, leaked + leaked // 200, None, oom_kill=1))
     sink = ctx.sink
     sink.systemd(host, kill + 40_000, f"{unit}.service: A process of this unit has been killed by the OOM killer.")
     sink.systemd(host, kill + 90_000, f"{unit}.service: Main process exited, code=killed, status=9/KILL")

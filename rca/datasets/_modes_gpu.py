@@ -55,7 +55,8 @@ def _oom(ctx: Ctx, gpu: int, at: int, requested: int, reserved_unallocated: int,
     capacity = torch_capacity(state.total_mib)
     in_use = int(min(used - 420, capacity / MIB - 60) * MIB)
     allocated = max(in_use - reserved_unallocated - ctx.rng.randint(380, 900) * MIB, MIB)
-    return CudaOom(gpu, capacity, in_use, allocated, reserved_unallocated, requested, processes)
+    ctx.incident.oom = CudaOom(gpu, capacity, in_use, allocated, reserved_unallocated, requested, processes)
+    return ctx.incident.oom
 
 
 def crash(ctx: Ctx, pod: Pod, gpu: int, ts: int, text: str, evidence: Evidence, where: str = "forward") -> None:

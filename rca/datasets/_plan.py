@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from rca.datasets._cgroups import CgroupReading
 from rca.datasets._model import DAY, GIB, HOUR, MINUTE, Container, Host, Pod, hex_id, k8s_suffix, uuid4
+
+if TYPE_CHECKING:
+    from rca.datasets._incidents import CudaOom
 
 MODES = (
     "container-memory-limit",
@@ -94,6 +99,8 @@ class Incident:
     pid: int | None = None
     gpu_index: int | None = None
     gpu: int | None = None  # the device the incident happens on, chosen when its pod is placed
+    cgroups: list[CgroupReading] = field(default_factory=list)  # what the memory cgroups said when it struck
+    oom: CudaOom | None = None  # the CUDA OOM it ends in
 
     @property
     def host(self) -> Host:

@@ -22,6 +22,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from rca.kb import KnowledgeBase, load_kb
+from rca.redact import Redaction, redacted_store
 from rca.report import charts
 from rca.report._facts import Facts, gather
 from rca.report._markdown import code, fenced, finalize
@@ -42,9 +43,14 @@ class Digest:
 
 
 def build_digest(store: Store | str | os.PathLike[str], *, week: str | None = None, since: datetime | date | None = None,
-                 until: datetime | date | None = None, kb: KnowledgeBase | str | Path | None = None) -> Digest:
-    """The digest of ``week`` (``2026-W48``), of ``[since, until)``, or of the last 7 days of data."""
-    opened = store if isinstance(store, Store) else open_store(store)
+                 until: datetime | date | None = None, kb: KnowledgeBase | str | Path | None = None,
+                 redact: Redaction | None = None) -> Digest:
+    """The digest of ``week`` (``2026-W48``), of ``[since, until)``, or of the last 7 days of data.
+
+    With ``redact`` (see :mod:`rca.redact`) every value read from the store is masked first, for a
+    digest meant to be shared; the store keeps the originals.
+    """
+    opened = redacted_store(store if isinstance(store, Store) else open_store(store), redact)
     knowledge = kb if isinstance(kb, KnowledgeBase) else load_kb(kb)
     window = resolve_window(opened, week=week, since=since, until=until)
     facts = gather(opened, window, knowledge)

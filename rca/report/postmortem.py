@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from rca.errors import InputError, ReportError
+from rca.redact import Redaction
 from rca.report._window import resolve_window
 from rca.store import Store, open_store
 
@@ -43,24 +44,68 @@ class NotebookRun:
 
 
 def run_postmortem(store: Store | str | os.PathLike[str], incident_id: str, out: str | os.PathLike[str] | None = None, *,
-                   html: bool = False, kernel_name: str = KERNEL) -> NotebookRun:
-    """Run ``notebooks/postmortem.ipynb`` for one incident; ``out`` defaults to ``postmortem-<incident_id>.ipynb``."""
+                   html: bool = False, kernel_name: str = KERNEL, redact: Redaction | None = None) -> NotebookRun:
+    """Run ``notebooks/postmortem.ipynb`` for one incident; ``out`` defaults to ``postmortem-<incident_id>.ipynb``.
+
+    With ``redact`` the notebook reads every table masked (see :mod:`rca.redact`) and its
+    outputs are masked once more, for a notebook meant to be shared.
+    """
     opened = store if isinstance(store, Store) else open_store(store)
     if opened.incidents().filter(pl.col("incident_id") == incident_id).is_empty():
         raise InputError(f"no incident {incident_id!r} in {opened.path}; 'rca incidents' lists them")
     target = Path(out) if out is not None else Path(f"postmortem-{incident_id}.ipynb")
-    execute(POSTMORTEM, target, {"store": str(opened.path.resolve()), "incident_id": incident_id}, kernel_name=kernel_name)
+    _run(POSTMORTEM, target, {"store": str(opened.path.resolve()), "incident_id": incident_id}, kernel_name, redact)
     return NotebookRun(target, notebook_html(target) if html else None)
 
 
 def run_weekly_review(store: Store | str | os.PathLike[str], week: str | None = None, out: str | os.PathLike[str] | None = None, *,
-                      html: bool = False, kernel_name: str = KERNEL) -> NotebookRun:
-    """Run ``notebooks/weekly_review.ipynb`` for ``week`` (default: the last 7 days of data)."""
+                      html: bool = False, kernel_name: str = KERNEL, redact: Redaction | None = None) -> NotebookRun:
+    """Run ``notebooks/weekly_review.ipynb`` for ``week`` (default: the last 7 days of data); ``redact`` as for :func:`run_postmortem`."""
     opened = store if isinstance(store, Store) else open_store(store)
     window = resolve_window(opened, week=week)
     target = Path(out) if out is not None else Path(f"weekly-review-{window.label}.ipynb")
-    execute(WEEKLY_REVIEW, target, {"store": str(opened.path.resolve()), "week": week}, kernel_name=kernel_name)
+    _run(WEEKLY_REVIEW, target, {"store": str(opened.path.resolve()), "week": week}, kernel_name, redact)
     return NotebookRun(target, notebook_html(target) if html else None)
+
+
+def _run(name: str, target: Path, parameters: dict[str, Any], kernel_name: str, redact: Redaction | None) -> None:
+    if redact is None:
+        execute(name, target, parameters, kernel_name=kernel_name)
+        return
+    try:
+        execute(name, target, {**parameters, "redact_rules": redact.as_parameters()}, kernel_name=kernel_name)
+    finally:
+        if target.exists():  # a failed run keeps its partial notebook: that copy is masked too
+            mask_outputs(target, redact)
+
+
+def mask_outputs(notebook: str | os.PathLike[str], redact: Redaction) -> None:
+    """Mask the text of every output of an executed notebook in place (streams, text results, errors).
+
+    Images cannot be masked after the fact; the notebooks draw them from the masked tables.
+    """
+    import nbformat
+
+    path = Path(notebook)
+    document = nbformat.read(path, as_version=4)
+    slots: list[tuple[Any, Any]] = []  # (container, key) of every text to mask
+    for cell in document.cells:
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream":
+                slots.append((output, "text"))
+            elif output.output_type == "error":
+                slots.append((output, "evalue"))
+                slots.extend((output.traceback, index) for index in range(len(output.traceback)))
+            else:
+                slots.extend((output.data, mime) for mime, value in output.get("data", {}).items() if isinstance(value, str) and _is_text(mime))
+    masked = redact.texts([container[key] for container, key in slots])
+    for (container, key), text in zip(slots, masked, strict=True):
+        container[key] = text
+    nbformat.write(document, path)
+
+
+def _is_text(mime: str) -> bool:
+    return mime.startswith("text/") or mime == "image/svg+xml"
 
 
 def execute(name: str, out: Path, parameters: dict[str, Any], *, kernel_name: str = KERNEL) -> Path:

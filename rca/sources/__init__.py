@@ -50,7 +50,24 @@ def sniff(head: Sequence[str]) -> tuple[Source | None, float]:
     return best, best_score
 
 
+def claim_by_name(path: str, head: Sequence[str]) -> tuple[Source | None, float]:
+    """The source most confident that the file at ``path`` is its format by its name and head.
+
+    For formats with nothing to sniff; the driver takes it only over a lower content score.
+    """
+    scored = [(source.claims_name(path, head), source) for source in _REGISTRY.values() if source.claims_name]
+    score, best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
+    return (best, score) if score > 0 else (None, 0.0)
+
+
+def sniff_bytes(head: bytes) -> Source | None:
+    """The binary source most confident that a file starting with ``head`` is its format."""
+    scored = [(source.sniff_bytes(head), source) for source in _REGISTRY.values() if source.sniff_bytes]
+    score, best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
+    return best if score > 0 else None
+
+
 # Registration order is sniffing priority on ties: specific formats before the catch-all.
-from rca.sources import kernel, kubelet, k8s, nvidia_smi, syslog, pipeline  # noqa: E402,F401
+from rca.sources import kernel, kubelet, k8s, nvidia_smi, cgroup, dcgm, torch_memory, syslog, pipeline  # noqa: E402,F401
 
 __all__ = ["ParseContext", "Parsed", "Source", "all_sources", "get", "lines_frame", "register", "sniff"]

@@ -24,7 +24,9 @@ class ParseContext:
     came from ("year_inferred" from --year or the file's own dated lines,
     "year_from_mtime" from the file's modification time). ``reference_time`` is the
     latest moment the file can describe (its mtime): a yearless line that would land
-    after it belongs to the previous year.
+    after it belongs to the previous year. ``pod``, ``namespace`` and ``container`` are
+    named by the layout (a ``kubectl cluster-info dump`` pod log) and fill events that
+    carry none of their own.
     """
 
     file: str
@@ -34,6 +36,13 @@ class ParseContext:
     year_quality: str = "year_inferred"
     reference_time: datetime | None = None
     boot_time: datetime | None = None
+    pod: str | None = None
+    namespace: str | None = None
+    container: str | None = None
+
+    def scope(self) -> dict[str, str]:
+        """The pod, namespace and container the layout names, for the events that lack them."""
+        return {name: value for name in ("pod", "namespace", "container") if (value := getattr(self, name))}
 
 
 @dataclass
@@ -51,6 +60,9 @@ class Parsed:
 
 SniffFn = Callable[[Sequence[str]], float]
 ParseFn = Callable[[pl.DataFrame, ParseContext], Parsed]
+NameClaimFn = Callable[[str, Sequence[str]], float]
+SniffBytesFn = Callable[[bytes], float]
+ParseBytesFn = Callable[[bytes, ParseContext], Parsed]
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,20 @@ class Source:
     [0, 1]: 0 means "not mine". The driver picks the highest score; a file nobody claims
     goes to the generic fallback. ``sniff_literals`` are cheap substrings, one of which
     must occur in the head before ``sniff`` is even called.
+
+    ``claims_name`` (file path, head) -> confidence is for formats that carry nothing to
+    sniff, like a cgroup file holding one number: the driver takes it over a lower content
+    score (the catch-all's weak claim on any text). ``host_in_content`` makes a host written in the content (a Prometheus export
+    covering many nodes) win over the host of the folder layout. Formats read whole (binary
+    ones, or one JSON document whose size is no line length) declare ``sniff_bytes`` (the
+    file's first bytes -> confidence) and ``parse_bytes`` (the whole file's bytes -> events,
+    raising :class:`rca.errors.FileFormatError` for a file it cannot read); the driver hands
+    such files over whole instead of as lines, counting each as one line.
+
+    ``line_local`` says that what a line means comes from itself and the lines near it,
+    never from a header or a document opened far above it (a CSV header, a ``kubectl
+    describe`` document): the driver may then cut a large file into byte ranges parsed in
+    parallel (rca._split checks every cut on the lines around it).
     """
 
     name: str
@@ -68,6 +94,11 @@ class Source:
     parse: ParseFn
     sniff_literals: tuple[str, ...] = ()
     formats: tuple[str, ...] = ()
+    claims_name: NameClaimFn | None = None
+    host_in_content: bool = False
+    sniff_bytes: SniffBytesFn | None = None
+    parse_bytes: ParseBytesFn | None = None
+    line_local: bool = False
 
 
 def lines_frame(text: str, first_line: int = 1) -> pl.DataFrame:

@@ -146,6 +146,16 @@ def _skip_space(text: str, pos: int) -> int:
     return pos
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses aliases: kubectl never writes them, and a few lines of nested
+    aliases (a "billion laughs" document) expand to billions of nodes once an object is walked."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases are not allowed in a Kubernetes object", self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
 def _yaml_items(texts: list[str]) -> list[tuple[Any, int, int, str]] | None:
     """(item, first row, last row, format) for each item of each YAML document."""
     separators = pl.Series(texts, dtype=pl.String).str.contains(r"^---\s*$").arg_true().to_list()
@@ -155,10 +165,13 @@ def _yaml_items(texts: list[str]) -> list[tuple[Any, int, int, str]] | None:
         first, last = before + 1, after - 1
         if first > last:
             continue
+        loader = _NoAliasLoader("\n".join(texts[first : last + 1]))
         try:
-            value = yaml.safe_load("\n".join(texts[first : last + 1]))
+            value = loader.get_single_data()
         except (yaml.YAMLError, RecursionError):
             return None
+        finally:
+            loader.dispose()
         spans.extend(_yaml_list_items(value, texts, first, last))
     return spans
 

@@ -84,6 +84,23 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
     )
 
 
+# A memory cgroup path names its pod and container the way the kubelet lays them out: cgroupfs
+# ("/kubepods/burstable/pod<uid>/<container id>") or systemd ("/kubepods.slice/kubepods-burstable.slice/
+# kubepods-burstable-pod<uid with _>.slice/cri-containerd-<container id>.scope").
+MEMCG_POD_UID = r"(?:^|[/-])pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)"
+MEMCG_CONTAINER_ID = r"(?:^|/)(?:(?:cri-containerd|containerd|docker|crio|libpod)-)?([0-9a-f]{64})(?:\.scope)?$"
+
+
+def memcg_pod_uid(cgroup: pl.Expr) -> pl.Expr:
+    """The pod uid in a memory cgroup path, with the systemd driver's "_" turned back into "-"."""
+    return cgroup.str.extract(MEMCG_POD_UID, 1).str.replace_all("_", "-")
+
+
+def memcg_container_id(cgroup: pl.Expr) -> pl.Expr:
+    """The 64-hex container id a memory cgroup path ends with, if it ends with one."""
+    return cgroup.str.extract(MEMCG_CONTAINER_ID, 1)
+
+
 _OOM_KILL_REASONS = ("OOMKilling", "SystemOOM")
 
 

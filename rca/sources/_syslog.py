@@ -81,7 +81,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         ts_quality=pl.when(has_short).then(short_quality).when(has_iso).then(pl.lit("exact")),
         host=pl.coalesce(s.field("host"), i.field("host")),
         program=pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program")).when(has_bare).then(b.field("program")),
-        pid=pl.coalesce(s.field("pid"), i.field("pid"), pl.when(has_bare).then(b.field("pid"))).cast(pl.Int64),
+        # strict=False: a pid past 2**63 (damage, not a process) is null rather than an error for the whole batch.
+        pid=pl.coalesce(s.field("pid"), i.field("pid"), pl.when(has_bare).then(b.field("pid"))).cast(pl.Int64, strict=False),
         message=pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).when(has_bare).then(b.field("message")).otherwise(pl.col("text")),
         severity=pl.lit(None, pl.String),
         format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso")).when(has_bare).then(pl.lit("syslog_bare")),

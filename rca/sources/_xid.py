@@ -162,6 +162,26 @@ def line_columns() -> list[pl.Expr]:
     ]
 
 
+def catalog_lookup(code: pl.Expr, column: str) -> pl.Expr:
+    """The catalog's ``column`` (mnemonic, description, resolution, investigation, severity) for Xid ``code``."""
+    return code.replace_strict(_BY_CODE[column], default=None, return_dtype=pl.String)
+
+
+def catalog_attrs(code: pl.Expr) -> dict[str, pl.Expr]:
+    """The attrs the kernel source gives an Xid event, from the catalog alone (for sources that see only the code)."""
+    return {
+        "xid_name": catalog_lookup(code, "mnemonic"),
+        "xid_description": catalog_lookup(code, "description"),
+        "xid_resolution": catalog_lookup(code, "resolution"),
+        "xid_investigation": catalog_lookup(code, "investigation"),
+    }
+
+
+def catalog_severity(code: pl.Expr) -> pl.Expr:
+    """The catalog's severity for Xid ``code``; an unknown code is an error."""
+    return pl.coalesce(catalog_lookup(code, "severity"), pl.lit(UNKNOWN_XID_SEVERITY))
+
+
 def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
     """Record-level NVRM facts: catalog fields, the bus of fallen-off-the-bus reports, each bus's GPU UUID.
 
@@ -173,7 +193,7 @@ def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
     code = pl.col("xid")
 
     def lookup(column: str) -> pl.Expr:
-        return code.replace_strict(_BY_CODE[column], default=None, return_dtype=pl.String)
+        return catalog_lookup(code, column)
 
     recovery = pl.col("message").str.extract(_RECOVERY_ACTION, 1)
     fallen = pl.col("message").str.contains("fallen off the bus") & code.is_null()

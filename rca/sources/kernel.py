@@ -34,6 +34,7 @@ from rca.sources._base import (
     map_distinct,
     split_rows,
 )
+from rca.sources._kube import memcg_container_id, memcg_pod_uid
 
 _LEVEL_PREFIX = (
     r"^(?:<(?<prio>[0-7])>|(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
@@ -106,8 +107,6 @@ _RULE_STARTS = "^(?:" + "|".join((
     "CPU: ", "Hardware name: ", "memory: usage ", "Task in ", "oom-kill:", "oom_reaper: reaped process ", r"\[",
 )) + ")"
 _RULE_KEYWORDS = r"invoked oom-killer: |cpuset=|Killed process |Kill process |NVRM: |fallen off the bus"
-_POD_UID = r"(?:^|[/-])pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)"
-_CONTAINER_ID = r"(?:^|/)(?:(?:cri-containerd|containerd|docker|crio|libpod)-)?([0-9a-f]{64})(?:\.scope)?$"
 _HEX64 = r"([0-9a-f]{64})"
 
 # Block facts carried onto the kill line → whether the oom-kill: summary must name the same pid.
@@ -401,7 +400,7 @@ _CPUSET_VALUE = pl.coalesce("cpuset_cpuset", "summary_cpuset", "carried_summary_
 
 def _assemble(records: pl.DataFrame) -> pl.DataFrame:
     kind = _kind()
-    container_from_cgroup = _CGROUP.str.extract(_CONTAINER_ID, 1)
+    container_from_cgroup = memcg_container_id(_CGROUP)
     return records.with_columns(kind=kind).select(
         "row", "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
         severity=_severity(pl.col("kind")),
@@ -410,7 +409,7 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
         process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", "cpu_comm",
                             "header_name", "xid_process"),
         cgroup=_CGROUP,
-        pod_uid=_CGROUP.str.extract(_POD_UID, 1).str.replace_all("_", "-"),
+        pod_uid=memcg_pod_uid(_CGROUP),
         container_id=pl.coalesce(container_from_cgroup, pl.when(_IS_HEADER).then(_CPUSET_VALUE.str.extract(_HEX64, 1))),
         pci_bus="pci_bus",
         gpu_uuid="gpu_uuid",
@@ -507,6 +506,7 @@ SOURCE = register(
         parse=parse,
         sniff_literals=("[", "kernel", ","),
         formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
+        line_local=True,
     )
 )
 _syslog.register_program("kernel", "kernel", kernel_rules)

@@ -361,6 +361,7 @@ SOURCE = register(
         parse=parse,
         sniff_literals=(".go:", "kubelet", "k3s", "kubelite"),
         formats=("klog", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
+        line_local=True,
     )
 )
 

@@ -41,4 +41,6 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     return Parsed(events=_syslog.dispatch(framed, ctx))
 
 
-SOURCE = register(Source(name="syslog", sniff=sniff, parse=parse, sniff_literals=(":",), formats=("syslog", "syslog_iso", "journal_json")))
+SOURCE = register(
+    Source(name="syslog", sniff=sniff, parse=parse, sniff_literals=(":",), formats=("syslog", "syslog_iso", "journal_json"), line_local=True)
+)

@@ -1,0 +1,160 @@
+"""How ingest cost grows with the corpus, and what more processes and a Dask cluster buy.
+
+    python benchmarks/scale.py [--sizes 10MB,100MB,1GB] [--huge] [--compare-at 100MB] [--cache DIR]
+
+For each size, a corpus from the dataset generator (``rca datasets generate``; kept in
+``--cache`` for the next run) is ingested by ``rca ingest --no-correlate`` in a child
+process with the default workers (every core). Printed per size: files, wall time, CPU
+seconds of all its processes, MB/s and lines/s, and the peak RSS of the largest process
+(driver or worker) and of all of them together, sampled every 50 ms. Then:
+
+* the exponent of wall time against size, fitted on a log-log scale (target 1.0 ± 0.1), and
+  the marginal MB/s between consecutive sizes (a per-file cost that does not grow with the
+  bytes pulls the exponent below 1 on small corpora);
+* at ``--compare-at``: the speed-up from 1 to 2 worker processes (target ≥ 1.7× on 2 cores)
+  and a 2-worker Dask ``LocalCluster`` against 2 local processes (target within 25 %).
+  The cluster is started, and rca imported on its workers, before the clock starts, as a
+  real one would already be running.
+
+``--huge`` adds 10 GB. Wall-clock figures suffer from other load on the machine: the load
+average is printed at the start and the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import logging
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    cpu_seconds: float  # of the child and every process it waited for (not a Dask cluster's workers)
+    lines: int
+    peak_process_rss: int
+    peak_total_rss: int
+
+
+def corpus(cache: Path, size: str, seed: int) -> tuple[Path, int, int]:
+    """The generated corpus of ``size`` (made once per cache folder), its bytes on disk and its files."""
+    from rca.datasets import generate
+
+    folder = cache / f"corpus-{size}-seed{seed}"
+    done = folder / ".complete"
+    if not done.exists():
+        started = time.perf_counter()
+        generate(folder, seed=seed, size=size)
+        done.write_text("ok")
+        print(f"generated the {size} corpus in {time.perf_counter() - started:.0f} s", flush=True)
+    logs = folder / "logs"
+    files = [p for p in logs.rglob("*") if p.is_file()]
+    return logs, sum(p.stat().st_size for p in files), len(files)
+
+
+def ingest(logs: Path, store: Path, *, workers: int | None = None, scheduler: str | None = None) -> Run:
+    """``rca ingest`` of ``logs`` into a fresh ``store`` in a child process, its wall time and peak memory."""
+    shutil.rmtree(store, ignore_errors=True)
+    command = [sys.executable, "-m", "rca", "ingest", str(logs), "--store", str(store), "--json", "--no-correlate"]
+    if workers:
+        command += ["--workers", str(workers)]
+    if scheduler:
+        command += ["--scheduler", scheduler]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak_one = peak_all = 0
+    watched = psutil.Process(child.pid)
+    while child.poll() is None:
+        try:
+            sizes = [p.memory_info().rss for p in [watched, *watched.children(recursive=True)]]
+        except psutil.Error:
+            sizes = []
+        peak_one, peak_all = max(peak_one, *sizes, 0), max(peak_all, sum(sizes))
+        time.sleep(0.05)
+    out, err = child.communicate()
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    if child.returncode not in (0, 1):
+        raise RuntimeError(f"rca ingest failed ({child.returncode}): {err[-2000:]}")
+    return Run(seconds, cpu, int(json.loads(out)["lines"]), peak_one, peak_all)
+
+
+def _warm(address: str) -> None:
+    """Import rca on the cluster's workers, as a cluster that already ran an ingest has."""
+    from distributed import Client
+
+    with Client(address) as client:
+        client.run(__import__, "rca.ingest")
+
+
+def fitted_exponent(sizes: list[int], seconds: list[float]) -> float:
+    """The slope of log(time) against log(size)."""
+    return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10MB,100MB,1GB", help="corpus sizes, comma-separated (default 10MB,100MB,1GB)")
+    parser.add_argument("--huge", action="store_true", help="also 10GB")
+    parser.add_argument("--compare-at", default="100MB", help="size for the 1-vs-2 workers and Dask comparisons (default 100MB)")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "rca-scale", help="where corpora are kept between runs")
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args()
+    sizes = [s.strip() for s in args.sizes.split(",") if s.strip()] + (["10GB"] if args.huge else [])
+    args.cache.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="rca-scale-"))
+    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores", flush=True)
+    try:
+        measured: list[tuple[str, int, Run]] = []
+        print(f"{'size':>6} {'MB':>9} {'files':>6} {'wall s':>8} {'CPU s':>7} {'MB/s':>7} {'lines/s':>10} {'peak RSS/process':>17} {'peak RSS/all':>13}")
+        for size in sizes:
+            logs, on_disk, files = corpus(args.cache, size, args.seed)
+            run = ingest(logs, work / "store")
+            measured.append((size, on_disk, run))
+            print(f"{size:>6} {on_disk / 1e6:9.1f} {files:6} {run.seconds:8.1f} {run.cpu_seconds:7.1f} {on_disk / 1e6 / run.seconds:7.2f} "
+                  f"{run.lines / run.seconds:10,.0f} {run.peak_process_rss / 2**20:13,.0f} MiB {run.peak_total_rss / 2**20:9,.0f} MiB", flush=True)
+        if len(measured) > 1:
+            exponent = fitted_exponent([b for _, b, _ in measured], [r.seconds for _, _, r in measured])
+            print(f"time ~ size^{exponent:.2f}   (target 1.0 ± 0.1)")
+            for (small, small_bytes, a), (large, large_bytes, b) in itertools.pairwise(measured):
+                print(f"marginal {small} → {large}: {(large_bytes - small_bytes) / 1e6 / (b.seconds - a.seconds):.2f} MB/s wall, "
+                      f"{(large_bytes - small_bytes) / 1e6 / (b.cpu_seconds - a.cpu_seconds):.2f} MB per CPU-s")
+        logs, on_disk, _ = corpus(args.cache, args.compare_at, args.seed)
+        one = ingest(logs, work / "store", workers=1)
+        # On a 2-core machine the default run of that size already had 2 workers.
+        default = {size: run for size, _, run in measured}.get(args.compare_at) if os.cpu_count() == 2 else None
+        two = default or ingest(logs, work / "store", workers=2)
+        print(f"at {args.compare_at}: 1 worker {one.seconds:.1f} s ({one.cpu_seconds:.0f} CPU-s), 2 workers {two.seconds:.1f} s "
+              f"({two.cpu_seconds:.0f} CPU-s): speed-up {one.seconds / two.seconds:.2f}×   (target ≥ 1.7×)", flush=True)
+        from distributed import LocalCluster
+
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+                          silence_logs=logging.ERROR) as cluster:
+            _warm(cluster.scheduler_address)
+            dask = ingest(logs, work / "store", scheduler=cluster.scheduler_address)
+        change = dask.seconds / two.seconds - 1
+        print(f"at {args.compare_at}: 2-worker Dask LocalCluster {dask.seconds:.1f} s vs 2 local processes {two.seconds:.1f} s: "
+              f"{change:+.0%}   (target within ±25 %)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    main()

@@ -1,0 +1,119 @@
+"""Where the ingest tasks run: in this process, in local worker processes, or on a Dask cluster.
+
+An executor takes tasks (a function, one argument and a key unique to the run) and hands
+back ``(key, result)`` pairs as tasks finish, including tasks submitted while results are
+being drained: a large file's byte ranges are only known once its survey task is done.
+A task that raises (or, on Dask, whose worker died more often than the scheduler's
+``allowed-failures``) makes :meth:`Executor.results` raise; the driver then commits nothing.
+
+Dask is imported only by :class:`DaskExecutor`, so ``pip install rca[dask]`` is needed
+only to run on a cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from multiprocessing import get_context
+from typing import Any, Protocol
+
+from rca.errors import InputError
+
+Task = Callable[[Any], Any]
+
+SCHEDULER_TIMEOUT_S = 20
+"""How long to wait for a Dask scheduler to answer before giving up on it."""
+
+
+class Executor(Protocol):
+    def submit(self, fn: Task, arg: Any, key: str) -> None:
+        """Queue ``fn(arg)``; its result comes back from :meth:`results` under ``key``."""
+
+    def results(self) -> Iterator[tuple[str, Any]]:
+        """``(key, result)`` of each task as it finishes, until no task is pending."""
+
+
+class InProcess:
+    """Runs each task in this process when its result is asked for: the serial run."""
+
+    def __init__(self) -> None:
+        self._queue: deque[tuple[str, Task, Any]] = deque()
+
+    def submit(self, fn: Task, arg: Any, key: str) -> None:
+        self._queue.append((key, fn, arg))
+
+    def results(self) -> Iterator[tuple[str, Any]]:
+        while self._queue:
+            key, fn, arg = self._queue.popleft()
+            yield key, fn(arg)
+
+
+class ProcessPool:
+    """A pool of local worker processes (spawned: polars' thread pool does not survive a fork)."""
+
+    def __init__(self, workers: int) -> None:
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+        self._pending: dict[Future, str] = {}
+
+    def submit(self, fn: Task, arg: Any, key: str) -> None:
+        self._pending[self._pool.submit(fn, arg)] = key
+
+    def results(self) -> Iterator[tuple[str, Any]]:
+        while self._pending:
+            done, _ = wait(self._pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield self._pending.pop(future), future.result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor:
+    """Tasks on a Dask distributed cluster, through the scheduler at ``address`` (``tcp://HOST:8786``).
+
+    The workers must see the input files and the store at the same paths as this process
+    (a shared file system). A task is a pure function of its argument and writes only its
+    own part files, so a task rerun after its worker died writes the same parts again.
+    """
+
+    def __init__(self, address: str) -> None:
+        try:
+            from distributed import Client, as_completed
+        except ImportError:
+            raise InputError("running on a Dask cluster needs Dask: pip install 'rca[dask]'") from None
+        try:
+            self._client = Client(address, timeout=SCHEDULER_TIMEOUT_S, set_as_default=False)
+        except (OSError, TimeoutError) as err:
+            raise InputError(f"cannot reach the Dask scheduler at {address}: {err}") from None
+        self._done = as_completed(loop=self._client.loop)
+
+    def submit(self, fn: Task, arg: Any, key: str) -> None:
+        self._done.add(self._client.submit(fn, arg, key=key, pure=False))
+
+    def results(self) -> Iterator[tuple[str, Any]]:
+        for future in self._done:
+            yield future.key, future.result()
+
+    def close(self) -> None:
+        self._client.close()
+
+
+@contextlib.contextmanager
+def executor(workers: int, scheduler: str | None) -> Iterator[Executor]:
+    """The executor for a run: Dask when a scheduler address is given, else ``workers`` local processes."""
+    if scheduler:
+        remote = DaskExecutor(scheduler)
+        try:
+            yield remote
+        finally:
+            remote.close()
+    elif workers > 1:
+        pool = ProcessPool(workers)
+        try:
+            yield pool
+        finally:
+            pool.close()
+    else:
+        yield InProcess()

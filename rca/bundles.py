@@ -1,0 +1,360 @@
+"""Support bundles: what their layout says about host, pod and namespace, and how to split them.
+
+* A **sosreport** (``sosreport-HOST-[CASE-]DATE-RANDOM/`` with ``sos_commands/…``,
+  ``var/log/…``) names its host in ``sos_commands/host/hostname`` (``sos_commands/general/
+  hostname`` before sos 4; ``hostname`` at its top is a link to it), else in its folder's
+  name. sos writes its tarball with Python's ``tarfile.add``, which sorts each folder, so in
+  a stream the hostname file comes before the logs under ``sos_commands/kernel``,
+  ``sos_commands/logs`` and ``var/``; a log read before it gets the folder's name.
+* Outside a sosreport, the first folder of a path names the host, as in a folder of logs,
+  unless it is a system folder (``var/log/kern.log`` names no host).
+* ``nvidia-bug-report.log(.gz)`` is the output of nvidia-bug-report.sh: a prologue, then one
+  section per file, command or log, each opened by a line of underscores, a blank line and
+  a header (``*** /var/log/messages`` plus its ``*** ls:`` line, ``dmesg:``,
+  ``/usr/bin/nvidia-smi --query``, ``journalctl -b -0 _COMM=Xorg``…). Several nvidia-smi
+  commands share one section, and the kernel-message scan lists one block per log
+  (``  /var/log/kern.log:``, ``  journalctl -b -0:``); those become sections of their own.
+  The prologue's ``uname:`` line names the host.
+* ``kubectl cluster-info dump --output-directory`` writes ``NAMESPACE/POD/logs.txt`` with
+  one block per container, opened by ``==== START logs for container C of pod NS/POD ====``:
+  each block is a section carrying its pod, namespace and container. Its ``nodes.json`` and
+  ``NAMESPACE/{events,pods,…}.json`` are typed lists (``{"kind": "EventList", …``, written
+  kind first, unlike ``kubectl get -o json``): they describe a cluster, not the host whose
+  folder they sit in.
+
+Sections are found with whole-column matches per batch; only the few section starts are
+visited one by one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from rca import timeutil
+
+BUG_REPORT = "nvidia-bug-report"
+POD_LOGS = "kubectl-pod-logs"
+DUMP_DOCUMENT = "kubectl-dump-document"
+SECTIONED = (BUG_REPORT, POD_LOGS)
+
+SYSTEM_FOLDERS = frozenset(
+    {"bin", "boot", "dev", "etc", "home", "lib", "lib64", "mnt", "opt", "proc", "root", "run", "sbin", "srv", "sys", "tmp", "usr", "var"}
+)
+SOS_HOSTNAME_FILES = (("sos_commands", "host", "hostname"), ("sos_commands", "general", "hostname"), ("hostname",))
+HOSTNAME_BYTES = 4096  # a hostname file holds one line; more is not a hostname file
+
+_SOS_FOLDER = re.compile(r"^sosreport-(?P<rest>.+?)(?:-\d{4}-\d{2}-\d{2}-[a-z0-9]+|-\d{14})?$")
+_SOS_CASE = re.compile(r"-\d{5,}$")  # case numbers are long; host names end in short numbers (gpu-node-07)
+_HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,252})$")
+
+_SEPARATOR = r"^_{20,}\s*$"
+_BUG_REPORT_START = "Start of NVIDIA bug report log file"
+# Blocks inside a section: nvidia-smi commands share the nvidia-smi section; the kernel-message
+# scan lists its matches per log file and per boot.
+_SUBSECTION = r"^(?:/\S*/nvidia-smi(?: .*)?|  (?:/\S+|journalctl -b -?\d+):)$"
+_COMMAND = re.compile(r"^/\S*/(?P<command>[^/\s]+)(?P<args>(?: .*)?)$")
+_UNAME_HOST = re.compile(r"^uname: \S+ (?P<host>\S+) ")
+_NAMED_HEADERS = {
+    _BUG_REPORT_START: "prologue",
+    "Scanning kernel log files for NVIDIA kernel messages": "kernel-messages",
+    "End of NVIDIA bug report log file": "epilogue",
+}
+_MAX_NAME = 120
+_PROLOGUE_LINES = 40
+_REPORT_DATE = r"^Date: \w{3} (?P<day>\w{3} +\d{1,2} \d\d:\d\d:\d\d) (?:(?P<zone>[A-Z]{2,5}) )?(?P<year>\d{4})$"  # date(1)
+
+_POD_START = r"^==== START logs for container (?P<container>\S+) of pod (?P<namespace>[^/\s]+)/(?P<pod>\S+) ====\s*$"
+_POD_END = r"^==== END logs for container \S+ of pod \S+ ====\s*$"
+_DUMP_LIST = re.compile(r'^\s*\{\s*"kind":\s*"[A-Za-z]+List"')
+
+
+# --- hosts from the layout ------------------------------------------------------------
+
+
+def first_folder_host(parts: Sequence[str]) -> str | None:
+    """The host a path's first folder names (``gpu-node-1/kern.log``), if it is not a system folder."""
+    if len(parts) < 2 or parts[0] in (".", "..") or parts[0] in SYSTEM_FOLDERS:
+        return None
+    return parts[0]
+
+
+def sosreport_index(parts: Sequence[str]) -> int | None:
+    """Index of the folder in ``parts`` that is a sosreport's top (the last part, the file, excluded)."""
+    return next((i for i, part in enumerate(parts[:-1]) if _SOS_FOLDER.match(part)), None)
+
+
+def host_from_sos_folder(name: str) -> str | None:
+    """The host in a sosreport folder's name: ``sosreport-gpu-node-07-01234567-2024-06-14-xkqhmva`` → ``gpu-node-07``."""
+    found = _SOS_FOLDER.match(name)
+    return _SOS_CASE.sub("", found["rest"]) if found else None
+
+
+def hostname_in(text: str) -> str | None:
+    """The host name a hostname file holds (its first line), if it looks like one."""
+    first = text.strip().split("\n", 1)[0].strip()
+    return first if _HOSTNAME.match(first) else None
+
+
+def sos_hostname_file(parts: Sequence[str]) -> tuple[str, ...] | None:
+    """The sosreport folder (its path parts) whose hostname file ``parts`` is, if it is one."""
+    top = sosreport_index(parts)
+    if top is None or tuple(parts[top + 1 :]) not in SOS_HOSTNAME_FILES:
+        return None
+    return tuple(parts[: top + 1])
+
+
+def member_host(parts: Sequence[str], outer_host: str | None, sos_hosts: dict[tuple[str, ...], str]) -> str | None:
+    """The host of an archive member at ``parts``: its sosreport's, else the archive's own, else its first folder's."""
+    top = sosreport_index(parts)
+    if top is not None:
+        return sos_hosts.get(tuple(parts[: top + 1])) or host_from_sos_folder(parts[top])
+    return outer_host or first_folder_host(parts)
+
+
+class FolderHosts:
+    """Hosts of the files under a folder: a sosreport's own (also when the folder is one), else the first folder's."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = Path(os.path.realpath(root))
+        self._sos_hosts: dict[tuple[str, ...], str | None] = {}
+
+    def of(self, provenance: str) -> str | None:
+        """The host of the file at ``provenance`` (relative to the root)."""
+        parts = Path(provenance).parts
+        full = (self._root.name, *parts)
+        top = sosreport_index(full)
+        if top is None:
+            return first_folder_host(parts)
+        folder = full[: top + 1]
+        if folder not in self._sos_hosts:
+            self._sos_hosts[folder] = self._read_sos_hostname(self._root.parent.joinpath(*folder)) or host_from_sos_folder(folder[-1])
+        return self._sos_hosts[folder]
+
+    @staticmethod
+    def _read_sos_hostname(folder: Path) -> str | None:
+        for relative in SOS_HOSTNAME_FILES:
+            path = folder.joinpath(*relative)
+            # The top-level hostname is a link into sos_commands; never follow one out of the report.
+            if not path.is_file() or not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)):
+                continue
+            with open(path, "rb") as handle:
+                host = hostname_in(handle.read(HOSTNAME_BYTES).decode("utf-8", errors="replace"))
+            if host:
+                return host
+        return None
+
+
+# --- what a file's first bytes say ---------------------------------------------------------
+
+
+def text_kind(head: str) -> str | None:
+    """Which bundle text format a file's first characters open, if any."""
+    lines = [line for line in head.split("\n", 40)[:40] if line.strip()]
+    if not lines:
+        return None
+    if re.match(_SEPARATOR, lines[0]) and any(line.startswith(_BUG_REPORT_START) for line in lines[1:4]):
+        return BUG_REPORT
+    if re.match(_POD_START, lines[0]):
+        return POD_LOGS
+    if _DUMP_LIST.match(head):
+        return DUMP_DOCUMENT
+    return None
+
+
+# --- sections ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of a bundle file: its name (after ``!/`` in the provenance) and what it names."""
+
+    name: str
+    host: str | None = None
+    scope: tuple[tuple[str, str], ...] = ()  # (field, value) for pod, namespace, container
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Consecutive lines of one section within one batch."""
+
+    section: Section
+    lines: pl.DataFrame
+
+
+@dataclass
+class _Names:
+    """Section names made unique in order of appearance (``dmesg``, ``dmesg #2``)."""
+
+    seen: Counter[str] = field(default_factory=Counter)
+
+    def unique(self, name: str) -> str:
+        name = " ".join(name.split())[:_MAX_NAME] or "section"
+        self.seen[name] += 1
+        return name if self.seen[name] == 1 else f"{name} #{self.seen[name]}"
+
+
+class Splitter(ABC):
+    """Cuts a bundle file's batches of lines into sections, keeping state across batches.
+
+    :meth:`split` returns the batch's pieces in order and how many of its lines were
+    section headers (separators, header lines, ``*** ls:`` lines, START/END markers), which
+    belong to no section. Lines before the first section belong to a ``preamble`` section.
+    """
+
+    keeps_folder_host = True  # whether sections without a host of their own take the folder's
+
+    def __init__(self) -> None:
+        self._names = _Names()
+        self._current: Section | None = None
+        self.host: str | None = None  # the host the file names for itself
+        self.written: datetime | None = None  # when the file says it was written: the sections' reference time
+
+    @abstractmethod
+    def split(self, lines: pl.DataFrame) -> tuple[list[Piece], int]:
+        """The pieces of one batch, in order, and the number of its header lines."""
+
+    def _body(self, lines: pl.DataFrame, start: int, end: int, pieces: list[Piece]) -> None:
+        if end <= start:
+            return
+        if self._current is None:
+            self._current = Section(self._names.unique("preamble"))
+        pieces.append(Piece(self._current, lines.slice(start, end - start)))
+
+
+class BugReportSplitter(Splitter):
+    """Sections of ``nvidia-bug-report.log`` (see the module docstring)."""
+
+    def __init__(self, tz: str) -> None:
+        super().__init__()
+        self._tz = tz
+        self._awaiting_header = False  # a separator ended the last batch; its header comes in this one
+        self._after_file_header = False  # a ``*** PATH`` header ended the last batch; its ``*** ls:`` line may follow
+        self._parent: str | None = None
+
+    def split(self, lines: pl.DataFrame) -> tuple[list[Piece], int]:
+        texts = lines["text"]
+        height = lines.height
+        if self._current is None:
+            # The prologue, at the top of the first batch, names the host (uname) and the time it was written (date).
+            prologue = texts.head(_PROLOGUE_LINES)
+            hosts = prologue.str.extract(_UNAME_HOST.pattern, 1).drop_nulls()
+            self.host = hosts[0] if hosts.len() else None
+            dates = prologue.str.extract_groups(_REPORT_DATE)
+            self.written = _written_at(dates.filter(dates.struct.field("year").is_not_null()), self._tz)
+        is_separator = texts.str.contains(_SEPARATOR)
+        flags = pl.DataFrame({"separator": is_separator, "sub": texts.str.contains(_SUBSECTION) & ~is_separator})
+        row = pl.int_range(pl.len())
+        next_text = flags.select(
+            pl.when(texts.str.strip_chars() != "").then(row).backward_fill().alias("next")
+        )["next"]
+        marks = flags.with_row_index().filter(pl.col("separator") | pl.col("sub")).rows()
+        pieces: list[Piece] = []
+        headers = 0
+        position = 0
+        if self._after_file_header and height and texts[0].startswith("*** ls:"):
+            headers, position = 1, 1
+        self._after_file_header = False
+        if self._awaiting_header:
+            position, headers = self._header_at(texts, next_text, is_separator, position, headers, height)
+        for index, separator, _ in marks:
+            if index < position:
+                continue  # the header line of a section just opened
+            self._body(lines, position, index, pieces)
+            if separator:
+                self._awaiting_header = True
+                position, headers = self._header_at(texts, next_text, is_separator, index + 1, headers + 1, height)
+            else:
+                self._open(texts[index], sub=True)
+                position, headers = index + 1, headers + 1
+        self._body(lines, position, height, pieces)
+        return pieces, headers
+
+    def _header_at(
+        self, texts: pl.Series, next_text: pl.Series, is_separator: pl.Series, start: int, headers: int, height: int
+    ) -> tuple[int, int]:
+        """Open the section whose header is the first non-blank line from ``start``; the new position and header count."""
+        header = next_text[start] if start < height else None
+        if header is None:
+            return height, headers + height - start  # blank to the end of the batch: the header is in the next one
+        if is_separator[header]:
+            return header, headers + header - start  # an empty section: the next separator opens another
+        self._awaiting_header = False
+        text = texts[header]
+        self._open(text, sub=False)
+        end = header + 1
+        if text.startswith("*** "):
+            if end < height and texts[end].startswith("*** ls:"):
+                end += 1
+            elif end == height:
+                self._after_file_header = True
+        return end, headers + end - start
+
+    def _open(self, header: str, *, sub: bool) -> None:
+        name = _section_name(header, self._parent if sub else None)
+        if not sub:
+            self._parent = name
+        self._current = Section(self._names.unique(name), host=self.host)
+
+
+def _written_at(found: pl.Series, tz: str) -> datetime | None:
+    """The prologue's ``Date:`` (date(1) output); a zone other than UTC/GMT is taken as ``tz``."""
+    if found.len() == 0:
+        return None
+    day, zone, year = found[0]["day"], found[0]["zone"], found[0]["year"]
+    text = pl.lit(f"{' '.join(day.split())} {year}")
+    return pl.select(timeutil.dated_to_utc(text, "%b %d %H:%M:%S %Y", "UTC" if zone in ("UTC", "GMT") else tz)).item()
+
+
+def _section_name(header: str, parent: str | None) -> str:
+    text = header.strip()
+    if text.startswith("*** "):
+        path = text[4:].removesuffix(" does not exist").removesuffix(" is not readable")
+        return path.lstrip("/")
+    for start, name in _NAMED_HEADERS.items():
+        if text.startswith(start):
+            return name
+    if parent and header.startswith("  ") and text.endswith(":"):
+        return f"{parent}/{text.removesuffix(':').lstrip('/')}"
+    if command := _COMMAND.match(text):
+        return command["command"] + command["args"]
+    return text.removesuffix(":")
+
+
+class PodLogSplitter(Splitter):
+    """Container blocks of a ``kubectl cluster-info dump`` pod log (``NAMESPACE/POD/logs.txt``)."""
+
+    keeps_folder_host = False  # the dump's folders are namespaces and pods, not hosts
+
+    def split(self, lines: pl.DataFrame) -> tuple[list[Piece], int]:
+        texts = lines["text"]
+        starts = texts.str.extract_groups(_POD_START)
+        marks = (
+            pl.DataFrame({"start": starts.struct.field("container").is_not_null(), "end": texts.str.contains(_POD_END)})
+            .with_row_index()
+            .filter(pl.col("start") | pl.col("end"))
+        )
+        pieces: list[Piece] = []
+        position = 0
+        for index, is_start, _ in marks.rows():
+            self._body(lines, position, index, pieces)
+            if is_start:
+                found = starts[index]
+                scope = (("pod", found["pod"]), ("namespace", found["namespace"]), ("container", found["container"]))
+                self._current = Section(self._names.unique(found["container"]), scope=scope)
+            position = index + 1
+        self._body(lines, position, lines.height, pieces)
+        return pieces, marks.height
+
+
+def splitter_for(kind: str, tz: str) -> Splitter:
+    """A fresh splitter for a sectioned bundle kind (:data:`SECTIONED`); ``tz`` is the zone of times written without one."""
+    return BugReportSplitter(tz) if kind == BUG_REPORT else PodLogSplitter()

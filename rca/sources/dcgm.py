@@ -1,0 +1,354 @@
+"""DCGM exporter metrics: Prometheus text-exposition scrapes and Prometheus query-API JSON exports.
+
+dcgm-exporter serves ``curl :9400/metrics`` as Prometheus text exposition::
+
+    # HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).
+    # TYPE DCGM_FI_DEV_FB_USED gauge
+    DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-…",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",
+        Hostname="gpu-node-07",container="trainer",namespace="research",pod="llama-ft-0"} 40506
+
+Samples may end in a millisecond timestamp (Prometheus ``/federate``, or a scrape saved
+with one); a scrape without timestamps takes the file's modification time, and scrapes
+saved one after another in one file are told apart by each series' occurrence number
+(``attrs.scrape``). A range or instant query exported from Prometheus' HTTP API
+(``{"status":"success","data":{"resultType":"matrix","result":[{"metric":{…},"values":[[t,"v"],…]}]}}``)
+is one JSON document, read whole (:func:`parse_bytes`), so its size is no line length.
+
+Events: one ``gpu_sample`` per GPU (and MIG instance) per timestamp, merging
+``DCGM_FI_DEV_FB_USED`` / ``FB_FREE`` (MiB → ``mem_used_bytes``, ``mem_total_bytes`` =
+used + free) and ``DCGM_FI_DEV_GPU_UTIL`` (``gpu_util_pct``), with the other DCGM fields in
+``attrs`` (named ones like ``temp_c``, ``power_w``; the rest under their metric name). GPU,
+UUID, pod, namespace and container come from the labels (``exported_*`` after Prometheus
+relabelling). ``DCGM_FI_DEV_XID_ERRORS`` holds the last Xid seen, so an ``xid`` event is
+written where it changes to a non-zero code, with the kernel source's catalog attrs.
+DCGM's blank values (9223372036854775792 and up), NaN and ±Inf are null. The ``Hostname``
+label is the host (``host_in_content``) unless it names the exporter's own pod; other
+metrics (go_*, process_*) are skipped as "other metric", comments as "comment".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import polars as pl
+
+from rca import schema
+from rca.errors import FileFormatError
+from rca.sources import _xid, register
+from rca.sources._base import ParseContext, Parsed, Source, map_distinct
+from rca.sources._kube import attrs_json
+
+MIB = 2**20
+_DCGM_BLANK = 9.2233720368547758e18  # DCGM_*_BLANK and its NOT_FOUND / NOT_SUPPORTED / NOT_PERMISSIONED neighbours
+
+_USED, _FREE, _UTIL, _XID = "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_XID_ERRORS"
+# Metrics with an attribute name of their own, and the factor from the metric's unit.
+_NAMED_ATTRS: dict[str, tuple[str, float]] = {
+    "DCGM_FI_DEV_GPU_TEMP": ("temp_c", 1.0),
+    "DCGM_FI_DEV_MEMORY_TEMP": ("memory_temp_c", 1.0),
+    "DCGM_FI_DEV_POWER_USAGE": ("power_w", 1.0),
+    "DCGM_FI_DEV_MEM_COPY_UTIL": ("mem_copy_util_pct", 1.0),
+    "DCGM_FI_DEV_SM_CLOCK": ("sm_clock_mhz", 1.0),
+    "DCGM_FI_DEV_MEM_CLOCK": ("mem_clock_mhz", 1.0),
+    "DCGM_FI_DEV_FB_RESERVED": ("fb_reserved_bytes", float(MIB)),
+    "DCGM_FI_DEV_FB_TOTAL": ("fb_total_bytes", float(MIB)),
+    _XID: ("last_xid", 1.0),
+}
+_COLUMN_METRICS = (_USED, _FREE, _UTIL)
+
+# label in the exposition -> column; the first of several labels that is set wins (see _LABEL_COLUMNS).
+_LABELS = (
+    "gpu", "UUID", "pci_bus_id", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION", "GPU_I_ID", "GPU_I_PROFILE",
+    "pod", "namespace", "container", "exported_pod", "exported_namespace", "exported_container",
+)
+_LABEL_VALUE = r'"((?:[^"\\]|\\.)*)"'
+_SAMPLE_LINE = (
+    r'^(?P<metric>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>(?:[^}"]|"(?:[^"\\]|\\.)*")*)\})?'
+    r"\s+(?P<value>\S+)(?:\s+(?P<stamp>-?\d+))?\s*$"
+)
+_DCGM_COMMENT = r"^#\s*(?:HELP|TYPE)\s+DCGM_"
+_DCGM_SAMPLE = r"^DCGM_[A-Z0-9_]+(?:\{|\s)"
+_JSON_NUMBER = r"^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$"
+_EXPORTER_POD = r"(?i)dcgm-exporter"
+
+
+def sniff(head: Sequence[str]) -> float:
+    """0.95 when the head holds DCGM HELP/TYPE lines or is mostly DCGM samples; 0.9 for a JSON export of DCGM metrics."""
+    if not head:
+        return 0.0
+    if _is_json_export(head):
+        return 0.9
+    lines = pl.DataFrame({"text": list(head)}, schema={"text": pl.String})
+    found = lines.select(
+        comment=pl.col("text").str.contains(_DCGM_COMMENT).any(),
+        samples=pl.col("text").str.contains(_DCGM_SAMPLE).mean(),
+    ).row(0, named=True)
+    if found["comment"] or (found["samples"] or 0.0) >= 0.5:
+        return 0.95
+    return 0.0
+
+
+def _is_json_export(head: Sequence[str]) -> bool:
+    joined = "\n".join(head)
+    return joined.lstrip().startswith("{") and '"resultType"' in joined and "DCGM_" in joined
+
+
+def sniff_bytes(head: bytes) -> float:
+    """0.95 for a Prometheus query-API JSON document about DCGM metrics."""
+    start = head.lstrip()[:1]
+    return 0.95 if start == b"{" and b'"resultType"' in head and b"DCGM_" in head else 0.0
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Text exposition: samples grouped into GPU events; comments skipped; other lines kept as ``log``.
+
+    A JSON export handed over as lines (``rca.parse_text``) is parsed as one document covering them.
+    """
+    if _is_json_export(lines["text"].head(60).to_list()):
+        try:
+            parsed = parse_bytes("\n".join(lines["text"].to_list()).encode("utf-8"), ctx)
+        except FileFormatError:
+            return Parsed(events=lines.select("line", message="text", n_lines=pl.lit(1, pl.Int32)))
+        first = pl.int_range(pl.len()) == 0
+        covering = pl.when(first).then(pl.lit(lines.height)).otherwise(0).cast(pl.Int32)
+        return Parsed(events=parsed.events.with_columns(line=pl.lit(lines["line"][0], pl.Int64), n_lines=covering),
+                      skipped={} if parsed.events.height else {reason: lines.height for reason in parsed.skipped})
+    text = pl.col("text").str.strip_chars()
+    comment = text.str.starts_with("#")
+    classified = lines.with_columns(comment=comment, sample=text.str.extract_groups(_SAMPLE_LINE))
+    skipped = {"comment": int(classified["comment"].sum())} if classified["comment"].any() else {}
+    candidates = classified.filter(~pl.col("comment"))
+    is_sample = pl.col("sample").struct.field("metric").is_not_null()
+    unparsed = candidates.filter(~is_sample).select("line", message="text", n_lines=pl.lit(1, pl.Int32))
+    samples = _exposition_samples(candidates.filter(is_sample))
+    events, other = _events(samples, ctx)
+    if other:
+        skipped["other metric"] = other
+    return Parsed(events=pl.concat([events, unparsed], how="diagonal_relaxed").sort("line"), skipped=skipped)
+
+
+def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
+    """A Prometheus query-API JSON export (matrix or vector): one document, counted as one line."""
+    text = data.decode("utf-8", errors="replace")
+    try:
+        document = pl.DataFrame({"doc": [text]}).select(pl.col("doc").str.json_decode(_JSON_DTYPE).struct.unnest())
+    except pl.exceptions.PolarsError as err:
+        raise FileFormatError(f"not a readable Prometheus JSON export: {_first_line(str(err))}") from None
+    result = document.select(pl.col("data").struct.field("resultType"), pl.col("data").struct.field("result"), "status")
+    if result["status"][0] != "success" or result["resultType"][0] not in ("matrix", "vector"):
+        raise FileFormatError("Prometheus JSON export without a successful matrix or vector result")
+    samples = _json_samples(result.select("result"))
+    events, other = _events(samples, ctx)
+    if events.height == 0:
+        return Parsed(events=events, skipped={"no DCGM samples" if not other else "other metric": 1})
+    first = pl.int_range(pl.len()) == 0
+    return Parsed(events=events.with_columns(
+        line=pl.lit(1, pl.Int64), n_lines=pl.when(first).then(1).otherwise(0).cast(pl.Int32), format=pl.lit("prometheus_json"),
+    ))
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:200] if text.strip() else "unknown error"
+
+
+# --- samples: one row per (metric, series, time) -----------------------------------------------
+
+
+def _label_fields(labels: pl.Expr) -> pl.Expr:
+    """The labels rca reads, as a struct (escaped quotes and backslashes undone)."""
+    def label(name: str) -> pl.Expr:
+        raw = labels.str.extract(rf"(?:^|,)\s*{re.escape(name)}\s*=\s*{_LABEL_VALUE}", 1)
+        return raw.str.replace_all('\\"', '"', literal=True).str.replace_all("\\\\", "\\", literal=True).alias(name)
+
+    return pl.struct([label(name) for name in _LABELS])
+
+
+def _exposition_samples(rows: pl.DataFrame) -> pl.DataFrame:
+    sample = pl.col("sample").struct
+    labels = rows.select(sample.field("labels").fill_null("")).to_series()
+    fields = map_distinct(labels, _label_fields).struct.unnest()
+    stamp_ms = sample.field("stamp").cast(pl.Int64, strict=False)
+    return pl.concat(
+        [
+            rows.select(
+                "line",
+                metric=sample.field("metric"),
+                value=sample.field("value"),
+                stamp_us=pl.when(stamp_ms.is_between(0, 10**14)).then(stamp_ms * 1000),
+                message=pl.col("text"),
+                n_lines=pl.lit(1, pl.Int32),
+            ),
+            fields,
+        ],
+        how="horizontal",
+    )
+
+
+_METRIC_DTYPE = pl.Struct({"__name__": pl.String(), **{name: pl.String() for name in _LABELS}, "node": pl.String(),
+                           "kubernetes_node": pl.String()})
+_RESULT_DTYPE = pl.List(pl.Struct({"metric": _METRIC_DTYPE, "values": pl.List(pl.List(pl.String())), "value": pl.List(pl.String())}))
+_JSON_DTYPE = pl.Struct({"status": pl.String(), "data": pl.Struct({"resultType": pl.String(), "result": _RESULT_DTYPE})})
+
+
+def _json_samples(frame: pl.DataFrame) -> pl.DataFrame:
+    series = frame.explode("result").unnest("result").filter(pl.col("metric").is_not_null()).with_row_index("series_index")
+    matrix = series.filter(pl.col("values").is_not_null()).explode("values").drop("value").rename({"values": "point"})
+    vector = series.filter(pl.col("values").is_null()).drop("values").rename({"value": "point"})
+    points = pl.concat([matrix, vector]).filter(pl.col("point").list.len() == 2)
+    metric = pl.col("metric").struct
+    seconds = pl.col("point").list.get(0).cast(pl.Float64, strict=False)
+    value = pl.col("point").list.get(1)
+    return points.select(
+        line=pl.lit(1, pl.Int64),
+        metric=metric.field("__name__"),
+        value=value,
+        stamp_us=(seconds * 1e6).round().cast(pl.Int64, strict=False),
+        message=pl.concat_str([metric.field("__name__").fill_null(""), pl.lit('{gpu="'), metric.field("gpu").fill_null(""), pl.lit('",UUID="'),
+                               metric.field("UUID").fill_null(""), pl.lit('"} '), value, pl.lit(" @"), pl.col("point").list.get(0)]),
+        n_lines=pl.lit(1, pl.Int32),
+        **{name: metric.field(name) for name in _LABELS if name != "Hostname"},
+        Hostname=pl.coalesce(metric.field("Hostname"), metric.field("kubernetes_node"), metric.field("node")),
+    ).select("line", "metric", "value", "stamp_us", "message", "n_lines", *_LABELS)
+
+
+# --- events: samples of one GPU at one time merged ----------------------------------------------
+
+
+def _events(samples: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, int]:
+    """GPU events from samples, and how many sample lines were of metrics other than DCGM's."""
+    is_dcgm = pl.col("metric").str.starts_with("DCGM_").fill_null(False)
+    other = int(samples.filter(~is_dcgm)["n_lines"].sum() or 0)
+    number = pl.col("value").cast(pl.Float64, strict=False)
+    mtime = pl.lit(ctx.reference_time, schema.UTC_MICROS)
+    # A GPU shared by several pods (time-slicing, MPS) has a series per pod: one event each.
+    gpu_key = ["Hostname", "gpu", "UUID", "GPU_I_ID", "pod", "namespace", "container", "exported_pod", "exported_namespace", "exported_container"]
+    dcgm = samples.filter(is_dcgm).with_columns(
+        number=pl.when(number.is_finite() & (number.abs() < _DCGM_BLANK)).then(number),
+        ts=pl.coalesce(pl.col("stamp_us").cast(schema.UTC_MICROS), mtime),
+        ts_quality=pl.when(pl.col("stamp_us").is_not_null()).then(pl.lit("exact"))
+        .otherwise(pl.lit("file_mtime" if ctx.reference_time else "missing")),
+        # Without timestamps, the k-th sample of a GPU's metric belongs to the k-th scrape saved in the file.
+        scrape=pl.when(pl.col("stamp_us").is_null()).then(pl.int_range(pl.len()).over("metric", *gpu_key)).cast(pl.Int32),
+    ).sort([*gpu_key, "ts", "scrape"], nulls_last=True, maintain_order=True)
+    xid = pl.col("number").cast(pl.Int32, strict=False)
+    dcgm = dcgm.with_columns(
+        xid_event=(pl.col("metric") == _XID) & (xid > 0).fill_null(False)
+        & xid.ne_missing(pl.when(pl.col("metric") == _XID).then(xid).shift(1).over(*gpu_key, "metric")).fill_null(True)
+    )
+    events = pl.concat(
+        [_gpu_samples(dcgm.filter(~pl.col("xid_event")), gpu_key), _xid_events(dcgm.filter(pl.col("xid_event")))],
+        how="diagonal_relaxed",
+    )
+    return events.sort("line", maintain_order=True), other
+
+
+def _identity() -> dict[str, pl.Expr]:
+    def present(expr: pl.Expr) -> pl.Expr:
+        return pl.when(expr != "").then(expr)
+
+    hostname = present(pl.col("Hostname"))
+    return {
+        "host": pl.when(~hostname.str.contains(_EXPORTER_POD)).then(hostname),
+        "gpu_index": pl.col("gpu").cast(pl.Int32, strict=False),
+        "gpu_uuid": present(pl.col("UUID")),
+        "pci_bus": present(pl.col("pci_bus_id")),
+        "pod": pl.coalesce(present(pl.col("pod")), present(pl.col("exported_pod"))),
+        "namespace": pl.coalesce(present(pl.col("namespace")), present(pl.col("exported_namespace"))),
+        "container": pl.coalesce(present(pl.col("container")), present(pl.col("exported_container"))),
+    }
+
+
+def _gpu_samples(rows: pl.DataFrame, gpu_key: list[str]) -> pl.DataFrame:
+    metric, value = pl.col("metric"), pl.col("number")
+
+    def reading(name: str) -> pl.Expr:
+        return value.filter(metric == name).first()
+
+    named = {attr: (value.filter(metric == name).first() * factor) for name, (attr, factor) in _NAMED_ATTRS.items()}
+    json_value = pl.when(pl.col("number").is_not_null() & pl.col("value").str.contains(_JSON_NUMBER)).then(pl.col("value"))
+    unnamed = pl.format('"{}":{}', metric, json_value.fill_null("null")).filter(~metric.is_in([*_COLUMN_METRICS, *_NAMED_ATTRS]))
+    label_columns = ["pci_bus_id", "modelName", "DCGM_FI_DRIVER_VERSION", "GPU_I_PROFILE"]
+    grouped = rows.group_by([*gpu_key, "ts", "ts_quality", "scrape"], maintain_order=True).agg(
+        pl.col("line").min(),
+        pl.col("n_lines").sum().cast(pl.Int32),
+        *(pl.col(name).drop_nulls().first() for name in label_columns),
+        used=reading(_USED),
+        free=reading(_FREE),
+        util=reading(_UTIL),
+        unnamed=unnamed.str.join(","),
+        **named,
+    )
+    used_bytes = (pl.col("used") * MIB).round().cast(pl.Int64, strict=False)
+    total_bytes = ((pl.col("used") + pl.col("free")) * MIB).round().cast(pl.Int64, strict=False)
+    attrs = attrs_json({
+        "model_name": pl.col("modelName"),
+        "driver_version": pl.col("DCGM_FI_DRIVER_VERSION"),
+        "mig_device": pl.col("GPU_I_ID").cast(pl.Int64, strict=False),
+        "mig_profile": pl.col("GPU_I_PROFILE"),
+        "scrape": pl.when(pl.col("scrape") > 0).then(pl.col("scrape")),
+        **{attr: _integral(pl.col(attr), attr) for attr, _ in _NAMED_ATTRS.values()},
+    })
+    return grouped.select(
+        "line", "n_lines", "ts", "ts_quality",
+        kind=pl.lit("gpu_sample"),
+        format=pl.lit("exposition"),
+        mem_used_bytes=pl.when(used_bytes >= 0).then(used_bytes),
+        mem_total_bytes=pl.when(total_bytes >= 0).then(total_bytes).otherwise(pl.col("fb_total_bytes").round().cast(pl.Int64, strict=False)),
+        gpu_util_pct=pl.col("util"),
+        attrs=_merge_json(attrs, pl.col("unnamed")),
+        message=pl.concat_str(
+            [
+                pl.format("DCGM gpu {} {}", pl.col("gpu").fill_null("?"), pl.col("UUID").fill_null("")),
+                pl.format("fb_used {} MiB", pl.col("used").round().cast(pl.Int64, strict=False)),
+                pl.format("fb_free {} MiB", pl.col("free").round().cast(pl.Int64, strict=False)),
+                pl.format("util {}%", pl.col("util")),
+            ],
+            separator=", ",
+            ignore_nulls=True,
+        ),
+        **_identity(),
+    )
+
+
+def _integral(value: pl.Expr, attr: str) -> pl.Expr:
+    """Counts and byte sizes as integers in attrs; readings with a fraction (power) as they are."""
+    return value.round().cast(pl.Int64, strict=False) if attr.endswith(("_bytes", "_mhz", "_c", "_xid")) else value
+
+
+def _merge_json(named: pl.Expr, members: pl.Expr) -> pl.Expr:
+    """``named`` (a JSON object or null) with the extra ``"key":value`` ``members`` appended."""
+    extra = pl.when(members.fill_null("") != "").then(members)
+    return (
+        pl.when(named.is_null() & extra.is_null()).then(pl.lit(None, pl.String))
+        .when(extra.is_null()).then(named)
+        .when(named.is_null()).then(pl.lit("{") + extra + pl.lit("}"))
+        .otherwise(named.str.strip_suffix("}") + pl.lit(",") + extra + pl.lit("}"))
+    )
+
+
+def _xid_events(rows: pl.DataFrame) -> pl.DataFrame:
+    code = pl.col("number").cast(pl.Int32, strict=False)
+    return rows.select(
+        "line", "n_lines", "ts", "ts_quality", "message",
+        kind=pl.lit("xid"),
+        format=pl.lit("exposition"),
+        xid=code,
+        severity=_xid.catalog_severity(code),
+        attrs=attrs_json({**_xid.catalog_attrs(code), "model_name": pl.col("modelName")}),
+        **_identity(),
+    )
+
+
+SOURCE = register(
+    Source(
+        name="dcgm",
+        sniff=sniff,
+        parse=parse,
+        sniff_literals=("DCGM_",),
+        formats=("exposition", "prometheus_json"),
+        host_in_content=True,
+        sniff_bytes=sniff_bytes,
+        parse_bytes=parse_bytes,
+    )
+)
