@@ -4,7 +4,8 @@
 
 Builds (or reuses) a mixed multi-source corpus with the dataset generator, then measures:
 
-* ``rca ingest`` in a child process: wall time, lines/s, MB/s and peak RSS of the largest process;
+* ``rca ingest --no-correlate`` in a child process: wall time, lines/s, MB/s and peak RSS of the largest
+  process; ``rca correlate`` on the result is timed apart, as the next stage;
 * a plain ``polars.read_csv`` line read of the same bytes (the floor for any polars-based parser);
 * a Drain3 ``TemplateMiner.add_log_message`` loop over the same lines (measured on a
   ``--drain-lines`` sample with the corpus' mix of sources and compared as a rate, since a
@@ -39,12 +40,19 @@ def _raw_bytes(path: Path) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
+def _is_binary(data: bytes) -> bool:
+    """A file with NUL bytes (a pickled memory snapshot) has no lines to read: rca reads it whole."""
+    return b"\x00" in data[:8192]
+
+
 def polars_line_read(files: list[Path]) -> tuple[float, float, int, int]:
-    """Wall seconds, CPU seconds, lines and bytes for reading every file's lines with polars.read_csv."""
+    """Wall seconds, CPU seconds, lines and bytes for reading every text file's lines with polars.read_csv."""
     start, cpu_start = time.perf_counter(), time.process_time()
     lines = size = 0
     for path in files:
         data = _raw_bytes(path)
+        if _is_binary(data):
+            continue
         size += len(data)
         frame = pl.read_csv(data, has_header=False, separator="\x1f", quote_char=None, new_columns=["text"],
                             schema_overrides={"text": pl.String}, truncate_ragged_lines=True, encoding="utf8-lossy")
@@ -65,7 +73,8 @@ def drain3_rate(files: list[Path], max_lines: int) -> tuple[float, float, int]:
     config = TemplateMinerConfig()
     config.profiling_enabled = False
     miner = TemplateMiner(config=config)
-    per_file = [_raw_bytes(path).decode("utf-8", errors="replace").splitlines() for path in files]
+    texts = (_raw_bytes(path) for path in files)
+    per_file = [data.decode("utf-8", errors="replace").splitlines() for data in texts if not _is_binary(data)]
     share = min(1.0, max_lines / max(1, sum(len(lines) for lines in per_file)))
     sample = [line for lines in per_file for line in lines[: max(1, round(len(lines) * share))]][:max_lines]
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -74,16 +83,30 @@ def drain3_rate(files: list[Path], max_lines: int) -> tuple[float, float, int]:
     return len(sample) / (time.perf_counter() - start), len(sample) / (time.process_time() - cpu_start), len(sample)
 
 
-def rca_ingest(corpus: Path, store: Path, workers: int | None) -> tuple[float, float, dict, int]:
-    """Wall seconds, CPU seconds (all its processes), JSON summary and peak RSS (bytes) of ``rca ingest`` run as a child process."""
-    command = [sys.executable, "-m", "rca", "ingest", str(corpus), "--store", str(store), "--json"]
-    if workers:
-        command += ["--workers", str(workers)]
+def _run_child(command: list[str]) -> tuple[float, float, str, int]:
+    """Wall seconds, CPU seconds, stdout and peak RSS (bytes, largest process) of a child command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - start
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return seconds, children.ru_utime + children.ru_stime, json.loads(done.stdout), children.ru_maxrss * 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return seconds, cpu, done.stdout, after.ru_maxrss * 1024
+
+
+def rca_ingest(corpus: Path, store: Path, workers: int | None) -> tuple[float, float, dict, int]:
+    """Wall seconds, CPU seconds (all its processes), JSON summary and peak RSS (bytes) of ``rca ingest --no-correlate``."""
+    command = [sys.executable, "-m", "rca", "ingest", str(corpus), "--store", str(store), "--json", "--no-correlate"]
+    if workers:
+        command += ["--workers", str(workers)]
+    seconds, cpu, stdout, peak = _run_child(command)
+    return seconds, cpu, json.loads(stdout), peak
+
+
+def rca_correlate(store: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of ``rca correlate`` on the ingested store (the next stage, timed apart)."""
+    seconds, cpu, _, _ = _run_child([sys.executable, "-m", "rca", "correlate", "--store", str(store)])
+    return seconds, cpu
 
 
 def main() -> None:
@@ -112,12 +135,14 @@ def main() -> None:
         polars_s, polars_cpu, lines, raw = polars_line_read(files)
         drain_lps, drain_cpu_lps, drain_n = drain3_rate(files, args.drain_lines)
         ingest_s, ingest_cpu, summary, peak = rca_ingest(logs, work / "store", args.workers)
+        correlate_s, correlate_cpu = rca_correlate(work / "store")
 
         rca_lps = lines / ingest_s
         print(f"corpus: {len(files)} files, {on_disk / 1e6:,.1f} MB on disk, {raw / 1e6:,.1f} MB of text, {lines:,} lines")
         print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall-clock figures suffer from load; CPU-second figures less so)")
         print(f"rca ingest:        {ingest_s:8.2f} s  {rca_lps:12,.0f} lines/s  {raw / 1e6 / ingest_s:8.1f} MB/s  "
               f"CPU {ingest_cpu:7.1f} s ({lines / ingest_cpu:,.0f} lines per CPU-s)  peak RSS {peak / 2**20:,.0f} MiB")
+        print(f"rca correlate:     {correlate_s:8.2f} s  (CPU {correlate_cpu:.1f} s; the next stage, not in the ratios below)")
         print(f"polars line read:  {polars_s:8.2f} s  {lines / polars_s:12,.0f} lines/s  CPU {polars_cpu:.2f} s")
         print(f"drain3 loop:       {drain_n / drain_lps:8.2f} s  {drain_lps:12,.0f} lines/s  {drain_cpu_lps:,.0f} lines per CPU-s  (a {drain_n:,}-line sample)")
         print(f"ratio ingest / polars read: {ingest_s / polars_s:6.2f}× wall, {ingest_cpu / polars_cpu:6.2f}× CPU   (target ≤ 4×)")

@@ -13,6 +13,7 @@ only to run on a cluster.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -51,10 +52,18 @@ class InProcess:
 
 
 class ProcessPool:
-    """A pool of local worker processes (spawned: polars' thread pool does not survive a fork)."""
+    """A pool of local worker processes (spawned: polars' thread pool does not survive a fork).
+
+    Each worker's polars thread pool gets its share of the cores: with a pool per core
+    on top of a process per core, most of a small query's time goes to waking threads
+    (measured: 7 % more CPU for the same files, and the processes steal each other's cores).
+    """
 
     def __init__(self, workers: int) -> None:
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        self._pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=get_context("spawn"), initializer=_limit_polars_threads, initargs=(threads,)
+        )
         self._pending: dict[Future, str] = {}
 
     def submit(self, fn: Task, arg: Any, key: str) -> None:
@@ -68,6 +77,11 @@ class ProcessPool:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _limit_polars_threads(threads: int) -> None:
+    """Runs first in a worker: polars sizes its thread pool from this variable on first use."""
+    os.environ.setdefault("POLARS_MAX_THREADS", str(threads))
 
 
 class DaskExecutor:

@@ -107,9 +107,16 @@ def finish_events(events: pl.DataFrame, ctx: ParseContext, source_name: str) -> 
 
 
 def year_hint(texts: pl.Series) -> int | None:
-    """The year of the first fully dated timestamp in a batch, if any."""
-    found = texts.str.extract(_DATED.pattern, 1).drop_nulls()
-    return int(found[0]) if found.len() else None
+    """The year of the first fully dated timestamp in a batch, if any.
+
+    The head is searched first: a dated file shows it in its first lines, and the batch
+    behind them can be 32 MiB.
+    """
+    for lines in (texts.head(HEAD_LINES), texts.slice(HEAD_LINES)):
+        found = lines.str.extract(_DATED.pattern, 1).drop_nulls()
+        if found.len():
+            return int(found[0])
+    return None
 
 
 def parse_text(
@@ -393,13 +400,18 @@ class _Accounting:
     def add(self, lines: int, events: pl.DataFrame, skipped: dict[str, int]) -> None:
         self.lines += lines
         self.events += events.height
-        covering = events.filter(pl.col("n_lines") > 0)
-        self.derived += events.height - covering.height
-        self.merged += int(covering["n_lines"].sum() or 0) - covering.height
-        self.unparsed += int((events["kind"] == "log").sum())
-        self.recognised += events.filter(
-            (pl.col("kind") != "log") | pl.col("ts").is_not_null() | pl.col("boot_seconds").is_not_null() | pl.col("attrs").is_not_null()
-        ).height
+        covers = pl.col("n_lines") > 0
+        log = pl.col("kind") == "log"
+        counts = events.select(
+            covering=covers.sum(),
+            covered_lines=pl.col("n_lines").filter(covers).sum(),
+            unparsed=log.sum(),
+            recognised=(~log | pl.col("ts").is_not_null() | pl.col("boot_seconds").is_not_null() | pl.col("attrs").is_not_null()).sum(),
+        ).row(0, named=True)
+        self.derived += events.height - counts["covering"]
+        self.merged += int(counts["covered_lines"] or 0) - counts["covering"]
+        self.unparsed += counts["unparsed"]
+        self.recognised += counts["recognised"]
         self.skipped.update(skipped)
         self.formats.update(dict(events["format"].value_counts().iter_rows()))
 

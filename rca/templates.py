@@ -145,11 +145,8 @@ def digits_to_zero(messages: pl.Series) -> pl.Series:
 
 def template_ids(messages: pl.Series) -> pl.Series:
     """Stable template id of each message, in input order (a null message counts as "")."""
-    frame = messages.cast(pl.String).fill_null("").to_frame("message")
-    distinct = frame.unique()
-    distinct = distinct.with_columns(zeroed=digits_to_zero(distinct["message"]))
-    shaped = _shaped(distinct.select(message="zeroed").unique())
+    zeroed = digits_to_zero(messages.cast(pl.String).fill_null("")).to_frame("message")
+    shaped = _shaped(zeroed.unique())
     ids = {template: _digest(template) for template in shaped["shape"].unique().to_list()}
-    shaped = shaped.select(zeroed="message", template_id=pl.col("shape").replace_strict(ids, return_dtype=pl.String))
-    distinct = distinct.join(shaped, on="zeroed", how="left").select("message", "template_id")
-    return frame.join(distinct, on="message", how="left", maintain_order="left")["template_id"]
+    lookup = shaped.select("message", template_id=pl.col("shape").replace_strict(ids, return_dtype=pl.String))
+    return zeroed.join(lookup, on="message", how="left", maintain_order="left")["template_id"]
