@@ -29,7 +29,7 @@ number of years away is shifted by that many years and reported.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import polars as pl
 
@@ -282,9 +282,25 @@ def _report(relative: pl.DataFrame, offsets: pl.DataFrame) -> pl.DataFrame:
 _EXACT = (pl.col("ts_quality") == "exact") & pl.col("ts").is_not_null()
 
 
+# How far apart the middle 80 % of the exactly dated events may lie for their median to say
+# which year a host without dated logs of its own is in: one cluster's logs of a week or a
+# quarter agree; a folder of unrelated samples from several years does not, and shifting
+# its yearless files towards their median would only move them away from the truth.
+_SHARED_PERIOD = timedelta(days=120)
+
+
 def exact_reference(events: pl.DataFrame) -> datetime | None:
-    """The median time of the exactly dated events: the year reference of hosts that have none of their own."""
-    return events.lazy().filter(_EXACT).select(pl.col("ts").median()).collect().item()
+    """The median time of the exactly dated events, when they agree on one period (else None).
+
+    It is the year reference of hosts that have no dated logs of their own.
+    """
+    micros = pl.col("ts").dt.epoch("us")
+    spread = events.lazy().filter(_EXACT).select(
+        median=pl.col("ts").median(), early=micros.quantile(0.1), late=micros.quantile(0.9)
+    ).collect().row(0, named=True)
+    if spread["median"] is None or spread["late"] - spread["early"] > _SHARED_PERIOD / timedelta(microseconds=1):
+        return None
+    return spread["median"]
 
 
 def _check_years(events: pl.DataFrame, overall: datetime | None) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -292,13 +308,14 @@ def _check_years(events: pl.DataFrame, overall: datetime | None) -> tuple[pl.Dat
     inferred_mask = pl.col("ts_quality").is_in(["year_inferred", "year_from_mtime"]) & pl.col("ts").is_not_null()
     # Lazy, so each filter fuses with its aggregation instead of copying millions of rows.
     inferred = events.lazy().filter(inferred_mask).group_by("host", "file").agg(median=pl.col("ts").median()).collect()
-    per_host = events.lazy().filter(_EXACT).group_by("host").agg(reference=pl.col("ts").median()).collect()
-    if inferred.height == 0 or overall is None:
+    # Files of no known host are no one host: each stands alone, like a host without dated logs.
+    per_host = events.lazy().filter(_EXACT & pl.col("host").is_not_null()).group_by("host").agg(reference=pl.col("ts").median()).collect()
+    if inferred.height == 0:
         return events, pl.DataFrame(schema=YEAR_REPORT_SCHEMA)
     days = (pl.col("median") - pl.col("reference")).dt.total_seconds() / 86400
     shifts = (
         inferred.join(per_host.select("host", "reference"), on="host", how="left", nulls_equal=True)
-        .with_columns(pl.col("reference").fill_null(overall))
+        .with_columns(pl.col("reference").fill_null(pl.lit(overall, pl.Datetime("us", "UTC"))))
         .with_columns(shifted_years=pl.when(days.abs() > _YEAR_DAYS / 2).then(-(days / _YEAR_DAYS).round()).cast(pl.Int32))
         .filter(pl.col("shifted_years").is_not_null() & (pl.col("shifted_years") != 0))
         .select("host", "file", "shifted_years")

@@ -226,7 +226,7 @@ def _print_correlation(report: dict, store: Path) -> None:
             table.add_row(row["host"] or "-", row["file"], str(row["boot"]), row["method"], str(row["events"]), str(row["matches"]), row["boot_time"] or "-", skew)
         out.print(table)
     for row in report["year_shifts"]:
-        out.print(f"[yellow]year corrected:[/] {row['host']} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
+        out.print(f"[yellow]year corrected:[/] {row['host'] or '(no host)'} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
 
 
 datasets_app = typer.Typer(help="Synthetic incident corpora with known answers.", no_args_is_help=True)

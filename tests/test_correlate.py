@@ -203,6 +203,39 @@ def test_a_klog_year_that_disagrees_with_the_hosts_dated_logs_is_corrected() -> 
     assert result.incidents.height == 1 and result.incidents["start"][0] == at(0)
 
 
+def test_a_host_without_dated_logs_takes_its_year_from_the_other_hosts_when_they_agree() -> None:
+    events = event_frame(
+        {"ts": at(0) - timedelta(days=365), "ts_quality": "year_from_mtime", "kind": "oom_kill", "source": "kernel",
+         "host": "node-b", "file": "node-b/kern.log"},
+        {"ts": at(3), "kind": "process_killed", "source": "pipeline"},
+        {"ts": at(86400 * 5), "kind": "log", "source": "pipeline"},
+    )
+    result = correlate(events)
+    assert result.report["year_shifts"] == [{"host": "node-b", "file": "node-b/kern.log", "shifted_years": 1}]
+
+
+def test_yearless_files_stay_put_when_the_dated_logs_span_years() -> None:
+    """A folder of unrelated samples: their dated logs agree on no period, so no year is borrowed."""
+    events = event_frame(
+        {"ts": at(0) - timedelta(days=365), "ts_quality": "year_inferred", "kind": "oom_kill", "source": "kernel",
+         "host": "node-b", "file": "node-b/kern.log"},
+        {"ts": at(0) - timedelta(days=3 * 365), "kind": "log", "source": "pipeline", "host": "node-c"},
+        {"ts": at(3), "kind": "log", "source": "pipeline", "host": "node-d"},
+        {"ts": at(0) + timedelta(days=400), "kind": "log", "source": "pipeline", "host": "node-e"},
+    )
+    result = correlate(events)
+    assert result.report["year_shifts"] == []
+    assert result.incidents.filter(pl.col("anchor_kind") == "oom_kill")["start"].to_list() == [at(0) - timedelta(days=365)]
+
+
+def test_files_of_no_known_host_do_not_take_each_others_year() -> None:
+    events = event_frame(
+        {"ts": at(0), "ts_quality": "year_from_mtime", "kind": "oom_kill", "source": "kernel", "host": None, "file": "kern.log"},
+        {"ts": at(0) - timedelta(days=2 * 365), "kind": "log", "source": "pipeline", "host": None, "file": "train.log"},
+    )
+    assert correlate(events).report["year_shifts"] == []
+
+
 def test_an_untimed_crash_report_takes_the_time_of_the_kill_that_ended_it() -> None:
     events = event_frame(
         {"ts": at(-600), "kind": "log", "source": "pipeline", "file": "node-a/train.log", "line": 1, "message": "step 10"},
