@@ -229,9 +229,11 @@ def test_yearless_files_stay_put_when_the_dated_logs_span_years() -> None:
 
 
 def test_files_of_no_known_host_do_not_take_each_others_year() -> None:
+    cluster = [{"ts": at(60 * minute), "kind": "log", "source": "pipeline"} for minute in range(10)]
     events = event_frame(
         {"ts": at(0), "ts_quality": "year_from_mtime", "kind": "oom_kill", "source": "kernel", "host": None, "file": "kern.log"},
         {"ts": at(0) - timedelta(days=2 * 365), "kind": "log", "source": "pipeline", "host": None, "file": "train.log"},
+        *cluster,
     )
     assert correlate(events).report["year_shifts"] == []
 
