@@ -728,8 +728,9 @@ def _run(tasks: list[FileTask], workers: int | None, scheduler: str | None, prog
     pieces: dict[int, list[RangeResult]] = {}
     run_id = tasks[0].run_id if tasks else ""
     with _executors.executor(_worker_count(tasks, workers), scheduler) as pool:
-        for index, task in enumerate(tasks):
-            pool.submit(run_task, task, f"rca-file-{index}-{run_id}")
+        # Largest first: a big file read last would leave the other workers idle while it finishes.
+        for index in sorted(range(len(tasks)), key=lambda i: -_size(tasks[i])):
+            pool.submit(run_task, tasks[index], f"rca-file-{index}-{run_id}")
         for key, answer in pool.results():
             index = int(key.split("-")[2])
             if isinstance(answer, SplitPlan):
@@ -754,15 +755,19 @@ def run_task(task: FileTask) -> list[FileResult] | SplitPlan:
     return archives.read_container(task) or split_plan(task) or [parse_file(task)]
 
 
+def _size(task: FileTask) -> int:
+    try:
+        return os.stat(task.path).st_size
+    except OSError:
+        return 0
+
+
 def _worker_count(tasks: list[FileTask], workers: int | None) -> int:
     """Processes worth starting: ``workers`` (default: every core), no more than there are batches to read."""
     wanted = workers or os.cpu_count() or 1
     batches = 0
     for task in tasks:
-        try:
-            batches += 1 + os.stat(task.path).st_size // task.options.batch_bytes
-        except OSError:
-            batches += 1
+        batches += 1 + _size(task) // task.options.batch_bytes
         if batches >= wanted:
             return wanted
     return max(1, batches)
