@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import fnmatch
 import io
 import os
+import shutil
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -113,13 +115,26 @@ class StoreFS:
                 self.fs.rm_file(self.path(name))
 
     def remove_tree(self, name: str) -> None:
+        if self.local:  # fsspec would read brackets in the folder's own name as a glob pattern
+            shutil.rmtree(self.path(name), ignore_errors=True)
+            return
         with contextlib.suppress(FileNotFoundError):
             self.fs.rm(self.path(name), recursive=True)
 
-    def glob(self, pattern: str) -> list[str]:
-        """Names (relative to the root) of the files matching ``pattern``."""
-        prefix = self.root + "/"
-        return sorted(path[len(prefix):] for path in self.fs.glob(self.path(pattern)) if path.startswith(prefix))
+    def files(self, folder: str, pattern: str) -> list[str]:
+        """Names (relative to the root) of the files under ``folder`` whose path below it matches ``pattern``.
+
+        ``pattern`` is matched level by level (``*/*/*.parquet``) on the listing, never handed
+        to the file system's glob, which would read brackets in the store's own path as a pattern.
+        """
+        base = self.path(folder) + "/"
+        levels = pattern.split("/")
+        names = []
+        for path in self.fs.find(self.path(folder)):
+            below = path[len(base):].split("/")
+            if len(below) == len(levels) and all(fnmatch.fnmatchcase(name, level) for name, level in zip(below, levels, strict=True)):
+                names.append(f"{folder}/{'/'.join(below)}")
+        return sorted(names)
 
     def remove_empty_folders(self, names: list[str]) -> None:
         """Drop the two folder levels above each removed file that it left empty; object stores have no folders to drop."""
@@ -162,9 +177,10 @@ class StoreFS:
         except FileExistsError:
             pass
         try:
-            return self.read_bytes(LOCK_FILE).decode(errors="replace").strip() or "another process"
+            holder = self.read_bytes(LOCK_FILE).decode(errors="replace").strip() or "another process"
         except FileNotFoundError:
             return "another process (just finishing)"
+        return f"{holder} (if that run is dead, delete {self.url(LOCK_FILE)})"
 
 
 def _try_flock(handle: io.TextIOBase) -> str | None:

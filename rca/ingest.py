@@ -669,14 +669,16 @@ def ingest(
 ) -> IngestReport:
     """Ingest a folder or a file into the store; only new and changed files are read.
 
+    The store is a folder or an fsspec URL such as ``s3://bucket/prefix`` (see :mod:`rca.store`).
+
     While another process writes the store, the run is refused with
     :class:`~rca.errors.StoreLockedError`, or waits up to ``lock_wait`` seconds for it
     (telling ``on_lock_wait`` who holds the lock); see :meth:`rca.store.Store.writing`.
 
     ``workers`` local processes (default: every core) read the files, and large files in
     byte ranges; with ``scheduler`` (a Dask scheduler's address, ``tcp://HOST:8786``) the
-    same tasks run on that Dask cluster instead, whose workers must see the input and the
-    store at the same paths. Either way the events are those of a serial run. Raises
+    same tasks run on that Dask cluster instead, whose workers must see the input at the
+    same paths, and the store at the same path or URL. Either way the events are those of a serial run. Raises
     :class:`InputError` when ``root`` does not exist or the scheduler cannot be reached.
     """
     from rca.summary import summarize

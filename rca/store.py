@@ -137,7 +137,8 @@ class Store:
         if not paths:
             return schema.empty(schema.EVENT_SCHEMA).lazy()
         sources = paths if self._fs.local else self._fs.read_many(paths)
-        return pl.scan_parquet(sources, schema=schema.EVENT_SCHEMA, hive_partitioning=False)
+        # The paths are exact: a bracket or star in the store's own path is no pattern.
+        return pl.scan_parquet(sources, schema=schema.EVENT_SCHEMA, hive_partitioning=False, glob=False)
 
     def events(self) -> pl.DataFrame:
         """All committed events, ordered by time (unknown times last), then file and line.
@@ -169,6 +170,11 @@ class Store:
     def embeddings(self) -> pl.DataFrame:
         """The embedding cache (rca.schema.EMBEDDING_SCHEMA); empty before a clustering ran."""
         return self._read_table(EMBEDDINGS_FILE, schema.EMBEDDING_SCHEMA)
+
+    def kb_drafts(self) -> dict[Path | str, str]:
+        """The draft knowledge-base entries clustering wrote: where each lies → its YAML text."""
+        names = self._fs.files(KB_DRAFTS_DIR, "*.yaml")
+        return {self._where(name): self._fs.read_bytes(name).decode("utf-8", errors="replace") for name in names}
 
     def correlation_report(self) -> dict:
         """The last correlation's report (clock alignment, counts); empty before one ran."""
@@ -271,7 +277,7 @@ class Store:
     def _remove_leftovers(self) -> None:
         self._fs.remove_tree(STAGING_DIR)
         listed = {f"{EVENTS_DIR}/{name}" for name in self._part_names()}
-        unlisted = [name for name in self._fs.glob(f"{EVENTS_DIR}/*/*/*.parquet") if name not in listed]
+        unlisted = [name for name in self._fs.files(EVENTS_DIR, "*/*/*.parquet") if name not in listed]
         self._fs.remove(unlisted)
         self._fs.remove_empty_folders(unlisted)
 
