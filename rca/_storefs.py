@@ -5,8 +5,9 @@ Both go through fsspec; where they differ is what each can promise. A local fold
 and rename, a part moves in by rename, and the lock is an fcntl lock the kernel drops
 when its holder dies. An object store renames nothing, so there every file is written
 in one PUT (on S3 a reader sees the old object or the new one, never a mix), parts are
-copied in, and the lock is an object created only if absent, which fsspec makes atomic
-where the backend can (S3's conditional PUT, ``memory://``) and otherwise checks for first.
+copied in, and the lock is an object created only if absent. fsspec makes that atomic
+where the backend can (S3's conditional PUT, ``memory://``); elsewhere it only checks
+first, a best-effort lock that two writers starting in the same instant can both take.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 import polars as pl
 from fsspec import AbstractFileSystem
@@ -32,6 +34,7 @@ from rca.errors import StoreLockedError
 
 LOCK_FILE = ".lock"
 _LOCK_POLL_S = 0.05
+_REMOTE_LOCK_POLL_S = 1.0  # each try is a request, and a remote run that holds the lock takes minutes
 
 
 def location(where: str | os.PathLike[str]) -> Path | str:
@@ -156,7 +159,7 @@ class StoreFS:
         """
         if self.local:
             with open(self.path(LOCK_FILE), "a+") as handle:
-                _acquire(lambda: _try_flock(handle), shown_as, wait, on_wait)
+                _acquire(lambda: _try_flock(handle), shown_as, wait, on_wait, _LOCK_POLL_S)
                 handle.seek(0)
                 handle.truncate()
                 handle.write(f"rca pid {os.getpid()}")
@@ -164,7 +167,7 @@ class StoreFS:
                 yield
             return
         holder = f"rca pid {os.getpid()} on {socket.gethostname()} since {datetime.now(UTC).isoformat(timespec='seconds')}"
-        _acquire(lambda: self._try_create_lock(holder), shown_as, wait, on_wait)
+        _acquire(lambda: self._try_create_lock(holder), shown_as, wait, on_wait, _REMOTE_LOCK_POLL_S)
         try:
             yield
         finally:
@@ -183,7 +186,7 @@ class StoreFS:
         return f"{holder} (if that run is dead, delete {self.url(LOCK_FILE)})"
 
 
-def _try_flock(handle: io.TextIOBase) -> str | None:
+def _try_flock(handle: IO[str]) -> str | None:
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return None
@@ -192,8 +195,8 @@ def _try_flock(handle: io.TextIOBase) -> str | None:
         return handle.read().strip() or "another process"
 
 
-def _acquire(take: Callable[[], str | None], shown_as: str, wait: float, on_wait: Callable[[str], None] | None) -> None:
-    """Call ``take`` (None once the lock is ours, else who holds it) until it succeeds or ``wait`` seconds are up."""
+def _acquire(take: Callable[[], str | None], shown_as: str, wait: float, on_wait: Callable[[str], None] | None, poll: float) -> None:
+    """Call ``take`` (None once the lock is ours, else who holds it) every ``poll`` seconds until it succeeds or ``wait`` seconds are up."""
     deadline = time.monotonic() + wait
     told = False
     while (holder := take()) is not None:
@@ -203,7 +206,7 @@ def _acquire(take: Callable[[], str | None], shown_as: str, wait: float, on_wait
         if on_wait is not None and not told:
             on_wait(holder)
             told = True
-        time.sleep(min(_LOCK_POLL_S, max(deadline - time.monotonic(), 0.0)))
+        time.sleep(min(poll, max(deadline - time.monotonic(), 0.0)))
 
 
 def parquet_bytes(frame: pl.DataFrame) -> bytes:
