@@ -41,7 +41,7 @@ def _root(
         raise typer.Exit()
 
 
-StoreOption = Annotated[str, typer.Option("--store", "-s", help="Store folder (created if missing), or an fsspec URL such as s3://BUCKET/PREFIX (needs rca[s3]).")]
+StoreOption = Annotated[str, typer.Option("--store", "-s", help="Store folder (created if missing), or an fsspec URL such as s3://BUCKET/PREFIX (needs rca\\[s3]).")]
 RedactOption = Annotated[bool, typer.Option("--redact", help="Mask secrets and personal data (tokens, API keys, URL passwords, e-mails, IPs) in the output, for sharing; the store keeps the originals.")]
 RedactRulesOption = Annotated[Path | None, typer.Option("--redact-rules", help="YAML file of redaction rules: 'disable: [category, ...]' and extra 'rules:' (implies --redact).")]
 RedactSkipOption = Annotated[list[str] | None, typer.Option("--redact-skip", help="A redaction category to leave unmasked (repeatable): tokens, api_keys, url_passwords, emails, ipv4, ipv6 (implies --redact).")]
@@ -64,7 +64,7 @@ def ingest(
     year: Annotated[int | None, typer.Option("--year", help="Year of timestamps written without one (default: from the file's dated lines, else its mtime).")] = None,
     boot_time: Annotated[datetime | None, typer.Option("--boot-time", help="Boot time (UTC) that boot-relative kernel timestamps count from.", formats=["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"])] = None,
     workers: Annotated[int | None, typer.Option("--workers", "-j", help="Parallel processes (default: all cores).", min=1)] = None,
-    scheduler: Annotated[str | None, typer.Option("--scheduler", envvar="DASK_SCHEDULER_ADDRESS", help="Run on the Dask cluster of this scheduler (tcp://HOST:8786) instead of local processes; needs rca[dask], and workers that see PATH at the same paths and the store at the same path or URL.")] = None,
+    scheduler: Annotated[str | None, typer.Option("--scheduler", envvar="DASK_SCHEDULER_ADDRESS", help="Run on the Dask cluster of this scheduler (tcp://HOST:8786) instead of local processes; needs rca\\[dask], and workers that see PATH at the same paths and the store at the same path or URL.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
     correlate: Annotated[bool, typer.Option("--correlate/--no-correlate", help="Group the events into incidents once ingested.")] = True,
     window: Annotated[str, typer.Option("--window", help="How far before a failure evidence is looked for (e.g. 15m, 1h).")] = "15m",
