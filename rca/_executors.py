@@ -87,8 +87,8 @@ def _limit_polars_threads(threads: int) -> None:
 class DaskExecutor:
     """Tasks on a Dask distributed cluster, through the scheduler at ``address`` (``tcp://HOST:8786``).
 
-    The workers must see the input files and the store at the same paths as this process
-    (a shared file system). A task is a pure function of its argument and writes only its
+    The workers must see the input files at the same paths as this process (a shared file
+    system), and the store at the same path or URL (an object store needs no shared folder). A task is a pure function of its argument and writes only its
     own part files, so a task rerun after its worker died writes the same parts again.
     """
 

@@ -50,10 +50,9 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import BinaryIO
 
-from rca import _reader, bundles, ingest
+from rca import _reader, bundles, ingest, store
 
 ARCHIVE_SOURCE = "archive"
 BUNDLE_SOURCE = "bundle"
@@ -642,8 +641,7 @@ def _spool(counting: _Counting) -> BinaryIO:
 
 
 def _discard(task: ingest.FileTask, parts: list[str]) -> None:
-    for name in parts:
-        (Path(task.staging) / name).unlink(missing_ok=True)
+    store.discard_parts(task.staging, parts)
 
 
 def _read_head(handle: BinaryIO) -> bytes:

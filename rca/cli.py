@@ -41,7 +41,7 @@ def _root(
         raise typer.Exit()
 
 
-StoreOption = Annotated[Path, typer.Option("--store", "-s", help="Store folder (created if missing).")]
+StoreOption = Annotated[str, typer.Option("--store", "-s", help="Store folder (created if missing), or an fsspec URL such as s3://BUCKET/PREFIX (needs rca\\[s3]).")]
 RedactOption = Annotated[bool, typer.Option("--redact", help="Mask secrets and personal data (tokens, API keys, URL passwords, e-mails, IPs) in the output, for sharing; the store keeps the originals.")]
 RedactRulesOption = Annotated[Path | None, typer.Option("--redact-rules", help="YAML file of redaction rules: 'disable: [category, ...]' and extra 'rules:' (implies --redact).")]
 RedactSkipOption = Annotated[list[str] | None, typer.Option("--redact-skip", help="A redaction category to leave unmasked (repeatable): tokens, api_keys, url_passwords, emails, ipv4, ipv6 (implies --redact).")]
@@ -57,14 +57,14 @@ def _redaction(redact: bool, rules: Path | None, skip: list[str] | None) -> Reda
 @app.command()
 def ingest(
     path: Annotated[Path, typer.Argument(help="Folder of logs (DIR/<host>/...), a single log file, or an archive (tar, tar.gz/xz/bz2, zip).")],
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     format: Annotated[str | None, typer.Option("--format", help="Parse every file as this source (kernel, kubelet, k8s, nvidia_smi, pipeline) instead of sniffing.")] = None,
     host: Annotated[str | None, typer.Option("--host", help="Host name for every event (overrides the folder layout and the log lines).")] = None,
     tz: Annotated[str, typer.Option("--tz", help="Time zone of timestamps written without one (IANA name).")] = "UTC",
     year: Annotated[int | None, typer.Option("--year", help="Year of timestamps written without one (default: from the file's dated lines, else its mtime).")] = None,
     boot_time: Annotated[datetime | None, typer.Option("--boot-time", help="Boot time (UTC) that boot-relative kernel timestamps count from.", formats=["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"])] = None,
     workers: Annotated[int | None, typer.Option("--workers", "-j", help="Parallel processes (default: all cores).", min=1)] = None,
-    scheduler: Annotated[str | None, typer.Option("--scheduler", envvar="DASK_SCHEDULER_ADDRESS", help="Run on the Dask cluster of this scheduler (tcp://HOST:8786) instead of local processes; needs rca[dask], and workers that see PATH and the store at the same paths.")] = None,
+    scheduler: Annotated[str | None, typer.Option("--scheduler", envvar="DASK_SCHEDULER_ADDRESS", help="Run on the Dask cluster of this scheduler (tcp://HOST:8786) instead of local processes; needs rca\\[dask], and workers that see PATH at the same paths and the store at the same path or URL.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
     correlate: Annotated[bool, typer.Option("--correlate/--no-correlate", help="Group the events into incidents once ingested.")] = True,
     window: Annotated[str, typer.Option("--window", help="How far before a failure evidence is looked for (e.g. 15m, 1h).")] = "15m",
@@ -198,7 +198,7 @@ def kb_show(entry_id: Annotated[str, typer.Argument(help="Failure-mode id, e.g. 
 
 
 @kb_app.command("match")
-def kb_match(incident_id: str, store: StoreOption = Path("rca-store"), kb: KbOption = None, top: int = 3) -> None:
+def kb_match(incident_id: str, store: StoreOption = "rca-store", kb: KbOption = None, top: int = 3) -> None:
     """Why an incident got its entry: every rule of its best entries, matched or not."""
     from rca import kb as kb_stage
 
@@ -216,7 +216,7 @@ def kb_match(incident_id: str, store: StoreOption = Path("rca-store"), kb: KbOpt
     out.print(table)
 
 
-def _print_correlation(report: dict, store: Path) -> None:
+def _print_correlation(report: dict, store: str) -> None:
     out.print(f"[bold]rca correlate[/] → {store}: {report['incidents']} incidents from {report['anchors']} anchors "
               f"({report['multi_host_incidents']} multi-host), {report['links']:,} links, {report['seconds']:.2f} s")
     if report["alignment"]:
@@ -256,7 +256,7 @@ def datasets_generate(
 @app.command("eval")
 def eval_command(
     truth: Annotated[Path, typer.Option("--truth", help="ground_truth.csv written by 'rca datasets generate'.")],
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     tolerance: Annotated[float, typer.Option("--tolerance", help="Seconds of slack when matching incident times to the truth.")] = 120.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the scores as JSON on stdout.")] = False,
 ) -> None:
@@ -294,7 +294,7 @@ def _fail(err: Exception) -> None:
 
 @app.command("correlate")
 def correlate_command(
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     window: WindowOption = "15m",
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
 ) -> None:
@@ -312,7 +312,7 @@ def correlate_command(
 
 
 @app.command("migrate")
-def migrate_command(store: StoreOption = Path("rca-store")) -> None:
+def migrate_command(store: StoreOption = "rca-store") -> None:
     """Convert a store written by an older rca to this one's layout, in place."""
     from rca.store import Store
 
@@ -325,7 +325,7 @@ def migrate_command(store: StoreOption = Path("rca-store")) -> None:
 
 @app.command("incidents")
 def incidents_command(
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     host: Annotated[str | None, typer.Option("--host", help="Only incidents involving this host.")] = None,
     since: Annotated[datetime | None, typer.Option("--since", help="Only incidents starting at or after this time (UTC).", formats=_TIME_FORMATS)] = None,
     until: Annotated[datetime | None, typer.Option("--until", help="Only incidents starting before this time (UTC).", formats=_TIME_FORMATS)] = None,
@@ -373,7 +373,7 @@ def _signal_summary(row: dict) -> str:
 @app.command("timeline")
 def timeline_command(
     incident_id: Annotated[str | None, typer.Argument(help="Incident to draw (from 'rca incidents').")] = None,
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     host: Annotated[str | None, typer.Option("--host", help="Draw every event of this host instead (needs --since and --until).")] = None,
     since: Annotated[datetime | None, typer.Option("--since", help="Window start (UTC) with --host.", formats=_TIME_FORMATS)] = None,
     until: Annotated[datetime | None, typer.Option("--until", help="Window end (UTC) with --host.", formats=_TIME_FORMATS)] = None,
@@ -399,7 +399,7 @@ def timeline_command(
 def export_command(
     out_path: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
     format: Annotated[str, typer.Option("--format", help="timesketch (JSONL; CSV when --out ends in .csv), csv or parquet.")] = "timesketch",
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     incident: Annotated[str | None, typer.Option("--incident", help="Only this incident's events.")] = None,
     redact: RedactOption = False,
     redact_rules: RedactRulesOption = None,
@@ -430,7 +430,7 @@ def export_command(
 
 @app.command("cluster")
 def cluster_command(
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     k: Annotated[str, typer.Option("--k", help="K-means' k ('auto': chosen by silhouette); earlier modes count towards it.")] = "auto",
     seed: Annotated[int, typer.Option("--seed", help="Random seed of K-means: the same seed and incidents give the same modes.")] = 0,
     embedder: Annotated[str, typer.Option("--embedder", help="minilm (all-MiniLM-L6-v2, offline) or tfidf (light).")] = "minilm",
@@ -462,7 +462,7 @@ def cluster_command(
 
 @app.command("modes")
 def modes_command(
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     as_json: Annotated[bool, typer.Option("--json", help="Print the modes as JSON lines on stdout (without centroids).")] = False,
 ) -> None:
     """The failure modes of the store: one row per mode, with its knowledge-base entry."""
@@ -494,7 +494,7 @@ def _print_modes(modes: pl.DataFrame) -> None:
 
 @app.command("digest")
 def digest_command(
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     week: Annotated[str | None, typer.Option("--week", help="ISO week to cover, e.g. 2026-W48 (default: the last 7 days of data).")] = None,
     since: Annotated[datetime | None, typer.Option("--since", help="Window start (UTC), instead of --week.", formats=_TIME_FORMATS)] = None,
     until: Annotated[datetime | None, typer.Option("--until", help="Window end (UTC, exclusive), instead of --week.", formats=_TIME_FORMATS)] = None,
@@ -518,7 +518,7 @@ def digest_command(
 @app.command("postmortem")
 def postmortem_command(
     incident_id: Annotated[str, typer.Argument(help="Incident to write up (from 'rca incidents').")],
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     out_path: Annotated[Path | None, typer.Option("--out", help="Notebook to write (default: postmortem-<incident>.ipynb).")] = None,
     html: Annotated[bool, typer.Option("--html", help="Also convert the executed notebook to HTML next to it.")] = False,
     redact: RedactOption = False,
@@ -540,7 +540,7 @@ def postmortem_command(
 @app.command("explain")
 def explain_command(
     incident_id: Annotated[str, typer.Argument(help="Incident to explain (from 'rca incidents').")],
-    store: StoreOption = Path("rca-store"),
+    store: StoreOption = "rca-store",
     kb: KbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the walk as JSON on stdout.")] = False,
 ) -> None:

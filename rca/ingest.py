@@ -282,7 +282,7 @@ def _parse_into_parts(
             ctx = _task_context(task, mtime, batch.lines["text"])
         events, skipped = parse_lines(batch.lines, ctx, source)
         accounting.add(batch.lines.height, events, skipped)
-        parts += write_event_parts(events, Path(task.staging), f"{stem}-{number:05d}")
+        parts += write_event_parts(events, task.staging, f"{stem}-{number:05d}")
     return accounting, parts, source
 
 
@@ -340,7 +340,7 @@ def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime
     events = finish_events(parsed.events, ctx, source.name)
     accounting = _Accounting()
     accounting.add(1, events, parsed.skipped)
-    parts = write_event_parts(events, Path(task.staging), f"{file_key(task.provenance)}-{task.run_id}-0000-00000")
+    parts = write_event_parts(events, task.staging, f"{file_key(task.provenance)}-{task.run_id}-0000-00000")
     row = _manifest_row(
         task, status="ok", bytes=size, mtime=mtime, sha256=hashlib.sha256(data).hexdigest(), source=source.name,
         format=accounting.main_format(), parts=parts, **accounting.as_manifest(),
@@ -589,7 +589,7 @@ def merge_ranges(plan: SplitPlan, results: list[RangeResult]) -> FileResult:
 # --- planning ----------------------------------------------------------------------
 
 
-def plan(root: Path, store: Store, staging: Path, run_id: str, options: IngestOptions) -> list[FileTask]:
+def plan(root: Path, store: Store, staging: str, run_id: str, options: IngestOptions) -> list[FileTask]:
     """One task per regular file under ``root`` (or ``root`` itself), in a stable order.
 
     Host comes from the layout: the first folder under ``root`` names the host, a
@@ -602,7 +602,7 @@ def plan(root: Path, store: Store, staging: Path, run_id: str, options: IngestOp
     members = archives.members_by_container(previous)
 
     def task(path: str, provenance: str, host: str | None, problem: str | None = None) -> FileTask:
-        return FileTask(path, provenance, host, str(staging), run_id, options, previous.get(provenance), problem, members.get(provenance, {}))
+        return FileTask(path, provenance, host, staging, run_id, options, previous.get(provenance), problem, members.get(provenance, {}))
 
     if root.is_file():
         return [task(str(root), str(root.resolve()), None)]
@@ -610,8 +610,8 @@ def plan(root: Path, store: Store, staging: Path, run_id: str, options: IngestOp
     return sorted(tasks, key=lambda t: t.provenance)
 
 
-def _walk(root: Path, store_path: Path) -> Iterable[tuple[str, str, str | None, str | None]]:
-    store_real = os.path.realpath(store_path)
+def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | None, str | None]]:
+    store_real = os.path.realpath(store_path) if isinstance(store_path, Path) else None  # a remote store is in no folder
     hosts = bundles.FolderHosts(root)
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: dict[tuple[int, int], str] = {}
@@ -659,7 +659,7 @@ class IngestReport:
     """What a run did: per-file results and the summary figures printed at the end."""
 
     run_id: str
-    store: Path
+    store: Path | str
     files: pl.DataFrame
     changes: dict[str, int]
     summary: dict
@@ -681,14 +681,16 @@ def ingest(
 ) -> IngestReport:
     """Ingest a folder or a file into the store; only new and changed files are read.
 
+    The store is a folder or an fsspec URL such as ``s3://bucket/prefix`` (see :mod:`rca.store`).
+
     While another process writes the store, the run is refused with
     :class:`~rca.errors.StoreLockedError`, or waits up to ``lock_wait`` seconds for it
     (telling ``on_lock_wait`` who holds the lock); see :meth:`rca.store.Store.writing`.
 
     ``workers`` local processes (default: every core) read the files, and large files in
     byte ranges; with ``scheduler`` (a Dask scheduler's address, ``tcp://HOST:8786``) the
-    same tasks run on that Dask cluster instead, whose workers must see the input and the
-    store at the same paths. Either way the events are those of a serial run. Raises
+    same tasks run on that Dask cluster instead, whose workers must see the input at the
+    same paths, and the store at the same path or URL. Either way the events are those of a serial run. Raises
     :class:`InputError` when ``root`` does not exist or the scheduler cannot be reached.
     """
     from rca.summary import summarize
@@ -712,7 +714,7 @@ def ingest(
                "workers": workers, "scheduler": scheduler}
         store.commit(manifest, staging, new_parts, dropped, run)
     changes = Counter(r.change for r in results)
-    this_run = [str(store.part_path(p)) for p in new_parts]
+    this_run = store.scan_parts([str(store.part_path(p)) for p in new_parts])
     files = manifest.filter(pl.col("path").is_in([r.manifest["path"] for r in results]))
     return IngestReport(run_id, store.path, files, dict(changes), summarize(this_run, files))
 

@@ -9,7 +9,7 @@ Layout::
                           ``events/date=2026-12-01/host=gpu-node-1/<file key>-<run>-<task>-<batch>.parquet``
                           (see "Reading the events directly" below)
       .staging/RUN/       parts being written by a run (same layout), moved in at commit
-      .lock               held by the one process writing the store
+      .lock               held by the one process writing the store (an fcntl lock, or on an object store the lock object)
       incidents.parquet   one row per incident (rca.schema.INCIDENT_SCHEMA), by rca.correlate
       incident_events.parquet  incident ↔ event links with their role (rca.schema.INCIDENT_EVENTS_SCHEMA)
       correlation.json    the last correlation's report: clock alignment per file, counts
@@ -22,6 +22,12 @@ is replaced in one rename; only then are replaced parts deleted. Parts that no m
 lists (left by a run killed mid-commit) are removed the next time the store is written.
 Incremental runs only add parts (and delete the parts of files that changed); nothing
 rewrites the whole table.
+
+The store may also live at an fsspec URL (``s3://bucket/prefix``, ``memory://…``; ``file://``
+is a local folder). The layout is the same; parts are copied in rather than renamed, and the
+commit point is the one PUT that writes ``files.parquet`` (see rca._storefs for what each
+kind of location guarantees, the lock included). Credentials and endpoints come from the
+environment as fsspec's backends read them (``AWS_*`` variables, ``FSSPEC_S3_*`` settings).
 
 Reading the events directly: each part holds every column of rca.schema.EVENT_SCHEMA, the
 host included, and the partition folders add ``date`` (the UTC day of ``ts``). Events with
@@ -44,21 +50,20 @@ write removes them; :meth:`Store.scan_events` reads only the listed parts.
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import io
 import json
 import os
-import shutil
-import time
+import posixpath
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import polars as pl
 
-from rca import schema
-from rca.errors import StoreError, StoreLockedError, StoreVersionError
+from rca import _storefs, schema
+from rca.errors import StoreError, StoreVersionError
 
 if TYPE_CHECKING:
     import pyarrow.dataset
@@ -74,21 +79,23 @@ CORRELATION_FILE = "correlation.json"
 FAILURE_MODES_FILE = "failure_modes.parquet"
 EMBEDDINGS_FILE = "embeddings.parquet"
 KB_DRAFTS_DIR = "kb_drafts"
+STAGING_DIR = ".staging"
 
 
 class Store:
-    """A store folder; ``rca.open_store(path)`` is the public way to get one."""
+    """A store folder or URL; ``rca.open_store(path)`` is the public way to get one."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path: Path | str = _storefs.location(path)  # a Path for a local folder, else the URL
+        self._fs = _storefs.StoreFS(self.path)
 
     # --- reading -----------------------------------------------------------------
 
     def meta(self) -> dict:
         """The store's metadata (schema version, runs); empty for a store not yet written."""
-        meta_path = self.path / META_FILE
+        meta_path = self._where(META_FILE)
         try:
-            raw = meta_path.read_bytes()
+            raw = self._fs.read_bytes(META_FILE)
         except FileNotFoundError:
             return {}
         try:
@@ -114,15 +121,24 @@ class Store:
     def manifest(self) -> pl.DataFrame:
         """The ingest manifest: one row per input file, with its accounting and problems."""
         self.check_version()
-        manifest = _read_parquet(self.path / MANIFEST_FILE)
+        manifest = _read_parquet(self._fs, MANIFEST_FILE)
         return schema.empty(schema.MANIFEST_SCHEMA) if manifest is None else manifest
 
     def scan_events(self) -> pl.LazyFrame:
         """All committed events as a lazy frame (only parts the manifest lists), exactly rca.schema.EVENT_SCHEMA."""
-        parts = self.part_paths()
-        if not parts:
+        return self.scan_parts(self.part_paths())
+
+    def scan_parts(self, paths: list[str]) -> pl.LazyFrame:
+        """The events of the parts at ``paths`` (from :meth:`part_paths` or :meth:`part_path`), exactly rca.schema.EVENT_SCHEMA.
+
+        The parts of a remote store are fetched at once (concurrently where the backend can)
+        and decoded lazily from memory: polars reads no fsspec URL by itself.
+        """
+        if not paths:
             return schema.empty(schema.EVENT_SCHEMA).lazy()
-        return pl.scan_parquet(parts, schema=schema.EVENT_SCHEMA, hive_partitioning=False)
+        sources = paths if self._fs.local else self._fs.read_many(paths)
+        # The paths are exact: a bracket or star in the store's own path is no pattern.
+        return pl.scan_parquet(sources, schema=schema.EVENT_SCHEMA, hive_partitioning=False, glob=False)
 
     def events(self) -> pl.DataFrame:
         """All committed events, ordered by time (unknown times last), then file and line.
@@ -155,74 +171,88 @@ class Store:
         """The embedding cache (rca.schema.EMBEDDING_SCHEMA); empty before a clustering ran."""
         return self._read_table(EMBEDDINGS_FILE, schema.EMBEDDING_SCHEMA)
 
+    def kb_drafts(self) -> dict[Path | str, str]:
+        """The draft knowledge-base entries clustering wrote: where each lies → its YAML text."""
+        names = self._fs.files(KB_DRAFTS_DIR, "*.yaml")
+        return {self._where(name): self._fs.read_bytes(name).decode("utf-8", errors="replace") for name in names}
+
     def correlation_report(self) -> dict:
         """The last correlation's report (clock alignment, counts); empty before one ran."""
-        path = self.path / CORRELATION_FILE
-        return json.loads(path.read_text()) if path.exists() else {}
+        try:
+            return json.loads(self._fs.read_bytes(CORRELATION_FILE))
+        except FileNotFoundError:
+            return {}
 
     def _read_table(self, name: str, table_schema: dict[str, pl.DataType]) -> pl.DataFrame:
         self.check_version()
-        table = _read_parquet(self.path / name)
+        table = _read_parquet(self._fs, name)
         return schema.empty(table_schema) if table is None else table
 
     def part_paths(self) -> list[str]:
         """Paths of the committed event parts."""
-        names = self.manifest()["parts"].explode().drop_nulls().unique().sort().to_list()
-        return [str(self.part_path(name)) for name in names]
+        return [str(self.part_path(name)) for name in self._part_names()]
 
-    def part_path(self, name: str) -> Path:
-        """Where the part the manifest calls ``name`` (``date=…/host=…/….parquet``) lies."""
-        return self.path / EVENTS_DIR / name
+    def part_path(self, name: str) -> Path | str:
+        """Where the part the manifest calls ``name`` (``date=…/host=…/….parquet``) lies: a path, or a URL when remote."""
+        return self._where(f"{EVENTS_DIR}/{name}")
+
+    def _part_names(self) -> list[str]:
+        return self.manifest()["parts"].explode().drop_nulls().unique().sort().to_list()
+
+    def _where(self, name: str) -> Path | str:
+        """The file ``name`` of the store, as a reader names it: under :attr:`path`, or its URL when remote."""
+        return self.path / name if isinstance(self.path, Path) else self._fs.url(name)
 
     # --- writing -----------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self, wait: float = 0.0, on_wait: Callable[[str], None] | None = None) -> Iterator[Path]:
-        """Hold the store's lock for a run; yields a fresh staging folder.
+    def writing(self, wait: float = 0.0, on_wait: Callable[[str], None] | None = None) -> Iterator[str]:
+        """Hold the store's lock for a run; yields a fresh staging folder (a path, or a URL when remote) for the workers.
 
         While another process holds the lock, a second writer gets :class:`StoreLockedError`
         naming the holder: at once by default (the other run may take an hour), or after
         waiting up to ``wait`` seconds for it to finish, having told ``on_wait`` who it waits for.
         Readers never wait: they see the last committed state.
         """
-        self.path.mkdir(parents=True, exist_ok=True)
+        self._fs.makedirs("")
         self.check_version()
         with self._locked(wait, on_wait):
             self._remove_leftovers()
-            staging = self.path / ".staging" / datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-            staging.mkdir(parents=True)
+            staging = f"{STAGING_DIR}/{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}"
+            self._fs.makedirs(staging)
             try:
-                yield staging
+                yield self._fs.url(staging)
             finally:
-                shutil.rmtree(staging, ignore_errors=True)
+                self._fs.remove_tree(staging)
 
-    def commit(self, manifest: pl.DataFrame, staging: Path, new_parts: list[str], dropped_parts: list[str], run: dict) -> None:
-        """Make a run's parts and manifest the store's current state, atomically for readers."""
+    def commit(self, manifest: pl.DataFrame, staging: str, new_parts: list[str], dropped_parts: list[str], run: dict) -> None:
+        """Make a run's parts and manifest the store's current state, atomically for readers.
+
+        The parts move in under names no manifest lists yet; the write of ``files.parquet``
+        is the commit point, on a local folder (a rename) and on an object store (one PUT) alike.
+        """
         schema.validate(manifest, schema.MANIFEST_SCHEMA, "manifest")
-        events_dir = self.path / EVENTS_DIR
-        for folder in sorted({str(Path(name).parent) for name in new_parts}):
-            (events_dir / folder).mkdir(parents=True, exist_ok=True)
-        for name in new_parts:
-            os.replace(staging / name, events_dir / name)
-        _atomic_write_parquet(manifest, self.path / MANIFEST_FILE)
+        staged = f"{STAGING_DIR}/{posixpath.basename(staging.rstrip('/'))}"
+        self._fs.publish([(f"{staged}/{name}", f"{EVENTS_DIR}/{name}") for name in new_parts])
+        _atomic_write_parquet(manifest, self._fs, MANIFEST_FILE)
         meta = self.meta() or {"schema_version": schema.SCHEMA_VERSION, "created": run["started"], "runs": []}
         meta["runs"].append(run)
-        _atomic_write_text(json.dumps(meta, indent=2, default=str), self.path / META_FILE)
-        for name in dropped_parts:
-            (events_dir / name).unlink(missing_ok=True)
-        _remove_empty_partitions(events_dir, dropped_parts)
+        _atomic_write_text(json.dumps(meta, indent=2, default=str), self._fs, META_FILE)
+        dropped = [f"{EVENTS_DIR}/{name}" for name in dropped_parts]
+        self._fs.remove(dropped)
+        self._fs.remove_empty_folders(dropped)
 
     def write_incidents(self, incidents: pl.DataFrame, links: pl.DataFrame, report: dict) -> None:
         """Replace the incident tables and the correlation report, each file atomically (hold :meth:`writing`)."""
         schema.validate(incidents, schema.INCIDENT_SCHEMA, "incidents")
         schema.validate(links, schema.INCIDENT_EVENTS_SCHEMA, "incident events")
-        _atomic_write_parquet(links, self.path / INCIDENT_EVENTS_FILE)
-        _atomic_write_parquet(incidents, self.path / INCIDENTS_FILE)
-        _atomic_write_text(json.dumps(report, indent=2, default=str), self.path / CORRELATION_FILE)
+        _atomic_write_parquet(links, self._fs, INCIDENT_EVENTS_FILE)
+        _atomic_write_parquet(incidents, self._fs, INCIDENTS_FILE)
+        _atomic_write_text(json.dumps(report, indent=2, default=str), self._fs, CORRELATION_FILE)
 
     def write_clustering(
         self, incidents: pl.DataFrame, modes: pl.DataFrame, embeddings: pl.DataFrame, drafts: dict[str, str]
-    ) -> list[Path]:
+    ) -> list[Path | str]:
         """Write a clustering run's results, each file atomically (hold :meth:`writing`); returns the drafts created.
 
         The cache goes first and the incidents last, so a run killed in between leaves
@@ -232,28 +262,24 @@ class Store:
         schema.validate(incidents, schema.CLUSTERED_INCIDENT_SCHEMA, "clustered incidents")
         schema.validate(modes, schema.FAILURE_MODE_SCHEMA, "failure modes")
         schema.validate(embeddings, schema.EMBEDDING_SCHEMA, "embeddings")
-        _atomic_write_parquet(embeddings, self.path / EMBEDDINGS_FILE)
+        _atomic_write_parquet(embeddings, self._fs, EMBEDDINGS_FILE)
         written = []
         for name, text in sorted(drafts.items()):
-            target = self.path / KB_DRAFTS_DIR / Path(name).name
-            if not target.exists():
-                target.parent.mkdir(exist_ok=True)
-                _atomic_write_text(text, target)
-                written.append(target)
-        _atomic_write_parquet(modes, self.path / FAILURE_MODES_FILE)
-        _atomic_write_parquet(incidents, self.path / INCIDENTS_FILE)
+            target = f"{KB_DRAFTS_DIR}/{Path(name).name}"
+            if not self._fs.exists(target):
+                self._fs.makedirs(KB_DRAFTS_DIR)
+                _atomic_write_text(text, self._fs, target)
+                written.append(self._where(target))
+        _atomic_write_parquet(modes, self._fs, FAILURE_MODES_FILE)
+        _atomic_write_parquet(incidents, self._fs, INCIDENTS_FILE)
         return written
 
     def _remove_leftovers(self) -> None:
-        shutil.rmtree(self.path / ".staging", ignore_errors=True)
-        events_dir = self.path / EVENTS_DIR
-        if not events_dir.exists():
-            return
-        listed = {Path(p) for p in self.part_paths()}
-        unlisted = [part for part in events_dir.glob("*/*/*.parquet") if part not in listed]
-        for part in unlisted:
-            part.unlink()
-        _remove_empty_partitions(events_dir, [str(part.relative_to(events_dir)) for part in unlisted])
+        self._fs.remove_tree(STAGING_DIR)
+        listed = {f"{EVENTS_DIR}/{name}" for name in self._part_names()}
+        unlisted = [name for name in self._fs.files(EVENTS_DIR, "*/*/*.parquet") if name not in listed]
+        self._fs.remove(unlisted)
+        self._fs.remove_empty_folders(unlisted)
 
     # --- migration ---------------------------------------------------------------
 
@@ -276,49 +302,17 @@ class Store:
     @contextlib.contextmanager
     def _locked(self, wait: float = 0.0, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
         """The store's lock, without the version check (held by :meth:`writing` and :meth:`migrate`)."""
-        lock_path = self.path / ".lock"
-        with open(lock_path, "a+") as lock:
-            _acquire(lock, self.path, wait, on_wait)
-            lock.seek(0)
-            lock.truncate()
-            lock.write(f"rca pid {os.getpid()}")
-            lock.flush()
+        with self._fs.lock(str(self.path), wait, on_wait):
             yield
-
-
-def _acquire(lock: IO[str], store_path: Path, wait: float, on_wait: Callable[[str], None] | None) -> None:
-    """Take the exclusive lock on ``lock``, polling for up to ``wait`` seconds while another process holds it.
-
-    The kernel drops a lock when its holder exits, killed or not, so a crashed run never leaves the store locked.
-    """
-    deadline = time.monotonic() + wait
-    told = False
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "another process"
-        if time.monotonic() >= deadline:
-            state = f"still being written by {holder} after waiting {wait:g} s" if wait > 0 else f"being written by {holder}"
-            raise StoreLockedError(f"{store_path} is {state}; wait for it to finish")
-        if on_wait is not None and not told:
-            on_wait(holder)
-            told = True
-        time.sleep(min(_LOCK_POLL_S, max(deadline - time.monotonic(), 0.0)))
-
-
-_LOCK_POLL_S = 0.05
 
 
 def _migrate_from_1(store: Store) -> None:
     """Schema 1 → 2: flat parts in events.parquet/ become hive partitions in events/."""
-    staging = store.path / ".staging" / "migration"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    legacy = store.path / LEGACY_EVENTS_DIR
-    manifest = _read_parquet(store.path / MANIFEST_FILE)
+    fs = store._fs
+    staging = f"{STAGING_DIR}/migration"
+    fs.remove_tree(staging)
+    fs.makedirs(staging)
+    manifest = _read_parquet(fs, MANIFEST_FILE)
     manifest = schema.empty(schema.MANIFEST_SCHEMA) if manifest is None else manifest
     paths, partitioned, new_parts = [], [], []
     for path, parts in manifest.select("path", "parts").iter_rows():
@@ -327,19 +321,20 @@ def _migrate_from_1(store: Store) -> None:
             if "/" in name:  # already partitioned by an earlier, interrupted migration
                 moved.append(name)
                 continue
-            written = write_event_parts(pl.read_parquet(legacy / name), staging, Path(name).stem)
+            legacy = pl.read_parquet(io.BytesIO(fs.read_bytes(f"{LEGACY_EVENTS_DIR}/{name}")))
+            written = write_event_parts(legacy, fs.url(staging), Path(name).stem)
             moved += written
             new_parts += written
         paths.append(path)
         partitioned.append(moved)
     new_lists = pl.DataFrame({"path": paths, "parts": partitioned}, schema={"path": pl.String(), "parts": pl.List(pl.String())})
     migrated = manifest.drop("parts").join(new_lists, on="path", how="left").select(manifest.columns)
-    store.commit(migrated, staging, new_parts, [], {"migrated_from": 1, "started": datetime.now(UTC).isoformat()})
+    store.commit(migrated, fs.url(staging), new_parts, [], {"migrated_from": 1, "started": datetime.now(UTC).isoformat()})
     meta = store.meta()
     meta["schema_version"] = schema.SCHEMA_VERSION
-    _atomic_write_text(json.dumps(meta, indent=2, default=str), store.path / META_FILE)
-    shutil.rmtree(legacy, ignore_errors=True)
-    shutil.rmtree(staging, ignore_errors=True)
+    _atomic_write_text(json.dumps(meta, indent=2, default=str), fs, META_FILE)
+    fs.remove_tree(LEGACY_EVENTS_DIR)
+    fs.remove_tree(staging)
 
 
 _MIGRATIONS = {1: _migrate_from_1}
@@ -353,8 +348,8 @@ def partition_value(value: str | None) -> str:
     return NULL_PARTITION if value is None else quote(value, safe="")
 
 
-def write_event_parts(events: pl.DataFrame, folder: Path, stem: str) -> list[str]:
-    """Write ``events`` as one part per (UTC day, host) under ``folder``; returns the parts' names relative to it.
+def write_event_parts(events: pl.DataFrame, folder: str, stem: str) -> list[str]:
+    """Write ``events`` as one part per (UTC day, host) under ``folder`` (a path or a URL); returns the parts' names relative to it.
 
     The names, ``date=…/host=…/STEM.parquet``, are what the manifest lists and what
     :meth:`Store.commit` moves into ``events/``. A part file only ever holds the event
@@ -367,9 +362,7 @@ def write_event_parts(events: pl.DataFrame, folder: Path, stem: str) -> list[str
     names = []
     for (date, host), part in keyed.partition_by("__date", "__host", as_dict=True, maintain_order=True).items():
         name = f"date={partition_value(date)}/host={partition_value(host)}/{stem}.parquet"
-        target = folder / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        part.drop("__date", "__host").write_parquet(target)
+        _storefs.write_parquet(folder, name, part.drop("__date", "__host"))
         names.append(name)
     return names
 
@@ -382,52 +375,38 @@ def arrow_partitioning() -> pyarrow.dataset.Partitioning:
     return ds.partitioning(pa.schema([("date", pa.date32()), ("host", pa.large_string())]), flavor="hive")
 
 
-def _remove_empty_partitions(events_dir: Path, removed: list[str]) -> None:
-    """Drop the partition folders that removing the ``removed`` parts left empty."""
-    for folder in sorted({Path(name).parent for name in removed}, reverse=True):
-        for level in (events_dir / folder, (events_dir / folder).parent):
-            with contextlib.suppress(OSError):
-                level.rmdir()
+def discard_parts(folder: str, names: list[str]) -> None:
+    """Delete parts written under ``folder`` (a path or a URL) that will not be committed."""
+    _storefs.remove(folder, names)
 
 
 _READ_ATTEMPTS = 5  # reads of the events, each from the manifest of the moment, before a missing part means damage
 
 
-def _read_parquet(path: Path) -> pl.DataFrame | None:
-    """The table at ``path`` (None when absent), read through one open handle.
+def _read_parquet(fs: _storefs.StoreFS, name: str) -> pl.DataFrame | None:
+    """The table ``name`` (None when absent), read in one piece.
 
     Reading by name may open the file more than once; a writer's atomic replace in between
     would mix the footer of one version with the bytes of the other.
     """
     try:
-        with open(path, "rb") as handle:
-            return pl.read_parquet(handle)
+        return pl.read_parquet(io.BytesIO(fs.read_bytes(name)))
     except FileNotFoundError:
         return None
 
 
-def _atomic_write_parquet(frame: pl.DataFrame, target: Path) -> None:
-    tmp = target.with_name(f".{target.name}.tmp")
-    frame.write_parquet(tmp)
-    _fsync_replace(tmp, target)
+def _atomic_write_parquet(frame: pl.DataFrame, fs: _storefs.StoreFS, name: str) -> None:
+    fs.write_atomic(name, _storefs.parquet_bytes(frame))
 
 
-def _atomic_write_text(text: str, target: Path) -> None:
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text)
-    _fsync_replace(tmp, target)
-
-
-def _fsync_replace(tmp: Path, target: Path) -> None:
-    with open(tmp, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(tmp, target)
+def _atomic_write_text(text: str, fs: _storefs.StoreFS, name: str) -> None:
+    fs.write_atomic(name, text.encode())
 
 
 def open_store(path: str | os.PathLike[str]) -> Store:
-    """Open the store at ``path`` for reading; raises :class:`StoreError` if it holds no store."""
+    """Open the store at ``path`` (a folder or an fsspec URL) for reading; raises :class:`StoreError` if it holds no store."""
     store = Store(path)
-    if not (store.path / META_FILE).exists():
+    if not store._fs.exists(META_FILE):
         raise StoreError(f"{store.path} is not an rca store (no {META_FILE}); run 'rca ingest DIR --store {store.path}' first")
     store.check_version()
     return store

@@ -7,13 +7,9 @@ import polars as pl
 from rca import schema
 
 
-def summarize(part_paths: list[str], files: pl.DataFrame) -> dict:
-    """Summary of the events in ``part_paths`` (one run's new parts) and the run's manifest rows."""
-    events = (
-        pl.scan_parquet(part_paths, schema=schema.EVENT_SCHEMA).select("ts", "host", "source", "kind").collect()
-        if part_paths
-        else schema.empty(schema.EVENT_SCHEMA).select("ts", "host", "source", "kind")
-    )
+def summarize(events: pl.LazyFrame, files: pl.DataFrame) -> dict:
+    """Summary of ``events`` (one run's new parts, rca.schema.EVENT_SCHEMA) and the run's manifest rows."""
+    events = events.select("ts", "host", "source", "kind").collect()
     by_kind = events.group_by("source", "kind").len().sort("source", "len", descending=[False, True])
     ts = events["ts"].drop_nulls()
     problems = files.filter(pl.col("status") != "ok").select("path", "status", "error")

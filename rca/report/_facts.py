@@ -20,7 +20,7 @@ import yaml
 from rca import schema
 from rca.kb import UNKNOWN, KnowledgeBase
 from rca.report._window import Window
-from rca.store import KB_DRAFTS_DIR, Store
+from rca.store import Store
 
 TOP_ROWS = 10
 CURVE_GROUPS = 3
@@ -36,7 +36,7 @@ UNTIMED = {"boot_relative": "boot-relative kernel time whose boot time is unknow
 class Facts:
     """Everything one digest shows; lists of dicts are table rows."""
 
-    store: Path
+    store: Path | str
     window: Window
     previous: Window
     clustered: bool
@@ -67,7 +67,7 @@ def gather(store: Store, window: Window, kb: KnowledgeBase) -> Facts:
     incidents = raw.with_columns(group=pl.col(group_by).fill_null(UNGROUPED))
     this, before = incidents.filter(window.holds("start")), incidents.filter(previous.holds("start"))
     modes = store.failure_modes() if clustered else schema.empty(schema.FAILURE_MODE_SCHEMA)
-    drafts = _drafts(store.path / KB_DRAFTS_DIR)
+    drafts = _drafts(store.kb_drafts())
     groups = _groups(incidents, this, before, window, modes, kb, drafts)
     daily = _daily(this, window.days(), [row["group"] for row in groups])
     return Facts(
@@ -156,7 +156,7 @@ def _daily(this: pl.DataFrame, days: list[date], order: list[str]) -> dict[str, 
 
 
 def _groups(incidents: pl.DataFrame, this: pl.DataFrame, before: pl.DataFrame, window: Window, modes: pl.DataFrame,
-            kb: KnowledgeBase, drafts: dict[str, Path]) -> list[dict[str, Any]]:
+            kb: KnowledgeBase, drafts: dict[str, Path | str]) -> list[dict[str, Any]]:
     """One row per group active in the window or the one before: status, counts, hosts, example, KB entry."""
     earlier = set(incidents.filter(pl.col("start") < window.since)["group"].to_list())
     now = _group_counts(this)
@@ -201,7 +201,7 @@ def first_line(text: str | None, limit: int = EXAMPLE_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _kb_fields(group: str, mode: dict[str, Any], members: pl.DataFrame, kb: KnowledgeBase, drafts: dict[str, Path]) -> dict[str, Any]:
+def _kb_fields(group: str, mode: dict[str, Any], members: pl.DataFrame, kb: KnowledgeBase, drafts: dict[str, Path | str]) -> dict[str, Any]:
     if "kb_id" not in members.columns:
         return {"kb_id": None, "kb_title": None, "kb_confidence": None, "kb_known": False, "draft": None}
     kb_id = mode.get("kb_id")
@@ -340,22 +340,22 @@ def _curves(store: Store, this: pl.DataFrame, groups: list[dict[str, Any]], mode
 # --- what the knowledge base could not explain ------------------------------------------------------
 
 
-def _drafts(folder: Path) -> dict[str, Path]:
-    """incident_id → the draft entry written for it (the draft's ``evidence.incident_id``)."""
-    found: dict[str, Path] = {}
-    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+def _drafts(entries: dict[Path | str, str]) -> dict[str, Path | str]:
+    """incident_id → where the draft entry written for it lies (the draft's ``evidence.incident_id``)."""
+    found: dict[str, Path | str] = {}
+    for where, text in sorted(entries.items(), key=lambda item: str(item[0])):
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+            data = yaml.safe_load(text)
         except yaml.YAMLError:
             continue
         incident_id = (data.get("evidence") or {}).get("incident_id") if isinstance(data, dict) else None
         if isinstance(incident_id, str):
-            found.setdefault(incident_id, path)
+            found.setdefault(incident_id, where)
     return found
 
 
 def _unexplained(this: pl.DataFrame, modes: pl.DataFrame, groups: list[dict[str, Any]],
-                 drafts: dict[str, Path]) -> dict[str, list[dict[str, Any]]]:
+                 drafts: dict[str, Path | str]) -> dict[str, list[dict[str, Any]]]:
     medoids = dict(modes.select("mode_id", "medoid_incident").iter_rows())
     mode_rows = [
         {"group": row["group"], "label": row["label"], "count": row["count"], "draft": row["draft"]}

@@ -54,8 +54,13 @@ def run_postmortem(store: Store | str | os.PathLike[str], incident_id: str, out:
     if opened.incidents().filter(pl.col("incident_id") == incident_id).is_empty():
         raise InputError(f"no incident {incident_id!r} in {opened.path}; 'rca incidents' lists them")
     target = Path(out) if out is not None else Path(f"postmortem-{incident_id}.ipynb")
-    _run(POSTMORTEM, target, {"store": str(opened.path.resolve()), "incident_id": incident_id}, kernel_name, redact)
+    _run(POSTMORTEM, target, {"store": _address(opened), "incident_id": incident_id}, kernel_name, redact)
     return NotebookRun(target, notebook_html(target) if html else None)
+
+
+def _address(store: Store) -> str:
+    """The store as the notebook's kernel, in its own working folder, finds it: an absolute path, or the URL."""
+    return str(store.path.resolve()) if isinstance(store.path, Path) else store.path
 
 
 def run_weekly_review(store: Store | str | os.PathLike[str], week: str | None = None, out: str | os.PathLike[str] | None = None, *,
@@ -64,7 +69,7 @@ def run_weekly_review(store: Store | str | os.PathLike[str], week: str | None = 
     opened = store if isinstance(store, Store) else open_store(store)
     window = resolve_window(opened, week=week)
     target = Path(out) if out is not None else Path(f"weekly-review-{window.label}.ipynb")
-    _run(WEEKLY_REVIEW, target, {"store": str(opened.path.resolve()), "week": week}, kernel_name, redact)
+    _run(WEEKLY_REVIEW, target, {"store": _address(opened), "week": week}, kernel_name, redact)
     return NotebookRun(target, notebook_html(target) if html else None)
 
 
