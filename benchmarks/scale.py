@@ -143,8 +143,9 @@ def main() -> None:
               f"({two.cpu_seconds:.0f} CPU-s): speed-up {one.seconds / two.seconds:.2f}×   (target ≥ 1.7×)", flush=True)
         from distributed import LocalCluster
 
+        # One polars thread per worker, as the local pool gives its processes (see rca._executors).
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                          silence_logs=logging.ERROR) as cluster:
+                          silence_logs=logging.ERROR, env={"POLARS_MAX_THREADS": "1"}) as cluster:
             _warm(cluster.scheduler_address)
             dask = ingest(logs, work / "store", scheduler=cluster.scheduler_address)
         change = dask.seconds / two.seconds - 1

@@ -30,8 +30,8 @@ FRAGMENTED_SHARE = 0.25  # reserved-but-unallocated share of the cache that is f
 FRAGMENTED_SHARE_WITH_ROOM = 0.08  # ... or this share, when the cache held more free bytes than the failed request
 LIVE_TENSORS_SHARE = 0.85  # the allocator holding this much of the GPU means its own tensors filled it
 _TEXT_CHARS = 200
-_OOM_PROCESS = r"Process (\d+) has ([\d.]+ [KMGT]?i?B) memory in use"
-_OWN_PROCESS = r"this process has ([\d.]+ [KMGT]?i?B) memory in use"
+_OOM_PROCESS = r"Process ([0-9]+) has ([0-9.]+ [KMGT]?i?B) memory in use"
+_OWN_PROCESS = r"this process has ([0-9.]+ [KMGT]?i?B) memory in use"
 _UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 
 
@@ -236,7 +236,7 @@ def _from_eviction(evictions: pl.DataFrame) -> Stage:
                  f"no, the node ran out: the kubelet evicted the pod for memory pressure{node}{usage}", figures, evidence(evictions))
 
 
-_RESOURCE = r"(?is){}:[ \t]*\n(?:[ \t]+[\w./-]+:[^\n]*\n)*?[ \t]+memory:[ \t]*\"?({})"
+_RESOURCE = r"(?is){}:[ \t]*\n(?:[ \t]+[0-9A-Za-z_./-]+:[^\n]*\n)*?[ \t]+memory:[ \t]*\"?({})"
 
 
 def _pod_resources(walk: Walk) -> tuple[dict[str, Any], tuple[Evidence, ...]]:
@@ -382,7 +382,7 @@ def _listed_by_oom(walk: Walk) -> pl.DataFrame | None:
 
 
 def _text_bytes(text: pl.Expr) -> pl.Expr:
-    parts = text.str.extract_groups(r"^(?<n>[\d.]+) (?<unit>[KMGT]?i?B)$")
+    parts = text.str.extract_groups(r"^(?<n>[0-9.]+) (?<unit>[KMGT]?i?B)$")
     factor = parts.struct.field("unit").replace_strict(_UNITS, default=None, return_dtype=pl.Float64)
     return (parts.struct.field("n").cast(pl.Float64, strict=False) * factor).round().cast(pl.Int64)
 

@@ -56,7 +56,7 @@ def mode_table(prior: pl.DataFrame, base: pl.DataFrame, features: np.ndarray, mo
         centroid=pl.coalesce("run_centroid", "centroid"),
         space=pl.when(pl.col("run_centroid").is_not_null()).then(pl.lit(space)).otherwise(pl.col("space")),
     ).with_columns(size=pl.col("incident_ids").list.len())
-    number = pl.col("mode_id").str.extract(r"(\d+)$").cast(pl.Int64, strict=False)
+    number = pl.col("mode_id").str.extract(r"([0-9]+)$").cast(pl.Int64, strict=False)
     ordered = merged.sort(number, "mode_id", nulls_last=True).select(list(schema.FAILURE_MODE_SCHEMA))
     return schema.conform(ordered, schema.FAILURE_MODE_SCHEMA)
 

@@ -23,7 +23,7 @@ _PID_GPU_TOLERANCE = "1h"
 # /var/log/containers/<pod>_<namespace>_<container>-<container id>.log; neither name may hold an underscore.
 _NAME = r"[a-z0-9][-a-z0-9.]*"
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-_POD_DIR = rf"(?:^|/)pods/(?P<namespace>{_NAME})_(?P<pod>{_NAME}?)(?:_(?P<pod_uid>{_UUID}))?/(?:(?P<container>{_NAME})/\d+\.log)?"
+_POD_DIR = rf"(?:^|/)pods/(?P<namespace>{_NAME})_(?P<pod>{_NAME}?)(?:_(?P<pod_uid>{_UUID}))?/(?:(?P<container>{_NAME})/[0-9]+\.log)?"
 _CONTAINER_LINK = rf"(?:^|/)containers/(?P<pod>{_NAME})_(?P<namespace>{_NAME})_(?P<container>{_NAME})-(?P<container_id>[0-9a-f]{{64}})\.log"
 
 

@@ -52,15 +52,15 @@ SYSTEM_FOLDERS = frozenset(
 SOS_HOSTNAME_FILES = (("sos_commands", "host", "hostname"), ("sos_commands", "general", "hostname"), ("hostname",))
 HOSTNAME_BYTES = 4096  # a hostname file holds one line; more is not a hostname file
 
-_SOS_FOLDER = re.compile(r"^sosreport-(?P<rest>.+?)(?:-\d{4}-\d{2}-\d{2}-[a-z0-9]+|-\d{14})?$")
-_SOS_CASE = re.compile(r"-\d{5,}$")  # case numbers are long; host names end in short numbers (gpu-node-07)
+_SOS_FOLDER = re.compile(r"^sosreport-(?P<rest>.+?)(?:-[0-9]{4}-[0-9]{2}-[0-9]{2}-[a-z0-9]+|-[0-9]{14})?$")
+_SOS_CASE = re.compile(r"-[0-9]{5,}$")  # case numbers are long; host names end in short numbers (gpu-node-07)
 _HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,252})$")
 
 _SEPARATOR = r"^_{20,}\s*$"
 _BUG_REPORT_START = "Start of NVIDIA bug report log file"
 # Blocks inside a section: nvidia-smi commands share the nvidia-smi section; the kernel-message
 # scan lists its matches per log file and per boot.
-_SUBSECTION = r"^(?:/\S*/nvidia-smi(?: .*)?|  (?:/\S+|journalctl -b -?\d+):)$"
+_SUBSECTION = r"^(?:/\S*/nvidia-smi(?: .*)?|  (?:/\S+|journalctl -b -?[0-9]+):)$"
 _COMMAND = re.compile(r"^/\S*/(?P<command>[^/\s]+)(?P<args>(?: .*)?)$")
 _UNAME_HOST = re.compile(r"^uname: \S+ (?P<host>\S+) ")
 _NAMED_HEADERS = {
@@ -70,7 +70,7 @@ _NAMED_HEADERS = {
 }
 _MAX_NAME = 120
 _PROLOGUE_LINES = 40
-_REPORT_DATE = r"^Date: \w{3} (?P<day>\w{3} +\d{1,2} \d\d:\d\d:\d\d) (?:(?P<zone>[A-Z]{2,5}) )?(?P<year>\d{4})$"  # date(1)
+_REPORT_DATE = r"^Date: [0-9A-Za-z_]{3} (?P<day>[0-9A-Za-z_]{3} +[0-9]{1,2} [0-9][0-9]:[0-9][0-9]:[0-9][0-9]) (?:(?P<zone>[A-Z]{2,5}) )?(?P<year>[0-9]{4})$"  # date(1)
 
 _POD_START = r"^==== START logs for container (?P<container>\S+) of pod (?P<namespace>[^/\s]+)/(?P<pod>\S+) ====\s*$"
 _POD_END = r"^==== END logs for container \S+ of pod \S+ ====\s*$"

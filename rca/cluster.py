@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 FEATURES_VERSION = "features-v1"
-_MODE_ID = re.compile(r"^fm-(\d+)$")
+_MODE_ID = re.compile(r"^fm-([0-9]+)$")
 
 
 @dataclass(frozen=True)

@@ -99,9 +99,9 @@ class Correlation:
 def parse_window(text: str) -> timedelta:
     """A duration such as ``15m``, ``90s``, ``1h30m`` or ``2h``; a bare number is minutes."""
     cleaned = text.strip().lower()
-    if re.fullmatch(r"\d+(?:\.\d+)?", cleaned):
+    if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", cleaned):
         return timedelta(minutes=float(cleaned))
-    parts = re.findall(r"(\d+(?:\.\d+)?)\s*(d|h|m|min|s)", cleaned)
+    parts = re.findall(r"([0-9]+(?:\.[0-9]+)?)\s*(d|h|m|min|s)", cleaned)
     if not parts or "".join(f"{n}{u}" for n, u in parts) != re.sub(r"\s+", "", cleaned):
         raise ValueError(f"not a duration: {text!r} (use e.g. 15m, 90s, 1h30m)")
     seconds = {"d": 86400, "h": 3600, "m": 60, "min": 60, "s": 1}

@@ -37,7 +37,7 @@ MAX_WHOLE_FILE_BYTES = 1 << 30  # a binary file is parsed in memory: refuse what
 ARCHIVE_MAX_BYTES = 16 << 30  # bytes one archive may expand to, nested archives and gzip members included
 ARCHIVE_MAX_MEMBERS = 100_000
 ARCHIVE_MAX_RATIO = 500.0  # expanded : compressed; logs compress 5-30x (xz up to ~400x on repetitive ones), deflate bombs ~1030x
-_DATED = re.compile(r"\b((?:19|20)\d\d)[-/](?:0[1-9]|1[0-2])[-/](?:[0-2]\d|3[01])[T ]\d\d:\d\d:\d\d")
+_DATED = re.compile(r"\b((?:19|20)[0-9][0-9])[-/](?:0[1-9]|1[0-2])[-/](?:[0-2][0-9]|3[01])[T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]")
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ _REFERENCE_FLOOR = 1_000_000
 
 # Frames that are not the program's own: PyTorch, the interpreter, C/C++ and the standard library.
 _NOT_USER = (
-    r"/torch/|^torch/|\.(?:c|cc|cpp|cu|cuh|h|hpp)$|^\?\?$|^<|/lib/python3\.\d+/(?:[^/]+\.py$|(?:importlib|concurrent|asyncio|"
+    r"/torch/|^torch/|\.(?:c|cc|cpp|cu|cuh|h|hpp)$|^\?\?$|^<|/lib/python3\.[0-9]+/(?:[^/]+\.py$|(?:importlib|concurrent|asyncio|"
     r"multiprocessing|threading|runpy|contextlib)/)|pythonrun\.c|ceval"
 )
 

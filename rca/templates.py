@@ -44,7 +44,7 @@ import pyarrow as pa
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
-_CLOCK = r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
+_CLOCK = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
 _HASH_CHARS = "[bcdfghjklmnpqrstvwxz0-9]"  # Kubernetes name suffixes; any digit, since masks never look at which
 _TOKEN_CHAR = r"""[^\s./()\[\]{}<>'",;:=|]"""
 _VALUE_CHAR = r"""[^\s()\[\]{}<>'",;|]"""
@@ -56,32 +56,32 @@ _PLACEHOLDER = r"<[A-Z_]+>"
 
 def _whole(pattern: str) -> str:
     """``pattern`` only where it is a whole token, not the head of ``62.99.1.2.example.net``."""
-    return rf"(?P<pre>^|[^\w.\-])(?:{pattern})(?P<post>$|[^\w.\-]|\.(?:\s|$))"
+    return rf"(?P<pre>^|[^0-9A-Za-z_.\-])(?:{pattern})(?P<post>$|[^0-9A-Za-z_.\-]|\.(?:\s|$))"
 
 
 MASKS: tuple[tuple[str, str], ...] = (
     (
         "DATETIME",
-        rf"\b(?:{_WEEKDAY} {_MONTH} +\d{{1,2}} {_CLOCK}(?: [A-Z]{{2,5}})? \d{{4}}"
-        rf"|{_WEEKDAY}, \d{{1,2}} {_MONTH} \d{{4}} {_CLOCK}(?: [+-]\d{{4}}| [A-Z]{{2,5}})?"
-        rf"|(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}/\d{{2}}/\d{{2}})(?:[T ]{_CLOCK}(?:Z| ?[+-]\d{{2}}:?\d{{2}})?)?"
-        rf"|(?:{_MONTH} +\d{{1,2}} )?{_CLOCK})\b",
+        rf"\b(?:{_WEEKDAY} {_MONTH} +[0-9]{{1,2}} {_CLOCK}(?: [A-Z]{{2,5}})? [0-9]{{4}}"
+        rf"|{_WEEKDAY}, [0-9]{{1,2}} {_MONTH} [0-9]{{4}} {_CLOCK}(?: [+-][0-9]{{4}}| [A-Z]{{2,5}})?"
+        rf"|(?:[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}|[0-9]{{4}}/[0-9]{{2}}/[0-9]{{2}})(?:[T ]{_CLOCK}(?:Z| ?[+-][0-9]{{2}}:?[0-9]{{2}})?)?"
+        rf"|(?:{_MONTH} +[0-9]{{1,2}} )?{_CLOCK})\b",
     ),
     ("UUID", r"\b[0-9a-fA-F]{8}[-_](?:[0-9a-fA-F]{4}[-_]){3}[0-9a-fA-F]{12}\b"),
     ("URL", r"""\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>()\[\]]+"""),
     ("MAC", _whole(r"[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5,}")),
     ("PCI", _whole(r"(?:[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?|[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9])")),
-    ("IP", _whole(r"\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?")),
+    ("IP", _whole(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]{1,5})?")),
     ("PATH", r"""(?P<pre>^|[\s(\[{='"])(?:\.{1,2}|~)?/[^\s'"()\[\]{},;:<>]+"""),
-    ("PROCESS", r"(?i)(?P<pre>\b(?:process|pid|task) \d+ \()[^()\s]+(?P<post>\))"),
+    ("PROCESS", r"(?i)(?P<pre>\b(?:process|pid|task) [0-9]+ \()[^()\s]+(?P<post>\))"),
     ("POD", _whole(rf"[a-z0-9]+(?:-[a-z0-9]+)*-(?:{_HASH_CHARS}{{8,10}}-)?{_HASH_CHARS}{{5}}")),
     ("HEX", _whole(r"0[xX][0-9a-fA-F]+")),
     ("USER", r"""(?i)(?P<pre>\b(?:for|by|invalid|illegal) user )[^\s<>()\[\],;:'"=]+"""),
     ("NAME", rf"""(?i)(?P<pre>(?:{_NAME_KEYS})(?:=|: ))(?:"[^"]*"|'[^']*'|{_VALUE_CHAR}+)"""),
-    ("NUM", rf"(?:{_TOKEN_CHAR}+\.)*{_TOKEN_CHAR}*\d{_TOKEN_CHAR}*(?:\.{_TOKEN_CHAR}+)*"),
-    ("VALUE", rf"(?P<pre>\w=){_VALUE_CHAR}*(?:{_ODD_CHAR}{_VALUE_CHAR}*[A-Za-z0-9]|[A-Za-z0-9]{_VALUE_CHAR}*{_ODD_CHAR}){_VALUE_CHAR}*"),
+    ("NUM", rf"(?:{_TOKEN_CHAR}+\.)*{_TOKEN_CHAR}*[0-9]{_TOKEN_CHAR}*(?:\.{_TOKEN_CHAR}+)*"),
+    ("VALUE", rf"(?P<pre>[0-9A-Za-z_]=){_VALUE_CHAR}*(?:{_ODD_CHAR}{_VALUE_CHAR}*[A-Za-z0-9]|[A-Za-z0-9]{_VALUE_CHAR}*{_ODD_CHAR}){_VALUE_CHAR}*"),
     ("EMPTY", r"""(?P<pre>(?:^| )[(\['"])(?P<post>[)\]'"])"""),
-    ("EMPTY_VALUE", r"(?P<pre>\w=)(?P<post>[\s,;)\]}]|$)"),
+    ("EMPTY_VALUE", r"(?P<pre>[0-9A-Za-z_]=)(?P<post>[\s,;)\]}]|$)"),
 )
 """Ordered (name, pattern). The match becomes ``<NAME>``; the text a pattern captures as
 ``pre`` or ``post`` is context, kept on either side of the placeholder."""

@@ -69,7 +69,7 @@ def _clock_string(year: pl.Expr, month: pl.Expr, day: pl.Expr, clock: pl.Expr) -
 
 def _fraction_to_micros(clock: pl.Expr) -> pl.Expr:
     # chrono's %.f accepts at most nanoseconds; klog and Go print up to 9 digits, some tools more.
-    return clock.str.replace(r"^(\d{1,2}:\d\d:\d\d(?:\.\d{1,9})?)\d*$", "$1")
+    return clock.str.replace(r"^([0-9]{1,2}:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{1,9})?)[0-9]*$", "$1")
 
 
 def yearless_to_utc(month: pl.Expr, day: pl.Expr, clock: pl.Expr, ctx: ParseContext) -> tuple[pl.Expr, pl.Expr]:
@@ -146,10 +146,10 @@ def iso_to_utc(text: pl.Expr, tz: str) -> pl.Expr:
 def _iso_to_utc_general(text: pl.Expr, tz: str) -> pl.Expr:
     cleaned = (
         text.str.strip_chars()
-        .str.replace(r"^(\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d),(\d+)", "$1.$2")
-        .str.replace(r"^(\S+?:\d\d(?:\.\d{1,9})?)\d*((?:[Zz]|[+-]\d\d:?\d\d)?)$", "$1$2")
+        .str.replace(r"^([0-9]{4}[-/][0-9][0-9][-/][0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]),([0-9]+)", "$1.$2")
+        .str.replace(r"^(\S+?:[0-9][0-9](?:\.[0-9]{1,9})?)[0-9]*((?:[Zz]|[+-][0-9][0-9]:?[0-9][0-9])?)$", "$1$2")
         .str.replace(r"[Zz]$", "+0000")
-        .str.replace(r"([+-]\d\d):(\d\d)$", "$1$2")
+        .str.replace(r"([+-][0-9][0-9]):([0-9][0-9])$", "$1$2")
         .str.replace(r"^(\S+)\s+UTC$", "$1+0000")
     )
     zoned = pl.coalesce(

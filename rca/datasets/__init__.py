@@ -47,7 +47,7 @@ def parse_size(size: str | int) -> int:
     """``"20MB"`` -> 20_000_000 (decimal units; ``MiB``/``GiB`` are binary)."""
     if isinstance(size, int):
         return size
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", size)
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", size)
     unit = match.group(2).upper() if match else None
     if match is None or unit not in _UNITS:
         raise ValueError(f"size must look like 5MB, 300MB, 1GB or 512MiB, not {size!r}")

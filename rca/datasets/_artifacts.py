@@ -108,7 +108,7 @@ def _cgroup_folder(out: Path, tally: Tally, host: Host, reading: _cgroups.Cgroup
 
 
 def _instance(host: Host, rng: random.Random) -> str:
-    found = re.search(r"(\d+)-(\d+)-(\d+)-(\d+)", host.name)
+    found = re.search(r"([0-9]+)-([0-9]+)-([0-9]+)-([0-9]+)", host.name)
     address = ".".join(found.groups()) if found else f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(2, 254)}"
     return f"{address}:9400"
 

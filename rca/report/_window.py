@@ -12,7 +12,7 @@ from rca.errors import InputError
 from rca.store import Store
 
 WEEK = timedelta(days=7)
-_ISO_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+_ISO_WEEK = re.compile(r"^([0-9]{4})-W([0-9]{2})$")
 
 
 @dataclass(frozen=True)

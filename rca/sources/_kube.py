@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
-QUANTITY = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?:[KMGTPE]i|[kKMGTPEm])?"
+QUANTITY = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?(?:[KMGTPE]i|[kKMGTPEm])?"
 
-_QUANTITY_PARTS = r"^(?<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?<unit>[KMGTPE]i|[kKMGTPEm])?B?$"
+_QUANTITY_PARTS = r"^(?<number>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)(?<unit>[KMGTPE]i|[kKMGTPEm])?B?$"
 
 _UNIT_FACTORS: dict[str, int] = {
     "": 1,
@@ -60,7 +60,7 @@ def attrs_json(fields: dict[str, pl.Expr]) -> pl.Expr:
     """A JSON object string of ``fields`` with null members left out (null when all are)."""
     encoded = pl.struct(**fields).struct.json_encode()
     # Inside JSON strings every quote is escaped, so ',"key":null' can only be a member.
-    trimmed = encoded.str.replace_all(r',"[A-Za-z_]\w*":null', "").str.replace(r'^\{"[A-Za-z_]\w*":null,?', "{")
+    trimmed = encoded.str.replace_all(r',"[A-Za-z_][0-9A-Za-z_]*":null', "").str.replace(r'^\{"[A-Za-z_][0-9A-Za-z_]*":null,?', "{")
     return trimmed.replace("{}", None)
 
 
@@ -72,7 +72,7 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
     "request is 15Gi, has larger consumption of memory." wording.
     """
     return pl.struct(
-        resource=message.str.extract(r"low on resource: ([\w./-]+?)\.?(?:\s|$)", 1),
+        resource=message.str.extract(r"low on resource: ([0-9A-Za-z_./-]+?)\.?(?:\s|$)", 1),
         threshold_bytes=quantity_bytes(message.str.extract(rf"Threshold quantity: ({QUANTITY})", 1)),
         available_bytes=quantity_bytes(message.str.extract(rf"available: ({QUANTITY})", 1)),
         container=message.str.extract(r"Container ([a-z0-9][-a-z0-9.]*) was using", 1),
@@ -130,8 +130,8 @@ def oom_victim(message: pl.Expr) -> pl.Expr:
     "System OOM encountered, victim process: python, pid: 1234" (kubelet) and
     "Memory cgroup out of memory: Kill process 25169 (hyperkube) …" (node-problem-detector).
     """
-    kubelet = message.str.extract_groups(r"victim process: (?<process>[^,]+), pid: (?<pid>\d+)").struct
-    kernel = message.str.extract_groups(r"Kill(?:ed)? process (?<pid>\d+) \((?<process>[^)]*)\)").struct
+    kubelet = message.str.extract_groups(r"victim process: (?<process>[^,]+), pid: (?<pid>[0-9]+)").struct
+    kernel = message.str.extract_groups(r"Kill(?:ed)? process (?<pid>[0-9]+) \((?<process>[^)]*)\)").struct
     return pl.struct(
         pid=pl.coalesce(kubelet.field("pid"), kernel.field("pid")).cast(pl.Int64, strict=False),
         process=pl.coalesce(kubelet.field("process"), kernel.field("process")),

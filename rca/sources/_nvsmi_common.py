@@ -29,11 +29,11 @@ _BYTES_PER_UNIT = {
 
 _UNKNOWN = ["N/A", "[N/A]", ""]
 
-_MEMORY = r"^\s*\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B)?\s*$"
+_MEMORY = r"^\s*[0-9]+(?:\.[0-9]+)?\s*(?:[KMGT]i?B|B)?\s*$"
 
 CTIME_PATTERN = (
-    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+(?<mon>[A-Z][a-z]{2})\s+(?<day>\d{1,2})\s+"
-    r"(?<clock>\d\d:\d\d:\d\d)\s+(?<year>\d{4})"
+    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+(?<mon>[A-Z][a-z]{2})\s+(?<day>[0-9]{1,2})\s+"
+    r"(?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])\s+(?<year>[0-9]{4})"
 )
 
 EVENT_COLUMNS = {
@@ -65,7 +65,7 @@ def known(value: pl.Expr) -> pl.Expr:
 
 def number(value: pl.Expr) -> pl.Expr:
     """A number printed alone or with a unit (``59C``, ``629W``, ``100 %``, ``1980 MHz``); else null."""
-    return value.str.extract(r"^\s*([-+]?\d+(?:\.\d+)?)\s*(?:[A-Za-z]+|%)?\s*$", 1).cast(pl.Float64, strict=False)
+    return value.str.extract(r"^\s*([-+]?[0-9]+(?:\.[0-9]+)?)\s*(?:[A-Za-z]+|%)?\s*$", 1).cast(pl.Float64, strict=False)
 
 
 def to_bytes(value: pl.Expr, default_unit: str | pl.Expr = "MiB") -> pl.Expr:
@@ -86,7 +86,7 @@ def to_bytes(value: pl.Expr, default_unit: str | pl.Expr = "MiB") -> pl.Expr:
 
 def integer(value: pl.Expr) -> pl.Expr:
     """A plain decimal integer that fits in 32 bits; anything else is null."""
-    digits = value.str.extract(r"^\s*(\d{1,9})\s*$", 1)
+    digits = value.str.extract(r"^\s*([0-9]{1,9})\s*$", 1)
     return digits.cast(pl.Int32, strict=False)
 
 

@@ -48,23 +48,23 @@ _ALIASES = {"gpu_name": "name", "gpu_bus_id": "pci.bus_id", "gpu_uuid": "uuid", 
 _SAMPLE_COLUMNS = ("memory.", "utilization.", "temperature.", "power.", "clocks.", "fan.", "pstate", "index")
 
 _VALUE = {
-    "timestamp": r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?",
+    "timestamp": r"[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?",
     "name": r"[^,]*[A-Za-z][^,]*",
     "pci.bus_id": r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]",
     "uuid": r"GPU-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}",
-    "driver_version": r"\d+\.\d+(?:\.\d+)?",
-    "pstate": r"P\d{1,2}",
-    "index": r"\d+",
-    "pid": r"\d+",
+    "driver_version": r"[0-9]+\.[0-9]+(?:\.[0-9]+)?",
+    "pstate": r"P[0-9]{1,2}",
+    "index": r"[0-9]+",
+    "pid": r"[0-9]+",
     "process_name": r"[^,]+",
     "gpu_serial": r"[^,]+",
     "display_active": r"Enabled|Disabled",
     "display_mode": r"Enabled|Disabled",
-    "memory": r"\d+ MiB",
-    "memory_nounits": r"\d+",
-    "percent": r"\d+ %",
-    "percent_nounits": r"\d+",
-    "integer": r"\d+",
+    "memory": r"[0-9]+ MiB",
+    "memory_nounits": r"[0-9]+",
+    "percent": r"[0-9]+ %",
+    "percent_nounits": r"[0-9]+",
+    "integer": r"[0-9]+",
 }
 
 # Header-less column orders that are recognisable from the values alone: each layout pins

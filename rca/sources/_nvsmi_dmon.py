@@ -17,7 +17,7 @@ from rca import timeutil
 from rca.sources._base import ParseContext, Parsed
 from rca.sources._nvsmi_common import MIB, attrs_json, conform_events, integer, log_rows, quality
 
-HEADER_LINE = r"^#\s*(?:Date\s+)?(?:Time\s+)?gpu(?:\s+[A-Za-z][\w.]*)+\s*$"
+HEADER_LINE = r"^#\s*(?:Date\s+)?(?:Time\s+)?gpu(?:\s+[A-Za-z][0-9A-Za-z_.]*)+\s*$"
 UNITS_LINE = r"^#\s*(?:YYYYMMDD\s+)?(?:HH:MM:SS\s+)?Idx\b"
 _RENAMED = {
     "pwr": "power_w", "gtemp": "temp_c", "temp": "temp_c", "mtemp": "mem_temp_c", "mem": "mem_util_pct",

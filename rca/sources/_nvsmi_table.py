@@ -41,7 +41,7 @@ HEADER_LINE = (
 )
 _BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
 GPU_NAME_ROW = (
-    r"^\|\s*(?<index>\d+)\s+(?<name>.*?)(?:\s+(?<persistence>On|Off|WDDM|TCC|MCDM|N/A))?\s*\|"
+    r"^\|\s*(?<index>[0-9]+)\s+(?<name>.*?)(?:\s+(?<persistence>On|Off|WDDM|TCC|MCDM|N/A))?\s*\|"
     rf"\s*(?<bus>{_BUS})\s+(?<disp>\S+)\s*\|\s*(?<ecc>\S*)\s*\|\s*$"
 )
 GPU_USAGE_ROW = (
@@ -50,13 +50,13 @@ GPU_USAGE_ROW = (
 )
 GPU_MIG_ROW = r"^\|\s*\|\s*\|\s*(?<mig>\S.*?)\s*\|\s*$"
 MIG_DEVICE_ROW = (
-    r"^\|\s*(?<gpu>\d+)\s+(?<gi>\d+)\s+(?<ci>\d+)\s+(?<dev>\d+)\s*\|\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|"
+    r"^\|\s*(?<gpu>[0-9]+)\s+(?<gi>[0-9]+)\s+(?<ci>[0-9]+)\s+(?<dev>[0-9]+)\s*\|\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|"
     r"\s*(?<sm>\S+)\s+(?<ecc>\S+)\s*\|\s*(?<ce>\S+)\s+(?<enc>\S+)\s+(?<dec>\S+)\s+(?<ofa>\S+)\s+(?<jpg>\S+)\s*\|\s*$"
 )
 MIG_BAR1_ROW = r"^\|\s*\|\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|\s*\|\s*\|\s*$"
 PROCESS_ROW = (
-    r"^\|\s*(?<gpu>\d+|N/A)\s+(?:(?<gi>\d+|N/A)\s+(?<ci>\d+|N/A)\s+)?(?<pid>\d+)\s+"
-    r"(?:(?<type>C\+G|G\+C|M\+C|C\+M|C|G|M)\s+)?(?<name>\S.*?)\s+(?<mem>\d+(?:\.\d+)?[KMG]i?B|N/A)\s*\|\s*$"
+    r"^\|\s*(?<gpu>[0-9]+|N/A)\s+(?:(?<gi>[0-9]+|N/A)\s+(?<ci>[0-9]+|N/A)\s+)?(?<pid>[0-9]+)\s+"
+    r"(?:(?<type>C\+G|G\+C|M\+C|C\+M|C|G|M)\s+)?(?<name>\S.*?)\s+(?<mem>[0-9]+(?:\.[0-9]+)?[KMG]i?B|N/A)\s*\|\s*$"
 )
 NO_PROCESSES_ROW = r"^\|\s*No running (?:compute )?processes found\s*\|\s*$"
 

@@ -14,11 +14,11 @@ import polars as pl
 from rca.sources._pipeline_rules import CI_EVENTS, first, gated, label, num, size
 
 _TRAINER_DICT = (
-    r"^\{(?<inner>[\"'][\w/.\-]+[\"']: -?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-    r"(?:, [\"'][\w/.\-]+[\"']: -?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)*)\}$"
+    r"^\{(?<inner>[\"'][0-9A-Za-z_/.\-]+[\"']: -?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+    r"(?:, [\"'][0-9A-Za-z_/.\-]+[\"']: -?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)*)\}$"
 )
-_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-_HF_SETTING = r"^\s*(?<label>[A-Z][A-Za-z .()&,\-]*?) = (?<value>\d[\d,]*)\s*$"
+_NUMBER = r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+_HF_SETTING = r"^\s*(?<label>[A-Z][A-Za-z .()&,\-]*?) = (?<value>[0-9][0-9,]*)\s*$"
 _HF_SETTING_KEYS = {
     "Num examples": "num_examples", "Num Epochs": "num_epochs",
     "Instantaneous batch size per device": "per_device_batch_size",
@@ -27,7 +27,7 @@ _HF_SETTING_KEYS = {
     "Number of trainable parameters": "trainable_parameters", "Batch size": "batch_size",
 }
 _PG = gated("pg").str.extract_groups(
-    r"\[PG (?:ID )?(?<pg>\d+) (?:PG GUID (?<guid>[^\s(\]]+))?\s*(?:\((?<name>[^)\]]*)\))?\s*Rank (?<rank>\d+)\]"
+    r"\[PG (?:ID )?(?<pg>[0-9]+) (?:PG GUID (?<guid>[^\s(\]]+))?\s*(?:\((?<name>[^)\]]*)\))?\s*Rank (?<rank>[0-9]+)\]"
 ).struct
 _SETTING = gated("setting").str.extract_groups(_HF_SETTING).struct
 
@@ -77,23 +77,23 @@ def _numbers(values: Mapping[str, pl.Expr]) -> Fields:
 
 def _vllm() -> Fields:
     m = gated("vllm")
-    blocks = m.str.extract_groups(r"# GPU blocks: (?<gpu>\d+), # CPU blocks: (?<cpu>\d+)").struct
-    concurrency = m.str.extract_groups(r"Maximum concurrency for (?<tokens>\d+) tokens per request: (?<x>\d+(?:\.\d+)?)x").struct
+    blocks = m.str.extract_groups(r"# GPU blocks: (?<gpu>[0-9]+), # CPU blocks: (?<cpu>[0-9]+)").struct
+    concurrency = m.str.extract_groups(r"Maximum concurrency for (?<tokens>[0-9]+) tokens per request: (?<x>[0-9]+(?:\.[0-9]+)?)x").struct
     return _numbers({
         "gpu_blocks": num(blocks.field("gpu")),
         "cpu_blocks": num(blocks.field("cpu")),
         "kv_cache_available_bytes": size(m, r"Available KV cache memory: {size}"),
         "kv_cache_bytes": pl.coalesce(size(m, r"kv_cache_size={size}"), size(m, r"reserved for KV Cache is {size}")),
         "total_gpu_memory_bytes": size(m, r"total_gpu_memory[= ]\(?{size}"),
-        "gpu_memory_utilization": num(first(m, r"gpu_memory_utilization[= ]\(?(\d+(?:\.\d+)?)"), pl.Float64()),
+        "gpu_memory_utilization": num(first(m, r"gpu_memory_utilization[= ]\(?([0-9]+(?:\.[0-9]+)?)"), pl.Float64()),
         "model_memory_bytes": size(m, r"(?:Loading model weights|Model loading) took {size}"),
-        "max_seq_len": num(first(m, r"max seq len \((\d+)\)")),
-        "kv_cache_tokens": num(first(m, r"stored in KV cache \((\d+)\)")),
+        "max_seq_len": num(first(m, r"max seq len \(([0-9]+)\)")),
+        "kv_cache_tokens": num(first(m, r"stored in KV cache \(([0-9]+)\)")),
         "tokens_per_request": num(concurrency.field("tokens")),
         "max_concurrency": num(concurrency.field("x"), pl.Float64()),
-        "gpu_kv_cache_usage_pct": num(first(m, r"GPU KV cache usage: (\d+(?:\.\d+)?)%"), pl.Float64()),
-        "running_requests": num(first(m, r"Running: (\d+) reqs")),
-        "waiting_requests": num(first(m, r"(?:Pending|Waiting): (\d+) reqs")),
+        "gpu_kv_cache_usage_pct": num(first(m, r"GPU KV cache usage: ([0-9]+(?:\.[0-9]+)?)%"), pl.Float64()),
+        "running_requests": num(first(m, r"Running: ([0-9]+) reqs")),
+        "waiting_requests": num(first(m, r"(?:Pending|Waiting): ([0-9]+) reqs")),
     })
 
 
@@ -106,17 +106,17 @@ def _nccl(present: set[str]) -> tuple[Fields, Fields]:
         return {}, {}
     work = gated("nccl_work")
     item: Fields = {
-        "seq": (json_number, num(first(work, r"SeqNum=(\d+)"))),
-        "op": (json_text, first(work, r"OpType=(\w+)")),
+        "seq": (json_number, num(first(work, r"SeqNum=([0-9]+)"))),
+        "op": (json_text, first(work, r"OpType=([0-9A-Za-z_]+)")),
         **_numbers({
-            "numel_in": num(first(work, r"NumelIn=(\d+)")), "numel_out": num(first(work, r"NumelOut=(\d+)")),
-            "timeout_ms": num(first(work, r"Timeout\(ms\)=(\d+)")), "ran_for_ms": num(first(work, r"ran for (\d+) milliseconds")),
+            "numel_in": num(first(work, r"NumelIn=([0-9]+)")), "numel_out": num(first(work, r"NumelOut=([0-9]+)")),
+            "timeout_ms": num(first(work, r"Timeout\(ms\)=([0-9]+)")), "ran_for_ms": num(first(work, r"ran for ([0-9]+) milliseconds")),
         }),
     }
     watchdog = _numbers({
-        "failed_seq": num(first(work, r"detected by watchdog at work: (\d+)")),
-        "last_enqueued_seq": num(first(work, r"last enqueued NCCL work: (\d+)")),
-        "last_completed_seq": num(first(work, r"last completed NCCL work: (\d+)")),
+        "failed_seq": num(first(work, r"detected by watchdog at work: ([0-9]+)")),
+        "last_enqueued_seq": num(first(work, r"last enqueued NCCL work: ([0-9]+)")),
+        "last_completed_seq": num(first(work, r"last completed NCCL work: ([0-9]+)")),
     })
     return item, watchdog
 
@@ -124,7 +124,7 @@ def _nccl(present: set[str]) -> tuple[Fields, Fields]:
 def _fields(present: set[str]) -> Fields:
     c = pl.col
     kind = c("kind")
-    ranks = [num(first(gated("rank"), r"\[Rank (\d+)\]"))] if "rank" in present else []
+    ranks = [num(first(gated("rank"), r"\[Rank ([0-9]+)\]"))] if "rank" in present else []
     ranks += [num(_PG.field("rank"))] if "pg" in present else []
     nccl_scope = gated("pg").str.contains("ProcessGroupNCCL|WorkNCCL|NCCL work")
     signalled = present & {"dataloader", "bash", "killed", "exit", "named_signal", "reason"}
@@ -173,9 +173,9 @@ def _trainer(present: set[str]) -> Fields:
         # ``loss_text`` is read first: step and epoch are read only beside a loss.
         beside_loss = pl.col("loss_text").is_not_null()
         fields["loss"] = (json_number, num(pl.col("loss_text"), pl.Float64()))
-        fields["step"] = (json_number, pl.when(beside_loss).then(num(first(gated("loss"), r"(?i)\b(?:global_)?step\s*[:=]?\s*(\d+)"))))
+        fields["step"] = (json_number, pl.when(beside_loss).then(num(first(gated("loss"), r"(?i)\b(?:global_)?step\s*[:=]?\s*([0-9]+)"))))
         fields["epoch"] = (
-            json_number, pl.when(beside_loss).then(num(first(gated("loss"), r"(?i)\bepoch\s*[:=]?\s*(\d+(?:\.\d+)?)"), pl.Float64())),
+            json_number, pl.when(beside_loss).then(num(first(gated("loss"), r"(?i)\bepoch\s*[:=]?\s*([0-9]+(?:\.[0-9]+)?)"), pl.Float64())),
         )
     if "phase" in present:
         fields["phase"] = (json_text, first(gated("phase"), r"\*{5} Running ([A-Za-z ]+?) \*{5}").str.to_lowercase())

@@ -35,11 +35,11 @@ _SEVERITY = {
 }
 
 _UTC = pl.Datetime("us", "UTC")
-_ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d| UTC)?"
+_ISO = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9]| UTC)?"
 # A tag ends at a space, which it takes, or at the end of the line.
 _ENDS_TAG = r"(?: |$)"
 
-_NOISE = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|section_(?:start|end):\d+:[\w.\-]+(?:\[[^\]]*\])?"
+_NOISE = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|section_(?:start|end):[0-9]+:[0-9A-Za-z_.\-]+(?:\[[^\]]*\])?"
 # Terminal control codes, CI section markers and carriage-return redraws leave a line as it
 # was unless it spells one of these; only those lines are cleaned.
 _NOISY = pl.col("text").str.contains_any(["\x1b", "section_", "\r"])
@@ -51,11 +51,11 @@ _CLEANED = (
 _OUTER_LAYERS = (
     r"\[pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)\]" + _ENDS_TAG,
     # The gutter is what Buildkite's web UI adds when a log is copied from it.
-    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))(?:\s\d\d[OE]\+?| -|:)?" + _ENDS_TAG,
-    r"\s*\[(?:rank|default)(?<rank>\d+)\]: ?",
-    r"\s*\((?<process>[A-Za-z_][\w.\-]*) pid=(?<worker_pid>\d+)(?:, ip=[^)]*)?\) ?",
+    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))(?:\s[0-9][0-9][OE]\+?| -|:)?" + _ENDS_TAG,
+    r"\s*\[(?:rank|default)(?<rank>[0-9]+)\]: ?",
+    r"\s*\((?<process>[A-Za-z_][0-9A-Za-z_.\-]*) pid=(?<worker_pid>[0-9]+)(?:, ip=[^)]*)?\) ?",
     # NCCL_DEBUG output: "hostname:pid:tid [cuda device] ..."
-    r"\s*(?<nccl_host>[A-Za-z][\w.\-]*):(?<nccl_pid>\d+):\d+ \[(?<nccl_device>\d+)\]" + _ENDS_TAG,
+    r"\s*(?<nccl_host>[A-Za-z][0-9A-Za-z_.\-]*):(?<nccl_pid>[0-9]+):[0-9]+ \[(?<nccl_device>[0-9]+)\]" + _ENDS_TAG,
 )
 # Each layer may be missing; one that is there is peeled off before the next is looked for.
 _OUTER = "^(?<outer>" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS) + ")"
@@ -63,17 +63,17 @@ _OUTER = "^(?<outer>" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS) + ")
 # name → header; the first that fits wins (no line fits two).
 _APP_HEADERS = {
     "vllm": (
-        rf"(?<vllm_level>{LEVEL_WORDS}) (?<vllm_raw>(?<vllm_mon>\d\d)-(?<vllm_day>\d\d) (?<vllm_clock>\d\d:\d\d:\d\d(?:\.\d+)?))"
-        r" (?:\[[^\]\s]+\]|[\w.\-]+:\d+\])"
+        rf"(?<vllm_level>{LEVEL_WORDS}) (?<vllm_raw>(?<vllm_mon>[0-9][0-9])-(?<vllm_day>[0-9][0-9]) (?<vllm_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?))"
+        r" (?:\[[^\]\s]+\]|[0-9A-Za-z_.\-]+:[0-9]+\])"
     ),
     "hf_transformers": rf"\[(?<hf_level>[A-Z]+)\|[^\]\s]+\] (?<hf_iso>{_ISO}) >>",
     "klog": (
-        r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEF])(?<glog_raw>(?<glog_mon>\d{1,2})(?<glog_day>\d\d)"
-        r" (?<glog_clock>\d\d:\d\d:\d\d\.\d+))(?:\s+\d+)? [^\]\s]+:\d+\]"
+        r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEF])(?<glog_raw>(?<glog_mon>[0-9]{1,2})(?<glog_day>[0-9][0-9])"
+        r" (?<glog_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+))(?:\s+[0-9]+)? [^\]\s]+:[0-9]+\]"
     ),
-    "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:\d+\]",
-    "go_log": r"(?<go_stamp>\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?)",
-    "epoch": r"\[?(?<epoch>1[4-9]\d{8}(?:\.\d{1,9})?|1[4-9]\d{11})\]?",
+    "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:[0-9]+\]",
+    "go_log": r"(?<go_stamp>[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)",
+    "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
     "iso8601": rf"\[?(?<app_iso>{_ISO})\]?(?: -|:)?",
 }
 _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.values()) + ")"
@@ -83,9 +83,9 @@ _APP_WITNESS = {
     "go_log": "go_stamp", "epoch": "epoch", "iso8601": "app_iso",
 }
 _LEADING_LEVEL = (
-    rf"^[\s\-|:\[(]*(?:[\w.]+\s+-\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
+    rf"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+\s+-\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
     r"|^(?<title>Error|Warning|Fatal):|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
-    r"|^(?:[\w./\-]+:\d+ )?NCCL (?<nccl>INFO|WARN|ERROR|TRACE)\b"
+    r"|^(?:[0-9A-Za-z_./\-]+:[0-9]+ )?NCCL (?<nccl>INFO|WARN|ERROR|TRACE)\b"
 )
 
 _OUTER_GROUPS = pl.col("text").str.extract_groups(_OUTER).alias("layers")
@@ -298,7 +298,7 @@ def _dated(rows: pl.DataFrame, tz: str) -> pl.DataFrame:
 def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     c = pl.col
     json_time = pl.when(c("app_format") == "json_lines").then(c("j_time"))
-    json_epoch = json_time.str.contains(r"^\d{9,19}(?:\.\d+)?$")
+    json_epoch = json_time.str.contains(r"^[0-9]{9,19}(?:\.[0-9]+)?$")
     dated = pl.coalesce("ci_iso", "hf_iso", "app_iso", "go_stamp", pl.when(json_time.is_not_null() & ~json_epoch).then(json_time))
     header_level = pl.coalesce(
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", pl.when(c("app_format") == "json_lines").then(c("j_level"))

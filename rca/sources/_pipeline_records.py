@@ -18,16 +18,16 @@ _PY_CHAIN = (
 )
 _INDENTED = r"^\s+\S"
 # The last line of a traceback: "pkg.ExcType: message", "ExcType:" or a bare exception name.
-PY_EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(?::(?:\s.*)?|Error|Exception|Interrupt|Exit|Iteration|Warning)$"
+PY_EXCEPTION_LINE = r"^[A-Za-z_][0-9A-Za-z_.]*(?::(?:\s.*)?|Error|Exception|Interrupt|Exit|Iteration|Warning)$"
 
-_JAVA_FRAME = r"^\s+at [\w$.<>/\-]+\("
-_JAVA_CONTINUATION = r"^\s+at [\w$.<>/\-]+\(|^\s+\.\.\. \d+ (?:more|common frames omitted)|^\s*(?:Caused by|Suppressed): "
+_JAVA_FRAME = r"^\s+at [0-9A-Za-z_$.<>/\-]+\("
+_JAVA_CONTINUATION = r"^\s+at [0-9A-Za-z_$.<>/\-]+\(|^\s+\.\.\. [0-9]+ (?:more|common frames omitted)|^\s*(?:Caused by|Suppressed): "
 
-_GO_PRELUDE = r"^runtime: (?:out of memory|VirtualAlloc of \d+ bytes failed)"
+_GO_PRELUDE = r"^runtime: (?:out of memory|VirtualAlloc of [0-9]+ bytes failed)"
 _GO_FATAL = r"^(?:fatal error|panic): "
 _GO_CONTINUATION = (
-    r"^(?:\s+\S|goroutine \d+ .*\]:$|runtime stack:$|created by |\[signal |exit status \d+$"
-    r"|\[recovered\]|[\w$./*()\-]+\(.*\)$)"
+    r"^(?:\s+\S|goroutine [0-9]+ .*\]:$|runtime stack:$|created by |\[signal |exit status [0-9]+$"
+    r"|\[recovered\]|[0-9A-Za-z_$./*()\-]+\(.*\)$)"
 )
 
 # A multi-line record needs a line of one of these shapes, or an indented line without a time.

@@ -23,39 +23,39 @@ _UNIT_BYTES = {
     "B": 1, "bytes": 1, "KiB": 1024, "kB": 1024, "KB": 1024, "MiB": 1024**2, "MB": 1024**2,
     "GiB": 1024**3, "GB": 1024**3, "TiB": 1024**4, "TB": 1024**4,
 }
-_SIZE = r"(?<n>-?\d+(?:\.\d+)?) ?(?<u>bytes|B|KiB|kB|KB|MiB|MB|GiB|GB|TiB|TB)\b"
+_SIZE = r"(?<n>-?[0-9]+(?:\.[0-9]+)?) ?(?<u>bytes|B|KiB|kB|KB|MiB|MB|GiB|GB|TiB|TB)\b"
 
 CUDA_OOM = (
     r"CUDA out of memory|HIP out of memory|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
     r"|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|RESOURCE_EXHAUSTED: Out of memory|OOM when allocating tensor"
 )
 DATALOADER = (
-    r"DataLoader worker \(pid(?:\(s\))? (?<pid>\d+)[^)\n]*\) "
+    r"DataLoader worker \(pid(?:\(s\))? (?<pid>[0-9]+)[^)\n]*\) "
     r"(?:is killed by signal: (?<signal>[A-Za-z](?:[A-Za-z ]*[A-Za-z])?)|(?<exited>exited unexpectedly))"
 )
 NCCL_TIMEOUT = r"Watchdog caught collective operation timeout"
 SHM = (
     r"insufficient shared memory \(shm\)|No space left on device[^\n]*/dev/shm|/dev/shm[^\n]*No space left on device"
-    r"|unable to (?:write to file|open shared memory object|mmap \d+ bytes from file) </torch_"
+    r"|unable to (?:write to file|open shared memory object|mmap [0-9]+ bytes from file) </torch_"
     r"|Error while creating shared memory segment|failed to extend /dev/shm|posix_fallocate failed"
     r"|unable to allocate shared memory"
 )
 _SHM_PATH = r"(/dev/shm/[^\s'\"():,]+)|<(/torch_[^>\s]+)>"
 
 _BASH_KILL = (
-    r"line \d+: +(?<pid>\d+) (?<signal>Killed|Terminated|Segmentation fault|Aborted|Bus error|Hangup"
+    r"line [0-9]+: +(?<pid>[0-9]+) (?<signal>Killed|Terminated|Segmentation fault|Aborted|Bus error|Hangup"
     r"|Illegal instruction|Floating point exception|Quit|Interrupt)(?: \(core dumped\))? +(?<command>\S.*)$"
 )
 _LONE_KILLED = r"^\s*Killed\s*$"
 _EXIT_CODE = (
-    r"(?i)(?:exit(?:ed with)? (?:code|status)|exitcode)\s*[:=]?\s*(?<code>-?\d{1,4})\b"
-    r"|make(?:\[\d+\])?: \*\*\* .*?Error (?<make>\d{1,4})\b"
+    r"(?i)(?:exit(?:ed with)? (?:code|status)|exitcode)\s*[:=]?\s*(?<code>-?[0-9]{1,4})\b"
+    r"|make(?:\[[0-9]+\])?: \*\*\* .*?Error (?<make>[0-9]{1,4})\b"
 )
 _SIGNAL_NAMED = (
-    r"died with <Signals\.(?<died>SIG[A-Z0-9]+): \d+>|Signal \d+ \((?<torchrun>SIG[A-Z0-9]+)\) received by PID (?<pid>\d+)"
+    r"died with <Signals\.(?<died>SIG[A-Z0-9]+): [0-9]+>|Signal [0-9]+ \((?<torchrun>SIG[A-Z0-9]+)\) received by PID (?<pid>[0-9]+)"
     r"|\bsignal: (?<go>killed|terminated|segmentation fault|aborted|bus error)\b"
 )
-_EXIT_PID = r"\(pid: (\d+)\)"
+_EXIT_PID = r"\(pid: ([0-9]+)\)"
 
 _SIGNAL_BY_WORD = {
     "killed": "SIGKILL", "terminated": "SIGTERM", "segmentation fault": "SIGSEGV", "aborted": "SIGABRT",
@@ -65,9 +65,9 @@ _SIGNAL_BY_WORD = {
 _SIGNAL_BY_NUMBER = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
                      9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
 
-_XID_PLUGIN = r"XidCriticalError: Xid=(?<xid>\d+) on Device=(?<uuid>(?:GPU|MIG)-[0-9a-fA-F\-]+)"
-_XID_NVRM = r"NVRM: Xid \(PCI:(?<pci>[0-9a-fA-F:.]+)\): (?<xid>\d+)"
-_UNHEALTHY = r"'(?<resource>[\w./\-]+)' device marked unhealthy: (?<uuid>(?:GPU|MIG)-[0-9a-fA-F\-]+)"
+_XID_PLUGIN = r"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?<uuid>(?:GPU|MIG)-[0-9a-fA-F\-]+)"
+_XID_NVRM = r"NVRM: Xid \(PCI:(?<pci>[0-9a-fA-F:.]+)\): (?<xid>[0-9]+)"
+_UNHEALTHY = r"'(?<resource>[0-9A-Za-z_./\-]+)' device marked unhealthy: (?<uuid>(?:GPU|MIG)-[0-9a-fA-F\-]+)"
 
 _JAVA_OOM = r"java\.lang\.OutOfMemoryError(?::\s*(?<what>[^\n]*))?"
 _JAVA_OOM_KINDS = (
@@ -75,11 +75,11 @@ _JAVA_OOM_KINDS = (
     ("native thread", "jvm_native_thread"), ("Direct buffer memory", "jvm_direct_buffer"),
     ("Requested array size", "jvm_array_size"), ("Compressed class space", "jvm_compressed_class"),
 )
-_GO_OOM = r"fatal error: (?:runtime: )?out of memory|^runtime: out of memory|runtime: VirtualAlloc of \d+ bytes failed"
-_GO_REQUEST = r"cannot allocate (\d+)-byte block|VirtualAlloc of (\d+) bytes failed"
+_GO_OOM = r"fatal error: (?:runtime: )?out of memory|^runtime: out of memory|runtime: VirtualAlloc of [0-9]+ bytes failed"
+_GO_REQUEST = r"cannot allocate ([0-9]+)-byte block|VirtualAlloc of ([0-9]+) bytes failed"
 
 # warnings.warn() output: "path.py:614: UserWarning: message"
-_PYTHON_WARNING = r"^\S+\.py:\d+: \w*Warning: "
+_PYTHON_WARNING = r"^\S+\.py:[0-9]+: [0-9A-Za-z_]*Warning: "
 CI_EVENTS = (
     ("The runner has received a shutdown signal", "runner_shutdown"), ("The operation was canceled", "canceled"),
     ("has exceeded the maximum execution time", "timeout"), ("lost communication with the server", "runner_lost"),
@@ -204,14 +204,14 @@ def _java_oom(what: pl.Expr) -> pl.Expr:
 
 def _cuda_facts() -> dict[str, pl.Expr]:
     m = gated("cuda")
-    in_use_by_pid = m.str.extract_groups(r"Process (?<pid>\d+) has " + _SIZE + " memory in use").struct
+    in_use_by_pid = m.str.extract_groups(r"Process (?<pid>[0-9]+) has " + _SIZE + " memory in use").struct
     in_use_by_pid_bytes = (
         in_use_by_pid.field("n").cast(pl.Float64, strict=False)
         * in_use_by_pid.field("u").replace_strict(_UNIT_BYTES, default=None, return_dtype=pl.Float64)
     ).round().cast(pl.Int64, strict=False)
     return {
         "cuda_oom": m.is_not_null(),
-        "gpu_index": pl.coalesce(first(m, r"\(GPU (\d+);"), first(m, r"GPU (\d+) has a total capac")),
+        "gpu_index": pl.coalesce(first(m, r"\(GPU ([0-9]+);"), first(m, r"GPU ([0-9]+) has a total capac")),
         "requested": pl.coalesce(size(m, r"Tried to allocate {size}"), size(m, r"Out of memory while trying to allocate {size}")),
         "total": pl.coalesce(size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}")),
         "free_bytes": pl.coalesce(size(m, r"of which {size} is free"), size(m, r"{size} free[;)]")),
@@ -269,7 +269,7 @@ def _xid_facts() -> dict[str, pl.Expr]:
         "xid": num(pl.coalesce(xid_plugin.field("xid"), xid_nvrm.field("xid")), pl.Int32()),
         "gpu_uuid": pl.coalesce(xid_plugin.field("uuid"), unhealthy.field("uuid")),
         "pci_bus": xid_nvrm.field("pci"),
-        "nvrm_pid": num(pl.when(xid_nvrm.field("xid").is_not_null()).then(first(m, r"\bpid=(\d+)"))),
+        "nvrm_pid": num(pl.when(xid_nvrm.field("xid").is_not_null()).then(first(m, r"\bpid=([0-9]+)"))),
         "resource": unhealthy.field("resource"),
         "unhealthy": m.str.contains("unhealthy", literal=True).fill_null(False),
     }
@@ -287,7 +287,7 @@ def _vllm_error_facts() -> dict[str, pl.Expr]:
     m = gated("vllm_error")
     return {
         "vllm_error": pl.when(m.str.contains("No available memory for the cache blocks", literal=True)).then(pl.lit("no_cache_blocks"))
-        .when(m.str.contains(r"max seq len \(\d+\)[^\n]*KV cache")).then(pl.lit("kv_cache_insufficient"))
+        .when(m.str.contains(r"max seq len \([0-9]+\)[^\n]*KV cache")).then(pl.lit("kv_cache_insufficient"))
         .when(m.str.contains("EngineCore failed to start", literal=True)).then(pl.lit("engine_start_failed")),
     }
 
@@ -310,7 +310,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "go_oom": _go_oom_facts(),
     "reason": {"reason": first(gated("reason"), r"reason[:=]\s*['\"]?([A-Za-z]+)")},
     "failure": {"failure_class": first(gated("failure"), r"Job failed \(([a-z ]+ failure)\)")},
-    "container": {"container": first(gated("container"), r"\bcontainer[: ]+\"?([a-z0-9][\w.\-]*)\"?")},
+    "container": {"container": first(gated("container"), r"\bcontainer[: ]+\"?([a-z0-9][0-9A-Za-z_.\-]*)\"?")},
     "vllm_error": _vllm_error_facts(),
 }
 
@@ -401,7 +401,7 @@ def exception_facts(records: pl.DataFrame) -> pl.DataFrame:
 
 # anchor → a record that may name it, and the line that names it ("pkg.Error: ... anchor ...").
 _ANCHORS = {
-    anchor: (named, rf"(?m)^([A-Za-z_][\w.]*:[ \t][^\n]*(?:{anchor})[^\n]*)$")
+    anchor: (named, rf"(?m)^([A-Za-z_][0-9A-Za-z_.]*:[ \t][^\n]*(?:{anchor})[^\n]*)$")
     for anchor, named in (
         (CUDA_OOM, pl.col("f_cuda_oom")),
         (r"DataLoader worker \(pid", _msg().str.contains("DataLoader worker (pid", literal=True)),
@@ -410,11 +410,11 @@ _ANCHORS = {
     )
 }
 _PY_LAST_EXCEPTION = "(?m)" + PY_EXCEPTION_LINE.replace(r"(?:\s.*)?", r"(?:[ \t][^\n]*)?")
-_JAVA_EXCEPTION = r"(?m)^(?:Exception in thread \"[^\"\n]*\" )?((?:[\w$]+\.)*[\w$]*(?:Exception|Error|Throwable)(?::[^\n]*)?)$"
+_JAVA_EXCEPTION = r"(?m)^(?:Exception in thread \"[^\"\n]*\" )?((?:[0-9A-Za-z_$]+\.)*[0-9A-Za-z_$]*(?:Exception|Error|Throwable)(?::[^\n]*)?)$"
 _GO_EXCEPTION = r"(?m)^((?:fatal error|panic): [^\n]*)$"
-_PY_FRAME = r"File \"[^\"\n]+\", line \d+, in [^\n]+"
-_PY_FRAME_PARTS = r"^File \"(?<file>[^\"]+)\", line (?<line>\d+), in (?<func>.+)$"
-_EXCEPTION_PARTS = pl.col("exception_line").str.extract_groups(r"^(?<type>[\w.$]+(?: error)?)(?::[ \t]*(?<text>.*))?$")
+_PY_FRAME = r"File \"[^\"\n]+\", line [0-9]+, in [^\n]+"
+_PY_FRAME_PARTS = r"^File \"(?<file>[^\"]+)\", line (?<line>[0-9]+), in (?<func>.+)$"
+_EXCEPTION_PARTS = pl.col("exception_line").str.extract_groups(r"^(?<type>[0-9A-Za-z_.$]+(?: error)?)(?::[ \t]*(?<text>.*))?$")
 
 
 def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
@@ -446,7 +446,7 @@ def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
             pl.format("{}:{} in {}", py_frame.field("file"), py_frame.field("line"), py_frame.field("func"))
         )
     if seen["java"]:
-        last_frame = pl.when(family == "java").then(first(msg, r"(?m)^\s+at ([\w$.<>/\-]+\([^)\n]*\))")).otherwise(last_frame)
+        last_frame = pl.when(family == "java").then(first(msg, r"(?m)^\s+at ([0-9A-Za-z_$.<>/\-]+\([^)\n]*\))")).otherwise(last_frame)
     rows = rows.with_columns(
         parts=_EXCEPTION_PARTS,
         frame_named=pl.when(named.is_not_null() | (family == "python")).then(last_frame),

@@ -24,10 +24,10 @@ _PROGRAM_RULES: dict[str, tuple[str, MessageRules]] = {}
 # of application lines that start with a date from being read as a syslog host.
 _HOST = r"(?<host>[^\s]*[a-z0-9][^\s]*)"
 # Each envelope is a head and MESSAGE_TAIL; the head alone is captured (see head_groups).
-_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+?)(?:\[(?<pid>\d+)\])?:[ \t]"
-SHORT_HEAD = rf"^(?<mon>{timeutil.MONTH_NAME_PATTERN})\s+(?<day>\d{{1,2}})\s(?<clock>\d\d:\d\d:\d\d(?:\.\d+)?)\s{_HOST}\s{_PROGRAM}"
+_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+?)(?:\[(?<pid>[0-9]+)\])?:[ \t]"
+SHORT_HEAD = rf"^(?<mon>{timeutil.MONTH_NAME_PATTERN})\s+(?<day>[0-9]{{1,2}})\s(?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)\s{_HOST}\s{_PROGRAM}"
 ISO_HEAD = (
-    r"^(?<iso>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s"
+    r"^(?<iso>[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9])?)\s"
     rf"{_HOST}\s{_PROGRAM}"
 )
 _BARE_HEAD = rf"^{_PROGRAM}"

@@ -133,13 +133,13 @@ _BY_CODE = {column: dict(zip(CATALOG["xid"].to_list(), CATALOG[column].to_list()
 _PCI = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
 # Newer drivers print "pid=…, name=…, " before the detail text; older ones go straight to it.
 XID_LINE = (
-    rf"NVRM: Xid \((?:PCI:)?(?<pci>{_PCI})(?: (?<instance>GPU-I:\d+))?\): (?<code>\d+)"
+    rf"NVRM: Xid \((?:PCI:)?(?<pci>{_PCI})(?: (?<instance>GPU-I:[0-9]+))?\): (?<code>[0-9]+)"
     r"(?:, (?:pid=(?<pid>[^,]*), )?(?:name=(?<name>[^,]*), )?(?<detail>.*))?$"
 )
 GPU_AT_LINE = rf"NVRM: GPU at (?:PCI:)?(?<pci>{_PCI}): (?<uuid>GPU-[0-9A-Fa-f]{{8}}(?:-[0-9A-Fa-f]{{4}}){{3}}-[0-9A-Fa-f]{{12}})"
 _NVRM_GPU = rf"NVRM: (?:The NVIDIA GPU|GPU) ({_PCI})"
 _PCI_ID = r"\(PCI ID: ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{4})\)"
-_DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s(\d+\.\d+(?:\.\d+)?)\s"
+_DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s"
 _RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to \S+ \(([^)]*)\)"
 
 
@@ -154,7 +154,7 @@ def line_columns() -> list[pl.Expr]:
         xid.struct.field("instance").alias("xid_instance"),
         xid.struct.field("pid").str.strip_chars(" '").cast(pl.Int64, strict=False).alias("xid_pid"),
         pl.when(name != "<unknown>").then(name).alias("xid_process"),
-        xid.struct.field("detail").str.extract(r"caused by previous Xid (\d+)", 1).cast(pl.Int32, strict=False).alias("xid_previous"),
+        xid.struct.field("detail").str.extract(r"caused by previous Xid ([0-9]+)", 1).cast(pl.Int32, strict=False).alias("xid_previous"),
         gpu_at.struct.field("pci").alias("gpu_at_pci"),
         gpu_at.struct.field("uuid").alias("gpu_at_uuid"),
         pl.col("message").str.extract(_NVRM_GPU, 1).alias("nvrm_pci"),

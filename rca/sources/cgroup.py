@@ -71,7 +71,7 @@ KEYED_FILES = {"memory.events": "events", "memory.events.local": "events_local",
 # v1 has no "max": an unlimited counter reads PAGE_COUNTER_MAX pages (9223372036854771712 with 4 KiB pages).
 UNLIMITED_BYTES = 1 << 60
 
-_VALUE = r"(?:0|[1-9]\d*)"
+_VALUE = r"(?:0|[1-9][0-9]*)"
 _SINGLE_LINE = rf"^\s*(?P<value>{_VALUE}|max)\s*$"
 _KEYED_LINE = rf"^\s*(?P<key>[a-z][a-z0-9_]*)\s+(?P<value>-?{_VALUE})\s*$"
 _EVENTS_KEYS = {"low", "high", "max", "oom", "oom_kill", "oom_group_kill"}
@@ -258,7 +258,7 @@ def merge_readings(events: pl.DataFrame) -> pl.DataFrame:
     def number(key: str) -> pl.Expr:
         return attrs.str.json_path_match(f"$.{key}").cast(pl.Int64, strict=False)
 
-    stat_members = attrs.str.extract_all(r'"stat\.[a-z0-9_]+":-?\d+').list.eval(pl.element().str.replace(r'^"stat\.', '"'))
+    stat_members = attrs.str.extract_all(r'"stat\.[a-z0-9_]+":-?[0-9]+').list.eval(pl.element().str.replace(r'^"stat\.', '"'))
     prepared = readings.with_columns(
         folder=pl.col("file").str.replace(r"[/\\][^/\\]*$", ""),
         cgroup_version=number("cgroup_version").cast(pl.Int32),

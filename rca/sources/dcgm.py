@@ -65,11 +65,11 @@ _LABELS = (
 _LABEL_VALUE = r'"((?:[^"\\]|\\.)*)"'
 _SAMPLE_LINE = (
     r'^(?P<metric>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>(?:[^}"]|"(?:[^"\\]|\\.)*")*)\})?'
-    r"\s+(?P<value>\S+)(?:\s+(?P<stamp>-?\d+))?\s*$"
+    r"\s+(?P<value>\S+)(?:\s+(?P<stamp>-?[0-9]+))?\s*$"
 )
 _DCGM_COMMENT = r"^#\s*(?:HELP|TYPE)\s+DCGM_"
 _DCGM_SAMPLE = r"^DCGM_[A-Z0-9_]+(?:\{|\s)"
-_JSON_NUMBER = r"^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$"
+_JSON_NUMBER = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$"
 _EXPORTER_POD = r"(?i)dcgm-exporter"
 
 

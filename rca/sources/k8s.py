@@ -249,7 +249,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     # Struct columns are built once here: an expression is evaluated once per field read.
     parts = cells.with_columns(
         when_text=pl.coalesce("transition", "last_seen", "first_seen", "age"),
-        object_ref=pl.col("object").str.extract_groups(r"^(?<kind>[\w.-]+)/(?<name>.+)$"),
+        object_ref=pl.col("object").str.extract_groups(r"^(?<kind>[0-9A-Za-z_.-]+)/(?<name>.+)$"),
         evicted=eviction_fields(message.fill_null("")),
         victim=oom_victim(message.fill_null("")),
     )
@@ -259,7 +259,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     object_ref, evicted, victim = pl.col("object_ref").struct, pl.col("evicted"), pl.col("victim")
     object_kind = pl.coalesce(object_ref.field("kind").str.to_lowercase(), pl.col("object_kind").str.to_lowercase())
     object_name = pl.coalesce(object_ref.field("name"), pl.col("name").str.replace(r"\.[0-9a-f]{10,}$", ""))
-    source_host = pl.col("source").str.extract(r"^\{?[\w-]+,? ([^\s{}]+)\}?$", 1)
+    source_host = pl.col("source").str.extract(r"^\{?[0-9A-Za-z_-]+,? ([^\s{}]+)\}?$", 1)
     return (
         parts.join(docs, on="doc", how="left")
         .with_columns(kind=kind)

@@ -41,11 +41,11 @@ _LEVEL_PREFIX = (
     r"(?<level>emerg|alert|crit|err|warn|notice|info|debug) *: )?"
 )
 # Each pattern is its head (the time prefix) and MESSAGE_TAIL; the head alone is captured (see head_groups).
-_RAW_HEAD = _LEVEL_PREFIX + r"\[\s*(?<boot>\d+\.\d+)\] ?(?:(?<host>\S+) kernel: )?"
-_CTIME_HEAD = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>\d{1,2}) (?<clock>\d\d:\d\d:\d\d) (?<year>\d{4}))\] ?"
-_ISO_HEAD = _LEVEL_PREFIX + r"(?<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:?\d\d) "
-_EMBEDDED_BOOT_HEAD = r"^\[\s*(?<boot>\d+\.\d+)\] ?"
-_BOOT_STAMP = r"^\[\s*\d+\.\d+\]"
+_RAW_HEAD = _LEVEL_PREFIX + r"\[\s*(?<boot>[0-9]+\.[0-9]+)\] ?(?:(?<host>\S+) kernel: )?"
+_CTIME_HEAD = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>[0-9]{1,2}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) (?<year>[0-9]{4}))\] ?"
+_ISO_HEAD = _LEVEL_PREFIX + r"(?<iso>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9],[0-9]+[+-][0-9][0-9]:?[0-9][0-9]) "
+_EMBEDDED_BOOT_HEAD = r"^\[\s*(?<boot>[0-9]+\.[0-9]+)\] ?"
+_BOOT_STAMP = r"^\[\s*[0-9]+\.[0-9]+\]"
 _HOST_AFTER_STAMP = _BOOT_STAMP + r" ?\S+ kernel: "
 _RAW, _CTIME, _ISO = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD))
 _JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
@@ -67,34 +67,34 @@ _ERROR_WORDS = r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to)\
 _WARNING_WORDS = r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b"
 
 _OOM_HEADER = r"^(?<name>.*?) invoked oom-killer: (?<args>.*)$"
-_CPU = r"^CPU: (?<cpu>\d+) (?:UID: \d+ )?PID: (?<pid>\d+) Comm: (?<rest>.*)$"
+_CPU = r"^CPU: (?<cpu>[0-9]+) (?:UID: [0-9]+ )?PID: (?<pid>[0-9]+) Comm: (?<rest>.*)$"
 _CPUSET = r"^(?<name>.+) cpuset=(?<cpuset>\S*) mems_allowed=(?<mems>\S+)$"
 _HARDWARE = r"^Hardware name: (?<hardware>.*)$"
-_MEMCG_USAGE = r"^memory: usage (?<used>\d+)kB, limit (?<limit>\d+)kB, failcnt (?<failcnt>\d+)"
+_MEMCG_USAGE = r"^memory: usage (?<used>[0-9]+)kB, limit (?<limit>[0-9]+)kB, failcnt (?<failcnt>[0-9]+)"
 _TASK_IN = r"^Task in (?<task>\S+) killed as a result of limit of (?<memcg>\S+)"
 _OOM_SUMMARY = r"^oom-kill:(?<kv>.*)$"
 _SCOPE = r"^(?:(?<scope>Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): )?"
-_KILLED = _SCOPE + r"Killed process (?<pid>\d+) \((?<name>.*)\)(?:[ ,].*)?$"
-_SELECTED = _SCOPE + r"Kill process (?<pid>\d+) \((?<name>.*)\) score (?<score>-?\d+) or sacrifice child"
+_KILLED = _SCOPE + r"Killed process (?<pid>[0-9]+) \((?<name>.*)\)(?:[ ,].*)?$"
+_SELECTED = _SCOPE + r"Kill process (?<pid>[0-9]+) \((?<name>.*)\) score (?<score>-?[0-9]+) or sacrifice child"
 _REAPER = (
-    r"^oom_reaper: reaped process (?<pid>\d+) \((?<name>.*)\)"
-    r"(?:,? now anon-rss:(?<anon>\d+)kB, file-rss:(?<file>\d+)kB, shmem-rss:(?<shmem>\d+)kB)?"
+    r"^oom_reaper: reaped process (?<pid>[0-9]+) \((?<name>.*)\)"
+    r"(?:,? now anon-rss:(?<anon>[0-9]+)kB, file-rss:(?<file>[0-9]+)kB, shmem-rss:(?<shmem>[0-9]+)kB)?"
 )
 # 3.x-5.x print 8 numbers per task; 6.x adds rss_anon / rss_file / rss_shmem after rss.
 _TASK_ROW = (
-    r"^\[\s*(?<pid>\d+)\]\s+(?<uid>\d+)\s+(?<tgid>\d+)\s+(?<total_vm>\d+)\s+(?<rss>\d+)"
-    r"(?:\s+(?<rss_anon>\d+)\s+(?<rss_file>\d+)\s+(?<rss_shmem>\d+))?"
-    r"\s+(?<pgtables>\d+)\s+(?<swapents>\d+)\s+(?<adj>-?\d+)\s+(?<name>.+)$"
+    r"^\[\s*(?<pid>[0-9]+)\]\s+(?<uid>[0-9]+)\s+(?<tgid>[0-9]+)\s+(?<total_vm>[0-9]+)\s+(?<rss>[0-9]+)"
+    r"(?:\s+(?<rss_anon>[0-9]+)\s+(?<rss_file>[0-9]+)\s+(?<rss_shmem>[0-9]+))?"
+    r"\s+(?<pgtables>[0-9]+)\s+(?<swapents>[0-9]+)\s+(?<adj>-?[0-9]+)\s+(?<name>.+)$"
 )
 _CPUSET_LINE = r"\S.* cpuset=\S* mems_allowed=\S+$"
 # Starts of the lines the kernel prints as part of an OOM header's dump (and of other stack dumps).
 _DUMP_STARTS = (
-    r"\s", r"CPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: ", r"Hardware name: ", r"Call [Tt]race:", r"</?(?:TASK|IRQ|NMI)>", r"Code: ", r"RIP: ",
-    r"Workqueue: ", r"Mem-Info:", r"Node \d+ ", r"lowmem_reserve\[\]:", r"Free swap", r"Total swap", r"Tasks state ",
+    r"\s", r"CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: ", r"Hardware name: ", r"Call [Tt]race:", r"</?(?:TASK|IRQ|NMI)>", r"Code: ", r"RIP: ",
+    r"Workqueue: ", r"Mem-Info:", r"Node [0-9]+ ", r"lowmem_reserve\[\]:", r"Free swap", r"Total swap", r"Tasks state ",
     r"\[\s*pid\s*\]\s+uid",
     r"(?:memory|memory\+swap|kmem|swap): usage ", r"Memory cgroup stats for ", r"Unreclaimable slab info:", r"Swap cache stats:",
-    r"active_anon:", r"\d+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache))",
-    r"(?:R[A-Z0-9]{2}|[A-Z]S|CR\d|DR\d): +[0-9a-fA-F]", r"(?:pc|lr|sp|x\d{1,2}) ?: ", r"[a-z_]+ \d+$",
+    r"active_anon:", r"[0-9]+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache))",
+    r"(?:R[A-Z0-9]{2}|[A-Z]S|CR[0-9]|DR[0-9]): +[0-9a-fA-F]", r"(?:pc|lr|sp|x[0-9]{1,2}) ?: ", r"[a-z_]+ [0-9]+$",
     r"Task in \S+ killed as a result of limit of ", _CPUSET_LINE, r"\[<[0-9a-f]+>\]",
 )
 _DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
@@ -290,7 +290,7 @@ def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 def _groups(pattern: str, prefix: str) -> list[pl.Expr]:
     extracted = pl.col("message").str.extract_groups(pattern)
-    return [extracted.struct.field(name).alias(f"{prefix}_{name}") for name in re.findall(r"\(\?<(\w+)>", pattern)]
+    return [extracted.struct.field(name).alias(f"{prefix}_{name}") for name in re.findall(r"\(\?<([0-9A-Za-z_]+)>", pattern)]
 
 
 def _line_facts() -> list[pl.Expr]:
@@ -302,14 +302,14 @@ def _line_facts() -> list[pl.Expr]:
     return [
         message.str.extract(_OOM_HEADER, 1).alias("header_name"),
         header_args.str.extract(r"gfp_mask=([^,]+)", 1).alias("header_gfp_mask"),
-        header_args.str.extract(r"\border=(-?\d+)", 1).cast(pl.Int64, strict=False).alias("header_order"),
-        header_args.str.extract(r"oom_score_adj=(-?\d+)", 1).cast(pl.Int64, strict=False).alias("header_oom_score_adj"),
+        header_args.str.extract(r"\border=(-?[0-9]+)", 1).cast(pl.Int64, strict=False).alias("header_order"),
+        header_args.str.extract(r"oom_score_adj=(-?[0-9]+)", 1).cast(pl.Int64, strict=False).alias("header_oom_score_adj"),
         header_args.str.extract(r"nodemask=([^,]+)", 1).alias("header_nodemask"),
         message.str.extract(_CPU, 1).cast(pl.Int64, strict=False).alias("cpu_cpu"),
         message.str.extract(_CPU, 2).cast(pl.Int64, strict=False).alias("cpu_pid"),
         pl.coalesce(cpu_rest.str.extract(r"^(.+?)(?: Kdump: \S+)? (?:Not tainted|Tainted:)", 1), cpu_rest.str.strip_chars())
         .alias("cpu_comm"),
-        cpu_rest.str.extract(r"(?:Not tainted|Tainted:[A-Z ]*)\s*(\d\S*)", 1).alias("cpu_kernel"),
+        cpu_rest.str.extract(r"(?:Not tainted|Tainted:[A-Z ]*)\s*([0-9]\S*)", 1).alias("cpu_kernel"),
         *_groups(_CPUSET, "cpuset"),
         *_groups(_HARDWARE, "hw"),
         *_groups(_MEMCG_USAGE, "memcg"),
@@ -318,7 +318,7 @@ def _line_facts() -> list[pl.Expr]:
           for key in ("constraint", "nodemask", "cpuset", "mems_allowed", "oom_memcg", "task_memcg", "task", "pid", "uid")),
         pl.when(summary.str.contains(r"(?:^|,)global_oom(?:,|$)")).then(pl.lit(True)).alias("summary_global_oom"),
         *_groups(_KILLED, "killed"),
-        *(pl.when(killed).then(message.str.extract(rf"\b{field}:(-?\d+)", 1)).alias(f"killed_{name}")
+        *(pl.when(killed).then(message.str.extract(rf"\b{field}:(-?[0-9]+)", 1)).alias(f"killed_{name}")
           for field, name in (("total-vm", "total_vm"), ("anon-rss", "anon"), ("file-rss", "file"), ("shmem-rss", "shmem"),
                               ("UID", "uid"), ("pgtables", "pgtables"), ("oom_score_adj", "adj"))),
         *_groups(_SELECTED, "selected"),

@@ -25,12 +25,12 @@ KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite")
 
 # The klog header before the message (MESSAGE_TAIL); the head alone is captured (see head_groups).
 KLOG_HEAD = (
-    r"^(?<severity>[IWEF])(?<month>\d\d)(?<day>\d\d) (?<clock>\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?<thread>\d+) "
-    r"(?<caller>[^\s:\]]+:\d+)\] ?"
+    r"^(?<severity>[IWEF])(?<month>[0-9][0-9])(?<day>[0-9][0-9]) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)\s+(?<thread>[0-9]+) "
+    r"(?<caller>[^\s:\]]+:[0-9]+)\] ?"
 )
-_KLOG_GO_LINE = r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ [^\s:\]]+\.go:\d+\] "
+_KLOG_GO_LINE = r"^[IWEF][0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?\s+[0-9]+ [^\s:\]]+\.go:[0-9]+\] "
 _KUBELET_CALLER = (
-    r"\b(?:eviction_manager|kubelet|kubelet_pods|kuberuntime_\w+|pod_workers|prober|generic|status_manager|oom_watcher\w*)\.go:\d+\] "
+    r"\b(?:eviction_manager|kubelet|kubelet_pods|kuberuntime_[0-9A-Za-z_]+|pod_workers|prober|generic|status_manager|oom_watcher[0-9A-Za-z_]*)\.go:[0-9]+\] "
 )
 
 _SEVERITY_BY_LETTER = {"I": "info", "W": "warning", "E": "error", "F": "critical"}
@@ -215,7 +215,7 @@ def _pod_facts() -> list[pl.Expr]:
             body.str.extract(r'\bcontainer "([a-z0-9][-a-z0-9.]*)"', 1),
         ).alias("container"),
         body.str.extract(_CONTAINER_ID, 1).alias("container_id"),
-        body.str.extract(r'"SyncLoop \(PLEG\): event for pod".*?\bType"?:"?(\w+)', 1).alias("pleg_event"),
+        body.str.extract(r'"SyncLoop \(PLEG\): event for pod".*?\bType"?:"?([0-9A-Za-z_]+)', 1).alias("pleg_event"),
     ]
 
 
@@ -231,8 +231,8 @@ def _oom_facts() -> list[pl.Expr]:
     ).struct
     oom_block = pl.coalesce(last_state.field("block"), state.field("block"))
     exit_code = pl.coalesce(
-        oom_block.str.extract(r'"exitCode":(-?\d+)', 1),
-        status.str.extract(r'(?i)\bexit[ _]?code"?\s*[=:]\s*"?(-?\d+)', 1),
+        oom_block.str.extract(r'"exitCode":(-?[0-9]+)', 1),
+        status.str.extract(r'(?i)\bexit[ _]?code"?\s*[=:]\s*"?(-?[0-9]+)', 1),
     ).cast(pl.Int64, strict=False)
     died = body.str.contains(r"(?i)container finished|ContainerDied|containerStatuses")
     return [
@@ -249,7 +249,7 @@ def _oom_facts() -> list[pl.Expr]:
         .then(pl.lit("exit_code_137"))
         .alias("oom_evidence"),
         body.str.contains(r"(?i)got sys oom event|system oom encountered").alias("system_oom"),
-        pl.coalesce(body.str.extract(r"\bPid:(\d+)", 1), body.str.extract(r"(?i)victim process: [^,]+, pid: (\d+)", 1))
+        pl.coalesce(body.str.extract(r"\bPid:([0-9]+)", 1), body.str.extract(r"(?i)victim process: [^,]+, pid: ([0-9]+)", 1))
         .cast(pl.Int64, strict=False)
         .alias("victim_pid"),
         pl.coalesce(body.str.extract(r"\bProcessName:([^\s,}]+)", 1), body.str.extract(r"(?i)victim process: ([^,]+),", 1)).alias(
@@ -262,7 +262,7 @@ def _oom_facts() -> list[pl.Expr]:
 def _recorded_event() -> list[pl.Expr]:
     """What the kubelet's event recorder logs (``"Event occurred" object=… reason=… message=…``): the Event's kind."""
     event = pl.col("body").str.extract_groups(
-        r'"Event occurred" object="(?<object>[^"]*)".*?\bkind="(?<kind>\w+)".*?\breason="(?<reason>\w+)"(?: message="(?<message>.*?)"?\s*$)?'
+        r'"Event occurred" object="(?<object>[^"]*)".*?\bkind="(?<kind>[0-9A-Za-z_]+)".*?\breason="(?<reason>[0-9A-Za-z_]+)"(?: message="(?<message>.*?)"?\s*$)?'
     ).struct
     on_pod = event.field("kind") == "Pod"
     return [
@@ -283,8 +283,8 @@ def _eviction_facts() -> list[pl.Expr]:
         body.str.extract(r"(?i)ranked for eviction: (.*)$", 1),
         body.str.extract(r"(?i)\bpods (.*?) evicted, waiting", 1),
     )
-    signal = body.str.extract(r'\bsignal="?([\w.]+)"?', 1)
-    conditions = body.str.extract(r"(?i)(?:node has conditions: |nodeConditions?=|node conditions - [\w ]+: )\[([^\]]*)\]", 1)
+    signal = body.str.extract(r'\bsignal="?([0-9A-Za-z_.]+)"?', 1)
+    conditions = body.str.extract(r"(?i)(?:node has conditions: |nodeConditions?=|node conditions - [0-9A-Za-z_ ]+: )\[([^\]]*)\]", 1)
     threshold = quantity_bytes(body.str.extract(rf'\bquantity="?({QUANTITY})"?', 1))
     observed = quantity_bytes(
         pl.coalesce(body.str.extract(rf"\bobserved ({QUANTITY})\b", 1), body.str.extract(rf'\bavailable="({QUANTITY})"', 1))
@@ -294,7 +294,7 @@ def _eviction_facts() -> list[pl.Expr]:
     return [
         stage.alias("stage"),
         pl.when(stage.is_in(["reclaim_attempt", "must_evict"]))
-        .then(pl.coalesce(body.str.extract(r'\bresourceName="?([\w./-]+)"?', 1), body.str.extract(r"(?i)reclaim ([\w./-]+)", 1)))
+        .then(pl.coalesce(body.str.extract(r'\bresourceName="?([0-9A-Za-z_./-]+)"?', 1), body.str.extract(r"(?i)reclaim ([0-9A-Za-z_./-]+)", 1)))
         .alias("resource"),
         pl.when(stage.is_in(["ranked", "cleanup_wait"])).then(_pod_list(pods_list)).alias("pods"),
         pl.when(stage.is_in(["ranked", "cleanup_wait"]))
@@ -306,7 +306,7 @@ def _eviction_facts() -> list[pl.Expr]:
         observed.alias("observed"),
         quantity_bytes(body.str.extract(rf'\bavailable[=:]\s*"?({QUANTITY})"?', 1)).alias("available"),
         quantity_bytes(body.str.extract(rf'\bcapacity[=:]\s*"?({QUANTITY})"?', 1)).alias("capacity"),
-        body.str.extract(r"\btime[=:]\s*\"?(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [+-]\d{4})", 1).alias("observed_at"),
+        body.str.extract(r"\btime[=:]\s*\"?([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)? [+-][0-9]{4})", 1).alias("observed_at"),
         (
             (is_threshold & memory_signal)
             | conditions.str.contains("MemoryPressure").fill_null(False)

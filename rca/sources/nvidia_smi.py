@@ -41,8 +41,8 @@ from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nv
 from rca.sources._base import ParseContext, Parsed, Source
 from rca.sources._nvsmi_common import attrs_json, conform_events, empty_events, integer, log_rows
 
-LIST_LINE = r"^GPU (?<index>\d+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
-MIG_LIST_LINE = r"^\s+MIG (?<profile>\S+)\s+Device\s+(?<device>\d+): \(UUID: (?<uuid>MIG-[0-9a-fA-F-]+)\)\s*$"
+LIST_LINE = r"^GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
+MIG_LIST_LINE = r"^\s+MIG (?<profile>\S+)\s+Device\s+(?<device>[0-9]+): \(UUID: (?<uuid>MIG-[0-9a-fA-F-]+)\)\s*$"
 
 # What nvidia-smi prints instead of a report when a GPU or the driver is gone (Xid 79, a
 # crashed or mismatched driver): kept as log lines, but flagged so they are not lost in noise.

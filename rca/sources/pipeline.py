@@ -40,18 +40,18 @@ _MARKERS = "|".join(
     (
         r"CUDA out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\):", r"ProcessGroupNCCL",
         r"Watchdog caught collective operation timeout", r"DataLoader worker \(pid", r"insufficient shared memory \(shm\)",
-        r"^(?:\d{4}-\d\d-\d\dT\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
-        r"Process completed with exit code \d+", r"ERROR: Job failed", r"^Running with gitlab-runner",
-        r"^(?:\[[\dT:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?\d+",
-        r"The runner has received a shutdown signal", r"line \d+: +\d+ Killed ", r"^Killed$",
+        r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
+        r"Process completed with exit code [0-9]+", r"ERROR: Job failed", r"^Running with gitlab-runner",
+        r"^(?:\[[0-9T:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?[0-9]+",
+        r"The runner has received a shutdown signal", r"line [0-9]+: +[0-9]+ Killed ", r"^Killed$",
         r"=+ test session starts =+", r"XidCriticalError", r"device marked unhealthy",
-        r"\*{5} Running \w+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: \d+",
+        r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
         r"KV cache", r"EngineCore", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
         r"torch\.distributed", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
         r"fatal error: (?:runtime: )?out of memory",
         # line headers of vLLM, transformers and PyTorch c10d
-        r"^(?:\(\w+ pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d ",
-        r"^\[[A-Z]+\|[\w.]+:\d+\] \d{4}-\d\d-\d\d ", r"^\s*\[rank\d+\]:", r"^\[[IWEF] [\w.]+:\d+\] ",
+        r"^(?:\([0-9A-Za-z_]+ pid=[0-9]+\) )?(?:DEBUG|INFO|WARNING|ERROR) [0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] ",
+        r"^\[[A-Z]+\|[0-9A-Za-z_.]+:[0-9]+\] [0-9]{4}-[0-9][0-9]-[0-9][0-9] ", r"^\s*\[rank[0-9]+\]:", r"^\[[IWEF] [0-9A-Za-z_.]+:[0-9]+\] ",
     )
 )
 _PLAIN_TEXT_SCORE = 0.1

@@ -30,10 +30,10 @@ from rca.sources._base import ParseContext, Parsed, Source
 from rca.sources._kube import attrs_json
 
 TITLE = "PyTorch CUDA memory summary, device ID"
-_TITLE_LINE = r"^\|\s*PyTorch CUDA memory summary, device ID (?P<device>\d+)\s*\|$"
+_TITLE_LINE = r"^\|\s*PyTorch CUDA memory summary, device ID (?P<device>[0-9]+)\s*\|$"
 _BORDER_LINE = r"^\|[=-]{20,}\|$"
-_OOM_LINE = r"CUDA OOMs: (?P<ooms>\d+)\s*\|\s*cudaMalloc retries: (?P<retries>\d+)"
-_AMOUNT = r"\s*(?P<{0}>\d+) (?P<{0}_unit>B|KiB|MiB|GiB|TiB|PiB|K|M)?\s*"
+_OOM_LINE = r"CUDA OOMs: (?P<ooms>[0-9]+)\s*\|\s*cudaMalloc retries: (?P<retries>[0-9]+)"
+_AMOUNT = r"\s*(?P<{0}>[0-9]+) (?P<{0}_unit>B|KiB|MiB|GiB|TiB|PiB|K|M)?\s*"
 _ROW_LINE = rf"^\|\s*(?P<metric>[A-Z][A-Za-z -]*?)\s*\|{_AMOUNT.format('cur')}\|{_AMOUNT.format('peak')}\|"
 _UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50, "K": 10**3, "M": 10**6}
 # The summary's row names -> attribute (the Cur column); Allocated and reserved go to the mem_* columns.
