@@ -26,7 +26,7 @@ import polars as pl
 
 from rca import _executors, _reader, _split, archives, bundles, schema, sources, templates
 from rca.errors import FileFormatError, InputError
-from rca.sources._base import ParseContext, Source
+from rca.sources._base import SOURCE_FAILURES, ParseContext, Source
 from rca.store import Store, write_event_parts
 
 MAX_LINE_CHARS = 64 * 1024
@@ -280,10 +280,28 @@ def _parse_into_parts(
             source = sources.get(task.options.format) if task.options.format else _sniff_or_fallback(batch.lines["text"], task.provenance)
         if ctx is None:
             ctx = _task_context(task, mtime, batch.lines["text"])
-        events, skipped = parse_lines(batch.lines, ctx, source)
+        try:
+            events, skipped = parse_lines(batch.lines, ctx, source)
+        except SOURCE_FAILURES as err:
+            events, skipped = _kept_unparsed(batch.lines, ctx, source.name)
+            accounting.failures.append(_failure_note(source.name, batch.lines, err))
         accounting.add(batch.lines.height, events, skipped)
         parts += write_event_parts(events, task.staging, f"{stem}-{number:05d}")
     return accounting, parts, source
+
+
+def _kept_unparsed(lines: pl.DataFrame, ctx: ParseContext, source_name: str) -> tuple[pl.DataFrame, dict[str, int]]:
+    """A batch its parser failed on: every non-blank line kept as a ``kind=log`` event with no time."""
+    content = lines.filter(pl.col("text").str.strip_chars() != "")
+    skipped = {"blank": lines.height - content.height} if lines.height > content.height else {}
+    events = content.select("line", message="text", format=pl.lit("unparsed"), ts_quality=pl.lit("missing"))
+    return finish_events(events, ctx, source_name), skipped
+
+
+def _failure_note(source_name: str, lines: pl.DataFrame, err: BaseException) -> str:
+    first, last = lines["line"].min(), lines["line"].max()
+    reason = " ".join(f"{type(err).__name__}: {err}".split())[:300]
+    return f"the {source_name} parser failed on lines {first}-{last} ({reason}); those lines were kept as kind=log events"
 
 
 def _file_result(
@@ -297,7 +315,7 @@ def _file_result(
     totals = accounting.merged_with(task.previous.row) if appended else accounting
     row = _manifest_row(
         task,
-        status="warning" if (damage or accounting.decode_errors or accounting.truncated) else "ok",
+        status="warning" if (damage or accounting.decode_errors or accounting.truncated or accounting.failures) else "ok",
         error=damage or _warnings(accounting),
         bytes=size,
         mtime=mtime,
@@ -333,8 +351,9 @@ def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime
     ctx = _task_context(task, mtime, pl.Series("text", [], dtype=pl.String))
     try:
         parsed = source.parse_bytes(data, ctx)
-    except FileFormatError as err:
-        failed = _failed(task, size, mtime, "error", str(err))
+    except SOURCE_FAILURES as err:
+        reason = str(err) if isinstance(err, FileFormatError) else f"the {source.name} parser failed: {type(err).__name__}: {err}"
+        failed = _failed(task, size, mtime, "error", reason)
         failed.manifest["source"] = source.name
         return failed
     events = finish_events(parsed.events, ctx, source.name)
@@ -367,7 +386,7 @@ def _task_context(task: FileTask, mtime: datetime, head: pl.Series) -> ParseCont
 
 
 def _warnings(accounting: _Accounting) -> str | None:
-    notes = []
+    notes = list(accounting.failures)
     if accounting.decode_errors:
         notes.append(f"{accounting.decode_errors} lines held invalid UTF-8 (kept with U+FFFD)")
     if accounting.truncated:
@@ -396,6 +415,7 @@ class _Accounting:
     skipped: Counter[str] = field(default_factory=Counter)
     formats: Counter[str] = field(default_factory=Counter)
     recognised: int = 0  # events with a time, a kind other than log, or facts extracted into attrs
+    failures: list[str] = field(default_factory=list)  # batches the parser failed on (their lines kept unparsed)
 
     def add(self, lines: int, events: pl.DataFrame, skipped: dict[str, int]) -> None:
         self.lines += lines
@@ -432,6 +452,7 @@ class _Accounting:
             skipped=self.skipped + other.skipped,
             formats=self.formats + other.formats,
             recognised=self.recognised + other.recognised,
+            failures=self.failures + other.failures,
         )
 
     def merged_with(self, previous: dict) -> _Accounting:
@@ -537,8 +558,8 @@ def split_plan(task: FileTask) -> SplitPlan | None:
             return None
         ctx = _first_range_context(task, mtime, start, cuts[0])
         sha256, lines_before = _split.digest_and_line_counts(task.path, stat.st_size, start, cuts)
-    except (OSError, _reader.BinaryFileError, StopIteration):
-        return None  # read whole, where parse_file reports what is wrong with it
+    except (OSError, _reader.BinaryFileError, StopIteration, *SOURCE_FAILURES):
+        return None  # read whole, where parse_file reports what is wrong with it (or keeps lines its parser fails on)
     ranges = _split.ranges(start, stat.st_size, first_line, cuts, lines_before)
     return SplitPlan(task, stat.st_size, mtime, change, sha256, source.name, ctx, tuple(ranges))
 

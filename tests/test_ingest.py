@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -9,9 +10,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from polars.exceptions import PanicException
 
 import rca
-from rca import schema
+from rca import schema, sources
 from rca.errors import InputError, StoreLockedError
 from rca.ingest import IngestOptions, finish_events
 from rca.sources._base import ParseContext
@@ -116,6 +118,40 @@ def test_bad_inputs_get_a_manifest_line_and_the_rest_is_ingested(logs: Path, tmp
     cut = events.filter(pl.col("file") == "gpu-node-2/huge.log")["message"].str.len_chars().max()
     assert cut <= IngestOptions().max_line_chars
     assert report.summary["problem_files"]
+
+
+def _failing_source(monkeypatch: pytest.MonkeyPatch, name: str, **broken: object) -> None:
+    """Replace the registered source ``name`` by one whose given functions raise."""
+    monkeypatch.setitem(sources._REGISTRY, name, dataclasses.replace(sources.get(name), **broken))
+
+
+def _panic(*args: object) -> None:
+    raise PanicException("assertion failed: i < self.len()")
+
+
+def test_a_parser_that_fails_keeps_the_file_s_lines_and_says_so(logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A panic inside polars is a BaseException, not an Exception: it must not stop the ingest either.
+    _failing_source(monkeypatch, "kernel", parse=_panic)
+    report = rca.ingest(logs, tmp_path / "store", workers=1)
+    rows = _manifest(tmp_path / "store")
+    dmesg = rows["gpu-node-2/dmesg.log"]
+    assert dmesg["status"] == "warning" and dmesg["source"] == "kernel"
+    assert "the kernel parser failed on lines 1-2 (PanicException: assertion failed" in dmesg["error"]
+    assert rows["gpu-node-1/kubelet.log"]["status"] == "ok"
+    assert all(_balanced(row) for row in rows.values())
+    kept = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "gpu-node-2/dmesg.log").sort("line")
+    assert kept["kind"].to_list() == ["log", "log"] and kept["ts_quality"].to_list() == ["missing", "missing"]
+    assert kept["message"].to_list() == [line for line in (logs / "gpu-node-2" / "dmesg.log").read_text().splitlines()]
+    assert kept["host"].unique().to_list() == ["gpu-node-2"]
+    assert "gpu-node-2/dmesg.log" in str(report.summary["problem_files"])
+
+
+def test_a_sniffer_that_fails_does_not_claim_the_file(logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _failing_source(monkeypatch, "kubelet", sniff=_panic)
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    rows = _manifest(tmp_path / "store")
+    assert rows["gpu-node-2/dmesg.log"]["source"] == "kernel"
+    assert rows["gpu-node-1/kubelet.log"]["source"] != "kubelet" and rows["gpu-node-1/kubelet.log"]["events"] == 4
 
 
 def test_missing_input_is_an_error(tmp_path: Path) -> None:

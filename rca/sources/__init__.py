@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rca.errors import SourceError
-from rca.sources._base import ParseContext, Parsed, Source, lines_frame
+from rca.sources._base import SOURCE_FAILURES, ParseContext, Parsed, Source, lines_frame
 
 _REGISTRY: dict[str, Source] = {}
 
@@ -44,7 +44,10 @@ def sniff(head: Sequence[str]) -> tuple[Source | None, float]:
     for source in _REGISTRY.values():
         if source.sniff_literals and not any(lit in joined for lit in source.sniff_literals):
             continue
-        score = source.sniff(head)
+        try:
+            score = source.sniff(head)
+        except SOURCE_FAILURES:
+            continue  # a sniffer that cannot read the head does not claim it
         if score > best_score:
             best, best_score = source, score
     return best, best_score

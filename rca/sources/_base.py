@@ -12,8 +12,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import polars as pl
+from polars.exceptions import PanicException
 
 LINES_SCHEMA = {"line": pl.Int64(), "text": pl.String()}
+
+# What a sniffer or parser may raise on input its author never saw: any error, and a panic
+# inside polars (pyo3 raises those as a BaseException). The driver keeps such a file's lines
+# as kind=log events and says so in the manifest instead of stopping the ingest.
+SOURCE_FAILURES: tuple[type[BaseException], ...] = (Exception, PanicException)
 
 
 @dataclass(frozen=True)
