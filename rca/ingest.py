@@ -69,7 +69,9 @@ def parse_lines(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tuple
     Blank lines never reach the parser; they are counted as skipped here.
     """
     blank = pl.col("text").str.strip_chars() == ""
-    content = lines.filter(~blank)
+    # One chunk: polars 2.1 can panic in string kernels on a frame concatenated from pieces
+    # (the kernel parser did, on two dmesg files put together); a single chunk is not copied.
+    content = lines.filter(~blank).rechunk()
     skipped = {"blank": lines.height - content.height} if lines.height > content.height else {}
     if content.height == 0:
         return schema.empty(schema.EVENT_SCHEMA), skipped

@@ -70,3 +70,16 @@ def test_a_syslog_pid_past_int64_is_null_not_an_error_for_the_batch() -> None:
     events, skipped = parse_lines(lines, ParseContext(file="syslog", year=2026), sources.get("syslog"))
     assert events.select("pid", "message").rows() == [(None, "step 7 done"), (4242, "step 8 done")]
     assert reconciles(accounting(lines.height, events, skipped))
+
+
+def test_a_lines_frame_made_of_concatenated_pieces_parses_like_one_piece() -> None:
+    # Found while batching files: polars 2.1 panicked ("assertion failed: i < self.len()") in the kernel
+    # parser on these two dmesg files concatenated without a rechunk; parse_lines now makes one chunk.
+    data = Path(__file__).resolve().parents[1] / "data" / "kernel"
+    texts = [(data / name).read_text() for name in ("dmesg_oom_invoked_python_01.log", "dmesg_xid_119_ctime_01.log")]
+    pieces = pl.concat([lines_frame(text) for text in texts], rechunk=False).with_columns(line=pl.int_range(1, pl.len() + 1))
+    ctx = ParseContext(file="dmesg.log", year=2023)
+    events, _ = parse_lines(pieces, ctx, sources.get("kernel"))
+    whole, _ = parse_lines(lines_frame("".join(texts)), ctx, sources.get("kernel"))
+    assert events.equals(whole)
+    assert events.filter(pl.col("kind") == "xid")["xid"].to_list() == [119] * 7
