@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rca import _executors, _reader, _split, archives, bundles, schema, sources, templates
+from rca import _executors, _reader, _small_files, _split, archives, bundles, schema, sources, templates
 from rca.errors import FileFormatError, InputError
 from rca.sources._base import SOURCE_FAILURES, ParseContext, Source
 from rca.store import Store, write_event_parts
@@ -100,7 +101,9 @@ def finish_events(events: pl.DataFrame, ctx: ParseContext, source_name: str) -> 
         file=pl.lit(ctx.file),
         **{name: pl.col(name).fill_null(pl.lit(value, pl.String)) for name, value in ctx.scope().items()},
     )
-    with_ids = filled.with_columns(template_id=templates.template_ids(filled["message"]))
+    # Small files parsed together come with the ids of the whole batch (rca._small_files).
+    known = filled["template_id"].null_count() == 0
+    with_ids = filled if known else filled.with_columns(template_id=templates.template_ids(filled["message"]))
     # A stable sort keeps the events of one line in parser order, so the ordinal counts them.
     ordered = with_ids if with_ids["line"].is_sorted() else with_ids.sort("line", maintain_order=True)
     row = pl.int_range(pl.len())
@@ -249,14 +252,15 @@ def _read_and_parse(task: FileTask, size: int, mtime: datetime) -> FileResult:
 
 
 def parse_batches(
-    task: FileTask, batches: Iterable[_reader.Batch], state: _reader.ReadState, *, size: int, mtime: datetime, change: str = "new"
+    task: FileTask, batches: Iterable[_reader.Batch], state: _reader.ReadState, *, size: int, mtime: datetime, change: str = "new",
+    source: Source | None = None,
 ) -> FileResult:
-    """Sniff and parse a file's batches of lines (read from disk, an archive member or a bundle's section).
+    """Sniff (unless ``source`` is given) and parse a file's batches of lines (read from disk, an archive member or a bundle's section).
 
     Writes the event parts into ``task.staging``; ``change`` says whether ``task.previous``'s
     parts are kept ("appended") or replaced.
     """
-    accounting, parts, source = _parse_into_parts(task, batches, mtime)
+    accounting, parts, source = _parse_into_parts(task, batches, mtime, source=source)
     accounting.decode_errors, accounting.truncated = state.decode_errors, state.truncated_lines
     return _file_result(
         task, accounting, parts, source.name if source else None,
@@ -752,11 +756,20 @@ def _run(tasks: list[FileTask], workers: int | None, scheduler: str | None, prog
     plans: dict[int, SplitPlan] = {}
     pieces: dict[int, list[RangeResult]] = {}
     run_id = tasks[0].run_id if tasks else ""
+    sizes = [_size(task) for task in tasks]
     with _executors.executor(_worker_count(tasks, workers), scheduler) as pool:
         # Largest first: a big file read last would leave the other workers idle while it finishes.
-        for index in sorted(range(len(tasks)), key=lambda i: -_size(tasks[i])):
-            pool.submit(run_task, tasks[index], f"rca-file-{index}-{run_id}")
+        for unit in sorted(_small_files.units(tasks, sizes), key=lambda unit: -sum(sizes[i] for i in unit)):
+            if len(unit) == 1:
+                pool.submit(run_task, tasks[unit[0]], f"rca-file-{unit[0]}-{run_id}")
+            else:
+                pool.submit(_small_files.run_group, _small_files.FileGroup(unit, tuple(tasks[i] for i in unit)), f"rca-group-{unit[0]}-{run_id}")
         for key, answer in pool.results():
+            if isinstance(answer, _small_files.GroupResult):
+                results.update(answer.results)
+                for result in itertools.chain.from_iterable(answer.results.values()) if progress else ():
+                    progress(result)
+                continue
             index = int(key.split("-")[2])
             if isinstance(answer, SplitPlan):
                 plans[index], pieces[index] = answer, []

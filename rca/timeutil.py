@@ -72,18 +72,23 @@ def _fraction_to_micros(clock: pl.Expr) -> pl.Expr:
     return clock.str.replace(r"^([0-9]{1,2}:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{1,9})?)[0-9]*$", "$1")
 
 
-def yearless_to_utc(month: pl.Expr, day: pl.Expr, clock: pl.Expr, ctx: ParseContext) -> tuple[pl.Expr, pl.Expr]:
+def yearless_to_utc(
+    month: pl.Expr, day: pl.Expr, clock: pl.Expr, ctx: ParseContext, *, within: str | None = None
+) -> tuple[pl.Expr, pl.Expr]:
     """Resolve a time written without a year (syslog, journald short, klog).
 
     The year is ``ctx.year`` when known; a file that runs over New Year rolls over when
-    the month goes backwards in file order. Without ``ctx.year`` the year is that of
+    the month goes backwards in file order (in the order of each ``within`` group: the
+    files of a batch of several). Without ``ctx.year`` the year is that of
     ``ctx.reference_time`` (the file's mtime), and a line that would land more than a day
     after it belongs to the year before. Without either, the time stays unknown.
     Returns ``(ts, ts_quality)`` expressions.
     """
     if ctx.year is not None:
-        backwards = (month.cast(pl.Int32) < month.cast(pl.Int32).forward_fill().shift(1) - 5).fill_null(False)
-        year = pl.lit(ctx.year, pl.Int32) + backwards.cast(pl.Int32).cum_sum()
+        months = month.cast(pl.Int32)
+        before = months.forward_fill().shift(1)
+        backwards = (months < (before.over(within) if within else before) - 5).fill_null(False).cast(pl.Int32).cum_sum()
+        year = pl.lit(ctx.year, pl.Int32) + (backwards.over(within) if within else backwards)
         naive = _clock_string(year, month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us")
         return naive_to_utc(naive, ctx.tz), pl.lit(ctx.year_quality)
     if ctx.reference_time is not None:

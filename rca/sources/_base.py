@@ -93,6 +93,12 @@ class Source:
     never from a header or a document opened far above it (a CSV header, a ``kubectl
     describe`` document): the driver may then cut a large file into byte ranges parsed in
     parallel (rca._split checks every cut on the lines around it).
+
+    ``segmented`` says that ``parse`` also takes the lines of several small files at once,
+    numbered on from one file to the next, with a ``batch_file`` column (Int32) telling the
+    files apart: no record spans two files and nothing a line means comes from another
+    file's lines, except a yearless time's year (the driver parses such a file again alone).
+    The context given is the first file's; ``tz`` and ``boot_time`` are the same for all.
     """
 
     name: str
@@ -105,6 +111,7 @@ class Source:
     sniff_bytes: SniffBytesFn | None = None
     parse_bytes: ParseBytesFn | None = None
     line_local: bool = False
+    segmented: bool = False
 
 
 def lines_frame(text: str, first_line: int = 1) -> pl.DataFrame:

@@ -244,10 +244,15 @@ def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """One row per input line with its body, time, level and the tags its prefixes carried.
 
     ``blank`` marks lines that held nothing but terminal control codes and CI section markers.
+    The lines of several files (a ``batch_file`` column) get partitions of their own file.
     """
     cleaned = _where(lines, _NOISY, lambda noisy: noisy.select(cleaned=_CLEANED), {"cleaned": pl.String()})
-    cleaned = cleaned.select("line", text=pl.coalesce("cleaned", "text"))
-    return _resolve(_peel_application(_peel_outer(cleaned)), ctx).select(FRAMED_COLUMNS)
+    files = ["batch_file"] if "batch_file" in lines.columns else []
+    cleaned = cleaned.select("line", *files, text=pl.coalesce("cleaned", "text"))
+    framed = _resolve(_peel_application(_peel_outer(cleaned)), ctx)
+    if files:
+        framed = framed.with_columns(partition=pl.format("{}|{}", "batch_file", "partition"))
+    return framed.select(FRAMED_COLUMNS)
 
 
 def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
@@ -255,6 +260,7 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
     layers = lines.with_columns(_OUTER_GROUPS).unnest("layers")
     return layers.select(
         "line",
+        *(["batch_file"] if "batch_file" in lines.columns else []),
         "pod",
         "container",
         "process",
@@ -321,7 +327,8 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # A yearless line's year can depend on the lines before it that give a month.
     month = pl.coalesce("vllm_mon", "glog_mon").cast(pl.Int32, strict=False)
     yearless_ts, yearless_quality = timeutil.yearless_to_utc(
-        month, pl.coalesce("vllm_day", "glog_day"), pl.coalesce("vllm_clock", "glog_clock"), ctx
+        month, pl.coalesce("vllm_day", "glog_day"), pl.coalesce("vllm_clock", "glog_clock"), ctx,
+        within="batch_file" if "batch_file" in layers.columns else None,
     )
     any_yearless = stamped.select(c("yearless_raw").is_not_null().any()).item()
     stamped = _where(

@@ -143,4 +143,4 @@ def _ruled(grouped: pl.DataFrame, families: tuple[str, ...]) -> pl.DataFrame:
     return with_attrs(facts, present).select(**_OUTPUT)
 
 
-SOURCE = register(Source(name="pipeline", sniff=sniff, parse=parse, formats=FORMATS, line_local=True))
+SOURCE = register(Source(name="pipeline", sniff=sniff, parse=parse, formats=FORMATS, line_local=True, segmented=True))

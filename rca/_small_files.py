@@ -1,0 +1,198 @@
+"""Small files read together: one parser call for many small files of one source.
+
+A parser's cost is mostly per call, not per line: a few dozen polars queries, each compiling
+its regexes again because the other sources' patterns evicted them from polars' cache. A
+folder of two hundred pod logs of a hundred lines each spends nearly all its time there
+(measured on a generated 10 MB corpus: 187 pipeline files parsed one by one 7.3 s of CPU,
+the same lines parsed at once 0.29 s). So consecutive small files (in plan order, which
+depends on the folder only) form a :class:`FileGroup`, one task: each file is read, sniffed
+and given its context as it would be alone; the files of a ``segmented`` source are
+concatenated and parsed once, and the events are split back by line. Each file still gets
+its own manifest row, parts and ids, equal to those of reading it alone, and a file whose
+events could depend on the file before it (a yearless time, whose year rolls over with the
+months before it) is parsed again alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import polars as pl
+
+from rca import _reader, archives, ingest, sources, templates
+from rca.sources._base import SOURCE_FAILURES, ParseContext, Source
+from rca.store import write_event_parts
+
+SMALL_FILE_BYTES = 256 * 1024
+GROUP_FILES = 64
+GROUP_BYTES = 4 * 1024 * 1024
+_YEAR_FROM_CONTEXT = ("year_inferred", "year_from_mtime")
+
+
+@dataclass(frozen=True)
+class FileGroup:
+    """Small files read by one task; ``indices`` are their places in the plan."""
+
+    indices: tuple[int, ...]
+    tasks: tuple[ingest.FileTask, ...]
+
+
+@dataclass
+class GroupResult:
+    """Each file's results, by its place in the plan."""
+
+    results: dict[int, list[ingest.FileResult]]
+
+
+def units(tasks: Sequence[ingest.FileTask], sizes: Sequence[int]) -> list[tuple[int, ...]]:
+    """The plan cut into units of work: runs of consecutive small files, and every other file alone.
+
+    The cut depends on the files and their sizes only, never on the workers, so every run
+    of the same folder reads the same groups.
+    """
+    cut: list[tuple[int, ...]] = []
+    run: list[int] = []
+    run_bytes = 0
+    for index, (task, size) in enumerate(zip(tasks, sizes, strict=True)):
+        if not _groupable(task, size):
+            cut += [tuple(run)] if run else []
+            cut.append((index,))
+            run, run_bytes = [], 0
+            continue
+        if run and (len(run) == GROUP_FILES or run_bytes + size > GROUP_BYTES):
+            cut.append(tuple(run))
+            run, run_bytes = [], 0
+        run.append(index)
+        run_bytes += size
+    return cut + ([tuple(run)] if run else [])
+
+
+def _groupable(task: ingest.FileTask, size: int) -> bool:
+    # A file read before (unchanged, appended or rewritten) keeps the one-file path, which knows its history.
+    return size <= SMALL_FILE_BYTES and task.previous is None and task.problem is None and not task.members
+
+
+@dataclass
+class _Read:
+    """A small file read into one batch of lines, with what reading it alone would give the parser."""
+
+    index: int
+    task: ingest.FileTask
+    lines: pl.DataFrame
+    state: _reader.ReadState
+    size: int
+    mtime: datetime
+    source: Source
+    ctx: ParseContext
+
+
+def run_group(group: FileGroup) -> GroupResult:
+    """Read every file of ``group``; parse the files of each segmented source together."""
+    results: dict[int, list[ingest.FileResult]] = {}
+    together: dict[tuple, list[_Read]] = {}
+    for index, task in zip(group.indices, group.tasks, strict=True):
+        read = _read(index, task)
+        if isinstance(read, list):
+            results[index] = read
+        elif not read.source.segmented:
+            results[index] = [_parse_alone(read)]
+        else:
+            together.setdefault((read.source.name, read.ctx.tz, read.ctx.boot_time), []).append(read)
+    for reads in together.values():
+        results.update(_parse_together(reads))
+    return GroupResult(results)
+
+
+def _year_context(ctx: ParseContext) -> tuple:
+    """What a parser takes from ``ctx`` for a time written without a year."""
+    return ctx.year, ctx.year_quality, ctx.reference_time if ctx.year is None else None
+
+
+def _reads_year_context(events: pl.DataFrame) -> bool:
+    return bool(events.select(pl.col("ts_quality").is_in(_YEAR_FROM_CONTEXT).any()).item())
+
+
+def _read(index: int, task: ingest.FileTask) -> _Read | list[ingest.FileResult]:
+    """The file in one batch with its source and context, or its results when it takes another path."""
+    contained = archives.read_container(task)
+    if contained is not None:
+        return contained
+    try:
+        stat = os.stat(task.path)
+        if ingest._whole_file_source(task) is not None:
+            return [ingest.parse_file(task)]
+        state = _reader.ReadState()
+        batches = list(_reader.iter_batches(
+            task.path, state, batch_bytes=task.options.batch_bytes, max_line_chars=task.options.max_line_chars,
+        ))
+    except (OSError, _reader.BinaryFileError):
+        return [ingest.parse_file(task)]  # which says what is wrong with it
+    mtime = datetime.fromtimestamp(stat.st_mtime, UTC)
+    if len(batches) != 1:  # empty, or grown past a batch since it was planned
+        return [ingest.parse_file(task)]
+    texts = batches[0].lines["text"]
+    options = task.options
+    source = sources.get(options.format) if options.format else ingest._sniff_or_fallback(texts, task.provenance)
+    return _Read(index, task, batches[0].lines, state, stat.st_size, mtime, source, ingest._task_context(task, mtime, texts))
+
+
+def _parse_alone(read: _Read) -> ingest.FileResult:
+    batch = _reader.Batch(read.lines, 1)
+    return ingest.parse_batches(read.task, iter([batch]), read.state, size=read.size, mtime=read.mtime, source=read.source)
+
+
+def _parse_together(reads: list[_Read]) -> dict[int, list[ingest.FileResult]]:
+    """One parse of the files' lines, numbered on from one file to the next, split back by line."""
+    content = [read.lines.filter(pl.col("text").str.strip_chars() != "") for read in reads]
+    offsets = list(itertools.accumulate((read.lines.height for read in reads), initial=0))[:-1]
+    joined = pl.concat(
+        [part.with_columns(line=pl.col("line") + offset, batch_file=pl.lit(number, pl.Int32))
+         for number, (part, offset) in enumerate(zip(content, offsets, strict=True))]
+    ).rechunk()
+    alone = {read.index: [_parse_alone(read)] for read in reads} if joined.height == 0 else None
+    try:
+        parsed = reads[0].source.parse(joined, reads[0].ctx) if alone is None else None
+    except SOURCE_FAILURES:
+        parsed = None  # alone, each file's failure is kept and reported
+    if parsed is None or parsed.events.height == 0:
+        return alone or {read.index: [_parse_alone(read)] for read in reads}
+    events = parsed.events.with_columns(template_id=templates.template_ids(parsed.events["message"]))
+    owner = pl.Series(offsets, dtype=pl.Int64).search_sorted(events["line"], side="left") - 1
+    by_file = events.with_columns(batch_file=owner).partition_by("batch_file", as_dict=True, include_key=False)
+    own = [by_file.get((number,), events.clear()).with_columns(line=pl.col("line") - offset) for number, offset in enumerate(offsets)]
+    uncovered = [part.height - _covered(events_of_file) for part, events_of_file in zip(content, own, strict=True)]
+    if len(parsed.skipped) > 1 or sum(uncovered) != sum(parsed.skipped.values()) or min(uncovered) < 0:
+        return {read.index: [_parse_alone(read)] for read in reads}  # skipped lines that cannot be told apart by file
+    reason = next(iter(parsed.skipped), "")
+    results = {}
+    shared = _year_context(reads[0].ctx)
+    for read, events_of_file, part, missing in zip(reads, own, content, uncovered, strict=True):
+        if _year_context(read.ctx) != shared and _reads_year_context(events_of_file):
+            results[read.index] = [_parse_alone(read)]
+            continue
+        skipped = {name: count for name, count in (("blank", read.lines.height - part.height), (reason, missing)) if count}
+        results[read.index] = [_file_result(read, events_of_file, skipped)]
+    return results
+
+
+def _covered(events: pl.DataFrame) -> int:
+    """Lines the events cover (an event without ``n_lines`` covers its own)."""
+    return int(events["n_lines"].fill_null(1).sum()) if events.height and "n_lines" in events.columns else events.height
+
+
+def _file_result(read: _Read, events: pl.DataFrame, skipped: dict[str, int]) -> ingest.FileResult:
+    """The file's row and parts, as :func:`ingest.parse_batches` makes them for a file read alone."""
+    finished = ingest.finish_events(events, read.ctx, read.source.name)
+    accounting = ingest._Accounting()
+    accounting.add(read.lines.height, finished, skipped)
+    accounting.decode_errors, accounting.truncated = read.state.decode_errors, read.state.truncated_lines
+    stem = f"{ingest.file_key(read.task.provenance)}-{read.task.run_id}-0000"
+    parts = write_event_parts(finished, read.task.staging, f"{stem}-00000")
+    return ingest._file_result(
+        read.task, accounting, parts, read.source.name, size=read.size, mtime=read.mtime, change="new",
+        sha256=read.state.sha256.hexdigest(), damage=read.state.damage,
+    )

@@ -1,0 +1,128 @@
+"""Small files read together (rca._small_files) give what reading each alone gives."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import rca
+from rca import _small_files, sources
+from rca.ingest import FileTask, IngestOptions
+from tests.conftest import DATA
+
+PER_RUN_COLUMNS = ("run_id", "parts")
+
+
+def _ingest(root: Path, store: Path, **how: object) -> tuple[pl.DataFrame, pl.DataFrame]:
+    rca.ingest(root, store, **how)
+    opened = rca.open_store(store)
+    return opened.events().sort("event_id"), opened.manifest().drop(*PER_RUN_COLUMNS).sort("path")
+
+
+def _alone(root: Path, store: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[pl.DataFrame, pl.DataFrame]:
+    with monkeypatch.context() as patch:
+        patch.setattr(_small_files, "SMALL_FILE_BYTES", -1)  # no file is small: each is read alone
+        return _ingest(root, store, workers=1)
+
+
+def _stamp(path: Path, when: datetime) -> None:
+    os.utime(path, (when.timestamp(), when.timestamp()))
+
+
+@pytest.fixture(scope="module")
+def fixtures_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every fixture of every source, on two hosts, with mtimes in three different years."""
+    root = tmp_path_factory.mktemp("small") / "logs"
+    for number, path in enumerate(sorted(p for p in DATA.rglob("*") if p.is_file())):
+        host = root / f"node-{number % 2}" / path.parent.name
+        host.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, host / path.name)
+        _stamp(host / path.name, datetime(2023 + number % 3, 6, 1, tzinfo=UTC))
+    return root
+
+
+def test_a_folder_of_every_fixture_reads_the_same_together_and_alone(
+    fixtures_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    together, together_files = _ingest(fixtures_folder, tmp_path / "together", workers=1)
+    alone, alone_files = _alone(fixtures_folder, tmp_path / "alone", monkeypatch)
+    assert_frame_equal(together, alone)
+    assert_frame_equal(together_files, alone_files)
+    assert together_files.filter(pl.col("source") == "pipeline").height >= 20
+
+
+def test_the_files_are_parsed_together_and_worker_processes_read_the_same_groups(
+    fixtures_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    parse_together = _small_files._parse_together
+    monkeypatch.setattr(_small_files, "_parse_together", lambda reads: calls.append(len(reads)) or parse_together(reads))
+    serial = _ingest(fixtures_folder, tmp_path / "serial", workers=1)
+    assert max(calls) >= 10  # the pipeline fixtures of a host, in one parse
+    parallel = _ingest(fixtures_folder, tmp_path / "parallel", workers=2)
+    assert_frame_equal(serial[0], parallel[0])
+    assert_frame_equal(serial[1], parallel[1])
+
+
+VLLM = "INFO {stamp} llm_engine.py:447] # GPU blocks: 1000, # CPU blocks: 512\n"
+
+
+def test_a_yearless_time_takes_its_own_file_s_year_and_rollover(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "logs" / "n1"
+    root.mkdir(parents=True)
+    # a.log runs over New Year; b.log (dated 2025 too) starts in January: alone, it stays in 2025.
+    (root / "a.log").write_text("2025-12-31 22:00:00,000 INFO start\n" + VLLM.format(stamp="12-31 23:59:58") + VLLM.format(stamp="01-01 00:00:03"))
+    (root / "b.log").write_text("2025-01-01 00:00:00,000 INFO start\n" + VLLM.format(stamp="01-01 00:00:05"))
+    (root / "c.log").write_text(VLLM.format(stamp="03-01 10:00:00"))  # no year: its mtime's
+    _stamp(root / "c.log", datetime(2024, 6, 1, tzinfo=UTC))
+    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
+    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
+    assert_frame_equal(together, alone)
+    assert_frame_equal(together_files, alone_files)
+    vllm = together.filter(pl.col("ts_raw").str.contains("-")).sort("file", "line")
+    assert [(row["file"], row["ts"].year) for row in vllm.iter_rows(named=True) if row["ts_quality"] != "exact"] == [
+        ("n1/a.log", 2025), ("n1/a.log", 2026), ("n1/b.log", 2025), ("n1/c.log", 2024),
+    ]
+
+
+def test_a_parse_that_fails_together_keeps_each_file_s_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "logs" / "n1"
+    root.mkdir(parents=True)
+    for name in ("nccl_timeout_01.log", "java_service_oom.log", "pytorch_cuda_oom_new_01.log"):
+        shutil.copy(DATA / "pipeline" / name, root / name)
+    pipeline = sources.get("pipeline")
+
+    def parse(lines: pl.DataFrame, ctx: object) -> object:
+        if lines["text"].str.contains("OutOfMemoryError").any():
+            raise RuntimeError("cannot read this")
+        return pipeline.parse(lines, ctx)
+
+    monkeypatch.setitem(sources._REGISTRY, "pipeline", dataclasses.replace(pipeline, parse=parse))
+    events, files = _ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    status = dict(files.select("path", "status").iter_rows())
+    assert status == {"n1/java_service_oom.log": "warning", "n1/nccl_timeout_01.log": "ok", "n1/pytorch_cuda_oom_new_01.log": "warning"}
+    kept = events.filter(pl.col("file") == "n1/java_service_oom.log")
+    assert (kept["format"] == "unparsed").all() and kept.height == len((root / "java_service_oom.log").read_text().strip().splitlines())
+    assert events.filter(pl.col("file") == "n1/nccl_timeout_01.log", pl.col("kind") == "nccl_timeout").height >= 1
+
+
+def test_units_cut_runs_of_small_new_files_by_count_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    def task(name: str, previous: bool = False) -> FileTask:
+        return dataclasses.replace(_TASK, path=name, provenance=name, previous=object() if previous else None)
+
+    monkeypatch.setattr(_small_files, "GROUP_FILES", 3)
+    monkeypatch.setattr(_small_files, "GROUP_BYTES", 25)
+    tasks = [task(name, previous=name == "d") for name in "ab.cdefgh"]
+    sizes = [10, 10, _small_files.SMALL_FILE_BYTES + 1, 10, 10, 10, 10, 10, 10]
+    assert _small_files.units(tasks, sizes) == [(0, 1), (2,), (3,), (4,), (5, 6), (7, 8)]  # bytes cut e f | g h
+    assert _small_files.units(tasks[:1] * 4, [1] * 4) == [(0, 1, 2), (3,)]  # count cuts
+
+
+_TASK = FileTask("x", "x", None, "", "run", IngestOptions())
