@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from rca import _reader, archives, ingest, sources, templates
-from rca.sources._base import SOURCE_FAILURES, ParseContext, Source
+from rca.sources._base import SOURCE_FAILURES, ParseContext, Parsed, Source
 from rca.store import write_event_parts
 
 SMALL_FILE_BYTES = 256 * 1024
@@ -73,7 +73,8 @@ def units(tasks: Sequence[ingest.FileTask], sizes: Sequence[int]) -> list[tuple[
 
 def _groupable(task: ingest.FileTask, size: int) -> bool:
     # A file read before (unchanged, appended or rewritten) keeps the one-file path, which knows its history.
-    return size <= SMALL_FILE_BYTES and task.previous is None and task.problem is None and not task.members
+    # One over a batch is cut into byte ranges instead.
+    return size <= min(SMALL_FILE_BYTES, task.options.batch_bytes) and task.previous is None and task.problem is None and not task.members
 
 
 @dataclass
@@ -146,37 +147,55 @@ def _parse_alone(read: _Read) -> ingest.FileResult:
 
 
 def _parse_together(reads: list[_Read]) -> dict[int, list[ingest.FileResult]]:
-    """One parse of the files' lines, numbered on from one file to the next, split back by line."""
+    """One parse of the files' lines, numbered on from one file to the next, split back by line.
+
+    Wherever the split could differ from reading alone (the parse failed, the parser's
+    skipped lines cannot be told apart by file, an event runs past its file's end, a
+    yearless time took another file's year) the file is read alone instead.
+    """
     content = [read.lines.filter(pl.col("text").str.strip_chars() != "") for read in reads]
     offsets = list(itertools.accumulate((read.lines.height for read in reads), initial=0))[:-1]
+    parsed = _parse_joined(reads, content, offsets)
+    if parsed is None:
+        return {read.index: [_parse_alone(read)] for read in reads}
+    own = _events_by_file(parsed.events, offsets)
+    uncovered = [part.height - _covered(events) for part, events in zip(content, own, strict=True)]
+    if len(parsed.skipped) > 1 or sum(uncovered) != sum(parsed.skipped.values()) or min(uncovered) < 0:
+        return {read.index: [_parse_alone(read)] for read in reads}
+    reason = next(iter(parsed.skipped), "")
+    shared = _year_context(reads[0].ctx)
+    results = {}
+    for read, events, part, missing in zip(reads, own, content, uncovered, strict=True):
+        if _year_context(read.ctx) != shared and _reads_year_context(events):
+            results[read.index] = [_parse_alone(read)]
+            continue
+        skipped = {name: count for name, count in (("blank", read.lines.height - part.height), (reason, missing)) if count}
+        results[read.index] = [_file_result(read, events, skipped)]
+    return results
+
+
+def _parse_joined(reads: list[_Read], content: list[pl.DataFrame], offsets: list[int]) -> Parsed | None:
+    """The parse of every file's non-blank lines at once, with template ids; None if it failed or found nothing."""
     joined = pl.concat(
         [part.with_columns(line=pl.col("line") + offset, batch_file=pl.lit(number, pl.Int32))
          for number, (part, offset) in enumerate(zip(content, offsets, strict=True))]
     ).rechunk()
-    alone = {read.index: [_parse_alone(read)] for read in reads} if joined.height == 0 else None
+    if joined.height == 0:
+        return None
     try:
-        parsed = reads[0].source.parse(joined, reads[0].ctx) if alone is None else None
+        parsed = reads[0].source.parse(joined, reads[0].ctx)
     except SOURCE_FAILURES:
-        parsed = None  # alone, each file's failure is kept and reported
-    if parsed is None or parsed.events.height == 0:
-        return alone or {read.index: [_parse_alone(read)] for read in reads}
-    events = parsed.events.with_columns(template_id=templates.template_ids(parsed.events["message"]))
+        return None  # alone, each file's failure is kept and reported
+    if parsed.events.height == 0:
+        return None
+    return Parsed(parsed.events.with_columns(template_id=templates.template_ids(parsed.events["message"])), parsed.skipped)
+
+
+def _events_by_file(events: pl.DataFrame, offsets: list[int]) -> list[pl.DataFrame]:
+    """Each file's events, numbered from its own first line again (an event belongs to the file of its first line)."""
     owner = pl.Series(offsets, dtype=pl.Int64).search_sorted(events["line"], side="left") - 1
     by_file = events.with_columns(batch_file=owner).partition_by("batch_file", as_dict=True, include_key=False)
-    own = [by_file.get((number,), events.clear()).with_columns(line=pl.col("line") - offset) for number, offset in enumerate(offsets)]
-    uncovered = [part.height - _covered(events_of_file) for part, events_of_file in zip(content, own, strict=True)]
-    if len(parsed.skipped) > 1 or sum(uncovered) != sum(parsed.skipped.values()) or min(uncovered) < 0:
-        return {read.index: [_parse_alone(read)] for read in reads}  # skipped lines that cannot be told apart by file
-    reason = next(iter(parsed.skipped), "")
-    results = {}
-    shared = _year_context(reads[0].ctx)
-    for read, events_of_file, part, missing in zip(reads, own, content, uncovered, strict=True):
-        if _year_context(read.ctx) != shared and _reads_year_context(events_of_file):
-            results[read.index] = [_parse_alone(read)]
-            continue
-        skipped = {name: count for name, count in (("blank", read.lines.height - part.height), (reason, missing)) if count}
-        results[read.index] = [_file_result(read, events_of_file, skipped)]
-    return results
+    return [by_file.get((number,), events.clear()).with_columns(line=pl.col("line") - offset) for number, offset in enumerate(offsets)]
 
 
 def _covered(events: pl.DataFrame) -> int:
