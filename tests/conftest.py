@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rca import schema
+from rca import schema, sources
 
 DATA = Path(__file__).parent / "data"
 
@@ -73,3 +74,15 @@ def fixture_path(name: str) -> Path:
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+def fail_parsing_on(monkeypatch: pytest.MonkeyPatch, source: str, marker: str, error: Exception) -> None:
+    """Make the registered source ``source`` raise ``error`` on any batch of lines holding ``marker``."""
+    real = sources.get(source)
+
+    def parse(lines: pl.DataFrame, ctx: sources.ParseContext) -> sources.Parsed:
+        if lines["text"].str.contains(marker, literal=True).any():
+            raise error
+        return real.parse(lines, ctx)
+
+    monkeypatch.setitem(sources._REGISTRY, source, dataclasses.replace(real, parse=parse))

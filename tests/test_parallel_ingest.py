@@ -7,7 +7,6 @@ and Go dumps) close to every cut.
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import logging
 import os
@@ -21,11 +20,10 @@ from polars.testing import assert_frame_equal
 from typer.testing import CliRunner
 
 import rca
-from rca import sources
 from rca.cli import app
 from rca.ingest import IngestOptions
 from rca.store import Store
-from tests.conftest import DATA
+from tests.conftest import DATA, fail_parsing_on
 
 SMALL_BATCHES = IngestOptions(batch_bytes=32 * 1024)
 WHOLE_FILES = IngestOptions(batch_bytes=1 << 30)
@@ -185,14 +183,7 @@ def test_a_range_its_parser_fails_on_is_kept_unparsed_and_the_other_ranges_are_p
     text = text.replace("trainer-12499\"", "trainer-12499\" POISON")
     (tmp_path / "logs" / "n1").mkdir(parents=True)
     (tmp_path / "logs" / "n1" / "kubelet.log").write_text(text)
-    kubelet = sources.get("kubelet")
-
-    def parse(lines: pl.DataFrame, ctx: object) -> object:
-        if lines["text"].str.contains("POISON").any():
-            raise ValueError("cannot read this")
-        return kubelet.parse(lines, ctx)
-
-    monkeypatch.setitem(sources._REGISTRY, "kubelet", dataclasses.replace(kubelet, parse=parse))
+    fail_parsing_on(monkeypatch, "kubelet", "POISON", ValueError("cannot read this"))
     events, manifest = _ingest(tmp_path / "logs", tmp_path / "store", SMALL_BATCHES, workers=1)
     row = manifest.row(0, named=True)
     assert row["status"] == "warning" and "the kubelet parser failed on lines" in row["error"] and "ValueError" in row["error"]

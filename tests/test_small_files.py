@@ -13,9 +13,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import rca
-from rca import _small_files, sources
+from rca import _small_files
 from rca.ingest import FileTask, IngestOptions
-from tests.conftest import DATA
+from tests.conftest import DATA, fail_parsing_on
 
 PER_RUN_COLUMNS = ("run_id", "parts")
 
@@ -97,14 +97,7 @@ def test_a_parse_that_fails_together_keeps_each_file_s_lines(tmp_path: Path, mon
     root.mkdir(parents=True)
     for name in ("nccl_timeout_01.log", "java_service_oom.log", "pytorch_cuda_oom_new_01.log"):
         shutil.copy(DATA / "pipeline" / name, root / name)
-    pipeline = sources.get("pipeline")
-
-    def parse(lines: pl.DataFrame, ctx: object) -> object:
-        if lines["text"].str.contains("OutOfMemoryError").any():
-            raise RuntimeError("cannot read this")
-        return pipeline.parse(lines, ctx)
-
-    monkeypatch.setitem(sources._REGISTRY, "pipeline", dataclasses.replace(pipeline, parse=parse))
+    fail_parsing_on(monkeypatch, "pipeline", "OutOfMemoryError", RuntimeError("cannot read this"))
     events, files = _ingest(tmp_path / "logs", tmp_path / "store", workers=1)
     status = dict(files.select("path", "status").iter_rows())
     assert status == {"n1/java_service_oom.log": "warning", "n1/nccl_timeout_01.log": "ok", "n1/pytorch_cuda_oom_new_01.log": "warning"}
