@@ -48,27 +48,33 @@ def fixtures_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def read_together(fixtures_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame, pl.DataFrame, list[int]]:
+    """The serial ingest of the folder, and the number of files of each parse of files together."""
+    calls: list[int] = []
+    parse_together = _small_files._parse_together
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_small_files, "_parse_together", lambda reads: calls.append(len(reads)) or parse_together(reads))
+        return *_ingest(fixtures_folder, tmp_path_factory.mktemp("together") / "store", workers=1), calls
+
+
 def test_a_folder_of_every_fixture_reads_the_same_together_and_alone(
-    fixtures_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fixtures_folder: Path, read_together: tuple[pl.DataFrame, pl.DataFrame, list[int]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    together, together_files = _ingest(fixtures_folder, tmp_path / "together", workers=1)
     alone, alone_files = _alone(fixtures_folder, tmp_path / "alone", monkeypatch)
-    assert_frame_equal(together, alone)
-    assert_frame_equal(together_files, alone_files)
-    assert together_files.filter(pl.col("source") == "pipeline").height >= 20
+    assert_frame_equal(read_together[0], alone)
+    assert_frame_equal(read_together[1], alone_files)
+    assert alone_files.filter(pl.col("source") == "pipeline").height >= 20
 
 
 def test_the_files_are_parsed_together_and_worker_processes_read_the_same_groups(
-    fixtures_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fixtures_folder: Path, read_together: tuple[pl.DataFrame, pl.DataFrame, list[int]], tmp_path: Path
 ) -> None:
-    calls: list[int] = []
-    parse_together = _small_files._parse_together
-    monkeypatch.setattr(_small_files, "_parse_together", lambda reads: calls.append(len(reads)) or parse_together(reads))
-    serial = _ingest(fixtures_folder, tmp_path / "serial", workers=1)
+    serial, serial_files, calls = read_together
     assert max(calls) >= 10  # the pipeline fixtures of a host, in one parse
-    parallel = _ingest(fixtures_folder, tmp_path / "parallel", workers=2)
-    assert_frame_equal(serial[0], parallel[0])
-    assert_frame_equal(serial[1], parallel[1])
+    parallel, parallel_files = _ingest(fixtures_folder, tmp_path / "parallel", workers=2)
+    assert_frame_equal(serial, parallel)
+    assert_frame_equal(serial_files, parallel_files)
 
 
 VLLM = "INFO {stamp} llm_engine.py:447] # GPU blocks: 1000, # CPU blocks: 512\n"
