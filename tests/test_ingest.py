@@ -6,6 +6,7 @@ import dataclasses
 import gzip
 import json
 import os
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -18,6 +19,7 @@ from rca.errors import InputError, StoreLockedError
 from rca.ingest import IngestOptions, finish_events
 from rca.sources._base import ParseContext
 from rca.store import Store
+from tests.conftest import DATA
 
 KLOG = "I1201 03:17:05.123456    2345 kubelet.go:2404] \"SyncLoop (probe)\" probe=\"readiness\" status=\"ready\" pod=\"ml/trainer-0\"\n"
 DMESG = "[ 7063.247407] Memory cgroup out of memory: Killed process 63214 (uwsgi) total-vm:3149468kB, anon-rss:164992kB, file-rss:52176kB, shmem-rss:92kB, UID:0 pgtables:1372kB oom_score_adj:986\n"
@@ -144,6 +146,17 @@ def test_a_parser_that_fails_keeps_the_file_s_lines_and_says_so(logs: Path, tmp_
     assert kept["message"].to_list() == [line for line in (logs / "gpu-node-2" / "dmesg.log").read_text().splitlines()]
     assert kept["host"].unique().to_list() == ["gpu-node-2"]
     assert "gpu-node-2/dmesg.log" in str(report.summary["problem_files"])
+
+
+def test_a_whole_file_parser_that_fails_gives_an_error_row(logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copy(DATA / "dcgm" / "prometheus_instant_query_xid.json", logs / "gpu-node-1" / "query.json")
+    _failing_source(monkeypatch, "dcgm", parse_bytes=_panic)
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    rows = _manifest(tmp_path / "store")
+    failed = rows["gpu-node-1/query.json"]
+    assert (failed["status"], failed["source"], failed["events"]) == ("error", "dcgm", 0)
+    assert failed["error"].startswith("the dcgm parser failed: PanicException: assertion failed")
+    assert rows["gpu-node-1/kubelet.log"]["status"] == "ok" and rows["gpu-node-2/dmesg.log"]["status"] == "ok"
 
 
 def test_a_sniffer_that_fails_does_not_claim_the_file(logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
