@@ -153,7 +153,7 @@ def _parse_together(reads: list[_Read]) -> dict[int, list[ingest.FileResult]]:
     skipped lines cannot be told apart by file, an event runs past its file's end, a
     yearless time took another file's year) the file is read alone instead.
     """
-    content = [read.lines.filter(pl.col("text").str.strip_chars() != "") for read in reads]
+    content, blanks = zip(*(ingest.without_blank_lines(read.lines) for read in reads), strict=True)
     offsets = list(itertools.accumulate((read.lines.height for read in reads), initial=0))[:-1]
     parsed = _parse_joined(reads, content, offsets)
     if parsed is None:
@@ -165,16 +165,15 @@ def _parse_together(reads: list[_Read]) -> dict[int, list[ingest.FileResult]]:
     reason = next(iter(parsed.skipped), "")
     shared = _year_context(reads[0].ctx)
     results = {}
-    for read, events, part, missing in zip(reads, own, content, uncovered, strict=True):
+    for read, events, blank, missing in zip(reads, own, blanks, uncovered, strict=True):
         if _year_context(read.ctx) != shared and _reads_year_context(events):
             results[read.index] = [_parse_alone(read)]
             continue
-        skipped = {name: count for name, count in (("blank", read.lines.height - part.height), (reason, missing)) if count}
-        results[read.index] = [_file_result(read, events, skipped)]
+        results[read.index] = [_file_result(read, events, {**blank, **({reason: missing} if missing else {})})]
     return results
 
 
-def _parse_joined(reads: list[_Read], content: list[pl.DataFrame], offsets: list[int]) -> Parsed | None:
+def _parse_joined(reads: list[_Read], content: Sequence[pl.DataFrame], offsets: list[int]) -> Parsed | None:
     """The parse of every file's non-blank lines at once, with template ids; None if it failed or found nothing."""
     joined = pl.concat(
         [part.with_columns(line=pl.col("line") + offset, batch_file=pl.lit(number, pl.Int32))
@@ -209,8 +208,7 @@ def _file_result(read: _Read, events: pl.DataFrame, skipped: dict[str, int]) -> 
     accounting = ingest._Accounting()
     accounting.add(read.lines.height, finished, skipped)
     accounting.decode_errors, accounting.truncated = read.state.decode_errors, read.state.truncated_lines
-    stem = f"{ingest.file_key(read.task.provenance)}-{read.task.run_id}-0000"
-    parts = write_event_parts(finished, read.task.staging, f"{stem}-00000")
+    parts = write_event_parts(finished, read.task.staging, ingest.part_name(read.task, 0, 0))
     return ingest._file_result(
         read.task, accounting, parts, read.source.name, size=read.size, mtime=read.mtime, change="new",
         sha256=read.state.sha256.hexdigest(), damage=read.state.damage,

@@ -69,17 +69,26 @@ def parse_lines(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tuple
 
     Blank lines never reach the parser; they are counted as skipped here.
     """
-    blank = pl.col("text").str.strip_chars() == ""
-    # One chunk: polars 2.1 can panic in string kernels on a frame concatenated from pieces
-    # (the kernel parser did, on two dmesg files put together); a single chunk is not copied.
-    content = lines.filter(~blank).rechunk()
-    skipped = {"blank": lines.height - content.height} if lines.height > content.height else {}
+    content, skipped = without_blank_lines(lines)
     if content.height == 0:
         return schema.empty(schema.EVENT_SCHEMA), skipped
     parsed = source.parse(content, ctx)
     for reason, count in parsed.skipped.items():
         skipped[reason] = skipped.get(reason, 0) + count
     return finish_events(parsed.events, ctx, source.name), skipped
+
+
+def without_blank_lines(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+    """The lines holding more than whitespace, and the others counted as skipped ("blank")."""
+    # One chunk: polars 2.1 can panic in string kernels on a frame concatenated from pieces
+    # (the kernel parser did, on two dmesg files put together); a single chunk is not copied.
+    content = lines.filter(pl.col("text").str.strip_chars() != "").rechunk()
+    return content, ({"blank": lines.height - content.height} if lines.height > content.height else {})
+
+
+def part_name(task: FileTask, piece: int, batch: int) -> str:
+    """The name of the events part of batch ``batch`` of range ``piece`` of a file (0, 0 for a file read in one batch)."""
+    return f"{file_key(task.provenance)}-{task.run_id}-{piece:04d}-{batch:05d}"
 
 
 def finish_events(events: pl.DataFrame, ctx: ParseContext, source_name: str) -> pl.DataFrame:
@@ -279,7 +288,6 @@ def _parse_into_parts(
     range of a file have their own names.
     """
     accounting = _Accounting()
-    stem = f"{file_key(task.provenance)}-{task.run_id}-{piece:04d}"
     parts: list[str] = []
     for number, batch in enumerate(batches):
         if source is None:
@@ -292,14 +300,13 @@ def _parse_into_parts(
             events, skipped = _kept_unparsed(batch.lines, ctx, source.name)
             accounting.failures.append(_failure_note(source.name, batch.lines, err))
         accounting.add(batch.lines.height, events, skipped)
-        parts += write_event_parts(events, task.staging, f"{stem}-{number:05d}")
+        parts += write_event_parts(events, task.staging, part_name(task, piece, number))
     return accounting, parts, source
 
 
 def _kept_unparsed(lines: pl.DataFrame, ctx: ParseContext, source_name: str) -> tuple[pl.DataFrame, dict[str, int]]:
     """A batch its parser failed on: every non-blank line kept as a ``kind=log`` event with no time."""
-    content = lines.filter(pl.col("text").str.strip_chars() != "")
-    skipped = {"blank": lines.height - content.height} if lines.height > content.height else {}
+    content, skipped = without_blank_lines(lines)
     events = content.select("line", message="text", format=pl.lit("unparsed"), ts_quality=pl.lit("missing"))
     return finish_events(events, ctx, source_name), skipped
 
@@ -365,7 +372,7 @@ def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime
     events = finish_events(parsed.events, ctx, source.name)
     accounting = _Accounting()
     accounting.add(1, events, parsed.skipped)
-    parts = write_event_parts(events, task.staging, f"{file_key(task.provenance)}-{task.run_id}-0000-00000")
+    parts = write_event_parts(events, task.staging, part_name(task, 0, 0))
     row = _manifest_row(
         task, status="ok", bytes=size, mtime=mtime, sha256=hashlib.sha256(data).hexdigest(), source=source.name,
         format=accounting.main_format(), parts=parts, **accounting.as_manifest(),
