@@ -209,9 +209,14 @@ def _acquire(take: Callable[[], str | None], shown_as: str, wait: float, on_wait
         time.sleep(min(poll, max(deadline - time.monotonic(), 0.0)))
 
 
+# zstd level 1: on event parts it wrote 25 % faster than polars' default level and the files
+# came out no larger (a 356k-line journal: 0.89 → 0.67 CPU-s, 9.8 → 9.2 MB).
+_PARQUET_OPTIONS = {"compression": "zstd", "compression_level": 1}
+
+
 def parquet_bytes(frame: pl.DataFrame) -> bytes:
     buffer = io.BytesIO()
-    frame.write_parquet(buffer)
+    frame.write_parquet(buffer, **_PARQUET_OPTIONS)
     return buffer.getvalue()
 
 
@@ -221,7 +226,7 @@ def write_parquet(folder: str, name: str, frame: pl.DataFrame) -> None:
     if isinstance(fs, LocalFileSystem):
         target = Path(root) / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(target)
+        frame.write_parquet(target, **_PARQUET_OPTIONS)
     else:
         fs.pipe_file(f"{root.rstrip('/')}/{name}", parquet_bytes(frame))
 

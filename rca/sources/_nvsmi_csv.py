@@ -38,7 +38,7 @@ _GPU_SPECIFIC = (
 _DOTTED = rf"(?:{'|'.join(_DOTTED_PREFIXES)})\.[A-Za-z0-9_.]+(?:\s*\[[^\],]+\])?"
 _SPECIFIC = rf"(?:{'|'.join(_GPU_SPECIFIC)})(?:\s*\[[^\],]+\])?"
 # Whole-line forms, so a line is tested without splitting it: every cell a field name, some cell GPU-specific.
-_ALL_FIELDS = rf"^\s*{_FIELD}\s*(?:,\s*{_FIELD}\s*)*$"
+HEADER_SHAPE = rf"^\s*{_FIELD}\s*(?:,\s*{_FIELD}\s*)*$"
 _SOME_SPECIFIC = rf"(?:^|,)\s*(?:{_DOTTED}|{_SPECIFIC})\s*(?:,|$)"
 
 # Column spellings that name the same quantity; the header always prints the canonical one,
@@ -96,11 +96,12 @@ def _layout_pattern(columns: tuple[tuple[str, str], ...]) -> str:
 
 
 _LAYOUT_PATTERNS = {name: _layout_pattern(columns) for name, columns in NOHEADER_LAYOUTS.items()}
+LAYOUT_PATTERNS = tuple(_LAYOUT_PATTERNS.values())
 
 
 def header_expr(text: pl.Expr) -> pl.Expr:
     """Whether a line is a ``--format=csv`` header: every cell a field name, one of them GPU-specific."""
-    return text.str.contains(_ALL_FIELDS) & text.str.contains(_SOME_SPECIFIC) & text.str.contains(r"[A-Za-z]")
+    return text.str.contains(HEADER_SHAPE) & text.str.contains(_SOME_SPECIFIC) & text.str.contains(r"[A-Za-z]")
 
 
 def noheader_layout_expr(text: pl.Expr) -> pl.Expr:
@@ -111,7 +112,12 @@ def noheader_layout_expr(text: pl.Expr) -> pl.Expr:
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
-    """Parse CSV query output; rows that fit no header or layout are kept as ``kind=log``."""
+    """Parse CSV query output; rows that fit no header or layout are kept as ``kind=log``.
+
+    ``lines`` come cut by :mod:`rca.sources.nvidia_smi`: ``segment`` numbers the runs of
+    CSV lines, and ``csv_header`` / ``csv_layout`` hold :func:`header_expr` and
+    :func:`noheader_layout_expr` of each line (computed there on the few lines that can match).
+    """
     rows = _assign_columns(lines)
     parts = [log_rows(rows.filter(pl.col("columns").is_null() & ~pl.col("is_header")), FORMAT)]
     for (columns,), group in rows.filter(pl.col("columns").is_not_null()).group_by("columns", maintain_order=True):
@@ -131,8 +137,7 @@ def _assign_columns(lines: pl.DataFrame) -> pl.DataFrame:
     """
     text = pl.col("text")
     cells = text.str.count_matches(",") + 1
-    segment = pl.col("segment") if "segment" in lines.columns else pl.lit(0)
-    marked = lines.with_columns(is_header=header_expr(text), layout=noheader_layout_expr(text), cells=cells, block=segment)
+    marked = lines.rename({"csv_header": "is_header", "csv_layout": "layout"}).with_columns(cells=cells, block=pl.col("segment"))
     header = pl.when(pl.col("is_header")).then(text.str.strip_chars()).forward_fill().over("block")
     header_cells = pl.when(pl.col("is_header")).then(pl.col("cells")).forward_fill().over("block")
     under_header = marked.with_columns(header=header, header_cells=header_cells)

@@ -38,7 +38,7 @@ import polars as pl
 
 from rca.sources import register
 from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nvsmi_xml
-from rca.sources._base import ParseContext, Parsed, Source
+from rca.sources._base import ParseContext, Parsed, Source, any_of, forward_fill_within, split_rows
 from rca.sources._nvsmi_common import attrs_json, conform_events, empty_events, integer, log_rows
 
 LIST_LINE = r"^GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
@@ -64,16 +64,36 @@ _PARSERS = {
 }
 
 
-def _segment_starts(text: pl.Expr) -> pl.Expr:
-    """The sub-format a line opens, or null for a line any sub-format may contain."""
-    return (
-        pl.when(text.str.contains(_XML_START)).then(pl.lit("query_xml"))
-        .when(text.str.contains(_nvsmi_query.BANNER_LINE)).then(pl.lit("query_text"))
-        .when(text.str.contains(_nvsmi_dmon.HEADER_LINE)).then(pl.lit("dmon"))
-        .when(_nvsmi_csv.header_expr(text) | _nvsmi_csv.noheader_layout_expr(text).is_not_null()).then(pl.lit("query_csv"))
-        .when(text.str.contains(_TABLE_START)).then(pl.lit("table"))
-        .when(text.str.contains(LIST_LINE) | text.str.contains(MIG_LIST_LINE)).then(pl.lit("list"))
-    )
+# A line that opens a segment matches one of these; the others (the rows of a long CSV log)
+# are ruled out by one pass instead of one per sub-format.
+_ANY_START = any_of(
+    _XML_START, _nvsmi_query.BANNER_LINE, _nvsmi_dmon.HEADER_LINE, _nvsmi_csv.HEADER_SHAPE, *_nvsmi_csv.LAYOUT_PATTERNS,
+    _TABLE_START, LIST_LINE, MIG_LIST_LINE,
+)
+
+
+def _with_starts(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` with ``start``: the sub-format a line opens, or null for a line any sub-format may contain.
+
+    The CSV header and layout tests are kept (``csv_header``, ``csv_layout``) for the CSV parser.
+    """
+    text = pl.col("text")
+
+    def opening(rows: pl.DataFrame) -> pl.DataFrame:
+        marked = rows.with_columns(csv_header=_nvsmi_csv.header_expr(text), csv_layout=_nvsmi_csv.noheader_layout_expr(text))
+        return marked.with_columns(
+            start=pl.when(text.str.contains(_XML_START)).then(pl.lit("query_xml"))
+            .when(text.str.contains(_nvsmi_query.BANNER_LINE)).then(pl.lit("query_text"))
+            .when(text.str.contains(_nvsmi_dmon.HEADER_LINE)).then(pl.lit("dmon"))
+            .when(pl.col("csv_header") | pl.col("csv_layout").is_not_null()).then(pl.lit("query_csv"))
+            .when(text.str.contains(_TABLE_START)).then(pl.lit("table"))
+            .when(text.str.contains(LIST_LINE) | text.str.contains(MIG_LIST_LINE)).then(pl.lit("list"))
+        )
+
+    def inside(rows: pl.DataFrame) -> pl.DataFrame:
+        return rows.with_columns(csv_header=pl.lit(False), csv_layout=pl.lit(None, pl.String), start=pl.lit(None, pl.String))
+
+    return split_rows(lines, text.str.contains(_ANY_START), opening, inside)
 
 
 def sniff(head: Sequence[str]) -> float:
@@ -107,18 +127,26 @@ def sniff(head: Sequence[str]) -> float:
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
-    """Cut the lines into sub-format segments and parse each sub-format's segments together."""
-    starts = _segment_starts(pl.col("text"))
-    segmented = lines.with_columns(fmt=starts.forward_fill().fill_null("list"), opens=starts.is_not_null())
-    segmented = segmented.with_columns(segment=(pl.col("opens") | (pl.col("fmt") != pl.col("fmt").shift(1))).cast(pl.Int32).cum_sum())
+    """Cut the lines into sub-format segments and parse each sub-format's segments together.
+
+    Lines of several files (a ``batch_file`` column) are cut at every file's start too. The
+    CSV rows of all the files are read together (a header reaches to the end of its segment
+    only); the other sub-formats, whose records are found by what comes before them, parse
+    each file's segments alone.
+    """
+    file = pl.col("batch_file") if "batch_file" in lines.columns else pl.repeat(0, pl.len(), dtype=pl.Int32)
+    starts = _with_starts(lines)
+    segmented = starts.with_columns(fmt=forward_fill_within(pl.col("start"), file).fill_null("list"), opens=pl.col("start").is_not_null())
+    new_segment = pl.col("opens") | pl.col("fmt").ne_missing(pl.col("fmt").shift(1)) | file.ne_missing(file.shift(1))
+    segmented = segmented.with_columns(segment=new_segment.cast(pl.Int32).cum_sum()).drop("start")
     events: list[pl.DataFrame] = []
     skipped: dict[str, int] = {}
     for fmt in segmented["fmt"].unique(maintain_order=True).to_list():
         part = segmented.filter(pl.col("fmt") == fmt).drop("fmt", "opens")
-        parsed = _PARSERS[fmt](part, ctx) if fmt in _PARSERS else _parse_list(part)
-        events.append(conform_events(parsed.events))
-        for reason, count in parsed.skipped.items():
-            skipped[reason] = skipped.get(reason, 0) + count
+        for parsed in _parse_format(fmt, part, ctx):
+            events.append(conform_events(parsed.events))
+            for reason, count in parsed.skipped.items():
+                skipped[reason] = skipped.get(reason, 0) + count
     if not events:
         return Parsed(events=empty_events(), skipped=skipped)
     failure = (pl.col("kind") == "log") & pl.col("message").str.contains(FAILURE_LINE)
@@ -126,7 +154,13 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     return Parsed(events=flagged.sort("line"), skipped=skipped)
 
 
-def _parse_list(lines: pl.DataFrame) -> Parsed:
+def _parse_format(fmt: str, part: pl.DataFrame, ctx: ParseContext) -> list[Parsed]:
+    if fmt == "query_csv" or "batch_file" not in part.columns:
+        return [_PARSERS.get(fmt, _parse_list)(part, ctx)]
+    return [_PARSERS.get(fmt, _parse_list)(one, ctx) for one in part.partition_by("batch_file", maintain_order=True)]
+
+
+def _parse_list(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """``nvidia-smi -L``: which index and bus order each GPU (and MIG device) UUID has."""
     gpu = pl.col("text").str.extract_groups(LIST_LINE).struct
     mig = pl.col("text").str.extract_groups(MIG_LIST_LINE).struct
@@ -158,5 +192,6 @@ SOURCE = register(
             "used_gpu_memory", "process_name", "(UUID: GPU-", "MiB", "GPU-",
         ),
         formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
+        segmented=True,
     )
 )
