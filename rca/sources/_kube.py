@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from rca.sources._base import evaluated_once
+
 QUANTITY = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?(?:[KMGTPE]i|[kKMGTPEm])?"
 
 _QUANTITY_PARTS = r"^(?<number>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)(?<unit>[KMGTPE]i|[kKMGTPEm])?B?$"
@@ -45,15 +47,17 @@ def quantity_bytes(text: pl.Expr) -> pl.Expr:
     Integers are multiplied exactly (Int128), so huge and negative values survive;
     anything that is not a quantity, or does not fit in Int64, is null.
     """
-    parts = text.str.strip_chars().str.extract_groups(_QUANTITY_PARTS)
-    number = parts.struct.field("number")
-    unit = parts.struct.field("unit").fill_null("")
-    factor = unit.replace_strict(_UNIT_FACTORS, default=None, return_dtype=pl.Int64)
-    exact = (number.cast(pl.Int128, strict=False) * factor.cast(pl.Int128)).cast(pl.Int64, strict=False)
-    scale = pl.when(unit == "m").then(pl.lit(1e-3)).otherwise(factor.cast(pl.Float64))
-    approx = (number.cast(pl.Float64, strict=False) * scale).round()
-    approx_int = pl.when(approx.abs() < _INT64_LIMIT).then(approx).cast(pl.Int64, strict=False)
-    return pl.coalesce(exact, approx_int)
+    def converted(parts: pl.Expr) -> pl.Expr:
+        number = parts.struct.field("number")
+        unit = parts.struct.field("unit").fill_null("")
+        factor = unit.replace_strict(_UNIT_FACTORS, default=None, return_dtype=pl.Int64)
+        exact = (number.cast(pl.Int128, strict=False) * factor.cast(pl.Int128)).cast(pl.Int64, strict=False)
+        scale = pl.when(unit == "m").then(pl.lit(1e-3)).otherwise(factor.cast(pl.Float64))
+        approx = (number.cast(pl.Float64, strict=False) * scale).round()
+        approx_int = pl.when(approx.abs() < _INT64_LIMIT).then(approx).cast(pl.Int64, strict=False)
+        return pl.coalesce(exact, approx_int)
+
+    return evaluated_once(text.str.strip_chars().str.extract_groups(_QUANTITY_PARTS), converted)
 
 
 def attrs_json(fields: dict[str, pl.Expr]) -> pl.Expr:

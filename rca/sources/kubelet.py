@@ -148,7 +148,8 @@ def _classify(records: pl.DataFrame) -> pl.DataFrame:
 
 
 def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
-    facts = records.with_columns(_pod_facts()).with_columns(*_oom_facts(), *_recorded_event()).with_columns(_eviction_facts())
+    facts = records.with_columns(_pod_facts()).with_columns(*_oom_facts(), *_recorded_event(), stage=_eviction_stage())
+    facts = facts.with_columns(_eviction_facts())
     kind = (
         pl.when(pl.col("event_kind").is_not_null() & (pl.col("event_kind") != "log"))
         .then(pl.col("event_kind"))
@@ -272,12 +273,18 @@ def _recorded_event() -> list[pl.Expr]:
     ]
 
 
-def _eviction_facts() -> list[pl.Expr]:
-    """Fields of the eviction manager's and memory-pressure lines."""
-    body = pl.col("body")
+def _eviction_stage() -> pl.Expr:
+    """Which step of the eviction manager's cycle a line reports, if any."""
     stage = pl.lit(None, pl.String)
     for name, pattern in reversed(_EVICTION_STAGES):
-        stage = pl.when(body.str.contains(pattern)).then(pl.lit(name)).otherwise(stage)
+        stage = pl.when(pl.col("body").str.contains(pattern)).then(pl.lit(name)).otherwise(stage)
+    return stage
+
+
+def _eviction_facts() -> list[pl.Expr]:
+    """Fields of the eviction manager's and memory-pressure lines (``stage`` is a column already)."""
+    body = pl.col("body")
+    stage = pl.col("stage")
     pods_list = pl.coalesce(
         body.str.extract(r'\bpods="?\[([^\]]*)\]', 1),
         body.str.extract(r"(?i)ranked for eviction: (.*)$", 1),
@@ -292,7 +299,6 @@ def _eviction_facts() -> list[pl.Expr]:
     is_threshold = body.str.contains(r"(?i)eviction manager:?.*threshold") & threshold.is_not_null()
     memory_signal = signal.str.contains(r"(?i)memory").fill_null(False)
     return [
-        stage.alias("stage"),
         pl.when(stage.is_in(["reclaim_attempt", "must_evict"]))
         .then(pl.coalesce(body.str.extract(r'\bresourceName="?([0-9A-Za-z_./-]+)"?', 1), body.str.extract(r"(?i)reclaim ([0-9A-Za-z_./-]+)", 1)))
         .alias("resource"),
