@@ -18,7 +18,7 @@ from functools import cache
 import polars as pl
 
 from rca import timeutil
-from rca.sources._base import ParseContext
+from rca.sources._base import ParseContext, any_of
 
 LEVEL_WORDS = "TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL"
 
@@ -89,6 +89,9 @@ _LEADING_LEVEL = (
 )
 
 _OUTER_GROUPS = pl.col("text").str.extract_groups(_OUTER).alias("layers")
+# A line that starts with no layer has none: one pass of this rules it out before the capture.
+_ANY_OUTER = "^(?:" + any_of(*_OUTER_LAYERS) + ")"
+_OUTER_FIELDS = {name: pl.String() for name in pl.select(pl.lit("").str.extract_groups(_OUTER)).to_series().struct.fields}
 _APP_GROUPS = pl.col("inner").str.extract_groups(_APP)
 # A printed level is looked for only in lines whose header gave none.
 _LEADING_GROUPS = pl.when(pl.col("header_level").is_null()).then(pl.col("body")).str.extract_groups(_LEADING_LEVEL)
@@ -257,7 +260,7 @@ def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("text")
-    layers = lines.with_columns(_OUTER_GROUPS).unnest("layers")
+    layers = _where(lines, text.str.contains(_ANY_OUTER), lambda rows: rows.select(_OUTER_GROUPS).unnest("layers"), _OUTER_FIELDS)
     return layers.select(
         "line",
         *(["batch_file"] if "batch_file" in lines.columns else []),
@@ -270,7 +273,7 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         rank=pl.col("rank").cast(pl.Int64, strict=False),
         pid=pl.coalesce("worker_pid", "nccl_pid").cast(pl.Int64, strict=False),
         gpu_index=pl.col("nccl_device").cast(pl.Int32, strict=False),
-        inner=text.str.strip_prefix(pl.col("outer")),
+        inner=text.str.strip_prefix(pl.col("outer").fill_null("")),
     )
 
 
