@@ -26,10 +26,10 @@ def _ingest(root: Path, store: Path, **how: object) -> tuple[pl.DataFrame, pl.Da
     return opened.events().sort("event_id"), opened.manifest().drop(*PER_RUN_COLUMNS).sort("path")
 
 
-def _alone(root: Path, store: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _alone(root: Path, store: Path, monkeypatch: pytest.MonkeyPatch, **how: object) -> tuple[pl.DataFrame, pl.DataFrame]:
     with monkeypatch.context() as patch:
         patch.setattr(_small_files, "SMALL_FILE_BYTES", -1)  # no file is small: each is read alone
-        return _ingest(root, store, workers=1)
+        return _ingest(root, store, workers=1, **how)
 
 
 def _stamp(path: Path, when: datetime) -> None:
@@ -96,6 +96,32 @@ def test_a_yearless_time_takes_its_own_file_s_year_and_rollover(tmp_path: Path, 
     assert [(row["file"], row["ts"].year) for row in vllm.iter_rows(named=True) if row["ts_quality"] != "exact"] == [
         ("n1/a.log", 2025), ("n1/a.log", 2026), ("n1/b.log", 2025), ("n1/c.log", 2024),
     ]
+
+
+def test_nvidia_smi_files_are_read_together_and_a_csv_header_stops_at_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "logs" / "n1"
+    root.mkdir(parents=True)
+    header = "timestamp, index, memory.used [MiB], memory.total [MiB]"
+    row = "2026/11/27 01:45:{:02d}.730, 0, {} MiB, 81559 MiB"
+    (root / "a-query.csv").write_text("\n".join([header, row.format(1, 70000), row.format(2, 71000)]) + "\n")
+    # Rows of the same shape with no header of their own (read as nvidia-smi by --format): a header in
+    # another file says nothing of them.
+    (root / "b-rows.csv").write_text("\n".join([row.format(3, 72000), row.format(4, 73000)]) + "\n")
+    shutil.copy(DATA / "nvidia_smi" / "query_gpu_nounits_reordered.csv", root / "c-query.csv")
+    calls: list[list[str]] = []
+    parse_together = _small_files._parse_together
+    monkeypatch.setattr(_small_files, "_parse_together", lambda reads: calls.append([r.source.name for r in reads]) or parse_together(reads))
+    options = IngestOptions(format="nvidia_smi")
+    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1, options=options)
+    monkeypatch.undo()
+    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch, options=options)
+    assert_frame_equal(together, alone)
+    assert_frame_equal(together_files, alone_files)
+    assert calls == [["nvidia_smi"] * 3]
+    kinds = together.filter(pl.col("file").str.ends_with("-rows.csv")).select("kind").to_series().to_list()
+    assert kinds == ["log", "log"]
+    samples = together.filter(pl.col("file") == "n1/a-query.csv", pl.col("kind") == "gpu_sample")
+    assert samples["mem_used_bytes"].to_list() == [70000 * 2**20, 71000 * 2**20]
 
 
 def test_a_parse_that_fails_together_keeps_each_file_s_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -129,15 +129,16 @@ def sniff(head: Sequence[str]) -> float:
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Cut the lines into sub-format segments and parse each sub-format's segments together.
 
-    Lines of several files (a ``batch_file`` column) are cut at every file's start too. The
-    CSV rows of all the files are read together (a header reaches to the end of its segment
-    only); the other sub-formats, whose records are found by what comes before them, parse
-    each file's segments alone.
+    Of the lines of several files (a ``batch_file`` column), none takes its sub-format from
+    the file before. The CSV rows of all the files are read together (a header reaches to the
+    end of its segment only, and a segment opens at a header or layout row of its own file);
+    the other sub-formats, whose records are found by what comes before them, parse each
+    file's segments alone.
     """
     file = pl.col("batch_file") if "batch_file" in lines.columns else pl.repeat(0, pl.len(), dtype=pl.Int32)
     starts = _with_starts(lines)
     segmented = starts.with_columns(fmt=forward_fill_within(pl.col("start"), file).fill_null("list"), opens=pl.col("start").is_not_null())
-    new_segment = pl.col("opens") | pl.col("fmt").ne_missing(pl.col("fmt").shift(1)) | file.ne_missing(file.shift(1))
+    new_segment = pl.col("opens") | pl.col("fmt").ne_missing(pl.col("fmt").shift(1))
     segmented = segmented.with_columns(segment=new_segment.cast(pl.Int32).cum_sum()).drop("start")
     events: list[pl.DataFrame] = []
     skipped: dict[str, int] = {}
