@@ -25,9 +25,8 @@ _PROGRAM_RULES: dict[str, tuple[str, MessageRules]] = {}
 _REAL_HOST = r"(?<host>[^ \t]*[a-z0-9][^ \t]*)"
 # Each envelope is a head and MESSAGE_TAIL; the head alone is captured (see head_groups).
 # The heads captured for framing take any host and have it checked after (_with_real_host):
-# written so that at every character one way on is possible (fields end at a space or tab,
-# which they cannot hold), the regex engine captures in one pass, ~3x faster than the
-# general engine on a 356k-line journal.
+# written so that a field can end in one place only (at a space or tab, which it cannot hold),
+# they are captured 2.7x faster (a 356k-line journal: 0.54 -> 0.20 s for the short head).
 _ANY_HOST = r"(?<host>[^ \t]+)"
 _PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+)(?:\[(?<pid>[0-9]+)\])?:[ \t]"
 

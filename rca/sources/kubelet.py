@@ -24,10 +24,9 @@ from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, attrs_json, event_ki
 KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite")
 
 # The klog header before the message (MESSAGE_TAIL); the head alone is captured (see head_groups).
-# Spaces and tabs only, so the engine captures in one pass (see rca.sources._syslog).
 KLOG_HEAD = (
-    r"^(?<severity>[IWEF])(?<month>[0-9][0-9])(?<day>[0-9][0-9]) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)[ \t]+(?<thread>[0-9]+) "
-    r"(?<caller>[^ \t:\]]+:[0-9]+)\] ?"
+    r"^(?<severity>[IWEF])(?<month>[0-9][0-9])(?<day>[0-9][0-9]) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)\s+(?<thread>[0-9]+) "
+    r"(?<caller>[^\s:\]]+:[0-9]+)\] ?"
 )
 _KLOG_GO_LINE = r"^[IWEF][0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?\s+[0-9]+ [^\s:\]]+\.go:[0-9]+\] "
 _KUBELET_CALLER = (

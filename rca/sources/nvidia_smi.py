@@ -156,9 +156,9 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 
 def _parse_format(fmt: str, part: pl.DataFrame, ctx: ParseContext) -> list[Parsed]:
-    if fmt == "query_csv" or "batch_file" not in part.columns:
-        return [_PARSERS.get(fmt, _parse_list)(part, ctx)]
-    return [_PARSERS.get(fmt, _parse_list)(one, ctx) for one in part.partition_by("batch_file", maintain_order=True)]
+    together = fmt == "query_csv" or "batch_file" not in part.columns
+    files = [part] if together else part.partition_by("batch_file", maintain_order=True)
+    return [_PARSERS.get(fmt, _parse_list)(one, ctx) for one in files]
 
 
 def _parse_list(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
