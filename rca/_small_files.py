@@ -8,13 +8,14 @@ the same lines parsed at once 0.29 s). So consecutive small files (in plan order
 depends on the folder only) form a :class:`FileGroup`, one task: each file is read, sniffed
 and given its context as it would be alone; the files of a ``segmented`` source are
 concatenated and parsed once, and the events are split back by line. Each file still gets
-its own manifest row, parts and ids, equal to those of reading it alone, and a file whose
-events could depend on the file before it (a yearless time, whose year rolls over with the
-months before it) is parsed again alone.
+its own manifest row, parts and ids, equal to those of reading it alone: a yearless time
+takes its own file's year (``ParseContext.file_years``), and where the events cannot be
+split back exactly the files are parsed again alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections.abc import Sequence
@@ -30,7 +31,6 @@ from rca.store import write_event_parts
 SMALL_FILE_BYTES = 256 * 1024
 GROUP_FILES = 64
 GROUP_BYTES = 4 * 1024 * 1024
-_YEAR_FROM_CONTEXT = ("year_inferred", "year_from_mtime")
 
 
 @dataclass(frozen=True)
@@ -108,13 +108,9 @@ def run_group(group: FileGroup) -> GroupResult:
     return GroupResult(results)
 
 
-def _year_context(ctx: ParseContext) -> tuple:
+def _year_context(ctx: ParseContext) -> tuple[int | None, str, datetime | None]:
     """What a parser takes from ``ctx`` for a time written without a year."""
     return ctx.year, ctx.year_quality, ctx.reference_time if ctx.year is None else None
-
-
-def _reads_year_context(events: pl.DataFrame) -> bool:
-    return bool(events.select(pl.col("ts_quality").is_in(_YEAR_FROM_CONTEXT).any()).item())
 
 
 def _read(index: int, task: ingest.FileTask) -> _Read | list[ingest.FileResult]:
@@ -150,8 +146,8 @@ def _parse_together(reads: list[_Read]) -> dict[int, list[ingest.FileResult]]:
     """One parse of the files' lines, numbered on from one file to the next, split back by line.
 
     Wherever the split could differ from reading alone (the parse failed, the parser's
-    skipped lines cannot be told apart by file, an event runs past its file's end, a
-    yearless time took another file's year) the file is read alone instead.
+    skipped lines cannot be told apart by file, an event runs past its file's end) the
+    files are read alone instead.
     """
     content, blanks = zip(*(ingest.without_blank_lines(read.lines) for read in reads), strict=True)
     offsets = list(itertools.accumulate((read.lines.height for read in reads), initial=0))[:-1]
@@ -160,17 +156,31 @@ def _parse_together(reads: list[_Read]) -> dict[int, list[ingest.FileResult]]:
         return {read.index: [_parse_alone(read)] for read in reads}
     own = _events_by_file(parsed.events, offsets)
     uncovered = [part.height - _covered(events) for part, events in zip(content, own, strict=True)]
-    if len(parsed.skipped) > 1 or sum(uncovered) != sum(parsed.skipped.values()) or min(uncovered) < 0:
+    skipped = _skipped_by_file(parsed, uncovered)
+    if skipped is None:
         return {read.index: [_parse_alone(read)] for read in reads}
-    reason = next(iter(parsed.skipped), "")
-    shared = _year_context(reads[0].ctx)
-    results = {}
-    for read, events, blank, missing in zip(reads, own, blanks, uncovered, strict=True):
-        if _year_context(read.ctx) != shared and _reads_year_context(events):
-            results[read.index] = [_parse_alone(read)]
-            continue
-        results[read.index] = [_file_result(read, events, {**blank, **({reason: missing} if missing else {})})]
-    return results
+    return {
+        read.index: [_file_result(read, events, {**blank, **own_skipped})]
+        for read, events, blank, own_skipped in zip(reads, own, blanks, skipped, strict=True)
+    }
+
+
+def _skipped_by_file(parsed: Parsed, uncovered: list[int]) -> list[dict[str, int]] | None:
+    """Each file's skipped lines by reason, from the lines its events leave uncovered.
+
+    None when they cannot be told apart: the parser skipped lines for more than one reason
+    and did not say whose they were, or its counts do not add up to the uncovered lines.
+    """
+    if parsed.skipped_by_file is not None:
+        by_file = [{reason: n for reason, n in parsed.skipped_by_file.get(number, {}).items() if n} for number in range(len(uncovered))]
+    elif len(parsed.skipped) <= 1:
+        reason = next(iter(parsed.skipped), "")
+        by_file = [{reason: missing} if missing else {} for missing in uncovered]
+    else:
+        return None
+    totals = [sum(counts.values()) for counts in by_file]
+    fits = totals == uncovered and sum(totals) == sum(parsed.skipped.values()) and min(uncovered, default=0) >= 0
+    return by_file if fits else None
 
 
 def _parse_joined(reads: list[_Read], content: Sequence[pl.DataFrame], offsets: list[int]) -> Parsed | None:
@@ -181,13 +191,16 @@ def _parse_joined(reads: list[_Read], content: Sequence[pl.DataFrame], offsets: 
     ).rechunk()
     if joined.height == 0:
         return None
+    years = tuple(_year_context(read.ctx) for read in reads)
+    ctx = reads[0].ctx if len(set(years)) == 1 else dataclasses.replace(reads[0].ctx, file_years=years)
     try:
-        parsed = reads[0].source.parse(joined, reads[0].ctx)
+        parsed = reads[0].source.parse(joined, ctx)
     except SOURCE_FAILURES:
         return None  # alone, each file's failure is kept and reported
     if parsed.events.height == 0:
         return None
-    return Parsed(parsed.events.with_columns(template_id=templates.template_ids(parsed.events["message"])), parsed.skipped)
+    with_ids = parsed.events.with_columns(template_id=templates.template_ids(parsed.events["message"]))
+    return Parsed(with_ids, parsed.skipped, parsed.skipped_by_file)
 
 
 def _events_by_file(events: pl.DataFrame, offsets: list[int]) -> list[pl.DataFrame]:

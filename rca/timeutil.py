@@ -81,29 +81,50 @@ def yearless_to_utc(
     the month goes backwards in file order (in the order of each ``within`` group: the
     files of a batch of several). Without ``ctx.year`` the year is that of
     ``ctx.reference_time`` (the file's mtime), and a line that would land more than a day
-    after it belongs to the year before. Without either, the time stays unknown.
+    after it belongs to the year before. Without either, the time stays unknown. With
+    ``ctx.file_years`` each ``within`` group takes its own file's year or reference.
     Returns ``(ts, ts_quality)`` expressions.
     """
-    if ctx.year is not None:
+    year, quality, reference = _year_sources(ctx, within)
+    missing = pl.lit(None, pl.Datetime("us", "UTC"))
+    with_year = from_reference = missing
+    if year is not None:
         months = month.cast(pl.Int32)
         before = months.forward_fill().shift(1)
         backwards = (months < (before.over(within) if within else before) - 5).fill_null(False).cast(pl.Int32).cum_sum()
-        year = pl.lit(ctx.year, pl.Int32) + (backwards.over(within) if within else backwards)
-        naive = _clock_string(year, month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us")
-        return naive_to_utc(naive, ctx.tz), pl.lit(ctx.year_quality)
+        rolled = year + (backwards.over(within) if within else backwards)
+        with_year = naive_to_utc(_clock_string(rolled, month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us"), ctx.tz)
+    if reference is not None:
+        this_year, last_year = (
+            naive_to_utc(_clock_string(reference.dt.year() - back, month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us"), ctx.tz)
+            for back in (0, 1)
+        )
+        from_reference = pl.when(this_year > reference + timedelta(days=1)).then(last_year).otherwise(this_year)
+    if not ctx.file_years:
+        return (with_year if year is not None else from_reference), quality
+    return pl.when(year.is_not_null()).then(with_year).otherwise(from_reference), quality
+
+
+def _year_sources(ctx: ParseContext, within: str | None) -> tuple[pl.Expr | None, pl.Expr, pl.Expr | None]:
+    """The year, its quality and the reference time as expressions: per ``within`` group from ``ctx.file_years``, else constants."""
+    if ctx.file_years:
+        if within is None:
+            raise ValueError("the lines of several files need within= to take each file's year")
+        number = pl.col(within)
+
+        def by_file(values: list, dtype: pl.DataType) -> pl.Expr:
+            return number.replace_strict(dict(enumerate(values)), default=None, return_dtype=dtype)
+
+        years, _, references = zip(*ctx.file_years, strict=True)
+        known = [quality if year is not None else "year_from_mtime" if reference is not None else "missing"
+                 for year, quality, reference in ctx.file_years]
+        return (by_file(list(years), pl.Int32()), by_file(known, pl.String()),
+                by_file(list(references), pl.Datetime("us", "UTC")))
+    if ctx.year is not None:
+        return pl.lit(ctx.year, pl.Int32), pl.lit(ctx.year_quality), None
     if ctx.reference_time is not None:
-        ref = ctx.reference_time
-        this_year = naive_to_utc(
-            _clock_string(pl.lit(ref.year), month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us"),
-            ctx.tz,
-        )
-        last_year = naive_to_utc(
-            _clock_string(pl.lit(ref.year - 1), month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us"),
-            ctx.tz,
-        )
-        limit = pl.lit(ref + timedelta(days=1)).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
-        return pl.when(this_year > limit).then(last_year).otherwise(this_year), pl.lit("year_from_mtime")
-    return pl.lit(None, pl.Datetime("us", "UTC")), pl.lit("missing")
+        return None, pl.lit("year_from_mtime"), pl.lit(ctx.reference_time).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+    return None, pl.lit("missing"), None
 
 
 def dated_to_utc(text: pl.Expr, fmt: str, tz: str) -> pl.Expr:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 from datetime import UTC, datetime
@@ -77,6 +78,14 @@ def test_the_files_are_parsed_together_and_worker_processes_read_the_same_groups
     assert_frame_equal(serial_files, parallel_files)
 
 
+def _count_reads_alone(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files read alone after all (as a list that fills while patched)."""
+    alone: list[str] = []
+    parse_alone = _small_files._parse_alone
+    monkeypatch.setattr(_small_files, "_parse_alone", lambda read: alone.append(read.task.provenance) or parse_alone(read))
+    return alone
+
+
 VLLM = "INFO {stamp} llm_engine.py:447] # GPU blocks: 1000, # CPU blocks: 512\n"
 
 
@@ -88,7 +97,10 @@ def test_a_yearless_time_takes_its_own_file_s_year_and_rollover(tmp_path: Path, 
     (root / "b.log").write_text("2025-01-01 00:00:00,000 INFO start\n" + VLLM.format(stamp="01-01 00:00:05"))
     (root / "c.log").write_text(VLLM.format(stamp="03-01 10:00:00"))  # no year: its mtime's
     _stamp(root / "c.log", datetime(2024, 6, 1, tzinfo=UTC))
+    read_alone = _count_reads_alone(monkeypatch)
     together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
+    monkeypatch.undo()
+    assert read_alone == []  # one parse, each file with its own year
     alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
     assert_frame_equal(together, alone)
     assert_frame_equal(together_files, alone_files)
@@ -122,6 +134,23 @@ def test_nvidia_smi_files_are_read_together_and_a_csv_header_stops_at_its_file(t
     assert kinds == ["log", "log"]
     samples = together.filter(pl.col("file") == "n1/a-query.csv", pl.col("kind") == "gpu_sample")
     assert samples["mem_used_bytes"].to_list() == [70000 * 2**20, 71000 * 2**20]
+
+
+def test_nvidia_smi_tables_read_together_count_each_file_s_headers_and_borders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "logs" / "n1"
+    root.mkdir(parents=True)
+    for name in ("nvidia_smi_table_01.txt", "table_two_snapshots.txt", "nvidia_smi_query_gpu_allfields_01.csv"):
+        shutil.copy(DATA / "nvidia_smi" / name, root / name)
+    read_alone = _count_reads_alone(monkeypatch)
+    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
+    monkeypatch.undo()
+    assert read_alone == []
+    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
+    assert_frame_equal(together, alone)
+    assert_frame_equal(together_files, alone_files)
+    skipped = {row["path"]: json.loads(row["skipped_reasons"]) for row in together_files.iter_rows(named=True)}
+    assert set(skipped["n1/table_two_snapshots.txt"]) >= {"header", "table border"}
+    assert skipped["n1/nvidia_smi_table_01.txt"]["table border"] > 0
 
 
 def test_a_parse_that_fails_together_keeps_each_file_s_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

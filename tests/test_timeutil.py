@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import polars as pl
+import pytest
 
 from rca import timeutil
 from rca.sources._base import ParseContext
@@ -36,6 +37,31 @@ def test_mtime_year_steps_back_for_lines_after_the_mtime() -> None:
 def test_no_year_anywhere_leaves_time_unknown() -> None:
     rows = _resolve(pl.DataFrame({"mon": ["May"], "day": ["1"], "clock": ["10:00:00"]}), ParseContext(file="f"))
     assert rows == [(None, "missing")]
+
+
+def test_the_lines_of_several_files_take_each_file_s_year_or_reference() -> None:
+    frame = pl.DataFrame({
+        "mon": ["Dec", "Jan", "Jan", "Dec", "May"], "day": ["31", "1", "1", "30", "1"], "clock": ["23:00:00"] * 5,
+        "batch_file": [0, 0, 1, 2, 3],
+    })
+    mtime = datetime(2026, 1, 3, tzinfo=UTC)
+    years = ((2025, "year_inferred", None), (2025, "year_inferred", None), (None, "year_from_mtime", mtime), (None, "year_from_mtime", None))
+    ts, quality = timeutil.yearless_to_utc(
+        timeutil.month_number(pl.col("mon")), pl.col("day"), pl.col("clock"), ParseContext(file="f", file_years=years), within="batch_file"
+    )
+    rows = frame.select(ts.alias("ts"), quality.alias("q")).rows()
+    # file 0 rolls over into 2026; file 1 starts in January of its own year; file 2 steps back from its mtime
+    assert [r[0].year if r[0] else None for r in rows] == [2025, 2026, 2025, 2025, None]
+    assert [r[1] for r in rows] == ["year_inferred", "year_inferred", "year_inferred", "year_from_mtime", "missing"]
+    alone = [_resolve(frame.filter(pl.col("batch_file") == n), ParseContext(file="f", year=y, year_quality=q, reference_time=r))
+             for n, (y, q, r) in enumerate(years)]
+    assert rows == [row for rows_of_file in alone for row in rows_of_file]
+
+
+def test_several_files_years_need_the_column_that_tells_the_files_apart() -> None:
+    ctx = ParseContext(file="f", file_years=((2025, "year_inferred", None), (2024, "year_inferred", None)))
+    with pytest.raises(ValueError, match="within="):
+        timeutil.yearless_to_utc(pl.col("m"), pl.col("d"), pl.col("c"), ctx)
 
 
 def test_localized_month_and_zone() -> None:

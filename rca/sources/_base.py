@@ -33,7 +33,9 @@ class ParseContext:
     latest moment the file can describe (its mtime): a yearless line that would land
     after it belongs to the previous year. ``pod``, ``namespace`` and ``container`` are
     named by the layout (a ``kubectl cluster-info dump`` pod log) and fill events that
-    carry none of their own.
+    carry none of their own. Of the lines of several files (a ``batch_file`` column) whose
+    years come from different places, ``file_years`` holds each file's ``(year,
+    year_quality, reference_time)`` in batch-file order.
     """
 
     file: str
@@ -46,6 +48,7 @@ class ParseContext:
     pod: str | None = None
     namespace: str | None = None
     container: str | None = None
+    file_years: tuple[tuple[int | None, str, datetime | None], ...] = ()
 
     def scope(self) -> dict[str, str]:
         """The pod, namespace and container the layout names, for the events that lack them."""
@@ -58,11 +61,20 @@ class Parsed:
 
     Every input line is either counted by exactly one event's ``n_lines`` or counted in
     ``skipped`` under a reason ("blank", "header", "table border", ...), so the manifest's
-    totals reconcile.
+    totals reconcile. Of the lines of several files (a ``batch_file`` column), a parser that
+    can tell whose skipped lines are whose says so in ``skipped_by_file`` (batch file → reason
+    → lines), which lets each file's manifest row be told without reading it alone.
     """
 
     events: pl.DataFrame
     skipped: dict[str, int] = field(default_factory=dict)
+    skipped_by_file: dict[int, dict[str, int]] | None = None
+
+
+def add_skipped(total: dict[str, int], more: dict[str, int]) -> None:
+    """Add the counts of ``more`` into ``total``."""
+    for reason, count in more.items():
+        total[reason] = total.get(reason, 0) + count
 
 
 SniffFn = Callable[[Sequence[str]], float]

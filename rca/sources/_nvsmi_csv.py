@@ -124,9 +124,17 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         fields = _field_names(columns)
         table = _read(group, [name for name, _ in fields])
         parts.append(log_rows(group, FORMAT) if table is None else _events(group.hstack(table), fields, ctx))
-    headers = rows.filter(pl.col("is_header")).height
+    headers = rows.filter(pl.col("is_header"))
     events = pl.concat([conform_events(part) for part in parts])
-    return Parsed(events=events, skipped={"header": headers} if headers else {})
+    return Parsed(events=events, skipped={"header": headers.height} if headers.height else {}, skipped_by_file=_headers_by_file(headers))
+
+
+def _headers_by_file(headers: pl.DataFrame) -> dict[int, dict[str, int]] | None:
+    """Of the lines of several files, each file's header lines."""
+    if "batch_file" not in headers.columns:
+        return None
+    counts = headers.group_by("batch_file").len()
+    return {number: {"header": count} for number, count in counts.iter_rows()}
 
 
 def _assign_columns(lines: pl.DataFrame) -> pl.DataFrame:

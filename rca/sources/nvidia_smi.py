@@ -38,7 +38,7 @@ import polars as pl
 
 from rca.sources import register
 from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nvsmi_xml
-from rca.sources._base import ParseContext, Parsed, Source, any_of, forward_fill_within, split_rows
+from rca.sources._base import ParseContext, Parsed, Source, add_skipped, any_of, forward_fill_within, split_rows
 from rca.sources._nvsmi_common import attrs_json, conform_events, empty_events, integer, log_rows
 
 LIST_LINE = r"^GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
@@ -142,23 +142,32 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     segmented = segmented.with_columns(segment=new_segment.cast(pl.Int32).cum_sum()).drop("start")
     events: list[pl.DataFrame] = []
     skipped: dict[str, int] = {}
+    by_file: dict[int, dict[str, int]] | None = {} if "batch_file" in lines.columns else None
     for fmt in segmented["fmt"].unique(maintain_order=True).to_list():
         part = segmented.filter(pl.col("fmt") == fmt).drop("fmt", "opens")
         for parsed in _parse_format(fmt, part, ctx):
             events.append(conform_events(parsed.events))
-            for reason, count in parsed.skipped.items():
-                skipped[reason] = skipped.get(reason, 0) + count
+            add_skipped(skipped, parsed.skipped)
+            for number, counts in (parsed.skipped_by_file or {}).items():
+                add_skipped(by_file.setdefault(number, {}), counts)
     if not events:
-        return Parsed(events=empty_events(), skipped=skipped)
+        return Parsed(events=empty_events(), skipped=skipped, skipped_by_file=by_file)
     failure = (pl.col("kind") == "log") & pl.col("message").str.contains(FAILURE_LINE)
     flagged = pl.concat(events).with_columns(severity=pl.when(failure).then(pl.lit("error")).otherwise(pl.col("severity")))
-    return Parsed(events=flagged.sort("line"), skipped=skipped)
+    return Parsed(events=flagged.sort("line"), skipped=skipped, skipped_by_file=by_file)
 
 
 def _parse_format(fmt: str, part: pl.DataFrame, ctx: ParseContext) -> list[Parsed]:
-    together = fmt == "query_csv" or "batch_file" not in part.columns
-    files = [part] if together else part.partition_by("batch_file", maintain_order=True)
-    return [_PARSERS.get(fmt, _parse_list)(one, ctx) for one in files]
+    """The sub-format's parse of ``part``: of several files, with each file's skipped lines."""
+    parser = _PARSERS.get(fmt, _parse_list)
+    if fmt == "query_csv" or "batch_file" not in part.columns:
+        return [parser(part, ctx)]
+    files = part.partition_by("batch_file", maintain_order=True)
+    return [_of_file(parser(one, ctx), one["batch_file"][0]) for one in files]
+
+
+def _of_file(parsed: Parsed, number: int) -> Parsed:
+    return Parsed(parsed.events, parsed.skipped, {number: parsed.skipped})
 
 
 def _parse_list(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
