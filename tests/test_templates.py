@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.templates import PUBLISHED_DRAIN_GA, grouping_accuracy, load_dataset
+from rca import templates
 from rca.templates import MASKS, mask, shape, template_ids
 
 # One real line per mask (Loghub Linux/BGL, tests/data/real_logs) and its masked form.
@@ -164,3 +165,22 @@ def test_template_ids_never_raise_and_give_one_id_per_input(messages: list[str |
     by_text: dict[str, str] = {}
     for message, template_id in zip(messages, ids.to_list(), strict=True):
         assert by_text.setdefault(message or "", template_id) == template_id
+
+
+def test_ids_of_messages_shaped_before_are_the_ids_of_a_fresh_shaping(monkeypatch: pytest.MonkeyPatch) -> None:
+    messages = pl.Series(["gpu 3 used 40506 MiB", "Killed process 42 (python)", None, "gpu 1 used 39122 MiB"])
+    monkeypatch.setattr(templates, "_SHAPED_BEFORE", {})
+    fresh = templates.template_ids(messages)
+    assert len(templates._SHAPED_BEFORE) == 3  # the zeroed forms: both gpu lines are one
+    again = templates.template_ids(pl.Series(["Killed process 7 (java)", "gpu 0 used 1 MiB"]))
+    assert again.to_list() == [fresh[1], fresh[0]]
+    assert fresh[0] == fresh[3] and fresh[2] == templates.template_ids(pl.Series([""]))[0]
+
+
+def test_the_ids_remembered_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(templates, "_SHAPED_BEFORE", {})
+    monkeypatch.setattr(templates, "_SHAPED_BEFORE_LIMIT", 3)
+    templates.template_ids(pl.Series(["a x", "b x", "c x"]))
+    ids = templates.template_ids(pl.Series(["d x", "a x"]))
+    assert len(templates._SHAPED_BEFORE) <= 3
+    assert ids[1] == templates.template_ids(pl.Series(["a x"]))[0]
