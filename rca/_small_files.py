@@ -26,7 +26,7 @@ import polars as pl
 
 from rca import _reader, archives, ingest, sources, templates
 from rca.sources._base import SOURCE_FAILURES, ParseContext, Parsed, Source
-from rca.store import write_event_parts
+from rca.store import PartWriter, SharedPartWriter
 
 SMALL_FILE_BYTES = 256 * 1024
 GROUP_FILES = 64
@@ -92,19 +92,22 @@ class _Read:
 
 
 def run_group(group: FileGroup) -> GroupResult:
-    """Read every file of ``group``; parse the files of each segmented source together."""
+    """Read every file of ``group``; parse the files of each segmented source together; write their events together."""
+    first = group.tasks[0]
+    writer = SharedPartWriter(first.staging, f"{ingest.file_key(first.provenance)}-{first.run_id}-group")
     results: dict[int, list[ingest.FileResult]] = {}
     together: dict[tuple, list[_Read]] = {}
     for index, task in zip(group.indices, group.tasks, strict=True):
-        read = _read(index, task)
+        read = _read(index, task, writer)
         if isinstance(read, list):
             results[index] = read
         elif not read.source.segmented:
-            results[index] = [_parse_alone(read)]
+            results[index] = [_parse_alone(read, writer)]
         else:
             together.setdefault((read.source.name, read.ctx.tz, read.ctx.boot_time), []).append(read)
     for reads in together.values():
-        results.update(_parse_together(reads))
+        results.update(_parse_together(reads, writer))
+    writer.flush()
     return GroupResult(results)
 
 
@@ -113,7 +116,7 @@ def _year_context(ctx: ParseContext) -> tuple[int | None, str, datetime | None]:
     return ctx.year, ctx.year_quality, ctx.reference_time if ctx.year is None else None
 
 
-def _read(index: int, task: ingest.FileTask) -> _Read | list[ingest.FileResult]:
+def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | list[ingest.FileResult]:
     """The file in one batch with its source and context, or its results when it takes another path."""
     contained = archives.read_container(task)
     if contained is not None:
@@ -121,7 +124,7 @@ def _read(index: int, task: ingest.FileTask) -> _Read | list[ingest.FileResult]:
     try:
         stat = os.stat(task.path)
         if ingest._whole_file_source(task) is not None:
-            return [ingest.parse_file(task)]
+            return [ingest.parse_file(task, writer)]
         state = _reader.ReadState()
         batches = list(_reader.iter_batches(
             task.path, state, batch_bytes=task.options.batch_bytes, max_line_chars=task.options.max_line_chars,
@@ -137,12 +140,12 @@ def _read(index: int, task: ingest.FileTask) -> _Read | list[ingest.FileResult]:
     return _Read(index, task, batches[0].lines, state, stat.st_size, mtime, source, ingest._task_context(task, mtime, texts))
 
 
-def _parse_alone(read: _Read) -> ingest.FileResult:
+def _parse_alone(read: _Read, writer: PartWriter) -> ingest.FileResult:
     batch = _reader.Batch(read.lines, 1)
-    return ingest.parse_batches(read.task, iter([batch]), read.state, size=read.size, mtime=read.mtime, source=read.source)
+    return ingest.parse_batches(read.task, iter([batch]), read.state, size=read.size, mtime=read.mtime, source=read.source, writer=writer)
 
 
-def _parse_together(reads: list[_Read]) -> dict[int, list[ingest.FileResult]]:
+def _parse_together(reads: list[_Read], writer: PartWriter) -> dict[int, list[ingest.FileResult]]:
     """One parse of the files' lines, numbered on from one file to the next, split back by line.
 
     Wherever the split could differ from reading alone (the parse failed, the parser's
@@ -153,14 +156,14 @@ def _parse_together(reads: list[_Read]) -> dict[int, list[ingest.FileResult]]:
     offsets = list(itertools.accumulate((read.lines.height for read in reads), initial=0))[:-1]
     parsed = _parse_joined(reads, content, offsets)
     if parsed is None:
-        return {read.index: [_parse_alone(read)] for read in reads}
+        return {read.index: [_parse_alone(read, writer)] for read in reads}
     own = _events_by_file(parsed.events, offsets)
     uncovered = [part.height - _covered(events) for part, events in zip(content, own, strict=True)]
     skipped = _skipped_by_file(parsed, uncovered)
     if skipped is None:
-        return {read.index: [_parse_alone(read)] for read in reads}
+        return {read.index: [_parse_alone(read, writer)] for read in reads}
     return {
-        read.index: [_file_result(read, events, {**blank, **own_skipped})]
+        read.index: [_file_result(read, events, {**blank, **own_skipped}, writer)]
         for read, events, blank, own_skipped in zip(reads, own, blanks, skipped, strict=True)
     }
 
@@ -215,13 +218,13 @@ def _covered(events: pl.DataFrame) -> int:
     return int(events["n_lines"].fill_null(1).sum()) if events.height and "n_lines" in events.columns else events.height
 
 
-def _file_result(read: _Read, events: pl.DataFrame, skipped: dict[str, int]) -> ingest.FileResult:
+def _file_result(read: _Read, events: pl.DataFrame, skipped: dict[str, int], writer: PartWriter) -> ingest.FileResult:
     """The file's row and parts, as :func:`ingest.parse_batches` makes them for a file read alone."""
     finished = ingest.finish_events(events, read.ctx, read.source.name)
     accounting = ingest._Accounting()
     accounting.add(read.lines.height, finished, skipped)
     accounting.decode_errors, accounting.truncated = read.state.decode_errors, read.state.truncated_lines
-    parts = write_event_parts(finished, read.task.staging, ingest.part_name(read.task, 0, 0))
+    parts = writer.write(finished, ingest.part_name(read.task, 0, 0))
     return ingest._file_result(
         read.task, accounting, parts, read.source.name, size=read.size, mtime=read.mtime, change="new",
         sha256=read.state.sha256.hexdigest(), damage=read.state.damage,

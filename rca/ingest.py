@@ -28,7 +28,7 @@ import polars as pl
 from rca import _executors, _reader, _small_files, _split, archives, bundles, schema, sources, templates
 from rca.errors import FileFormatError, InputError
 from rca.sources._base import SOURCE_FAILURES, ParseContext, Source
-from rca.store import Store, write_event_parts
+from rca.store import PartWriter, Store, keep_shared_parts
 
 MAX_LINE_CHARS = 64 * 1024
 BATCH_BYTES = 32 * 1024 * 1024
@@ -215,12 +215,13 @@ class FileResult:
     change: str = "new"  # new / appended / rewritten / unchanged / failed / removed (a member gone from its archive)
 
 
-def parse_file(task: FileTask) -> FileResult:
-    """Read, sniff and parse one file; write its event parts into ``task.staging``.
+def parse_file(task: FileTask, writer: PartWriter | None = None) -> FileResult:
+    """Read, sniff and parse one file; write its event parts into ``task.staging`` (or hand them to ``writer``).
 
     Pure apart from writing its own part files: safe to run in any process or on a
     Dask worker. Never raises for bad input: problems go into the manifest row.
     """
+    writer = writer or PartWriter(task.staging)
     if task.problem:
         return FileResult(_manifest_row(task, status="skipped", error=task.problem), change="failed")
     try:
@@ -233,8 +234,8 @@ def parse_file(task: FileTask) -> FileResult:
     try:
         whole = _whole_file_source(task)
         if whole is not None:
-            return _parse_whole_file(task, whole, stat.st_size, mtime)
-        return _read_and_parse(task, stat.st_size, mtime)
+            return _parse_whole_file(task, whole, stat.st_size, mtime, writer)
+        return _read_and_parse(task, stat.st_size, mtime, writer)
     except _reader.BinaryFileError as err:
         return _failed(task, stat.st_size, mtime, "skipped", f"not a text log: {err}")
     except OSError as err:
@@ -250,26 +251,26 @@ def _failed(task: FileTask, size: int, mtime: datetime, status: str, error: str)
     return FileResult(_manifest_row(task, status=status, error=error, bytes=size, mtime=mtime), dropped_parts=dropped, change="failed")
 
 
-def _read_and_parse(task: FileTask, size: int, mtime: datetime) -> FileResult:
+def _read_and_parse(task: FileTask, size: int, mtime: datetime, writer: PartWriter) -> FileResult:
     start, first_line, change = _resume_point(task, size)
     state = _reader.ReadState()
     batches = _reader.iter_batches(
         task.path, state, start=start, first_line=first_line,
         batch_bytes=task.options.batch_bytes, max_line_chars=task.options.max_line_chars,
     )
-    return parse_batches(task, batches, state, size=size, mtime=mtime, change=change)
+    return parse_batches(task, batches, state, size=size, mtime=mtime, change=change, writer=writer)
 
 
 def parse_batches(
     task: FileTask, batches: Iterable[_reader.Batch], state: _reader.ReadState, *, size: int, mtime: datetime, change: str = "new",
-    source: Source | None = None,
+    source: Source | None = None, writer: PartWriter | None = None,
 ) -> FileResult:
     """Sniff (unless ``source`` is given) and parse a file's batches of lines (read from disk, an archive member or a bundle's section).
 
-    Writes the event parts into ``task.staging``; ``change`` says whether ``task.previous``'s
-    parts are kept ("appended") or replaced.
+    Writes the event parts into ``task.staging`` (or hands them to ``writer``); ``change``
+    says whether ``task.previous``'s parts are kept ("appended") or replaced.
     """
-    accounting, parts, source = _parse_into_parts(task, batches, mtime, source=source)
+    accounting, parts, source = _parse_into_parts(task, batches, mtime, source=source, writer=writer)
     accounting.decode_errors, accounting.truncated = state.decode_errors, state.truncated_lines
     return _file_result(
         task, accounting, parts, source.name if source else None,
@@ -279,7 +280,7 @@ def parse_batches(
 
 def _parse_into_parts(
     task: FileTask, batches: Iterable[_reader.Batch], mtime: datetime, *, piece: int = 0,
-    source: Source | None = None, ctx: ParseContext | None = None,
+    source: Source | None = None, ctx: ParseContext | None = None, writer: PartWriter | None = None,
 ) -> tuple[_Accounting, list[str], Source | None]:
     """Parse batches of lines into event parts in ``task.staging``.
 
@@ -289,6 +290,7 @@ def _parse_into_parts(
     """
     accounting = _Accounting()
     parts: list[str] = []
+    writer = writer or PartWriter(task.staging)
     for number, batch in enumerate(batches):
         if source is None:
             source = sources.get(task.options.format) if task.options.format else _sniff_or_fallback(batch.lines["text"], task.provenance)
@@ -300,7 +302,7 @@ def _parse_into_parts(
             events, skipped = _kept_unparsed(batch.lines, ctx, source.name)
             accounting.failures.append(_failure_note(source.name, batch.lines, err))
         accounting.add(batch.lines.height, events, skipped)
-        parts += write_event_parts(events, task.staging, part_name(task, piece, number))
+        parts += writer.write(events, part_name(task, piece, number))
     return accounting, parts, source
 
 
@@ -356,7 +358,7 @@ def _whole_file_source(task: FileTask) -> Source | None:
     return forced if forced.sniff_bytes and forced.sniff_bytes(head) > 0 else None
 
 
-def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime) -> FileResult:
+def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime, writer: PartWriter) -> FileResult:
     """Parse a binary file in one piece; it counts as one line, covered by its first event or skipped."""
     if size > MAX_WHOLE_FILE_BYTES:
         return _failed(task, size, mtime, "error", f"{source.name} file of {size:,} bytes is over the {MAX_WHOLE_FILE_BYTES:,}-byte limit")
@@ -372,7 +374,7 @@ def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime
     events = finish_events(parsed.events, ctx, source.name)
     accounting = _Accounting()
     accounting.add(1, events, parsed.skipped)
-    parts = write_event_parts(events, task.staging, part_name(task, 0, 0))
+    parts = writer.write(events, part_name(task, 0, 0))
     row = _manifest_row(
         task, status="ok", bytes=size, mtime=mtime, sha256=hashlib.sha256(data).hexdigest(), source=source.name,
         format=accounting.main_format(), parts=parts, **accounting.as_manifest(),
@@ -741,12 +743,13 @@ def ingest(
     with store.writing(lock_wait, on_lock_wait) as staging:
         tasks = plan(root, store, staging, run_id, options)
         results = _run(tasks, workers, scheduler, progress)
-        manifest = _merged_manifest(store, results)
-        new_parts = [p for r in results for p in r.new_parts]
-        dropped = [p for r in results for p in r.dropped_parts]
+        # Small files read together share their parts: each is named once.
+        new_parts = list(dict.fromkeys(p for r in results for p in r.new_parts))
+        dropped = list(dict.fromkeys(p for r in results for p in r.dropped_parts))
+        manifest, copies = keep_shared_parts(store, _merged_manifest(store, results), dropped, staging, run_id)
         run = {"run_id": run_id, "started": started.isoformat(), "root": str(root.resolve()), "options": _jsonable(options),
                "workers": workers, "scheduler": scheduler}
-        store.commit(manifest, staging, new_parts, dropped, run)
+        store.commit(manifest, staging, new_parts + copies, dropped, run)
     changes = Counter(r.change for r in results)
     this_run = store.scan_parts([str(store.part_path(p)) for p in new_parts])
     files = manifest.filter(pl.col("path").is_in([r.manifest["path"] for r in results]))

@@ -55,7 +55,7 @@ def read_together(fixtures_folder: Path, tmp_path_factory: pytest.TempPathFactor
     calls: list[int] = []
     parse_together = _small_files._parse_together
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_small_files, "_parse_together", lambda reads: calls.append(len(reads)) or parse_together(reads))
+        patch.setattr(_small_files, "_parse_together", lambda reads, writer: calls.append(len(reads)) or parse_together(reads, writer))
         return *_ingest(fixtures_folder, tmp_path_factory.mktemp("together") / "store", workers=1), calls
 
 
@@ -82,7 +82,7 @@ def _count_reads_alone(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files read alone after all (as a list that fills while patched)."""
     alone: list[str] = []
     parse_alone = _small_files._parse_alone
-    monkeypatch.setattr(_small_files, "_parse_alone", lambda read: alone.append(read.task.provenance) or parse_alone(read))
+    monkeypatch.setattr(_small_files, "_parse_alone", lambda read, writer: alone.append(read.task.provenance) or parse_alone(read, writer))
     return alone
 
 
@@ -122,7 +122,7 @@ def test_nvidia_smi_files_are_read_together_and_a_csv_header_stops_at_its_file(t
     shutil.copy(DATA / "nvidia_smi" / "query_gpu_nounits_reordered.csv", root / "c-query.csv")
     calls: list[list[str]] = []
     parse_together = _small_files._parse_together
-    monkeypatch.setattr(_small_files, "_parse_together", lambda reads: calls.append([r.source.name for r in reads]) or parse_together(reads))
+    monkeypatch.setattr(_small_files, "_parse_together", lambda reads, writer: calls.append([r.source.name for r in reads]) or parse_together(reads, writer))
     options = IngestOptions(format="nvidia_smi")
     together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1, options=options)
     monkeypatch.undo()
@@ -180,3 +180,64 @@ def test_units_cut_runs_of_small_new_files_by_count_and_bytes(monkeypatch: pytes
 
 
 _TASK = FileTask("x", "x", None, "", "run", IngestOptions())
+
+
+def _pod_logs(root: Path, count: int) -> list[Path]:
+    """``count`` small pipeline logs of one host, all on one day."""
+    folder = root / "n1" / "pods"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for number in range(count):
+        path = folder / f"job-{number}.log"
+        path.write_text("".join(f"2026-11-27 01:45:{second:02d},000 INFO step {number}.{second} loss 0.5\n" for second in range(3)))
+        paths.append(path)
+    return paths
+
+
+def _part_files(store: Path) -> set[str]:
+    return {str(path.relative_to(store / "events")) for path in (store / "events").rglob("*.parquet")}
+
+
+def test_small_files_read_together_share_their_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _pod_logs(tmp_path / "logs", 12)
+    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
+    listed = rca.open_store(tmp_path / "together").manifest()["parts"].explode().unique().to_list()
+    assert len(listed) == 1 and _part_files(tmp_path / "together") == set(listed)  # one (day, host): one part for all twelve
+    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
+    assert len(_part_files(tmp_path / "alone")) == 12
+    assert_frame_equal(together, alone)
+    assert_frame_equal(together_files, alone_files)
+
+
+@pytest.mark.parametrize("change", ["rewritten", "appended"])
+def test_a_file_read_again_keeps_the_events_of_the_files_it_shared_parts_with(tmp_path: Path, change: str) -> None:
+    paths = _pod_logs(tmp_path / "logs", 6)
+    store = tmp_path / "store"
+    _ingest(tmp_path / "logs", store, workers=1)
+    shared = _part_files(store)
+    if change == "rewritten":
+        paths[2].write_text("2026-11-28 09:00:00,000 ERROR rewritten\n")
+    else:
+        with paths[2].open("a") as handle:
+            handle.write("2026-11-27 01:46:00,000 INFO appended\n")
+    report = rca.ingest(tmp_path / "logs", store, workers=1)
+    assert report.changes == {change: 1, "unchanged": 5}
+    events, files = _ingest(tmp_path / "logs", store, workers=1)  # a third run changes nothing
+    fresh, fresh_files = _ingest(tmp_path / "logs", tmp_path / "fresh", workers=1)
+    assert_frame_equal(events, fresh)
+    assert_frame_equal(files, fresh_files)
+    listed = set(rca.open_store(store).manifest()["parts"].explode().drop_nulls().to_list())
+    assert _part_files(store) == listed  # nothing orphaned, nothing missing
+    assert (listed & shared) == (shared if change == "appended" else set())
+
+
+def test_a_part_copied_twice_keeps_one_copy_suffix(tmp_path: Path) -> None:
+    paths = _pod_logs(tmp_path / "logs", 4)
+    store = tmp_path / "store"
+    _ingest(tmp_path / "logs", store, workers=1)
+    for number in (0, 1):
+        paths[number].write_text(f"2026-11-28 09:00:0{number},000 ERROR rewritten {number}\n")
+        _ingest(tmp_path / "logs", store, workers=1)
+    names = [Path(name).stem for name in rca.open_store(store).manifest()["parts"].explode().unique().to_list()]
+    assert all(name.count("~") <= 1 for name in names)
+    assert rca.open_store(store).events().filter(pl.col("message").str.contains("step")).height == 2 * 3
