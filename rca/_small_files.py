@@ -87,7 +87,7 @@ class _Read:
     state: _reader.ReadState
     size: int
     mtime: datetime
-    source: Source
+    source: Source | None  # None until sniffed (:func:`_with_sources`)
     ctx: ParseContext
 
 
@@ -96,13 +96,17 @@ def run_group(group: FileGroup) -> GroupResult:
     first = group.tasks[0]
     writer = SharedPartWriter(first.staging, f"{ingest.file_key(first.provenance)}-{first.run_id}-group")
     results: dict[int, list[ingest.FileResult]] = {}
-    together: dict[tuple, list[_Read]] = {}
+    loaded: list[_Read] = []
     for index, task in zip(group.indices, group.tasks, strict=True):
         read = _read(index, task, writer)
         if isinstance(read, list):
             results[index] = read
-        elif not read.source.segmented:
-            results[index] = [_parse_alone(read, writer)]
+        else:
+            loaded.append(read)
+    together: dict[tuple, list[_Read]] = {}
+    for read in _with_sources(loaded):
+        if not read.source.segmented:
+            results[read.index] = [_parse_alone(read, writer)]
         else:
             together.setdefault((read.source.name, read.ctx.tz, read.ctx.boot_time), []).append(read)
     for reads in together.values():
@@ -117,7 +121,7 @@ def _year_context(ctx: ParseContext) -> tuple[int | None, str, datetime | None]:
 
 
 def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | list[ingest.FileResult]:
-    """The file in one batch with its source and context, or its results when it takes another path."""
+    """The file in one batch with its context (its source is named by --format or sniffed later), or its results when it takes another path."""
     contained = archives.read_container(task)
     if contained is not None:
         return contained
@@ -135,9 +139,16 @@ def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | list
     if len(batches) != 1:  # empty, or grown past a batch since it was planned
         return [ingest.parse_file(task)]
     texts = batches[0].lines["text"]
-    options = task.options
-    source = sources.get(options.format) if options.format else ingest._sniff_or_fallback(texts, task.provenance)
+    source = sources.get(task.options.format) if task.options.format else None
     return _Read(index, task, batches[0].lines, state, stat.st_size, mtime, source, ingest._task_context(task, mtime, texts))
+
+
+def _with_sources(reads: list[_Read]) -> list[_Read]:
+    """The files with their sources: the heads of those --format names none are sniffed together."""
+    unsniffed = [read for read in reads if read.source is None]
+    sniffed = ingest.sniff_files([(read.lines["text"], read.task.provenance) for read in unsniffed])
+    found = {read.index: source for read, source in zip(unsniffed, sniffed, strict=True)}
+    return [dataclasses.replace(read, source=found[read.index]) if read.source is None else read for read in reads]
 
 
 def _parse_alone(read: _Read, writer: PartWriter) -> ingest.FileResult:

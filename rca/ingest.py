@@ -18,7 +18,7 @@ import os
 import re
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -166,12 +166,17 @@ def _context(file: str, host: str | None, tz: str, year: int | None, reference_t
 
 
 def _sniff_or_fallback(texts: pl.Series, path: str) -> Source:
-    head = [t for t in texts.head(HEAD_LINES * 4).to_list() if t.strip()][:HEAD_LINES]
-    source, score = sources.sniff(head)
-    named, named_score = sources.claim_by_name(path, head)
-    if named_score > score:
-        return named
-    return source or sources.get("pipeline")
+    return sniff_files([(texts, path)])[0]
+
+
+def sniff_files(files: Sequence[tuple[pl.Series, str]]) -> list[Source]:
+    """The source of each file (its lines, its path): the best sniffer of its head, or what claims its name, or pipeline."""
+    heads = [[t for t in texts.head(HEAD_LINES * 4).to_list() if t.strip()][:HEAD_LINES] for texts, _ in files]
+    chosen = []
+    for (_, path), head, (source, score) in zip(files, heads, sources.sniff_many(heads), strict=True):
+        named, named_score = sources.claim_by_name(path, head)
+        chosen.append(named if named_score > score else source or sources.get("pipeline"))
+    return chosen
 
 
 # --- the per-file task ------------------------------------------------------------

@@ -160,11 +160,45 @@ def test_a_whole_file_parser_that_fails_gives_an_error_row(logs: Path, tmp_path:
 
 
 def test_a_sniffer_that_fails_does_not_claim_the_file(logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _failing_source(monkeypatch, "kubelet", sniff=_panic)
+    _failing_source(monkeypatch, "kubelet", sniff=_panic, sniff_heads=_panic)
     rca.ingest(logs, tmp_path / "store", workers=1)
     rows = _manifest(tmp_path / "store")
     assert rows["gpu-node-2/dmesg.log"]["source"] == "kernel"
     assert rows["gpu-node-1/kubelet.log"]["source"] != "kubelet" and rows["gpu-node-1/kubelet.log"]["events"] == 4
+
+
+def _fixture_heads() -> list[list[str]]:
+    heads = []
+    for path in sorted(p for p in DATA.rglob("*") if p.is_file()):
+        lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+        heads.append([line for line in lines if line.strip()][:60])
+    return [*heads, [], ["   "]]
+
+
+def test_heads_sniffed_together_score_as_each_alone() -> None:
+    heads = _fixture_heads()
+    together = sources.sniff_many(heads)
+    assert together == [sources.sniff(head) for head in heads]
+    named = {source.name for source, _ in together if source}
+    assert {"kernel", "kubelet", "nvidia_smi", "pipeline", "syslog", "k8s", "dcgm", "cgroup"} <= named
+
+
+def _named(scores: list[tuple[sources.Source | None, float]]) -> list[tuple[str | None, float]]:
+    return [(source.name if source else None, score) for source, score in scores]
+
+
+def test_a_head_a_sniffer_cannot_read_costs_the_other_heads_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    heads = _fixture_heads()
+    expected = _named(sources.sniff_many(heads))
+    real = sources.get("kernel").sniff_heads
+
+    def fails_on_marker(frame: pl.DataFrame) -> dict[int, float]:
+        if frame["text"].str.contains("UNREADABLE", literal=True).any():
+            raise PanicException("assertion failed")
+        return real(frame)
+
+    _failing_source(monkeypatch, "kernel", sniff_heads=fails_on_marker)
+    assert _named(sources.sniff_many([*heads, ["[    1.0] UNREADABLE"]]))[:-1] == expected
 
 
 def test_missing_input_is_an_error(tmp_path: Path) -> None:

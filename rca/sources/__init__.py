@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rca.errors import SourceError
-from rca.sources._base import SOURCE_FAILURES, ParseContext, Parsed, Source, lines_frame
+from rca.sources._base import SOURCE_FAILURES, ParseContext, Parsed, Source, heads_frame, lines_frame
 
 _REGISTRY: dict[str, Source] = {}
 
@@ -38,19 +38,36 @@ def all_sources() -> list[Source]:
 
 def sniff(head: Sequence[str]) -> tuple[Source | None, float]:
     """The source most confident that ``head`` (a file's first non-blank lines) is its format."""
-    joined = "\n".join(head)
-    best: Source | None = None
-    best_score = 0.0
+    return sniff_many([head])[0]
+
+
+def sniff_many(heads: Sequence[Sequence[str]]) -> list[tuple[Source | None, float]]:
+    """:func:`sniff` of each head; a source with ``sniff_heads`` reads all the heads it may claim in one call."""
+    joined = ["\n".join(head) for head in heads]
+    best: list[tuple[Source | None, float]] = [(None, 0.0)] * len(heads)
     for source in _REGISTRY.values():
-        if source.sniff_literals and not any(lit in joined for lit in source.sniff_literals):
-            continue
+        candidates = [n for n, text in enumerate(joined) if not source.sniff_literals or any(lit in text for lit in source.sniff_literals)]
+        for number, score in zip(candidates, _scores(source, [heads[n] for n in candidates]), strict=True):
+            if score > best[number][1]:
+                best[number] = (source, score)
+    return best
+
+
+def _scores(source: Source, heads: list[Sequence[str]]) -> list[float]:
+    if source.sniff_heads is not None and len(heads) > 1:
         try:
-            score = source.sniff(head)
+            found = source.sniff_heads(heads_frame(heads))
+            return [found.get(number, 0.0) for number in range(len(heads))]
         except SOURCE_FAILURES:
-            continue  # a sniffer that cannot read the head does not claim it
-        if score > best_score:
-            best, best_score = source, score
-    return best, best_score
+            pass  # one head it cannot read must not cost the others their scores
+    return [_score(source, head) for head in heads]
+
+
+def _score(source: Source, head: Sequence[str]) -> float:
+    try:
+        return source.sniff(head)
+    except SOURCE_FAILURES:
+        return 0.0  # a sniffer that cannot read the head does not claim it
 
 
 def claim_by_name(path: str, head: Sequence[str]) -> tuple[Source | None, float]:
@@ -73,4 +90,4 @@ def sniff_bytes(head: bytes) -> Source | None:
 # Registration order is sniffing priority on ties: specific formats before the catch-all.
 from rca.sources import kernel, kubelet, k8s, nvidia_smi, cgroup, dcgm, torch_memory, syslog, pipeline  # noqa: E402,F401
 
-__all__ = ["ParseContext", "Parsed", "Source", "all_sources", "get", "lines_frame", "register", "sniff"]
+__all__ = ["ParseContext", "Parsed", "Source", "all_sources", "get", "lines_frame", "register", "sniff", "sniff_many"]

@@ -78,6 +78,7 @@ def add_skipped(total: dict[str, int], more: dict[str, int]) -> None:
 
 
 SniffFn = Callable[[Sequence[str]], float]
+SniffHeadsFn = Callable[[pl.DataFrame], dict[int, float]]
 ParseFn = Callable[[pl.DataFrame, ParseContext], Parsed]
 NameClaimFn = Callable[[str, Sequence[str]], float]
 SniffBytesFn = Callable[[bytes], float]
@@ -110,8 +111,13 @@ class Source:
     ``segmented`` says that ``parse`` also takes the lines of several small files at once,
     numbered on from one file to the next, with a ``batch_file`` column (Int32) telling the
     files apart: no record spans two files and nothing a line means comes from another
-    file's lines, except a yearless time's year (the driver parses such a file again alone).
-    The context given is the first file's; ``tz`` and ``boot_time`` are the same for all.
+    file's lines. The context given is the first file's (``tz`` and ``boot_time`` are the
+    same for all) with each file's year in ``file_years``.
+
+    ``sniff_heads`` is ``sniff`` of many heads at once (a polars query costs ~0.2 ms however
+    few its rows, and a folder of small files has a head per file): it takes
+    :func:`heads_frame` of them and returns each head's score by its number (a head left
+    out scores 0).
     """
 
     name: str
@@ -125,6 +131,23 @@ class Source:
     parse_bytes: ParseBytesFn | None = None
     line_local: bool = False
     segmented: bool = False
+    sniff_heads: SniffHeadsFn | None = None
+
+
+def heads_frame(heads: Sequence[Sequence[str]]) -> pl.DataFrame:
+    """The lines of several heads in one frame: ``head`` (the head's place in ``heads``) and ``text``."""
+    numbers = [number for number, head in enumerate(heads) for _ in head]
+    return pl.DataFrame({"head": numbers, "text": [line for head in heads for line in head]}, schema={"head": pl.Int32, "text": pl.String})
+
+
+def one_head(sniff_heads: SniffHeadsFn, head: Sequence[str]) -> float:
+    """A ``sniff_heads`` function's score of a single head."""
+    return sniff_heads(heads_frame([head])).get(0, 0.0)
+
+
+def by_head(frame: pl.DataFrame, **aggregates: pl.Expr) -> dict[int, dict]:
+    """Each head's ``aggregates`` of ``frame``'s rows, by head number."""
+    return {row.pop("head"): row for row in frame.group_by("head").agg(**aggregates).iter_rows(named=True)}
 
 
 def lines_frame(text: str, first_line: int = 1) -> pl.DataFrame:

@@ -28,10 +28,12 @@ from rca.sources._base import (
     Parsed,
     Source,
     backward_fill_within,
+    by_head,
     forward_fill_within,
     head_groups,
     holds_newline,
     map_distinct,
+    one_head,
     split_rows,
 )
 from rca.sources._kube import memcg_container_id, memcg_pod_uid
@@ -120,18 +122,18 @@ _CARRIED = {
 
 def sniff(head: Sequence[str]) -> float:
     """Share of the head that is kernel log: dmesg lines, ``kernel:`` syslog / journald lines, their continuations."""
-    texts = pl.Series("text", list(head), dtype=pl.String)
-    if texts.len() == 0:
-        return 0.0
-    kinds = texts.to_frame().select(
+    return one_head(sniff_heads, head)
+
+
+def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
+    """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
+    kinds = heads.with_columns(
         header=pl.col("text").str.contains(_JOURNAL_HEADER),
         mine=_is_dmesg(pl.col("text")) | _is_kernel_envelope(pl.col("text")),
         indented=pl.col("text").str.contains(r"^\s"),
-    ).with_columns(continued=pl.col("indented") & (pl.col("mine").cum_sum() > 0))
-    counted = kinds.filter(~pl.col("header"))
-    if counted.height == 0:
-        return 0.0
-    return float((counted["mine"] | counted["continued"]).mean() or 0.0)
+    ).with_columns(continued=pl.col("indented") & (pl.col("mine").cum_sum().over("head") > 0))
+    found = by_head(kinds.filter(~pl.col("header")), share=(pl.col("mine") | pl.col("continued")).mean())
+    return {head: float(row["share"] or 0.0) for head, row in found.items()}
 
 
 def _is_dmesg(text: pl.Expr) -> pl.Expr:
@@ -503,6 +505,7 @@ SOURCE = register(
     Source(
         name="kernel",
         sniff=sniff,
+        sniff_heads=sniff_heads,
         parse=parse,
         sniff_literals=("[", "kernel", ","),
         formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json"),

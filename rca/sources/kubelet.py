@@ -18,7 +18,7 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _syslog, register
-from rca.sources._base import ParseContext, Parsed, Source, head_groups, holds_newline
+from rca.sources._base import ParseContext, Parsed, Source, by_head, head_groups, holds_newline, one_head
 from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, attrs_json, event_kind, eviction_fields, quantity_bytes
 
 KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite")
@@ -55,23 +55,25 @@ _EVICTION_STAGES: tuple[tuple[str, str], ...] = (
 
 def sniff(head: Sequence[str]) -> float:
     """Share of the head that is kubelet klog (bare, or inside a kubelet journald envelope)."""
-    if not head:
-        return 0.0
-    lines = pl.DataFrame({"text": list(head)}, schema={"text": pl.String})
+    return one_head(sniff_heads, head)
+
+
+def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
+    """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
     short = pl.col("text").str.extract_groups(_syslog.SHORT_LINE).struct
     iso = pl.col("text").str.extract_groups(_syslog.ISO_LINE).struct
     program = pl.coalesce(short.field("program"), iso.field("program"))
-    scored = lines.select(
+    scored = heads.select(
+        "head",
         bare=pl.col("text").str.contains(_KLOG_GO_LINE),
         journal=program.is_in(KUBELET_PROGRAMS).fill_null(False),
         journal_json=pl.col("text").str.contains(r'"SYSLOG_IDENTIFIER"\s*:\s*"(?:kubelet|k3s)"'),
         kubelet_caller=pl.col("text").str.contains(_KUBELET_CALLER),
     )
-    share = scored.select(
-        bare=pl.col("bare").mean(), journal=(pl.col("journal") | pl.col("journal_json")).mean(), caller=pl.col("kubelet_caller").any()
-    ).row(0, named=True)
-    bare_weight = 0.95 if share["caller"] else 0.85
-    return float(max(share["journal"] * 0.95, share["bare"] * bare_weight))
+    shares = by_head(
+        scored, bare=pl.col("bare").mean(), journal=(pl.col("journal") | pl.col("journal_json")).mean(), caller=pl.col("kubelet_caller").any()
+    )
+    return {head: float(max(share["journal"] * 0.95, share["bare"] * (0.95 if share["caller"] else 0.85))) for head, share in shares.items()}
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -364,6 +366,7 @@ SOURCE = register(
     Source(
         name="kubelet",
         sniff=sniff,
+        sniff_heads=sniff_heads,
         parse=parse,
         sniff_literals=(".go:", "kubelet", "k3s", "kubelite"),
         formats=("klog", "syslog", "syslog_iso", "syslog_bare", "journal_json"),

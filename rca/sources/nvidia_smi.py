@@ -38,7 +38,7 @@ import polars as pl
 
 from rca.sources import register
 from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nvsmi_xml
-from rca.sources._base import ParseContext, Parsed, Source, add_skipped, any_of, forward_fill_within, split_rows
+from rca.sources._base import ParseContext, Parsed, Source, add_skipped, any_of, by_head, one_head, forward_fill_within, split_rows
 from rca.sources._nvsmi_common import attrs_json, conform_events, empty_events, integer, log_rows
 
 LIST_LINE = r"^GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
@@ -98,9 +98,11 @@ def _with_starts(lines: pl.DataFrame) -> pl.DataFrame:
 
 def sniff(head: Sequence[str]) -> float:
     """0.95 for a header only nvidia-smi prints; a share of recognised rows for header-less CSV."""
-    if not head:
-        return 0.0
-    lines = pl.Series("text", list(head), dtype=pl.String).to_frame()
+    return one_head(sniff_heads, head)
+
+
+def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
+    """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
     text = pl.col("text")
     unmistakable = (
         text.str.contains(_nvsmi_table.VERSION_LINE)
@@ -111,13 +113,18 @@ def sniff(head: Sequence[str]) -> float:
     structured = (
         _nvsmi_csv.header_expr(text)
         | text.str.contains(LIST_LINE)
-        | (text.str.contains(_nvsmi_dmon.HEADER_LINE) & text.shift(-1).str.contains(_nvsmi_dmon.UNITS_LINE))
+        | (text.str.contains(_nvsmi_dmon.HEADER_LINE) & text.shift(-1).over("head").str.contains(_nvsmi_dmon.UNITS_LINE))
     )
-    found = lines.select(
+    found = by_head(
+        heads,
         unmistakable=unmistakable.any(),
         structured=structured.fill_null(False).any(),
         layout_share=_nvsmi_csv.noheader_layout_expr(text).is_not_null().mean(),
-    ).row(0, named=True)
+    )
+    return {head: _score(row) for head, row in found.items()}
+
+
+def _score(found: dict) -> float:
     if found["unmistakable"]:
         return 0.95
     if found["structured"]:
@@ -195,6 +202,7 @@ SOURCE = register(
     Source(
         name="nvidia_smi",
         sniff=sniff,
+        sniff_heads=sniff_heads,
         parse=parse,
         sniff_literals=(
             "NVIDIA-SMI", "NVSMI LOG", "nvidia_smi_log", "Persistence-M", "Driver-Model", "rocesses:",

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca.sources import register
-from rca.sources._base import Parsed, ParseContext, Source, split_rows
+from rca.sources._base import Parsed, ParseContext, Source, by_head, one_head, split_rows
 from rca.sources._pipeline_attrs import json_number, json_object, with_attrs
 from rca.sources._pipeline_frame import frame
 from rca.sources._pipeline_records import records
@@ -59,12 +59,13 @@ _PLAIN_TEXT_SCORE = 0.1
 
 def sniff(head: Sequence[str]) -> float:
     """Low for any text; 0.5–0.8 with ML-pipeline or CI markers, growing with their share."""
-    if not head:
-        return 0.0
-    hits = pl.Series("head", list(head), dtype=pl.String).str.contains(_MARKERS).sum()
-    if not hits:
-        return _PLAIN_TEXT_SCORE
-    return 0.5 + 0.3 * min(1.0, 3 * hits / len(head))
+    return one_head(sniff_heads, head)
+
+
+def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
+    """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
+    found = by_head(heads, hits=pl.col("text").str.contains(_MARKERS).sum(), lines=pl.len())
+    return {head: 0.5 + 0.3 * min(1.0, 3 * row["hits"] / row["lines"]) if row["hits"] else _PLAIN_TEXT_SCORE for head, row in found.items()}
 
 
 _OUTPUT = {
@@ -143,4 +144,4 @@ def _ruled(grouped: pl.DataFrame, families: tuple[str, ...]) -> pl.DataFrame:
     return with_attrs(facts, present).select(**_OUTPUT)
 
 
-SOURCE = register(Source(name="pipeline", sniff=sniff, parse=parse, formats=FORMATS, line_local=True, segmented=True))
+SOURCE = register(Source(name="pipeline", sniff=sniff, sniff_heads=sniff_heads, parse=parse, formats=FORMATS, line_local=True, segmented=True))

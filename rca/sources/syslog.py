@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca.sources import _syslog, register
-from rca.sources._base import ParseContext, Parsed, Source
+from rca.sources._base import ParseContext, Parsed, Source, by_head, one_head
 
 # Below a dedicated source's score for a file that is all its own program's lines, above
 # its score for a file where that program is a minority.
@@ -23,14 +23,17 @@ _ENVELOPE_CONFIDENCE = 0.85
 
 def sniff(head: Sequence[str]) -> float:
     """Share of the head in a syslog / journald envelope, scaled below a single-program file's score."""
-    texts = pl.Series("text", list(head), dtype=pl.String)
-    if texts.len() == 0:
-        return 0.0
-    framed = texts.str.contains(_syslog.SHORT_LINE) | texts.str.contains(_syslog.ISO_LINE) | _is_journal_json(texts)
-    return float(framed.mean() or 0.0) * _ENVELOPE_CONFIDENCE
+    return one_head(sniff_heads, head)
 
 
-def _is_journal_json(texts: pl.Series) -> pl.Series:
+def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
+    """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
+    text = pl.col("text")
+    framed = text.str.contains(_syslog.SHORT_LINE) | text.str.contains(_syslog.ISO_LINE) | _is_journal_json(text)
+    return {head: float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE for head, row in by_head(heads, share=framed.mean()).items()}
+
+
+def _is_journal_json(texts: pl.Expr | pl.Series) -> pl.Expr | pl.Series:
     return texts.str.starts_with("{") & texts.str.contains('"__REALTIME_TIMESTAMP"', literal=True)
 
 
@@ -42,5 +45,5 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 
 SOURCE = register(
-    Source(name="syslog", sniff=sniff, parse=parse, sniff_literals=(":",), formats=("syslog", "syslog_iso", "journal_json"), line_local=True)
+    Source(name="syslog", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=(":",), formats=("syslog", "syslog_iso", "journal_json"), line_local=True)
 )
