@@ -5,12 +5,14 @@ its regexes again because the other sources' patterns evicted them from polars' 
 folder of two hundred pod logs of a hundred lines each spends nearly all its time there
 (measured on a generated 10 MB corpus: 187 pipeline files parsed one by one 7.3 s of CPU,
 the same lines parsed at once 0.29 s). So consecutive small files (in plan order, which
-depends on the folder only) form a :class:`FileGroup`, one task: each file is read, sniffed
-and given its context as it would be alone; the files of a ``segmented`` source are
-concatenated and parsed once, and the events are split back by line. Each file still gets
-its own manifest row, parts and ids, equal to those of reading it alone: a yearless time
-takes its own file's year (``ParseContext.file_years``), and where the events cannot be
-split back exactly the files are parsed again alone.
+depends on the folder only) form a :class:`FileGroup`, one task: each file is read and
+given its context as it would be alone, and all their heads are sniffed in one pass; the
+files of a ``segmented`` source are concatenated and parsed once, and the events are split
+back by line. Each file still gets its own manifest row and ids, equal to those of reading
+it alone: a yearless time takes its own file's year (``ParseContext.file_years``), and
+where the events cannot be split back exactly the files are parsed again alone. The
+group's events are written together, one part per (day, host) that every file with events
+in it lists (:class:`rca.store.SharedPartWriter`).
 """
 
 from __future__ import annotations
