@@ -227,12 +227,13 @@ def parse_file(task: FileTask, writer: PartWriter | None = None) -> FileResult:
     Dask worker. Never raises for bad input: problems go into the manifest row.
     """
     writer = writer or PartWriter(task.staging)
+    dropped = list(task.previous.parts) if task.previous else []
     if task.problem:
-        return FileResult(_manifest_row(task, status="skipped", error=task.problem), change="failed")
+        return FileResult(_manifest_row(task, status="skipped", error=task.problem), dropped_parts=dropped, change="failed")
     try:
         stat = os.stat(task.path)
     except OSError as err:
-        return FileResult(_manifest_row(task, status="error", error=f"cannot stat: {err.strerror}"), change="failed")
+        return FileResult(_manifest_row(task, status="error", error=f"cannot stat: {err.strerror}"), dropped_parts=dropped, change="failed")
     mtime = datetime.fromtimestamp(stat.st_mtime, UTC)
     if _unchanged(task.previous, stat.st_size, mtime):
         return FileResult(task.previous.row, change="unchanged")
@@ -750,11 +751,11 @@ def ingest(
         results = _run(tasks, workers, scheduler, progress)
         # Small files read together share their parts: each is named once.
         new_parts = list(dict.fromkeys(p for r in results for p in r.new_parts))
-        dropped = list(dict.fromkeys(p for r in results for p in r.dropped_parts))
-        manifest, copies = keep_shared_parts(store, _merged_manifest(store, results), dropped, staging, run_id)
+        dropped = [p for r in results for p in r.dropped_parts]
+        manifest, copies, replaced = keep_shared_parts(store, store.manifest(), _merged_manifest(store, results), staging, run_id)
         run = {"run_id": run_id, "started": started.isoformat(), "root": str(root.resolve()), "options": _jsonable(options),
                "workers": workers, "scheduler": scheduler}
-        store.commit(manifest, staging, new_parts + copies, dropped, run)
+        store.commit(manifest, staging, new_parts + copies, list(dict.fromkeys(dropped + replaced)), run)
     changes = Counter(r.change for r in results)
     this_run = store.scan_parts([str(store.part_path(p)) for p in new_parts])
     files = manifest.filter(pl.col("path").is_in([r.manifest["path"] for r in results]))

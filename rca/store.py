@@ -8,6 +8,7 @@ Layout::
       events/             event parts, hive-partitioned by UTC day and host:
                           ``events/date=2026-12-01/host=gpu-node-1/<file key>-<run>-<task>-<batch>.parquet``,
                           or ``<file key>-<run>-group.parquet`` for small files read together
+                          (``…~<run>.parquet``: its copy without a file read again, see below)
                           (see "Reading the events directly" below)
       .staging/RUN/       parts being written by a run (same layout), moved in at commit
       .lock               held by the one process writing the store (an fcntl lock, or on an object store the lock object)
@@ -418,24 +419,34 @@ class SharedPartWriter(PartWriter):
             self._held = []
 
 
-def keep_shared_parts(store: Store, manifest: pl.DataFrame, dropped: list[str], staging: str, run_id: str) -> tuple[pl.DataFrame, list[str]]:
-    """``manifest`` with copies of the ``dropped`` parts that other files still list, and the copies' names.
+def keep_shared_parts(
+    store: Store, before: pl.DataFrame, after: pl.DataFrame, staging: str, run_id: str
+) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """The new manifest ``after`` with copies of the parts fewer files list than in ``before``; the copies' names; the parts they replace.
 
     Small files read together share parts (:class:`SharedPartWriter`). When one of them is
-    read again its old parts are dropped; a part that another file still lists is copied
-    into ``staging`` with only the events of the files that list it, under a new name that
-    their rows list from now on. The old part goes at commit, like every dropped part.
+    read again, or can no longer be read, its row stops listing its old parts; a part that
+    other files still list is copied into ``staging`` with only the events of the files that
+    list it, under a new name (``…~RUN.parquet``) that their rows list from now on. The
+    replaced part goes at commit, like every dropped part.
     """
-    listed = manifest.select("path", "parts").explode("parts").filter(pl.col("parts").is_in(dropped))
-    if listed.height == 0:
-        return manifest, []
+    still = _holders(after).join(_holders(before), on="parts", suffix="_before")
+    shrunk = still.filter(pl.col("path").list.len() < pl.col("path_before").list.len())
     copies: dict[str, str] = {}
-    for name, holders in listed.group_by("parts", maintain_order=True).agg("path").iter_rows():
-        kept = store.scan_parts([str(store.part_path(name))]).filter(pl.col("file").is_in(holders)).collect()
+    for name, holders in shrunk.select("parts", "path").iter_rows():
+        try:
+            kept = store.scan_parts([str(store.part_path(name))]).filter(pl.col("file").is_in(holders)).collect()
+        except FileNotFoundError:
+            raise StoreError(f"{store.path} is damaged: an event part its manifest lists is missing ({name})") from None
         copies[name] = f"{posixpath.dirname(name)}/{posixpath.basename(name).split('~')[0].removesuffix('.parquet')}~{run_id}.parquet"
         _storefs.write_parquet(staging, copies[name], kept)
-    relisted = manifest.with_columns(pl.col("parts").list.eval(pl.element().replace(copies)))
-    return relisted, list(copies.values())
+    relisted = after.with_columns(pl.col("parts").list.eval(pl.element().replace(copies))) if copies else after
+    return relisted, list(copies.values()), list(copies)
+
+
+def _holders(manifest: pl.DataFrame) -> pl.DataFrame:
+    """Each listed part and the paths of the files whose rows list it."""
+    return manifest.select("path", "parts").explode("parts").drop_nulls("parts").group_by("parts").agg("path")
 
 
 def arrow_partitioning() -> pyarrow.dataset.Partitioning:

@@ -145,7 +145,8 @@ def digits_to_zero(messages: pl.Series) -> pl.Series:
 
 # Zeroed message -> template id, for the messages this process has shaped: logs repeat
 # themselves across files and batches, and an id is a pure function of the zeroed message.
-# Cleared when full, so a worker's memory stays bounded.
+# Cleared when full, so a worker's memory stays bounded; read with one .get per message, so
+# a thread that clears it under another costs that one a shaping, never an error.
 _SHAPED_BEFORE: dict[str, str] = {}
 _SHAPED_BEFORE_LIMIT = 200_000
 
@@ -154,14 +155,15 @@ def template_ids(messages: pl.Series) -> pl.Series:
     """Stable template id of each message, in input order (a null message counts as "")."""
     zeroed = digits_to_zero(messages.cast(pl.String).fill_null("")).to_frame("message")
     distinct = zeroed["message"].unique().to_list()
-    known = {message: _SHAPED_BEFORE[message] for message in distinct if message in _SHAPED_BEFORE}
+    known = {message: found for message in distinct if (found := _SHAPED_BEFORE.get(message)) is not None}
     new = [message for message in distinct if message not in known]
     if new:
         shaped = _shaped(pl.DataFrame({"message": new}, schema={"message": pl.String}))
         digests = {template: _digest(template) for template in shaped["shape"].unique().to_list()}
-        found = dict(zip(new, (digests[template] for template in shaped["shape"].to_list()), strict=True))
-        if len(_SHAPED_BEFORE) + len(found) > _SHAPED_BEFORE_LIMIT:
+        fresh = dict(zip(new, (digests[template] for template in shaped["shape"].to_list()), strict=True))
+        if len(_SHAPED_BEFORE) + len(fresh) > _SHAPED_BEFORE_LIMIT:
             _SHAPED_BEFORE.clear()
-        _SHAPED_BEFORE.update(found)
-        known.update(found)
+        if len(fresh) <= _SHAPED_BEFORE_LIMIT:
+            _SHAPED_BEFORE.update(fresh)
+        known.update(fresh)
     return zeroed["message"].replace_strict(known, return_dtype=pl.String).rename("template_id")

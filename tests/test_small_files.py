@@ -241,3 +241,22 @@ def test_a_part_copied_twice_keeps_one_copy_suffix(tmp_path: Path) -> None:
     names = [Path(name).stem for name in rca.open_store(store).manifest()["parts"].explode().unique().to_list()]
     assert all(name.count("~") <= 1 for name in names)
     assert rca.open_store(store).events().filter(pl.col("message").str.contains("step")).height == 2 * 3
+
+
+def test_a_file_of_a_group_that_cannot_be_read_any_more_leaves_no_events_behind(tmp_path: Path) -> None:
+    paths = _pod_logs(tmp_path / "logs", 3)
+    store = tmp_path / "store"
+    _ingest(tmp_path / "logs", store, workers=1)
+    content = paths[0].read_text()
+    paths[0].unlink()
+    paths[0].symlink_to(tmp_path / "gone")  # dangling: the planner marks it unreadable
+    events, files = _ingest(tmp_path / "logs", store, workers=1)
+    row = files.filter(pl.col("path") == "n1/pods/job-0.log").row(0, named=True)
+    assert (row["status"], row["events"]) == ("skipped", 0)
+    assert events.filter(pl.col("file") == "n1/pods/job-0.log").height == 0
+    assert events.filter(pl.col("file") == "n1/pods/job-1.log").height == 3
+    paths[0].unlink()
+    paths[0].write_text(content)
+    events, _ = _ingest(tmp_path / "logs", store, workers=1)
+    assert events.filter(pl.col("file") == "n1/pods/job-0.log").height == 3  # read again once, not twice
+    assert _part_files(store) == set(rca.open_store(store).manifest()["parts"].explode().drop_nulls().to_list())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import polars as pl
 import pytest
@@ -56,6 +56,18 @@ def test_the_lines_of_several_files_take_each_file_s_year_or_reference() -> None
     alone = [_resolve(frame.filter(pl.col("batch_file") == n), ParseContext(file="f", year=y, year_quality=q, reference_time=r))
              for n, (y, q, r) in enumerate(years)]
     assert rows == [row for rows_of_file in alone for row in rows_of_file]
+
+
+def test_the_reference_year_is_that_of_the_reference_s_own_zone() -> None:
+    # 2026-01-01 03:00 at +05:00 is still 2025 in UTC: the file was written in 2026 where it was written.
+    reference = datetime(2026, 1, 1, 3, 0, tzinfo=timezone(timedelta(hours=5)))
+    frame = pl.DataFrame({"mon": ["Jan"], "day": ["1"], "clock": ["01:00:00"], "batch_file": [0]})
+    alone = _resolve(frame, ParseContext(file="f", reference_time=reference))
+    ts, _ = timeutil.yearless_to_utc(
+        timeutil.month_number(pl.col("mon")), pl.col("day"), pl.col("clock"),
+        ParseContext(file="f", file_years=((None, "year_from_mtime", reference), (2020, "year_inferred", None))), within="batch_file",
+    )
+    assert alone[0][0] == frame.select(ts).item() == datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
 
 
 def test_several_files_years_need_the_column_that_tells_the_files_apart() -> None:
