@@ -7,6 +7,7 @@ boundary instead of deep inside a later stage.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import polars as pl
@@ -143,12 +144,14 @@ def conform(frame: pl.DataFrame, schema: Mapping[str, pl.DataType]) -> pl.DataFr
     extra = [name for name in frame.columns if name not in schema]
     if extra:
         raise SchemaError(f"columns not in the schema: {', '.join(extra)}")
-    return frame.select(
-        [
-            (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype).alias(name)
-            for name, dtype in schema.items()
-        ]
-    )
+    return frame.select(_conforming(tuple(frame.columns), tuple(schema.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _conforming(columns: tuple[str, ...], schema: tuple[tuple[str, pl.DataType], ...]) -> list[pl.Expr]:
+    # Building the expressions costs about a millisecond of Python, more than selecting a small
+    # frame with them; a parser hands over the same few column sets again and again.
+    return [(pl.col(name) if name in columns else pl.lit(None)).cast(dtype).alias(name) for name, dtype in schema]
 
 
 def validate(frame: pl.DataFrame | pl.LazyFrame, schema: Mapping[str, pl.DataType], what: str) -> None:
