@@ -150,10 +150,8 @@ def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | list
 
 def _with_sources(reads: list[_Read]) -> list[_Read]:
     """The files with their sources: the heads of those --format names none are sniffed together."""
-    unsniffed = [read for read in reads if read.source is None]
-    sniffed = ingest.sniff_files([(read.lines["text"], read.task.provenance) for read in unsniffed])
-    found = {read.index: source for read, source in zip(unsniffed, sniffed, strict=True)}
-    return [dataclasses.replace(read, source=found[read.index]) if read.source is None else read for read in reads]
+    sniffed = iter(ingest.sniff_files([(read.lines["text"], read.task.provenance) for read in reads if read.source is None]))
+    return [read if read.source is not None else dataclasses.replace(read, source=next(sniffed)) for read in reads]
 
 
 def _parse_alone(read: _Read, writer: PartWriter) -> ingest.FileResult:

@@ -8,8 +8,8 @@ Layout::
       events/             event parts, hive-partitioned by UTC day and host:
                           ``events/date=2026-12-01/host=gpu-node-1/<file key>-<run>-<task>-<batch>.parquet``,
                           or ``<file key>-<run>-group.parquet`` for small files read together
-                          (``…~<run>.parquet``: its copy without a file read again, see below)
-                          (see "Reading the events directly" below)
+                          (``…~<run>.parquet``: a copy of one without a file read again);
+                          see "Reading the events directly" below
       .staging/RUN/       parts being written by a run (same layout), moved in at commit
       .lock               held by the one process writing the store (an fcntl lock, or on an object store the lock object)
       incidents.parquet   one row per incident (rca.schema.INCIDENT_SCHEMA), by rca.correlate

@@ -85,7 +85,7 @@ def yearless_to_utc(
     ``ctx.file_years`` each ``within`` group takes its own file's year or reference.
     Returns ``(ts, ts_quality)`` expressions.
     """
-    year, quality, reference, reference_year = _year_sources(ctx, within)
+    year, quality, reference = _year_sources(ctx, within)
     missing = pl.lit(None, pl.Datetime("us", "UTC"))
     with_year = from_reference = missing
     if year is not None:
@@ -94,21 +94,22 @@ def yearless_to_utc(
         backwards = (months < (before.over(within) if within else before) - 5).fill_null(False).cast(pl.Int32).cum_sum()
         rolled = year + (backwards.over(within) if within else backwards)
         with_year = naive_to_utc(_clock_string(rolled, month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us"), ctx.tz)
-    if reference is not None and reference_year is not None:
+    if reference is not None:
+        reference_time, reference_year = reference
         this_year, last_year = (
             naive_to_utc(_clock_string(reference_year - back, month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us"), ctx.tz)
             for back in (0, 1)
         )
-        from_reference = pl.when(this_year > reference + timedelta(days=1)).then(last_year).otherwise(this_year)
+        from_reference = pl.when(this_year > reference_time + timedelta(days=1)).then(last_year).otherwise(this_year)
     if not ctx.file_years:
         return (with_year if year is not None else from_reference), quality
     return pl.when(year.is_not_null()).then(with_year).otherwise(from_reference), quality
 
 
-def _year_sources(ctx: ParseContext, within: str | None) -> tuple[pl.Expr | None, pl.Expr, pl.Expr | None, pl.Expr | None]:
-    """The year, its quality, the reference time and its year (in its own zone) as expressions.
+def _year_sources(ctx: ParseContext, within: str | None) -> tuple[pl.Expr | None, pl.Expr, tuple[pl.Expr, pl.Expr] | None]:
+    """The year, its quality, and the reference time with its year (in its own zone), as expressions.
 
-    Per ``within`` group from ``ctx.file_years``, else constants.
+    Per ``within`` group from ``ctx.file_years``, else constants; None where there is none.
     """
     if ctx.file_years:
         if within is None:
@@ -122,13 +123,13 @@ def _year_sources(ctx: ParseContext, within: str | None) -> tuple[pl.Expr | None
         known = [quality if year is not None else "year_from_mtime" if reference is not None else "missing"
                  for year, quality, reference in ctx.file_years]
         return (by_file(list(years), pl.Int32()), by_file(known, pl.String()),
-                by_file(list(references), pl.Datetime("us", "UTC")), by_file([r.year if r else None for r in references], pl.Int32()))
+                (by_file(list(references), pl.Datetime("us", "UTC")), by_file([r.year if r else None for r in references], pl.Int32())))
     if ctx.year is not None:
-        return pl.lit(ctx.year, pl.Int32), pl.lit(ctx.year_quality), None, None
+        return pl.lit(ctx.year, pl.Int32), pl.lit(ctx.year_quality), None
     if ctx.reference_time is not None:
         reference = pl.lit(ctx.reference_time).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
-        return None, pl.lit("year_from_mtime"), reference, pl.lit(ctx.reference_time.year, pl.Int32)
-    return None, pl.lit("missing"), None, None
+        return None, pl.lit("year_from_mtime"), (reference, pl.lit(ctx.reference_time.year, pl.Int32))
+    return None, pl.lit("missing"), None
 
 
 def dated_to_utc(text: pl.Expr, fmt: str, tz: str) -> pl.Expr:

@@ -54,7 +54,7 @@ def sniff_many(heads: Sequence[Sequence[str]]) -> list[tuple[Source | None, floa
 
 
 def _scores(source: Source, heads: list[Sequence[str]]) -> list[float]:
-    if source.sniff_heads is not None and len(heads) > 1:
+    if source.sniff_heads is not None and heads:
         try:
             found = source.sniff_heads(heads_frame(heads))
             return [found.get(number, 0.0) for number in range(len(heads))]

@@ -38,7 +38,7 @@ import polars as pl
 
 from rca.sources import register
 from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nvsmi_xml
-from rca.sources._base import ParseContext, Parsed, Source, add_skipped, any_of, by_head, one_head, forward_fill_within, split_rows
+from rca.sources._base import ParseContext, Parsed, Source, add_skipped, any_of, by_head, forward_fill_within, one_head, split_rows
 from rca.sources._nvsmi_common import attrs_json, conform_events, empty_events, integer, log_rows
 
 LIST_LINE = r"^GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
