@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from multiprocessing import get_context
 from typing import Any, Protocol
 
@@ -52,7 +52,12 @@ class InProcess:
 
 
 class ProcessPool:
-    """A pool of local worker processes (spawned: polars' thread pool does not survive a fork).
+    """``workers`` lanes: a thread of this process and ``workers - 1`` spawned worker processes.
+
+    Spawned, not forked: polars' thread pool does not survive a fork. This process works
+    too because a spawned worker pays about a CPU-second importing rca before its first
+    task, which this process has already paid. Tasks wait here and go, in the order they
+    were submitted, to whichever lane is free, so none waits in a busy lane while another idles.
 
     Each worker's polars thread pool gets its share of the cores: with a pool per core
     on top of a process per core, most of a small query's time goes to waking threads
@@ -61,22 +66,38 @@ class ProcessPool:
 
     def __init__(self, workers: int) -> None:
         threads = max(1, (os.cpu_count() or 1) // workers)
-        self._pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=get_context("spawn"), initializer=_limit_polars_threads, initargs=(threads,)
+        spawned = ProcessPoolExecutor(
+            max_workers=workers - 1, mp_context=get_context("spawn"), initializer=_limit_polars_threads, initargs=(threads,)
         )
-        self._pending: dict[Future, str] = {}
+        here = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rca-ingest")
+        self._capacity: dict[Any, int] = {here: 1, spawned: workers - 1}
+        self._waiting: deque[tuple[str, Task, Any]] = deque()
+        self._running: dict[Future, tuple[str, Any]] = {}
 
     def submit(self, fn: Task, arg: Any, key: str) -> None:
-        self._pending[self._pool.submit(fn, arg)] = key
+        self._waiting.append((key, fn, arg))
+        self._hand_out()
 
     def results(self) -> Iterator[tuple[str, Any]]:
-        while self._pending:
-            done, _ = wait(self._pending, return_when=FIRST_COMPLETED)
+        while self._running:
+            done, _ = wait(self._running, return_when=FIRST_COMPLETED)
             for future in done:
-                yield self._pending.pop(future), future.result()
+                key, _lane = self._running.pop(future)
+                result = future.result()
+                self._hand_out()  # before the caller sees the result, so the lane is not idle meanwhile
+                yield key, result
+
+    def _hand_out(self) -> None:
+        busy = Counter(lane for _, lane in self._running.values())
+        for lane, capacity in self._capacity.items():
+            while self._waiting and busy[lane] < capacity:
+                key, fn, arg = self._waiting.popleft()
+                self._running[lane.submit(fn, arg)] = (key, lane)
+                busy[lane] += 1
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        for lane in self._capacity:
+            lane.shutdown(wait=True, cancel_futures=True)
 
 
 def _limit_polars_threads(threads: int) -> None:

@@ -93,8 +93,9 @@ def test_large_files_are_cut_where_the_parse_does_not_change(corpus: Path, seria
     assert _pieces(serial_store, "gpu-node-2/kubelet.log.1.gz") == {"0000"}
 
 
-def test_worker_processes_give_the_serial_result(corpus: Path, serial: tuple, tmp_path: Path) -> None:
-    events, manifest = _ingest(corpus, tmp_path / "store", SMALL_BATCHES, workers=2)
+@pytest.mark.parametrize("workers", [2, 3], ids=["this-process-and-one-worker", "this-process-and-two-workers"])
+def test_worker_processes_give_the_serial_result(corpus: Path, serial: tuple, tmp_path: Path, workers: int) -> None:
+    events, manifest = _ingest(corpus, tmp_path / "store", SMALL_BATCHES, workers=workers)
     assert_frame_equal(events, serial[0])
     assert_frame_equal(manifest, serial[1])
 
