@@ -159,26 +159,29 @@ def _parse_alone(read: _Read, writer: PartWriter) -> ingest.FileResult:
     return ingest.parse_batches(read.task, iter([batch]), read.state, size=read.size, mtime=read.mtime, source=read.source, writer=writer)
 
 
-def _parse_together(reads: list[_Read], writer: PartWriter) -> dict[int, list[ingest.FileResult]]:
+def _parse_together(reads: list[_Read], writer: SharedPartWriter) -> dict[int, list[ingest.FileResult]]:
     """One parse of the files' lines, numbered on from one file to the next, split back by line.
 
     Wherever the split could differ from reading alone (the parse failed, the parser's
     skipped lines cannot be told apart by file, an event runs past its file's end) the
-    files are read alone instead.
+    files are read alone instead. The events of all the files are finished, counted and
+    held for writing in one pass each.
     """
     content, blanks = zip(*(ingest.without_blank_lines(read.lines) for read in reads), strict=True)
     offsets = list(itertools.accumulate((read.lines.height for read in reads), initial=0))[:-1]
     parsed = _parse_joined(reads, content, offsets)
     if parsed is None:
         return {read.index: [_parse_alone(read, writer)] for read in reads}
-    own = _events_by_file(parsed.events, offsets)
-    uncovered = [part.height - _covered(events) for part, events in zip(content, own, strict=True)]
+    own = _with_own_lines(parsed.events, offsets)
+    uncovered = [part.height - covered for part, covered in zip(content, _covered_by_file(own, len(reads)), strict=True)]
     skipped = _skipped_by_file(parsed, uncovered)
     if skipped is None:
         return {read.index: [_parse_alone(read, writer)] for read in reads}
+    finished = ingest.finish_batch_events(own, [read.ctx for read in reads], reads[0].source.name)
+    tallies, parts = ingest.event_tallies(finished), writer.write_batch(finished)
     return {
-        read.index: [_file_result(read, events, {**blank, **own_skipped}, writer)]
-        for read, events, blank, own_skipped in zip(reads, own, blanks, skipped, strict=True)
+        read.index: [_file_result(read, tallies.get(number), {**blank, **own_skipped}, parts.get(number, []))]
+        for number, (read, blank, own_skipped) in enumerate(zip(reads, blanks, skipped, strict=True))
     }
 
 
@@ -220,25 +223,25 @@ def _parse_joined(reads: list[_Read], content: Sequence[pl.DataFrame], offsets: 
     return Parsed(with_ids, parsed.skipped, parsed.skipped_by_file)
 
 
-def _events_by_file(events: pl.DataFrame, offsets: list[int]) -> list[pl.DataFrame]:
-    """Each file's events, numbered from its own first line again (an event belongs to the file of its first line)."""
+def _with_own_lines(events: pl.DataFrame, offsets: list[int]) -> pl.DataFrame:
+    """The events with the number of their file (``batch_file``: that of their first line) and their line in it."""
     owner = pl.Series(offsets, dtype=pl.Int64).search_sorted(events["line"], side="left") - 1
-    by_file = events.with_columns(batch_file=owner).partition_by("batch_file", as_dict=True, include_key=False)
-    return [by_file.get((number,), events.clear()).with_columns(line=pl.col("line") - offset) for number, offset in enumerate(offsets)]
+    starts = pl.Series(offsets, dtype=pl.Int64).gather(owner)
+    return events.with_columns(batch_file=owner.cast(pl.Int32), line=pl.col("line") - starts)
 
 
-def _covered(events: pl.DataFrame) -> int:
-    """Lines the events cover (an event without ``n_lines`` covers its own)."""
-    return int(events["n_lines"].fill_null(1).sum()) if events.height and "n_lines" in events.columns else events.height
+def _covered_by_file(events: pl.DataFrame, files: int) -> list[int]:
+    """Lines each file's events cover (an event without ``n_lines`` covers its own)."""
+    covers = pl.col("n_lines").fill_null(1) if "n_lines" in events.columns else pl.lit(1)
+    counts = dict(events.group_by("batch_file").agg(covers.sum()).iter_rows())
+    return [int(counts.get(number, 0)) for number in range(files)]
 
 
-def _file_result(read: _Read, events: pl.DataFrame, skipped: dict[str, int], writer: PartWriter) -> ingest.FileResult:
-    """The file's row and parts, as :func:`ingest.parse_batches` makes them for a file read alone."""
-    finished = ingest.finish_events(events, read.ctx, read.source.name)
+def _file_result(read: _Read, tally: dict | None, skipped: dict[str, int], parts: list[str]) -> ingest.FileResult:
+    """The file's row, as :func:`ingest.parse_batches` makes it for a file read alone."""
     accounting = ingest._Accounting()
-    accounting.add(read.lines.height, finished, skipped)
+    accounting.add_tally(read.lines.height, tally, skipped)
     accounting.decode_errors, accounting.truncated = read.state.decode_errors, read.state.truncated_lines
-    parts = writer.write(finished, ingest.part_name(read.task, 0, 0))
     return ingest._file_result(
         read.task, accounting, parts, read.source.name, size=read.size, mtime=read.mtime, change="new",
         sha256=read.state.sha256.hexdigest(), damage=read.state.damage,

@@ -412,6 +412,16 @@ class SharedPartWriter(PartWriter):
         self._held.append(events)
         return [_part_file(date, host, self.stem) for date, host in events.select(_PART_KEYS).unique(maintain_order=True).rows()]
 
+    def write_batch(self, events: pl.DataFrame) -> dict[int, list[str]]:
+        """Hold the events of several files (a ``batch_file`` column); each file's part names by its number."""
+        if events.height == 0:
+            return {}
+        self._held.append(events.drop("batch_file"))
+        names: dict[int, list[str]] = {}
+        for number, date, host in events.select("batch_file", *_PART_KEYS).unique(maintain_order=True).rows():
+            names.setdefault(number, []).append(_part_file(date, host, self.stem))
+        return names
+
     def flush(self) -> None:
         """Write every file's events held so far."""
         if self._held:
