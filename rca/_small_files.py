@@ -109,11 +109,14 @@ def run_group(group: FileGroup) -> GroupResult:
         else:
             loaded.append(read)
     together: dict[tuple, list[_Read]] = {}
+    each: dict[str, list[_Read]] = {}
     for read in _with_sources(loaded):
         if not read.source.segmented:
-            results[read.index] = [_parse_alone(read, writer)]
+            each.setdefault(read.source.name, []).append(read)
         else:
             together.setdefault((read.source.name, read.ctx.tz, read.ctx.boot_time), []).append(read)
+    for reads in each.values():
+        results.update(_parse_each(reads, writer))
     for reads in together.values():
         results.update(_parse_together(reads, writer))
     writer.flush()
@@ -154,9 +157,20 @@ def _with_sources(reads: list[_Read]) -> list[_Read]:
     return [read if read.source is not None else dataclasses.replace(read, source=next(sniffed)) for read in reads]
 
 
-def _parse_alone(read: _Read, writer: PartWriter) -> ingest.FileResult:
-    batch = _reader.Batch(read.lines, 1)
-    return ingest.parse_batches(read.task, iter([batch]), read.state, size=read.size, mtime=read.mtime, source=read.source, writer=writer)
+def _parse_each(reads: list[_Read], writer: SharedPartWriter) -> dict[int, list[ingest.FileResult]]:
+    """The files of a source that reads one file at a time: a parse each, then one pass to finish, count and hold their events."""
+    rows, skipped, failures = [], [], []
+    for number, read in enumerate(reads):
+        events, file_skipped, failure = ingest.parse_rows(read.lines, read.ctx, read.source)
+        rows.append(events.with_columns(batch_file=pl.lit(number, pl.Int32)))
+        skipped.append(file_skipped)
+        failures.append(failure)
+    finished = ingest.finish_batch_events(pl.concat(rows), [read.ctx for read in reads], reads[0].source.name)
+    tallies, parts = ingest.event_tallies(finished), writer.write_batch(finished)
+    return {
+        read.index: [_file_result(read, tallies.get(number), skipped[number], parts.get(number, []), failures[number])]
+        for number, read in enumerate(reads)
+    }
 
 
 def _parse_together(reads: list[_Read], writer: SharedPartWriter) -> dict[int, list[ingest.FileResult]]:
@@ -171,12 +185,12 @@ def _parse_together(reads: list[_Read], writer: SharedPartWriter) -> dict[int, l
     offsets = list(itertools.accumulate((read.lines.height for read in reads), initial=0))[:-1]
     parsed = _parse_joined(reads, content, offsets)
     if parsed is None:
-        return {read.index: [_parse_alone(read, writer)] for read in reads}
+        return _parse_each(reads, writer)
     own = _with_own_lines(parsed.events, offsets)
     uncovered = [part.height - covered for part, covered in zip(content, _covered_by_file(own, len(reads)), strict=True)]
     skipped = _skipped_by_file(parsed, uncovered)
     if skipped is None:
-        return {read.index: [_parse_alone(read, writer)] for read in reads}
+        return _parse_each(reads, writer)
     finished = ingest.finish_batch_events(own, [read.ctx for read in reads], reads[0].source.name)
     tallies, parts = ingest.event_tallies(finished), writer.write_batch(finished)
     return {
@@ -237,9 +251,11 @@ def _covered_by_file(events: pl.DataFrame, files: int) -> list[int]:
     return [int(counts.get(number, 0)) for number in range(files)]
 
 
-def _file_result(read: _Read, tally: dict | None, skipped: dict[str, int], parts: list[str]) -> ingest.FileResult:
+def _file_result(
+    read: _Read, tally: dict | None, skipped: dict[str, int], parts: list[str], failure: str | None = None
+) -> ingest.FileResult:
     """The file's row, as :func:`ingest.parse_batches` makes it for a file read alone."""
-    accounting = ingest._Accounting()
+    accounting = ingest._Accounting(failures=[failure] if failure else [])
     accounting.add_tally(read.lines.height, tally, skipped)
     accounting.decode_errors, accounting.truncated = read.state.decode_errors, read.state.truncated_lines
     return ingest._file_result(

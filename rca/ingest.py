@@ -67,15 +67,38 @@ def file_key(provenance: str) -> str:
 def parse_lines(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tuple[pl.DataFrame, dict[str, int]]:
     """Parse one batch of lines with ``source`` and finish the rows into the event schema.
 
-    Blank lines never reach the parser; they are counted as skipped here.
+    Blank lines never reach the parser; they are counted as skipped here. A parser's
+    failure raises (the driver uses :func:`parse_rows`, which keeps the lines instead).
     """
+    rows, skipped = _parsed_rows(lines, ctx, source)
+    return finish_events(rows, ctx, source.name), skipped
+
+
+def parse_rows(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tuple[pl.DataFrame, dict[str, int], str | None]:
+    """:func:`parse_lines` short of :func:`finish_events`, for the driver: a parser's failure never stops a run.
+
+    Returns the rows (event schema), the skipped lines by reason, and a note when the parser
+    failed; the batch's non-blank lines are then kept as ``kind=log`` rows with no time
+    (``format=unparsed``).
+    """
+    try:
+        rows, skipped = _parsed_rows(lines, ctx, source)
+    except SOURCE_FAILURES as err:
+        content, skipped = without_blank_lines(lines)
+        kept = content.select("line", message="text", format=pl.lit("unparsed"), ts_quality=pl.lit("missing"))
+        return schema.conform(kept, schema.EVENT_SCHEMA), skipped, _failure_note(source.name, lines, err)
+    return rows, skipped, None
+
+
+def _parsed_rows(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tuple[pl.DataFrame, dict[str, int]]:
     content, skipped = without_blank_lines(lines)
     if content.height == 0:
         return schema.empty(schema.EVENT_SCHEMA), skipped
     parsed = source.parse(content, ctx)
     for reason, count in parsed.skipped.items():
         skipped[reason] = skipped.get(reason, 0) + count
-    return finish_events(parsed.events, ctx, source.name), skipped
+    # Conformed here: a parser's ill-typed column fails its own batch, not the files finished with it.
+    return schema.conform(parsed.events, schema.EVENT_SCHEMA), skipped
 
 
 def without_blank_lines(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
@@ -327,21 +350,12 @@ def _parse_into_parts(
             source = sources.get(task.options.format) if task.options.format else _sniff_or_fallback(batch.lines["text"], task.provenance)
         if ctx is None:
             ctx = _task_context(task, mtime, batch.lines["text"])
-        try:
-            events, skipped = parse_lines(batch.lines, ctx, source)
-        except SOURCE_FAILURES as err:
-            events, skipped = _kept_unparsed(batch.lines, ctx, source.name)
-            accounting.failures.append(_failure_note(source.name, batch.lines, err))
+        rows, skipped, failure = parse_rows(batch.lines, ctx, source)
+        accounting.failures += [failure] if failure else []
+        events = finish_events(rows, ctx, source.name)
         accounting.add(batch.lines.height, events, skipped)
         parts += writer.write(events, part_name(task, piece, number))
     return accounting, parts, source
-
-
-def _kept_unparsed(lines: pl.DataFrame, ctx: ParseContext, source_name: str) -> tuple[pl.DataFrame, dict[str, int]]:
-    """A batch its parser failed on: every non-blank line kept as a ``kind=log`` event with no time."""
-    content, skipped = without_blank_lines(lines)
-    events = content.select("line", message="text", format=pl.lit("unparsed"), ts_quality=pl.lit("missing"))
-    return finish_events(events, ctx, source_name), skipped
 
 
 def _failure_note(source_name: str, lines: pl.DataFrame, err: BaseException) -> str:

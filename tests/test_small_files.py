@@ -81,8 +81,8 @@ def test_the_files_are_parsed_together_and_worker_processes_read_the_same_groups
 def _count_reads_alone(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files read alone after all (as a list that fills while patched)."""
     alone: list[str] = []
-    parse_alone = _small_files._parse_alone
-    monkeypatch.setattr(_small_files, "_parse_alone", lambda read, writer: alone.append(read.task.provenance) or parse_alone(read, writer))
+    parse_each = _small_files._parse_each
+    monkeypatch.setattr(_small_files, "_parse_each", lambda reads, writer: alone.extend(r.task.provenance for r in reads) or parse_each(reads, writer))
     return alone
 
 
@@ -165,6 +165,27 @@ def test_a_parse_that_fails_together_keeps_each_file_s_lines(tmp_path: Path, mon
     kept = events.filter(pl.col("file") == "n1/java_service_oom.log")
     assert (kept["format"] == "unparsed").all() and kept.height == len((root / "java_service_oom.log").read_text().strip().splitlines())
     assert events.filter(pl.col("file") == "n1/nccl_timeout_01.log", pl.col("kind") == "nccl_timeout").height >= 1
+
+
+def test_a_parser_failing_on_one_file_of_a_group_keeps_that_file_s_lines_and_parses_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kubelet reads one file at a time, even in a group; the files are finished together, a failure stays with its file."""
+    root = tmp_path / "logs" / "n1"
+    root.mkdir(parents=True)
+    for name in ("kubelet_structured_oom_eviction.log", "kubelet_klog_memory_pressure_01.log"):
+        shutil.copy(DATA / "kubelet" / name, root / name)
+    poisoned = root / "kubelet_klog_memory_pressure_01.log"
+    poisoned.write_text(poisoned.read_text() + 'I1201 03:20:00.000000    2345 kubelet.go:2404] "POISON"\n')
+    fail_parsing_on(monkeypatch, "kubelet", "POISON", ValueError("cannot read this"))
+    events, files = _ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    rows = {row["path"]: row for row in files.iter_rows(named=True)}
+    failed, fine = rows["n1/kubelet_klog_memory_pressure_01.log"], rows["n1/kubelet_structured_oom_eviction.log"]
+    assert failed["status"] == "warning" and "the kubelet parser failed on lines" in failed["error"]
+    assert fine["status"] == "ok" and fine["unparsed_lines"] < fine["events"]
+    kept = events.filter(pl.col("file") == "n1/kubelet_klog_memory_pressure_01.log")
+    assert (kept["format"] == "unparsed").all() and kept.height == len(poisoned.read_text().strip().splitlines())
+    assert events.filter(pl.col("file") == "n1/kubelet_structured_oom_eviction.log", pl.col("kind") == "eviction").height == 6
 
 
 def test_units_cut_runs_of_small_new_files_by_count_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
