@@ -110,6 +110,55 @@ def test_a_yearless_time_takes_its_own_file_s_year_and_rollover(tmp_path: Path, 
     ]
 
 
+# Each file's last lines would carry meaning into the next file's first lines if a batch let them:
+# an OOM block's summary onto a kill line, a GPU UUID onto an Xid on the same bus, a frame onto an
+# unstamped line, a klog record onto an indented line, a journal's JSON framing onto text.
+KERNEL_ENDS_IN_A_BLOCK = """\
+[  100.000000] python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+[  100.000001] CPU: 3 PID: 4242 Comm: python Not tainted 5.15.0-91-generic #101-Ubuntu
+[  100.000002] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=abc,mems_allowed=0,oom_memcg=/kubepods/pod1,task_memcg=/kubepods/pod1/c1,task=python,pid=4242,uid=0
+[  100.100000] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus.
+"""
+KERNEL_STARTS_MID_DUMP = """\
+  ? __die+0x20/0x70
+[  200.000000] Memory cgroup out of memory: Killed process 4242 (python) total-vm:1000kB, anon-rss:500kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0
+[  200.500000] NVRM: GPU at PCI:0000:3b:00: GPU-11111111-2222-3333-4444-555555555555
+[  201.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus.
+"""
+SYSLOG_TEXT = "Dec 31 23:59:58 node-1 systemd[1]: Started containerd.\nDec 31 23:59:59 node-1 containerd[5]: loading plugin\n"
+SYSLOG_JSON = "".join(
+    json.dumps({"__REALTIME_TIMESTAMP": f"176454720{n}000000", "_HOSTNAME": "node-2", "SYSLOG_IDENTIFIER": "containerd", "_PID": "5",
+                "MESSAGE": f"event {n}", "PRIORITY": "6", "_TRANSPORT": "syslog"}) + "\n"
+    for n in range(3)
+)
+SYSLOG_STARTS_UNFRAMED = "    at the tail of a message\nJan  1 00:00:01 node-1 containerd[5]: next\n"
+KLOG_END = 'I1201 03:17:05.123456    2345 kubelet.go:2404] "SyncLoop (probe)" probe="readiness" pod="ml/trainer-0"\n'
+KLOG_STARTS_INDENTED = '    goroutine 1 [running]:\nI1201 03:17:06.000000    2345 kubelet.go:2404] "SyncLoop (probe)" probe="readiness" pod="ml/trainer-1"\n'
+
+
+@pytest.mark.parametrize("files", [
+    {"dmesg-a.log": KERNEL_ENDS_IN_A_BLOCK, "dmesg-b.log": KERNEL_STARTS_MID_DUMP},
+    {"syslog-a": SYSLOG_TEXT, "syslog-b.json": SYSLOG_JSON, "syslog-c": SYSLOG_STARTS_UNFRAMED},
+    {"kubelet-a.log": KLOG_END + KLOG_END, "kubelet-b.log": KLOG_STARTS_INDENTED},
+], ids=["kernel", "syslog", "kubelet"])
+def test_files_read_together_take_nothing_from_each_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> None:
+    root = tmp_path / "logs" / "n1"
+    root.mkdir(parents=True)
+    for name, text in files.items():
+        (root / name).write_text(text)
+        _stamp(root / name, datetime(2026, 1, 2, tzinfo=UTC))
+    calls: list[list[str]] = []
+    parse_together = _small_files._parse_together
+    monkeypatch.setattr(_small_files, "_parse_together", lambda reads, writer: calls.append([r.source.name for r in reads]) or parse_together(reads, writer))
+    read_alone = _count_reads_alone(monkeypatch)
+    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
+    monkeypatch.undo()
+    assert len(calls) == 1 and len(calls[0]) == len(files) and read_alone == []
+    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
+    assert_frame_equal(together, alone)
+    assert_frame_equal(together_files, alone_files)
+
+
 def test_nvidia_smi_files_are_read_together_and_a_csv_header_stops_at_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "logs" / "n1"
     root.mkdir(parents=True)

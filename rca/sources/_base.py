@@ -179,6 +179,39 @@ def forward_fill_within(value: pl.Expr, group: pl.Expr) -> pl.Expr:
     return pl.when(set_at >= group_start).then(value.forward_fill())
 
 
+def within_file(frame: pl.DataFrame) -> str | None:
+    """``"batch_file"`` when ``frame`` holds the lines of several files (a segmented source's batch), else None."""
+    return "batch_file" if "batch_file" in frame.columns else None
+
+
+def file_column(frame: pl.DataFrame) -> list[str]:
+    """The ``batch_file`` column's name in a list when ``frame`` has it: for a select that must keep it."""
+    return ["batch_file"] if "batch_file" in frame.columns else []
+
+
+def starts_file(frame: pl.DataFrame) -> pl.Expr:
+    """Whether a row opens a file other than the batch's first; never, for the lines of one file.
+
+    A record, a block or an inherited frame of a segmented parser must end there: nothing a
+    line means may come from another file's lines.
+    """
+    if "batch_file" not in frame.columns:
+        return pl.lit(False)
+    return pl.col("batch_file").ne_missing(pl.col("batch_file").shift(1)) & (pl.int_range(pl.len()) > 0)
+
+
+def inherit_frame(framed: pl.DataFrame, carried: Sequence[str]) -> pl.DataFrame:
+    """Lines with no frame of their own (``framed`` false: continuations, stack dumps) take the ``carried``
+    columns of the framed line above them in their file, with ``ts_quality`` "inherited"; above a
+    file's first framed line they have none, and ``ts_quality`` is "missing"."""
+    record = (pl.col("framed") | starts_file(framed)).cum_sum()
+    has_frame = forward_fill_within(pl.when(pl.col("framed")).then(pl.lit(True)), record).fill_null(False)
+    return framed.with_columns(
+        [pl.when(has_frame).then(forward_fill_within(pl.col(name), record)).alias(name) for name in carried],
+        ts_quality=pl.when(pl.col("framed")).then(pl.col("ts_quality")).when(has_frame).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
+    )
+
+
 def backward_fill_within(value: pl.Expr, group: pl.Expr) -> pl.Expr:
     """``value.backward_fill().over(group)`` for a contiguous ``group`` key, in O(n)."""
     row = pl.int_range(pl.len())

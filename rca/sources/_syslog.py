@@ -14,7 +14,7 @@ from collections.abc import Callable
 import polars as pl
 
 from rca import timeutil
-from rca.sources._base import MESSAGE_TAIL, ParseContext, forward_fill_within, head_groups, holds_newline, map_distinct
+from rca.sources._base import MESSAGE_TAIL, ParseContext, file_column, head_groups, holds_newline, inherit_frame, map_distinct, split_rows, within_file
 
 MessageRules = Callable[[pl.DataFrame, ParseContext], pl.DataFrame]
 
@@ -48,6 +48,9 @@ SHORT_LINE = _short_head(_REAL_HOST) + MESSAGE_TAIL
 ISO_LINE = _iso_head(_REAL_HOST) + MESSAGE_TAIL
 
 _SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
+
+# What a line without an envelope takes from the line above (rca.sources._base.inherit_frame).
+_CARRIED = ("ts", "ts_raw", "host", "program", "pid", "format")
 
 FRAMED_SCHEMA = {
     "line": pl.Int64(),
@@ -83,7 +86,9 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     s, i, b = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct
     iso_ts = map_distinct(parts.select(i.field("iso")).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz))
     parts = parts.with_columns(iso_ts=iso_ts)
-    short_ts, short_quality = timeutil.yearless_to_utc(timeutil.month_number(s.field("mon")), s.field("day"), s.field("clock"), ctx)
+    short_ts, short_quality = timeutil.yearless_to_utc(
+        timeutil.month_number(s.field("mon")), s.field("day"), s.field("clock"), ctx, within=within_file(lines)
+    )
     has_short = s.field("message").is_not_null()
     has_iso = i.field("message").is_not_null()
     has_bare = b.field("message").is_not_null() & b.field("program").is_in(list(_PROGRAM_RULES))
@@ -100,22 +105,13 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso")).when(has_bare).then(pl.lit("syslog_bare")),
         framed=has_short | has_iso | has_bare,
     )
-    return _inherit_envelope(framed).select(list(FRAMED_SCHEMA))
+    return inherit_frame(framed, _CARRIED).select(*FRAMED_SCHEMA, *file_column(lines))
 
 
 def _with_real_host(parts: pl.DataFrame, *envelopes: str) -> pl.DataFrame:
     """The ``envelopes`` (struct columns of head groups) nulled where the host has no lower-case letter or digit."""
     real = {name: pl.when(pl.col(name).struct.field("host").str.contains("[a-z0-9]")).then(pl.col(name)) for name in envelopes}
     return parts.with_columns(**real)
-
-
-def _inherit_envelope(framed: pl.DataFrame) -> pl.DataFrame:
-    carried = ["ts", "ts_raw", "host", "program", "pid", "format"]
-    record = pl.col("framed").cum_sum()
-    return framed.with_columns(
-        [forward_fill_within(pl.col(c), record).alias(c) for c in carried],
-        ts_quality=pl.when(pl.col("framed")).then(pl.col("ts_quality")).when(record > 0).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
-    ).with_columns(pl.when(record == 0).then(None).otherwise(pl.col(c)).alias(c) for c in carried)
 
 
 _JOURNAL_JSON = pl.Struct(
@@ -152,7 +148,15 @@ def frame_journal_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         message=pl.when(ok).then(j.field("MESSAGE")).otherwise(pl.col("text")),
         severity=j.field("PRIORITY").replace_strict(_SEVERITY_BY_PRIORITY, default=None),
         format=pl.lit("journal_json"),
-    ).select(list(FRAMED_SCHEMA))
+    ).select(*FRAMED_SCHEMA, *file_column(lines))
+
+
+def frame(lines: pl.DataFrame, ctx: ParseContext, journal_json: pl.Expr) -> pl.DataFrame:
+    """Frame the lines of each file as ``journalctl -o json`` where most of its lines are (``journal_json``
+    tells of a line), else as text: a file is written one way or the other, and its neighbours in a
+    batch may be written the other way."""
+    share = journal_json.mean().over("batch_file") if within_file(lines) else journal_json.mean()
+    return split_rows(lines, share > 0.5, lambda part: frame_journal_json(part, ctx), lambda part: frame_text(part, ctx))
 
 
 def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from rca.sources._base import file_column
+
 # (code, mnemonic, description, immediate action, investigatory action, severity)
 _CATALOG: tuple[tuple[int, str, str, str | None, str | None, str], ...] = (
     (8, "ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT", "GPU stopped processing", "RESTART_APP", "CONTACT_SUPPORT", "error"),
@@ -226,5 +228,5 @@ def _with_gpu_uuid(records: pl.DataFrame) -> pl.DataFrame:
     bus_key = pl.col("pci_bus").str.to_lowercase().str.replace(r"\.[0-7]$", "")
     uuid = pl.col("gpu_at_uuid")
     return records.with_columns(
-        gpu_uuid=pl.when(pl.col("pci_bus").is_not_null()).then(uuid.forward_fill().backward_fill().over(bus_key))
+        gpu_uuid=pl.when(pl.col("pci_bus").is_not_null()).then(uuid.forward_fill().backward_fill().over(bus_key, *file_column(records)))
     )

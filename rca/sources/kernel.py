@@ -29,12 +29,16 @@ from rca.sources._base import (
     Source,
     backward_fill_within,
     by_head,
+    file_column,
     forward_fill_within,
     head_groups,
     holds_newline,
+    inherit_frame,
     map_distinct,
     one_head,
     split_rows,
+    starts_file,
+    within_file,
 )
 from rca.sources._kube import memcg_container_id, memcg_pod_uid
 
@@ -110,6 +114,7 @@ _RULE_STARTS = "^(?:" + "|".join((
 )) + ")"
 _RULE_KEYWORDS = r"invoked oom-killer: |cpuset=|Killed process |Kill process |NVRM: |fallen off the bus"
 _HEX64 = r"([0-9a-f]{64})"
+_FILE_ROWS = 1 << 40  # the rows of file N of a batch start at N << 40 (rca.sources.kernel._numbered)
 
 # Block facts carried onto the kill line → whether the oom-kill: summary must name the same pid.
 _CARRIED = {
@@ -158,14 +163,21 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     skipped = {"header": int(header.sum())} if header.any() else {}
     if body.height == 0:
         return Parsed(events=pl.DataFrame(), skipped=skipped)
-    family = _family(body["text"])
+    if not within_file(body):
+        return Parsed(events=_parse_family(body, _family(body["text"]), ctx), skipped=skipped)
+    # Each file of a batch is framed the way most of its own lines are written.
+    families = {number: _family(part["text"]) for (number,), part in body.partition_by("batch_file", as_dict=True).items()}
+    family = body.select(pl.col("batch_file").replace_strict(families, return_dtype=pl.String)).to_series()
+    parts = [_parse_family(body.filter(family == name), name, ctx) for name in dict.fromkeys(families.values())]
+    return Parsed(events=pl.concat(parts, how="diagonal_relaxed").sort("line"), skipped=skipped)
+
+
+def _parse_family(body: pl.DataFrame, family: str, ctx: ParseContext) -> pl.DataFrame:
     if family == "journal_json":
-        events = _syslog.dispatch(_syslog.frame_journal_json(body, ctx), ctx)
-    elif family == "syslog":
-        events = _syslog.dispatch(_syslog.frame_text(body, ctx), ctx)
-    else:
-        events = kernel_rules(_frame_dmesg(body, ctx), ctx)
-    return Parsed(events=events, skipped=skipped)
+        return _syslog.dispatch(_syslog.frame_journal_json(body, ctx), ctx)
+    if family == "syslog":
+        return _syslog.dispatch(_syslog.frame_text(body, ctx), ctx)
+    return kernel_rules(_frame_dmesg(body, ctx), ctx)
 
 
 def _family(texts: pl.Series) -> str:
@@ -191,13 +203,8 @@ def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # Nearly every line of a raw dmesg is "[  12.345678] message": cut apart, not captured.
     stamped = text.str.contains(_BOOT_STAMP) & ~text.str.contains(_HOST_AFTER_STAMP) & ~text.str.contains(_CTIME_HEAD)
     framed = split_rows(lines, stamped if one_line else pl.lit(False), _framed_boot_stamp, lambda rest: _framed(rest, ctx, one_line))
-    record = pl.col("framed").cum_sum()
     carried = ["ts", "ts_raw", "boot_seconds", "host", "format"]
-    return framed.with_columns(
-        [forward_fill_within(pl.col(name), record).alias(name) for name in carried],
-        ts_quality=pl.when(pl.col("framed")).then(pl.col("ts_quality"))
-        .when(record > 0).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
-    ).select(*_syslog.FRAMED_SCHEMA, "boot_seconds")
+    return inherit_frame(framed, carried).select(*_syslog.FRAMED_SCHEMA, "boot_seconds", *file_column(lines))
 
 
 def _framed_boot_stamp(lines: pl.DataFrame) -> pl.DataFrame:
@@ -205,7 +212,7 @@ def _framed_boot_stamp(lines: pl.DataFrame) -> pl.DataFrame:
     cut = lines.with_columns(pl.col("text").str.splitn("]", 2).struct.rename_fields(["stamp", "rest"]).alias("cut")).unnest("cut")
     stamped = cut.with_columns(ts_raw=pl.col("stamp").str.strip_prefix("[").str.strip_chars_start())
     return stamped.select(
-        "line", "text", ts=pl.lit(None, _syslog.FRAMED_SCHEMA["ts"]), ts_raw="ts_raw", ts_quality=pl.lit(None, pl.String),
+        "line", "text", *file_column(lines), ts=pl.lit(None, _syslog.FRAMED_SCHEMA["ts"]), ts_raw="ts_raw", ts_quality=pl.lit(None, pl.String),
         boot_seconds=pl.col("ts_raw").cast(pl.Float64, strict=False), host=pl.lit(None, pl.String), program=pl.lit("kernel"),
         pid=pl.lit(None, pl.Int64), message=pl.col("rest").str.strip_prefix(" "), severity=pl.lit(None, pl.String),
         format=pl.lit("dmesg_raw"), framed=pl.lit(True),
@@ -232,6 +239,7 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
     return parts.select(
         "line",
         "text",
+        *file_column(lines),
         ts=pl.when(has_ctime).then(pl.col("ctime_ts")).when(has_iso).then(pl.col("iso_ts")),
         ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso")),
         ts_quality=pl.when(has_ctime | has_iso).then(pl.lit("exact")),
@@ -254,7 +262,7 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     :data:`_RULE_KEYWORDS` match and the lines of every multi-line record. Each other line is a
     log event of its own as it stands.
     """
-    lines = _timed(framed, ctx).with_row_index("row")
+    lines = _numbered(_timed(framed, ctx))
     message, continued = pl.col("message"), pl.col("continuation") | pl.col("continuation").shift(-1, fill_value=False)
     ruled = lines.select(message.str.contains(_RULE_STARTS) | message.str.contains(_RULE_KEYWORDS) | continued).to_series()
     if not ruled.any():  # polars compiles each of the rules' regexes even for no rows: ~1 ms apiece
@@ -263,6 +271,15 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     records = _group(_carry_block_facts(_with_keys(facts)))
     events = _assemble(_xid.record_columns(records, pl.col("position")))
     return pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row").drop("row")
+
+
+def _numbered(lines: pl.DataFrame) -> pl.DataFrame:
+    """``row``: a line's place in the batch, the files of a batch of several set far apart, so that no
+    run, block or Xid report (rca.sources._xid looks two records back) reaches from one file into the next."""
+    numbered = lines.with_row_index("row")
+    if not within_file(lines):
+        return numbered
+    return numbered.with_columns(row=pl.col("row").cast(pl.Int64) + pl.col("batch_file").cast(pl.Int64) * _FILE_ROWS)
 
 
 def _plain(lines: pl.DataFrame) -> pl.DataFrame:
@@ -347,12 +364,13 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
     run_has_header = (
         pl.when(opens_run).then(is_header).when(after_gap).then(pl.lit(False)).when(row == 0).then(is_header).forward_fill()
     )
-    opens_record = head & ~(run_has_header & pl.col("dump"))
+    new_file = starts_file(lines)
+    opens_record = head & ~(run_has_header & pl.col("dump")) | new_file
     killed = pl.col("killed_pid").is_not_null()
     return lines.with_columns(
         record=opens_record.cum_sum(),
         position=row - (~opens_record).cast(pl.Int64).cum_sum(),
-        block=(is_header | killed.shift(1, fill_value=False)).cum_sum(),
+        block=(is_header | killed.shift(1, fill_value=False) | new_file).cum_sum(),
     )
 
 
@@ -512,6 +530,7 @@ SOURCE = register(
         sniff_literals=("[", "kernel", ","),
         formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
         line_local=True,
+        segmented=True,
     )
 )
 _syslog.register_program("kernel", "kernel", kernel_rules)

@@ -18,7 +18,7 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _syslog, register
-from rca.sources._base import ParseContext, Parsed, Source, by_head, head_groups, holds_newline, one_head
+from rca.sources._base import ParseContext, Parsed, Source, by_head, head_groups, holds_newline, one_head, starts_file, within_file
 from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, attrs_json, event_kind, eviction_fields, quantity_bytes
 
 KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite")
@@ -78,13 +78,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Parse kubelet lines; lines of other programs in a journal go to their own rules."""
-    framed = _frame(lines, ctx).with_columns(program=pl.col("program").fill_null("kubelet"))
-    return Parsed(events=_syslog.dispatch(framed, ctx))
-
-
-def _frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
-    is_json = lines["text"].str.contains(r'^\s*\{.*"__REALTIME_TIMESTAMP"').mean() or 0.0
-    return _syslog.frame_journal_json(lines, ctx) if is_json > 0.5 else _syslog.frame_text(lines, ctx)
+    framed = _syslog.frame(lines, ctx, pl.col("text").str.contains(r'^\s*\{.*"__REALTIME_TIMESTAMP"'))
+    return Parsed(events=_syslog.dispatch(framed.with_columns(program=pl.col("program").fill_null("kubelet")), ctx))
 
 
 def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -103,7 +98,7 @@ def _records(framed: pl.DataFrame) -> pl.DataFrame:
         has_header=pl.col("klog").struct.field("message").is_not_null(),
         body=pl.coalesce(pl.col("klog").struct.field("message"), pl.col("message")),
     )
-    continuation = ~pl.col("has_header") & pl.col("message").str.contains(r"^(?:\s|>$)") & (pl.int_range(pl.len()) > 0)
+    continuation = ~pl.col("has_header") & pl.col("message").str.contains(r"^(?:\s|>$)") & (pl.int_range(pl.len()) > 0) & ~starts_file(framed)
     grouped = lines.with_columns(record=(~continuation).cum_sum())
     opens = pl.col("record").ne_missing(pl.col("record").shift(1))
     several = grouped.select(~opens | ~opens.shift(-1, fill_value=True)).to_series()
@@ -118,7 +113,9 @@ def _records(framed: pl.DataFrame) -> pl.DataFrame:
 
 def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     k = pl.col("klog").struct
-    klog_ts, klog_quality = timeutil.yearless_to_utc(k.field("month").cast(pl.Int32, strict=False), k.field("day"), k.field("clock"), ctx)
+    klog_ts, klog_quality = timeutil.yearless_to_utc(
+        k.field("month").cast(pl.Int32, strict=False), k.field("day"), k.field("clock"), ctx, within=within_file(records)
+    )
     has_header = pl.col("has_header")
     # The klog stamp is the kubelet's own clock; the envelope's only stands in when the stamp
     # cannot be resolved (no year known) — journald's exact time is better than none.
@@ -371,6 +368,7 @@ SOURCE = register(
         sniff_literals=(".go:", "kubelet", "k3s", "kubelite"),
         formats=("klog", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
         line_local=True,
+        segmented=True,
     )
 )
 

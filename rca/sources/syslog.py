@@ -39,11 +39,12 @@ def _is_journal_json(texts: pl.Expr | pl.Series) -> pl.Expr | pl.Series:
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Frame every line, route each program's lines to its rules, keep the rest as log events."""
-    as_json = _is_journal_json(lines["text"]).mean() or 0.0
-    framed = _syslog.frame_journal_json(lines, ctx) if as_json > 0.5 else _syslog.frame_text(lines, ctx)
-    return Parsed(events=_syslog.dispatch(framed, ctx))
+    return Parsed(events=_syslog.dispatch(_syslog.frame(lines, ctx, _is_journal_json(pl.col("text"))), ctx))
 
 
 SOURCE = register(
-    Source(name="syslog", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=(":",), formats=("syslog", "syslog_iso", "journal_json"), line_local=True)
+    Source(
+        name="syslog", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=(":",), formats=("syslog", "syslog_iso", "journal_json"),
+        line_local=True, segmented=True,
+    )
 )
