@@ -95,7 +95,7 @@ class _Read:
     size: int
     mtime: datetime
     source: Source | None  # None until sniffed (:func:`_with_sources`)
-    ctx: ParseContext
+    ctx: ParseContext | None  # None until :func:`_with_contexts`
 
 
 def run_group(group: FileGroup) -> GroupResult:
@@ -112,7 +112,7 @@ def run_group(group: FileGroup) -> GroupResult:
             loaded.append(read)
     together: dict[tuple, list[_Read]] = {}
     each: dict[str, list[_Read]] = {}
-    for read in _with_sources(loaded):
+    for read in _with_sources(_with_contexts(loaded)):
         if not read.source.segmented:
             each.setdefault(read.source.name, []).append(read)
         else:
@@ -148,9 +148,17 @@ def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | list
     mtime = datetime.fromtimestamp(stat.st_mtime, UTC)
     if len(batches) != 1:  # empty, or grown past a batch since it was planned
         return [ingest.parse_file(task)]
-    texts = batches[0].lines["text"]
     source = sources.get(task.options.format) if task.options.format else None
-    return _Read(index, task, batches[0].lines, state, stat.st_size, mtime, source, ingest._task_context(task, mtime, texts))
+    return _Read(index, task, batches[0].lines, state, stat.st_size, mtime, source, None)
+
+
+def _with_contexts(reads: list[_Read]) -> list[_Read]:
+    """The files with their contexts: the years of those no --year names are looked for in one query."""
+    hinted = iter(ingest.year_hints([read.lines["text"] for read in reads if read.task.options.year is None]))
+    return [
+        dataclasses.replace(read, ctx=ingest.task_context(read.task, read.mtime, None if read.task.options.year is not None else next(hinted)))
+        for read in reads
+    ]
 
 
 def _with_sources(reads: list[_Read]) -> list[_Read]:

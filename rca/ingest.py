@@ -181,6 +181,18 @@ def year_hint(texts: pl.Series) -> int | None:
     return None
 
 
+def year_hints(texts: Sequence[pl.Series]) -> list[int | None]:
+    """:func:`year_hint` of each of several small files' lines, found in one query."""
+    lengths = [lines.len() for lines in texts]
+    if not any(lengths):
+        return [None] * len(texts)
+    owner = pl.Series("file", range(len(texts)), dtype=pl.Int32).repeat_by(pl.Series(lengths, dtype=pl.UInt32)).explode()
+    dated = pl.DataFrame({"file": owner, "text": pl.concat(list(texts))})
+    found = dated.select("file", year=pl.col("text").str.extract(_DATED.pattern, 1)).drop_nulls("year")
+    first = dict(found.group_by("file").agg(pl.col("year").first()).iter_rows())
+    return [int(first[number]) if number in first else None for number in range(len(texts))]
+
+
 def parse_text(
     text: str,
     *,
@@ -198,16 +210,16 @@ def parse_text(
     """
     lines = sources.lines_frame(text)
     source = sources.get(format) if format else _sniff_or_fallback(lines["text"], file)
-    ctx = _context(file, host, tz, year, reference_time, boot_time, lines["text"])
+    ctx = _context(file, host, tz, year, reference_time, boot_time, year_hint(lines["text"]) if year is None else None)
     events, _ = parse_lines(lines, ctx, source)
     return events
 
 
 def _context(file: str, host: str | None, tz: str, year: int | None, reference_time: datetime | None,
-             boot_time: datetime | None, head: pl.Series) -> ParseContext:
+             boot_time: datetime | None, hinted: int | None) -> ParseContext:
+    """The context of a file whose year is ``year`` when given, else ``hinted`` (:func:`year_hint`), else its mtime's."""
     if year is not None:
         return ParseContext(file=file, host=host, tz=tz, year=year, reference_time=reference_time, boot_time=boot_time)
-    hinted = year_hint(head)
     if hinted is not None:
         return ParseContext(file=file, host=host, tz=tz, year=hinted, reference_time=reference_time, boot_time=boot_time)
     return ParseContext(file=file, host=host, tz=tz, reference_time=reference_time, boot_time=boot_time, year_quality="year_from_mtime")
@@ -408,7 +420,7 @@ def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime
     if size > MAX_WHOLE_FILE_BYTES:
         return _failed(task, size, mtime, "error", f"{source.name} file of {size:,} bytes is over the {MAX_WHOLE_FILE_BYTES:,}-byte limit")
     data = Path(task.path).read_bytes()
-    ctx = _task_context(task, mtime, pl.Series("text", [], dtype=pl.String))
+    ctx = task_context(task, mtime, None)
     try:
         parsed = source.parse_bytes(data, ctx)
     except SOURCE_FAILURES as err:
@@ -440,8 +452,13 @@ def _resume_point(task: FileTask, size: int) -> tuple[int, int, str]:
 
 
 def _task_context(task: FileTask, mtime: datetime, head: pl.Series) -> ParseContext:
+    return task_context(task, mtime, year_hint(head) if task.options.year is None else None)
+
+
+def task_context(task: FileTask, mtime: datetime, hinted: int | None) -> ParseContext:
+    """The context of the task's file, modified at ``mtime``, whose lines' :func:`year_hint` is ``hinted``."""
     options = task.options
-    ctx = _context(task.provenance, options.host or task.host, options.tz, options.year, mtime, options.boot_time, head)
+    ctx = _context(task.provenance, options.host or task.host, options.tz, options.year, mtime, options.boot_time, hinted)
     return replace(ctx, **task.scope) if task.scope else ctx
 
 

@@ -16,7 +16,7 @@ from polars.exceptions import PanicException
 import rca
 from rca import schema, sources
 from rca.errors import InputError, StoreLockedError
-from rca.ingest import IngestOptions, finish_events
+from rca.ingest import HEAD_LINES, IngestOptions, finish_events, year_hint, year_hints
 from rca.sources._base import ParseContext
 from rca.store import Store
 from tests.conftest import DATA
@@ -265,3 +265,15 @@ def test_event_ids_count_the_events_of_a_line_in_parser_order() -> None:
     assert finished["line"].to_list() == [1, 2, 3, 3]
     assert [event_id.rsplit(":", 2)[1:] for event_id in finished["event_id"]] == [["1", "0"], ["2", "0"], ["3", "0"], ["3", "1"]]
     assert finished["message"].to_list() == ["a", "b", "c", "c derived"]
+
+
+def test_the_year_hints_of_several_files_are_each_file_s_first_dated_year() -> None:
+    undated = "Dec  1 03:17:05 node-1 kernel: Out of memory"
+    texts = [
+        pl.Series("text", [undated, "2025-03-01T10:00:00Z start", "2026-01-01 00:00:00 next"]),
+        pl.Series("text", [], dtype=pl.String),
+        pl.Series("text", [undated] * 3),
+        pl.Series("text", [undated] * (HEAD_LINES + 5) + ["2024/12/31 23:59:59 late"]),  # past the head
+    ]
+    assert year_hints(texts) == [year_hint(t) for t in texts] == [2025, None, None, 2024]
+    assert year_hints([]) == []
