@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 from typing import Any, Protocol
 
@@ -69,8 +70,9 @@ class ProcessPool:
         spawned = ProcessPoolExecutor(
             max_workers=workers - 1, mp_context=get_context("spawn"), initializer=_limit_polars_threads, initargs=(threads,)
         )
-        here = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rca-ingest")
-        self._capacity: dict[Any, int] = {here: 1, spawned: workers - 1}
+        self._here = _ThisProcess()
+        self._spawned = spawned
+        self._capacity: dict[Any, int] = {self._here: 1, spawned: workers - 1}
         self._waiting: deque[tuple[str, Task, Any]] = deque()
         self._running: dict[Future, tuple[str, Any]] = {}
 
@@ -95,9 +97,40 @@ class ProcessPool:
                 self._running[lane.submit(fn, arg)] = (key, lane)
                 busy[lane] += 1
 
-    def close(self) -> None:
-        for lane in self._capacity:
-            lane.shutdown(wait=True, cancel_futures=True)
+    def close(self, *, failed: bool = False) -> None:
+        """Stop the workers once their running tasks end; after a failure or an interrupt, not this process's:
+        a thread cannot be interrupted, and the run is abandoned anyway (its staged parts are never committed)."""
+        self._spawned.shutdown(wait=True, cancel_futures=True)
+        if not failed:
+            self._here.join()
+
+
+class _ThisProcess:
+    """The lane of this process: one task at a time, on a daemon thread, so that an interrupted run
+    can exit without waiting for it."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+
+    def submit(self, fn: Task, arg: Any) -> Future:
+        future: Future = Future()
+        future.set_running_or_notify_cancel()
+        self._thread = threading.Thread(target=_settle, args=(future, fn, arg), name="rca-ingest", daemon=True)
+        self._thread.start()
+        return future
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+
+def _settle(future: Future, fn: Task, arg: Any) -> None:
+    try:
+        result = fn(arg)
+    except BaseException as err:  # handed to the driver, which raises it
+        future.set_exception(err)
+    else:
+        future.set_result(result)
 
 
 def _limit_polars_threads(threads: int) -> None:
@@ -148,7 +181,9 @@ def executor(workers: int, scheduler: str | None) -> Iterator[Executor]:
         pool = ProcessPool(workers)
         try:
             yield pool
-        finally:
-            pool.close()
+        except BaseException:
+            pool.close(failed=True)
+            raise
+        pool.close()
     else:
         yield InProcess()

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from rca import _reader, archives, ingest, sources, templates
+from rca import _reader, archives, ingest, schema, sources, templates
 from rca.sources._base import SOURCE_FAILURES, ParseContext, Parsed, Source
 from rca.store import PartWriter, SharedPartWriter
 
@@ -239,11 +239,13 @@ def _parse_joined(reads: list[_Read], content: Sequence[pl.DataFrame], offsets: 
     ctx = reads[0].ctx if len(set(years)) == 1 else dataclasses.replace(reads[0].ctx, file_years=years)
     try:
         parsed = reads[0].source.parse(joined, ctx)
+        # Conformed here: an ill-typed column sends the files to be read one by one, each failing alone.
+        rows = schema.conform(parsed.events.drop("batch_file", strict=False), schema.EVENT_SCHEMA)
     except SOURCE_FAILURES:
         return None  # alone, each file's failure is kept and reported
-    if parsed.events.height == 0:
+    if rows.height == 0:
         return None
-    with_ids = parsed.events.with_columns(template_id=templates.template_ids(parsed.events["message"]))
+    with_ids = rows.with_columns(template_id=templates.template_ids(rows["message"]))
     return Parsed(with_ids, parsed.skipped, parsed.skipped_by_file)
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import pytest
 
-from rca._executors import ProcessPool
+from rca._executors import ProcessPool, executor
 
 
 def _pid_after(seconds: float) -> int:
@@ -45,3 +46,15 @@ def test_a_task_that_raises_makes_the_results_raise() -> None:
             list(pool.results())
     finally:
         pool.close()
+
+
+def test_a_failed_run_does_not_wait_for_the_task_running_in_this_process() -> None:
+    """After a failure (or Ctrl-C) the pool closes though a task of this process's lane still runs."""
+    release = threading.Event()
+    with pytest.raises(ValueError, match="broken input"), executor(2, None) as pool:
+        pool.submit(release.wait, 60, "this-process")  # the first task goes to this process's lane
+        pool.submit(_fail, "broken input", "worker")
+        list(pool.results())
+    still_running = [future for future in pool._running if not future.done()]
+    release.set()
+    assert len(still_running) == 1

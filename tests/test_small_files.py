@@ -132,15 +132,23 @@ SYSLOG_JSON = "".join(
     for n in range(3)
 )
 SYSLOG_STARTS_UNFRAMED = "    at the tail of a message\nJan  1 00:00:01 node-1 containerd[5]: next\n"
+# A header indented after its stamp is also a dump line: alone, the dump lines below it join it.
+KERNEL_STARTS_WITH_A_HEADER = """\
+[  200.000000]  python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+[  200.000001] CPU: 3 PID: 4242 Comm: python Not tainted 5.15.0-91-generic #101-Ubuntu
+[  200.000002] Hardware name: Amazon EC2 p4d.24xlarge/, BIOS 1.0 10/16/2017
+[  200.100000] something else
+"""
 KLOG_END = 'I1201 03:17:05.123456    2345 kubelet.go:2404] "SyncLoop (probe)" probe="readiness" pod="ml/trainer-0"\n'
 KLOG_STARTS_INDENTED = '    goroutine 1 [running]:\nI1201 03:17:06.000000    2345 kubelet.go:2404] "SyncLoop (probe)" probe="readiness" pod="ml/trainer-1"\n'
 
 
 @pytest.mark.parametrize("files", [
     {"dmesg-a.log": KERNEL_ENDS_IN_A_BLOCK, "dmesg-b.log": KERNEL_STARTS_MID_DUMP},
+    {"dmesg-a.log": KERNEL_ENDS_IN_A_BLOCK, "dmesg-b.log": KERNEL_STARTS_WITH_A_HEADER},
     {"syslog-a": SYSLOG_TEXT, "syslog-b.json": SYSLOG_JSON, "syslog-c": SYSLOG_STARTS_UNFRAMED},
     {"kubelet-a.log": KLOG_END + KLOG_END, "kubelet-b.log": KLOG_STARTS_INDENTED},
-], ids=["kernel", "syslog", "kubelet"])
+], ids=["kernel", "kernel-header-first", "syslog", "kubelet"])
 def test_files_read_together_take_nothing_from_each_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> None:
     root = tmp_path / "logs" / "n1"
     root.mkdir(parents=True)
@@ -235,6 +243,27 @@ def test_a_parser_failing_on_one_file_of_a_group_keeps_that_file_s_lines_and_par
     kept = events.filter(pl.col("file") == "n1/kubelet_klog_memory_pressure_01.log")
     assert (kept["format"] == "unparsed").all() and kept.height == len(poisoned.read_text().strip().splitlines())
     assert events.filter(pl.col("file") == "n1/kubelet_structured_oom_eviction.log", pl.col("kind") == "eviction").height == 6
+
+
+def test_a_column_of_the_wrong_type_from_a_parse_together_fails_only_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "logs" / "n1"
+    root.mkdir(parents=True)
+    (root / "dmesg-a.log").write_text(KERNEL_ENDS_IN_A_BLOCK)
+    (root / "dmesg-b.log").write_text(KERNEL_STARTS_MID_DUMP.replace("? __die", "? __die POISON"))
+    real = rca.sources.get("kernel")
+
+    def ill_typed(lines: pl.DataFrame, ctx: rca.sources.ParseContext) -> rca.sources.Parsed:
+        parsed = real.parse(lines, ctx)
+        if lines["text"].str.contains("POISON", literal=True).any():  # a pid no integer column can hold
+            return dataclasses.replace(parsed, events=parsed.events.with_columns(pid=pl.lit("not a pid")))
+        return parsed
+
+    monkeypatch.setitem(rca.sources._REGISTRY, "kernel", dataclasses.replace(real, parse=ill_typed))
+    events, files = _ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    status = dict(files.select("path", "status").iter_rows())
+    assert status == {"n1/dmesg-a.log": "ok", "n1/dmesg-b.log": "warning"}
+    assert (events.filter(pl.col("file") == "n1/dmesg-b.log")["format"] == "unparsed").all()
+    assert events.filter(pl.col("file") == "n1/dmesg-a.log", pl.col("kind") == "xid").height == 1
 
 
 def test_units_cut_runs_of_small_new_files_by_count_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:

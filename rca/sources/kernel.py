@@ -274,12 +274,13 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 
 def _numbered(lines: pl.DataFrame) -> pl.DataFrame:
-    """``row``: a line's place in the batch, the files of a batch of several set far apart, so that no
-    run, block or Xid report (rca.sources._xid looks two records back) reaches from one file into the next."""
-    numbered = lines.with_row_index("row")
+    """``row``: a line's place in its file's lines; in a batch of several files, file N's rows start at
+    N × ``_FILE_ROWS``, so that no run, block or Xid report (rca.sources._xid looks two records back)
+    reaches from one file into the next."""
     if not within_file(lines):
-        return numbered
-    return numbered.with_columns(row=pl.col("row").cast(pl.Int64) + pl.col("batch_file").cast(pl.Int64) * _FILE_ROWS)
+        return lines.with_row_index("row")
+    in_file = pl.int_range(pl.len(), dtype=pl.Int64).over("batch_file")
+    return lines.with_columns(row=in_file + pl.col("batch_file").cast(pl.Int64) * _FILE_ROWS).select("row", pl.exclude("row"))
 
 
 def _plain(lines: pl.DataFrame) -> pl.DataFrame:
@@ -359,12 +360,14 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
     is_header = pl.col("header_name").is_not_null()
     head = ~pl.col("continuation")
     row = pl.col("row").cast(pl.Int64)
-    after_gap = row != row.shift(1).fill_null(-1) + 1
+    new_file = starts_file(lines)
+    # The row before a file's first is its file's row -1 (numbered by _numbered), as if read alone.
+    before = pl.when(new_file).then(row - row % _FILE_ROWS - 1).otherwise(row.shift(1)).fill_null(-1)
+    after_gap = row != before + 1
     opens_run = head & ~pl.col("dump")
     run_has_header = (
-        pl.when(opens_run).then(is_header).when(after_gap).then(pl.lit(False)).when(row == 0).then(is_header).forward_fill()
+        pl.when(opens_run).then(is_header).when(after_gap).then(pl.lit(False)).when(row % _FILE_ROWS == 0).then(is_header).forward_fill()
     )
-    new_file = starts_file(lines)
     opens_record = head & ~(run_has_header & pl.col("dump")) | new_file
     killed = pl.col("killed_pid").is_not_null()
     return lines.with_columns(
