@@ -9,7 +9,6 @@ import polars as pl
 
 from rca import schema
 from rca.embed import signature_words
-from rca.kb import UNKNOWN, best_matches, combine_scores, draft_entry, draft_yaml
 
 _LABEL_SIGNALS = ("anchor_kind", "gpu_mem_growth_shape", "oom_constraint", "runtime_oom")
 _TERMS = 3
@@ -160,6 +159,8 @@ def mode_rules(rules: pl.DataFrame, incident_ids: pl.Series, mode_ids: list[str]
 
 def with_kb(table: pl.DataFrame, rules: pl.DataFrame, similarity: pl.DataFrame, threshold: float, rule_weight: float) -> pl.DataFrame:
     """The modes' entries from their members' rules and their centroid's similarity (modes without members keep theirs)."""
+    from rca.kb import best_matches, combine_scores  # imported where used: see rca.cluster.cluster
+
     best = best_matches(combine_scores(rules, similarity, rule_weight=rule_weight), threshold=threshold).select(
         mode_id="incident_id", run_kb="kb_id", run_confidence="kb_confidence", run_runner_up="runner_up"
     )
@@ -173,6 +174,8 @@ def with_kb(table: pl.DataFrame, rules: pl.DataFrame, similarity: pl.DataFrame, 
 
 def drafts(table: pl.DataFrame, base: pl.DataFrame) -> dict[str, str]:
     """A draft entry (file name → YAML) from the medoid of each mode no entry matched, when the medoid is in this run."""
+    from rca.kb import UNKNOWN, draft_entry, draft_yaml  # imported where used: see rca.cluster.cluster
+
     unknown = table.filter(pl.col("kb_id") == UNKNOWN).select(incident_id="medoid_incident")
     rows = base.join(unknown, on="incident_id", how="semi").to_dicts()
     return {f"{draft_entry(row)['id']}.yaml": draft_yaml(row) for row in rows}

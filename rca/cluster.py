@@ -47,7 +47,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -56,8 +56,10 @@ from rca import embed, schema
 from rca._failure_modes import drafts as draft_entries
 from rca._failure_modes import mode_rules, mode_table, with_kb
 from rca._mode_kmeans import JOIN_DISTANCE, ModeClusterer
-from rca.kb import UNKNOWN, KnowledgeBase, best_matches, combine_scores, load_kb, rule_scores
 from rca.store import Store
+
+if TYPE_CHECKING:
+    from rca.kb import KnowledgeBase
 
 __all__ = [
     "JOIN_DISTANCE",
@@ -107,6 +109,10 @@ def cluster(
     first run, the number of modes). ``rule_weight``: the rules' share of a KB match (default:
     :func:`default_rule_weight`). The rest is described in the module docstring.
     """
+    # Here, not at the top: rca.kb builds pydantic models (~0.2 s) that `import rca`, and so every
+    # ingest worker process, would otherwise pay for.
+    from rca.kb import KnowledgeBase, best_matches, combine_scores, load_kb, rule_scores
+
     started = time.perf_counter()
     base = _base(incidents)
     knowledge = kb if isinstance(kb, KnowledgeBase) else load_kb(kb)
@@ -304,6 +310,8 @@ def _clustered(base: pl.DataFrame, mode_ids: list[str], own: pl.DataFrame) -> pl
 
 def _report(incidents: pl.DataFrame, modes: pl.DataFrame, assigned: _Assignment, model: embed.Embedder,
             cache_before: pl.DataFrame, cache_after: pl.DataFrame, drafts: dict[str, str], notices: list[str], seconds: float) -> dict:
+    from rca.kb import UNKNOWN  # loaded by cluster() already (see there)
+
     statuses = dict(modes.group_by("status").len().iter_rows())
     return {
         "incidents": incidents.height,
