@@ -52,6 +52,12 @@ class InProcess:
             yield key, fn(arg)
 
 
+class _Lane(Protocol):
+    """Where the local pool runs a task: this process (:class:`_ThisProcess`) or its spawned processes."""
+
+    def submit(self, fn: Task, arg: Any, /) -> Future: ...
+
+
 class ProcessPool:
     """``workers`` lanes: a thread of this process and ``workers - 1`` spawned worker processes.
 
@@ -72,9 +78,9 @@ class ProcessPool:
         )
         self._here = _ThisProcess()
         self._spawned = spawned
-        self._capacity: dict[Any, int] = {self._here: 1, spawned: workers - 1}
+        self._capacity: dict[_Lane, int] = {self._here: 1, spawned: workers - 1}
         self._waiting: deque[tuple[str, Task, Any]] = deque()
-        self._running: dict[Future, tuple[str, Any]] = {}
+        self._running: dict[Future, tuple[str, _Lane]] = {}
 
     def submit(self, fn: Task, arg: Any, key: str) -> None:
         self._waiting.append((key, fn, arg))
@@ -127,7 +133,7 @@ class _ThisProcess:
 def _settle(future: Future, fn: Task, arg: Any) -> None:
     try:
         result = fn(arg)
-    except BaseException as err:  # handed to the driver, which raises it
+    except BaseException as err:  # noqa: BLE001 - every outcome goes to the driver, which raises it; none may leave it waiting
         future.set_exception(err)
     else:
         future.set_result(result)

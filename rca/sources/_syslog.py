@@ -14,7 +14,17 @@ from collections.abc import Callable
 import polars as pl
 
 from rca import timeutil
-from rca.sources._base import MESSAGE_TAIL, ParseContext, file_column, head_groups, holds_newline, inherit_frame, map_distinct, split_rows, within_file
+from rca.sources._base import (
+    MESSAGE_TAIL,
+    ParseContext,
+    file_column,
+    head_groups,
+    holds_newline,
+    inherit_frame,
+    map_distinct,
+    split_rows,
+    within_file,
+)
 
 MessageRules = Callable[[pl.DataFrame, ParseContext], pl.DataFrame]
 
