@@ -153,12 +153,9 @@ def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | list
 
 
 def _with_contexts(reads: list[_Read]) -> list[_Read]:
-    """The files with their contexts: the years of those no --year names are looked for in one query."""
-    hinted = iter(ingest.year_hints([read.lines["text"] for read in reads if read.task.options.year is None]))
-    return [
-        dataclasses.replace(read, ctx=ingest.task_context(read.task, read.mtime, None if read.task.options.year is not None else next(hinted)))
-        for read in reads
-    ]
+    """The files with their contexts, their years looked for in one query (--year, when given, wins over them)."""
+    hints = ingest.year_hints([read.lines["text"] for read in reads])
+    return [dataclasses.replace(read, ctx=ingest.task_context(read.task, read.mtime, hint)) for read, hint in zip(reads, hints, strict=True)]
 
 
 def _with_sources(reads: list[_Read]) -> list[_Read]:
@@ -175,12 +172,7 @@ def _parse_each(reads: list[_Read], writer: SharedPartWriter) -> dict[int, list[
         rows.append(events.with_columns(batch_file=pl.lit(number, pl.Int32)))
         skipped.append(file_skipped)
         failures.append(failure)
-    finished = ingest.finish_batch_events(pl.concat(rows), [read.ctx for read in reads], reads[0].source.name)
-    tallies, parts = ingest.event_tallies(finished), writer.write_batch(finished)
-    return {
-        read.index: [_file_result(read, tallies.get(number), skipped[number], parts.get(number, []), failures[number])]
-        for number, read in enumerate(reads)
-    }
+    return _finished(reads, pl.concat(rows), skipped, writer, failures)
 
 
 def _parse_together(reads: list[_Read], writer: SharedPartWriter) -> dict[int, list[ingest.FileResult]]:
@@ -201,11 +193,20 @@ def _parse_together(reads: list[_Read], writer: SharedPartWriter) -> dict[int, l
     skipped = _skipped_by_file(parsed, uncovered)
     if skipped is None:
         return _parse_each(reads, writer)
-    finished = ingest.finish_batch_events(own, [read.ctx for read in reads], reads[0].source.name)
+    return _finished(reads, own, [{**blank, **own_skipped} for blank, own_skipped in zip(blanks, skipped, strict=True)], writer)
+
+
+def _finished(
+    reads: list[_Read], rows: pl.DataFrame, skipped: list[dict[str, int]], writer: SharedPartWriter, failures: Sequence[str | None] = ()
+) -> dict[int, list[ingest.FileResult]]:
+    """Each file's result from the rows of all of them (``batch_file``: the file's place in ``reads``), finished,
+    counted and held for writing in one pass; ``skipped`` and ``failures`` (none by default) are by file too."""
+    finished = ingest.finish_batch_events(rows, [read.ctx for read in reads], reads[0].source.name)
     tallies, parts = ingest.event_tallies(finished), writer.write_batch(finished)
+    failures = failures or [None] * len(reads)
     return {
-        read.index: [_file_result(read, tallies.get(number), {**blank, **own_skipped}, parts.get(number, []))]
-        for number, (read, blank, own_skipped) in enumerate(zip(reads, blanks, skipped, strict=True))
+        read.index: [_file_result(read, tallies.get(number), skipped[number], parts.get(number, []), failures[number])]
+        for number, read in enumerate(reads)
     }
 
 

@@ -27,7 +27,7 @@ import polars as pl
 
 from rca import _executors, _reader, _small_files, _split, archives, bundles, schema, sources, templates
 from rca.errors import FileFormatError, InputError
-from rca.sources._base import SOURCE_FAILURES, ParseContext, Source
+from rca.sources._base import SOURCE_FAILURES, ParseContext, Source, add_skipped, per_file
 from rca.store import PartWriter, Store, keep_shared_parts
 
 MAX_LINE_CHARS = 64 * 1024
@@ -95,8 +95,7 @@ def _parsed_rows(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tupl
     if content.height == 0:
         return schema.empty(schema.EVENT_SCHEMA), skipped
     parsed = source.parse(content, ctx)
-    for reason, count in parsed.skipped.items():
-        skipped[reason] = skipped.get(reason, 0) + count
+    add_skipped(skipped, parsed.skipped)
     # Conformed here: a parser's ill-typed column fails its own batch, not the files finished with it.
     return schema.conform(parsed.events, schema.EVENT_SCHEMA), skipped
 
@@ -131,7 +130,7 @@ def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], 
         return schema.empty(schema.EVENT_SCHEMA)
     batch = "batch_file" in events.columns
     hosts = [ctx.host or None for ctx in contexts]
-    host = _per_file(hosts, pl.String)
+    host = per_file(hosts, pl.String)
     content_first = sources.get(source_name).host_in_content
     scopes = [ctx.scope() for ctx in contexts]
     scoped = dict.fromkeys(name for scope in scopes for name in scope)
@@ -145,8 +144,8 @@ def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], 
         .then(pl.lit("missing"))
         .otherwise(pl.col("ts_quality").fill_null(pl.when(pl.col("ts").is_null()).then(pl.lit("missing")).otherwise(pl.lit("exact")))),
         n_lines=pl.col("n_lines").fill_null(1),
-        file=_per_file([ctx.file for ctx in contexts], pl.String),
-        **{name: pl.col(name).fill_null(_per_file([scope.get(name) for scope in scopes], pl.String)) for name in scoped},
+        file=per_file([ctx.file for ctx in contexts], pl.String),
+        **{name: pl.col(name).fill_null(per_file([scope.get(name) for scope in scopes], pl.String)) for name in scoped},
     )
     # Small files parsed together come with the ids of the whole batch (rca._small_files).
     known = filled["template_id"].null_count() == 0
@@ -157,15 +156,8 @@ def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], 
     row = pl.int_range(pl.len())
     new_line = pl.any_horizontal(pl.col(name).ne_missing(pl.col(name).shift(1)) for name in order)
     ordinal = row - pl.when(new_line).then(row).forward_fill()
-    key = _per_file([file_key(ctx.file) for ctx in contexts], pl.String)
+    key = per_file([file_key(ctx.file) for ctx in contexts], pl.String)
     return ordered.with_columns(event_id=pl.format("{}:{}:{}", key, pl.col("line"), ordinal))
-
-
-def _per_file(values: Sequence[object], dtype: pl.DataType) -> pl.Expr:
-    """A value per file of a batch, by its ``batch_file`` number; a literal when they are all the same."""
-    if len(set(values)) == 1:
-        return pl.lit(values[0], dtype)
-    return pl.col("batch_file").replace_strict(list(range(len(values))), list(values), return_dtype=dtype)
 
 
 def year_hint(texts: pl.Series) -> int | None:

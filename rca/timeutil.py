@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import polars as pl
 
-from rca.sources._base import ParseContext
+from rca.sources._base import ParseContext, per_file
 
 # Month abbreviations as syslog and journald print them under common locales (C, ru, de, fr, es).
 _MONTHS = {
@@ -114,16 +114,12 @@ def _year_sources(ctx: ParseContext, within: str | None) -> tuple[pl.Expr | None
     if ctx.file_years:
         if within is None:
             raise ValueError("the lines of several files need within= to take each file's year")
-        number = pl.col(within)
-
-        def by_file(values: list, dtype: pl.DataType) -> pl.Expr:
-            return number.replace_strict(dict(enumerate(values)), default=None, return_dtype=dtype)
-
         years, _, references = zip(*ctx.file_years, strict=True)
         known = [quality if year is not None else "year_from_mtime" if reference is not None else "missing"
                  for year, quality, reference in ctx.file_years]
-        return (by_file(list(years), pl.Int32()), by_file(known, pl.String()),
-                (by_file(list(references), pl.Datetime("us", "UTC")), by_file([r.year if r else None for r in references], pl.Int32())))
+        reference_years = [r.year if r else None for r in references]
+        return (per_file(years, pl.Int32(), within), per_file(known, pl.String(), within),
+                (per_file(references, pl.Datetime("us", "UTC"), within), per_file(reference_years, pl.Int32(), within)))
     if ctx.year is not None:
         return pl.lit(ctx.year, pl.Int32), pl.lit(ctx.year_quality), None
     if ctx.reference_time is not None:

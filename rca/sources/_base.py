@@ -193,6 +193,13 @@ def file_column(frame: pl.DataFrame) -> list[str]:
     return ["batch_file"] if "batch_file" in frame.columns else []
 
 
+def per_file(values: Sequence[object], dtype: pl.DataType, within: str = "batch_file") -> pl.Expr:
+    """A value per file of a batch, by its number in the ``within`` column; a literal when they are all the same."""
+    if len(set(values)) == 1:
+        return pl.lit(values[0], dtype)
+    return pl.col(within).replace_strict(list(range(len(values))), list(values), default=None, return_dtype=dtype)
+
+
 def starts_file(frame: pl.DataFrame) -> pl.Expr:
     """Whether a row opens a file other than the batch's first; never, for the lines of one file.
 

@@ -163,13 +163,13 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     skipped = {"header": int(header.sum())} if header.any() else {}
     if body.height == 0:
         return Parsed(events=pl.DataFrame(), skipped=skipped)
-    if not within_file(body):
-        return Parsed(events=_parse_family(body, _family(body["text"]), ctx), skipped=skipped)
     # Each file of a batch is framed the way most of its own lines are written.
-    families = {number: _family(part["text"]) for (number,), part in body.partition_by("batch_file", as_dict=True).items()}
+    families = _families(body)
+    if not within_file(body):
+        return Parsed(events=_parse_family(body, families[0], ctx), skipped=skipped)
     family = body.select(pl.col("batch_file").replace_strict(families, return_dtype=pl.String)).to_series()
     parts = [_parse_family(body.filter(family == name), name, ctx) for name in dict.fromkeys(families.values())]
-    return Parsed(events=pl.concat(parts, how="diagonal_relaxed").sort("line"), skipped=skipped)
+    return Parsed(events=pl.concat(parts, how="diagonal_relaxed").sort("line", maintain_order=True), skipped=skipped)
 
 
 def _parse_family(body: pl.DataFrame, family: str, ctx: ParseContext) -> pl.DataFrame:
@@ -180,20 +180,22 @@ def _parse_family(body: pl.DataFrame, family: str, ctx: ParseContext) -> pl.Data
     return kernel_rules(_frame_dmesg(body, ctx), ctx)
 
 
-def _family(texts: pl.Series) -> str:
+def _families(lines: pl.DataFrame) -> dict[int, str]:
+    """How each file is written (dmesg, syslog or journal_json: whichever most of its lines are), by its
+    ``batch_file`` number (0 for the lines of one file), counted in one query."""
     text = pl.col("text")
-    if holds_newline(texts):
+    if holds_newline(lines["text"]):
         raw, ctime, iso, short, iso_line = _RAW, _CTIME, _ISO, _syslog.SHORT_LINE, _syslog.ISO_LINE
     else:  # the ".*$" tail matches any rest of a line, so the heads decide alone and stop early
         raw, ctime, iso, short, iso_line = _RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _syslog.SHORT_HEAD, _syslog.ISO_HEAD
-    counts = texts.to_frame("text").select(
+    file = pl.col("batch_file") if within_file(lines) else pl.lit(0, pl.Int32).alias("batch_file")
+    counts = lines.group_by(file, maintain_order=True).agg(
         dmesg=(text.str.contains(raw) | text.str.contains(ctime) | text.str.contains(iso)).sum(),
-        syslog=((text.str.contains(short) | text.str.contains(iso_line) | text.str.contains(_BARE_KERNEL))
-                & ~text.str.contains(iso)).sum(),
-    ).row(0, named=True)
-    json_like = texts.filter(texts.str.starts_with("{"))
-    counts["journal_json"] = int(json_like.str.json_path_match("$.MESSAGE").is_not_null().sum())
-    return max(("dmesg", "syslog", "journal_json"), key=lambda name: counts[name])
+        syslog=((text.str.contains(short) | text.str.contains(iso_line) | text.str.contains(_BARE_KERNEL)) & ~text.str.contains(iso)).sum(),
+        journal_json=text.filter(text.str.starts_with("{")).str.json_path_match("$.MESSAGE").is_not_null().sum(),
+    )
+    names = ("dmesg", "syslog", "journal_json")
+    return {row["batch_file"]: max(names, key=lambda name: row[name]) for row in counts.iter_rows(named=True)}
 
 
 def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:

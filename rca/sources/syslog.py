@@ -33,7 +33,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     return {head: float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE for head, row in by_head(heads, share=framed.mean()).items()}
 
 
-def _is_journal_json(texts: pl.Expr | pl.Series) -> pl.Expr | pl.Series:
+def _is_journal_json(texts: pl.Expr) -> pl.Expr:
     return texts.str.starts_with("{") & texts.str.contains('"__REALTIME_TIMESTAMP"', literal=True)
 
 
