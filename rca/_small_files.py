@@ -237,7 +237,8 @@ def _parse_joined(reads: list[_Read], content: Sequence[pl.DataFrame], offsets: 
     if joined.height == 0:
         return None
     years = tuple(_year_context(read.ctx) for read in reads)
-    ctx = reads[0].ctx if len(set(years)) == 1 else dataclasses.replace(reads[0].ctx, file_years=years)
+    files = tuple((read.ctx.file, read.ctx.reference_time) for read in reads)
+    ctx = dataclasses.replace(reads[0].ctx, files=files, file_years=years if len(set(years)) > 1 else ())
     try:
         parsed = reads[0].source.parse(joined, ctx)
         # Conformed here: an ill-typed column sends the files to be read one by one, each failing alone.

@@ -167,6 +167,27 @@ def test_files_read_together_take_nothing_from_each_other(tmp_path: Path, monkey
     assert_frame_equal(together_files, alone_files)
 
 
+def test_cgroup_files_are_read_together_each_with_its_own_name_folder_and_mtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(DATA / "cgroup", tmp_path / "logs")
+    files = sorted(p for p in (tmp_path / "logs").rglob("*") if p.is_file())
+    for number, path in enumerate(files):
+        _stamp(path, datetime(2026, 3, 1 + number, tzinfo=UTC))
+    calls: list[list[str]] = []
+    parse_together = _small_files._parse_together
+    monkeypatch.setattr(_small_files, "_parse_together", lambda reads, writer: calls.append([r.source.name for r in reads]) or parse_together(reads, writer))
+    read_alone = _count_reads_alone(monkeypatch)
+    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
+    monkeypatch.undo()
+    assert read_alone == [] and calls == [["cgroup"] * len(files)]
+    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
+    assert_frame_equal(together, alone)
+    assert_frame_equal(together_files, alone_files)
+    readings = together.filter(pl.col("kind") == "cgroup_memory")
+    assert readings.height == len(together_files)
+    assert readings.select(pl.col("ts").dt.day().n_unique()).item() == len(files)
+    assert readings.select(pl.col("cgroup").n_unique()).item() == 4  # two folders on one host, one on each other
+
+
 def test_nvidia_smi_files_are_read_together_and_a_csv_header_stops_at_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "logs" / "n1"
     root.mkdir(parents=True)

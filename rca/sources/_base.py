@@ -35,7 +35,8 @@ class ParseContext:
     named by the layout (a ``kubectl cluster-info dump`` pod log) and fill events that
     carry none of their own. Of the lines of several files (a ``batch_file`` column) whose
     years come from different places, ``file_years`` holds each file's ``(year,
-    year_quality, reference_time)`` in batch-file order.
+    year_quality, reference_time)`` in batch-file order; ``files`` holds each file's
+    ``(file, reference_time)`` whenever a batch has several files.
     """
 
     file: str
@@ -49,6 +50,7 @@ class ParseContext:
     namespace: str | None = None
     container: str | None = None
     file_years: tuple[tuple[int | None, str, datetime | None], ...] = ()
+    files: tuple[tuple[str, datetime | None], ...] = ()
 
     def scope(self) -> dict[str, str]:
         """The pod, namespace and container the layout names, for the events that lack them."""

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import PurePosixPath
 
 import polars as pl
@@ -143,80 +144,107 @@ def _file_role(name: str, keys: set[str]) -> tuple[str, str | None, int | None]:
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
-    """One ``cgroup_memory`` event for the file's value lines; other lines stay ``log``."""
-    name = PurePosixPath(ctx.file.replace("\\", "/")).name
-    keyed = lines.with_columns(kv=pl.col("text").str.extract_groups(_KEYED_LINE))
-    keys = set(keyed["kv"].struct.field("key").drop_nulls().to_list())
-    role, attribute, version = _file_role(name, keys)
-    if role == "single":
-        value = lines["text"].str.extract(_SINGLE_LINE, 1)
-        first = value.is_not_null().arg_true()
-        is_record = pl.int_range(pl.len()) == (first[0] if first.len() else -1)
-        rows = lines.with_columns(key=pl.lit(None, pl.String), value=value)
-    else:
-        rows = keyed.with_columns(key=pl.col("kv").struct.field("key"), value=pl.col("kv").struct.field("value")).drop("kv")
-        is_record = pl.col("key").is_not_null()
-    flagged = rows.with_columns(is_record=is_record)
-    record = flagged.filter(pl.col("is_record"))
-    others = flagged.filter(~pl.col("is_record")).select("line", message="text", n_lines=pl.lit(1, pl.Int32))
-    events = [others]
-    if record.height:
-        events.insert(0, _reading(record, ctx, name, role, attribute, version))
-    return Parsed(events=pl.concat(events, how="diagonal_relaxed").sort("line"))
+    """One ``cgroup_memory`` event for each file's value lines; other lines stay ``log``.
+
+    The lines of several files (a ``batch_file`` column) are read at once: each file's role
+    comes from its own name and keys (:func:`_file_role`), its time from its own mtime.
+    """
+    alone = "batch_file" not in lines.columns
+    numbered = lines.with_columns(batch_file=pl.lit(0, pl.Int32)) if alone else lines
+    values = numbered.with_columns(kv=pl.col("text").str.extract_groups(_KEYED_LINE), single=pl.col("text").str.extract(_SINGLE_LINE, 1))
+    keys = values.group_by("batch_file").agg(pl.col("kv").struct.field("key").drop_nulls().unique())
+    files = _files(ctx.files or ((ctx.file, ctx.reference_time),), dict(keys.iter_rows()))
+    rows = values.join(files, on="batch_file", how="left").with_columns(_record_fields())
+    record = rows.filter(pl.col("is_record"))
+    others = rows.filter(~pl.col("is_record")).select("line", "batch_file", message="text", n_lines=pl.lit(1, pl.Int32))
+    events = pl.concat([_readings(record), others], how="diagonal_relaxed").sort("line")
+    return Parsed(events=events.drop("batch_file") if alone else events)
 
 
-def _reading(record: pl.DataFrame, ctx: ParseContext, name: str, role: str, attribute: str | None, version: int | None) -> pl.DataFrame:
-    cgroup = cgroup_path(ctx.file)
-    value = pl.col("value")
+def _files(files: Sequence[tuple[str, datetime | None]], keys: dict[int, list[str]]) -> pl.DataFrame:
+    """One row per file of the batch: what its name and keys make of it (``_FILE_COLUMNS``)."""
+    rows = []
+    for number, (file, mtime) in enumerate(files):
+        name = PurePosixPath(file.replace("\\", "/")).name
+        role, attribute, version = _file_role(name, set(keys.get(number, ())))
+        header = json.dumps({"cgroup_version": version, "cgroup_file": name}, separators=(",", ":"))[:-1]
+        rows.append((number, name, role, attribute, version, header, cgroup_path(file), mtime))
+    return pl.DataFrame(rows, schema=_FILE_COLUMNS, orient="row")
+
+
+_FILE_COLUMNS = {
+    "batch_file": pl.Int32(), "name": pl.String(), "role": pl.String(), "attribute": pl.String(), "version": pl.Int32(),
+    "header": pl.String(), "cgroup": pl.String(), "mtime": schema.UTC_MICROS,
+}
+
+
+def _record_fields() -> list[pl.Expr]:
+    """``key``, ``value`` and ``is_record`` of a line: a one-number file's first number, or a table's ``key value`` line."""
+    single = pl.col("role") == "single"
+    first_number = pl.col("line") == pl.col("line").filter(pl.col("single").is_not_null()).min().over("batch_file")
+    return [
+        pl.when(~single).then(pl.col("kv").struct.field("key")).alias("key"),
+        pl.when(single).then(pl.col("single")).otherwise(pl.col("kv").struct.field("value")).alias("value"),
+        pl.when(single).then(first_number.fill_null(False)).otherwise(pl.col("kv").struct.field("key").is_not_null()).alias("is_record"),
+    ]
+
+
+def _readings(record: pl.DataFrame) -> pl.DataFrame:
+    """Each file's record lines folded into its ``cgroup_memory`` event."""
+    value, attribute = pl.col("value"), pl.col("attribute")
     number = value.cast(pl.Int64, strict=False)
     unlimited = (value == "max") | (number >= UNLIMITED_BYTES)
-    if role == "single":
-        member = _single_member(attribute or "value", value, unlimited)
-    else:
-        mapped = pl.col("key").replace_strict(_KEY_ATTRS.get(role, {}), default=None, return_dtype=pl.String)
-        member = pl.format('"{}":{}', pl.coalesce(mapped, pl.lit(_KEY_PREFIX[role]) + pl.col("key")), value)
-    header = json.dumps({"cgroup_version": version, "cgroup_file": name}, separators=(",", ":"))[:-1]
-    body = member.drop_nulls().str.join(",")
-    no_number = pl.lit(None, pl.Int64)
-    summary = record.select(
+    body = _member(value, unlimited).drop_nulls().str.join(",")
+    summary = record.group_by("batch_file", maintain_order=True).agg(
+        pl.col("name", "role", "attribute", "version", "header", "cgroup", "mtime").first(),
         line=pl.col("line").min(),
         n_lines=pl.len().cast(pl.Int32),
-        attrs=pl.lit(header) + pl.when(body == "").then(pl.lit("")).otherwise(pl.lit(",") + body) + pl.lit("}"),
-        message=pl.lit(f"{name}: ") + pl.format("{} {}", pl.col("key"), value).fill_null(value).str.join(", "),
-        mem_used_bytes=number.first() if attribute == "used" else no_number,
-        mem_total_bytes=pl.when(~unlimited).then(number).first() if attribute == "limit" else no_number,
-        alarming=_alarming(role, attribute, number),
+        body=body,
+        listed=pl.format("{} {}", pl.col("key"), value).fill_null(value).str.join(", "),
+        mem_used_bytes=number.filter(attribute == "used").first(),
+        mem_total_bytes=pl.when(~unlimited).then(number).filter(attribute == "limit").first(),
+        alarming=_alarming(number).any(),
     )
-    ts = ctx.reference_time
-    return summary.with_columns(
+    return summary.select(
+        "batch_file", "line", "n_lines", "mem_used_bytes", "mem_total_bytes", "cgroup",
+        attrs=pl.col("header") + pl.when(pl.col("body") == "").then(pl.lit("")).otherwise(pl.lit(",") + pl.col("body")) + pl.lit("}"),
+        message=pl.col("name") + pl.lit(": ") + pl.col("listed"),
         kind=pl.lit("cgroup_memory"),
-        format=pl.lit(f"cgroup_v{version}"),
+        format=pl.format("cgroup_v{}", pl.col("version")),
         severity=pl.when(pl.col("alarming")).then(pl.lit("warning")).otherwise(pl.lit("info")),
-        ts=pl.lit(ts, schema.UTC_MICROS),
-        ts_quality=pl.lit("file_mtime" if ts else "missing"),
-        cgroup=pl.lit(cgroup),
-        pod_uid=memcg_pod_uid(pl.lit(cgroup)),
-        container_id=memcg_container_id(pl.lit(cgroup)),
-    ).drop("alarming")
-
-
-def _single_member(attribute: str, value: pl.Expr, unlimited: pl.Expr) -> pl.Expr:
-    """The attrs member of a one-number file: the number; for the limit, whether there is none."""
-    if attribute == "used":
-        return pl.lit(None, pl.String)
-    if attribute == "limit":
-        return pl.when(unlimited).then(pl.lit('"unlimited":true')).otherwise(pl.lit('"unlimited":false'))
-    return pl.when(value == "max").then(pl.lit(f'"{attribute}":null,"{attribute}_unlimited":true')).otherwise(
-        pl.format('"{}":{}', pl.lit(attribute), value)
+        ts=pl.col("mtime"),
+        ts_quality=pl.when(pl.col("mtime").is_not_null()).then(pl.lit("file_mtime")).otherwise(pl.lit("missing")),
+        pod_uid=memcg_pod_uid(pl.col("cgroup")),
+        container_id=memcg_container_id(pl.col("cgroup")),
     )
 
 
-def _alarming(role: str, attribute: str | None, number: pl.Expr) -> pl.Expr:
-    """Whether the file reports a limit hit: OOM kills, a failcnt, a cgroup under OOM."""
-    if role == "single":
-        return (number > 0).any() if attribute == "failcnt" else pl.lit(False)
-    key = pl.col("key")
-    return (key.is_in(["oom", "oom_kill", "under_oom"]) & (number > 0)).any()
+def _member(value: pl.Expr, unlimited: pl.Expr) -> pl.Expr:
+    """A record line's attrs member: a table's ``"prefix.key":value``; a one-number file's number
+    under its attribute (none for the usage, which has a column; for the limit, whether there is none)."""
+    role, attribute, key = pl.col("role"), pl.col("attribute"), pl.col("key")
+    named = pl.concat_str([role, key], separator="|").replace_strict(_KEY_ATTR_BY_ROLE, default=None, return_dtype=pl.String)
+    keyed = pl.format('"{}":{}', pl.coalesce(named, role.replace_strict(_KEY_PREFIX, default="", return_dtype=pl.String) + key), value)
+    limit = pl.when(unlimited).then(pl.lit('"unlimited":true')).otherwise(pl.lit('"unlimited":false'))
+    counter = pl.when(value == "max").then(pl.format('"{}":null,"{}_unlimited":true', attribute, attribute)).otherwise(
+        pl.format('"{}":{}', attribute, value)
+    )
+    return (
+        pl.when(role != "single").then(keyed)
+        .when(attribute == "used").then(pl.lit(None, pl.String))
+        .when(attribute == "limit").then(limit)
+        .otherwise(counter)
+    )
+
+
+_KEY_ATTR_BY_ROLE = {f"{role}|{key}": name for role, names in _KEY_ATTRS.items() for key, name in names.items()}
+
+
+def _alarming(number: pl.Expr) -> pl.Expr:
+    """Whether a record line reports a limit hit: OOM kills, a failcnt, a cgroup under OOM."""
+    failcnt = (pl.col("role") == "single") & (pl.col("attribute") == "failcnt")
+    oom_key = (pl.col("role") != "single") & pl.col("key").is_in(["oom", "oom_kill", "under_oom"])
+    return (failcnt | oom_key) & (number > 0)
 
 
 # --- one reading per folder ---------------------------------------------------------------
@@ -289,5 +317,6 @@ SOURCE = register(
         sniff_literals=("oom_kill", "under_oom", "pgfault"),
         formats=("cgroup_v1", "cgroup_v2"),
         claims_name=claims_name,
+        segmented=True,
     )
 )
