@@ -300,6 +300,30 @@ def test_kern_log_old_kill_process_or_sacrifice_child_is_the_kill() -> None:
     assert row["ts"] == _utc(2026, 3, 7, 11, 54, 10)
 
 
+def test_3x_kill_of_a_sacrificed_child_is_one_kill_of_the_child() -> None:
+    events = _events("dmesg_T_oom_sacrifice_child_el7_01.log")
+    kill = of_kind(events, "oom_kill")
+    assert (kill.height, kill["pid"][0], kill["rss_bytes"][0]) == (1, 28438, 466160 * KI)
+    selection = events.filter(pl.col("message").str.contains("sacrifice child")).row(0, named=True)
+    assert (selection["kind"], selection["pid"], json.loads(selection["attrs"])["selected"]) == ("log", 24572, True)
+
+
+@pytest.mark.parametrize(("name", "pids"), [
+    ("kern_log_oom_kill_uid_comma_el6_01.log", [3679]),
+    ("kern_log_oom_memcg_uid_after_name_01.log", [42452, 42453, 42474, 42471, 42468]),
+])
+def test_rhel_6_and_7_kill_lines_give_the_victim_and_its_uid(name: str, pids: list[int]) -> None:
+    kills = of_kind(_events(name), "oom_kill")
+    assert kills["pid"].to_list() == pids
+    assert [attrs["uid"] for attrs in attrs_of(kills)] == [0] * len(pids)
+
+
+def test_old_driver_fallen_off_the_bus_line_names_its_bus() -> None:
+    lost = _events("dmesg_fallen_off_bus_old_wording_01.log").filter(pl.col("message").str.contains("fallen off the bus"))
+    assert lost["pci_bus"].to_list() == ["0000:01:00.0"] * 2
+    assert [attrs.get("fallen_off_bus") for attrs in attrs_of(lost)] == [True, True]
+
+
 # --- hand-made fixtures -------------------------------------------------------------------
 
 

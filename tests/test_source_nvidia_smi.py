@@ -195,6 +195,13 @@ def test_query_gpu_212_columns() -> None:
     assert None not in attrs.values()
 
 
+def test_query_gpu_of_two_gpus_without_a_timestamp_column() -> None:
+    samples = of_kind(_events("nvidia_smi_query_gpu_two_gpus_no_timestamp_01.csv"), "gpu_sample")
+    assert samples["mem_used_bytes"].to_list() == [2856 * MIB, 4 * MIB]
+    assert samples["mem_total_bytes"].to_list() == [11175 * MIB, 6078 * MIB]
+    assert samples["ts"].to_list() == [None, None] and samples["gpu_index"].to_list() == [None, None]
+
+
 def test_query_compute_apps() -> None:
     events = _events("nvidia_smi_query_compute_apps_01.csv")
     assert events["kind"].to_list() == ["gpu_process"] * 3

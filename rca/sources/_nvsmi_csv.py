@@ -17,7 +17,7 @@ import io
 
 import polars as pl
 
-from rca import timeutil
+from rca import schema, timeutil
 from rca.sources._base import ParseContext, Parsed, map_distinct
 from rca.sources._nvsmi_common import attrs_json, conform_events, integer, known, log_rows, number, quality, to_bytes
 
@@ -215,7 +215,10 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
     per_gpu = any(n.startswith(_SAMPLE_COLUMNS) for n in names)
     kind = "gpu_process" if per_process else "gpu_sample" if per_gpu else "log"
     stamp = value("timestamp")
-    rows = rows.with_columns(ts=map_distinct(rows.select(stamp).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)))
+    if "timestamp" in units:
+        rows = rows.with_columns(ts=map_distinct(rows.select(stamp).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)))
+    else:  # a query without one (the usual one-off listing of several GPUs) has no time
+        rows = rows.with_columns(ts=pl.lit(None, schema.UTC_MICROS))
     ts = pl.col("ts")
     named = {
         ("gpu_name" if per_process and key == "name" else key): converted(name, how)

@@ -139,7 +139,9 @@ XID_LINE = (
     r"(?:, (?:pid=(?<pid>[^,]*), )?(?:name=(?<name>[^,]*), )?(?<detail>.*))?$"
 )
 GPU_AT_LINE = rf"NVRM: GPU at (?:PCI:)?(?<pci>{_PCI}): (?<uuid>GPU-[0-9A-Fa-f]{{8}}(?:-[0-9A-Fa-f]{{4}}){{3}}-[0-9A-Fa-f]{{12}})"
-_NVRM_GPU = rf"NVRM: (?:The NVIDIA GPU|GPU) ({_PCI})"
+# "NVRM: GPU 0000:01:00.0: …", "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: …)", and older drivers'
+# "NVRM: GPU at 0000:01:00.0 has fallen off the bus."
+_NVRM_GPU = rf"NVRM: (?:The NVIDIA GPU|GPU(?: at)?) (?:PCI:)?({_PCI})"
 _PCI_ID = r"\(PCI ID: ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{4})\)"
 _DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s"
 _RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to \S+ \(([^)]*)\)"

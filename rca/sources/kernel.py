@@ -80,7 +80,8 @@ _MEMCG_USAGE = r"^memory: usage (?<used>[0-9]+)kB, limit (?<limit>[0-9]+)kB, fai
 _TASK_IN = r"^Task in (?<task>\S+) killed as a result of limit of (?<memcg>\S+)"
 _OOM_SUMMARY = r"^oom-kill:(?<kv>.*)$"
 _SCOPE = r"^(?:(?<scope>Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): )?"
-_KILLED = _SCOPE + r"Killed process (?<pid>[0-9]+) \((?<name>.*)\)(?:[ ,].*)?$"
+# 2.6.32 (RHEL 6) prints the uid between the pid and the name: "Killed process 3679, UID 0, (name) …".
+_KILLED = _SCOPE + r"Killed process (?<pid>[0-9]+)(?:, UID [0-9]+,)? \((?<name>.*)\)(?:[ ,].*)?$"
 _SELECTED = _SCOPE + r"Kill process (?<pid>[0-9]+) \((?<name>.*)\) score (?<score>-?[0-9]+) or sacrifice child"
 _REAPER = (
     r"^oom_reaper: reaped process (?<pid>[0-9]+) \((?<name>.*)\)"
@@ -344,7 +345,9 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_KILLED, "killed"),
         *(pl.when(killed).then(message.str.extract(rf"\b{field}:(-?[0-9]+)", 1)).alias(f"killed_{name}")
           for field, name in (("total-vm", "total_vm"), ("anon-rss", "anon"), ("file-rss", "file"), ("shmem-rss", "shmem"),
-                              ("UID", "uid"), ("pgtables", "pgtables"), ("oom_score_adj", "adj"))),
+                              ("pgtables", "pgtables"), ("oom_score_adj", "adj"))),
+        # "UID:0" since 4.x; "UID 0" before the name (2.6.32) or after it (3.10, RHEL 7).
+        pl.when(killed).then(message.str.extract(r"\bUID:? ?(-?[0-9]+)", 1)).alias("killed_uid"),
         *_groups(_SELECTED, "selected"),
         *_groups(_REAPER, "reaper"),
         *_groups(_TASK_ROW, "task"),
@@ -393,8 +396,9 @@ def _carry_block_facts(lines: pl.DataFrame) -> pl.DataFrame:
          .then(forward_fill_within(pl.col(name), block)).alias(f"carried_{name}")
          for name, by_pid in _CARRIED.items()],
         summary_is_kill=summary_pid.is_not_null() & (next_killed != summary_pid).fill_null(True),
-        selected_is_kill=pl.col("selected_pid").is_not_null()
-        & (next_killed != pl.col("selected_pid").cast(pl.Int64, strict=False)).fill_null(True),
+        # The selection line names the task chosen; a "Killed process" line after it names the task
+        # killed, which may be a child it sacrificed instead: one kill either way.
+        selected_is_kill=pl.col("selected_pid").is_not_null() & next_killed.is_null(),
     )
 
 
