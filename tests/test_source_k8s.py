@@ -407,3 +407,28 @@ def test_compact_json_stream_one_event_per_line() -> None:
     assert events["kind"].to_list() == ["oom_kill", "log"]
     assert (events["pid"][0], events["process"][0], events["host"][0]) == (4242, "python", "n1")
     assert events["ts"][1] == datetime(2024, 6, 14, 9, 59, 0, 1, tzinfo=UTC)
+
+
+def test_an_ephemeral_storage_eviction_gives_no_memory_figures() -> None:
+    evicted = _events("kubectl_describe_pod_evicted_ephemeral_storage_01.txt").filter(pl.col("kind") == "eviction").row(0, named=True)
+    assert (evicted["container"], evicted["mem_used_bytes"], evicted["mem_requested_bytes"]) == ("calico-node", None, None)
+    assert json.loads(evicted["attrs"])["resource"] == "ephemeral-storage"
+
+
+def test_an_oomkilled_init_container_takes_its_container_id_from_its_block() -> None:
+    killed = _events("kubectl_describe_pod_init_oomkilled_01.txt").filter(pl.col("kind") == "container_oomkilled")
+    assert killed.select("container", "exit_code", "container_id").rows() == [
+        ("init", 137, "567f505a638e0b42e23d275a5a1b75f40ac6b706490ada9ea7901219b54e43c8")
+    ]
+
+
+def test_eviction_threshold_met_names_the_resource_reclaimed() -> None:
+    events = _events("kubectl_describe_node_eviction_threshold_met_01.txt")
+    assert events.filter(pl.col("kind") != "log")["kind"].to_list() == ["eviction", "memory_pressure"]
+    assert attrs_of(events.filter(pl.col("kind") == "eviction"))[0]["resource"] == "memory"
+
+
+def test_a_control_character_in_yaml_keeps_the_lines_as_log_events() -> None:
+    """PyYAML's reader refuses control characters before parsing starts (found by the splicing test)."""
+    events = rca.parse_text("kind: Pod\n\x1f\nEvents:\n", file="pod.yaml")
+    assert events.select("kind", "message").rows() == [("log", "kind: Pod"), ("log", "\x1f"), ("log", "Events:")]

@@ -48,6 +48,15 @@ def _assert_accounted(text: str, ctx: ParseContext | None = None) -> None:
 # --- real samples -------------------------------------------------------------------------
 
 
+def test_k3s_disk_pressure_evicts_no_pod_and_names_the_critical_one_in_attrs_only() -> None:
+    events = _events("kubelet_journal_k3s_critical_pod_not_evicted_01.log")
+    evictions = events.filter(pl.col("kind") == "eviction")
+    assert [a["eviction_stage"] for a in attrs_of(evictions)] == ["reclaim_attempt", "must_evict", "ranked", "critical_pod_skipped"]
+    assert evictions["pod"].to_list() == [None] * 4
+    assert attrs_of(evictions)[3]["critical_pod"] == "flux-system/kustomize-controller-6b7bfd984d-r8m6z"
+    assert {a.get("resource") for a in attrs_of(evictions)[:2]} == {"ephemeral-storage"}
+
+
 def test_journal_eviction_ranks_four_static_pods_and_skips_the_critical_one() -> None:
     events = _events("kubelet_journal_eviction_01.log", year=2019)
     assert events["host"].unique().to_list() == ["arch-srv01"]
@@ -65,11 +74,9 @@ def test_journal_eviction_ranks_four_static_pods_and_skips_the_critical_one() ->
     assert ranked["pod_uids"][0] == "9b290132363a92652555896288ca3f88"
     assert events["pod"][0] is None  # ranked candidates are not evicted pods
     critical = events.row(1, named=True)
-    assert (critical["pod"], critical["namespace"], critical["pod_uid"]) == (
-        "kube-scheduler-minikube",
-        "kube-system",
-        "9b290132363a92652555896288ca3f88",
-    )
+    # A critical pod is one the manager may not evict: named in attrs, not as the pod evicted.
+    assert (critical["pod"], critical["namespace"], critical["pod_uid"]) == (None, None, None)
+    assert attrs_of(events)[1]["critical_pod"] == "kube-system/kube-scheduler-minikube"
     assert critical["severity"] == "error"
     assert critical["ts_raw"] == "0529 08:56:39.757341"
     assert {a.get("resource") for a in attrs_of(events)[2:]} == {"ephemeral-storage"}

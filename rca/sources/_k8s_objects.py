@@ -165,7 +165,11 @@ def _yaml_items(texts: list[str]) -> list[tuple[Any, int, int, str]] | None:
         first, last = before + 1, after - 1
         if first > last:
             continue
-        loader = _NoAliasLoader("\n".join(texts[first : last + 1]))
+        try:
+            # The reader rejects control characters as it is built, before any parsing.
+            loader = _NoAliasLoader("\n".join(texts[first : last + 1]))
+        except yaml.YAMLError:
+            return None
         try:
             value = loader.get_single_data()
         except (yaml.YAMLError, RecursionError):

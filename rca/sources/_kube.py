@@ -73,18 +73,28 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
 
     "The node was low on resource: memory. [Threshold quantity: 100Mi, available: 87608Ki.]
     Container X was using 1275700Ki, which exceeds its request of 0." — and the newer
-    "request is 15Gi, has larger consumption of memory." wording.
+    "request is 15Gi, has larger consumption of memory." wording. The EvictionThresholdMet
+    event's "Attempting to reclaim memory" names the resource too. A container's usage and
+    request are memory figures only where the resource is memory (or not named): an
+    ephemeral-storage eviction quotes disk.
     """
+    resource = pl.coalesce(
+        message.str.extract(r"low on resource: ([0-9A-Za-z_./-]+?)\.?(?:\s|$)", 1),
+        message.str.extract(r"^Attempting to reclaim ([0-9A-Za-z_./-]+)$", 1),
+    )
+    of_memory = resource.is_null() | (resource == "memory")
     return pl.struct(
-        resource=message.str.extract(r"low on resource: ([0-9A-Za-z_./-]+?)\.?(?:\s|$)", 1),
+        resource=resource,
         threshold_bytes=quantity_bytes(message.str.extract(rf"Threshold quantity: ({QUANTITY})", 1)),
         available_bytes=quantity_bytes(message.str.extract(rf"available: ({QUANTITY})", 1)),
         container=message.str.extract(r"Container ([a-z0-9][-a-z0-9.]*) was using", 1),
         containers=message.str.extract_all(r"Container [a-z0-9][-a-z0-9.]* was using").list.eval(
             pl.element().str.extract(r"Container (\S+) was using", 1)
         ),
-        used_bytes=quantity_bytes(message.str.extract(rf"was using ({QUANTITY})", 1)),
-        requested_bytes=quantity_bytes(message.str.extract(rf"(?:exceeds its request of|request is) ({QUANTITY})", 1)),
+        used_bytes=pl.when(of_memory).then(quantity_bytes(message.str.extract(rf"was using ({QUANTITY})", 1))),
+        requested_bytes=pl.when(of_memory).then(
+            quantity_bytes(message.str.extract(rf"(?:exceeds its request of|request is) ({QUANTITY})", 1))
+        ),
     )
 
 

@@ -62,6 +62,8 @@ _SECTION_KEYS = (
     "Lease",
 )
 _CONTAINER_SECTIONS = ("Containers", "Init Containers", "Ephemeral Containers")
+# "containerd://567f…", "docker://…", "cri-o://…": the runtime's scheme, then the id.
+_CONTAINER_ID = r"^(?:[a-z-]+://)?([0-9a-f]{12,64})$"
 _NODE_KEYS = ("Roles", "Taints", "Unschedulable", "Addresses", "Kubelet Version")
 
 # Header words of kubectl tables (upper-cased, spaces removed) and the field each one holds.
@@ -321,6 +323,8 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
             .forward_fill()
             .over(["doc", "section"]),
         )
+        # A container's "Container ID:" comes before its State blocks, which take it.
+        .with_columns(container_id=pl.when(pl.col("key") == "Container ID").then(pl.col("value")).forward_fill().over(["doc", "section", "container"]))
         .with_columns(record=_record_starts().cum_sum())
     )
     owner = pl.col("key").forward_fill().over("record")
@@ -331,7 +335,7 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
             pl.col("line").first(),
             pl.len().cast(pl.Int32).alias("n_lines"),
             pl.col("text").str.join("\n").alias("message"),
-            pl.col("doc", "prompt_namespace", "container", "section").first(),
+            pl.col("doc", "prompt_namespace", "container", "container_id", "section").first(),
             pl.col("state_block").first().alias("is_state"),
             pl.col("key").first().alias("first_key"),
             _field("State").alias("state"),
@@ -407,6 +411,7 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
             pod="doc_pod",
             namespace=pl.coalesce("doc_namespace", "prompt_namespace"),
             container=pl.coalesce(pl.col("container"), pl.when(is_eviction).then(evicted.struct.field("container"))),
+            container_id=pl.when(is_state).then(pl.col("container_id").str.extract(_CONTAINER_ID, 1)),
             exit_code=pl.when(is_state).then(pl.col("exit_code").cast(pl.Int32, strict=False)),
             mem_used_bytes=pl.when(is_eviction).then(evicted.struct.field("used_bytes")),
             mem_requested_bytes=pl.when(is_eviction).then(evicted.struct.field("requested_bytes")),

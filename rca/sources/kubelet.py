@@ -162,7 +162,9 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("memory_pressure"))
         .otherwise(pl.lit("log"))
     )
-    single_pod = pl.col("stage").fill_null("") != "ranked"
+    # A ranked list names candidates, and a critical pod is one the manager may not evict: neither is
+    # the pod evicted, so both stay in attrs only.
+    single_pod = ~pl.col("stage").fill_null("").is_in(["ranked", "critical_pod_skipped"])
     return facts.with_columns(kind=kind).select(
         "line",
         "n_lines",
@@ -176,7 +178,6 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         pl.col("body").alias("message"),
         pid=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_pid")).otherwise(pl.col("pid")),
         process=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_process")).otherwise(pl.col("program")),
-        # A ranked list names candidates, not the pod evicted: keep them in attrs only.
         pod=pl.when(single_pod).then(pl.coalesce("pod", "event_pod")),
         namespace=pl.when(single_pod).then(pl.coalesce("namespace", "event_namespace")),
         pod_uid=pl.when(single_pod).then(pl.col("pod_uid")),
@@ -341,6 +342,9 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "eviction_stage": pl.col("stage"),
         "resource": pl.coalesce(pl.col("resource"), evicted.field("resource")),
         "ranked_pods": pl.when(pl.col("stage") == "ranked").then(pl.col("pods")),
+        "critical_pod": pl.when(pl.col("stage") == "critical_pod_skipped").then(
+            pl.format("{}/{}", pl.coalesce("namespace", "event_namespace"), pl.coalesce("pod", "event_pod"))
+        ),
         "evicted_pods": pl.when(pl.col("stage") == "cleanup_wait").then(pl.col("pods")),
         "pod_uids": pl.when(pl.col("pod_uids").list.len() > 0).then(pl.col("pod_uids")),
         "conditions": pl.when(pl.col("conditions").list.len() > 0).then(pl.col("conditions")),
