@@ -432,3 +432,18 @@ def test_a_control_character_in_yaml_keeps_the_lines_as_log_events() -> None:
     """PyYAML's reader refuses control characters before parsing starts (found by the splicing test)."""
     events = rca.parse_text("kind: Pod\n\x1f\nEvents:\n", file="pod.yaml")
     assert events.select("kind", "message").rows() == [("log", "kind: Pod"), ("log", "\x1f"), ("log", "Events:")]
+
+
+def test_an_event_whose_message_is_the_kernel_kill_line_is_an_oom_kill_with_the_victim_s_rss() -> None:
+    # node-problem-detector forwards the kernel's line under its own reason (OOMKilling, or a custom
+    # rule's PodOOMKilling); rows of a describe node Events table as kubectl aligns them.
+    text = (
+        "Events:\n"
+        "  Type     Reason         Age   From            Message\n"
+        "  ----     ------         ----  ----            -------\n"
+        "  Warning  PodOOMKilling  2m    kernel-monitor  Memory cgroup out of memory: Kill process 25169 (hyperkube) score 2109 or sacrifice child\n"
+        "  Warning  OOMKilling     1m    kernel-monitor  Out of memory: Killed process 3103923 (stress-ng-vm) total-vm:15791416kB, "
+        "anon-rss:14369596kB, file-rss:4kB, shmem-rss:36kB, UID:0 pgtables:28184kB oom_score_adj:1000\n"
+    )
+    kills = rca.parse_text(text, file="describe-node.txt").filter(pl.col("kind") == "oom_kill")
+    assert kills.select("pid", "process", "rss_bytes").rows() == [(25169, "hyperkube", None), (3103923, "stress-ng-vm", 14369596 * 1024)]

@@ -345,6 +345,7 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             container=pl.coalesce(pl.col("container"), pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("container"))),
             pid=pl.when(pl.col("kind") == "oom_kill").then(victim.struct.field("pid")),
             process=pl.when(pl.col("kind") == "oom_kill").then(victim.struct.field("process")),
+            rss_bytes=pl.when(pl.col("kind") == "oom_kill").then(victim.struct.field("rss_bytes")),
             mem_used_bytes=pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("used_bytes")),
             mem_requested_bytes=pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("requested_bytes")),
             attrs=attrs_json(

@@ -116,17 +116,23 @@ def memcg_container_id(cgroup: pl.Expr) -> pl.Expr:
 
 
 _OOM_KILL_REASONS = ("OOMKilling", "SystemOOM")
+# The kernel's kill line as node-problem-detector forwards it, old ("Kill process N (name) score S or
+# sacrifice child") and new ("Killed process N (name) total-vm:…").
+_KERNEL_KILL = r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process [0-9]+ \("
 
 
 def event_kind(reason: pl.Expr, message: pl.Expr) -> pl.Expr:
     """The event kind a Kubernetes Event's reason (and message) stands for.
 
     OOMKilling (node-problem-detector) and SystemOOM (kubelet) report the kernel's OOM
-    killer; EvictionThresholdMet is the kubelet starting to reclaim; Evicted names the pod.
+    killer, and so does any event whose message is the kernel's kill line (a custom
+    node-problem-detector rule such as PodOOMKilling); EvictionThresholdMet is the kubelet
+    starting to reclaim; Evicted names the pod.
     """
     evicted = message.str.contains(EVICTION_MESSAGE, literal=True).fill_null(False)
+    kernel_kill = message.str.contains(_KERNEL_KILL).fill_null(False)
     return (
-        pl.when(reason.is_in(_OOM_KILL_REASONS))
+        pl.when(reason.is_in(_OOM_KILL_REASONS) | kernel_kill)
         .then(pl.lit("oom_kill"))
         .when(reason == "OOMKilled")
         .then(pl.lit("container_oomkilled"))
@@ -142,13 +148,16 @@ def oom_victim(message: pl.Expr) -> pl.Expr:
     """Victim pid and process named in an OOM event message, as a struct.
 
     "System OOM encountered, victim process: python, pid: 1234" (kubelet) and
-    "Memory cgroup out of memory: Kill process 25169 (hyperkube) …" (node-problem-detector).
+    "Memory cgroup out of memory: Kill process 25169 (hyperkube) …" (node-problem-detector), with
+    the victim's ``rss_bytes`` where the kill line gives its anon-rss.
     """
     kubelet = message.str.extract_groups(r"victim process: (?<process>[^,]+), pid: (?<pid>[0-9]+)").struct
     kernel = message.str.extract_groups(r"Kill(?:ed)? process (?<pid>[0-9]+) \((?<process>[^)]*)\)").struct
     return pl.struct(
         pid=pl.coalesce(kubelet.field("pid"), kernel.field("pid")).cast(pl.Int64, strict=False),
         process=pl.coalesce(kubelet.field("process"), kernel.field("process")),
+        # As the kernel source reads its kill line: the victim's anonymous resident memory.
+        rss_bytes=message.str.extract(r"\banon-rss:([0-9]+)kB", 1).cast(pl.Int64, strict=False) * 1024,
     )
 
 

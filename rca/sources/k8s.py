@@ -289,6 +289,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             ),
             pid=victim.struct.field("pid"),
             process=victim.struct.field("process"),
+            rss_bytes=victim.struct.field("rss_bytes"),
             mem_used_bytes=evicted.struct.field("used_bytes"),
             mem_requested_bytes=evicted.struct.field("requested_bytes"),
             attrs=attrs_json(
