@@ -610,3 +610,26 @@ def test_garbage_numbers_do_not_overflow() -> None:
         "[E9999 25:61:61.000 x.cpp:1] bad klog",
         "DataLoader worker (pid 99999999999999999999) is killed by signal: Killed.",
     ]))
+
+
+def test_a_log_that_starts_inside_a_traceback_groups_the_tail_with_its_exception() -> None:
+    """A rotated or cut log can begin with frames (or the code line under a cut frame) and no header."""
+    for name, lines in (("pytorch_cuda_oom_cut_traceback_three_processes_01.log", 5), ("pytorch_rocm_hip_oom_cut_traceback_01.log", 6)):
+        oom = one(events_of(name), "cuda_oom")
+        assert (oom["line"], oom["n_lines"]) == (1, lines)
+
+
+def test_an_oom_that_lists_this_process_and_others_keeps_each_figure_with_its_own() -> None:
+    attrs = one(events_of("pytorch_cuda_oom_cut_traceback_three_processes_01.log"), "cuda_oom")["attrs"]
+    assert attrs["process_in_use_bytes"] == gib(8.04) and "in_use_pid" not in attrs
+    assert attrs["listed_process_pids"] == [2086283, 2797307]
+    assert attrs["listed_processes_in_use_bytes"] == mib(419.48) + gib(14.85)
+
+
+def test_deepspeed_launcher_return_code_minus_9_is_a_sigkill() -> None:
+    killed = one(events_of("pytorch_deepspeed_launcher_sigkill_01.log"), "process_killed")
+    assert (killed["exit_code"], killed["attrs"]["signal"]) == (-9, "SIGKILL")
+
+
+def test_tensorflow_resource_exhausted_names_its_gpu() -> None:
+    assert one(events_of("pytorch_tensorflow_resource_exhausted_01.log"), "cuda_oom")["gpu_index"] == 0

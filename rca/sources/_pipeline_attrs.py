@@ -49,6 +49,11 @@ def json_text(value: pl.Expr) -> pl.Expr:
     return pl.concat_str([pl.lit('"'), value.str.replace_many(_JSON_ESCAPES), pl.lit('"')])
 
 
+def json_numbers(values: pl.Expr) -> pl.Expr:
+    """A list of integers as a JSON array; null when missing or empty."""
+    return pl.when(values.list.len() > 0).then(pl.concat_str([pl.lit("["), values.cast(pl.List(pl.String)).list.join(","), pl.lit("]")]))
+
+
 def json_flag(value: pl.Expr) -> pl.Expr:
     """A boolean as JSON ``true``/``false``."""
     return pl.when(value).then(pl.lit("true")).when(value.not_()).then(pl.lit("false"))
@@ -137,7 +142,9 @@ def _fields(present: set[str]) -> Fields:
     }
     if "cuda" in present:
         fields |= _numbers({name: pl.when(kind == "cuda_oom").then(c(f"f_{name}")) for name in (
-            "free_bytes", "process_in_use_bytes", "in_use_pid", "allocated_bytes", "reserved_unallocated_bytes", "reserved_total_bytes")})
+            "free_bytes", "process_in_use_bytes", "in_use_pid", "listed_processes_in_use_bytes", "allocated_bytes",
+            "reserved_unallocated_bytes", "reserved_total_bytes")})
+        fields["listed_process_pids"] = (json_numbers, pl.when(kind == "cuda_oom").then(c("f_listed_process_pids")))
     if signalled:
         fields["signal"] = (json_text, pl.when(kind.is_in(["process_killed", "dataloader_killed"])).then(c("f_signal")))
     if "dataloader" in present:

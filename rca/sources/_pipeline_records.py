@@ -17,6 +17,7 @@ _PY_CHAIN = (
     r"|The above exception was the direct cause of the following exception:)\s*$"
 )
 _INDENTED = r"^\s+\S"
+_PY_FRAME = r'^\s+File "[^"]*", line [0-9]+'
 # The last line of a traceback: "pkg.ExcType: message", "ExcType:" or a bare exception name.
 PY_EXCEPTION_LINE = r"^[A-Za-z_][0-9A-Za-z_.]*(?::(?:\s.*)?|Error|Exception|Interrupt|Exit|Iteration|Warning)$"
 
@@ -38,7 +39,7 @@ _OPENS_RECORD = "|".join((_PY_HEADER, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_F
 _NEW_PARTITION = pl.col("new_partition")
 # Each shape is matched once, into a column the record logic reads as often as it needs.
 _SHAPES = {
-    "header": _PY_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "exception": PY_EXCEPTION_LINE,
+    "header": _PY_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "py_frame": _PY_FRAME, "exception": PY_EXCEPTION_LINE,
     "java_continuation": _JAVA_CONTINUATION, "java_frame": _JAVA_FRAME,
     "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION,
 }
@@ -72,8 +73,12 @@ def _python() -> tuple[pl.Expr, pl.Expr]:
     header, chain, exception = _shape("header"), _shape("chain"), _shape("exception")
     frame_like = header | chain | _shape("indented")
     # An exception line directly followed by a chain separator opens a record even when its
-    # own frames went missing (interleaved ranks, cut-down pastes).
-    start = (header & ~_prev(chain)) | (exception & _next(chain) & ~_prev(frame_like))
+    # own frames went missing (interleaved ranks, cut-down pastes); so does a frame that a
+    # file (or a rank's lines) starts with, or the code lines of the frame cut above it: a log
+    # cut or rotated inside a traceback.
+    frame = _shape("py_frame")
+    cut_above = _NEW_PARTITION & (frame | (_shape("indented") & (_next(frame) | _next(_next(frame)))))
+    start = (header & ~_prev(chain)) | (exception & _next(chain) & ~_prev(frame_like)) | cut_above
     opens_segment = start | _NEW_PARTITION
     closing = (~frame_like & ~_next(chain)).cast(pl.Int64)
     closings_before = closing.cum_sum() - closing

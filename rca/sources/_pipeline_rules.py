@@ -48,7 +48,7 @@ _BASH_KILL = (
 )
 _LONE_KILLED = r"^\s*Killed\s*$"
 _EXIT_CODE = (
-    r"(?i)(?:exit(?:ed with)? (?:code|status)|exitcode)\s*[:=]?\s*(?<code>-?[0-9]{1,4})\b"
+    r"(?i)(?:exit(?:ed with)? (?:code|status)|exitcode|exits with return code)\s*[:=]?\s*(?<code>-?[0-9]{1,4})\b"
     r"|make(?:\[[0-9]+\])?: \*\*\* .*?Error (?<make>[0-9]{1,4})\b"
 )
 _SIGNAL_NAMED = (
@@ -204,19 +204,27 @@ def _java_oom(what: pl.Expr) -> pl.Expr:
 
 def _cuda_facts() -> dict[str, pl.Expr]:
     m = gated("cuda")
-    in_use_by_pid = m.str.extract_groups(r"Process (?<pid>[0-9]+) has " + _SIZE + " memory in use").struct
-    in_use_by_pid_bytes = (
-        in_use_by_pid.field("n").cast(pl.Float64, strict=False)
-        * in_use_by_pid.field("u").replace_strict(_UNIT_BYTES, default=None, return_dtype=pl.Float64)
-    ).round().cast(pl.Int64, strict=False)
+    # PyTorch lists the device's processes: itself as "this process has X memory in use", every
+    # other one as "Process N has X memory in use" (itself too, when NVML reports a pid of another
+    # pid namespace, as in a container). One such clause and no "this process" is taken as this process.
+    listed = m.str.extract_all(r"Process [0-9]+ has -?[0-9]+(?:\.[0-9]+)? ?[A-Za-z]+ memory in use")
+    listed_pids = listed.list.eval(pl.element().str.extract(r"Process ([0-9]+)", 1).cast(pl.Int64, strict=False))
+    listed_bytes = listed.list.eval(size(pl.element(), r"has {size} memory in use"))
+    this_process = size(m, r"this process has {size} memory in use")
+    alone = this_process.is_null() & (listed.list.len() == 1)
+    several = listed.list.len() > pl.when(this_process.is_null()).then(1).otherwise(0)
     return {
         "cuda_oom": m.is_not_null(),
-        "gpu_index": pl.coalesce(first(m, r"\(GPU ([0-9]+);"), first(m, r"GPU ([0-9]+) has a total capac")),
+        "gpu_index": pl.coalesce(
+            first(m, r"\(GPU ([0-9]+);"), first(m, r"GPU ([0-9]+) has a total capac"), first(m, r"/device:GPU:([0-9]+)"),  # TensorFlow's
+        ),
         "requested": pl.coalesce(size(m, r"Tried to allocate {size}"), size(m, r"Out of memory while trying to allocate {size}")),
         "total": pl.coalesce(size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}")),
         "free_bytes": pl.coalesce(size(m, r"of which {size} is free"), size(m, r"{size} free[;)]")),
-        "process_in_use_bytes": pl.coalesce(size(m, r"this process has {size} memory in use"), in_use_by_pid_bytes),
-        "in_use_pid": num(in_use_by_pid.field("pid")),
+        "process_in_use_bytes": pl.coalesce(this_process, pl.when(alone).then(listed_bytes.list.first())),
+        "in_use_pid": pl.when(alone).then(listed_pids.list.first()),
+        "listed_process_pids": pl.when(several).then(listed_pids),
+        "listed_processes_in_use_bytes": pl.when(several).then(listed_bytes.list.sum()),
         "allocated_bytes": pl.coalesce(size(m, r"{size} already allocated"), size(m, r"{size} is allocated by PyTorch")),
         "reserved_unallocated_bytes": size(m, r"{size} is reserved by PyTorch but unallocated"),
         "reserved_total_bytes": pl.coalesce(size(m, r"{size} reserved in total by PyTorch"), size(m, r"{size} cached\)")),

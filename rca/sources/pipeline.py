@@ -49,7 +49,8 @@ _MARKERS = "|".join(
         r"KV cache", r"EngineCore", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
         r"torch\.distributed", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
         r"fatal error: (?:runtime: )?out of memory",
-        # line headers of vLLM, transformers and PyTorch c10d
+        # line headers of vLLM, transformers, PyTorch c10d and DeepSpeed ("[asctime] [LEVEL] [file.py:line:function]")
+        r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,.]+\] \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[[0-9A-Za-z_.]+:[0-9]+:",
         r"^(?:\([0-9A-Za-z_]+ pid=[0-9]+\) )?(?:DEBUG|INFO|WARNING|ERROR) [0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] ",
         r"^\[[A-Z]+\|[0-9A-Za-z_.]+:[0-9]+\] [0-9]{4}-[0-9][0-9]-[0-9][0-9] ", r"^\s*\[rank[0-9]+\]:", r"^\[[IWEF] [0-9A-Za-z_.]+:[0-9]+\] ",
     )
