@@ -32,6 +32,7 @@ OWNER_BY_PREFIX = {
     "vllm_": "pipeline",
     "hf_trainer_": "pipeline",
     "k8s_device_plugin_": "pipeline",
+    "spark_": "pipeline",
 }
 
 

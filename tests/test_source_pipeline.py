@@ -633,3 +633,17 @@ def test_deepspeed_launcher_return_code_minus_9_is_a_sigkill() -> None:
 
 def test_tensorflow_resource_exhausted_names_its_gpu() -> None:
     assert one(events_of("pytorch_tensorflow_resource_exhausted_01.log"), "cuda_oom")["gpu_index"] == 0
+
+
+def test_log4j_two_digit_year_and_level_as_spark_prints_them() -> None:
+    events = events_of("spark_executor_java_heap_oom_01.log", year=None)
+    error = events.filter(pl.col("line") == 2).row(0, named=True)
+    assert (error["ts"], error["severity"], error["format"]) == (utc(2024, 7, 24, 4, 27, 42), "error", "log4j")
+    assert events.filter(pl.col("line") == 3)["ts"].to_list() == [utc(2024, 7, 24, 4, 27, 42)]  # the OOM dump inherits it
+
+
+def test_determined_prefix_is_peeled_so_the_traceback_groups() -> None:
+    events = events_of("pytorch_determined_torchrun_prefix_01.log")
+    assert events["kind"].to_list() == ["log"] * 5 + ["traceback"]
+    assert events["severity"].to_list() == ["warning"] * 5 + ["error"]
+    assert events["ts"][0] == datetime(2024, 2, 27, 21, 35, 32, 106313, tzinfo=UTC)

@@ -50,8 +50,9 @@ _CLEANED = (
 
 _OUTER_LAYERS = (
     r"\[pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)\]" + _ENDS_TAG,
-    # The gutter is what Buildkite's web UI adds when a log is copied from it.
-    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))(?:\s[0-9][0-9][OE]\+?| -|:)?" + _ENDS_TAG,
+    # The gutter is what Buildkite's web UI adds when a log is copied from it; the short hex id
+    # and "||" after the stamp, Determined's (its task's allocation).
+    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{{8}} \|\|)?" + _ENDS_TAG,
     r"\s*\[(?:rank|default)(?<rank>[0-9]+)\]: ?",
     r"\s*\((?<process>[A-Za-z_][0-9A-Za-z_.\-]*) pid=(?<worker_pid>[0-9]+)(?:, ip=[^)]*)?\) ?",
     # NCCL_DEBUG output: "hostname:pid:tid [cuda device] ..."
@@ -73,6 +74,11 @@ _APP_HEADERS = {
     ),
     "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:[0-9]+\]",
     "go_log": r"(?<go_stamp>[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)",
+    # log4j's "yy/MM/dd HH:mm:ss LEVEL", Spark's and Hadoop's default layout.
+    "log4j": (
+        r"(?<log4j_yy>[0-9][0-9])/(?<log4j_mon>[0-9][0-9])/(?<log4j_day>[0-9][0-9]) (?<log4j_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
+        r" (?<log4j_level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL)"
+    ),
     "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
     "iso8601": rf"\[?(?<app_iso>{_ISO})\]?(?: -|:)?",
 }
@@ -80,7 +86,7 @@ _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.v
 # The group that is set exactly when each header won.
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
-    "go_log": "go_stamp", "epoch": "epoch", "iso8601": "app_iso",
+    "go_log": "go_stamp", "log4j": "log4j_level", "epoch": "epoch", "iso8601": "app_iso",
 }
 _LEADING_LEVEL = (
     rf"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+\s+-\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
@@ -308,9 +314,12 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     c = pl.col
     json_time = pl.when(c("app_format") == "json_lines").then(c("j_time"))
     json_epoch = json_time.str.contains(r"^[0-9]{9,19}(?:\.[0-9]+)?$")
-    dated = pl.coalesce("ci_iso", "hf_iso", "app_iso", "go_stamp", pl.when(json_time.is_not_null() & ~json_epoch).then(json_time))
+    log4j = pl.when(c("log4j_level").is_not_null()).then(
+        pl.format("20{}-{}-{} {}", c("log4j_yy"), c("log4j_mon"), c("log4j_day"), c("log4j_clock"))
+    )
+    dated = pl.coalesce("ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, pl.when(json_time.is_not_null() & ~json_epoch).then(json_time))
     header_level = pl.coalesce(
-        "vllm_level", "hf_level", "glog_sev", "c10d_sev", pl.when(c("app_format") == "json_lines").then(c("j_level"))
+        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", pl.when(c("app_format") == "json_lines").then(c("j_level"))
     )
     stamped = layers.with_columns(
         dated_raw=dated,

@@ -34,7 +34,7 @@ from rca.sources._pipeline_rules import (
     kind_and_severity,
 )
 
-FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "iso8601", "epoch", "nccl", "text")
+FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "iso8601", "epoch", "nccl", "text")
 
 _MARKERS = "|".join(
     (
