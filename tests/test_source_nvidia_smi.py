@@ -493,3 +493,15 @@ def test_spliced_real_lines_never_raise_and_are_accounted(picked: list[str], cut
     lines = [line[:cut] + noise + line[cut:] if i % 3 == 1 else line for i, line in enumerate(picked)]
     covered, total = _accounting("\n".join(lines), ParseContext(file="t", tz="Asia/Kolkata"))
     assert covered == total
+
+
+def test_a_jetson_s_table_row_of_n_a_fields_is_a_sample_with_nothing_known() -> None:
+    sample = of_kind(_events("nvidia_smi_table_jetson_orin_01.txt"), "gpu_sample").row(0, named=True)
+    assert (sample["gpu_index"], sample["pci_bus"], sample["mem_used_bytes"], sample["gpu_util_pct"]) == (0, None, None, None)
+    assert json.loads(sample["attrs"]) == {"name": "Orin (nvgpu)", "driver": "540.4.0"}
+
+
+def test_q_of_driver_610_reads_versions_without_their_note_and_the_power_readings_that_are_known() -> None:
+    sample = of_kind(_events("nvidia_smi_q_610_wddm_deprecated_versions_01.txt"), "gpu_sample").row(0, named=True)
+    attrs = json.loads(sample["attrs"])
+    assert (attrs["driver"], attrs["cuda"], attrs["power_w"], attrs["power_cap_w"]) == ("610.62", "13.3", 97.99, 250.0)

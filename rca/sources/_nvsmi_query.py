@@ -33,7 +33,8 @@ _GPU_FIELDS = {
     "temp": ["Temperature/GPU Current Temp"],
     "power": ["GPU Power Readings/Power Draw", "GPU Power Readings/Average Power Draw",
               "GPU Power Readings/Instantaneous Power Draw", "Power Readings/Power Draw"],
-    "cap": ["GPU Power Readings/Current Power Limit", "GPU Power Readings/Power Limit", "Power Readings/Power Limit"],
+    "cap": ["GPU Power Readings/Current Power Limit", "GPU Power Readings/Power Limit", "Power Readings/Power Limit",
+            "GPU Power Readings/GPU Ceiling Power Limit/Current Power Limit"],
     "pstate": ["Performance State"],
     "fan": ["Fan Speed"],
     "persistence": ["Persistence Mode"],
@@ -103,8 +104,8 @@ def _records(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         gpu=is_gpu_line.cast(pl.Int32).cum_sum().over("doc"),
         in_block=pl.when(top).then(is_gpu_line).forward_fill().fill_null(False).over("doc"),
         stamp=pl.when(top & (pl.col("name") == "Timestamp")).then(pl.col("value")).forward_fill().over("doc"),
-        driver=pl.when(top & (pl.col("name") == "Driver Version")).then(pl.col("value")).forward_fill().over("doc"),
-        cuda=pl.when(top & (pl.col("name") == "CUDA Version")).then(pl.col("value")).forward_fill().over("doc"),
+        driver=pl.when(top & (pl.col("name") == "Driver Version")).then(_without_note(pl.col("value"))).forward_fill().over("doc"),
+        cuda=pl.when(top & (pl.col("name") == "CUDA Version")).then(_without_note(pl.col("value"))).forward_fill().over("doc"),
     )
     in_processes = (pl.col("a4") == "Processes") & (indent >= 8) & pl.col("in_block")
     first_process_key = pl.when(in_processes & (indent == 8)).then(pl.col("name")).drop_nulls().first().over(_RECORD_KEYS)
@@ -131,15 +132,20 @@ def _records(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
 
 
+def _without_note(value: pl.Expr) -> pl.Expr:
+    """A value without the bracketed note drivers 6xx append ("610.62 [Deprecated; … Use KMD Version instead]")."""
+    return value.str.replace(r"\s*\[[^\]]*\]$", "")
+
+
 def _block_value(path: str) -> pl.Expr:
     """The value at ``path`` in the line's GPU block (use with ``over``)."""
     return known(pl.when(pl.col("in_block") & (pl.col("path") == path)).then(pl.col("value")).drop_nulls().first())
 
 
 def _fields(table: dict[str, list[str]], path: str) -> list[pl.Expr]:
-    """Aggregations taking each wanted field from the first of its candidate paths present."""
+    """Aggregations taking each wanted field from the first of its candidate paths with a value (not N/A)."""
     return [
-        pl.coalesce([pl.col("value").filter(pl.col(path) == p).first() for p in paths]).alias(f"f_{key}")
+        pl.coalesce([known(pl.col("value")).filter(pl.col(path) == p).first() for p in paths]).alias(f"f_{key}")
         for key, paths in table.items()
     ]
 

@@ -42,11 +42,11 @@ HEADER_LINE = (
 _BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
 GPU_NAME_ROW = (
     r"^\|\s*(?<index>[0-9]+)\s+(?<name>.*?)(?:\s+(?<persistence>On|Off|WDDM|TCC|MCDM|N/A))?\s*\|"
-    rf"\s*(?<bus>{_BUS})\s+(?<disp>\S+)\s*\|\s*(?<ecc>\S*)\s*\|\s*$"
+    rf"\s*(?<bus>{_BUS}|N/A)\s+(?<disp>\S+)\s*\|\s*(?<ecc>\S*)\s*\|\s*$"
 )
 GPU_USAGE_ROW = (
     r"^\|\s*(?<fan>\S+)\s+(?<temp>\S+)\s+(?<perf>\S+)\s+(?<power>\S+)\s*/\s*(?<cap>\S+)\s*\|"
-    r"\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|\s*(?<util>\S+)\s+(?<compute>.*?)\s*\|\s*$"
+    r"\s*(?:(?<used>\S+)\s*/\s*(?<total>\S+)|Not Supported)\s*\|\s*(?<util>\S+)\s+(?<compute>.*?)\s*\|\s*$"
 )
 GPU_MIG_ROW = r"^\|\s*\|\s*\|\s*(?<mig>\S.*?)\s*\|\s*$"
 MIG_DEVICE_ROW = (
@@ -114,7 +114,7 @@ def _snapshot_context(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     framed = rows.with_columns(snapshot=opens.cum_sum()).with_columns(
         ts_raw=pl.when(is_stamp).then(pl.col("text").str.strip_chars()).first().over("snapshot"),
         driver=version.field("driver").forward_fill().over("snapshot"),
-        cuda=version.field("cuda").forward_fill().over("snapshot"),
+        cuda=known(version.field("cuda")).forward_fill().over("snapshot"),
     )
     return framed.with_columns(ts=map_distinct(framed["ts_raw"], lambda text: ctime_to_utc(text, ctx.tz)))
 
@@ -162,7 +162,7 @@ def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
         message=_record_message("text", "usage_text", "mig_mode_text"),
         format=pl.lit(FORMAT),
         gpu_index=integer(name.field("index")),
-        pci_bus=name.field("bus"),
+        pci_bus=known(name.field("bus")),  # N/A on integrated GPUs (Jetson)
         mem_used_bytes=to_bytes(usage.field("used")),
         mem_total_bytes=to_bytes(usage.field("total")),
         gpu_util_pct=number(usage.field("util")),
