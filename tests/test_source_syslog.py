@@ -105,3 +105,8 @@ def test_application_lines_starting_with_a_date_and_a_level_are_not_syslog() -> 
     assert sources.sniff(text.splitlines())[0].name == "pipeline"
     events = rca.parse_text(text)
     assert events.select("source", "kind", "gpu_index").rows() == [("pipeline", "cuda_oom", 0), ("pipeline", "log", None)]
+
+
+def test_ts_raw_is_the_stamp_as_written_padding_included() -> None:
+    events = rca.parse_text("Dec  2 11:38:27 worker4 kernel: NVRM: loading\nDec 12 11:38:28 worker4 systemd[1]: Started x.\n", file="syslog", year=2025)
+    assert events["ts_raw"].to_list() == ["Dec  2 11:38:27", "Dec 12 11:38:28"]

@@ -43,7 +43,7 @@ _PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+)(?:\[(?<pid>[0-9]+)\])?:[ \t]"
 
 def _short_head(host: str) -> str:
     clock = r"(?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
-    return rf"^(?<mon>{timeutil.MONTH_NAME_PATTERN})[ \t]+(?<day>[0-9]{{1,2}})[ \t]{clock}[ \t]{host}[ \t]{_PROGRAM}"
+    return rf"^(?<stamp>(?<mon>{timeutil.MONTH_NAME_PATTERN})[ \t]+(?<day>[0-9]{{1,2}})[ \t]{clock})[ \t]{host}[ \t]{_PROGRAM}"
 
 
 def _iso_head(host: str) -> str:
@@ -104,7 +104,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     has_bare = b.field("message").is_not_null() & b.field("program").is_in(list(_PROGRAM_RULES))
     framed = parts.with_columns(
         ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")),
-        ts_raw=pl.when(has_short).then(pl.format("{} {} {}", s.field("mon"), s.field("day"), s.field("clock"))).when(has_iso).then(i.field("iso")),
+        ts_raw=pl.when(has_short).then(s.field("stamp")).when(has_iso).then(i.field("iso")),
         ts_quality=pl.when(has_short).then(short_quality).when(has_iso).then(pl.lit("exact")),
         host=pl.coalesce(s.field("host"), i.field("host")),
         program=pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program")).when(has_bare).then(b.field("program")),
