@@ -173,11 +173,12 @@ def iso_to_utc(text: pl.Expr, tz: str) -> pl.Expr:
 def _iso_to_utc_general(text: pl.Expr, tz: str) -> pl.Expr:
     cleaned = (
         text.str.strip_chars()
+        .str.replace(r"^([0-9]{4}-[0-9][0-9]-[0-9][0-9]), ", "$1 ")  # Airflow's "2022-11-09, 09:59:40 UTC"
         .str.replace(r"^([0-9]{4}[-/][0-9][0-9][-/][0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]),([0-9]+)", "$1.$2")
         .str.replace(r"^(\S+?:[0-9][0-9](?:\.[0-9]{1,9})?)[0-9]*((?:[Zz]|[+-][0-9][0-9]:?[0-9][0-9])?)$", "$1$2")
         .str.replace(r"[Zz]$", "+0000")
         .str.replace(r"([+-][0-9][0-9]):([0-9][0-9])$", "$1$2")
-        .str.replace(r"^(\S+)\s+UTC$", "$1+0000")
+        .str.replace(r"^(.+?)\s+UTC$", "$1+0000")
     )
     zoned = pl.coalesce(
         [cleaned.str.to_datetime(f, strict=False, time_unit="us", time_zone="UTC") for f in _ISO_FORMATS_WITH_ZONE]

@@ -33,6 +33,11 @@ OWNER_BY_PREFIX = {
     "hf_trainer_": "pipeline",
     "k8s_device_plugin_": "pipeline",
     "spark_": "pipeline",
+    "ray_": "pipeline",
+    "slurm_": "pipeline",
+    "airflow_": "pipeline",
+    "argo_": "pipeline",
+    "json_": "pipeline",
 }
 
 

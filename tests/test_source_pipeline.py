@@ -647,3 +647,17 @@ def test_determined_prefix_is_peeled_so_the_traceback_groups() -> None:
     assert events["kind"].to_list() == ["log"] * 5 + ["traceback"]
     assert events["severity"].to_list() == ["warning"] * 5 + ["error"]
     assert events["ts"][0] == datetime(2024, 2, 27, 21, 35, 32, 106313, tzinfo=UTC)
+
+
+def test_slurm_cgroup_oom_kill_and_the_task_it_killed() -> None:
+    events = events_of("slurm_oom_kill_srun_01.log")
+    kill, task = one(events, "oom_kill"), one(events, "process_killed")
+    assert kill["attrs"] == {"slurm_step": "3495064.0", "oom": "slurm_cgroup"}
+    assert task["attrs"] == {"signal": "SIGKILL", "oom": "slurm_cgroup"}
+    assert events.filter(pl.col("message").str.contains("Bus error"))["kind"].to_list() == ["log"]
+
+
+def test_ray_tag_outside_a_rank_tag_and_a_c10d_header() -> None:
+    events = events_of("ray_worker_rank_c10d_watchdog_01.log")
+    assert set(events["pid"]) == {63294} and set(events["process"]) == {"WorkerDict"} and set(events["format"]) == {"torch_c10d"}
+    assert events["ts"][0] == utc(2025, 4, 16, 20, 40, 12, 984683)

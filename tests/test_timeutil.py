@@ -104,3 +104,9 @@ def test_boot_relative_needs_a_boot_time() -> None:
     assert frame.select(ts.alias("ts"), quality.alias("q")).rows() == [(None, "boot_relative")]
     ts, quality = timeutil.boot_to_utc(pl.col("s"), ParseContext(file="f", boot_time=datetime(2026, 1, 1, tzinfo=UTC)))
     assert frame.select(ts.alias("ts"), quality.alias("q")).rows() == [(datetime(2026, 1, 1, 0, 0, 1, 500000, tzinfo=UTC), "boot_aligned")]
+
+
+def test_iso_with_a_space_before_utc_and_airflow_s_comma_after_the_date() -> None:
+    stamps = pl.DataFrame({"t": ["2022-11-09 09:59:40 UTC", "2022-11-09, 09:59:40 UTC", "2022-11-09T09:59:40 UTC"]})
+    parsed = stamps.select(timeutil.iso_to_utc(pl.col("t"), "Asia/Tokyo")).to_series().to_list()
+    assert parsed == [datetime(2022, 11, 9, 9, 59, 40, tzinfo=UTC)] * 3

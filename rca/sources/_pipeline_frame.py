@@ -35,9 +35,10 @@ _SEVERITY = {
 }
 
 _UTC = pl.Datetime("us", "UTC")
-_ISO = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9]| UTC)?"
-# A tag ends at a space, which it takes, or at the end of the line.
-_ENDS_TAG = r"(?: |$)"
+# Airflow 2.3+ writes "2022-11-09, 09:59:40 UTC".
+_ISO = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9](?:[T ]|, )[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9]| UTC)?"
+# A tag ends at a space or a tab (Ray's driver log puts one after its stamp), which it takes, or at the end of the line.
+_ENDS_TAG = r"(?:[ \t]|$)"
 
 _NOISE = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|section_(?:start|end):[0-9]+:[0-9A-Za-z_.\-]+(?:\[[^\]]*\])?"
 # Terminal control codes, CI section markers and carriage-return redraws leave a line as it
@@ -48,13 +49,21 @@ _CLEANED = (
     .str.replace(r"^.*\r([^\r]*[^\r\s][^\r]*)$", "${1}")
 )
 
+def _worker_tag(suffix: str) -> str:
+    """A Ray or vLLM worker's tag, ``(RayTrainWorker pid=123, ip=10.0.0.1)``, its groups named with ``suffix``."""
+    return rf"\s*\((?<process{suffix}>[A-Za-z_][0-9A-Za-z_.\-]*) pid=(?<worker_pid{suffix}>[0-9]+)(?:, ip=[^)]*)?\) ?"
+
+
 _OUTER_LAYERS = (
     r"\[pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)\]" + _ENDS_TAG,
+    # Ray tags a worker's output outside what the worker prints (its stamps, torch's rank tags);
+    # a CI runner's stamp is outside Ray's tag.
+    _worker_tag(""),
     # The gutter is what Buildkite's web UI adds when a log is copied from it; the short hex id
     # and "||" after the stamp, Determined's (its task's allocation).
     rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{{8}} \|\|)?" + _ENDS_TAG,
+    _worker_tag("_inner"),
     r"\s*\[(?:rank|default)(?<rank>[0-9]+)\]: ?",
-    r"\s*\((?<process>[A-Za-z_][0-9A-Za-z_.\-]*) pid=(?<worker_pid>[0-9]+)(?:, ip=[^)]*)?\) ?",
     # NCCL_DEBUG output: "hostname:pid:tid [cuda device] ..."
     r"\s*(?<nccl_host>[A-Za-z][0-9A-Za-z_.\-]*):(?<nccl_pid>[0-9]+):[0-9]+ \[(?<nccl_device>[0-9]+)\]" + _ENDS_TAG,
 )
@@ -79,6 +88,8 @@ _APP_HEADERS = {
         r"(?<log4j_yy>[0-9][0-9])/(?<log4j_mon>[0-9][0-9])/(?<log4j_day>[0-9][0-9]) (?<log4j_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
         r" (?<log4j_level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL)"
     ),
+    # logfmt as logrus, go-kit and Argo write it: time="…" (or ts=…), maybe caller=…, then level=….
+    "logfmt": rf'(?:time|ts|t)="?(?<logfmt_time>{_ISO})"?(?: caller=\S+)? level=(?<logfmt_level>[A-Za-z]+)',
     "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
     "iso8601": rf"\[?(?<app_iso>{_ISO})\]?(?: -|:)?",
 }
@@ -86,12 +97,14 @@ _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.v
 # The group that is set exactly when each header won.
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
-    "go_log": "go_stamp", "log4j": "log4j_level", "epoch": "epoch", "iso8601": "app_iso",
+    "go_log": "go_stamp", "log4j": "log4j_level", "logfmt": "logfmt_level", "epoch": "epoch", "iso8601": "app_iso",
 }
 _LEADING_LEVEL = (
     rf"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+\s+-\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
     r"|^(?<title>Error|Warning|Fatal):|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
     r"|^(?:[0-9A-Za-z_./\-]+:[0-9]+ )?NCCL (?<nccl>INFO|WARN|ERROR|TRACE)\b"
+    # A tool's diagnostic ("srun: error: …", "slurmstepd: error: …"), and Airflow's "{file.py:N} LEVEL - …".
+    r"|^[a-z][0-9a-z_.\-]*(?:\[[0-9]+\])?: (?<tool>error|warning|fatal):|^\{[^{}\s]+\} (?<airflow>" + LEVEL_WORDS + r") - "
 )
 
 _OUTER_GROUPS = pl.col("text").str.extract_groups(_OUTER).alias("layers")
@@ -103,7 +116,7 @@ _APP_GROUPS = pl.col("inner").str.extract_groups(_APP)
 _LEADING_GROUPS = pl.when(pl.col("header_level").is_null()).then(pl.col("body")).str.extract_groups(_LEADING_LEVEL)
 
 _JSON_KEYS = {
-    "time": ("time", "timestamp", "ts", "@timestamp", "asctime"),
+    "time": ("time", "timestamp", "ts", "@timestamp", "asctime", "created"),  # created: python-json-logger's epoch
     "level": ("level", "severity", "levelname", "lvl", "log.level"),
     "msg": ("msg", "message", "@message", "log", "event"),
     "exc": ("exc_info", "exception", "stack_trace", "traceback", "error.stack_trace"),
@@ -272,12 +285,12 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         *(["batch_file"] if "batch_file" in lines.columns else []),
         "pod",
         "container",
-        "process",
         "nccl_host",
+        process=pl.coalesce("process", "process_inner"),
         blank=~text.str.contains(r"\S"),
         ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
         rank=pl.col("rank").cast(pl.Int64, strict=False),
-        pid=pl.coalesce("worker_pid", "nccl_pid").cast(pl.Int64, strict=False),
+        pid=pl.coalesce("worker_pid", "worker_pid_inner", "nccl_pid").cast(pl.Int64, strict=False),
         gpu_index=pl.col("nccl_device").cast(pl.Int32, strict=False),
         inner=text.str.strip_prefix(pl.col("outer").fill_null("")),
     )
@@ -317,9 +330,12 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     log4j = pl.when(c("log4j_level").is_not_null()).then(
         pl.format("20{}-{}-{} {}", c("log4j_yy"), c("log4j_mon"), c("log4j_day"), c("log4j_clock"))
     )
-    dated = pl.coalesce("ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, pl.when(json_time.is_not_null() & ~json_epoch).then(json_time))
+    dated = pl.coalesce(
+        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "logfmt_time", pl.when(json_time.is_not_null() & ~json_epoch).then(json_time)
+    )
     header_level = pl.coalesce(
-        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", pl.when(c("app_format") == "json_lines").then(c("j_level"))
+        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "logfmt_level",
+        pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(
         dated_raw=dated,
@@ -354,7 +370,8 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     leading = c("leading").struct
     printed_level = pl.coalesce(
-        c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl")
+        c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl"),
+        leading.field("tool"), leading.field("airflow"),
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     return stamped.with_columns(

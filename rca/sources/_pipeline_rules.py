@@ -28,12 +28,15 @@ _SIZE = r"(?<n>-?[0-9]+(?:\.[0-9]+)?) ?(?<u>bytes|B|KiB|kB|KB|MiB|MB|GiB|GB|TiB|
 CUDA_OOM = (
     r"CUDA out of memory|HIP out of memory|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
     r"|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|RESOURCE_EXHAUSTED: Out of memory|OOM when allocating tensor"
+    r"|NCCL WARN Cuda failure 'out of memory'"
 )
 DATALOADER = (
     r"DataLoader worker \(pid(?:\(s\))? (?<pid>[0-9]+)[^)\n]*\) "
     r"(?:is killed by signal: (?<signal>[A-Za-z](?:[A-Za-z ]*[A-Za-z])?)|(?<exited>exited unexpectedly))"
 )
-NCCL_TIMEOUT = r"Watchdog caught collective operation timeout"
+# A collective that timed out, and (PyTorch 2.2+) the heartbeat monitor finding the watchdog itself hung.
+NCCL_TIMEOUT_LITERALS = ("Watchdog caught collective operation timeout", "Heartbeat monitor timed out", "watchdog got stuck for ")
+NCCL_TIMEOUT = "|".join(map(re.escape, NCCL_TIMEOUT_LITERALS))
 SHM = (
     r"insufficient shared memory \(shm\)|No space left on device[^\n]*/dev/shm|/dev/shm[^\n]*No space left on device"
     r"|unable to (?:write to file|open shared memory object|mmap [0-9]+ bytes from file) </torch_"
@@ -104,6 +107,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "go_oom": ("out of memory", "VirtualAlloc of "),
     "reason": ("reason:", "reason="),
     "failure": ("Job failed (",),
+    "slurm_oom": ("oom-kill event(s)", ": Out Of Memory"),
     "container": ("container",),
     "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
     "python_warning": ("Warning: ",),
@@ -141,7 +145,7 @@ def _spelled(families: tuple[str, ...], *literals: str) -> str:
 
 
 PROGRESS_RULE = _spelled(PROGRESS)
-INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, NCCL_TIMEOUT)
+INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS)
 
 
 def _msg() -> pl.Expr:
@@ -268,6 +272,17 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     }
 
 
+def _slurm_oom_facts() -> dict[str, pl.Expr]:
+    """Slurm's report of its cgroup's OOM killer ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=…")
+    and of the task it killed ("srun: error: node: task 4: Out Of Memory")."""
+    m = gated("slurm_oom")
+    return {
+        "slurm_oom_kill": m.str.contains(r"Detected [0-9]+ oom[-_]kill event\(s\)").fill_null(False),
+        "slurm_task_oom": m.str.contains(r"\btask [0-9]+: Out Of Memory").fill_null(False),
+        "slurm_step": first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"),
+    }
+
+
 def _xid_facts() -> dict[str, pl.Expr]:
     m = gated("xid")
     xid_plugin = m.str.extract_groups(_XID_PLUGIN).struct
@@ -318,6 +333,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "go_oom": _go_oom_facts(),
     "reason": {"reason": first(gated("reason"), r"reason[:=]\s*['\"]?([A-Za-z]+)")},
     "failure": {"failure_class": first(gated("failure"), r"Job failed \(([a-z ]+ failure)\)")},
+    "slurm_oom": _slurm_oom_facts(),
     "container": {"container": first(gated("container"), r"\bcontainer[: ]+\"?([a-z0-9][0-9A-Za-z_.\-]*)\"?")},
     "vllm_error": _vllm_error_facts(),
 }
@@ -334,7 +350,7 @@ _ABSENT = {family: _absent(facts) for family, facts in _FACTS.items()}
 
 def extract(records: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     """Add the raw facts every rule needs as columns (prefixed ``f_``)."""
-    columns: list[pl.Expr] = [_msg().str.contains(NCCL_TIMEOUT, literal=True).alias("f_nccl_timeout")]
+    columns: list[pl.Expr] = [_msg().str.contains_any(list(NCCL_TIMEOUT_LITERALS)).alias("f_nccl_timeout")]
     for family, facts in _FACTS.items():
         columns += [expr.alias(f"f_{name}") for name, expr in facts.items()] if family in present else _ABSENT[family]
     return records.with_columns(columns)
@@ -350,8 +366,10 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.when(c("f_lone_killed")).then(pl.lit("SIGKILL")),
         c("f_exit_signal"),
         pl.when(c("f_reason") == "OOMKilled").then(pl.lit("SIGKILL")),
+        pl.when(c("f_slurm_task_oom")).then(pl.lit("SIGKILL")),
     )
     oom = pl.coalesce(
+        pl.when(c("f_slurm_oom_kill") | c("f_slurm_task_oom")).then(pl.lit("slurm_cgroup")),
         c("f_java_oom"),
         pl.when(c("f_go_oom")).then(pl.lit("go_runtime")),
         pl.when(c("message").str.contains("JavaScript heap out of memory", literal=True)).then(pl.lit("node_heap")),
@@ -360,7 +378,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     killed = pl.when(python).then(c("f_named_signal").is_not_null()).otherwise(
         pl.any_horizontal(
             c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_killed"),
-            c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled",
+            c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"),
         )
     )
     kind = (
@@ -369,6 +387,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         .when(c("f_nccl_timeout")).then(pl.lit("nccl_timeout"))
         .when(c("f_shm")).then(pl.lit("shm_error"))
         .when(c("f_xid").is_not_null() & ~python).then(pl.lit("xid"))
+        .when(c("f_slurm_oom_kill")).then(pl.lit("oom_kill"))
         .when(killed).then(pl.lit("process_killed"))
         .when(python | (stack & oom.is_null())).then(pl.lit("traceback"))
         .otherwise(pl.lit("log"))
@@ -378,7 +397,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     return facts.with_columns(kind=kind, f_signal=signal, f_oom=oom).with_columns(
         severity=pl.coalesce(
             c("severity"),
-            pl.when(c("kind").is_in(["cuda_oom", "dataloader_killed", "nccl_timeout", "shm_error", "xid", "process_killed", "traceback"]))
+            pl.when(c("kind").is_in(["cuda_oom", "dataloader_killed", "nccl_timeout", "shm_error", "xid", "process_killed", "traceback", "oom_kill"]))
             .then(pl.lit("error")),
             pl.when(c("f_oom").is_not_null()).then(pl.lit("critical")),
             pl.when(c("f_vllm_error").is_not_null()).then(pl.lit("error")),
