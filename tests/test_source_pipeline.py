@@ -661,3 +661,11 @@ def test_ray_tag_outside_a_rank_tag_and_a_c10d_header() -> None:
     events = events_of("ray_worker_rank_c10d_watchdog_01.log")
     assert set(events["pid"]) == {63294} and set(events["process"]) == {"WorkerDict"} and set(events["format"]) == {"torch_c10d"}
     assert events["ts"][0] == utc(2025, 4, 16, 20, 40, 12, 984683)
+
+
+def test_ray_memory_monitor_kills_are_host_oom_kills() -> None:
+    killed = one(events_of("ray_raylet_memory_monitor_kill_01.log"), "process_killed")
+    assert (killed["pid"], killed["process"], killed["format"]) == (1111013, "raylet", "ray")
+    assert killed["attrs"] == {"signal": "SIGKILL", "workers_killed": 12, "oom": "ray_memory_monitor"}
+    task = one(events_of("ray_task_out_of_memory_traceback_01.log"), "traceback")
+    assert task["attrs"]["oom"] == "ray_memory_monitor" and task["attrs"]["exc_type"] == "ray.exceptions.OutOfMemoryError"

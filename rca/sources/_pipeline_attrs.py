@@ -132,7 +132,7 @@ def _fields(present: set[str]) -> Fields:
     ranks = [num(first(gated("rank"), r"\[Rank ([0-9]+)\]"))] if "rank" in present else []
     ranks += [num(_PG.field("rank"))] if "pg" in present else []
     nccl_scope = gated("pg").str.contains("ProcessGroupNCCL|WorkNCCL|NCCL work")
-    signalled = present & {"dataloader", "bash", "killed", "exit", "named_signal", "reason", "slurm_oom"}
+    signalled = present & {"dataloader", "bash", "killed", "exit", "named_signal", "reason", "slurm_oom", "ray_oom"}
     work_item, watchdog = _nccl(present)
     fields: Fields = {
         "rank": (json_number, pl.coalesce(*ranks, c("rank"))),
@@ -162,6 +162,7 @@ def _fields(present: set[str]) -> Fields:
         ("reason", "reason", json_text, pl.when(kind == "process_killed").then(c("f_reason"))),
         ("failure", "failure_class", json_text, c("f_failure_class")),
         ("slurm_oom", "slurm_step", json_text, c("f_slurm_step")),
+        ("ray_oom", "workers_killed", json_number, c("f_ray_workers_killed")),
         ("ci_event", "ci_event", json_text, label(gated("ci_event"), CI_EVENTS)),
         ("xid", "health", json_text, pl.when(c("f_gpu_uuid").is_not_null() & c("f_unhealthy")).then(pl.lit("unhealthy"))),
         ("xid", "resource", json_text, c("f_resource")),

@@ -49,9 +49,17 @@ _CLEANED = (
     .str.replace(r"^.*\r([^\r]*[^\r\s][^\r]*)$", "${1}")
 )
 
+# Ray's own processes, whose output the driver tags with their name alone.
+_RAY_DAEMONS = "raylet|gcs_server|autoscaler|monitor|log_monitor|dashboard|dashboard_agent|runtime_env_agent"
+
+
 def _worker_tag(suffix: str) -> str:
-    """A Ray or vLLM worker's tag, ``(RayTrainWorker pid=123, ip=10.0.0.1)``, its groups named with ``suffix``."""
-    return rf"\s*\((?<process{suffix}>[A-Za-z_][0-9A-Za-z_.\-]*) pid=(?<worker_pid{suffix}>[0-9]+)(?:, ip=[^)]*)?\) ?"
+    """A Ray or vLLM worker's tag, its groups named with ``suffix``: ``(RayTrainWorker pid=123, ip=10.0.0.1)``,
+    Ray's older ``(pid=123)``, or a Ray daemon's ``(raylet)``."""
+    return (
+        rf"\s*\((?:(?:(?<process{suffix}>[A-Za-z_][0-9A-Za-z_.\-]*) )?pid=(?<worker_pid{suffix}>[0-9]+)(?:, ip=[^)]*)?"
+        rf"|(?<daemon{suffix}>{_RAY_DAEMONS}))\) ?"
+    )
 
 
 _OUTER_LAYERS = (
@@ -88,6 +96,8 @@ _APP_HEADERS = {
         r"(?<log4j_yy>[0-9][0-9])/(?<log4j_mon>[0-9][0-9])/(?<log4j_day>[0-9][0-9]) (?<log4j_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
         r" (?<log4j_level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL)"
     ),
+    # Ray's C++ processes (raylet, gcs_server): "[2024-08-25 19:21:02,241 E 1111013 1111013]", the last two pid and thread.
+    "ray": rf"\[(?<ray_iso>{_ISO}) (?<ray_sev>[IWEF]) (?<ray_pid>[0-9]+) [0-9]+\]",
     # logfmt as logrus, go-kit and Argo write it: time="…" (or ts=…), maybe caller=…, then level=….
     "logfmt": rf'(?:time|ts|t)="?(?<logfmt_time>{_ISO})"?(?: caller=\S+)? level=(?<logfmt_level>[A-Za-z]+)',
     "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
@@ -97,7 +107,7 @@ _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.v
 # The group that is set exactly when each header won.
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
-    "go_log": "go_stamp", "log4j": "log4j_level", "logfmt": "logfmt_level", "epoch": "epoch", "iso8601": "app_iso",
+    "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_level", "epoch": "epoch", "iso8601": "app_iso",
 }
 _LEADING_LEVEL = (
     rf"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+\s+-\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
@@ -286,7 +296,7 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         "pod",
         "container",
         "nccl_host",
-        process=pl.coalesce("process", "process_inner"),
+        process=pl.coalesce("process", "daemon", "process_inner", "daemon_inner"),
         blank=~text.str.contains(r"\S"),
         ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
         rank=pl.col("rank").cast(pl.Int64, strict=False),
@@ -331,10 +341,11 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pl.format("20{}-{}-{} {}", c("log4j_yy"), c("log4j_mon"), c("log4j_day"), c("log4j_clock"))
     )
     dated = pl.coalesce(
-        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "logfmt_time", pl.when(json_time.is_not_null() & ~json_epoch).then(json_time)
+        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time",
+        pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
-        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "logfmt_level",
+        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(
@@ -385,7 +396,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             pl.when(c("ci_iso").is_not_null()).then(pl.lit("iso8601")),
             pl.lit("text"),
         ),
-        pid=pl.coalesce(c("pid"), c("j_pid").cast(pl.Int64, strict=False)),
+        pid=pl.coalesce(c("pid"), c("ray_pid").cast(pl.Int64, strict=False), c("j_pid").cast(pl.Int64, strict=False)),
         host=pl.coalesce("j_host", "nccl_host"),
         pod=pl.coalesce("pod", "j_pod"),
         namespace=c("j_namespace"),

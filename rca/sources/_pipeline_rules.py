@@ -108,6 +108,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "reason": ("reason:", "reason="),
     "failure": ("Job failed (",),
     "slurm_oom": ("oom-kill event(s)", ": Out Of Memory"),
+    "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory"),
     "container": ("container",),
     "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
     "python_warning": ("Warning: ",),
@@ -283,6 +284,16 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
     }
 
 
+def _ray_oom_facts() -> dict[str, pl.Expr]:
+    """Ray's memory monitor killing workers ("12 Workers (tasks / actors) killed due to memory pressure (OOM)", from
+    the raylet) and a task learning it was one of them (ray.exceptions.OutOfMemoryError)."""
+    m = gated("ray_oom")
+    return {
+        "ray_workers_killed": num(first(m, r"([0-9]+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)")),
+        "ray_task_oom": m.str.contains("killed due to the node running low on memory", literal=True).fill_null(False),
+    }
+
+
 def _xid_facts() -> dict[str, pl.Expr]:
     m = gated("xid")
     xid_plugin = m.str.extract_groups(_XID_PLUGIN).struct
@@ -334,6 +345,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "reason": {"reason": first(gated("reason"), r"reason[:=]\s*['\"]?([A-Za-z]+)")},
     "failure": {"failure_class": first(gated("failure"), r"Job failed \(([a-z ]+ failure)\)")},
     "slurm_oom": _slurm_oom_facts(),
+    "ray_oom": _ray_oom_facts(),
     "container": {"container": first(gated("container"), r"\bcontainer[: ]+\"?([a-z0-9][0-9A-Za-z_.\-]*)\"?")},
     "vllm_error": _vllm_error_facts(),
 }
@@ -366,10 +378,11 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.when(c("f_lone_killed")).then(pl.lit("SIGKILL")),
         c("f_exit_signal"),
         pl.when(c("f_reason") == "OOMKilled").then(pl.lit("SIGKILL")),
-        pl.when(c("f_slurm_task_oom")).then(pl.lit("SIGKILL")),
+        pl.when(c("f_slurm_task_oom") | (c("f_ray_workers_killed") > 0)).then(pl.lit("SIGKILL")),
     )
     oom = pl.coalesce(
         pl.when(c("f_slurm_oom_kill") | c("f_slurm_task_oom")).then(pl.lit("slurm_cgroup")),
+        pl.when((c("f_ray_workers_killed") > 0) | c("f_ray_task_oom")).then(pl.lit("ray_memory_monitor")),
         c("f_java_oom"),
         pl.when(c("f_go_oom")).then(pl.lit("go_runtime")),
         pl.when(c("message").str.contains("JavaScript heap out of memory", literal=True)).then(pl.lit("node_heap")),
@@ -378,7 +391,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     killed = pl.when(python).then(c("f_named_signal").is_not_null()).otherwise(
         pl.any_horizontal(
             c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_killed"),
-            c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"),
+            c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_ray_workers_killed") > 0,
         )
     )
     kind = (

@@ -34,7 +34,7 @@ from rca.sources._pipeline_rules import (
     kind_and_severity,
 )
 
-FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "logfmt", "iso8601", "epoch", "nccl", "text")
+FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "ray", "logfmt", "iso8601", "epoch", "nccl", "text")
 
 _MARKERS = "|".join(
     (
@@ -53,6 +53,8 @@ _MARKERS = "|".join(
         r'^(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ )?level=[a-z]+ ', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+\t(?:DEBUG|INFO|WARNING|ERROR) [0-9A-Za-z_.]+:[0-9]+ -- ",  # Ray's driver
+        r"^(?:\((?:raylet|gcs_server)\) )?\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ [IWEF] [0-9]+ [0-9]+\]",  # Ray's C++ daemons
+        r"killed due to memory pressure \(OOM\)",
         # line headers of vLLM, transformers, PyTorch c10d and DeepSpeed ("[asctime] [LEVEL] [file.py:line:function]")
         r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,.]+\] \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[[0-9A-Za-z_.]+:[0-9]+:",
         r"^(?:\([0-9A-Za-z_]+ pid=[0-9]+\) )?(?:DEBUG|INFO|WARNING|ERROR) [0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] ",
