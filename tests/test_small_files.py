@@ -143,6 +143,24 @@ KLOG_END = 'I1201 03:17:05.123456    2345 kubelet.go:2404] "SyncLoop (probe)" pr
 KLOG_STARTS_INDENTED = '    goroutine 1 [running]:\nI1201 03:17:06.000000    2345 kubelet.go:2404] "SyncLoop (probe)" probe="readiness" pod="ml/trainer-1"\n'
 
 
+def _together_as_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **how: object
+) -> tuple[list[list[str]], pl.DataFrame, pl.DataFrame]:
+    """Ingest ``tmp_path/logs`` with its small files read together, none falling back to being read alone,
+    and check that reading each file alone gives the same; each parse together's sources, the events, the manifest."""
+    calls: list[list[str]] = []
+    parse_together = _small_files._parse_together
+    monkeypatch.setattr(_small_files, "_parse_together", lambda reads, writer: calls.append([r.source.name for r in reads]) or parse_together(reads, writer))
+    read_alone = _count_reads_alone(monkeypatch)
+    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1, **how)
+    monkeypatch.undo()
+    assert read_alone == []
+    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch, **how)
+    assert_frame_equal(together, alone)
+    assert_frame_equal(together_files, alone_files)
+    return calls, together, together_files
+
+
 @pytest.mark.parametrize("files", [
     {"dmesg-a.log": KERNEL_ENDS_IN_A_BLOCK, "dmesg-b.log": KERNEL_STARTS_MID_DUMP},
     {"dmesg-a.log": KERNEL_ENDS_IN_A_BLOCK, "dmesg-b.log": KERNEL_STARTS_WITH_A_HEADER},
@@ -155,16 +173,8 @@ def test_files_read_together_take_nothing_from_each_other(tmp_path: Path, monkey
     for name, text in files.items():
         (root / name).write_text(text)
         _stamp(root / name, datetime(2026, 1, 2, tzinfo=UTC))
-    calls: list[list[str]] = []
-    parse_together = _small_files._parse_together
-    monkeypatch.setattr(_small_files, "_parse_together", lambda reads, writer: calls.append([r.source.name for r in reads]) or parse_together(reads, writer))
-    read_alone = _count_reads_alone(monkeypatch)
-    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
-    monkeypatch.undo()
-    assert len(calls) == 1 and len(calls[0]) == len(files) and read_alone == []
-    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
-    assert_frame_equal(together, alone)
-    assert_frame_equal(together_files, alone_files)
+    calls, _, _ = _together_as_alone(tmp_path, monkeypatch)
+    assert len(calls) == 1 and len(calls[0]) == len(files)
 
 
 def test_cgroup_files_are_read_together_each_with_its_own_name_folder_and_mtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,18 +182,10 @@ def test_cgroup_files_are_read_together_each_with_its_own_name_folder_and_mtime(
     files = sorted(p for p in (tmp_path / "logs").rglob("*") if p.is_file())
     for number, path in enumerate(files):
         _stamp(path, datetime(2026, 3, 1 + number, tzinfo=UTC))
-    calls: list[list[str]] = []
-    parse_together = _small_files._parse_together
-    monkeypatch.setattr(_small_files, "_parse_together", lambda reads, writer: calls.append([r.source.name for r in reads]) or parse_together(reads, writer))
-    read_alone = _count_reads_alone(monkeypatch)
-    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
-    monkeypatch.undo()
-    assert read_alone == [] and calls == [["cgroup"] * len(files)]
-    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
-    assert_frame_equal(together, alone)
-    assert_frame_equal(together_files, alone_files)
+    calls, together, _ = _together_as_alone(tmp_path, monkeypatch)
+    assert calls == [["cgroup"] * len(files)]
     readings = together.filter(pl.col("kind") == "cgroup_memory")
-    assert readings.height == len(together_files)
+    assert readings.height == len(files)
     assert readings.select(pl.col("ts").dt.day().n_unique()).item() == len(files)
     assert readings.select(pl.col("cgroup").n_unique()).item() == 4  # two folders on one host, one on each other
 
@@ -198,15 +200,7 @@ def test_nvidia_smi_files_are_read_together_and_a_csv_header_stops_at_its_file(t
     # another file says nothing of them.
     (root / "b-rows.csv").write_text("\n".join([row.format(3, 72000), row.format(4, 73000)]) + "\n")
     shutil.copy(DATA / "nvidia_smi" / "query_gpu_nounits_reordered.csv", root / "c-query.csv")
-    calls: list[list[str]] = []
-    parse_together = _small_files._parse_together
-    monkeypatch.setattr(_small_files, "_parse_together", lambda reads, writer: calls.append([r.source.name for r in reads]) or parse_together(reads, writer))
-    options = IngestOptions(format="nvidia_smi")
-    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1, options=options)
-    monkeypatch.undo()
-    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch, options=options)
-    assert_frame_equal(together, alone)
-    assert_frame_equal(together_files, alone_files)
+    calls, together, _ = _together_as_alone(tmp_path, monkeypatch, options=IngestOptions(format="nvidia_smi"))
     assert calls == [["nvidia_smi"] * 3]
     kinds = together.filter(pl.col("file").str.ends_with("-rows.csv")).select("kind").to_series().to_list()
     assert kinds == ["log", "log"]
@@ -219,13 +213,7 @@ def test_nvidia_smi_tables_read_together_count_each_file_s_headers_and_borders(t
     root.mkdir(parents=True)
     for name in ("nvidia_smi_table_01.txt", "table_two_snapshots.txt", "nvidia_smi_query_gpu_allfields_01.csv"):
         shutil.copy(DATA / "nvidia_smi" / name, root / name)
-    read_alone = _count_reads_alone(monkeypatch)
-    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
-    monkeypatch.undo()
-    assert read_alone == []
-    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
-    assert_frame_equal(together, alone)
-    assert_frame_equal(together_files, alone_files)
+    _, _, together_files = _together_as_alone(tmp_path, monkeypatch)
     skipped = {row["path"]: json.loads(row["skipped_reasons"]) for row in together_files.iter_rows(named=True)}
     assert set(skipped["n1/table_two_snapshots.txt"]) >= {"header", "table border"}
     assert skipped["n1/nvidia_smi_table_01.txt"]["table border"] > 0
