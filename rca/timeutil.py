@@ -21,9 +21,12 @@ _MONTHS = {
     "mär": 3, "mrz": 3, "mai": 5, "okt": 10, "dez": 12,
     "janv": 1, "févr": 2, "fév": 2, "mars": 3, "avr": 4, "juin": 6, "juil": 7, "août": 8, "déc": 12,
     "ene": 1, "abr": 4, "ago": 8, "dic": 12,
+    # Italian, Portuguese, Dutch, Swedish, Polish (journalctl prints the locale's month)
+    "gen": 1, "mag": 5, "giu": 6, "lug": 7, "set": 9, "ott": 10, "fev": 2, "out": 10, "mrt": 3, "mei": 5, "maj": 5,
+    "sty": 1, "lut": 2, "kwi": 4, "cze": 6, "lip": 7, "sie": 8, "wrz": 9, "paź": 10, "lis": 11, "gru": 12,
 }
 
-MONTH_NAME_PATTERN = r"[A-Za-zА-Яа-яéûäÄ]{3,5}\.?"
+MONTH_NAME_PATTERN = r"[A-Za-zА-Яа-яéûäÄź]{3,5}\.?"
 
 _CLOCK_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
 

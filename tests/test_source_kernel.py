@@ -592,3 +592,18 @@ def test_spliced_and_truncated_real_lines_are_accounted(pieces: list[tuple[str, 
     text = "\n".join(prefix + line[:cut] if cut % 3 else line for line, cut in pieces)
     covered, total = _accounted(text, ctx)
     assert covered == total
+
+
+def test_summary_then_selection_then_the_kill_of_a_sacrificed_child_is_one_kill_in_the_summary_s_cgroup() -> None:
+    """/var/log/messages of a 3.10 (RHEL 7) kernel with the backported oom-kill: line (a public blog's quote)."""
+    memcg = "/kubepods/burstable/pod6c4333b3-a663-11ea-b39f-6c92bf85beda"
+    cid = "bbd5e4b5f9c13666dd0ec7ff7afb2c4c2b0ede40a4adf1de43cc31c606f283f5"
+    text = (
+        f"Jun 17 03:18:17 host-xx kernel: oom-kill:,cpuset={cid},mems_allowed=0-1,oom_memcg={memcg},"
+        f"task_memcg={memcg}/{cid},task=runc:[2:INIT],pid=12800,uid=0\n"
+        "Jun 17 03:18:17 host-xx kernel: Memory cgroup out of memory: Kill process 12800 (runc:[2:INIT]) score 997 or sacrifice child\n"
+        "Jun 17 03:18:17 host-xx kernel: Killed process 12788 (runc:[2:INIT]) total-vm:600736kB, anon-rss:3296kB, file-rss:276kB, shmem-rss:1012kB\n"
+    )
+    kill = of_kind(_parse(text, year=2020), "oom_kill")
+    assert kill.select("line", "pid", "cgroup", "container_id").rows() == [(3, 12788, f"{memcg}/{cid}", cid)]
+    assert kill["pod_uid"][0] == "6c4333b3-a663-11ea-b39f-6c92bf85beda" and json.loads(kill["attrs"][0])["uid"] == 0

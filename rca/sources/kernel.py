@@ -56,6 +56,8 @@ _HOST_AFTER_STAMP = _BOOT_STAMP + r" ?\S+ kernel: "
 _RAW, _CTIME, _ISO = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD))
 _JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
 _BARE_KERNEL = r"^kernel: "
+# The NVIDIA module's lines copied without any time or envelope: kernel lines all the same (framed as raw dmesg).
+_BARE_NVRM = r"^NVRM: "
 # Uptimes beyond ~300 years are garbage, and would overflow the datetime arithmetic.
 _MAX_BOOT_SECONDS = 1e10
 # A limit this high is the kernel's "unlimited" (PAGE_COUNTER_MAX), not a size.
@@ -154,7 +156,8 @@ def _is_kernel_envelope(text: pl.Expr) -> pl.Expr:
     journal = text.str.starts_with("{") & (
         (text.str.json_path_match("$._TRANSPORT") == "kernel") | (text.str.json_path_match("$.SYSLOG_IDENTIFIER") == "kernel")
     )
-    return ((program == "kernel") & ~text.str.contains(_ISO)).fill_null(False) | text.str.contains(_BARE_KERNEL) | journal.fill_null(False)
+    bare = text.str.contains(_BARE_KERNEL) | text.str.contains(_BARE_NVRM)
+    return ((program == "kernel") & ~text.str.contains(_ISO)).fill_null(False) | bare | journal.fill_null(False)
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -386,19 +389,22 @@ def _carry_block_facts(lines: pl.DataFrame) -> pl.DataFrame:
     """Carry the block's memcg usage and ``oom-kill:`` summary onto its kill line, and pick the kill's event line."""
     victim_pid = pl.coalesce("killed_pid", "selected_pid").cast(pl.Int64, strict=False)
     summary_pid = pl.col("summary_pid").cast(pl.Int64, strict=False)
+    selected_pid = pl.col("selected_pid").cast(pl.Int64, strict=False)
     block = pl.col("block")
     carried_pid = forward_fill_within(summary_pid, block)
     killed_pid = pl.col("killed_pid").cast(pl.Int64, strict=False)
     next_killed = pl.when(block.shift(-1) == block).then(backward_fill_within(killed_pid, block).shift(-1))
     is_victim = victim_pid.is_not_null()
+    # The summary and the selection line name the task chosen; a "Killed process" line after them names
+    # the task killed, which may be a child the kernel sacrificed instead (3.x): one kill either way, of
+    # the task the summary's cgroup and uid still describe.
+    sacrificed = killed_pid.is_not_null() & (block.shift(1) == block) & (selected_pid.shift(1) == carried_pid)
     return lines.with_columns(
-        [pl.when(is_victim & ((carried_pid == victim_pid) if by_pid else pl.lit(True)).fill_null(False))
+        [pl.when(is_victim & ((carried_pid == victim_pid) | sacrificed if by_pid else pl.lit(True)).fill_null(False))
          .then(forward_fill_within(pl.col(name), block)).alias(f"carried_{name}")
          for name, by_pid in _CARRIED.items()],
-        summary_is_kill=summary_pid.is_not_null() & (next_killed != summary_pid).fill_null(True),
-        # The selection line names the task chosen; a "Killed process" line after it names the task
-        # killed, which may be a child it sacrificed instead: one kill either way.
-        selected_is_kill=pl.col("selected_pid").is_not_null() & next_killed.is_null(),
+        summary_is_kill=summary_pid.is_not_null() & next_killed.is_null(),
+        selected_is_kill=selected_pid.is_not_null() & next_killed.is_null(),
     )
 
 
