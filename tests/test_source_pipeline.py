@@ -669,3 +669,13 @@ def test_ray_memory_monitor_kills_are_host_oom_kills() -> None:
     assert killed["attrs"] == {"signal": "SIGKILL", "workers_killed": 12, "oom": "ray_memory_monitor"}
     task = one(events_of("ray_task_out_of_memory_traceback_01.log"), "traceback")
     assert task["attrs"]["oom"] == "ray_memory_monitor" and task["attrs"]["exc_type"] == "ray.exceptions.OutOfMemoryError"
+
+
+def test_rule_regexes_stay_small_enough_for_the_literal_prefilter_and_match_as_one() -> None:
+    from rca.sources import _pipeline_rules as rules
+
+    assert all(rule.count("|") < 56 for rule in (*rules.INCIDENT_RULE, *rules.PROGRESS_RULE))
+    texts = pl.Series(["Heartbeat monitor timed out!", "srun: error: n1: task 4: Out Of Memory", "loss: 0.25", "plain line", "CUDA out of memory."])
+    for chunks in (rules.INCIDENT_RULE, rules.PROGRESS_RULE):
+        split = texts.to_frame("t").select(rules.spells(pl.col("t"), chunks)).to_series()
+        assert split.to_list() == texts.str.contains("|".join(chunks)).to_list()

@@ -32,6 +32,7 @@ from rca.sources._pipeline_rules import (
     extract,
     gate_families,
     kind_and_severity,
+    spells,
 )
 
 FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "ray", "logfmt", "iso8601", "epoch", "nccl", "text")
@@ -130,8 +131,8 @@ def _classify(grouped: pl.DataFrame) -> pl.DataFrame:
     """One event per record, each through only the rules that may concern it."""
     message = pl.col("message")
     tiered = grouped.with_columns(
-        tier=pl.when(pl.col("family").is_not_null() | message.str.contains(INCIDENT_RULE)).then(2)
-        .when(message.str.contains(PROGRESS_RULE)).then(1)
+        tier=pl.when(pl.col("family").is_not_null() | spells(message, INCIDENT_RULE)).then(2)
+        .when(spells(message, PROGRESS_RULE)).then(1)
         .otherwise(0)
     )
     return split_rows(tiered, pl.col("tier") > 0, _by_rules, _plain)
