@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from rca import schema, sources
 from rca.ingest import parse_lines
+from rca.sources import _pipeline_rules as rules
 from rca.sources import pipeline
 from rca.sources._base import ParseContext
 from tests.conftest import DATA, head_lines
@@ -672,8 +673,6 @@ def test_ray_memory_monitor_kills_are_host_oom_kills() -> None:
 
 
 def test_rule_regexes_stay_small_enough_for_the_literal_prefilter_and_match_as_one() -> None:
-    from rca.sources import _pipeline_rules as rules
-
     assert all(rule.count("|") < 56 for rule in (*rules.INCIDENT_RULE, *rules.PROGRESS_RULE))
     texts = pl.Series(["Heartbeat monitor timed out!", "srun: error: n1: task 4: Out Of Memory", "loss: 0.25", "plain line", "CUDA out of memory."])
     for chunks in (rules.INCIDENT_RULE, rules.PROGRESS_RULE):
