@@ -678,3 +678,10 @@ def test_rule_regexes_stay_small_enough_for_the_literal_prefilter_and_match_as_o
     for chunks in (rules.INCIDENT_RULE, rules.PROGRESS_RULE):
         split = texts.to_frame("t").select(rules.spells(pl.col("t"), chunks)).to_series()
         assert split.to_list() == texts.str.contains("|".join(chunks)).to_list()
+
+
+def test_timeout_at_nccl_work_names_the_failed_work_and_minus_one_for_none_completed() -> None:
+    events = events_of("nccl_pg_guid_timeout_at_work_01.log")
+    watchdog = attrs_of(events.filter(pl.col("line") == 4))[0]
+    assert (watchdog["failed_seq"], watchdog["last_enqueued_seq"], watchdog["last_completed_seq"]) == (1, 1, -1)
+    assert one(events, "nccl_timeout")["attrs"]["op"] == "COALESCED"

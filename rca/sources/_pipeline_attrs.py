@@ -118,10 +118,11 @@ def _nccl(present: set[str]) -> tuple[Fields, Fields]:
             "timeout_ms": num(first(work, r"Timeout\(ms\)=([0-9]+)")), "ran_for_ms": num(first(work, r"ran for ([0-9]+) milliseconds")),
         }),
     }
+    # "Timeout at NCCL work: N" (2.3+) names the failed work as the watchdog line does; -1 is "none yet".
     watchdog = _numbers({
-        "failed_seq": num(first(work, r"detected by watchdog at work: ([0-9]+)")),
-        "last_enqueued_seq": num(first(work, r"last enqueued NCCL work: ([0-9]+)")),
-        "last_completed_seq": num(first(work, r"last completed NCCL work: ([0-9]+)")),
+        "failed_seq": num(first(work, r"(?:detected by watchdog at work|Timeout at NCCL work): ([0-9]+)")),
+        "last_enqueued_seq": num(first(work, r"last enqueued NCCL work: (-?[0-9]+)")),
+        "last_completed_seq": num(first(work, r"last completed NCCL work: (-?[0-9]+)")),
     })
     return item, watchdog
 
