@@ -447,3 +447,13 @@ def test_an_event_whose_message_is_the_kernel_kill_line_is_an_oom_kill_with_the_
     )
     kills = rca.parse_text(text, file="describe-node.txt").filter(pl.col("kind") == "oom_kill")
     assert kills.select("pid", "process", "rss_bytes").rows() == [(25169, "hyperkube", None), (3103923, "stress-ng-vm", 14369596 * 1024)]
+
+
+def test_a_last_state_oomkilled_does_not_take_the_current_container_id() -> None:
+    text = (
+        "Containers:\n  trainer:\n    Container ID:   containerd://" + "1" * 64 + "\n    State:          Running\n"
+        "      Started:      Mon, 01 Jan 2024 10:00:00 +0000\n    Last State:     Terminated\n      Reason:       OOMKilled\n"
+        "      Exit Code:    137\n      Finished:     Mon, 01 Jan 2024 09:59:00 +0000\n"
+    )
+    killed = rca.parse_text(text, file="describe.txt").filter(pl.col("kind") == "container_oomkilled")
+    assert killed.select("container", "exit_code", "container_id").rows() == [("trainer", 137, None)]

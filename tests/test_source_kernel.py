@@ -607,3 +607,9 @@ def test_summary_then_selection_then_the_kill_of_a_sacrificed_child_is_one_kill_
     kill = of_kind(_parse(text, year=2020), "oom_kill")
     assert kill.select("line", "pid", "cgroup", "container_id").rows() == [(3, 12788, f"{memcg}/{cid}", cid)]
     assert kill["pod_uid"][0] == "6c4333b3-a663-11ea-b39f-6c92bf85beda" and json.loads(kill["attrs"][0])["uid"] == 0
+
+
+def test_a_few_nvrm_lines_in_an_application_log_leave_it_the_application_s() -> None:
+    app = "".join(f"2024-01-01 00:00:{n:02d},123 - trainer - INFO - step {n}\n" for n in range(12))
+    events = rca.parse_text(app + "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.\n" * 2, file="train.log")
+    assert set(events["source"]) == {"pipeline"} and events["ts"].null_count() == 2

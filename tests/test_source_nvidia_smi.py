@@ -505,3 +505,9 @@ def test_q_of_driver_610_reads_versions_without_their_note_and_the_power_reading
     sample = of_kind(_events("nvidia_smi_q_610_wddm_deprecated_versions_01.txt"), "gpu_sample").row(0, named=True)
     attrs = json.loads(sample["attrs"])
     assert (attrs["driver"], attrs["cuda"], attrs["power_w"], attrs["power_cap_w"]) == ("610.62", "13.3", 97.99, 250.0)
+
+
+def test_index_and_memory_query_rows_are_not_process_rows() -> None:
+    text = "index, memory.used [MiB], memory.total [MiB]\n0, 100 MiB, 81559 MiB\n1, 200 MiB, 81559 MiB\n"
+    samples = rca.parse_text(text, file="q.csv")
+    assert samples.select("kind", "gpu_index", "mem_used_bytes").rows() == [("gpu_sample", 0, 100 * MIB), ("gpu_sample", 1, 200 * MIB)]

@@ -685,3 +685,26 @@ def test_timeout_at_nccl_work_names_the_failed_work_and_minus_one_for_none_compl
     watchdog = attrs_of(events.filter(pl.col("line") == 4))[0]
     assert (watchdog["failed_seq"], watchdog["last_enqueued_seq"], watchdog["last_completed_seq"]) == (1, 1, -1)
     assert one(events, "nccl_timeout")["attrs"]["op"] == "COALESCED"
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    ("slurmstepd: error: Detected 1 oom_kill event in StepId=1054.0. Some of the step tasks have been OOM Killed.", "oom_kill"),
+    ("slurmstepd: error: Detected 2 oom_kill events in StepId=1054.0. Some of the step tasks have been OOM Killed.", "oom_kill"),
+    ("srun: error: nid01: tasks 0-2,5,7: Out Of Memory", "process_killed"),
+])
+def test_slurm_oom_wordings_since_21_08(line: str, kind: str) -> None:
+    assert _parse(line + "\n")[0]["kind"].to_list() == [kind]
+
+
+@pytest.mark.parametrize("line", [
+    "[rank0]: (RayWorkerWrapper pid=4321) INFO 07-09 17:31:56 worker.py:12] hello",  # Ray's tag inside torch's rank tag
+    "(raylet, ip=10.0.6.140) [2025-08-11 10:13:54,613 I 4321 4321] (raylet) node_manager.cc:3084: ok",  # a daemon's tag with its ip
+])
+def test_ray_tags_anywhere_torch_and_ray_put_them(line: str) -> None:
+    row = _parse(line + "\n")[0].row(0, named=True)
+    assert (row["pid"], row["severity"], row["ts_quality"]) == (4321, "info", "exact" if "raylet" in line else "year_inferred")
+
+
+def test_a_dd_mm_yy_line_without_a_logger_is_not_read_as_log4j() -> None:
+    row = _parse("31/12/23 23:59:59 ERROR bye\n")[0].row(0, named=True)
+    assert (row["ts"], row["format"]) == (None, "text")

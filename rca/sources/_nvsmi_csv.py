@@ -56,7 +56,8 @@ _VALUE = {
     "pstate": r"P[0-9]{1,2}",
     "index": r"[0-9]+",
     "pid": r"[0-9]+",
-    "process_name": r"[^,]+",
+    # Not starting with a digit: "0, 100 MiB, 81559 MiB" (index, memory.used, memory.total) is no process row.
+    "process_name": r"[^,\s0-9][^,]*",
     "gpu_serial": r"[^,]+",
     "display_active": r"Enabled|Disabled",
     "display_mode": r"Enabled|Disabled",

@@ -57,8 +57,8 @@ def _worker_tag(suffix: str) -> str:
     """A Ray or vLLM worker's tag, its groups named with ``suffix``: ``(RayTrainWorker pid=123, ip=10.0.0.1)``,
     Ray's older ``(pid=123)``, or a Ray daemon's ``(raylet)``."""
     return (
-        rf"\s*\((?:(?:(?<process{suffix}>[A-Za-z_][0-9A-Za-z_.\-]*) )?pid=(?<worker_pid{suffix}>[0-9]+)(?:, ip=[^)]*)?"
-        rf"|(?<daemon{suffix}>{_RAY_DAEMONS}))\) ?"
+        rf"\s*\((?:(?:(?<process{suffix}>[A-Za-z_][0-9A-Za-z_.\-]*) )?pid=(?<worker_pid{suffix}>[0-9]+)"
+        rf"|(?<daemon{suffix}>{_RAY_DAEMONS}))(?:, ip=[^)]*)?\) ?"
     )
 
 
@@ -72,6 +72,8 @@ _OUTER_LAYERS = (
     rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{{8}} \|\|)?" + _ENDS_TAG,
     _worker_tag("_inner"),
     r"\s*\[(?:rank|default)(?<rank>[0-9]+)\]: ?",
+    # ... and inside torch's rank tag when torch's launcher runs the Ray (or vLLM) workers.
+    _worker_tag("_ranked"),
     # NCCL_DEBUG output: "hostname:pid:tid [cuda device] ..."
     r"\s*(?<nccl_host>[A-Za-z][0-9A-Za-z_.\-]*):(?<nccl_pid>[0-9]+):[0-9]+ \[(?<nccl_device>[0-9]+)\]" + _ENDS_TAG,
 )
@@ -91,10 +93,11 @@ _APP_HEADERS = {
     ),
     "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:[0-9]+\]",
     "go_log": r"(?<go_stamp>[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)",
-    # log4j's "yy/MM/dd HH:mm:ss LEVEL", Spark's and Hadoop's default layout.
+    # log4j's "yy/MM/dd HH:mm:ss LEVEL Logger: ", Spark's and Hadoop's default layout (the logger is checked
+    # in _peel_application: a "dd/MM/yy" log without one must not be read as yy/MM/dd).
     "log4j": (
-        r"(?<log4j_yy>[0-9][0-9])/(?<log4j_mon>[0-9][0-9])/(?<log4j_day>[0-9][0-9]) (?<log4j_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
-        r" (?<log4j_level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL)"
+        r"(?<log4j_raw>(?<log4j_yy>[0-9][0-9])/(?<log4j_mon>[0-9][0-9])/(?<log4j_day>[0-9][0-9])"
+        r" (?<log4j_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])) (?<log4j_level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL)"
     ),
     # Ray's C++ processes (raylet, gcs_server): "[2024-08-25 19:21:02,241 E 1111013 1111013]", the last two pid and thread.
     "ray": rf"\[(?<ray_iso>{_ISO}) (?<ray_sev>[IWEF]) (?<ray_pid>[0-9]+) [0-9]+\]",
@@ -296,11 +299,11 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         "pod",
         "container",
         "nccl_host",
-        process=pl.coalesce("process", "daemon", "process_inner", "daemon_inner"),
+        process=pl.coalesce("process", "daemon", "process_inner", "daemon_inner", "process_ranked", "daemon_ranked"),
         blank=~text.str.contains(r"\S"),
         ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
         rank=pl.col("rank").cast(pl.Int64, strict=False),
-        pid=pl.coalesce("worker_pid", "worker_pid_inner", "nccl_pid").cast(pl.Int64, strict=False),
+        pid=pl.coalesce("worker_pid", "worker_pid_inner", "worker_pid_ranked", "nccl_pid").cast(pl.Int64, strict=False),
         gpu_index=pl.col("nccl_device").cast(pl.Int32, strict=False),
         inner=text.str.strip_prefix(pl.col("outer").fill_null("")),
     )
@@ -312,6 +315,7 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
         json_text=pl.when(inner.str.contains(r"^\s*\{.*\}\s*$")).then(inner),
         app=_APP_GROUPS,
     ).unnest("app")
+    layers = _without_loggerless_log4j(layers)
     layers = _json_fields(layers)
     app_format = pl.when(pl.col("j_body").is_not_null()).then(pl.lit("json_lines"))
     for name, witness in _APP_WITNESS.items():
@@ -320,6 +324,19 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
         app_format=app_format,
         body=pl.coalesce("j_body", inner.str.strip_prefix(pl.col("app")), inner),
     )
+
+
+_LOG4J_GROUPS = ("log4j_raw", "log4j_yy", "log4j_mon", "log4j_day", "log4j_clock", "log4j_level")
+
+
+def _without_loggerless_log4j(layers: pl.DataFrame) -> pl.DataFrame:
+    """Undo a log4j header that no ``Logger: `` follows, leaving the line headerless."""
+    loggerless = pl.col("log4j_level").is_not_null() & ~pl.col("inner").str.strip_prefix(pl.col("app")).str.contains(
+        r"^[A-Za-z_][0-9A-Za-z_.$]*: "
+    )
+    if not layers.select(loggerless.any()).item():
+        return layers
+    return layers.with_columns(pl.when(~loggerless).then(pl.col(name)).alias(name) for name in ("app", *_LOG4J_GROUPS))
 
 
 def _severity(word: pl.Expr) -> pl.Expr:
@@ -387,7 +404,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     return stamped.with_columns(
         ts=resolved,
-        ts_raw=pl.coalesce("dated_raw", "epoch_raw", "yearless_raw"),
+        ts_raw=pl.coalesce(pl.when(c("dated_raw") == log4j).then(c("log4j_raw")), "dated_raw", "epoch_raw", "yearless_raw"),
         ts_quality=quality,
         severity=_severity(printed_level),
         format=pl.coalesce(

@@ -107,7 +107,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "go_oom": ("out of memory", "VirtualAlloc of "),
     "reason": ("reason:", "reason="),
     "failure": ("Job failed (",),
-    "slurm_oom": ("oom-kill event(s)", "Out Of Memory"),
+    "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory"),
     "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory"),
     "container": ("container",),
     "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
@@ -292,12 +292,13 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
 
 
 def _slurm_oom_facts() -> dict[str, pl.Expr]:
-    """Slurm's report of its cgroup's OOM killer ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=…")
-    and of the task it killed ("srun: error: node: task 4: Out Of Memory")."""
+    """Slurm's report of its cgroup's OOM killer ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=…",
+    since 21.08 "Detected 1 oom_kill event in StepId=…") and of the tasks it killed ("srun: error: node: task 4:
+    Out Of Memory", "tasks 0-2,5: Out Of Memory")."""
     m = gated("slurm_oom")
     return {
-        "slurm_oom_kill": m.str.contains(r"Detected [0-9]+ oom[-_]kill event\(s\)").fill_null(False),
-        "slurm_task_oom": m.str.contains(r"\btask [0-9]+: Out Of Memory").fill_null(False),
+        "slurm_oom_kill": m.str.contains(r"Detected [0-9]+ oom[-_]kill events?(?:\(s\))?").fill_null(False),
+        "slurm_task_oom": m.str.contains(r"\btasks? [0-9][0-9,\-]*: Out Of Memory").fill_null(False),
         "slurm_step": first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"),
     }
 

@@ -412,7 +412,8 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
             pod="doc_pod",
             namespace=pl.coalesce("doc_namespace", "prompt_namespace"),
             container=pl.coalesce(pl.col("container"), pl.when(is_eviction).then(evicted.struct.field("container"))),
-            container_id=pl.when(is_state).then(pl.col("container_id").str.extract(_CONTAINER_ID, 1)),
+            # The ID is the container's current instance: a Last State block is an earlier one.
+            container_id=pl.when(is_state & pl.col("last_state").is_null()).then(pl.col("container_id").str.extract(_CONTAINER_ID, 1)),
             exit_code=pl.when(is_state).then(pl.col("exit_code").cast(pl.Int32, strict=False)),
             mem_used_bytes=pl.when(is_eviction).then(evicted.struct.field("used_bytes")),
             mem_requested_bytes=pl.when(is_eviction).then(evicted.struct.field("requested_bytes")),

@@ -138,10 +138,15 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     kinds = heads.with_columns(
         header=pl.col("text").str.contains(_JOURNAL_HEADER),
         mine=_is_dmesg(pl.col("text")) | _is_kernel_envelope(pl.col("text")),
+        nvrm=pl.col("text").str.contains(_BARE_NVRM),
         indented=pl.col("text").str.contains(r"^\s"),
     ).with_columns(continued=pl.col("indented") & (pl.col("mine").cum_sum().over("head") > 0))
-    found = by_head(kinds.filter(~pl.col("header")), share=(pl.col("mine") | pl.col("continued")).mean())
-    return {head: float(row["share"] or 0.0) for head, row in found.items()}
+    found = by_head(
+        kinds.filter(~pl.col("header")), share=(pl.col("mine") | pl.col("continued")).mean(), nvrm=pl.col("nvrm").mean()
+    )
+    # Bare NVRM lines make a file kernel only when they are most of it: a few pasted into an
+    # application's log leave it the application's.
+    return {head: float(row["share"] or 0.0) if (row["nvrm"] or 0.0) < 0.5 else 1.0 for head, row in found.items()}
 
 
 def _is_dmesg(text: pl.Expr) -> pl.Expr:
@@ -156,8 +161,7 @@ def _is_kernel_envelope(text: pl.Expr) -> pl.Expr:
     journal = text.str.starts_with("{") & (
         (text.str.json_path_match("$._TRANSPORT") == "kernel") | (text.str.json_path_match("$.SYSLOG_IDENTIFIER") == "kernel")
     )
-    bare = text.str.contains(_BARE_KERNEL) | text.str.contains(_BARE_NVRM)
-    return ((program == "kernel") & ~text.str.contains(_ISO)).fill_null(False) | bare | journal.fill_null(False)
+    return ((program == "kernel") & ~text.str.contains(_ISO)).fill_null(False) | text.str.contains(_BARE_KERNEL) | journal.fill_null(False)
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
