@@ -708,3 +708,13 @@ def test_ray_tags_anywhere_torch_and_ray_put_them(line: str) -> None:
 def test_a_dd_mm_yy_line_without_a_logger_is_not_read_as_log4j() -> None:
     row = _parse("31/12/23 23:59:59 ERROR bye\n")[0].row(0, named=True)
     assert (row["ts"], row["format"]) == (None, "text")
+
+
+@pytest.mark.parametrize("line", [
+    "level=error ts=2024-03-01T10:00:00.123Z caller=main.go:12 msg=boom",  # Loki, Thanos
+    "ts=2024-03-01T10:00:00.123Z caller=main.go:12 level=error msg=boom",  # go-kit
+    "time=2024-03-01T10:00:00.123Z level=ERROR msg=boom",  # Go's slog
+])
+def test_logfmt_in_either_order_of_level_and_time(line: str) -> None:
+    row = _parse(line + "\n")[0].row(0, named=True)
+    assert (row["ts"], row["severity"], row["format"]) == (datetime(2024, 3, 1, 10, 0, 0, 123000, tzinfo=UTC), "error", "logfmt")

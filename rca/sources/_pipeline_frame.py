@@ -101,8 +101,12 @@ _APP_HEADERS = {
     ),
     # Ray's C++ processes (raylet, gcs_server): "[2024-08-25 19:21:02,241 E 1111013 1111013]", the last two pid and thread.
     "ray": rf"\[(?<ray_iso>{_ISO}) (?<ray_sev>[IWEF]) (?<ray_pid>[0-9]+) [0-9]+\]",
-    # logfmt as logrus, go-kit and Argo write it: time="…" (or ts=…), maybe caller=…, then level=….
-    "logfmt": rf'(?:time|ts|t)="?(?<logfmt_time>{_ISO})"?(?: caller=\S+)? level=(?<logfmt_level>[A-Za-z]+)',
+    # logfmt as logrus, slog, go-kit and Argo write it: time="…" (or ts=…), maybe caller=…, then level=…;
+    # Loki and Thanos put level=… first.
+    "logfmt": (
+        rf'(?:level=(?<logfmt_level_first>[A-Za-z]+) )?(?:time|ts|t)="?(?<logfmt_time>{_ISO})"?(?: caller=\S+)?'
+        r"(?: level=(?<logfmt_level>[A-Za-z]+))?"
+    ),
     "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
     "iso8601": rf"\[?(?<app_iso>{_ISO})\]?(?: -|:)?",
 }
@@ -110,7 +114,7 @@ _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.v
 # The group that is set exactly when each header won.
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
-    "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_level", "epoch": "epoch", "iso8601": "app_iso",
+    "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
 }
 _LEADING_LEVEL = (
     rf"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+\s+-\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
@@ -362,7 +366,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
-        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level",
+        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(
