@@ -261,15 +261,26 @@ def _oom_facts() -> list[pl.Expr]:
 
 
 def _recorded_event() -> list[pl.Expr]:
-    """What the kubelet's event recorder logs (``"Event occurred" object=… reason=… message=…``): the Event's kind."""
-    event = pl.col("body").str.extract_groups(
+    """What the kubelet's event recorder logs: the Event's kind, pod and namespace.
+
+    Structured (1.20+): ``"Event occurred" object="ns/pod" kind="Pod" … reason="Evicted" message="…"``;
+    before: ``Event(v1.ObjectReference{Kind:"Pod", Namespace:"ns", Name:"pod", …}): type: 'Warning' reason: 'Evicted' …``.
+    """
+    structured = pl.col("body").str.extract_groups(
         r'"Event occurred" object="(?<object>[^"]*)".*?\bkind="(?<kind>[0-9A-Za-z_]+)".*?\breason="(?<reason>[0-9A-Za-z_]+)"(?: message="(?<message>.*?)"?\s*$)?'
     ).struct
-    on_pod = event.field("kind") == "Pod"
+    legacy = pl.col("body").str.extract_groups(
+        r'Event\(v1\.ObjectReference\{Kind:"(?<kind>[0-9A-Za-z_]+)", Namespace:"(?<namespace>[^"]*)", Name:"(?<name>[^"]*)".*?\}\):'
+        r" type: '[A-Za-z]+' reason: '(?<reason>[0-9A-Za-z_]+)' ?(?<message>.*)$"
+    ).struct
+    reason = pl.coalesce(structured.field("reason"), legacy.field("reason"))
+    message = pl.coalesce(structured.field("message"), legacy.field("message"))
+    on_pod = pl.coalesce(structured.field("kind"), legacy.field("kind")) == "Pod"
     return [
-        pl.when(event.field("reason").is_not_null()).then(event_kind(event.field("reason"), event.field("message").fill_null(""))).alias("event_kind"),
-        pl.when(on_pod).then(event.field("object").str.extract(r"/(.+)$", 1)).alias("event_pod"),
-        pl.when(on_pod).then(event.field("object").str.extract(r"^([^/]+)/", 1)).alias("event_namespace"),
+        pl.when(reason.is_not_null()).then(event_kind(reason, message.fill_null(""))).alias("event_kind"),
+        pl.when(on_pod).then(pl.coalesce(structured.field("object").str.extract(r"/(.+)$", 1), legacy.field("name"))).alias("event_pod"),
+        pl.when(on_pod).then(pl.coalesce(structured.field("object").str.extract(r"^([^/]+)/", 1), legacy.field("namespace")))
+        .alias("event_namespace"),
     ]
 
 
