@@ -457,3 +457,18 @@ def test_a_last_state_oomkilled_does_not_take_the_current_container_id() -> None
     )
     killed = rca.parse_text(text, file="describe.txt").filter(pl.col("kind") == "container_oomkilled")
     assert killed.select("container", "exit_code", "container_id").rows() == [("trainer", 137, None)]
+
+
+@pytest.mark.parametrize("wrapper", ["verb", "type"])
+def test_watch_streams_wrap_the_event_they_report(wrapper: str) -> None:
+    """eventrouter's {"verb": …, "event": {…}} and `kubectl get events --watch --output-watch-events`' {"type": …, "object": {…}}."""
+    event = {
+        "kind": "Event", "metadata": {"name": "node-1.17683ea4fced9353", "namespace": "default"},
+        "involvedObject": {"kind": "Node", "name": "node-1"}, "reason": "OOMKilling", "type": "Warning",
+        "message": "Memory cgroup out of memory: Killed process 3504804 (kubectl) total-vm:1000kB, anon-rss:500kB, file-rss:0kB",
+        "source": {"component": "kernel-monitor", "host": "node-1"}, "lastTimestamp": "2023-06-13T14:35:38Z",
+    }
+    wrapped = {"verb": "ADDED", "event": event} if wrapper == "verb" else {"type": "ADDED", "object": event}
+    kills = rca.parse_text(json.dumps(wrapped, indent=2) + "\n", file="events.json").filter(pl.col("kind") == "oom_kill")
+    assert kills.select("pid", "process", "rss_bytes").rows() == [(3504804, "kubectl", 500 * 1024)]
+    assert kills["ts"][0] == datetime(2023, 6, 13, 14, 35, 38, tzinfo=UTC)

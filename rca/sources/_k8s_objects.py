@@ -102,7 +102,8 @@ def _json_items(texts: list[str]) -> list[tuple[Any, int, int, str]] | None:
         except (json.JSONDecodeError, RecursionError):
             return None
         for item, item_start, item_end in _json_list_items(decoder, text, value, pos, end):
-            spans.append((item, row_of(item_start), row_of(item_end - 1), _format(item, "json")))
+            watched = _watched(item)
+            spans.append((watched, row_of(item_start), row_of(item_end - 1), _format(watched, "json")))
         pos = _skip_space(text, end)
     return spans
 
@@ -201,6 +202,21 @@ def _yaml_list_items(value: Any, texts: list[str], first: int, last: int) -> lis
         return [(value, first, last, _format(value, "yaml"))]
     ends = [*item_rows[1:], end]
     return [(item, s, e - 1, _format(item, "yaml")) for item, s, e in zip(items, item_rows, ends, strict=True)]
+
+
+_WATCH_TYPES = {"ADDED", "MODIFIED", "DELETED"}
+
+
+def _watched(item: Any) -> Any:
+    """The object a watch stream wraps: ``kubectl get --watch --output-watch-events`` prints
+    ``{"type": "ADDED", "object": {…}}``, eventrouter ``{"verb": "ADDED", "event": {…}}``."""
+    if not isinstance(item, dict):
+        return item
+    if item.get("type") in _WATCH_TYPES and isinstance(item.get("object"), dict):
+        return item["object"]
+    if "verb" in item and isinstance(item.get("event"), dict):
+        return item["event"]
+    return item
 
 
 def _format(item: Any, syntax: str) -> str:
