@@ -486,7 +486,11 @@ def event_tallies(events: pl.DataFrame) -> dict[int, dict]:
         covering=covers.sum(),
         covered_lines=pl.col("n_lines").filter(covers).sum(),
         unparsed=log.sum(),
-        recognised=(~log | pl.col("ts").is_not_null() | pl.col("boot_seconds").is_not_null() | pl.col("attrs").is_not_null()).sum(),
+        # A format of its own (NCCL_DEBUG lines, JSON lines) is recognised even without a time.
+        recognised=(
+            ~log | pl.col("ts").is_not_null() | pl.col("boot_seconds").is_not_null() | pl.col("attrs").is_not_null()
+            | ~pl.col("format").is_in(["text", "unparsed"])
+        ).sum(),
         formats=pl.col("format").value_counts(),
     )
     return {tally.pop("batch_file"): tally for tally in tallies.iter_rows(named=True)}
@@ -503,7 +507,7 @@ class _Accounting:
     truncated: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     formats: Counter[str] = field(default_factory=Counter)
-    recognised: int = 0  # events with a time, a kind other than log, or facts extracted into attrs
+    recognised: int = 0  # events with a time, a kind other than log, facts in attrs, or a format other than plain text
     failures: list[str] = field(default_factory=list)  # batches the parser failed on (their lines kept unparsed)
 
     def add(self, lines: int, events: pl.DataFrame, skipped: dict[str, int]) -> None:

@@ -277,3 +277,16 @@ def test_the_year_hints_of_several_files_are_each_file_s_first_dated_year() -> N
     ]
     assert year_hints(texts) == [year_hint(t) for t in texts] == [2025, None, None, 2024]
     assert year_hints([]) == []
+
+
+def test_a_format_read_without_any_time_is_recognised_and_plain_text_is_not(tmp_path: Path) -> None:
+    logs = tmp_path / "logs" / "h"
+    logs.mkdir(parents=True)
+    (logs / "nccl_debug.log").write_text(
+        "ng30903:3063025:3066031 [0] NCCL INFO group.cc:96 -> 3\nng30903:3063025:3066031 [0] NCCL INFO comm 0x5 rank 0 nranks 8\n"
+    )
+    (logs / "app.jsonl").write_text('{"levelname": "INFO", "msg": "started"}\n{"levelname": "ERROR", "msg": "failed"}\n')
+    (logs / "notes.txt").write_text("hello world\nsome words here\n")
+    rca.ingest(tmp_path / "logs", tmp_path / "store")
+    status = dict(rca.open_store(tmp_path / "store").manifest().select("path", "status").iter_rows())
+    assert status == {"h/nccl_debug.log": "ok", "h/app.jsonl": "ok", "h/notes.txt": "warning"}
