@@ -114,9 +114,9 @@ class Source:
     numbered on from one file to the next, with a ``batch_file`` column (Int32) telling the
     files apart: no record spans two files and nothing a line means comes from another
     file's lines. The context given is the first file's (``tz`` and ``boot_time`` are the
-    same for all) with each file's year in ``file_years``. Whatever a parser carries from
-    line to line must stop where a file starts (:func:`starts_file`, :func:`inherit_frame`,
-    ``timeutil.yearless_to_utc(..., within=within_file(lines))``), and whatever it decides
+    same for all) with each file's year in ``file_years`` and its name and mtime in ``files``.
+    Whatever a parser carries from line to line must stop where a file starts
+    (:func:`starts_file`, :func:`inherit_frame`, ``timeutil.yearless_to_utc(..., within=within_file(lines))``), and whatever it decides
     for a batch (a sub-format, a framing) it decides per file. tests/test_small_files.py
     holds each such source to reading the same together as alone.
 

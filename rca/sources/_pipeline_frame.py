@@ -330,7 +330,7 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-_LOG4J_GROUPS = ("log4j_raw", "log4j_yy", "log4j_mon", "log4j_day", "log4j_clock", "log4j_level")
+_LOG4J_GROUPS = tuple(re.findall(r"\(\?<(log4j_[a-z]+)>", _APP_HEADERS["log4j"]))
 
 
 def _without_loggerless_log4j(layers: pl.DataFrame) -> pl.DataFrame:

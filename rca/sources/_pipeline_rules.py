@@ -307,8 +307,10 @@ def _ray_oom_facts() -> dict[str, pl.Expr]:
     """Ray's memory monitor killing workers ("12 Workers (tasks / actors) killed due to memory pressure (OOM)", from
     the raylet) and a task learning it was one of them (ray.exceptions.OutOfMemoryError)."""
     m = gated("ray_oom")
+    workers = num(first(m, r"([0-9]+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"))
     return {
-        "ray_workers_killed": num(first(m, r"([0-9]+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)")),
+        "ray_workers_killed": workers,
+        "ray_oom_kill": (workers > 0).fill_null(False),
         "ray_task_oom": m.str.contains("killed due to the node running low on memory", literal=True).fill_null(False),
     }
 
@@ -397,11 +399,11 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.when(c("f_lone_killed")).then(pl.lit("SIGKILL")),
         c("f_exit_signal"),
         pl.when(c("f_reason") == "OOMKilled").then(pl.lit("SIGKILL")),
-        pl.when(c("f_slurm_task_oom") | (c("f_ray_workers_killed") > 0)).then(pl.lit("SIGKILL")),
+        pl.when(c("f_slurm_task_oom") | c("f_ray_oom_kill")).then(pl.lit("SIGKILL")),
     )
     oom = pl.coalesce(
         pl.when(c("f_slurm_oom_kill") | c("f_slurm_task_oom")).then(pl.lit("slurm_cgroup")),
-        pl.when((c("f_ray_workers_killed") > 0) | c("f_ray_task_oom")).then(pl.lit("ray_memory_monitor")),
+        pl.when(c("f_ray_oom_kill") | c("f_ray_task_oom")).then(pl.lit("ray_memory_monitor")),
         c("f_java_oom"),
         pl.when(c("f_go_oom")).then(pl.lit("go_runtime")),
         pl.when(c("message").str.contains("JavaScript heap out of memory", literal=True)).then(pl.lit("node_heap")),
@@ -410,7 +412,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     killed = pl.when(python).then(c("f_named_signal").is_not_null()).otherwise(
         pl.any_horizontal(
             c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_killed"),
-            c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_ray_workers_killed") > 0,
+            c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_ray_oom_kill"),
         )
     )
     kind = (
