@@ -520,6 +520,25 @@ def test_kubectl_prefix_tags_pod_and_container() -> None:
     assert (row["pod"], row["container"], row["kind"], row["message"]) == ("trainer-0", "main", "process_killed", "Killed")
 
 
+# What containerd and CRI-O write under /var/log/pods: the runtime's stamp, the stream and a P(artial) or F(ull) tag.
+CRI_CONTAINER_LOG = """\
+2024-03-05T10:15:01.998000000Z stdout F {"time": "2024-03-05T10:15:01Z", "level": "info", "msg": "step 1200 loss 2.31"}
+2024-03-05T10:15:02.123456789Z stderr F Traceback (most recent call last):
+2024-03-05T10:15:02.123556789Z stderr F   File "/workspace/train.py", line 88, in <module>
+2024-03-05T10:15:02.123656789Z stderr F     loss.backward()
+2024-03-05T10:15:02.123756789Z stderr F torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 GiB of which 1.50 GiB is free.
+"""
+
+
+def test_cri_container_log_envelope_is_peeled() -> None:
+    events, _, _ = _parse(CRI_CONTAINER_LOG)
+    assert events["kind"].to_list() == ["log", "cuda_oom"]
+    assert events["message"][0] == "step 1200 loss 2.31" and events["severity"][0] == "info"
+    oom = events.row(1, named=True)
+    assert (oom["n_lines"], oom["gpu_index"], oom["ts"]) == (4, 3, utc(2024, 3, 5, 10, 15, 2, 123456))
+    assert oom["message"].startswith("Traceback (most recent call last):")
+
+
 # --- sniffing ---------------------------------------------------------------------------------
 
 

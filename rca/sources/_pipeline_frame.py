@@ -68,8 +68,10 @@ _OUTER_LAYERS = (
     # a CI runner's stamp is outside Ray's tag.
     _worker_tag(""),
     # The gutter is what Buildkite's web UI adds when a log is copied from it; the short hex id
-    # and "||" after the stamp, Determined's (its task's allocation).
-    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{{8}} \|\|)?" + _ENDS_TAG,
+    # and "||" after the stamp, Determined's (its task's allocation); the stream and P(artial) or
+    # F(ull) tag, the container runtime's (CRI) log file under /var/log/pods.
+    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))"
+    r"(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{8} \|\|| (?:stdout|stderr) [PF])?" + _ENDS_TAG,
     _worker_tag("_inner"),
     r"\s*\[(?:rank|default)(?<rank>[0-9]+)\]: ?",
     # ... and inside torch's rank tag when torch's launcher runs the Ray (or vLLM) workers.
