@@ -38,6 +38,7 @@ OWNER_BY_PREFIX = {
     "airflow_": "pipeline",
     "argo_": "pipeline",
     "json_": "pipeline",
+    "docker_": "pipeline",
 }
 
 

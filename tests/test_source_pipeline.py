@@ -539,6 +539,31 @@ def test_cri_container_log_envelope_is_peeled() -> None:
     assert oom["message"].startswith("Traceback (most recent call last):")
 
 
+# Docker's json-file driver: each line the container printed, as a JSON string, with its stream and time.
+DOCKER_JSON_FILE_LOG = r"""{"log":"I0305 10:15:03.123456       1 main.go:100] Starting device plugin\n","stream":"stderr","time":"2024-03-05T10:15:03.123456789Z"}
+{"log":"{\"level\":\"error\",\"ts\":\"2024-03-05T10:15:04Z\",\"msg\":\"CUDA out of memory. Tried to allocate 2.00 GiB\"}\n","stream":"stdout","attrs":{"tag":"trainer"},"time":"2024-03-05T10:15:04.000000001Z"}
+{"log":"\u001b[31mKilled\u001b[0m\n","stream":"stderr","time":"2024-03-05T10:15:05Z"}
+{"log":"\n","stream":"stderr","time":"2024-03-05T10:15:05.1Z"}
+"""
+
+
+def test_docker_json_file_lines_are_read_as_the_lines_they_hold() -> None:
+    events, skipped, _ = _parse(DOCKER_JSON_FILE_LOG)
+    assert events.select("kind", "severity", "format", "message").rows() == [
+        ("log", "info", "klog", "Starting device plugin"),
+        ("cuda_oom", "error", "json_lines", "CUDA out of memory. Tried to allocate 2.00 GiB"),
+        ("process_killed", "error", "iso8601", "Killed"),
+    ]
+    assert events["ts"].to_list() == [utc(2024, 3, 5, 10, 15, 3, 123456), utc(2024, 3, 5, 10, 15, 4), utc(2024, 3, 5, 10, 15, 5)]
+    assert skipped == {"blank": 1}
+
+
+def test_docker_json_file_chained_traceback_is_one_event() -> None:
+    traceback = one(events_of("docker_json_file_python_traceback_01.log"), "traceback")
+    assert (traceback["n_lines"], traceback["ts"]) == (15, utc(2019, 5, 22, 7, 51, 24, 252614))
+    assert traceback["attrs"]["exc_type"] == "OSError"
+
+
 # --- sniffing ---------------------------------------------------------------------------------
 
 

@@ -49,6 +49,19 @@ _CLEANED = (
     .str.replace(r"^.*\r([^\r]*[^\r\s][^\r]*)$", "${1}")
 )
 
+# Docker's json-file driver writes each line a container prints as {"log": "<line>\n", "stream": …, "time": …},
+# "log" first; it is rewritten as the CRI runtime writes the same line (a line cut at 16 KiB lacks its
+# newline: a partial one), so that one layer peels both and the line's own headers are read as usual.
+_DOCKER_JSON = pl.col("text").str.starts_with('{"log":"')
+_DOCKER_LOG = pl.col("text").str.json_path_match("$.log")
+_DOCKER_AS_CRI = pl.format(
+    "{} {} {} {}",
+    pl.col("text").str.json_path_match("$.time"),
+    pl.col("text").str.json_path_match("$.stream"),
+    pl.when(_DOCKER_LOG.str.ends_with("\n")).then(pl.lit("F")).otherwise(pl.lit("P")),
+    _DOCKER_LOG.str.strip_suffix("\n"),
+)
+
 # Ray's own processes, whose output the driver tags with their name alone.
 _RAY_DAEMONS = "raylet|gcs_server|autoscaler|monitor|log_monitor|dashboard|dashboard_agent|runtime_env_agent"
 
@@ -147,7 +160,7 @@ _JSON_KEYS = {
 }
 
 FRAMED_COLUMNS = (
-    "line", "blank", "body", "ts", "ts_raw", "ts_quality", "severity", "format", "pid", "process",
+    "line", "blank", "enveloped_blank", "body", "ts", "ts_raw", "ts_quality", "severity", "format", "pid", "process",
     "host", "pod", "namespace", "container", "rank", "gpu_index", "partition",
 )
 
@@ -284,11 +297,14 @@ def _parse_objects(objects: pl.DataFrame) -> pl.DataFrame:
 def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """One row per input line with its body, time, level and the tags its prefixes carried.
 
-    ``blank`` marks lines that held nothing but terminal control codes and CI section markers.
+    ``blank`` marks lines that held nothing but terminal control codes and CI section markers,
+    ``enveloped_blank`` those that held nothing but their envelope (a stamp, a stream tag).
     The lines of several files (a ``batch_file`` column) get partitions of their own file.
     """
-    cleaned = _where(lines, _NOISY, lambda noisy: noisy.select(cleaned=_CLEANED), {"cleaned": pl.String()})
     files = ["batch_file"] if "batch_file" in lines.columns else []
+    lines = _where(lines, _DOCKER_JSON, lambda records: records.select(unwrapped=_DOCKER_AS_CRI), {"unwrapped": pl.String()})
+    lines = lines.select("line", *files, text=pl.coalesce("unwrapped", "text"))
+    cleaned = _where(lines, _NOISY, lambda noisy: noisy.select(cleaned=_CLEANED), {"cleaned": pl.String()})
     cleaned = cleaned.select("line", *files, text=pl.coalesce("cleaned", "text"))
     framed = _resolve(_peel_application(_peel_outer(cleaned)), ctx)
     if files:
@@ -307,6 +323,8 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         "nccl_host",
         process=pl.coalesce("process", "daemon", "process_inner", "daemon_inner", "process_ranked", "daemon_ranked"),
         blank=~text.str.contains(r"\S"),
+        # A line that is only its envelope (a runtime's or CI runner's stamp) is an empty line of the log.
+        enveloped_blank=text.str.contains(r"\S") & ~text.str.strip_prefix(pl.col("outer").fill_null("")).str.contains(r"\S"),
         ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
         rank=pl.col("rank").cast(pl.Int64, strict=False),
         pid=pl.coalesce("worker_pid", "worker_pid_inner", "worker_pid_ranked", "nccl_pid").cast(pl.Int64, strict=False),

@@ -122,9 +122,15 @@ _PLAIN = {
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Every line becomes part of exactly one event; lines matching no rule are ``kind=log``."""
     framed = frame(lines, ctx)
-    control_only = framed.filter(pl.col("blank"))
-    events = _classify(records(framed.filter(~pl.col("blank"))))
-    return Parsed(events=events, skipped={"terminal control codes": control_only.height} if control_only.height else {})
+    skipped = {
+        reason: count
+        for reason, count in framed.select(
+            pl.col("blank").sum().alias("terminal control codes"), pl.col("enveloped_blank").sum().alias("blank")
+        ).row(0, named=True).items()
+        if count
+    }
+    events = _classify(records(framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank"))))
+    return Parsed(events=events, skipped=skipped)
 
 
 def _classify(grouped: pl.DataFrame) -> pl.DataFrame:
