@@ -762,3 +762,32 @@ def test_a_dd_mm_yy_line_without_a_logger_is_not_read_as_log4j() -> None:
 def test_logfmt_in_either_order_of_level_and_time(line: str) -> None:
     row = _parse(line + "\n")[0].row(0, named=True)
     assert (row["ts"], row["severity"], row["format"]) == (datetime(2024, 3, 1, 10, 0, 0, 123000, tzinfo=UTC), "error", "logfmt")
+
+
+# A training job run as a systemd unit: journald keeps each line it prints as an entry of its own,
+# between other programs' entries.
+JOURNAL_OF_A_TRAINING_UNIT = """\
+Mar 05 10:15:01 gpu-node-3 python3[4242]: 2024-03-05 10:15:01,998 - train - INFO - step 1200 loss 2.31
+Mar 05 10:15:02 gpu-node-3 python3[4242]: Traceback (most recent call last):
+Mar 05 10:15:02 gpu-node-3 containerd[1123]: time="2024-03-05T10:15:02.004521671Z" level=info msg="TaskExit event container_id:\\"a3c1\\" pid:551880 exit_status:137"
+Mar 05 10:15:02 gpu-node-3 python3[4242]:   File "/opt/train.py", line 88, in <module>
+Mar 05 10:15:02 gpu-node-3 python3[4242]:     loss.backward()
+Mar 05 10:15:02 gpu-node-3 python3[4242]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 GiB of which 1.50 GiB is free.
+Mar 05 10:15:04 gpu-node-3 systemd[1]: train.service: Main process exited, code=exited, status=1/FAILURE
+"""
+
+
+def test_an_application_in_a_journal_is_read_by_the_pipeline_rules() -> None:
+    lines = sources.lines_frame(JOURNAL_OF_A_TRAINING_UNIT)
+    ctx = ParseContext(file="journal.log", tz="UTC", year=2024, reference_time=REFERENCE)
+    events, _ = parse_lines(lines, ctx, sources.get("syslog"))
+    rows = events.select("line", "n_lines", "source", "kind", "process", "pid", "format").rows()
+    assert rows == [
+        (1, 1, "syslog", "log", "python3", 4242, "syslog"),
+        (2, 4, "pipeline", "cuda_oom", "python3", 4242, "syslog"),
+        (3, 1, "syslog", "log", "containerd", 1123, "syslog"),
+        (7, 1, "syslog", "log", "systemd", 1, "syslog"),
+    ]
+    oom = events.row(1, named=True)
+    assert (oom["gpu_index"], oom["ts"], oom["severity"]) == (3, utc(2024, 3, 5, 10, 15, 2), "error")
+    assert events.row(0, named=True)["severity"] == "info"  # the application's own level, under the envelope

@@ -299,17 +299,22 @@ def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
     ``blank`` marks lines that held nothing but terminal control codes and CI section markers,
     ``enveloped_blank`` those that held nothing but their envelope (a stamp, a stream tag).
-    The lines of several files (a ``batch_file`` column) get partitions of their own file.
+    The lines of several files (a ``batch_file`` column), and of several writers (an ``envelope``
+    column: the program and pid of a syslog line), get partitions of their own.
     """
-    files = ["batch_file"] if "batch_file" in lines.columns else []
+    keys = _partition_keys(lines)
     lines = _where(lines, _DOCKER_JSON, lambda records: records.select(unwrapped=_DOCKER_AS_CRI), {"unwrapped": pl.String()})
-    lines = lines.select("line", *files, text=pl.coalesce("unwrapped", "text"))
+    lines = lines.select("line", *keys, text=pl.coalesce("unwrapped", "text"))
     cleaned = _where(lines, _NOISY, lambda noisy: noisy.select(cleaned=_CLEANED), {"cleaned": pl.String()})
-    cleaned = cleaned.select("line", *files, text=pl.coalesce("cleaned", "text"))
+    cleaned = cleaned.select("line", *keys, text=pl.coalesce("cleaned", "text"))
     framed = _resolve(_peel_application(_peel_outer(cleaned)), ctx)
-    if files:
-        framed = framed.with_columns(partition=pl.format("{}|{}", "batch_file", "partition"))
+    if keys:
+        framed = framed.with_columns(partition=pl.concat_str([*keys, "partition"], separator="|", ignore_nulls=True))
     return framed.select(FRAMED_COLUMNS)
+
+
+def _partition_keys(lines: pl.DataFrame) -> list[str]:
+    return [name for name in ("batch_file", "envelope") if name in lines.columns]
 
 
 def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
@@ -317,7 +322,7 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
     layers = _where(lines, text.str.contains(_ANY_OUTER), lambda rows: rows.select(_OUTER_GROUPS).unnest("layers"), _OUTER_FIELDS)
     return layers.select(
         "line",
-        *(["batch_file"] if "batch_file" in lines.columns else []),
+        *_partition_keys(lines),
         "pod",
         "container",
         "nccl_host",

@@ -29,6 +29,9 @@ from rca.sources._base import (
 MessageRules = Callable[[pl.DataFrame, ParseContext], pl.DataFrame]
 
 _PROGRAM_RULES: dict[str, tuple[str, MessageRules]] = {}
+# Applications (a training job run as a systemd unit, a container logging to journald) go by
+# names nobody can list: one source reads the lines of any other program whose messages it recognises.
+_APPLICATIONS: list[tuple[str, MessageRules, pl.Expr]] = []
 
 # A host name has a lower-case letter or a digit: that keeps log levels ("ERROR", "[INFO]")
 # of application lines that start with a date from being read as a syslog host.
@@ -80,6 +83,12 @@ FRAMED_SCHEMA = {
 def register_program(program: str, source: str, rules: MessageRules) -> None:
     """Route messages of syslog ``program`` (e.g. "kernel") to ``rules``, labelled ``source``."""
     _PROGRAM_RULES[program] = (source, rules)
+
+
+def register_applications(source: str, rules: MessageRules, recognises: pl.Expr) -> None:
+    """Route the lines of a program without rules of its own to ``rules``, labelled ``source``, when
+    ``recognises`` (an expression over ``message``) holds for a line of the same program and pid."""
+    _APPLICATIONS[:] = [(source, rules, recognises)]
 
 
 def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -170,8 +179,9 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, journal_json: pl.Expr) -> pl.D
 
 
 def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
-    """Apply each registered program's rules to its lines; other programs' lines stay ``kind=log``
-    (their ``source`` is left null, so the driver labels them with the file's source).
+    """Apply each registered program's rules to its lines, and the applications' rules to the programs
+    they recognise; other programs' lines stay ``kind=log`` (their ``source`` is left null, so the
+    driver labels them with the file's source).
 
     Each program's rules get the framed columns (``line, text, ts, ts_raw, ts_quality,
     host, program, pid, message, severity, format``) and return event rows.
@@ -182,6 +192,14 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         if mine.height:
             parts.append(rules(mine, ctx).with_columns(source=pl.lit(source)))
     rest = framed.filter(pl.col("program").is_null() | ~pl.col("program").is_in(list(_PROGRAM_RULES)))
+    for source, rules, recognises in _APPLICATIONS:
+        claimed = recognises.fill_null(False).any().over([*file_column(rest), "program", "pid"])
+        applications = rest.filter(claimed)
+        if applications.height:
+            # What the rules made nothing of stays the file's, as other programs' lines do.
+            events = rules(applications, ctx)
+            parts.append(events.with_columns(source=pl.when(pl.col("kind") != "log").then(pl.lit(source))))
+            rest = rest.filter(~claimed)
     if rest.height:
         parts.append(
             rest.select(

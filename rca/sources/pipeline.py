@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from rca.sources import register
-from rca.sources._base import Parsed, ParseContext, Source, by_head, one_head, split_rows
+from rca.sources import _syslog, register
+from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, one_head, split_rows
 from rca.sources._pipeline_attrs import json_number, json_object, with_attrs
 from rca.sources._pipeline_frame import frame
 from rca.sources._pipeline_records import records
@@ -158,4 +158,34 @@ def _ruled(grouped: pl.DataFrame, families: tuple[str, ...]) -> pl.DataFrame:
     return with_attrs(facts, present).select(**_OUTPUT)
 
 
+def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Events of an application's messages in a syslog or journald envelope (framed by :mod:`._syslog`).
+
+    Each message is read as a line of its own log, the lines of each program and pid grouped
+    apart (a traceback is logged a line an entry). The envelope's time, host and format stand:
+    they are the same for every line of the file, where an application's own stamp may lack a zone.
+    """
+    framed = frame(
+        lines.select("line", *file_column(lines), text="message", envelope=pl.format("{}[{}]", "program", "pid")), ctx
+    )
+    events = _classify(records(framed))
+    envelope = lines.select(
+        "line", "ts", "ts_raw", "ts_quality", "format",
+        envelope_host="host", envelope_pid="pid", program="program", envelope_severity="severity",
+    )
+    return events.drop("ts", "ts_raw", "ts_quality", "format").join(envelope, on="line", how="left").with_columns(
+        host=pl.coalesce("envelope_host", "host"),
+        pid=pl.coalesce("pid", "envelope_pid"),
+        process=pl.coalesce("process", "program"),
+        severity=pl.coalesce("severity", "envelope_severity"),
+    ).select(list(_OUTPUT))
+
+
 SOURCE = register(Source(name="pipeline", sniff=sniff, sniff_heads=sniff_heads, parse=parse, formats=FORMATS, line_local=True, segmented=True))
+# A program is read as an application when one of its messages is what only an application prints:
+# a daemon's line that mentions an exit code or a kill (containerd's TaskExit) leaves the daemon's lines as they are.
+_APPLICATION_MARKERS = (
+    "Traceback (most recent call last):", "out of memory", "OutOfMemoryError", "OOM when allocating", "RESOURCE_EXHAUSTED",
+    "NCCL", "DataLoader worker", "torch.distributed",
+)
+_syslog.register_applications(SOURCE.name, enveloped, pl.col("message").str.contains_any(list(_APPLICATION_MARKERS)))

@@ -1,9 +1,10 @@
 """System logs in a syslog or journald envelope: ``/var/log/syslog``, ``messages``, ``journalctl``.
 
 The envelope (time, host, program[pid]) is peeled off by :mod:`rca.sources._syslog`; each
-line then goes to the rules of the program that wrote it (the kernel's, kubelet's), and
-lines of programs nobody has rules for (systemd, containerd, sshd…) are kept as
-``kind=log`` events with their time, host, process and pid. The kernel and kubelet
+line then goes to the rules of the program that wrote it (the kernel's, kubelet's), an
+application's (a program that printed a traceback, a CUDA OOM, NCCL lines) to the pipeline
+source's rules, and lines of programs nobody has rules for (systemd, containerd, sshd…) are
+kept as ``kind=log`` events with their time, host, process and pid. The kernel and kubelet
 sources claim files written mostly by their own program; this source claims the mixed rest.
 """
 
