@@ -77,7 +77,7 @@ _QUIET_KINDS = ("log", "gpu_sample", "gpu_process")
 _LOUD_SEVERITIES = ("warning", "error", "critical")
 # klog headers and daemon syslog tags carry the logging daemon's pid, not the pid of the process a line is about
 # (parsers that find a subject pid in the message, like the kubelet's OOM watcher, put it in pid instead).
-_NODE_DAEMONS = ("kubelet", "containerd", "dockerd", "crio", "cri-o", "systemd", "systemd-journald", "kube-proxy", "kernel")
+_NODE_DAEMONS = ("kubelet", "containerd", "dockerd", "crio", "cri-o", "systemd", "systemd-journald", "systemd-oomd", "kube-proxy", "kernel")
 _LOGGER_PID = (
     pl.col("process").str.to_lowercase().is_in(_NODE_DAEMONS).fill_null(False)
     | ((pl.col("source") == "pipeline") & (pl.col("format") == "klog")).fill_null(False)

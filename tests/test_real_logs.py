@@ -39,6 +39,7 @@ OWNER_BY_PREFIX = {
     "argo_": "pipeline",
     "json_": "pipeline",
     "docker_": "pipeline",
+    "journal_": "syslog",
 }
 
 

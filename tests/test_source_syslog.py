@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -110,3 +111,30 @@ def test_application_lines_starting_with_a_date_and_a_level_are_not_syslog() -> 
 def test_ts_raw_is_the_stamp_as_written_padding_included() -> None:
     events = rca.parse_text("Dec  2 11:38:27 worker4 kernel: NVRM: loading\nDec 12 11:38:28 worker4 systemd[1]: Started x.\n", file="syslog", year=2025)
     assert events["ts_raw"].to_list() == ["Dec  2 11:38:27", "Dec 12 11:38:28"]
+
+
+SYSTEMD_UNIT_LINES = """\
+Jul  8 03:15:02 gpu-worker-11 systemd[1]: cri-containerd-a3c1e9f07b2d4c8e9f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70.scope: A process of this unit has been killed by the OOM killer.
+Jul  8 03:15:02 gpu-worker-11 systemd[1]: train.service: Main process exited, code=killed, status=9/KILL
+Jul  8 03:15:02 gpu-worker-11 systemd[1]: train.service: Main process exited, code=dumped, status=11/SEGV
+Jul  8 03:15:02 gpu-worker-11 systemd[1]: train.service: Failed with result 'oom-kill'.
+Jul  8 03:15:03 gpu-worker-11 systemd[1]: Started Session 12 of User ubuntu.
+"""
+
+
+def test_systemd_tells_of_kills_in_its_units() -> None:
+    events = rca.parse_text(SYSTEMD_UNIT_LINES, file="syslog", reference_time=FIXED_MTIME)
+    rows = events.select("kind", "severity", "process", "pid", "exit_code").rows()
+    assert rows == [
+        ("oom_kill", "error", "cri-containerd-a3c1e9f07b2d4c8e9f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70.scope", None, None),
+        ("process_killed", "error", "train.service", None, 137),
+        ("log", "error", "train.service", None, None),  # a segfault is not a kill
+        ("log", "error", "train.service", None, None),
+        ("log", None, "systemd", 1, None),
+    ]
+    assert events["container_id"][0] == "a3c1e9f07b2d4c8e9f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70"
+    assert [json.loads(a) for a in events["attrs"][1:4]] == [
+        {"unit": "train.service", "signal": "SIGKILL"},
+        {"unit": "train.service", "signal": "SIGSEGV"},
+        {"unit": "train.service", "result": "oom-kill"},
+    ]

@@ -260,6 +260,14 @@ MESSAGE_TAIL = r"(?<message>.*)$"
 _CAPTURE_NAME = re.compile(r"\(\?P?<[A-Za-z_][A-Za-z0-9_]*>")
 
 
+def attrs_json(fields: dict[str, pl.Expr]) -> pl.Expr:
+    """A JSON object string of ``fields`` with null members left out (null when all are)."""
+    encoded = pl.struct(**fields).struct.json_encode()
+    # Inside JSON strings every quote is escaped, so ',"key":null' can only be a member.
+    trimmed = encoded.str.replace_all(r',"[A-Za-z_][0-9A-Za-z_]*":null', "").str.replace(r'^\{"[A-Za-z_][0-9A-Za-z_]*":null,?', "{")
+    return trimmed.replace("{}", None)
+
+
 def any_of(*patterns: str) -> str:
     """One pattern that matches wherever one of ``patterns`` does.
 

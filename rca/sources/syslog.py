@@ -14,7 +14,11 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from rca.sources import _syslog, register
+from rca.sources import (
+    _syslog,
+    _systemd,  # noqa: F401  (registers the rules of systemd's and systemd-oomd's lines)
+    register,
+)
 from rca.sources._base import ParseContext, Parsed, Source, by_head, one_head
 
 # Below a dedicated source's score for a file that is all its own program's lines, above

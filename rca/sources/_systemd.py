@@ -1,0 +1,121 @@
+"""systemd's own lines about the units it runs: the kills a unit's processes suffered.
+
+A training job or an inference server run as a unit (or a user's terminal scope) dies in a
+journal without a kernel line of its own when systemd-oomd kills it, and systemd tells of
+a kernel OOM kill in the unit's cgroup and of the signal its main process died of:
+
+* ``systemd-oomd[840]: Killed /user.slice/…/x.scope due to memory pressure for /user.slice/… being 51.07% > 50.00% for > 20s with reclaim activity``
+  (``Marked … for killing due to …`` in newer releases; ``due to memory used … / swap used …``
+  for the swap rule) → ``oom_kill`` of that cgroup; ``oomd attempting to kill 63 with KILL`` →
+  ``process_killed`` of pid 63; ``Memory pressure for /x.slice is 64.15% > 1.00% for > 30s …`` →
+  ``memory_pressure`` of that cgroup;
+* ``systemd[1]: train.service: A process of this unit has been killed by the OOM killer.`` →
+  ``oom_kill`` (the unit's cgroup counted a kernel kill);
+* ``systemd[1]: train.service: Main process exited, code=killed, status=9/KILL`` →
+  ``process_killed``, exit code 137; ``systemd-oomd killed 12 process(es) in this unit.`` →
+  ``process_killed`` of that many;
+* ``train.service: Failed with result 'oom-kill'.`` keeps the result in attrs.
+
+These are registered with :mod:`rca.sources._syslog` as the rules of programs ``systemd`` and
+``systemd-oomd``; the pid of the envelope is systemd's, not the victim's, so it is not kept.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rca.sources import _syslog
+from rca.sources._base import ParseContext, attrs_json
+from rca.sources._kube import MEMCG_CONTAINER_ID
+
+_OOMD_LINE = (
+    r"^(?:(?:Killed|Marked) (?<killed>/\S+) (?:for killing )?due to (?<trigger>memory pressure|memory used|swap used)"
+    r"(?: for (?<pressured>/\S+) being (?<pressure>[0-9.]+)% > (?<limit>[0-9.]+)%)?"
+    r"|oomd attempting to kill (?<pid>[0-9]+) with (?<signal>[A-Z]+)"
+    r"|Memory pressure for (?<under_pressure>/\S+) is (?<current>[0-9.]+)% > (?<threshold>[0-9.]+)%)"
+)
+_UNIT = r"^(?<unit>[^\s:]+\.(?:service|scope|slice|socket|mount|timer)): "
+_UNIT_LINE = (
+    _UNIT + r"(?:(?<oom_killed>A process of this unit has been killed by the OOM killer\.)"
+    r"|Main process exited, code=(?<code>killed|dumped|exited), status=(?<status>[0-9]+)/(?<status_name>[A-Z0-9_]+)"
+    r"|systemd-oomd killed (?<oomd_killed>[0-9]+) process\(es\) in this unit\."
+    r"|Failed with result '(?<result>[a-z\-]+)'\.)?"
+)
+_SIGNALS = {"9": "SIGKILL"}
+
+
+def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Event rows for systemd-oomd's lines: the cgroup it killed, each pid it signalled, the pressure that set it off."""
+    oomd = pl.col("message").str.extract_groups(_OOMD_LINE).struct
+    killed, signalled, pressured = (oomd.field(name).is_not_null() for name in ("killed", "pid", "under_pressure"))
+    kind = (
+        pl.when(killed).then(pl.lit("oom_kill"))
+        .when(signalled).then(pl.lit("process_killed"))
+        .when(pressured).then(pl.lit("memory_pressure"))
+        .otherwise(pl.lit("log"))
+    )
+    return _events(
+        framed,
+        kind=kind,
+        severity=pl.when(killed | signalled).then(pl.lit("error")).when(pressured).then(pl.lit("warning")).otherwise(pl.col("severity")),
+        cgroup=pl.coalesce(oomd.field("killed"), oomd.field("under_pressure")),
+        process=pl.coalesce(pl.coalesce(oomd.field("killed"), oomd.field("under_pressure")).str.extract(r"([^/]+)$"), pl.col("program")),
+        victim_pid=oomd.field("pid").cast(pl.Int64, strict=False),
+        attrs=attrs_json({
+            "oom": pl.when(killed | signalled).then(pl.lit("systemd_oomd")),
+            "trigger": oomd.field("trigger"),
+            "signal": pl.format("SIG{}", oomd.field("signal")),
+            "pressured_cgroup": oomd.field("pressured"),
+            "pressure_pct": pl.coalesce(oomd.field("pressure"), oomd.field("current")).cast(pl.Float64, strict=False),
+            "limit_pct": pl.coalesce(oomd.field("limit"), oomd.field("threshold")).cast(pl.Float64, strict=False),
+        }),
+    )
+
+
+def unit_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Event rows for systemd's lines about its units: OOM kills counted in a unit, signals its main process died of."""
+    unit = pl.col("message").str.extract_groups(_UNIT_LINE).struct
+    sigkill = (unit.field("code") == "killed") & (unit.field("status") == "9")
+    oomd_killed = unit.field("oomd_killed").cast(pl.Int64, strict=False)
+    kind = (
+        pl.when(unit.field("oom_killed").is_not_null()).then(pl.lit("oom_kill"))
+        .when(sigkill | oomd_killed.is_not_null()).then(pl.lit("process_killed"))
+        .otherwise(pl.lit("log"))
+    )
+    signalled = unit.field("code").is_in(["killed", "dumped"])
+    failed = signalled | (unit.field("result").is_not_null() & (unit.field("result") != "success"))
+    return _events(
+        framed,
+        kind=kind,
+        severity=pl.when(kind != "log").then(pl.lit("error")).when(failed).then(pl.lit("error")).otherwise(pl.col("severity")),
+        process=pl.coalesce(unit.field("unit"), pl.col("program")),
+        # A container's scope (cri-containerd-<id>.scope, docker-<id>.scope) names the container.
+        container_id=unit.field("unit").str.extract(MEMCG_CONTAINER_ID, 1),
+        exit_code=pl.when(sigkill).then(pl.lit(137, pl.Int32)),
+        attrs=attrs_json({
+            "unit": unit.field("unit"),
+            "signal": pl.when(signalled).then(
+                unit.field("status").replace_strict(_SIGNALS, default=pl.format("SIG{}", unit.field("status_name")))
+            ),
+            "oom": pl.when(oomd_killed.is_not_null()).then(pl.lit("systemd_oomd")),
+            "processes_killed": oomd_killed,
+            "result": unit.field("result"),
+        }),
+    )
+
+
+def _events(framed: pl.DataFrame, victim_pid: pl.Expr | None = None, **facts: pl.Expr) -> pl.DataFrame:
+    """One event a line with the envelope's time and host and the facts found.
+
+    The envelope's pid is the daemon's own: a line about a unit or a cgroup (its ``process``) does not keep it,
+    and a line that names the pid it signalled takes that one.
+    """
+    own_pid = pl.when(pl.col("process") == pl.col("program")).then(pl.col("pid"))
+    return framed.select(
+        "line", "ts", "ts_raw", "ts_quality", "host", "message", "format", "pid", "program", n_lines=pl.lit(1, pl.Int32), **facts,
+        victim_pid=pl.lit(None, pl.Int64) if victim_pid is None else victim_pid,
+    ).with_columns(pid=pl.coalesce("victim_pid", own_pid)).drop("program", "victim_pid")
+
+
+_syslog.register_program("systemd", "syslog", unit_rules)
+_syslog.register_program("systemd-oomd", "syslog", oomd_rules)
