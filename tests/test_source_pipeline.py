@@ -786,7 +786,7 @@ def test_an_application_in_a_journal_is_read_by_the_pipeline_rules() -> None:
         (1, 1, "syslog", "log", "python3", 4242, "syslog"),
         (2, 4, "pipeline", "cuda_oom", "python3", 4242, "syslog"),
         (3, 1, "syslog", "log", "containerd", 1123, "syslog"),
-        (7, 1, "syslog", "log", "systemd", 1, "syslog"),
+        (7, 1, "syslog", "log", "train.service", None, "syslog"),
     ]
     oom = events.row(1, named=True)
     assert (oom["gpu_index"], oom["ts"], oom["severity"]) == (3, utc(2024, 3, 5, 10, 15, 2), "error")

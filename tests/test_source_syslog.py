@@ -58,13 +58,15 @@ def test_other_programs_keep_time_host_process_and_pid() -> None:
 
 def test_mixed_syslog_routes_kernel_lines_to_the_kernel_rules() -> None:
     events = _events("kern_log_mixed_syslog_01.log")
-    assert events["kind"].to_list() == ["log", "oom_invoked", "log", "oom_kill", "log", "log"]
-    assert events["process"].to_list()[-2:] == ["containerd", "sshd"]
+    assert events["kind"].to_list() == ["log", "oom_invoked", "log", "oom_kill", "process_killed", "log"]
+    assert events["process"].to_list()[-2:] == [None, "sshd"]  # containerd's TaskExit is about the container's process
     assert events["source"].to_list() == ["syslog", "kernel", "kernel", "kernel", "syslog", "syslog"]
     invoked = events.row(1, named=True)
     assert (invoked["n_lines"], invoked["pid"], invoked["process"], invoked["boot_seconds"]) == (8, 551902, "dataloader", 81234.118027)
     kill = events.row(3, named=True)
     assert (kill["pid"], kill["pod_uid"], kill["mem_used_bytes"]) == (551880, "9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a", 16 * KI**3)
+    task_exit = events.row(4, named=True)
+    assert (task_exit["pid"], task_exit["container_id"], task_exit["exit_code"]) == (551880, kill["container_id"], 137)
 
 
 def test_kernel_rules_are_registered_for_the_syslog_program() -> None:
@@ -78,8 +80,10 @@ def test_mixed_journal_routes_each_program_to_its_rules() -> None:
     events = _events("kubelet_journal_mixed_oomkilled.log")
     assert events["source"][0] == "kernel"
     assert events["source"].to_list()[2:] == ["kubelet"] * 4
-    containerd = events.row(1, named=True)
-    assert (containerd["source"], containerd["process"], containerd["kind"], containerd["pid"]) == ("syslog", "containerd", "log", 1187)
+    containerd = events.row(1, named=True)  # containerd's TaskOOM: the runtime's view of the kill in the container
+    assert (containerd["source"], containerd["kind"], containerd["pid"], containerd["container_id"]) == (
+        "syslog", "oom_kill", None, "9f3e1b2c4d5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c",
+    )
     assert events["host"].unique().to_list() == ["gpu-worker-3"]
     restarted = events.filter(pl.col("kind") == "container_oomkilled").row(-1, named=True)
     assert (restarted["pod"], restarted["container"], restarted["exit_code"]) == ("data-loader-6c8b7f9d4-k7p2m", "loader", 137)
@@ -137,4 +141,25 @@ def test_systemd_tells_of_kills_in_its_units() -> None:
         {"unit": "train.service", "signal": "SIGKILL"},
         {"unit": "train.service", "signal": "SIGSEGV"},
         {"unit": "train.service", "result": "oom-kill"},
+    ]
+
+
+CONTAINERD_TASK_EVENTS = """\
+Nov 27 18:29:58 node-a containerd[753]: time="2026-11-27T18:29:58.992738166Z" level=info msg="TaskOOM event &TaskOOM{ContainerID:93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76,XXX_unrecognized:[],}"
+Nov 27 18:29:58 node-a containerd[753]: time="2026-11-27T18:29:58.993Z" level=info msg="TaskOOM event container_id:\\"93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76\\""
+Nov 27 18:29:59 node-a containerd[753]: time="2026-11-27T18:29:59.1Z" level=info msg="TaskExit event &TaskExit{ContainerID:93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76,ID:93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76,Pid:4242,ExitStatus:137,ExitedAt:2026-11-27 18:29:59.1 +0000 UTC,XXX_unrecognized:[],}"
+Nov 27 18:29:59 node-a containerd[753]: time="2026-11-27T18:29:59.2Z" level=info msg="TaskExit event in podsandbox handler container_id:\\"93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76\\" id:\\"93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76\\" pid:4250 exit_status:1 exited_at:{seconds:1764268199 nanos:200000000}"
+Nov 27 18:29:59 node-a containerd[753]: time="2026-11-27T18:29:59.3Z" level=error msg="failed to reload cni configuration"
+"""
+
+
+def test_containerd_task_events_are_the_runtime_view_of_a_container() -> None:
+    events = rca.parse_text(CONTAINERD_TASK_EVENTS, file="syslog", reference_time=FIXED_MTIME)
+    container = "93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76"
+    assert events.select("kind", "severity", "pid", "process", "container_id", "exit_code").rows() == [
+        ("oom_kill", "error", None, None, container, None),
+        ("oom_kill", "error", None, None, container, None),
+        ("process_killed", "error", 4242, None, container, 137),
+        ("log", "info", 4250, None, container, 1),
+        ("log", "error", 753, "containerd", None, None),
     ]

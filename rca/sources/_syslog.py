@@ -28,7 +28,7 @@ from rca.sources._base import (
 
 MessageRules = Callable[[pl.DataFrame, ParseContext], pl.DataFrame]
 
-_PROGRAM_RULES: dict[str, tuple[str, MessageRules]] = {}
+_PROGRAM_RULES: dict[str, tuple[str | None, MessageRules]] = {}
 # Applications (a training job run as a systemd unit, a container logging to journald) go by
 # names nobody can list: one source reads the lines of any other program whose messages it recognises.
 _APPLICATIONS: list[tuple[str, MessageRules, pl.Expr]] = []
@@ -80,8 +80,8 @@ FRAMED_SCHEMA = {
 }
 
 
-def register_program(program: str, source: str, rules: MessageRules) -> None:
-    """Route messages of syslog ``program`` (e.g. "kernel") to ``rules``, labelled ``source``."""
+def register_program(program: str, source: str | None, rules: MessageRules) -> None:
+    """Route messages of syslog ``program`` (e.g. "kernel") to ``rules``, labelled ``source`` (None: the file's source)."""
     _PROGRAM_RULES[program] = (source, rules)
 
 
@@ -190,7 +190,7 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     for program, (source, rules) in _PROGRAM_RULES.items():
         mine = framed.filter(pl.col("program") == program)
         if mine.height:
-            parts.append(rules(mine, ctx).with_columns(source=pl.lit(source)))
+            parts.append(rules(mine, ctx).with_columns(source=pl.lit(source, pl.String)))
     rest = framed.filter(pl.col("program").is_null() | ~pl.col("program").is_in(list(_PROGRAM_RULES)))
     for source, rules, recognises in _APPLICATIONS:
         claimed = recognises.fill_null(False).any().over([*file_column(rest), "program", "pid"])

@@ -117,5 +117,6 @@ def _events(framed: pl.DataFrame, victim_pid: pl.Expr | None = None, **facts: pl
     ).with_columns(pid=pl.coalesce("victim_pid", own_pid)).drop("program", "victim_pid")
 
 
-_syslog.register_program("systemd", "syslog", unit_rules)
-_syslog.register_program("systemd-oomd", "syslog", oomd_rules)
+# Not a source of their own: their lines are the file's, as other programs' lines are.
+_syslog.register_program("systemd", None, unit_rules)
+_syslog.register_program("systemd-oomd", None, oomd_rules)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca.sources import (
+    _containerd,  # noqa: F401  (registers the rules of containerd's lines)
     _syslog,
     _systemd,  # noqa: F401  (registers the rules of systemd's and systemd-oomd's lines)
     register,

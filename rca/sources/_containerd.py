@@ -1,0 +1,56 @@
+"""containerd's lines about the containers it runs: the runtime's view of an OOM kill.
+
+The kubelet learns that a container was OOM-killed from containerd, which logs the events
+it gets from the shim before the kubelet acts on them:
+
+* ``msg="TaskOOM event &TaskOOM{ContainerID:<id>,XXX_unrecognized:[],}"`` (1.4–1.6) or
+  ``msg="TaskOOM event container_id:\\"<id>\\""`` (1.7+) → ``oom_kill`` in that container;
+* ``msg="TaskExit event &TaskExit{ContainerID:<id>,ID:<id>,Pid:<pid>,ExitStatus:137,…}"`` or
+  ``msg="TaskExit event in podsandbox handler container_id:\\"<id>\\" id:\\"<id>\\" pid:<pid> exit_status:137 …"``
+  → the container's process and exit status: ``process_killed`` for 137 (SIGKILL).
+
+Registered with :mod:`rca.sources._syslog` as the rules of program ``containerd``. Its lines
+are logfmt (``time="…" level=… msg="…"``); the level is kept, the envelope's time stands.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rca.sources import _syslog
+from rca.sources._base import ParseContext, attrs_json
+
+_ID = r"[0-9a-f]{64}"
+_TASK_EVENT = (
+    r"msg=\"Task(?<event>OOM|Exit) event .*?(?:ContainerID:|container_id:\\\")(?<container_id>" + _ID + ")"
+    r"(?:.*?(?:Pid:|pid:)(?<pid>[0-9]+).*?(?:ExitStatus:|exit_status:)(?<status>[0-9]+))?"
+)
+_LEVEL = r"(?:^|\s)level=(?<level>[a-z]+)"
+_SEVERITY = {"trace": "debug", "debug": "debug", "info": "info", "warning": "warning", "error": "error", "fatal": "critical", "panic": "critical"}
+_SIGKILLED = 137
+
+
+def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Event rows for containerd's lines: a container's OOM event, a container process's exit."""
+    task = pl.col("message").str.extract_groups(_TASK_EVENT).struct
+    oom = task.field("event") == "OOM"
+    status = task.field("status").cast(pl.Int32, strict=False)
+    killed = (task.field("event") == "Exit") & (status == _SIGKILLED)
+    about_a_container = task.field("container_id").is_not_null()
+    level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
+    return framed.select(
+        "line", "ts", "ts_raw", "ts_quality", "host", "message", "format",
+        n_lines=pl.lit(1, pl.Int32),
+        kind=pl.when(oom).then(pl.lit("oom_kill")).when(killed).then(pl.lit("process_killed")).otherwise(pl.lit("log")),
+        severity=pl.when(oom | killed).then(pl.lit("error")).otherwise(pl.coalesce(level, pl.col("severity"))),
+        # A task event is about a container's process, not about containerd (whose pid the envelope gives).
+        process=pl.when(~about_a_container).then(pl.col("program")),
+        pid=pl.coalesce(task.field("pid").cast(pl.Int64, strict=False), pl.when(~about_a_container).then(pl.col("pid"))),
+        container_id=task.field("container_id"),
+        exit_code=status,
+        attrs=attrs_json({"signal": pl.when(killed).then(pl.lit("SIGKILL")), "runtime": pl.when(about_a_container).then(pl.lit("containerd"))}),
+    )
+
+
+# Not a source of its own: its lines are the file's, as other programs' lines are.
+_syslog.register_program("containerd", None, containerd_rules)
