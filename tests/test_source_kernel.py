@@ -613,3 +613,89 @@ def test_a_few_nvrm_lines_in_an_application_log_leave_it_the_application_s() -> 
     app = "".join(f"2024-01-01 00:00:{n:02d},123 - trainer - INFO - step {n}\n" for n in range(12))
     events = rca.parse_text(app + "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.\n" * 2, file="train.log")
     assert set(events["source"]) == {"pipeline"} and events["ts"].null_count() == 2
+
+
+def test_printk_caller_after_the_stamp_is_cut_off_so_the_oom_block_is_read() -> None:
+    events = _events("dmesg_printk_caller_oom_lkp_01.log")
+    invoked = of_kind(events, "oom_invoked")
+    assert invoked.select("pid", "process", "boot_seconds").row(0) == (7791, "trinity-c4", 218.519632)
+    assert attrs_of(invoked)[0]["kernel"] == "6.6.0-rc2-00008-g376fdc4552f1"
+    kill = of_kind(events, "oom_kill")
+    assert kill.select("pid", "process", "rss_bytes").rows() == [(4413, "trinity-group-0", 128 * KI)]
+    assert attrs_of(kill)[0]["constraint"] == "CONSTRAINT_NONE"
+    assert not events["message"].str.contains(r"^\[ *T[0-9]+\]").any()
+    # The same caller after a boot stamp inside a syslog envelope, and a CPU caller.
+    text = (
+        "Oct 10 03:00:01 node kernel: [  218.732135][ T7791] Out of memory: Killed process 4413 (trinity-group-0) "
+        "total-vm:2548kB, anon-rss:128kB, file-rss:1536kB, shmem-rss:0kB, UID:0 pgtables:12kB oom_score_adj:1000\n"
+        "<4>[  219.000001][    C3] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"
+        "<4>[  219.000002] [    T7791] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"  # util-linux dmesg
+    )
+    for line in text.splitlines():
+        event = rca.parse_text(line + "\n", file="k.log", reference_time=FIXED_MTIME, format="kernel").row(0, named=True)
+        assert event["kind"] in ("oom_kill", "xid") and event["message"].startswith(("Out of memory", "NVRM"))
+
+
+def test_xid_bus_of_old_drivers_without_a_domain() -> None:
+    xids = of_kind(_events("kern_log_xid_bus_without_domain_2007_01.log"), "xid")
+    assert xids["xid"].to_list() == [16, 8, 16, 8]
+    assert set(xids["pci_bus"]) == {"0001:00"}
+    assert xids["boot_seconds"].to_list() == [930.977791, 932.97472, 938.965483, 940.962418]
+
+
+def test_dmesg_reltime_minute_stamps_and_deltas_give_times_within_the_minute() -> None:
+    text = (
+        "[Dec 4 12:00] Memory cgroup out of memory: Killed process 63214 (uwsgi) total-vm:3149468kB, anon-rss:164992kB, "
+        "file-rss:52176kB, shmem-rss:92kB, UID:0 pgtables:1372kB oom_score_adj:986\n"
+        "[  +0.000123] oom_reaper: reaped process 63214 (uwsgi), now anon-rss:0kB, file-rss:0kB, shmem-rss:92kB\n"
+        "[  +5.100000] NVRM: Xid (PCI:0000:cb:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"
+        "[Dec13 12:01] NVRM: Xid (PCI:0000:cb:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)\n"
+    )
+    events = rca.parse_text(text, file="dmesg_e.log", year=2025)
+    assert events["source"].unique().to_list() == ["kernel"]
+    assert events["kind"].to_list() == ["oom_kill", "log", "xid", "xid"]
+    start = datetime(2025, 12, 4, 12, 0, tzinfo=UTC)
+    assert events["ts"].to_list() == [start, start + timedelta(microseconds=123), start + timedelta(seconds=5.100123),
+                                      datetime(2025, 12, 13, 12, 1, tzinfo=UTC)]
+    assert set(events["ts_quality"]) == {"year_inferred"} and set(events["format"]) == {"dmesg_reltime"}
+    assert events["ts_raw"].to_list() == ["Dec 4 12:00", "+0.000123", "+5.100000", "Dec13 12:01"]  # as written
+
+
+def test_xid_code_is_read_whatever_the_parenthesis_holds() -> None:
+    xids = of_kind(_events("journalctl_k_xid145_137_redacted_bus_01.log"), "xid")
+    assert xids["xid"].to_list() == [145, 137] and xids["pci_bus"].null_count() == 2
+    # The driver's MIG attribution (open-gpu-kernel-modules' Xid print: "PCI:%04x:%02x:%02x GPU-I:%02u GPU-CI:%02u").
+    line = "[ 1234.500000] NVRM: Xid (PCI:0000:3b:00 GPU-I:01 GPU-CI:02): 13, pid=9, name=python3, Graphics Exception\n"
+    xid = of_kind(rca.parse_text(line, file="dmesg"), "xid")
+    assert xid.select("xid", "pci_bus", "pid", "process").row(0) == (13, "0000:3b:00", 9, "python3")
+    assert {k: attrs_of(xid)[0][k] for k in ("gpu_instance", "compute_instance")} == {"gpu_instance": "GPU-I:01", "compute_instance": "GPU-CI:02"}
+
+
+def test_lines_padded_with_blanks_still_make_one_oom_header() -> None:
+    invoked = _events("dmesg_oom_invoked_trailing_blanks_01.log")
+    assert invoked.select("kind", "n_lines", "pid", "process").rows() == [("oom_invoked", 5, 4289, "cp")]
+    assert invoked["container_id"][0] == "ec391272ec599d14b9d3ad22e7b3d37b4e3047eef9ea796e239861e0c209a763"
+    assert attrs_of(invoked)[0]["hardware"] == "Google Google Compute Engine/Google Compute Engine, BIOS Google 01/01/2011"
+
+
+def test_oom_killer_lines_without_any_stamp_are_a_kernel_file() -> None:
+    events = _events("dmesg_bare_oom_lines_wsl_01.log")
+    assert set(events["source"]) == {"kernel"} and events["ts"].null_count() == events.height
+    kill = of_kind(events, "oom_kill")
+    assert kill.select("pid", "process", "cgroup", "rss_bytes").rows() == [(14078, "python", "/init.scope", 14282608 * KI)]
+    assert attrs_of(kill)[0]["global_oom"] is True
+
+
+def test_2_6_32_pid_comm_line_and_kill_or_a_child_selection() -> None:
+    events = _events("kern_log_oom_2632_pid_comm_01.log")
+    assert events.select("line", "kind", "pid", "process").rows() == [
+        (1, "oom_invoked", 1517, "python"), (30, "log", 1257, "kdeinit4"), (31, "oom_kill", 1258, "klauncher"),
+        (32, "oom_invoked", 1466, "kbluetooth"),
+    ]
+    assert events["n_lines"][0] == 29 and attrs_of(events)[0]["kernel"] == "2.6.32-22-generic"
+    assert attrs_of(events)[1] == {"selected": True, "oom_score": 720377}
+
+
+def test_an_oom_killer_without_a_victim_is_an_error() -> None:
+    line = "[    4.923156] Out of memory and no killable processes...\n"  # quoted by Michal Hocko on the iommu list
+    assert rca.parse_text(line, file="dmesg").select("kind", "severity").row(0) == ("log", "error")

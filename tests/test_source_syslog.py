@@ -144,6 +144,37 @@ def test_systemd_tells_of_kills_in_its_units() -> None:
     ]
 
 
+def test_rfc5424_lines_take_time_host_program_procid_and_severity() -> None:
+    text = (
+        "<4>1 2024-04-10T10:15:57.163826-07:00 T01 kernel - - - [25523.801864] WARNING: CPU: 12 PID: 42870 at fs/smb/client/file.c:3341\n"
+        "2024-04-10T10:16:01.000001-07:00 T01 kernel - - - Memory cgroup out of memory: Killed process 63214 (uwsgi) total-vm:3149468kB, "
+        "anon-rss:164992kB, file-rss:52176kB, shmem-rss:92kB, UID:0 pgtables:1372kB oom_score_adj:986\n"
+        '<30>1 2024-04-10T10:16:02.5Z T01 systemd 1 - [meta sequenceId="7"] Started Session 3 of user x.\n'
+    )
+    events = rca.parse_text(text, file="syslog", format="syslog")
+    assert events["kind"].to_list() == ["log", "oom_kill", "log"]
+    assert events["host"].unique().to_list() == ["T01"]
+    assert events["ts"].to_list() == [datetime(2024, 4, 10, 17, 15, 57, 163826, tzinfo=UTC), datetime(2024, 4, 10, 17, 16, 1, 1, tzinfo=UTC),
+                                      datetime(2024, 4, 10, 10, 16, 2, 500000, tzinfo=UTC)]
+    assert events["severity"].to_list() == ["warning", "error", "info"]
+    assert events.row(0, named=True)["message"].startswith("WARNING: CPU: 12")
+    assert events.select("pid", "process").rows()[1:] == [(63214, "uwsgi"), (1, "systemd")]
+    assert events.row(2, named=True)["message"] == "Started Session 3 of user x."
+
+
+def test_journalctl_short_full_reads_the_weekday_date_and_zone() -> None:
+    text = (
+        "Thu 2024-01-04 12:00:01 UTC gpu-node-1 kernel: NVRM: Xid (PCI:0000:cb:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"
+        "Thu 2024-01-04 12:00:02 UTC gpu-node-1 systemd[1]: Stopped Session 3 of user x.\n"
+        "Thu 2024-01-04 13:00:03 CET gpu-node-1 systemd[1]: Started Session 4 of user x.\n"
+    )
+    events = rca.parse_text(text, file="journal", tz="Europe/Berlin")
+    assert events.select("kind", "host", "pid").rows() == [("xid", "gpu-node-1", 1), ("log", "gpu-node-1", 1), ("log", "gpu-node-1", 1)]
+    assert events["ts"].to_list() == [datetime(2024, 1, 4, 12, 0, 1, tzinfo=UTC), datetime(2024, 1, 4, 12, 0, 2, tzinfo=UTC),
+                                      datetime(2024, 1, 4, 12, 0, 3, tzinfo=UTC)]
+    assert events["ts_raw"][0] == "Thu 2024-01-04 12:00:01 UTC" and set(events["ts_quality"]) == {"exact"}
+
+
 CONTAINERD_TASK_EVENTS = """\
 Nov 27 18:29:58 node-a containerd[753]: time="2026-11-27T18:29:58.992738166Z" level=info msg="TaskOOM event &TaskOOM{ContainerID:93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76,XXX_unrecognized:[],}"
 Nov 27 18:29:58 node-a containerd[753]: time="2026-11-27T18:29:58.993Z" level=info msg="TaskOOM event container_id:\\"93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76\\""

@@ -1,8 +1,8 @@
 """Syslog and journald framing shared by the sources whose lines arrive through them.
 
-``kern.log``, ``/var/log/messages``, ``journalctl`` short / short-iso / -o json all wrap a
-program's message in the same envelope: time, host, program[pid]. This module peels the
-envelope off whole columns at once; the message rules of each program (the kernel's OOM
+``kern.log``, ``/var/log/messages`` (RFC 3164 or RFC 5424), ``journalctl`` short / short-iso /
+short-full / -o json all wrap a program's message in the same envelope: time, host, program[pid].
+This module peels the envelope off whole columns at once; the message rules of each program (the kernel's OOM
 killer, kubelet's eviction manager) are registered here by their source modules with
 :func:`register_program`, so a mixed journal is parsed by the right rules line by line.
 """
@@ -49,9 +49,25 @@ def _short_head(host: str) -> str:
     return rf"^(?<stamp>(?<mon>{timeutil.MONTH_NAME_PATTERN})[ \t]+(?<day>[0-9]{{1,2}})[ \t]{clock})[ \t]{host}[ \t]{_PROGRAM}"
 
 
+# RFC 5424 (rsyslog's RSYSLOG_SyslogProtocol23Format, in a file or on the wire with its "<PRI>1 "):
+# "2024-04-10T10:15:57.163826-07:00 host kernel - - - message": app-name, procid, msgid and structured
+# data, each "-" when empty, where RFC 3164 has "program[pid]:".
+_RFC5424_PRI = r"(?:<(?<pri>[0-9]{1,3})> ?1 )?"
+_PROGRAM_OR_5424 = (
+    r"(?<program>[A-Za-z0-9_.\-/@()]+)"
+    r"(?:(?:\[(?<pid>[0-9]+)\])?:| (?:-|(?<procid>[0-9]+)) \S+ (?:-|(?:\[[^\]]*\])+))[ \t]"
+)
+
+
+# journalctl -o short-full: "Thu 2024-01-04 12:00:01 UTC host program[pid]: message" (the zone as
+# an abbreviation; UTC and GMT are read as such, any other as --tz).
+_FULL = r"(?<weekday>[A-Z][a-z]{2}) (?<full>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?) (?<zone>[A-Z][A-Za-z0-9+-]{1,5})"
+_UTC_NAMES = ("UTC", "GMT")
+
+
 def _iso_head(host: str) -> str:
     iso = r"(?<iso>[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9])?)"
-    return rf"^{iso}[ \t]{host}[ \t]{_PROGRAM}"
+    return rf"^{_RFC5424_PRI}(?:{iso}|{_FULL})[ \t]{host}[ \t]{_PROGRAM_OR_5424}"
 
 
 SHORT_HEAD, ISO_HEAD = _short_head(_ANY_HOST), _iso_head(_ANY_HOST)
@@ -103,7 +119,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     bare = head_groups(pl.col("text"), _BARE_HEAD, one_line=one_line)
     parts = _with_real_host(lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b")), "s", "i")
     s, i, b = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct
-    iso_ts = map_distinct(parts.select(i.field("iso")).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz))
+    full = pl.when(i.field("zone").is_in(_UTC_NAMES)).then(pl.format("{}+00:00", i.field("full"))).otherwise(i.field("full"))
+    iso_ts = map_distinct(parts.select(pl.coalesce(i.field("iso"), full)).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz))
     parts = parts.with_columns(iso_ts=iso_ts)
     short_ts, short_quality = timeutil.yearless_to_utc(
         timeutil.month_number(s.field("mon")), s.field("day"), s.field("clock"), ctx, within=within_file(lines)
@@ -113,14 +130,15 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     has_bare = b.field("message").is_not_null() & b.field("program").is_in(list(_PROGRAM_RULES))
     framed = parts.with_columns(
         ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")),
-        ts_raw=pl.when(has_short).then(s.field("stamp")).when(has_iso).then(i.field("iso")),
+        ts_raw=pl.when(has_short).then(s.field("stamp"))
+        .when(has_iso).then(pl.coalesce(i.field("iso"), pl.format("{} {} {}", i.field("weekday"), i.field("full"), i.field("zone")))),
         ts_quality=pl.when(has_short).then(short_quality).when(has_iso).then(pl.lit("exact")),
         host=pl.coalesce(s.field("host"), i.field("host")),
         program=pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program")).when(has_bare).then(b.field("program")),
         # strict=False: a pid past 2**63 (damage, not a process) is null rather than an error for the whole batch.
-        pid=pl.coalesce(s.field("pid"), i.field("pid"), pl.when(has_bare).then(b.field("pid"))).cast(pl.Int64, strict=False),
+        pid=pl.coalesce(s.field("pid"), i.field("pid"), i.field("procid"), pl.when(has_bare).then(b.field("pid"))).cast(pl.Int64, strict=False),
         message=pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).when(has_bare).then(b.field("message")).otherwise(pl.col("text")),
-        severity=pl.lit(None, pl.String),
+        severity=(i.field("pri").cast(pl.Int32, strict=False) % 8).cast(pl.String).replace_strict(_SEVERITY_BY_PRIORITY, default=None),
         format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso")).when(has_bare).then(pl.lit("syslog_bare")),
         framed=has_short | has_iso | has_bare,
     )

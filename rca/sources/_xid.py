@@ -132,10 +132,13 @@ UNKNOWN_XID_SEVERITY = "error"
 _BY_CODE = {column: dict(zip(CATALOG["xid"].to_list(), CATALOG[column].to_list(), strict=True))
             for column in ("mnemonic", "description", "resolution", "investigation", "severity")}
 
-_PCI = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
-# Newer drivers print "pid=…, name=…, " before the detail text; older ones go straight to it.
+# domain:bus:device[.function]; drivers before ~2008 wrote bus:device alone, as "0001:00".
+_PCI = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2})?(?:\.[0-7])?"
+# Newer drivers print "pid=…, name=…, " before the detail text; older ones go straight to it. On a MIG
+# GPU the parenthesis also names the GPU instance and the compute instance ("GPU-I:05 GPU-CI:00"); a bus
+# someone redacted ("PCI:...") still leaves the code.
 XID_LINE = (
-    rf"NVRM: Xid \((?:PCI:)?(?<pci>{_PCI})(?: (?<instance>GPU-I:[0-9]+))?\): (?<code>[0-9]+)"
+    rf"NVRM: Xid \((?:PCI:)?(?:(?<pci>{_PCI})(?: (?<instance>GPU-I:[0-9]+))?(?: (?<compute>GPU-CI:[0-9]+))?|[^)]*)\): (?<code>[0-9]+)"
     r"(?:, (?:pid=(?<pid>[^,]*), )?(?:name=(?<name>[^,]*), )?(?<detail>.*))?$"
 )
 GPU_AT_LINE = rf"NVRM: GPU at (?:PCI:)?(?<pci>{_PCI}): (?<uuid>GPU-[0-9A-Fa-f]{{8}}(?:-[0-9A-Fa-f]{{4}}){{3}}-[0-9A-Fa-f]{{12}})"
@@ -156,6 +159,7 @@ def line_columns() -> list[pl.Expr]:
         xid.struct.field("code").cast(pl.Int32, strict=False).alias("xid"),
         xid.struct.field("pci").alias("xid_pci"),
         xid.struct.field("instance").alias("xid_instance"),
+        xid.struct.field("compute").alias("xid_compute_instance"),
         xid.struct.field("pid").str.strip_chars(" '").cast(pl.Int64, strict=False).alias("xid_pid"),
         pl.when(name != "<unknown>").then(name).alias("xid_process"),
         xid.struct.field("detail").str.extract(r"caused by previous Xid ([0-9]+)", 1).cast(pl.Int32, strict=False).alias("xid_previous"),

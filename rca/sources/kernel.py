@@ -1,4 +1,4 @@
-"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -x, -r), kern.log / messages, journalctl -k.
+"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -x, -r), kern.log / messages, journalctl -k.
 
 Framing strips each line's time prefix: boot seconds, a ctime or ISO date, or the syslog /
 journald envelope (through :mod:`rca.sources._syslog`, which routes a mixed syslog file's
@@ -47,17 +47,31 @@ _LEVEL_PREFIX = (
     r"(?<level>emerg|alert|crit|err|warn|notice|info|debug) *: )?"
 )
 # Each pattern is its head (the time prefix) and MESSAGE_TAIL; the head alone is captured (see head_groups).
-_RAW_HEAD = _LEVEL_PREFIX + r"\[\s*(?<boot>[0-9]+\.[0-9]+)\] ?(?:(?<host>\S+) kernel: )?"
+# A kernel built with CONFIG_PRINTK_CALLER (syzbot, the 0-day robot, some distros) follows the stamp
+# with the caller, "[ T1234]" (a task) or "[ C3]" (a CPU in interrupt); util-linux dmesg puts a space before it.
+_CALLER = r"\[ *[TC][0-9]+\]"
+_RAW_HEAD = _LEVEL_PREFIX + rf"\[\s*(?<boot>[0-9]+\.[0-9]+)\](?: ?{_CALLER})? ?(?:(?<host>\S+) kernel: )?"
 _CTIME_HEAD = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>[0-9]{1,2}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) (?<year>[0-9]{4}))\] ?"
 _ISO_HEAD = _LEVEL_PREFIX + r"(?<iso>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9],[0-9]+[+-][0-9][0-9]:?[0-9][0-9]) "
-_EMBEDDED_BOOT_HEAD = r"^\[\s*(?<boot>[0-9]+\.[0-9]+)\] ?"
+# dmesg -e / -H (reltime): "[Jun 3 09:04]" (or "[Jun13 09:04]": "%b%e") when the minute changes, then
+# "[  +0.000123]", the seconds since the line before. CJK locales write the month "12月".
+_RELTIME_HEAD = (
+    _LEVEL_PREFIX + rf"\[(?:(?<minute>(?<mon>{timeutil.MONTH_NAME_PATTERN}|(?<month>[0-9]{{1,2}})月) ?(?<day>[0-9]{{1,2}}) (?<clock>[0-9][0-9]:[0-9][0-9]))"
+    r"|\s*(?<delta_raw>\+(?<delta>[0-9]+\.[0-9]+)))\] ?"
+)
+# A boot stamp inside a syslog message, or the caller left once a raw stamp is cut off (_framed_boot_stamp).
+_EMBEDDED_BOOT_HEAD = rf"^(?:\[\s*(?<boot>[0-9]+\.[0-9]+)\](?:{_CALLER})?|{_CALLER}) ?"
 _BOOT_STAMP = r"^\[\s*[0-9]+\.[0-9]+\]"
 _HOST_AFTER_STAMP = _BOOT_STAMP + r" ?\S+ kernel: "
-_RAW, _CTIME, _ISO = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD))
+_RAW, _CTIME, _ISO, _RELTIME = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD))
 _JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
 _BARE_KERNEL = r"^kernel: "
-# The NVIDIA module's lines copied without any time or envelope: kernel lines all the same (framed as raw dmesg).
-_BARE_NVRM = r"^NVRM: "
+# The NVIDIA module's and the OOM killer's lines copied without any time or envelope (`journalctl -o cat`,
+# `grep -h`, a paste): kernel lines all the same (framed as raw dmesg).
+_BARE_MESSAGE = (
+    r"^(?:NVRM: |oom-kill:|oom_reaper: reaped process |(?:Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): Kill"
+    r"|\S+ invoked oom-killer: )"
+)
 # Uptimes beyond ~300 years are garbage, and would overflow the datetime arithmetic.
 _MAX_BOOT_SECONDS = 1e10
 # A limit this high is the kernel's "unlimited" (PAGE_COUNTER_MAX), not a size.
@@ -71,11 +85,13 @@ _SEVERITY_BY_LEVEL = {
 _CRITICAL_WORDS = (
     r"Kernel panic|\bBUG: |\bOops\b|general protection fault|Machine Check Exception|Hardware Error\].*(?:[Uu]ncorrected|[Ff]atal)"
 )
-_ERROR_WORDS = r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to)\b"
+# "Out of memory and no killable processes...": the OOM killer found no victim (a panic follows unless it is a memcg's).
+_ERROR_WORDS = r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes)\b"
 _WARNING_WORDS = r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b"
 
 _OOM_HEADER = r"^(?<name>.*?) invoked oom-killer: (?<args>.*)$"
-_CPU = r"^CPU: (?<cpu>[0-9]+) (?:UID: [0-9]+ )?PID: (?<pid>[0-9]+) Comm: (?<rest>.*)$"
+# 2.6.32 writes "Pid: 1517, comm: python Tainted: …" where later kernels write "CPU: 0 PID: 1517 Comm: python …".
+_CPU = r"^(?:CPU: (?<cpu>[0-9]+) (?:UID: [0-9]+ )?PID: |Pid: )(?<pid>[0-9]+)(?: Comm: |, comm: )(?<rest>.*)$"
 _CPUSET = r"^(?<name>.+) cpuset=(?<cpuset>\S*) mems_allowed=(?<mems>\S+)$"
 _HARDWARE = r"^Hardware name: (?<hardware>.*)$"
 _MEMCG_USAGE = r"^memory: usage (?<used>[0-9]+)kB, limit (?<limit>[0-9]+)kB, failcnt (?<failcnt>[0-9]+)"
@@ -84,7 +100,8 @@ _OOM_SUMMARY = r"^oom-kill:(?<kv>.*)$"
 _SCOPE = r"^(?:(?<scope>Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): )?"
 # 2.6.32 (RHEL 6) prints the uid between the pid and the name: "Killed process 3679, UID 0, (name) …".
 _KILLED = _SCOPE + r"Killed process (?<pid>[0-9]+)(?:, UID [0-9]+,)? \((?<name>.*)\)(?:[ ,].*)?$"
-_SELECTED = _SCOPE + r"Kill process (?<pid>[0-9]+) \((?<name>.*)\) score (?<score>-?[0-9]+) or sacrifice child"
+# "kill process … or a child" before 2.6.36.
+_SELECTED = _SCOPE + r"[Kk]ill process (?<pid>[0-9]+) \((?<name>.*)\) score (?<score>-?[0-9]+) or (?:sacrifice|a) child"
 _REAPER = (
     r"^oom_reaper: reaped process (?<pid>[0-9]+) \((?<name>.*)\)"
     r"(?:,? now anon-rss:(?<anon>[0-9]+)kB, file-rss:(?<file>[0-9]+)kB, shmem-rss:(?<shmem>[0-9]+)kB)?"
@@ -98,11 +115,11 @@ _TASK_ROW = (
 _CPUSET_LINE = r"\S.* cpuset=\S* mems_allowed=\S+$"
 # Starts of the lines the kernel prints as part of an OOM header's dump (and of other stack dumps).
 _DUMP_STARTS = (
-    r"\s", r"CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: ", r"Hardware name: ", r"Call [Tt]race:", r"</?(?:TASK|IRQ|NMI)>", r"Code: ", r"RIP: ",
-    r"Workqueue: ", r"Mem-Info:", r"Node [0-9]+ ", r"lowmem_reserve\[\]:", r"Free swap", r"Total swap", r"Tasks state ",
+    r"\s", r"CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: ", r"Pid: [0-9]+, comm: ", r"Hardware name: ", r"Call [Tt]race:", r"</?(?:TASK|IRQ|NMI)>", r"Code: ", r"RIP: ",
+    r"Workqueue: ", r"Mem-Info:", r"Node [0-9]+ ", r"[A-Za-z0-9]+ per-cpu:", r"CPU +[0-9]+: hi: ", r"lowmem_reserve\[\]:", r"Free swap", r"Total swap", r"Tasks state ",
     r"\[\s*pid\s*\]\s+uid",
     r"(?:memory|memory\+swap|kmem|swap): usage ", r"Memory cgroup stats for ", r"Unreclaimable slab info:", r"Swap cache stats:",
-    r"active_anon:", r"[0-9]+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache))",
+    r"active_anon:", r"[0-9]+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache|shared|non-shared))",
     r"(?:R[A-Z0-9]{2}|[A-Z]S|CR[0-9]|DR[0-9]): +[0-9a-fA-F]", r"(?:pc|lr|sp|x[0-9]{1,2}) ?: ", r"[a-z_]+ [0-9]+$",
     r"Task in \S+ killed as a result of limit of ", _CPUSET_LINE, r"\[<[0-9a-f]+>\]",
 )
@@ -113,9 +130,9 @@ _DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
 # only needs a frame and a severity.
 _RULE_STARTS = "^(?:" + "|".join((
     *(start for start in _DUMP_STARTS if start != _CPUSET_LINE),
-    "CPU: ", "Hardware name: ", "memory: usage ", "Task in ", "oom-kill:", "oom_reaper: reaped process ", r"\[",
+    "CPU: ", "Pid: ", "Hardware name: ", "memory: usage ", "Task in ", "oom-kill:", "oom_reaper: reaped process ", r"\[",
 )) + ")"
-_RULE_KEYWORDS = r"invoked oom-killer: |cpuset=|Killed process |Kill process |NVRM: |fallen off the bus"
+_RULE_KEYWORDS = r"invoked oom-killer: |cpuset=|Killed process |[Kk]ill process |NVRM: |fallen off the bus"
 _HEX64 = r"([0-9a-f]{64})"
 _FILE_ROWS = 1 << 40  # the rows of file N of a batch start at N << 40 (rca.sources.kernel._numbered)
 
@@ -138,19 +155,19 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     kinds = heads.with_columns(
         header=pl.col("text").str.contains(_JOURNAL_HEADER),
         mine=_is_dmesg(pl.col("text")) | _is_kernel_envelope(pl.col("text")),
-        nvrm=pl.col("text").str.contains(_BARE_NVRM),
+        bare=pl.col("text").str.contains(_BARE_MESSAGE),
         indented=pl.col("text").str.contains(r"^\s"),
     ).with_columns(continued=pl.col("indented") & (pl.col("mine").cum_sum().over("head") > 0))
     found = by_head(
-        kinds.filter(~pl.col("header")), share=(pl.col("mine") | pl.col("continued")).mean(), nvrm=pl.col("nvrm").mean()
+        kinds.filter(~pl.col("header")), share=(pl.col("mine") | pl.col("continued")).mean(), bare=pl.col("bare").mean()
     )
-    # Bare NVRM lines make a file kernel only when they are most of it: a few pasted into an
-    # application's log leave it the application's.
-    return {head: float(row["share"] or 0.0) if (row["nvrm"] or 0.0) < 0.5 else 1.0 for head, row in found.items()}
+    # Bare NVRM / OOM-killer lines make a file kernel only when they are most of it: a few pasted
+    # into an application's log leave it the application's.
+    return {head: float(row["share"] or 0.0) if (row["bare"] or 0.0) < 0.5 else 1.0 for head, row in found.items()}
 
 
 def _is_dmesg(text: pl.Expr) -> pl.Expr:
-    return text.str.contains(_RAW) | text.str.contains(_CTIME) | text.str.contains(_ISO)
+    return text.str.contains(_RAW) | text.str.contains(_CTIME) | text.str.contains(_ISO) | text.str.contains(_RELTIME)
 
 
 def _is_kernel_envelope(text: pl.Expr) -> pl.Expr:
@@ -193,12 +210,12 @@ def _families(lines: pl.DataFrame) -> dict[int, str]:
     ``batch_file`` number (0 for the lines of one file), counted in one query."""
     text = pl.col("text")
     if holds_newline(lines["text"]):
-        raw, ctime, iso, short, iso_line = _RAW, _CTIME, _ISO, _syslog.SHORT_LINE, _syslog.ISO_LINE
+        raw, ctime, iso, reltime, short, iso_line = _RAW, _CTIME, _ISO, _RELTIME, _syslog.SHORT_LINE, _syslog.ISO_LINE
     else:  # the ".*$" tail matches any rest of a line, so the heads decide alone and stop early
-        raw, ctime, iso, short, iso_line = _RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _syslog.SHORT_HEAD, _syslog.ISO_HEAD
+        raw, ctime, iso, reltime, short, iso_line = _RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD, _syslog.SHORT_HEAD, _syslog.ISO_HEAD
     file = pl.col("batch_file") if within_file(lines) else pl.lit(0, pl.Int32).alias("batch_file")
     counts = lines.group_by(file, maintain_order=True).agg(
-        dmesg=(text.str.contains(raw) | text.str.contains(ctime) | text.str.contains(iso)).sum(),
+        dmesg=(text.str.contains(raw) | text.str.contains(ctime) | text.str.contains(iso) | text.str.contains(reltime)).sum(),
         syslog=((text.str.contains(short) | text.str.contains(iso_line) | text.str.contains(_BARE_KERNEL)) & ~text.str.contains(iso)).sum(),
         journal_json=text.filter(text.str.starts_with("{")).str.json_path_match("$.MESSAGE").is_not_null().sum(),
     )
@@ -234,14 +251,16 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
         r=head_groups(pl.col("text"), _RAW_HEAD, one_line=one_line),
         c=head_groups(pl.col("text"), _CTIME_HEAD, one_line=one_line),
         i=head_groups(pl.col("text"), _ISO_HEAD, one_line=one_line),
+        e=head_groups(pl.col("text"), _RELTIME_HEAD, one_line=one_line),
     )
-    r, c, i = pl.col("r").struct, pl.col("c").struct, pl.col("i").struct
-    has_raw, has_ctime, has_iso = (x.field("message").is_not_null() for x in (r, c, i))
+    r, c, i, e = pl.col("r").struct, pl.col("c").struct, pl.col("i").struct, pl.col("e").struct
+    has_raw, has_ctime, has_iso, has_reltime = (x.field("message").is_not_null() for x in (r, c, i, e))
+    reltime_ts, reltime_quality = _reltime(parts, ctx) if parts.select(has_reltime.any()).item() else (pl.lit(None), pl.lit(None))
     ctime_clock = pl.format(
         "{}-{}-{} {}", c.field("year"), timeutil.month_number(c.field("mon")).cast(pl.String).str.zfill(2),
         c.field("day").str.zfill(2), c.field("clock"),
     )
-    level = pl.coalesce(*(x.field(f) for x in (r, c, i) for f in ("prio", "level")))
+    level = pl.coalesce(*(x.field(f) for x in (r, c, i, e) for f in ("prio", "level")))
     parts = parts.with_columns(
         ctime_ts=map_distinct(parts.select(ctime_clock).to_series(), lambda text: timeutil.dated_to_utc(text, "%Y-%m-%d %H:%M:%S", ctx.tz)),
         iso_ts=map_distinct(parts.select(i.field("iso")).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)),
@@ -250,19 +269,38 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
         "line",
         "text",
         *file_column(lines),
-        ts=pl.when(has_ctime).then(pl.col("ctime_ts")).when(has_iso).then(pl.col("iso_ts")),
-        ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso")),
-        ts_quality=pl.when(has_ctime | has_iso).then(pl.lit("exact")),
+        ts=pl.when(has_ctime).then(pl.col("ctime_ts")).when(has_iso).then(pl.col("iso_ts")).when(has_reltime).then(reltime_ts),
+        ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso"), e.field("minute"), e.field("delta_raw")),
+        ts_quality=pl.when(has_ctime | has_iso).then(pl.lit("exact")).when(has_reltime).then(reltime_quality),
         boot_seconds=r.field("boot").cast(pl.Float64, strict=False),
         host=r.field("host"),
         program=pl.lit("kernel"),
         pid=pl.lit(None, pl.Int64),
-        message=pl.coalesce(r.field("message"), c.field("message"), i.field("message"), pl.col("text")),
+        message=pl.coalesce(r.field("message"), c.field("message"), i.field("message"), e.field("message"), pl.col("text")),
         severity=level.replace_strict(_SEVERITY_BY_LEVEL, default=None),
         format=pl.when(has_raw & r.field("host").is_not_null()).then(pl.lit("journal_monotonic"))
-        .when(has_raw).then(pl.lit("dmesg_raw")).when(has_ctime).then(pl.lit("dmesg_ctime")).when(has_iso).then(pl.lit("dmesg_iso")),
-        framed=has_raw | has_ctime | has_iso,
+        .when(has_raw).then(pl.lit("dmesg_raw")).when(has_ctime).then(pl.lit("dmesg_ctime")).when(has_iso).then(pl.lit("dmesg_iso"))
+        .when(has_reltime).then(pl.lit("dmesg_reltime")),
+        framed=has_raw | has_ctime | has_iso | has_reltime,
     )
+
+
+def _reltime(parts: pl.DataFrame, ctx: ParseContext) -> tuple[pl.Expr, pl.Expr]:
+    """The time and its quality of each ``dmesg -e`` line (struct column ``e``): its minute's stamp plus the deltas since.
+
+    The stamp drops the seconds, so a line's time is the start of its minute plus the deltas
+    from the stamped line on: up to a minute early, never later. The stamp has no year either:
+    it is resolved as a syslog stamp's is (timeutil.yearless_to_utc).
+    """
+    e = pl.col("e").struct
+    anchor = e.field("mon").is_not_null()
+    month = pl.coalesce(timeutil.month_number(e.field("mon")), e.field("month").cast(pl.Int32, strict=False))
+    stamp, quality = timeutil.yearless_to_utc(month, e.field("day"), pl.format("{}:00", e.field("clock")), ctx, within=within_file(parts))
+    minute = (anchor | starts_file(parts)).cum_sum()
+    elapsed = e.field("delta").cast(pl.Float64, strict=False).fill_null(0.0).cum_sum()
+    since = elapsed - pl.when(anchor).then(elapsed).forward_fill().fill_null(0.0)
+    offset = pl.duration(microseconds=(since * 1e6).round().cast(pl.Int64))
+    return forward_fill_within(stamp, minute) + offset, forward_fill_within(quality, minute)
 
 
 def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -277,7 +315,8 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     ruled = lines.select(message.str.contains(_RULE_STARTS) | message.str.contains(_RULE_KEYWORDS) | continued).to_series()
     if not ruled.any():  # polars compiles each of the rules' regexes even for no rows: ~1 ms apiece
         return _plain(lines).drop("row")
-    facts = lines.filter(ruled).with_columns(_line_facts()).with_columns(_xid.line_columns())
+    # A terminal copy pads lines with blanks, and the rules anchor some patterns at the end of a line.
+    facts = lines.filter(ruled).with_columns(pl.col("message").str.strip_chars_end()).with_columns(_line_facts()).with_columns(_xid.line_columns())
     records = _group(_carry_block_facts(_with_keys(facts)))
     events = _assemble(_xid.record_columns(records, pl.col("position")))
     return pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row").drop("row")
@@ -524,6 +563,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "xid_name": col("xid_mnemonic"), "xid_description": col("xid_description"),
         "xid_resolution": col("xid_resolution"), "xid_investigation": col("xid_investigation"),
         "xid_recovery_action": col("xid_recovery_action"), "previous_xid": col("xid_previous"), "gpu_instance": col("xid_instance"),
+        "compute_instance": col("xid_compute_instance"),
         "fallen_off_bus": col("fallen_off_bus"), "pci_id": col("pci_id"), "nvidia_driver": col("nvidia_driver"),
     }
 
@@ -547,7 +587,7 @@ SOURCE = register(
         sniff_heads=sniff_heads,
         parse=parse,
         sniff_literals=("[", "kernel", ","),
-        formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
+        formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "dmesg_reltime", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
         line_local=True,
         segmented=True,
     )
