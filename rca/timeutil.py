@@ -24,9 +24,11 @@ _MONTHS = {
     # Italian, Portuguese, Dutch, Swedish, Polish (journalctl prints the locale's month)
     "gen": 1, "mag": 5, "giu": 6, "lug": 7, "set": 9, "ott": 10, "fev": 2, "out": 10, "mrt": 3, "mei": 5, "maj": 5,
     "sty": 1, "lut": 2, "kwi": 4, "cze": 6, "lip": 7, "sie": 8, "wrz": 9, "paź": 10, "lis": 11, "gru": 12,
+    # Chinese and Japanese ("12月"), Korean ("12월"): the month's number and a sign
+    **{f"{zero}{i}{sign}": i for i in range(1, 13) for sign in "月월" for zero in ("", "0") if not (zero and i > 9)},
 }
 
-MONTH_NAME_PATTERN = r"[A-Za-zА-Яа-яéûäÄź]{3,5}\.?"
+MONTH_NAME_PATTERN = r"(?:[A-Za-zА-Яа-яéûäÄź]{3,5}\.?|[0-9]{1,2}[月월])"
 
 _CLOCK_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import polars as pl
 import pytest
 
+import rca
 from rca import timeutil
 from rca.sources._base import ParseContext
 
@@ -80,6 +81,17 @@ def test_localized_month_and_zone() -> None:
     frame = pl.DataFrame({"mon": ["янв"], "day": ["20"], "clock": ["00:20:07"]})
     rows = _resolve(frame, ParseContext(file="f", year=2018, tz="Europe/Moscow"))
     assert rows[0][0] == datetime(2018, 1, 19, 21, 20, 7, tzinfo=UTC)
+
+
+def test_cjk_month_names_are_their_numbers() -> None:
+    names = pl.DataFrame({"mon": ["12月", "1月", "03月", "11월", "Dec", "13月"]})
+    assert names.select(timeutil.month_number(pl.col("mon"))).to_series().to_list() == [12, 1, 3, 11, 12, None]
+
+
+def test_journal_in_a_chinese_locale_keeps_its_times() -> None:
+    text = "12月 25 19:09:01 gpu-a100-07 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.\n"
+    events = rca.parse_text(text, file="syslog", year=2025)
+    assert (events["kind"][0], events["ts"][0], events["ts_raw"][0]) == ("xid", datetime(2025, 12, 25, 19, 9, 1, tzinfo=UTC), "12月 25 19:09:01")
 
 
 def test_iso_forms() -> None:

@@ -54,9 +54,9 @@ _RAW_HEAD = _LEVEL_PREFIX + rf"\[\s*(?<boot>[0-9]+\.[0-9]+)\](?: ?{_CALLER})? ?(
 _CTIME_HEAD = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>[0-9]{1,2}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) (?<year>[0-9]{4}))\] ?"
 _ISO_HEAD = _LEVEL_PREFIX + r"(?<iso>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9],[0-9]+[+-][0-9][0-9]:?[0-9][0-9]) "
 # dmesg -e / -H (reltime): "[Jun 3 09:04]" (or "[Jun13 09:04]": "%b%e") when the minute changes, then
-# "[  +0.000123]", the seconds since the line before. CJK locales write the month "12月".
+# "[  +0.000123]", the seconds since the line before (in CJK locales the month is "12月").
 _RELTIME_HEAD = (
-    _LEVEL_PREFIX + rf"\[(?:(?<minute>(?<mon>{timeutil.MONTH_NAME_PATTERN}|(?<month>[0-9]{{1,2}})月) ?(?<day>[0-9]{{1,2}}) (?<clock>[0-9][0-9]:[0-9][0-9]))"
+    _LEVEL_PREFIX + rf"\[(?:(?<minute>(?<mon>{timeutil.MONTH_NAME_PATTERN}) ?(?<day>[0-9]{{1,2}}) (?<clock>[0-9][0-9]:[0-9][0-9]))"
     r"|\s*(?<delta_raw>\+(?<delta>[0-9]+\.[0-9]+)))\] ?"
 )
 # A boot stamp inside a syslog message, or the caller left once a raw stamp is cut off (_framed_boot_stamp).
@@ -294,7 +294,7 @@ def _reltime(parts: pl.DataFrame, ctx: ParseContext) -> tuple[pl.Expr, pl.Expr]:
     """
     e = pl.col("e").struct
     anchor = e.field("mon").is_not_null()
-    month = pl.coalesce(timeutil.month_number(e.field("mon")), e.field("month").cast(pl.Int32, strict=False))
+    month = timeutil.month_number(e.field("mon"))
     stamp, quality = timeutil.yearless_to_utc(month, e.field("day"), pl.format("{}:00", e.field("clock")), ctx, within=within_file(parts))
     minute = (anchor | starts_file(parts)).cum_sum()
     elapsed = e.field("delta").cast(pl.Float64, strict=False).fill_null(0.0).cum_sum()
