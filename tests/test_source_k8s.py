@@ -472,3 +472,95 @@ def test_watch_streams_wrap_the_event_they_report(wrapper: str) -> None:
     kills = rca.parse_text(json.dumps(wrapped, indent=2) + "\n", file="events.json").filter(pl.col("kind") == "oom_kill")
     assert kills.select("pid", "process", "rss_bytes").rows() == [(3504804, "kubectl", 500 * 1024)]
     assert kills["ts"][0] == datetime(2023, 6, 13, 14, 35, 38, tzinfo=UTC)
+
+
+def test_tab_padded_describe_of_2016_reads_its_events_table_and_last_termination_state() -> None:
+    """kubectl before 1.3 padded with tabs, underlined with "─", and said "Last Termination State"."""
+    events = _events("kubectl_describe_pod_tabs_2016_01.txt")
+    earlier = events.filter(pl.col("message").str.contains("Last Termination State", literal=True))
+    assert earlier.select("kind", "container", "exit_code", "ts", "container_id").rows() == [
+        ("log", "busybox", 0, datetime(2016, 2, 2, 7, 2, 52, tzinfo=UTC), None)
+    ]
+    assert attrs_of(earlier)[0]["reason"] == "Error"
+    rows = events.filter(pl.col("format") == "describe_events")
+    assert rows.select("container", "host", "pod").unique().rows() == [("busybox", "172.18.18.101", "busybox")]
+    assert [a["reason"] for a in attrs_of(rows)] == ["Pulled", "Created", "Started"]
+    assert attrs_of(rows)[0]["count"] == 4
+
+
+def test_a_grep_of_describe_takes_its_pod_from_the_command_and_ends_the_pod_table() -> None:
+    events = _events("kubectl_get_po_describe_grep_tabs_2017_01.txt")
+    killed = events.filter(pl.col("kind") == "container_oomkilled")
+    assert killed.select("line", "pod", "exit_code", "ts").rows() == [
+        (4, "memhog-oom-3179143800-gmdbc", None, None),
+        (9, "memhog-oom-3179143800-gmdbc", 137, datetime(2017, 3, 20, 21, 51, 57, tzinfo=UTC)),
+    ]
+    # The bare `kubectl describe …` line is a command, not a row of the pod table above it.
+    assert events.filter(pl.col("format") == "get_pods")["line"].to_list() == [3, 4]
+
+
+def test_headerless_event_rows_are_read_by_their_shape() -> None:
+    """`kubectl get events -A | grep OOM` drops the header; the age, type and kind/name still place the columns."""
+    kills = _events("kubectl_get_events_headerless_grep_oomkilling_01.txt").filter(pl.col("kind") == "oom_kill")
+    assert kills.select("host", "namespace", "pid", "process", "severity").rows() == [
+        ("ncn-w003", "default", 1223856, "prometheus", "warning"),
+        ("ncn-w003", "default", 1372634, "prometheus", "warning"),
+    ]
+
+
+def test_event_rows_with_an_empty_message_and_a_condition_leaving_pressure() -> None:
+    events = _events("kubectl_get_events_rows_karpenter_oomkilling_01.txt")
+    assert events.height == 11
+    kills = events.filter(pl.col("kind") == "oom_kill")
+    assert kills.select("pid", "rss_bytes").rows()[0] == (157430, 128776 * KI)
+    assert kills["host"].unique().to_list() == ["ip-10-2-112-20.ec2.internal"]
+    # Karpenter's "Status: False -> Unknown" is the condition going unknown, not memory pressure.
+    assert events.filter(pl.col("kind") == "memory_pressure").height == 0
+    empty = events.filter(pl.col("line") == 10)
+    assert (empty["host"][0], attrs_of(empty)[0]["reason"]) == ("ip-10-2-112-6.ec2.internal", "Starting")
+
+
+def test_describe_events_without_the_underline_row() -> None:
+    text = (
+        "Events:\n"
+        "  Type     Reason      Age   From                        Message\n"
+        "  Warning  OOMKilling  5m    kernel-monitor, gpu-node-3  Memory cgroup out of memory: Killed process 4242 (python) "
+        "total-vm:1000kB, anon-rss:800kB, file-rss:0kB\n"
+        "  Normal   Killing     5m    kubelet                     Stopping container trainer\n"
+    )
+    events = rca.parse_text(text, file="describe.txt")
+    assert events.select("kind", "pid", "container", "host").rows() == [
+        ("oom_kill", 4242, None, "gpu-node-3"),
+        ("log", None, "trainer", None),
+    ]
+
+
+def test_a_jsonpath_row_of_an_evicted_pod() -> None:
+    evicted = _events("kubectl_jsonpath_evicted_ephemeral_storage_01.txt").filter(pl.col("kind") == "eviction")
+    assert evicted.select("pod", "container", "mem_used_bytes").rows() == [("infras-logstash-d484d57fc-rkx95", "infras-logstash", None)]
+    assert attrs_of(evicted)[0]["resource"] == "ephemeral-storage"
+
+
+def test_a_wide_pod_row_with_a_redacted_ip_and_a_container_line_that_lost_its_indent() -> None:
+    events = _events("kubectl_get_pods_wide_init_oomkilled_gpu_01.txt")
+    assert events.filter(pl.col("format") == "get_pods").select("pod", "namespace", "host").rows() == [("gpu-pod", "default", "xxxxx")]
+    killed = events.filter(pl.col("kind") == "container_oomkilled")
+    assert killed.select("container", "exit_code").rows() == [("app2", 0)]
+
+
+def test_the_k_alias_is_a_command_naming_the_pod() -> None:
+    events = _events("kubectl_describe_po_liveness_exit137_2025_01.txt")
+    killed = events.filter(pl.col("exit_code") == 137)
+    # Exit 137 after a failed liveness probe: killed, but not by the OOM killer.
+    assert killed.select("kind", "pod", "container", "ts").rows() == [
+        ("log", "liveness-exec", "liveness", datetime(2025, 5, 16, 12, 36, 34, tzinfo=UTC))
+    ]
+
+
+def test_a_bare_yaml_sequence_of_events_is_a_document() -> None:
+    """The items of `kubectl get events -o yaml` pasted without their List: dashes at the left edge."""
+    events = _events("kubectl_get_events_yaml_bare_item_01.yaml")
+    assert events.select("format", "pod", "namespace", "container", "host", "severity", "n_lines").rows() == [
+        ("event_yaml", "zx-hpa-7b56cddd95-n9ft9", "default", "busybox", "192.168.0.5", "info", 29)
+    ]
+    assert events["ts"][0] == datetime(2021, 6, 26, 8, 46, 33, tzinfo=UTC)

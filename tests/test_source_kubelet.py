@@ -384,3 +384,49 @@ def test_event_recorder_lines_carry_the_events_kind() -> None:
     assert (evicted["pod"], evicted["namespace"], evicted["container"]) == ("embed-backfill-28494591-j8bhs", "batch", "worker")
     assert (evicted["mem_used_bytes"], evicted["mem_requested_bytes"]) == (106003699 * 1024, 8 * 1024**3)
     assert (events["pid"][1], events["process"][1]) == (2366646, "python3")
+
+
+def test_a_liveness_kill_on_aks_names_pod_container_and_container_id() -> None:
+    """1.29-style structured klog: the container id also comes as containerStatusID={"Type":…,"ID":…}."""
+    events = _events("kubelet_journal_liveness_kill_aks_2025_01.log", year=2025)
+    assert events["kind"].unique().to_list() == ["log"]
+    message = events.filter(pl.col("message").str.starts_with('"Message for Container of pod"'))
+    assert message.select("pod", "namespace", "container", "container_id", "host", "pid").rows() == [
+        ("liveness-exec", "default", "liveness", "05657a9c673d612aedd955a65136ccca36b82ba987831de7844cdc0238f1d707", "aks-nodepool1-29985679-vmss00000A", 4052)
+    ]
+    assert message["ts"][0] == datetime(2025, 5, 16, 18, 34, 49, 885576, tzinfo=UTC)
+
+
+def test_ranked_then_evicted_successfully_in_a_2025_journal() -> None:
+    events = _events("kubelet_journal_eviction_ranked_evicted_successfully_01.log", year=2025)
+    assert events["kind"].to_list() == ["eviction", "eviction"]
+    ranked, evicted = attrs_of(events)
+    assert ranked["ranked_pods"][0] == "sre/infras-logstash-d484d57fc-rkx95"
+    assert evicted["eviction_stage"] == "evicted"
+    assert events.select("pod", "namespace").rows() == [(None, None), ("infras-logstash-d484d57fc-rkx95", "sre")]
+
+
+def test_a_sys_oom_event_printed_with_plain_v_names_its_victim() -> None:
+    """Before structured logging the kubelet logged Infof("Got sys oom event: %v", event): fields without names."""
+    line = (
+        "Jan 05 15:19:27 gpu-node-2 kubelet[1702]: I0105 15:19:27.102394    1702 oom_watcher_linux.go:71] "
+        "Got sys oom event: &{11207 stress 2024-01-05 15:19:27.098 +0000 UTC / / CONSTRAINT_NONE}\n"
+    )
+    kill = rca.parse_text(line, file="kubelet.log", year=2024).row(0, named=True)
+    assert (kill["kind"], kill["pid"], kill["process"], kill["host"]) == ("oom_kill", 11207, "stress", "gpu-node-2")
+
+
+def test_node_problem_detector_status_carries_the_kernel_kill() -> None:
+    """node-problem-detector's klog "New status generated" quotes the kernel's kill line under its OOMKilling reason."""
+    kill = _events("kubelet_klog_npd_status_oomkilling_01.log", year=2021).row(0, named=True)
+    assert (kill["kind"], kill["pid"], kill["process"], kill["rss_bytes"]) == ("oom_kill", 336, "chronyd", 180 * 1024)
+    assert kill["ts"] == datetime(2021, 9, 8, 0, 14, 14, 101206, tzinfo=UTC)
+
+
+def test_a_system_oom_event_line_still_names_its_victim() -> None:
+    line = (
+        'I0614 10:00:01.000001    2480 event.go:294] "Event occurred" object="gpu-node-7" kind="Node" apiVersion="v1" '
+        'type="Warning" reason="SystemOOM" message="System OOM encountered, victim process: python, pid: 4242"\n'
+    )
+    kill = rca.parse_text(line, file="kubelet.log", year=2024).row(0, named=True)
+    assert (kill["kind"], kill["pid"], kill["process"], kill["rss_bytes"]) == ("oom_kill", 4242, "python", None)

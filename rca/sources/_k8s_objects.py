@@ -21,10 +21,10 @@ import polars as pl
 import yaml
 
 from rca import timeutil
-from rca.sources._base import ParseContext, Parsed
-from rca.sources._kube import EVICTION_MESSAGE, attrs_json, event_kind, eviction_fields, oom_victim
+from rca.sources._base import ParseContext, Parsed, attrs_json
+from rca.sources._kube import EVICTION_MESSAGE, event_kind, eviction_fields, oom_victim
 
-_YAML_START = re.compile(r"^(?:apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
+_YAML_START = re.compile(r"^(?:-? ?apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
 _JSON_MARKERS = ('"apiVersion"', '"kind"', '"involvedObject"', '"containerStatuses"')
 
 _ROW_SCHEMA = {
@@ -182,18 +182,22 @@ def _yaml_items(texts: list[str]) -> list[tuple[Any, int, int, str]] | None:
 
 
 def _yaml_list_items(value: Any, texts: list[str], first: int, last: int) -> list[tuple[Any, int, int, str]]:
-    items = value.get("items") if isinstance(value, dict) else None
+    items = value.get("items") if isinstance(value, dict) else value
     if not isinstance(items, list) or not items:
         return [(value, first, last, _format(value, "yaml"))]
-    rows = pl.Series(texts[first : last + 1], dtype=pl.String)
-    items_at = rows.str.contains(r"^\s*items:\s*$").arg_true()
-    if items_at.len() == 0:
-        return [(value, first, last, _format(value, "yaml"))]
-    items_row = first + items_at[0]
+    if isinstance(value, dict):
+        rows = pl.Series(texts[first : last + 1], dtype=pl.String)
+        items_at = rows.str.contains(r"^\s*items:\s*$").arg_true()
+        if items_at.len() == 0:
+            return [(value, first, last, _format(value, "yaml"))]
+        items_row = first + items_at[0]
+        indent = len(texts[items_row]) - len(texts[items_row].lstrip(" "))
+    else:
+        # A bare sequence: the items of `-o yaml` pasted without their List, dashes at the left edge.
+        items_row, indent = first - 1, 0
     block = pl.Series(texts[items_row + 1 : last + 1], dtype=pl.String)
     stripped = block.str.strip_chars_start(" ")
     indents = block.str.len_chars() - stripped.str.len_chars()
-    indent = len(texts[items_row]) - len(texts[items_row].lstrip(" "))
     dash = stripped.str.starts_with("- ")
     outside = ((indents <= indent) & ~dash).arg_true()
     end = items_row + 1 + (outside[0] if outside.len() else block.len())

@@ -60,14 +60,6 @@ def quantity_bytes(text: pl.Expr) -> pl.Expr:
     return evaluated_once(text.str.strip_chars().str.extract_groups(_QUANTITY_PARTS), converted)
 
 
-def attrs_json(fields: dict[str, pl.Expr]) -> pl.Expr:
-    """A JSON object string of ``fields`` with null members left out (null when all are)."""
-    encoded = pl.struct(**fields).struct.json_encode()
-    # Inside JSON strings every quote is escaped, so ',"key":null' can only be a member.
-    trimmed = encoded.str.replace_all(r',"[A-Za-z_][0-9A-Za-z_]*":null', "").str.replace(r'^\{"[A-Za-z_][0-9A-Za-z_]*":null,?', "{")
-    return trimmed.replace("{}", None)
-
-
 def eviction_fields(message: pl.Expr) -> pl.Expr:
     """Fields of the kubelet's eviction message, as a struct.
 
@@ -138,7 +130,9 @@ def event_kind(reason: pl.Expr, message: pl.Expr) -> pl.Expr:
         .then(pl.lit("container_oomkilled"))
         .when(reason.is_in(["Evicted", "EvictionThresholdMet"]) | evicted)
         .then(pl.lit("eviction"))
-        .when(reason.is_in(["NodeHasInsufficientMemory", "MemoryPressure"]))
+        # Karpenter's "Status condition transitioned, Type: MemoryPressure, Status: False -> Unknown"
+        # is the condition going away (or unknown), not pressure.
+        .when(reason.is_in(["NodeHasInsufficientMemory", "MemoryPressure"]) & ~message.str.contains(r"Status: \w+ -> (?:False|Unknown)\b"))
         .then(pl.lit("memory_pressure"))
         .otherwise(pl.lit("log"))
     )

@@ -36,8 +36,7 @@ import polars as pl
 from rca import schema
 from rca.errors import FileFormatError
 from rca.sources import _xid, register
-from rca.sources._base import ParseContext, Parsed, Source, map_distinct
-from rca.sources._kube import attrs_json
+from rca.sources._base import ParseContext, Parsed, Source, attrs_json, map_distinct
 
 MIB = 2**20
 _DCGM_BLANK = 9.2233720368547758e18  # DCGM_*_BLANK and its NOT_FOUND / NOT_SUPPORTED / NOT_PERMISSIONED neighbours

@@ -21,25 +21,40 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _k8s_objects, register
-from rca.sources._base import ParseContext, Parsed, Source, map_distinct
-from rca.sources._kube import EVICTION_MESSAGE, attrs_json, event_kind, eviction_fields, message_container, oom_victim
+from rca.sources._base import ParseContext, Parsed, Source, attrs_json, map_distinct
+from rca.sources._kube import EVICTION_MESSAGE, event_kind, eviction_fields, message_container, oom_victim
 
-_PROMPT = r"^\s*(?:\S*\$|\S+#)\s+\S"
+# A shell prompt, or a kubectl / oc command (or the usual `k` alias's) pasted without one.
+_PROMPT = r"^\s*(?:\S*\$|\S+#)\s+\S|^(?:kubectl|oc) [a-z]|^k (?:get|describe|logs|events|top) "
 _PROMPT_NAMESPACE = r"\s(?:-n\s*|--namespace[= ])([a-z0-9][-a-z0-9]*)"
-_BORDER = r"^\s*-{2,}(?:\s+-{2,})*\s*$"
-_GET_HEADER = r"^\s*(?:NAMESPACE\s{2,})?(?:LAST SEEN|LASTSEEN|FIRSTSEEN|NAME)\s{2,}[A-Z][A-Z ]*?\s{2,}[A-Z]"
+# "kubectl describe pod x", "describe po/x": the pod a describe excerpt (say a grep of it) is about.
+_PROMPT_POD = r"\sdescribe\s+(?:pods?|po)(?:\s+|/)([a-z0-9][-a-z0-9.]*)"
+# Old kubectl underlined its describe tables with box-drawing "─".
+_BORDER = r"^\s*[-─]{2,}(?:\s+[-─]{2,})*\s*$"
+# A describe Events table, current and 2015-era columns: a header even without its underline row.
+_DESCRIBE_EVENTS_HEADER = r"^\s*(?:Type\s{2,}Reason\s{2,}Age|FirstSeen\s{2,}LastSeen\s{2,}Count)\s{2,}From\s{2,}"
+_GET_HEADER = (
+    rf"^\s*(?:NAMESPACE\s{{2,}})?(?:LAST SEEN|LASTSEEN|FIRSTSEEN|NAME)\s{{2,}}[A-Z][A-Z ]*?\s{{2,}}[A-Z]|{_DESCRIBE_EVENTS_HEADER}"
+)
 _KEY_LINE = r"^\s*(?<key>[A-Z][A-Za-z()/.-]*(?: [A-Za-z()/.-]+){0,2}):(?:\s+(?<value>.*?))?\s*$"
-_CONTAINER_LINE = r"^\s+([a-z0-9][-a-z0-9.]*):\s*$"
+# Indented as kubectl prints it, or flush left where a paste lost the indent.
+_CONTAINER_LINE = r"^\s*([a-z0-9][-a-z0-9.]*):\s*$"
 _EVENTS_HEADER = r"^\s*(?:NAMESPACE\s{2,})?LAST SEEN\s{2,}TYPE\s{2,}REASON\s{2,}OBJECT\s{2,}"
 _OLD_EVENTS_HEADER = r"^\s*(?:FIRSTSEEN|LASTSEEN)\s{2,}(?:FIRSTSEEN|LASTSEEN)\s{2,}COUNT\s{2,}NAME\s{2,}KIND\s{2,}"
-_DESCRIBE_EVENTS_HEADER = r"^\s*Type\s{2,}Reason\s{2,}Age\s{2,}From\s{2,}Message"
-_PODS_HEADER = r"^\s*(?:NAMESPACE\s{2,})?NAME\s{2,}READY\s{2,}STATUS\s{2,}RESTARTS\s{2,}AGE"
-_DESCRIBE_KEYS = (
-    r"^\s*(?:Exit Code|Restart Count|Start Time|Controlled By|QoS Class|Last State|Finished|Container ID|Priority Class Name):\s"
+# A `kubectl get events` row without its header (`| grep OOM`, a pasted excerpt): the age, the
+# type and "kind/name" pin the columns down; the message may be empty.
+_HEADLESS_EVENT = (
+    r"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{2,})?(?<last_seen><unknown>|(?:[0-9]+[smhdy]){1,2})\s{2,}(?<type>Normal|Warning)\s{2,}"
+    r"(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}(?<object>[A-Za-z][0-9A-Za-z_.-]*/\S+)(?:\s{2,}(?<message>.*?))?\s*$"
 )
+# `-o jsonpath='{.metadata.name}{"\t"}{.status.reason}{"\t"}{.status.message}'`: name, reason, message.
+_EVICTED_ROW = r"(?<evicted_pod>[a-z0-9][-a-z0-9.]*)\s+Evicted\s+"
+_PODS_HEADER = r"^\s*(?:NAMESPACE\s{2,})?NAME\s{2,}READY\s{2,}STATUS\s{2,}RESTARTS\s{2,}AGE"
+_DESCRIBE_KEYS = r"^\s*(?:Exit Code|Restart Count|Start Time|Controlled By|QoS Class|Last State|Last Termination State|Finished|Container ID|Priority Class Name):\s"
 _KUBECTL_PROMPT = r"^\s*(?:\S*\$|\S+#)\s+(?:kubectl|oc)\s"
 _TABLE_LIKE = r"^\s*\S+(?: \S+)*(?:\s{2,}\S+(?: \S+)*){2,}\s*$"
-_STATE_KEYS = ("State", "Last State")
+# "Last Termination State" is what kubectl called "Last State" before 1.3.
+_STATE_KEYS = ("State", "Last State", "Last Termination State")
 
 _SECTION_KEYS = (
     "Name",
@@ -75,6 +90,7 @@ _COLUMNS = {
     "REASON": "reason",
     "OBJECT": "object",
     "SUBOBJECT": "subobject",
+    "SUBOBJECTPATH": "subobject",
     "SOURCE": "source",
     "FROM": "source",
     "MESSAGE": "message",
@@ -90,6 +106,7 @@ _COLUMNS = {
     "LASTTRANSITIONTIME": "transition",
 }
 _FIELDS = tuple(dict.fromkeys(_COLUMNS.values()))
+_HEADLESS_FIELDS = ("namespace", "last_seen", "type", "reason", "object", "message")
 
 _SEVERITY_BY_TYPE = {"Normal": "info", "Warning": "warning"}
 
@@ -98,11 +115,13 @@ def sniff(head: Sequence[str]) -> float:
     """Confidence that the head is kubectl output or a Kubernetes object document."""
     if not head:
         return 0.0
-    texts = pl.Series(list(head), dtype=pl.String)
+    texts = _expand_tabs(pl.Series(list(head), dtype=pl.String))
     if _k8s_objects.looks_like_document(head):
         return 0.95
     if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}").any():
         return 0.95
+    if (texts.str.contains(_HEADLESS_EVENT).mean() or 0.0) >= 0.5:
+        return 0.9
     if texts.str.contains(_PODS_HEADER).any():
         # A pod table also turns up inside CI job logs: weigh it by how much of the head is kubectl-shaped.
         shaped = texts.str.contains(rf"{_KUBECTL_PROMPT}|{_TABLE_LIKE}|^\s*{EVICTION_MESSAGE}").mean() or 0.0
@@ -111,7 +130,7 @@ def sniff(head: Sequence[str]) -> float:
     shaped = texts.str.contains(rf"{_KEY_LINE}|{_CONTAINER_LINE}").mean() or 0.0
     if describe >= 2 and shaped >= 0.5:
         return 0.9
-    if texts.str.contains(rf"^(?:\s*message:\s*['\"]?)?{EVICTION_MESSAGE}").any():
+    if texts.str.contains(rf"^(?:\s*message:\s*['\"]?|{_EVICTED_ROW})?{EVICTION_MESSAGE}").any():
         return 0.6
     return 0.0
 
@@ -122,13 +141,28 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 
 def _parse_text(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
-    frame = _annotate(lines)
+    frame = _annotate(lines.with_columns(text=_expand_tabs(lines["text"])))
     rows = _table_rows(frame, ctx.tz)
     records = _text_records(frame, ctx.tz)
     skipped = frame.group_by("skip").len().drop_nulls("skip")
     parts = [part for part in (rows, records) if part.height]
     events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
     return Parsed(events=events, skipped=dict(zip(skipped["skip"].to_list(), skipped["len"].to_list(), strict=True)))
+
+
+def _expand_tabs(texts: pl.Series) -> pl.Series:
+    """Tabs as the terminal shows them (stops every 8 columns); text without tabs as it is.
+
+    kubectl before 1.3 padded its tables with tabs, so columns line up only once they are
+    expanded. Every cell before a tab starts on a stop, so its padded width is its own
+    length rounded up past the next multiple of 8, whatever came before it.
+    """
+    tabbed = texts.str.contains("\t", literal=True)
+    if not tabbed.any():
+        return texts
+    cell = pl.element()
+    expanded = texts.str.split("\t").list.eval(cell.str.pad_end((cell.str.len_chars() // 8 + 1) * 8)).list.join("").str.strip_chars_end(" ")
+    return expanded.zip_with(tabbed, texts)
 
 
 def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
@@ -147,10 +181,16 @@ def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
         header=~pl.col("prompt") & (text.str.contains(_GET_HEADER) | pl.col("border").shift(-1).fill_null(False)) & ~pl.col("border"),
         command=pl.col("prompt").cum_sum(),
     )
-    tables = _table_membership(base)
+    # A headless event row is a table row of its own, its cells found by _HEADLESS_EVENT.
+    tables = (
+        _table_membership(base)
+        .with_columns(headless=~pl.col("row") & ~pl.col("header") & ~pl.col("prompt") & text.str.contains(_HEADLESS_EVENT))
+        .with_columns(row=pl.col("row") | pl.col("headless"))
+    )
     top_key = pl.when(pl.col("indent") == 0).then(pl.col("key"))
     return tables.with_columns(
         prompt_namespace=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_NAMESPACE, 1)).forward_fill().over("command"),
+        prompt_pod=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_POD, 1)).forward_fill().over("command"),
         section=top_key.forward_fill().over("command"),
         doc=(top_key == "Name").fill_null(False).cum_sum(),
         skip=pl.when(pl.col("prompt"))
@@ -199,7 +239,14 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     if rows.height == 0:
         return pl.DataFrame()
     offsets = _column_offsets(frame).with_columns(pl.col("table").cast(frame.schema["table"]))
-    cells = rows.join(offsets, on="table", how="left").with_columns([_cell(field) for field in _FIELDS])
+    headless = pl.when(pl.col("headless")).then(pl.col("text").str.extract_groups(_HEADLESS_EVENT)).struct
+    cells = rows.join(offsets, on="table", how="left").with_columns(
+        *(_cell(field) for field in _FIELDS if field not in _HEADLESS_FIELDS),
+        *(
+            pl.coalesce(_cell(field), pl.when(headless.field(field) != "").then(headless.field(field))).alias(field)
+            for field in _HEADLESS_FIELDS
+        ),
+    )
     return _row_events(cells, _doc_context(frame), tz)
 
 
@@ -262,6 +309,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     object_kind = pl.coalesce(object_ref.field("kind").str.to_lowercase(), pl.col("object_kind").str.to_lowercase())
     object_name = pl.coalesce(object_ref.field("name"), pl.col("name").str.replace(r"\.[0-9a-f]{10,}$", ""))
     source_host = pl.col("source").str.extract(r"^\{?[0-9A-Za-z_-]+,? ([^\s{}]+)\}?$", 1)
+    # A node name has no spaces: a cell that runs on past it is a row whose redacted IP pushed the columns right.
+    node = pl.col("node").str.extract(r"^(\S+)", 1)
     return (
         parts.join(docs, on="doc", how="left")
         .with_columns(kind=kind)
@@ -281,7 +330,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .otherwise(pl.lit("get_events")),
             severity=pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None),
             message=pl.coalesce(message, pl.col("text").str.strip_chars()),
-            host=pl.coalesce(pl.when(object_kind == "node").then(object_name), source_host, pl.col("node"), pl.col("doc_host")),
+            host=pl.coalesce(pl.when(object_kind == "node").then(object_name), source_host, node, pl.col("doc_host")),
             pod=pl.coalesce(pl.when(object_kind == "pod").then(object_name), pl.when(is_pods).then(pl.col("name")), pl.col("doc_pod")),
             namespace=pl.coalesce("namespace", "doc_namespace", "prompt_namespace"),
             container=pl.coalesce(
@@ -325,7 +374,9 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
             .over(["doc", "section"]),
         )
         # A container's "Container ID:" comes before its State blocks, which take it.
-        .with_columns(container_id=pl.when(pl.col("key") == "Container ID").then(pl.col("value")).forward_fill().over(["doc", "section", "container"]))
+        .with_columns(
+            container_id=pl.when(pl.col("key") == "Container ID").then(pl.col("value")).forward_fill().over(["doc", "section", "container"])
+        )
         .with_columns(record=_record_starts().cum_sum())
     )
     owner = pl.col("key").forward_fill().over("record")
@@ -336,11 +387,11 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
             pl.col("line").first(),
             pl.len().cast(pl.Int32).alias("n_lines"),
             pl.col("text").str.join("\n").alias("message"),
-            pl.col("doc", "prompt_namespace", "container", "container_id", "section").first(),
+            pl.col("doc", "prompt_namespace", "prompt_pod", "container", "container_id", "section").first(),
             pl.col("state_block").first().alias("is_state"),
             pl.col("key").first().alias("first_key"),
             _field("State").alias("state"),
-            _field("Last State").alias("last_state"),
+            pl.coalesce(_field("Last State"), _field("Last Termination State")).alias("last_state"),
             _field("Reason").alias("reason"),
             _field("Exit Code").alias("exit_code"),
             _field("Started").alias("started"),
@@ -409,7 +460,9 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
             .then(pl.lit("describe"))
             .otherwise(pl.lit("text")),
             host="doc_host",
-            pod="doc_pod",
+            pod=pl.coalesce(
+                "doc_pod", "prompt_pod", pl.when(is_eviction).then(pl.col("message").str.extract(f"^{_EVICTED_ROW}The node", 1))
+            ),
             namespace=pl.coalesce("doc_namespace", "prompt_namespace"),
             container=pl.coalesce(pl.col("container"), pl.when(is_eviction).then(evicted.struct.field("container"))),
             # The ID is the container's current instance: a Last State block is an earlier one.
@@ -454,6 +507,8 @@ SOURCE = register(
             "involvedObject",
             "containerStatuses",
             EVICTION_MESSAGE,
+            "Warning",
+            "Normal",
             "kubectl",
             "oc ",
         ),

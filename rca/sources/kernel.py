@@ -27,6 +27,7 @@ from rca.sources._base import (
     ParseContext,
     Parsed,
     Source,
+    attrs_json,
     backward_fill_within,
     by_head,
     file_column,
@@ -497,7 +498,7 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
         mem_used_bytes=_kib_to_bytes(_MEMCG_USED),
         mem_total_bytes=_kib_to_bytes(_MEMCG_LIMIT),
         rss_bytes=_kib_to_bytes(pl.col("killed_anon")),
-        attrs=_json_object(_attr_fields()),
+        attrs=attrs_json(_attr_fields()),
     )
 
 
@@ -566,18 +567,6 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "compute_instance": col("xid_compute_instance"),
         "fallen_off_bus": col("fallen_off_bus"), "pci_id": col("pci_id"), "nvidia_driver": col("nvidia_driver"),
     }
-
-
-def _json_object(fields: dict[str, pl.Expr]) -> pl.Expr:
-    """A JSON object of the non-null fields (null when none is set).
-
-    Dropping ``"key":null`` by pattern is safe: a quote inside a JSON string is escaped, so
-    the pattern can only match a member, never part of a value.
-    """
-    keys = "|".join(re.escape(key) for key in fields)
-    encoded = pl.struct([value.alias(key) for key, value in fields.items()]).struct.json_encode()
-    compact = encoded.str.replace_all(rf'"(?:{keys})":null,', "").str.replace(rf',?"(?:{keys})":null\}}$', "}")
-    return compact.replace("{}", None)
 
 
 SOURCE = register(

@@ -18,8 +18,19 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _syslog, register
-from rca.sources._base import ParseContext, Parsed, Source, by_head, head_groups, holds_newline, one_head, starts_file, within_file
-from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, attrs_json, event_kind, eviction_fields, quantity_bytes
+from rca.sources._base import (
+    ParseContext,
+    Parsed,
+    Source,
+    attrs_json,
+    by_head,
+    head_groups,
+    holds_newline,
+    one_head,
+    starts_file,
+    within_file,
+)
+from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, event_kind, eviction_fields, oom_victim, quantity_bytes
 
 KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite")
 
@@ -38,7 +49,9 @@ _SEVERITY_BY_LETTER = {"I": "info", "W": "warning", "E": "error", "F": "critical
 _SLASH_POD = r'\bpod="?(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a-z0-9.]*)"?'
 _POD_UID = r'\bpod(?:UID|ID)="?([0-9a-fA-F-]{32,36})"?'
 _EVENT_POD_UID = r'event=&?\{"?ID"?:"?([0-9a-fA-F-]{32,36})'
-_CONTAINER_ID = r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id )(?:[a-z]+://)?([0-9a-f]{12,64})\b'
+_CONTAINER_ID = (
+    r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":")(?:[a-z]+://)?([0-9a-f]{12,64})\b'
+)
 
 # Stages of the eviction manager's sequence, in the order the rules are tried.
 _EVICTION_STAGES: tuple[tuple[str, str], ...] = (
@@ -178,6 +191,7 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         pl.col("body").alias("message"),
         pid=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_pid")).otherwise(pl.col("pid")),
         process=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_process")).otherwise(pl.col("program")),
+        rss_bytes=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_rss")),
         pod=pl.when(single_pod).then(pl.coalesce("pod", "event_pod")),
         namespace=pl.when(single_pod).then(pl.coalesce("namespace", "event_namespace")),
         pod_uid=pl.when(single_pod).then(pl.col("pod_uid")),
@@ -236,6 +250,10 @@ def _oom_facts() -> list[pl.Expr]:
         status.str.extract(r'(?i)\bexit[ _]?code"?\s*[=:]\s*"?(-?[0-9]+)', 1),
     ).cast(pl.Int64, strict=False)
     died = body.str.contains(r"(?i)container finished|ContainerDied|containerStatuses")
+    # Infof("Got sys oom event: %v") of the cAdvisor OomInstance prints its fields without names.
+    positional = body.str.extract_groups(r"sys oom event:? &\{(?<pid>[0-9]+) (?<process>[^\s}]+)").struct
+    # The SystemOOM event's "victim process: x, pid: n", or the kernel's kill line node-problem-detector quotes.
+    victim = oom_victim(body).struct
     return [
         pl.coalesce(
             last_state.field("name"),
@@ -250,12 +268,12 @@ def _oom_facts() -> list[pl.Expr]:
         .then(pl.lit("exit_code_137"))
         .alias("oom_evidence"),
         body.str.contains(r"(?i)got sys oom event|system oom encountered").alias("system_oom"),
-        pl.coalesce(body.str.extract(r"\bPid:([0-9]+)", 1), body.str.extract(r"(?i)victim process: [^,]+, pid: ([0-9]+)", 1))
-        .cast(pl.Int64, strict=False)
+        pl.coalesce(body.str.extract(r"\bPid:([0-9]+)", 1).cast(pl.Int64), positional.field("pid").cast(pl.Int64), victim.field("pid"))
         .alias("victim_pid"),
-        pl.coalesce(body.str.extract(r"\bProcessName:([^\s,}]+)", 1), body.str.extract(r"(?i)victim process: ([^,]+),", 1)).alias(
+        pl.coalesce(body.str.extract(r"\bProcessName:([^\s,}]+)", 1), positional.field("process"), victim.field("process")).alias(
             "victim_process"
         ),
+        victim.field("rss_bytes").alias("victim_rss"),
         body.str.extract(r"\bVictimContainerName:([^\s,}]+)", 1).alias("victim_cgroup"),
     ]
 
@@ -265,6 +283,8 @@ def _recorded_event() -> list[pl.Expr]:
 
     Structured (1.20+): ``"Event occurred" object="ns/pod" kind="Pod" … reason="Evicted" message="…"``;
     before: ``Event(v1.ObjectReference{Kind:"Pod", Namespace:"ns", Name:"pod", …}): type: 'Warning' reason: 'Evicted' …``.
+    node-problem-detector's klog, parsed by these rules too, logs the node events it is about to send:
+    ``New status generated: &{Source:kernel-monitor Events:[{Severity:warn Timestamp:… Reason:OOMKilling Message:…}] …}``.
     """
     structured = pl.col("body").str.extract_groups(
         r'"Event occurred" object="(?<object>[^"]*)".*?\bkind="(?<kind>[0-9A-Za-z_]+)".*?\breason="(?<reason>[0-9A-Za-z_]+)"(?: message="(?<message>.*?)"?\s*$)?'
@@ -273,8 +293,11 @@ def _recorded_event() -> list[pl.Expr]:
         r'Event\(v1\.ObjectReference\{Kind:"(?<kind>[0-9A-Za-z_]+)", Namespace:"(?<namespace>[^"]*)", Name:"(?<name>[^"]*)".*?\}\):'
         r" type: '[A-Za-z]+' reason: '(?<reason>[0-9A-Za-z_]+)' ?(?<message>.*)$"
     ).struct
-    reason = pl.coalesce(structured.field("reason"), legacy.field("reason"))
-    message = pl.coalesce(structured.field("message"), legacy.field("message"))
+    detector = pl.col("body").str.extract_groups(
+        r"New status generated: &\{Source:\S+ Events:\[\{Severity:\S+ Timestamp:[^}]*? Reason:(?<reason>[0-9A-Za-z_]+) Message:(?<message>[^}]*)\}"
+    ).struct
+    reason = pl.coalesce(structured.field("reason"), legacy.field("reason"), detector.field("reason"))
+    message = pl.coalesce(structured.field("message"), legacy.field("message"), detector.field("message"))
     on_pod = pl.coalesce(structured.field("kind"), legacy.field("kind")) == "Pod"
     return [
         pl.when(reason.is_not_null()).then(event_kind(reason, message.fill_null(""))).alias("event_kind"),

@@ -26,8 +26,7 @@ import polars as pl
 
 from rca import schema, snapshots
 from rca.sources import register
-from rca.sources._base import ParseContext, Parsed, Source
-from rca.sources._kube import attrs_json
+from rca.sources._base import ParseContext, Parsed, Source, attrs_json
 
 TITLE = "PyTorch CUDA memory summary, device ID"
 _TITLE_LINE = r"^\|\s*PyTorch CUDA memory summary, device ID (?P<device>[0-9]+)\s*\|$"
