@@ -196,6 +196,7 @@ def test_sosreport_events_carry_the_host_its_hostname_file_names(tmp_path: Path,
     assert sorted(recognised.select("file", "kind", "host", "pid").rows()) == [
         ("sos_commands/kernel/dmesg", "oom_invoked", "gpu-node-07.cluster.local", None),
         ("sos_commands/kernel/dmesg", "oom_kill", "gpu-node-07.cluster.local", 41877),
+        ("var/log/messages", "process_killed", "gpu-node-07.cluster.local", None),  # systemd: kubelet.service SIGKILLed
         ("var/log/messages", "xid", "gpu-node-07.cluster.local", 28411),
     ]
     assert set(events["host"]) == {"gpu-node-07.cluster.local"}
