@@ -144,6 +144,8 @@ def conform(frame: pl.DataFrame, schema: Mapping[str, pl.DataType]) -> pl.DataFr
     extra = [name for name in frame.columns if name not in schema]
     if extra:
         raise SchemaError(f"columns not in the schema: {', '.join(extra)}")
+    if not frame.columns:  # a frame of no columns has no rows; a select of literals alone would make one
+        return empty(schema)
     return frame.select(_conforming(tuple(frame.columns), tuple(schema.items())))
 
 

@@ -9,8 +9,11 @@ import polars as pl
 import pytest
 
 import rca
-from rca import schema
+from rca import schema, sources
 from rca.errors import SchemaError, StoreError, StoreVersionError
+from rca.ingest import parse_lines
+from rca.sources import lines_frame
+from rca.sources._base import ParseContext
 
 
 def test_public_api_matches_all() -> None:
@@ -24,6 +27,19 @@ def test_conform_fills_casts_and_orders() -> None:
     conformed = schema.conform(frame, schema.EVENT_SCHEMA)
     assert list(conformed.schema.items()) == list(schema.EVENT_SCHEMA.items())
     assert conformed.row(0, named=True)["pid"] == 12 and conformed.row(0, named=True)["ts"] is None
+
+
+def test_conform_of_a_frame_without_columns_has_no_rows() -> None:
+    """A parser with nothing to say returns pl.DataFrame(); it must not become one event of nulls."""
+    conformed = schema.conform(pl.DataFrame(), schema.EVENT_SCHEMA)
+    assert conformed.height == 0 and list(conformed.schema.items()) == list(schema.EVENT_SCHEMA.items())
+
+
+def test_a_journal_header_alone_is_skipped_and_makes_no_event() -> None:
+    """Found by the kernel parser's splicing property test: the header was skipped and also made an empty event."""
+    events, skipped = parse_lines(lines_frame("-- Logs begin at Mon 2024-09-02 08:00:11 UTC, end at Tue 2024-09-03 14:22:09 UTC. --"),
+                                  ParseContext(file="t"), sources.get("kernel"))
+    assert (events.height, skipped) == (0, {"header": 1})
 
 
 def test_conform_rejects_unknown_columns() -> None:
