@@ -132,7 +132,7 @@ def event_kind(reason: pl.Expr, message: pl.Expr) -> pl.Expr:
         .then(pl.lit("eviction"))
         # Karpenter's "Status condition transitioned, Type: MemoryPressure, Status: False -> Unknown"
         # is the condition going away (or unknown), not pressure.
-        .when(reason.is_in(["NodeHasInsufficientMemory", "MemoryPressure"]) & ~message.str.contains(r"Status: \w+ -> (?:False|Unknown)\b"))
+        .when(reason.is_in(["NodeHasInsufficientMemory", "MemoryPressure"]) & ~message.str.contains(r"Status: [0-9A-Za-z_]+ -> (?:False|Unknown)\b"))
         .then(pl.lit("memory_pressure"))
         .otherwise(pl.lit("log"))
     )
