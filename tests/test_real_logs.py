@@ -39,6 +39,9 @@ OWNER_BY_PREFIX = {
     "argo_": "pipeline",
     "json_": "pipeline",
     "docker_": "pipeline",
+    "jax_": "pipeline",
+    "tf_": "pipeline",
+    "mpi_": "pipeline",
     "journal_": "syslog",
 }
 

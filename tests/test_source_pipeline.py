@@ -450,7 +450,9 @@ def test_rank_prefixed_tracebacks_are_untangled() -> None:
     assert ooms["message"][0].splitlines()[1] == '  File "/workspace/train.py", line 88, in <module>'
     assert attrs_of(ooms)[1]["free_bytes"] == mib(980.00)
     killed = events.filter(pl.col("kind") == "process_killed")
-    assert killed.select("line", "pid", "exit_code").rows() == [(14, 4300, -9), (27, 4300, -9), (29, 4300, None)]
+    # The launcher's log and the ChildFailedError table each report the death once (the table's
+    # "traceback : Signal 9 (SIGKILL) received by PID 4300" repeats its exitcode line).
+    assert killed.select("line", "pid", "exit_code").rows() == [(14, 4300, -9), (27, 4300, -9)]
     assert {a["signal"] for a in attrs_of(killed)} == {"SIGKILL"}
     elastic = one(events, "traceback")
     assert elastic["attrs"]["exc_type"] == "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
@@ -791,3 +793,105 @@ def test_an_application_in_a_journal_is_read_by_the_pipeline_rules() -> None:
     oom = events.row(1, named=True)
     assert (oom["gpu_index"], oom["ts"], oom["severity"]) == (3, utc(2024, 3, 5, 10, 15, 2), "error")
     assert events.row(0, named=True)["severity"] == "info"  # the application's own level, under the envelope
+
+
+# --- C++ tails, launchers and TensorFlow's C++ log (real samples) -----------------------------
+
+
+def test_c10_frames_stay_with_their_error() -> None:
+    events = events_of("pytorch_c10_cublas_alloc_failed_frames_01.log")
+    assert events.select("line", "n_lines", "kind").rows() == [(1, 6, "cuda_oom")]
+    assert attrs_of(events)[0]["exc_type"] == "RuntimeError"
+
+
+C10_TERMINATE = """\
+Traceback (most recent call last):
+  File "train.py", line 10, in <module>
+    loss.backward()
+RuntimeError: CUDA error: an illegal memory access was encountered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1.
+Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+
+Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):
+frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f2a8c1a5617 in /usr/lib/libc10.so)
+step 12 done
+terminate called after throwing an instance of 'c10::Error'
+  what():  CUDA error: an illegal memory access was encountered
+Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):
+frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f2a8c1a5617 in /usr/lib/libc10.so)
+Epoch: 3
+"""
+
+
+def test_a_c10_error_keeps_its_hints_and_frames_in_and_out_of_a_traceback() -> None:
+    events, _, _ = _parse(C10_TERMINATE)
+    assert events.select("line", "n_lines", "kind").rows() == [(1, 9, "traceback"), (11, 1, "log"), (12, 4, "traceback"), (16, 1, "log")]
+    python, terminated = attrs_of(events.filter(pl.col("kind") == "traceback"))
+    assert (python["exc_type"], python["exc_message"]) == ("RuntimeError", "CUDA error: an illegal memory access was encountered")
+    assert (terminated["exc_type"], terminated["exc_message"]) == ("CUDA error", "an illegal memory access was encountered")
+
+
+def test_a_blank_line_ends_a_cut_traceback_before_a_later_word_colon_line() -> None:
+    text = '  File "/a.py", line 3, in f\n    g()\n\nNote: later thing\n'
+    events, _, _ = _parse(text)
+    assert events.select("line", "n_lines", "kind").rows() == [(1, 2, "traceback"), (4, 1, "log")]
+
+
+def test_torchrun_table_reports_the_killed_child_once() -> None:
+    killed = events_of("pytorch_torchrun_childfailed_table_sigkill_01.log").filter(pl.col("kind") == "process_killed")
+    assert killed.select("line", "pid", "exit_code").rows() == [(15, 14750, -9)]
+    assert attrs_of(killed)[0]["signal"] == "SIGKILL"
+
+
+def test_xla_buffer_assignment_stays_with_its_resource_exhausted() -> None:
+    events = events_of("jax_xla_resource_exhausted_buffer_assignment_01.log")
+    assert events.select("line", "n_lines", "kind", "mem_requested_bytes").rows() == [(1, 24, "cuda_oom", 6291456)]
+    assert attrs_of(events)[0]["exc_type"] == "jaxlib.xla_extension.XlaRuntimeError"
+    bare, _, _ = _parse(_text("jax_xla_resource_exhausted_buffer_assignment_01.log").split("\n", 4)[4])  # no frames above
+    assert bare.select("line", "n_lines", "kind", "mem_requested_bytes").rows() == [(1, 20, "cuda_oom", 6291456)]
+
+
+def test_faulthandler_threads_are_one_record() -> None:
+    events = events_of("pytorch_faulthandler_fatal_python_error_threads_01.log")
+    assert events.select("line", "n_lines", "kind").rows() == [(1, 1, "log"), (3, 9, "traceback")]
+
+
+def test_open_mpi_names_the_killed_rank_its_pid_and_node() -> None:
+    killed = one(events_of("mpi_openmpi_mpirun_signal9_killed_01.log"), "process_killed")
+    assert (killed["line"], killed["pid"], killed["host"]) == (2, 21183, "host01")
+    assert (killed["attrs"]["rank"], killed["attrs"]["signal"]) == (0, "SIGKILL")
+    unknown = one(_parse("mpirun noticed that process rank 7 with PID 0 on node HOSTNAME exited on signal 6 (Aborted).\n")[0], "process_killed")
+    assert (unknown["pid"], unknown["attrs"]["signal"]) == (None, "SIGABRT")
+
+
+def test_horovod_exit_with_status_code() -> None:
+    killed = one(events_of("mpi_horovodrun_exit_status_code_137_01.log"), "process_killed")
+    assert (killed["line"], killed["exit_code"], killed["attrs"]["signal"]) == (1, 137, "SIGKILL")
+
+
+def test_tensorflow_cpp_log_gives_severity_and_its_oom_facts() -> None:
+    events = events_of("tf_xla_cuda_driver_failed_to_allocate_wrapped_01.log")
+    first = events.row(0, named=True)
+    assert (first["severity"], first["format"], first["ts"]) == ("error", "tensorflow", utc(2019, 6, 8, 3, 44, 36, 84180))
+    assert first["message"].startswith("failed to allocate 3.39G")
+    text = (
+        "2019-06-08 03:44:36.084180: E external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_driver.cc:828]"
+        " failed to allocate 3.39G (3640655872 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n"
+        "2019-06-08 03:44:36.087182: E external/org_tensorflow/tensorflow/compiler/xla/service/gpu/cudnn_conv_algorithm_picker.cc:555]"
+        " Resource exhausted: Failed to allocate request for 3.39GiB (3640655872B) on device ordinal 1\n"
+        "2022-02-11 12:56:42.783062: I tensorflow/core/common_runtime/bfc_allocator.cc:1066] InUse at 703b01400 of size 256 next 159\n"
+    )
+    rows = _parse(text)[0].select("kind", "severity", "mem_requested_bytes", "gpu_index").rows()
+    assert rows == [("cuda_oom", "error", 3640655872, None), ("cuda_oom", "error", 3640655872, 1), ("log", "info", None, None)]
+
+
+@pytest.mark.parametrize(("line", "severity"), [
+    # torch.distributed.elastic's logger since 2.1: "[asctime] name: [LEVEL] message"
+    ("[2023-10-13 17:40:02,544] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 62499 closing signal SIGTERM", "warning"),
+    ("[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> Started", "info"),  # InvokeAI
+])
+def test_levels_behind_a_logger_name(line: str, severity: str) -> None:
+    row = _parse(line + "\n")[0].row(0, named=True)
+    assert (row["severity"], row["ts_quality"]) == (severity, "exact")
+    assert row["ts"].year in (2023, 2025)

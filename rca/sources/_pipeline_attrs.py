@@ -132,6 +132,7 @@ def _fields(present: set[str]) -> Fields:
     kind = c("kind")
     ranks = [num(first(gated("rank"), r"\[Rank ([0-9]+)\]"))] if "rank" in present else []
     ranks += [num(_PG.field("rank"))] if "pg" in present else []
+    ranks += [c("f_named_rank")] if "named_signal" in present else []
     nccl_scope = gated("pg").str.contains("ProcessGroupNCCL|WorkNCCL|NCCL work")
     signalled = present & {"dataloader", "bash", "killed", "exit", "named_signal", "reason", "slurm_oom", "ray_oom"}
     work_item, watchdog = _nccl(present)

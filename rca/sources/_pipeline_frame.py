@@ -123,16 +123,20 @@ _APP_HEADERS = {
         r"(?: level=(?<logfmt_level>[A-Za-z]+))?"
     ),
     "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
-    "iso8601": rf"\[?(?<app_iso>{_ISO})\]?(?: -|:)?",
+    # InvokeAI's "[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> " names its logger and level too.
+    "iso8601": rf"\[?(?<app_iso>{_ISO})\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
+    # TensorFlow's and XLA's C++ log after its stamp ("2019-06-08 03:44:36.084180: ", peeled as an outer stamp).
+    "tensorflow": r"(?<tsl_sev>[IWEF]) [^\]\s]+\.(?:cc|h):[0-9]+\]",
 }
 _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.values()) + ")"
 # The group that is set exactly when each header won.
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
     "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
+    "tensorflow": "tsl_sev",
 }
 _LEADING_LEVEL = (
-    rf"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+\s+-\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
+    rf"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+(?:\s+-|:)\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
     r"|^(?<title>Error|Warning|Fatal):|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
     r"|^(?:[0-9A-Za-z_./\-]+:[0-9]+ )?NCCL (?<nccl>INFO|WARN|ERROR|TRACE)\b"
     # A tool's diagnostic ("srun: error: …", "slurmstepd: error: …"), and Airflow's "{file.py:N} LEVEL - …".
@@ -391,7 +395,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
-        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first",
+        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "tsl_sev",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(

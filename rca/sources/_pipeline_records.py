@@ -31,8 +31,20 @@ _GO_CONTINUATION = (
     r"|\[recovered\]|[0-9A-Za-z_$./*()\-]+\(.*\)$)"
 )
 
+# What C++ cores append to an error's message. c10 (PyTorch's): the ``what():`` of a C++ exception
+# that terminated the process, the hints of a CUDA error, and the C++ stack ("Exception raised
+# from … (most recent call first):", then "frame #N: symbol + 0x… (0x… in /…/libc10.so)"). XLA's:
+# the buffer assignment behind a RESOURCE_EXHAUSTED (its stats and peak buffers, indented under them).
+# CPython's faulthandler ("Fatal Python error: Segmentation fault"): each thread's stack, its frames indented.
+_CPP_TAIL = (
+    r"^(?:\s+what\(\): |frame #[0-9]+: |Exception raised from \S+ at \S+ \(most recent call first\):"
+    r"|CUDA kernel errors might be asynchronously reported|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
+    r"|Compile with `TORCH_USE_CUDA_DSA`|BufferAssignment OOM Debugging\.$|BufferAssignment stats:$|Peak buffers:$"
+    r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$|Extension modules: )"
+)
+
 # A multi-line record needs a line of one of these shapes, or an indented line without a time.
-_OPENS_RECORD = "|".join((_PY_HEADER, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL))
+_OPENS_RECORD = "|".join((_PY_HEADER, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, _CPP_TAIL))
 
 # group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
 # every run below is a contiguous block: neighbours and run starts need no hashed windows.
@@ -41,7 +53,7 @@ _NEW_PARTITION = pl.col("new_partition")
 _SHAPES = {
     "header": _PY_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "py_frame": _PY_FRAME, "exception": PY_EXCEPTION_LINE,
     "java_continuation": _JAVA_CONTINUATION, "java_frame": _JAVA_FRAME,
-    "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION,
+    "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION, "cpp_tail": _CPP_TAIL,
 }
 
 
@@ -70,7 +82,7 @@ def _runs_started_by(start: pl.Expr, continuation: pl.Expr) -> tuple[pl.Expr, pl
 
 
 def _python() -> tuple[pl.Expr, pl.Expr]:
-    header, chain, exception = _shape("header"), _shape("chain"), _shape("exception")
+    header, chain, exception, cpp_tail = _shape("header"), _shape("chain"), _shape("exception"), _shape("cpp_tail")
     frame_like = header | chain | _shape("indented")
     # An exception line directly followed by a chain separator opens a record even when its
     # own frames went missing (interleaved ranks, cut-down pastes); so does a frame that a
@@ -80,10 +92,14 @@ def _python() -> tuple[pl.Expr, pl.Expr]:
     cut_above = _NEW_PARTITION & (frame | (_shape("indented") & (_next(frame) | _next(_next(frame)))))
     start = (header & ~_prev(chain)) | (exception & _next(chain) & ~_prev(frame_like)) | cut_above
     opens_segment = start | _NEW_PARTITION
-    closing = (~frame_like & ~_next(chain)).cast(pl.Int64)
+    # A c10 error's tail follows its exception line (RuntimeError: CUDA error: …) and stays with it.
+    # Python prints a traceback's exception line right under its last frame: one after a blank line
+    # ("Note: …" below a cut traceback) is a line of the log.
+    closing = (~frame_like & ~_next(chain) & ~_next(cpp_tail) & ~(cpp_tail & _next(_shape("indented")))).cast(pl.Int64)
     closings_before = closing.cum_sum() - closing
     closed_before = closings_before - _at_run_start(closings_before, opens_segment) > 0
-    member = _at_run_start(start, opens_segment) & ~closed_before & (frame_like | exception | _next(chain))
+    after_frame = exception & ~(pl.col("after_gap") & ~_prev(chain))
+    member = _at_run_start(start, opens_segment) & ~closed_before & (frame_like | after_frame | _next(chain) | cpp_tail)
     return member, _at_run_start(pl.col("line"), opens_segment)
 
 
@@ -92,6 +108,8 @@ def records(framed: pl.DataFrame) -> pl.DataFrame:
 
     A batch with no line that could open or continue a record skips the grouping.
     """
+    if "after_gap" not in framed.columns:
+        framed = framed.with_columns(after_gap=pl.lit(False))
     body = pl.col("body")
     multi_line = body.str.contains(_OPENS_RECORD) | (body.str.contains(_INDENTED) & pl.col("ts_raw").is_null())
     if not framed.select(multi_line.any()).item():
@@ -125,13 +143,20 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     go_member, go_start_line = _runs_started_by(go_start, go_continuation)
     keyed = keyed.with_columns(java_member=java_member, java_start=java_start_line, go_member=go_member, go_start=go_start_line)
 
-    loose = free & ~pl.col("java_member") & ~pl.col("go_member")
+    # Outside a traceback a c10 tail belongs to the line before it (terminate called after throwing
+    # an instance of 'c10::Error', a c10d watchdog's error); one a partition starts with opens its own record.
+    cpp_free = free & ~pl.col("java_member") & ~pl.col("go_member")
+    cpp_continuation = (_shape("cpp_tail") | (_shape("indented") & pl.col("ts_raw").is_null())) & cpp_free & ~_NEW_PARTITION
+    cpp_member, cpp_start_line = _runs_started_by(cpp_free & ~cpp_continuation & _next(_shape("cpp_tail")), cpp_continuation)
+    keyed = keyed.with_columns(cpp_member=cpp_member, cpp_start=cpp_start_line)
+
+    loose = cpp_free & ~pl.col("cpp_member")
     stamped = pl.col("ts_raw").is_not_null()
     indented_unstamped = _shape("indented") & ~stamped & loose
     continued_member, continued_start = _runs_started_by(stamped & loose & _next(indented_unstamped), indented_unstamped)
     keyed = keyed.with_columns(continued_member=continued_member, continued_start=continued_start)
 
-    members = {"python": "py", "java": "java", "go": "go", "continued": "continued"}
+    members = {"python": "py", "java": "java", "go": "go", "cpp": "cpp", "continued": "continued"}
     family = pl.coalesce([pl.when(pl.col(f"{prefix}_member")).then(pl.lit(name)) for name, prefix in members.items()])
     record = pl.coalesce([pl.when(pl.col(f"{prefix}_member")).then(pl.col(f"{prefix}_start")) for prefix in members.values()])
     scratch = [f"{prefix}_{part}" for prefix in members.values() for part in ("member", "start")]
@@ -168,7 +193,7 @@ def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
             *(pl.col(name).drop_nulls().first() for name in _CARRIED),
         )
     )
-    inherits = pl.col("ts_raw").is_null() & pl.col("prev_raw").is_not_null() & pl.col("family").is_in(["python", "java", "go"])
+    inherits = pl.col("ts_raw").is_null() & pl.col("prev_raw").is_not_null() & pl.col("family").is_in(["python", "java", "go", "cpp"])
     grouped = grouped.with_columns(
         ts=pl.when(inherits).then(pl.col("prev_ts")).otherwise(pl.col("ts")),
         ts_raw=pl.when(inherits).then(pl.col("prev_raw")).otherwise(pl.col("ts_raw")),

@@ -27,7 +27,8 @@ _SIZE = r"(?<n>-?[0-9]+(?:\.[0-9]+)?) ?(?<u>bytes|B|KiB|kB|KB|MiB|MB|GiB|GB|TiB|
 
 CUDA_OOM = (
     r"CUDA out of memory|HIP out of memory|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
-    r"|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|RESOURCE_EXHAUSTED: Out of memory|OOM when allocating tensor"
+    r"|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:Out of memory|Failed to allocate)"
+    r"|OOM when allocating tensor"
     r"|NCCL WARN Cuda failure 'out of memory'"
 )
 DATALOADER = (
@@ -51,12 +52,14 @@ _BASH_KILL = (
 )
 _LONE_KILLED = r"^\s*Killed\s*$"
 _EXIT_CODE = (
-    r"(?i)(?:exit(?:ed with)? (?:code|status)|exitcode|exits with return code)\s*[:=]?\s*(?<code>-?[0-9]{1,4})\b"
+    r"(?i)(?:exit(?:ed)?(?: with)? (?:status )?(?:code|status)|exitcode|exits with return code)\s*[:=]?\s*(?<code>-?[0-9]{1,4})\b"
     r"|make(?:\[[0-9]+\])?: \*\*\* .*?Error (?<make>[0-9]{1,4})\b"
 )
 _SIGNAL_NAMED = (
     r"died with <Signals\.(?<died>SIG[A-Z0-9]+): [0-9]+>|Signal [0-9]+ \((?<torchrun>SIG[A-Z0-9]+)\) received by PID (?<pid>[0-9]+)"
     r"|\bsignal: (?<go>killed|terminated|segmentation fault|aborted|bus error)\b"
+    # Open MPI's mpirun / mpiexec: "mpirun noticed that process rank 0 with PID 21183 on node host01 exited on signal 9 (Killed)."
+    r"|process rank (?<mpi_rank>[0-9]+) with PID (?<mpi_pid>[0-9]+) on node (?<mpi_node>[^\s,]+) exited on signal (?<mpi_signal>[0-9]+)"
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
 
@@ -100,7 +103,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "bash": ("line ",),
     "killed": ("Killed",),
     "exit": r"(?i)exit|make",
-    "named_signal": ("died with <Signals.", ") received by PID ", "signal: "),
+    "named_signal": ("died with <Signals.", ") received by PID ", "signal: ", "exited on signal "),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy"),
     "java_oom": (_JAVA_OOM_LITERAL,),
@@ -239,9 +242,14 @@ def _cuda_facts() -> dict[str, pl.Expr]:
     return {
         "cuda_oom": m.is_not_null(),
         "gpu_index": pl.coalesce(
-            first(m, r"\(GPU ([0-9]+);"), first(m, r"GPU ([0-9]+) has a total capac"), first(m, r"/device:GPU:([0-9]+)"),  # TensorFlow's
+            first(m, r"\(GPU ([0-9]+);"), first(m, r"GPU ([0-9]+) has a total capac"),
+            first(m, r"/device:GPU:([0-9]+)"), first(m, r"on device ordinal ([0-9]+)"),  # TensorFlow's, XLA's
         ),
-        "requested": pl.coalesce(size(m, r"Tried to allocate {size}"), size(m, r"Out of memory while trying to allocate {size}")),
+        # TensorFlow's and XLA's: "failed to allocate 3.39G (3640655872 bytes) from device", "Failed to allocate request for 3.39GiB (3640655872B)".
+        "requested": pl.coalesce(
+            size(m, r"Tried to allocate {size}"), size(m, r"Out of memory while trying to allocate {size}"),
+            size(m, r"(?i:failed to allocate) [^(\n]*\({size}\)"),
+        ),
         "total": pl.coalesce(size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}")),
         "free_bytes": pl.coalesce(size(m, r"of which {size} is free"), size(m, r"{size} free[;)]")),
         "process_in_use_bytes": pl.coalesce(this_process, pl.when(alone).then(listed_bytes.list.first())),
@@ -284,10 +292,19 @@ def _exit_facts() -> dict[str, pl.Expr]:
 
 
 def _named_signal_facts() -> dict[str, pl.Expr]:
-    named = gated("named_signal").str.extract_groups(_SIGNAL_NAMED).struct
+    m = gated("named_signal")
+    named = m.str.extract_groups(_SIGNAL_NAMED).struct
+    # torchrun's ChildFailedError table gives each failure's "exitcode : -9 (pid: N)" and then, as its
+    # "traceback : Signal 9 (SIGKILL) received by PID N", the same death again.
+    torchrun = pl.when(~m.str.contains(r"^\s*traceback\s*: Signal ")).then(named.field("torchrun"))
     return {
-        "named_signal": pl.coalesce(named.field("died"), named.field("torchrun"), _signal_of_word(named.field("go"))),
-        "named_pid": num(named.field("pid")),
+        "named_signal": pl.coalesce(
+            named.field("died"), torchrun, _signal_of_word(named.field("go")), _signal_of_exit(-num(named.field("mpi_signal"), pl.Int32())),
+        ),
+        # Open MPI prints PID 0 for a process whose pid it never learnt.
+        "named_pid": num(pl.coalesce(pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None))),
+        "named_rank": num(named.field("mpi_rank")),
+        "named_host": named.field("mpi_node"),
     }
 
 
@@ -393,7 +410,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     """Decide each record's kind and severity (the printed level wins over the kind's default)."""
     c = pl.col
     python = (c("family") == "python").fill_null(False)
-    stack = c("family").is_in(["java", "go"]).fill_null(False)
+    stack = c("family").is_in(["java", "go", "cpp"]).fill_null(False)
     signal = pl.coalesce(
         c("f_dataloader_signal").pipe(_signal_of_word), c("f_bash_signal"), c("f_named_signal"),
         pl.when(c("f_lone_killed")).then(pl.lit("SIGKILL")),
@@ -473,6 +490,8 @@ _ANCHORS = {
 _PY_LAST_EXCEPTION = "(?m)" + PY_EXCEPTION_LINE.replace(r"(?:\s.*)?", r"(?:[ \t][^\n]*)?")
 _JAVA_EXCEPTION = r"(?m)^(?:Exception in thread \"[^\"\n]*\" )?((?:[0-9A-Za-z_$]+\.)*[0-9A-Za-z_$]*(?:Exception|Error|Throwable)(?::[^\n]*)?)$"
 _GO_EXCEPTION = r"(?m)^((?:fatal error|panic): [^\n]*)$"
+# What a C++ exception that terminated the process said ("terminate called after throwing …" then "  what():  …").
+_CPP_WHAT = r"(?m)^\s+what\(\):\s+([^\n]*)$"
 _PY_FRAME = r"File \"[^\"\n]+\", line [0-9]+, in [^\n]+"
 _PY_FRAME_PARTS = r"^File \"(?<file>[^\"]+)\", line (?<line>[0-9]+), in (?<func>.+)$"
 _EXCEPTION_PARTS = pl.col("exception_line").str.extract_groups(r"^(?<type>[0-9A-Za-z_.$]+(?: error)?)(?::[ \t]*(?<text>.*))?$")
@@ -483,7 +502,7 @@ def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     msg, family = _msg(), pl.col("family")
     seen = rows.select(
         *(named.any().alias(anchor) for anchor, (named, _) in _ANCHORS.items()),
-        *((family == name).any().alias(name) for name in ("python", "java", "go")),
+        *((family == name).any().alias(name) for name in ("python", "java", "go", "cpp")),
         framed=msg.str.contains('File "', literal=True).any(),
     ).row(0, named=True)
     marker_line = pl.coalesce(
@@ -494,6 +513,7 @@ def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         ("python", pl.coalesce(marker_line, msg.str.extract_all(_PY_LAST_EXCEPTION).list.last())),
         ("go", first(msg, _GO_EXCEPTION)),
         ("java", first(msg, _JAVA_EXCEPTION)),
+        ("cpp", pl.coalesce(marker_line, first(msg, _CPP_WHAT))),
     ):
         if seen[name]:
             exception_line = pl.when(family == name).then(line).otherwise(exception_line)

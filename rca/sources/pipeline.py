@@ -35,7 +35,7 @@ from rca.sources._pipeline_rules import (
     spells,
 )
 
-FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "ray", "logfmt", "iso8601", "epoch", "nccl", "text")
+FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "ray", "logfmt", "iso8601", "epoch", "tensorflow", "nccl", "text")
 
 _MARKERS = "|".join(
     (
@@ -56,6 +56,10 @@ _MARKERS = "|".join(
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+\t(?:DEBUG|INFO|WARNING|ERROR) [0-9A-Za-z_.]+:[0-9]+ -- ",  # Ray's driver
         r"^(?:\((?:raylet|gcs_server)\) )?\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ [IWEF] [0-9]+ [0-9]+\]",  # Ray's C++ daemons
         r"killed due to memory pressure \(OOM\)",
+        # C++ cores' errors and dumps (c10, cuBLAS, XLA, CPython's faulthandler), Open MPI's launcher, TensorFlow's C++ log
+        r"CUDA error: ", r"CUBLAS_STATUS_[A-Z_]+", r"RESOURCE_EXHAUSTED", r"CUDA_ERROR_OUT_OF_MEMORY", r"^frame #[0-9]+: ",
+        r"^Exception raised from \S+ at ", r"^Fatal Python error: ", r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$",
+        r"exited on signal [0-9]+ \(", r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:.]+: [IWEF] \S+\.cc:[0-9]+\] ",
         # line headers of vLLM, transformers, PyTorch c10d and DeepSpeed ("[asctime] [LEVEL] [file.py:line:function]")
         r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,.]+\] \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[[0-9A-Za-z_.]+:[0-9]+:",
         r"^(?:\([0-9A-Za-z_]+ pid=[0-9]+\) )?(?:DEBUG|INFO|WARNING|ERROR) [0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] ",
@@ -86,7 +90,7 @@ _OUTPUT = {
     "ts_raw": pl.col("ts_raw"),
     "ts_quality": pl.col("ts_quality"),
     "format": pl.col("format"),
-    "host": pl.col("host"),
+    "host": pl.coalesce(pl.when(pl.col("kind") == "process_killed").then(pl.col("f_named_host")), "host"),
     "pod": pl.col("pod"),
     "namespace": pl.col("namespace"),
     "pid": pl.coalesce(
@@ -129,7 +133,9 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         ).row(0, named=True).items()
         if count
     }
-    events = _classify(records(framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank"))))
+    # Blank lines never reach the parser and blank envelopes are dropped here: both leave a gap in the line numbers.
+    kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank"))
+    events = _classify(records(kept.with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))))
     return Parsed(events=events, skipped=skipped)
 
 
