@@ -895,3 +895,24 @@ def test_levels_behind_a_logger_name(line: str, severity: str) -> None:
     row = _parse(line + "\n")[0].row(0, named=True)
     assert (row["severity"], row["ts_quality"]) == (severity, "exact")
     assert row["ts"].year in (2023, 2025)
+
+
+# `docker compose logs` of an inference stack: each service's lines under its padded tag, interleaved.
+COMPOSE_LOGS = """\
+sglang-1  | [2025-05-19 23:22:28 TP3] Scheduler hit an exception: Traceback (most recent call last):
+redis_1   | 1:M 19 May 2025 23:22:28.100 * Background saving started
+sglang-1  |   File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2311, in run_scheduler_process
+sglang-1  |     scheduler.event_loop_overlap()
+sglang-1  | torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 GiB of which 1.50 GiB is free.
+sglang-1  | [2025-05-19 23:22:30 DP1 TP0] Load weight end. type=Qwen3ForCausalLM, avail mem=38.11 GB
+"""
+
+
+def test_compose_service_tags_keep_services_apart_and_sglang_ranks_leave_the_message() -> None:
+    events, _, _ = _parse(COMPOSE_LOGS)
+    assert events.select("line", "n_lines", "kind", "container").rows() == [
+        (1, 4, "cuda_oom", "sglang-1"), (2, 1, "log", "redis_1"), (6, 1, "log", "sglang-1"),
+    ]
+    assert events["message"][0].startswith("Scheduler hit an exception: Traceback")
+    assert events["message"][2] == "Load weight end. type=Qwen3ForCausalLM, avail mem=38.11 GB"
+    assert events["ts"][2] == utc(2025, 5, 19, 23, 22, 30)

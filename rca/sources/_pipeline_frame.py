@@ -1,7 +1,7 @@
 """Line framing for the pipeline source: peel the prefixes a line wears and resolve its time.
 
-A training or CI log line is an onion: a CI agent's timestamp (Buildkite, GitHub Actions,
-GitLab), a `kubectl logs --prefix` tag, a distributed-rank tag (``[rank1]:``), a worker tag
+A training or CI log line is an onion: `docker compose logs`' service tag, a CI agent's timestamp
+(Buildkite, GitHub Actions, GitLab), a `kubectl logs --prefix` tag, a distributed-rank tag (``[rank1]:``), a worker tag
 (``(EngineCore_0 pid=5839)``), an NCCL_DEBUG tag (``host:pid:tid [dev]``), then one application
 header (vLLM, transformers, PyTorch c10d, glog, Go log, python logging, epoch, or a JSON-lines
 object). The outer layers are one anchored regex of optional groups in that order, and the
@@ -76,6 +76,8 @@ def _worker_tag(suffix: str) -> str:
 
 
 _OUTER_LAYERS = (
+    # `docker compose logs`: "<service>-<n>  | " (v2; "<project>_<service>_<n>" in v1), padded to the longest name.
+    r"(?<compose>[A-Za-z0-9][A-Za-z0-9_.\-]*[\-_][0-9]+) *\| ",
     r"\[pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)\]" + _ENDS_TAG,
     # Ray tags a worker's output outside what the worker prints (its stamps, torch's rank tags);
     # a CI runner's stamp is outside Ray's tag.
@@ -124,7 +126,8 @@ _APP_HEADERS = {
     ),
     "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
     # InvokeAI's "[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> " names its logger and level too.
-    "iso8601": rf"\[?(?<app_iso>{_ISO})\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
+    # SGLang puts its data/tensor/pipeline/expert-parallel ranks inside the bracket: "[2025-05-19 23:22:28 DP1 TP3]".
+    "iso8601": rf"\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
     # TensorFlow's and XLA's C++ log after its stamp ("2019-06-08 03:44:36.084180: ", peeled as an outer stamp).
     "tensorflow": r"(?<tsl_sev>[IWEF]) [^\]\s]+\.(?:cc|h):[0-9]+\]",
 }
@@ -328,8 +331,8 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         *_partition_keys(lines),
         "pod",
-        "container",
         "nccl_host",
+        container=pl.coalesce("container", "compose"),
         process=pl.coalesce("process", "daemon", "process_inner", "daemon_inner", "process_ranked", "daemon_ranked"),
         blank=~text.str.contains(r"\S"),
         # A line that is only its envelope (a runtime's or CI runner's stamp) is an empty line of the log.
