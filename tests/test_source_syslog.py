@@ -132,7 +132,7 @@ def test_systemd_tells_of_kills_in_its_units() -> None:
     assert rows == [
         ("oom_kill", "error", "cri-containerd-a3c1e9f07b2d4c8e9f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70.scope", None, None),
         ("process_killed", "error", "train.service", None, 137),
-        ("log", "error", "train.service", None, None),  # a segfault is not a kill
+        ("log", "error", "train.service", None, 139),  # a segfault is not a kill; 128 + 11, as a runtime reports it
         ("log", "error", "train.service", None, None),
         ("log", None, "systemd", 1, None),
     ]
@@ -193,4 +193,168 @@ def test_containerd_task_events_are_the_runtime_view_of_a_container() -> None:
         ("process_killed", "error", 4242, None, container, 137),
         ("log", "info", 4250, None, container, 1),
         ("log", "error", 753, "containerd", None, None),
+    ]
+
+
+def test_a_host_named_in_capitals_is_a_host_where_the_program_gives_its_pid() -> None:
+    # systemd/systemd pull #22032: a test VM named "H"; earlyoom issue #179: a desktop named "PC".
+    events = _events("journal_systemd_oomd_user_manager_host_caps_01.log")
+    assert set(events["source"]) == {"syslog"} and set(events["host"]) == {"H"}
+    assert (events["ts"][0].month, events["ts"][0].day, events["ts"][0].hour, events["ts"][0].minute) == (1, 9, 14, 32)
+    signalled = events.filter(pl.col("kind") == "process_killed", pl.col("exit_code").is_null())
+    # systemd-oomd names each pid it signalled; the name is not systemd-oomd's, nor its pid 70.
+    assert signalled.select("pid", "process").rows() == [(113, None), (118, None), (108, None)]
+    units = events.filter(pl.col("exit_code") == 137)
+    assert units.select("process", "pid").rows() == [("testsuite-55-testbloat.service", None), ("testsuite-55-testchill.service", None)]
+
+
+def test_a_capital_word_after_a_date_without_a_pid_is_still_not_a_host() -> None:
+    text = "Jan  9 14:32:25 ERROR trainer: step 10 failed\nJan  9 14:32:26 ERROR trainer: step 11 failed\n"
+    assert sources.sniff(text.splitlines())[0].name != "syslog"
+    framed = _syslog.frame_text(lines_frame(text), ParseContext(file="m", year=2024))
+    assert framed["host"].to_list() == [None, None]
+
+
+def test_control_process_exit_status_is_the_unit_exit_code() -> None:
+    # NVIDIA/gpu-operator issue #610: fabric manager failing to start, a zh_CN journal ("11月 15").
+    events = _events("journal_fabricmanager_control_process_zh_01.log")
+    failed = events.row(2, named=True)
+    assert (failed["kind"], failed["severity"], failed["process"], failed["pid"], failed["exit_code"]) == (
+        "log", "error", "nvidia-fabricmanager.service", None, 1,
+    )
+    assert json.loads(failed["attrs"]) == {"unit": "nvidia-fabricmanager.service", "unit_process": "control"}
+    assert events["ts"][2].month == 11 and events["ts"][2].day == 15 and events["host"][2] == "leon-NF5468M6"
+    assert events.row(1, named=True)["pid"] == 4177  # nv-fabricmanager's own line keeps its pid
+
+
+def test_containerd_2_task_exit_without_a_status_exited_zero() -> None:
+    # containerd/containerd issue #11836 (containerd 2.1): protobuf text leaves out exit_status 0.
+    events = _events("journal_containerd2_podsandbox_taskexit_01.log")
+    assert events.select("kind", "pid", "process", "exit_code").rows() == [("log", 131544, None, 0), ("log", 131566, None, 0)]
+    assert events["container_id"][0] == "a63d55fffc860bf75715774c3b302a970fc4df138d6ef041df53d040c4b52f04"
+    # The envelope's time stands: 09:51:40 written by a host at +08:00 with no zone in the short stamp.
+    assert events["host"].to_list() == ["k8s-192-168-0-19"] * 2
+
+
+def test_containerd_1_7_task_exit_137_takes_the_container_process_not_containerd() -> None:
+    # containerd/containerd issue #9309.
+    events = _events("journal_containerd_taskexit_137_01.log")
+    assert events.select("kind", "severity", "pid", "process", "exit_code").rows() == [
+        ("log", "error", 31892, "containerd", None),
+        ("process_killed", "error", 12930, None, 137),
+        ("log", "error", 31892, "containerd", None),  # a failure to handle the event is containerd's own
+    ]
+
+
+def test_dockerd_logrus_level_is_the_severity() -> None:
+    # containerd/containerd issue #5708: dockerd on an EKS node, under journalctl's "-- Logs begin" banner.
+    events = _events("journal_dockerd_eks_ignoring_event_01.log")
+    assert events.select("kind", "severity", "process", "pid").rows()[1:] == [
+        ("log", "info", "dockerd", 4325), ("log", "info", "dockerd", 4325), ("log", "info", "dockerd", 4325), ("log", "error", "dockerd", 4325),
+    ]
+    assert events["ts"][4] == datetime(2021, 7, 7, 3, 40, 44, tzinfo=UTC)
+
+
+def test_earlyoom_kills_are_oom_kills_of_the_process_it_signalled() -> None:
+    # rfjakob/earlyoom issue #309 (earlyoom 1.7).
+    events = _events("journal_earlyoom_sigterm_01.log")
+    assert events["kind"].to_list() == ["log", "memory_pressure", "oom_kill", "log"] * 2
+    kills = events.filter(pl.col("kind") == "oom_kill")
+    assert kills.select("pid", "process", "rss_bytes", "severity").rows() == [
+        (29410, "cluster", 23964 * KI**2, "error"), (11567, "electron", 17 * KI**2, "error"),
+    ]
+    assert json.loads(kills["attrs"][0]) == {"oom": "earlyoom", "signal": "SIGTERM", "uid": 1000, "badness": 1264}
+    assert events.filter(pl.col("kind") == "log")["pid"].unique().to_list() == [1233]  # earlyoom's own
+    low = json.loads(events["attrs"][1])
+    assert (low["mem_limit_pct"], low["swap_limit_pct"], events["severity"][1]) == (10.0, 10.0, "warning")
+
+
+def test_earlyoom_other_releases() -> None:
+    text = (
+        'May  5 10:00:00 box earlyoom[811]: sending SIGKILL to process 997 uid 1000 "python3": oom_score 1146, oom_score_adj 0, '
+        'VmRSS 23007 MiB, cmdline "python3 train.py"\n'
+        'May  5 10:00:01 box earlyoom[811]: killing process 27541 "bash" with signal 15: badness 550, VmRSS 7609 MiB\n'
+    )
+    text += "Feb 19 11:29:08 erik3 earlyoom[15368]: Killing process 'tail' with signal 15, pid: 24059, badness: 997, VmRSS: 4278 MiB\n"
+    # Its settings at startup are no kill.
+    text += "Apr 04 21:53:13 PC earlyoom[1579]: sending SIGTERM when mem <=  4.00% and swap <= 10.00%,\n"
+    events = rca.parse_text(text, file="syslog", year=2026)
+    assert events.select("kind", "pid", "process", "rss_bytes").rows() == [
+        ("oom_kill", 997, "python3", 23007 * KI**2), ("oom_kill", 27541, "bash", 7609 * KI**2), ("oom_kill", 24059, "tail", 4278 * KI**2),
+        ("log", 1579, "earlyoom", None),
+    ]
+    assert [json.loads(a)["signal"] for a in events["attrs"][:3]] == ["SIGKILL", "SIGTERM", "SIGTERM"]
+    assert json.loads(events["attrs"][0])["oom_score"] == 1146
+
+
+def test_kernel_oom_among_systemd_lines_keeps_each_program() -> None:
+    # docker/for-linux issue #1001: systemd's view and the kernel's of the same OOM.
+    events = _events("journal_systemd_killed_kernel_oom_01.log")
+    assert events.select("source", "kind", "pid", "process", "exit_code").rows()[:3] == [
+        ("syslog", "process_killed", None, "networkd-dispatcher.service", 137),
+        ("syslog", "log", None, "networkd-dispatcher.service", None),
+        ("kernel", "oom_kill", 401, "systemd-journal", None),
+    ]
+
+
+def test_systemd_kills_left_at_a_stop_timeout_name_each_process() -> None:
+    # A user manager's journal in short-iso (+01:00), public-code index id 68908333514.
+    events = _events("journal_short_iso_user_unit_stop_timeout_sigkill_01.log")
+    killed = events.filter(pl.col("kind") == "process_killed")
+    assert killed.select("pid", "process", "exit_code").rows() == [
+        (3655692, "uv", None), (3655756, "python3", None), (1289425, "git", None), (None, "fused-memory.service", 137),
+    ]
+    assert killed["ts"][0] == datetime(2026, 9, 16, 11, 8, 22, tzinfo=UTC)
+    assert json.loads(killed["attrs"][0]) == {"unit": "fused-memory.service", "signal": "SIGKILL"}
+    consumed = events.row(9, named=True)
+    assert (consumed["kind"], consumed["pid"], json.loads(consumed["attrs"])["memory_peak_bytes"]) == ("log", None, round(3.2 * KI**3))
+    assert events.row(10, named=True)["pid"] == 2626  # the user manager's own line keeps its pid
+
+
+def test_unit_exit_status_without_a_signal_name_and_its_memory_peak() -> None:
+    # A notes file quoting `journalctl -u uvtest2.service` (systemd 256), public-code index id 29954213042.
+    events = _events("journal_unit_exit_143_na_memory_peak_01.log")
+    exited = events.row(6, named=True)
+    assert (exited["kind"], exited["severity"], exited["pid"], exited["exit_code"]) == ("log", "error", None, 143)
+    assert json.loads(events["attrs"][9]) == {"unit": "uvtest2.service", "memory_peak_bytes": round(38.4 * KI**2)}
+
+
+def test_failed_to_start_a_gpu_daemon_is_an_error() -> None:
+    # ollama/ollama issue #11932: rsyslog's RFC 3339 stamps (-04:00) on a Pop!_OS box whose driver would not load.
+    events = _events("journal_rsyslog_iso_persistenced_failed_01.log")
+    assert events.select("severity", "process", "exit_code").rows()[:3] == [
+        ("error", "nvidia-persistenced.service", 1), ("error", "nvidia-persistenced.service", None), ("error", "systemd", None),
+    ]
+    assert events["ts"][0] == datetime(2025, 8, 16, 4, 3, 3, 937586, tzinfo=UTC)
+    assert events.select("source", "process", "pid").rows()[3:6] == [("kernel", None, None), ("kernel", None, None), ("syslog", "(udev-worker)", 106246)]
+
+
+def test_journald_tells_of_the_messages_it_lost() -> None:
+    # systemd/systemd issues #7506 (v235, rate limit) and #11104 (kmsg overrun at boot).
+    text = (
+        "Nov 29 20:10:51 pluto systemd-journald[26393]: Suppressed 4499764 messages from run-r73aef5eb7df847df961a1031c2e5d1e2.service\n"
+        "Dec 09 03:24:51 ubuntu systemd-journald[363]: Missed 81 kernel messages\n"
+        "Dec 09 03:24:52 ubuntu systemd-journald[363]: Journal started\n"
+    )
+    events = rca.parse_text(text, file="syslog", year=2018)
+    assert events.select("kind", "severity", "process", "pid").rows() == [
+        ("log", "warning", "systemd-journald", 26393), ("log", "warning", "systemd-journald", 363), ("log", None, "systemd-journald", 363),
+    ]
+    assert [json.loads(a) if a else None for a in events["attrs"]] == [
+        {"messages_lost": 4499764, "lost_from": "run-r73aef5eb7df847df961a1031c2e5d1e2.service"},
+        {"messages_lost": 81, "lost_from": "kernel"},
+        None,
+    ]
+
+
+def test_containerd_json_log_format_takes_the_same_rules() -> None:
+    text = (
+        'Nov 27 18:29:58 node-a containerd[753]: {"level":"info","msg":"TaskOOM event container_id:\\"'
+        '93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76\\"","time":"2026-11-27T18:29:58.993Z"}\n'
+        'Nov 27 18:29:59 node-a containerd[753]: {"level":"error","msg":"failed to reload cni configuration","time":"2026-11-27T18:29:59.3Z"}\n'
+    )
+    events = rca.parse_text(text, file="syslog", year=2026)
+    assert events.select("kind", "severity", "pid", "container_id").rows() == [
+        ("oom_kill", "error", None, "93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76"),
+        ("log", "error", 753, None),
     ]

@@ -7,10 +7,14 @@ it gets from the shim before the kubelet acts on them:
   ``msg="TaskOOM event container_id:\\"<id>\\""`` (1.7+) → ``oom_kill`` in that container;
 * ``msg="TaskExit event &TaskExit{ContainerID:<id>,ID:<id>,Pid:<pid>,ExitStatus:137,…}"`` or
   ``msg="TaskExit event in podsandbox handler container_id:\\"<id>\\" id:\\"<id>\\" pid:<pid> exit_status:137 …"``
-  → the container's process and exit status: ``process_killed`` for 137 (SIGKILL).
+  → the container's process and exit status: ``process_killed`` for 137 (SIGKILL); 2.x's
+  ``TaskExit event in podsandbox handler container_id:… id:… pid:131544 exited_at:{…}`` leaves out a zero status.
+
+dockerd writes the same logrus lines (``level=error msg="…"``) and is registered with the same rules, for the level.
 
 Registered with :mod:`rca.sources._syslog` as the rules of program ``containerd``. Its lines
-are logfmt (``time="…" level=… msg="…"``); the level is kept, the envelope's time stands.
+are logfmt (``time="…" level=… msg="…"``), or JSON with ``[debug] format = "json"``
+(``{"level":"info","msg":"TaskOOM event …","time":"…"}``); the level is kept, the envelope's time stands.
 """
 
 from __future__ import annotations
@@ -22,10 +26,10 @@ from rca.sources._base import ParseContext, attrs_json
 
 _ID = r"[0-9a-f]{64}"
 _TASK_EVENT = (
-    r"msg=\"Task(?<event>OOM|Exit) event .*?(?:ContainerID:|container_id:\\\")(?<container_id>" + _ID + ")"
-    r"(?:.*?(?:Pid:|pid:)(?<pid>[0-9]+).*?(?:ExitStatus:|exit_status:)(?<status>[0-9]+))?"
+    r"(?:msg=|\"msg\":)\"Task(?<event>OOM|Exit) event .*?(?:ContainerID:|container_id:\\\")(?<container_id>" + _ID + ")"
+    r"(?:.*?(?:Pid:|pid:)(?<pid>[0-9]+))?(?:.*?(?:ExitStatus:|exit_status:)(?<status>[0-9]+))?"
 )
-_LEVEL = r"(?:^|\s)level=(?<level>[a-z]+)"
+_LEVEL = r"(?:(?:^|\s)level=|\"level\":\")(?<level>[a-z]+)"
 _SEVERITY = {"trace": "debug", "debug": "debug", "info": "info", "warning": "warning", "error": "error", "fatal": "critical", "panic": "critical"}
 _SIGKILLED = 137
 
@@ -34,8 +38,11 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Event rows for containerd's lines: a container's OOM event, a container process's exit."""
     task = pl.col("message").str.extract_groups(_TASK_EVENT).struct
     oom = task.field("event") == "OOM"
-    status = task.field("status").cast(pl.Int32, strict=False)
-    killed = (task.field("event") == "Exit") & (status == _SIGKILLED)
+    # 1.7+ writes the event as protobuf text, which leaves out a field at its zero value: a TaskExit without
+    # exit_status exited 0.
+    exited = task.field("event") == "Exit"
+    status = pl.coalesce(task.field("status").cast(pl.Int32, strict=False), pl.when(exited).then(pl.lit(0, pl.Int32)))
+    killed = exited & (status == _SIGKILLED)
     about_a_container = task.field("container_id").is_not_null()
     level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
     return framed.select(
@@ -54,3 +61,4 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 # Not a source of its own: its lines are the file's, as other programs' lines are.
 _syslog.register_program("containerd", None, containerd_rules)
+_syslog.register_program("dockerd", None, containerd_rules)

@@ -12,12 +12,20 @@ a kernel OOM kill in the unit's cgroup and of the signal its main process died o
 * ``systemd[1]: train.service: A process of this unit has been killed by the OOM killer.`` →
   ``oom_kill`` (the unit's cgroup counted a kernel kill);
 * ``systemd[1]: train.service: Main process exited, code=killed, status=9/KILL`` →
-  ``process_killed``, exit code 137; ``systemd-oomd killed 12 process(es) in this unit.`` →
+  ``process_killed``, exit code 137 (128 + the signal; ``code=exited, status=1/FAILURE`` → exit code 1,
+  an error; a ``Control process`` (ExecStartPre=, ExecStop=) likewise); ``systemd-oomd killed 12 process(es) in this unit.`` →
   ``process_killed`` of that many;
-* ``train.service: Failed with result 'oom-kill'.`` keeps the result in attrs.
+* ``train.service: Killing process 23391 (python3) with signal SIGKILL.`` (a process left at the stop
+  timeout) → ``process_killed`` of that pid and name;
+* ``train.service: Failed with result 'oom-kill'.`` keeps the result in attrs, and ``Consumed 2h 29min
+  CPU time, 3.2G memory peak, …`` (systemd 256+) the unit's memory peak (``memory_peak_bytes``).
 
-These are registered with :mod:`rca.sources._syslog` as the rules of programs ``systemd`` and
-``systemd-oomd``; the pid of the envelope is systemd's, not the victim's, so it is not kept.
+journald's own ``Suppressed 4499764 messages from run-r73….service`` (its rate limit) and ``Missed 81
+kernel messages`` (a kmsg overrun) are warnings with the count in attrs: the journal has a hole there.
+
+These are registered with :mod:`rca.sources._syslog` as the rules of programs ``systemd``,
+``systemd-oomd`` and ``systemd-journald``; the pid of the envelope is the daemon's, not a victim's: a line
+about a unit, a cgroup or another process does not keep it.
 """
 
 from __future__ import annotations
@@ -37,11 +45,20 @@ _OOMD_LINE = (
 _UNIT = r"^(?<unit>[^\s:]+\.(?:service|scope|slice|socket|mount|timer)): "
 _UNIT_LINE = (
     _UNIT + r"(?:(?<oom_killed>A process of this unit has been killed by the OOM killer\.)"
-    r"|Main process exited, code=(?<code>killed|dumped|exited), status=(?<status>[0-9]+)/(?<status_name>[A-Z0-9_]+)"
+    r"|(?<process_role>Main|Control) process exited, code=(?<code>killed|dumped|exited), status=(?<status>[0-9]+)/(?<status_name>[A-Za-z0-9_/]+)"
     r"|systemd-oomd killed (?<oomd_killed>[0-9]+) process\(es\) in this unit\."
+    r"|Killing process (?<killed_pid>[0-9]+) \((?<killed_name>[^)]*)\) with signal (?<kill_signal>SIG[A-Z0-9]+)"
+    r"|Consumed .*?(?<peak>[0-9.]+)(?<peak_unit>[BKMGTPE]) memory peak"
     r"|Failed with result '(?<result>[a-z\-]+)'\.)?"
 )
+# journald's word that lines are missing: an OOM kill or an Xid may have been among them.
+_JOURNALD_LOSS = (
+    r"^(?:Suppressed (?<suppressed>[0-9]+) messages from (?<from>\S+)|Missed (?<missed>[0-9]+) kernel messages"
+    r"|Forwarding to syslog missed (?<forward_missed>[0-9]+) messages|(?<overrun>/dev/kmsg buffer overrun))"
+)
 _SIGNALS = {"9": "SIGKILL"}
+# systemd's format_bytes(): powers of 1024 with one-letter suffixes ("3.2G", "38.4M", "0B").
+_PEAK_UNIT_BYTES = {"B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50, "E": 2**60}
 
 
 def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -59,7 +76,10 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         kind=kind,
         severity=pl.when(killed | signalled).then(pl.lit("error")).when(pressured).then(pl.lit("warning")).otherwise(pl.col("severity")),
         cgroup=pl.coalesce(oomd.field("killed"), oomd.field("under_pressure")),
-        process=pl.coalesce(pl.coalesce(oomd.field("killed"), oomd.field("under_pressure")).str.extract(r"([^/]+)$"), pl.col("program")),
+        # A pid it signalled is named by its number alone: that process is not systemd-oomd.
+        process=pl.when(~signalled).then(
+            pl.coalesce(pl.coalesce(oomd.field("killed"), oomd.field("under_pressure")).str.extract(r"([^/]+)$"), pl.col("program"))
+        ),
         victim_pid=oomd.field("pid").cast(pl.Int64, strict=False),
         attrs=attrs_json({
             "oom": pl.when(killed | signalled).then(pl.lit("systemd_oomd")),
@@ -77,29 +97,57 @@ def unit_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     unit = pl.col("message").str.extract_groups(_UNIT_LINE).struct
     sigkill = (unit.field("code") == "killed") & (unit.field("status") == "9")
     oomd_killed = unit.field("oomd_killed").cast(pl.Int64, strict=False)
+    # "Killing process 23391 (beam.smp) with signal SIGKILL.": a process left in the unit at its stop timeout.
+    left_killed = unit.field("kill_signal") == "SIGKILL"
     kind = (
         pl.when(unit.field("oom_killed").is_not_null()).then(pl.lit("oom_kill"))
-        .when(sigkill | oomd_killed.is_not_null()).then(pl.lit("process_killed"))
+        .when(sigkill | oomd_killed.is_not_null() | left_killed).then(pl.lit("process_killed"))
         .otherwise(pl.lit("log"))
     )
     signalled = unit.field("code").is_in(["killed", "dumped"])
-    failed = signalled | (unit.field("result").is_not_null() & (unit.field("result") != "success"))
+    exited_failing = (unit.field("code") == "exited") & (unit.field("status") != "0")
+    failed = signalled | exited_failing | (unit.field("result").is_not_null() & (unit.field("result") != "success"))
+    peak = unit.field("peak").cast(pl.Float64, strict=False) * unit.field("peak_unit").replace_strict(_PEAK_UNIT_BYTES, default=None, return_dtype=pl.Float64)
     return _events(
         framed,
         kind=kind,
-        severity=pl.when(kind != "log").then(pl.lit("error")).when(failed).then(pl.lit("error")).otherwise(pl.col("severity")),
-        process=pl.coalesce(unit.field("unit"), pl.col("program")),
+        # "Failed to start NVIDIA Persistence Daemon." names the unit by its description, not its name.
+        severity=pl.when((kind != "log") | failed | pl.col("message").str.starts_with("Failed to start ")).then(pl.lit("error"))
+        .otherwise(pl.col("severity")),
+        process=pl.coalesce(unit.field("killed_name"), unit.field("unit"), pl.col("program")),
+        victim_pid=unit.field("killed_pid").cast(pl.Int64, strict=False),
         # A container's scope (cri-containerd-<id>.scope, docker-<id>.scope) names the container.
         container_id=unit.field("unit").str.extract(MEMCG_CONTAINER_ID, 1),
-        exit_code=pl.when(sigkill).then(pl.lit(137, pl.Int32)),
+        # A shell's convention, as the container runtimes report it: 128 + the signal a process died of.
+        exit_code=pl.when(signalled).then(unit.field("status").cast(pl.Int32, strict=False) + 128)
+        .when(unit.field("code") == "exited").then(unit.field("status").cast(pl.Int32, strict=False)),
         attrs=attrs_json({
             "unit": unit.field("unit"),
+            "unit_process": pl.when(unit.field("process_role") == "Control").then(pl.lit("control")),
             "signal": pl.when(signalled).then(
                 unit.field("status").replace_strict(_SIGNALS, default=pl.format("SIG{}", unit.field("status_name")))
-            ),
+            ).otherwise(unit.field("kill_signal")),
             "oom": pl.when(oomd_killed.is_not_null()).then(pl.lit("systemd_oomd")),
             "processes_killed": oomd_killed,
             "result": unit.field("result"),
+            "memory_peak_bytes": peak.round().cast(pl.Int64),
+        }),
+    )
+
+
+def journald_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Event rows for journald's own lines: the messages it dropped (rate limit) or missed (kmsg overrun) are warnings."""
+    loss = pl.col("message").str.extract_groups(_JOURNALD_LOSS).struct
+    lost = pl.coalesce(loss.field("suppressed"), loss.field("missed"), loss.field("forward_missed")).cast(pl.Int64, strict=False)
+    any_loss = lost.is_not_null() | loss.field("overrun").is_not_null()
+    return _events(
+        framed,
+        kind=pl.lit("log"),
+        severity=pl.when(any_loss).then(pl.lit("warning")).otherwise(pl.col("severity")),
+        process=pl.col("program"),
+        attrs=attrs_json({
+            "messages_lost": lost,
+            "lost_from": pl.coalesce(loss.field("from"), pl.when(loss.field("missed").is_not_null() | loss.field("overrun").is_not_null()).then(pl.lit("kernel"))),
         }),
     )
 
@@ -120,3 +168,6 @@ def _events(framed: pl.DataFrame, victim_pid: pl.Expr | None = None, **facts: pl
 # Not a source of their own: their lines are the file's, as other programs' lines are.
 _syslog.register_program("systemd", None, unit_rules)
 _syslog.register_program("systemd-oomd", None, oomd_rules)
+# RHEL 7's journald names itself by its 15-character comm.
+for _journald in ("systemd-journald", "systemd-journal"):
+    _syslog.register_program(_journald, None, journald_rules)

@@ -3,7 +3,7 @@
 The envelope (time, host, program[pid]) is peeled off by :mod:`rca.sources._syslog`; each
 line then goes to the rules of the program that wrote it (the kernel's, kubelet's), an
 application's (a program that printed a traceback, a CUDA OOM, NCCL lines) to the pipeline
-source's rules, and lines of programs nobody has rules for (systemd, containerd, sshd…) are
+source's rules, and lines of programs nobody has rules for (sshd, cron…) are
 kept as ``kind=log`` events with their time, host, process and pid. The kernel and kubelet
 sources claim files written mostly by their own program; this source claims the mixed rest.
 """
@@ -15,9 +15,10 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca.sources import (
-    _containerd,  # noqa: F401  (registers the rules of containerd's lines)
+    _containerd,  # noqa: F401  (registers the rules of containerd's and dockerd's lines)
+    _earlyoom,  # noqa: F401  (registers the rules of earlyoom's lines)
     _syslog,
-    _systemd,  # noqa: F401  (registers the rules of systemd's and systemd-oomd's lines)
+    _systemd,  # noqa: F401  (registers the rules of systemd's, systemd-oomd's and journald's lines)
     register,
 )
 from rca.sources._base import ParseContext, Parsed, Source, by_head, one_head
@@ -35,7 +36,9 @@ def sniff(head: Sequence[str]) -> float:
 def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
     text = pl.col("text")
-    framed = text.str.contains(_syslog.SHORT_LINE) | text.str.contains(_syslog.ISO_LINE) | _is_journal_json(text)
+    framed = (
+        text.str.contains(_syslog.SHORT_LINE) | text.str.contains(_syslog.SHORT_PID_LINE) | text.str.contains(_syslog.ISO_LINE) | _is_journal_json(text)
+    )
     return {head: float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE for head, row in by_head(heads, share=framed.mean()).items()}
 
 
