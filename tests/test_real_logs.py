@@ -43,6 +43,7 @@ OWNER_BY_PREFIX = {
     "tf_": "pipeline",
     "mpi_": "pipeline",
     "journal_": "syslog",
+    "dcgm_": "dcgm",
 }
 
 

@@ -1,4 +1,4 @@
-"""The dcgm source: dcgm-exporter scrapes, Prometheus /federate dumps and query-API JSON exports.
+"""The dcgm source: dcgm-exporter scrapes, Prometheus /federate dumps, query-API JSON exports, dcgmi diag / discovery tables.
 
 Fixtures follow dcgm-exporter's own output (its README and etc/default-counters.csv: HELP texts,
 label order ``gpu, UUID, pci_bus_id, device, modelName, Hostname, DCGM_FI_DRIVER_VERSION,
@@ -202,3 +202,108 @@ def test_any_value_gives_valid_numbers_and_attrs(values: list[float]) -> None:
     events = rca.parse_text(text, file="h/x.txt")
     for attrs in events["attrs"].drop_nulls():
         assert all(value is None or math.isfinite(value) for value in json.loads(attrs).values())
+
+
+# --- dcgmi diag -------------------------------------------------------------------------------
+
+
+def test_diag_331_results_are_events_with_metadata_in_attrs() -> None:
+    events = _events("dcgm_diag_r2_331_deployment_pass.txt")
+    assert events["source"].unique().to_list() == ["dcgm"]
+    assert events["kind"].unique().to_list() == ["log"]
+    denylist = events.filter(pl.col("line") == 11).row(0, named=True)
+    assert (denylist["severity"], denylist["message"], denylist["ts"], denylist["ts_quality"]) == (
+        "info", "Denylist: Pass", FIXED_MTIME, "file_mtime")
+    assert _attrs(denylist) == {"test": "Denylist", "section": "Deployment", "result": "Pass", "dcgm_version": "3.3.1",
+                                "driver_version": "535.129.03", "gpu_device_ids": "1eb8"}
+    # Borders, header, section rules and metadata rows are no events; the prompt and banner stay as logs.
+    assert events["line"].to_list() == [1, 2, *range(11, 18)]
+
+
+def test_diag_per_gpu_results_of_dcgm4_carry_the_gpu_index() -> None:
+    events = _events("dcgm_diag_423_per_gpu_pass.txt").filter(pl.col("line") >= 11)
+    assert events["gpu_index"].to_list() == [None, 0, 1, 2, 3]
+    assert events["message"].to_list()[1] == "software: GPU0: Pass"
+    assert {_attrs(row)["dcgm_version"] for row in events.to_dicts()} == {"4.2.3"}
+
+
+def test_diag_wrapped_warning_rows_join_into_one_message() -> None:
+    events = _events("dcgm_diag_r2_331_gpu_memory_fail.txt")
+    passed, failed, warning = events.filter(pl.col("line").is_in([9, 10, 11])).to_dicts()
+    assert (passed["severity"], passed["gpu_index"], failed["severity"], failed["gpu_index"]) == ("info", 1, "error", 0)
+    assert _attrs(failed) == {"test": "GPU Memory", "section": "Hardware", "result": "Fail", "gpus": "0"}
+    assert (warning["severity"], warning["gpu_index"], warning["n_lines"]) == ("warning", 0, 5)
+    assert warning["message"] == (
+        "GPU Memory: Warning: GPU 0 Error using CUDA API cuCtxCreate Check DCGM and system logs for errors. Reset GPU. "
+        "Restart DCGM. Rerun diagnostics. Unable to create CUDA context: 'CUDA-capable device(s) is/are busy or unavailable'.")
+    # Chunks are cut mid-word and keep their own spaces ("bandwidth:  12.33").
+    info = events.filter(pl.col("line") == 5).row(0, named=True)
+    assert info["message"] == ("Info: GPU 1 GPU to Host bandwidth:  12.33 GB/s, GPU 1 Host to GPU bandwidth:  13.15 GB/s, "
+                               "GPU 1 bidirectional bandwidth: 22.63 GB/s")
+    assert events["n_lines"].sum() + 1 == 15  # the section rule is skipped
+
+
+def test_diag_fail_all_and_an_xid_in_a_warning() -> None:
+    # Wrapped as dcgmi does: 45-character chunks, here one ending on a word and the next starting with its space.
+    rows = (
+        "+---------------------------+------------------------------------------------+",
+        "| Diagnostic                | Result                                         |",
+        "+===========================+================================================+",
+        "+-----  Integration  -------+------------------------------------------------+",
+        "| PCIe                      | Fail - All                                     |",
+        "| Warning                   | GPU 3 Detected XID 79 for GPU 3 while running  |",
+        "|                           |  the test. Drain the node.                     |",
+        "+---------------------------+------------------------------------------------+   ",
+    )
+    events = rca.parse_text("\n".join(rows), file="node/diag.txt", reference_time=FIXED_MTIME)
+    fail, warning = events.to_dicts()
+    assert (fail["source"], fail["kind"], fail["severity"], fail["gpu_index"]) == ("dcgm", "log", "error", None)
+    assert _attrs(fail)["gpus"] == "all"
+    assert (warning["kind"], warning["xid"], warning["gpu_index"], warning["severity"]) == ("xid", 79, 3, "warning")
+    assert warning["message"].endswith("Detected XID 79 for GPU 3 while running the test. Drain the node.")
+    assert _attrs(warning)["xid_name"]
+
+
+def test_discovery_list_gives_one_event_per_gpu_with_bus_and_uuid() -> None:
+    events = _events("dcgm_discovery_l_h100_01.txt")
+    gpus = events.filter(pl.col("format") == "discovery")
+    assert events["source"].unique().to_list() == ["dcgm"]
+    assert gpus.select("line", "n_lines", "gpu_index", "pci_bus", "gpu_uuid").rows() == [
+        (6, 3, 0, "00000000:4C:00.0", "GPU-d6a2c177-4cd8-8d01-0310-79f2720f37de"),
+        (10, 3, 1, "00000000:5D:00.0", "GPU-75c4ee16-a840-6f6c-9a7b-5ed8f41598b8"),
+    ]
+    assert gpus["kind"].unique().to_list() == ["log"]
+    assert events.filter(pl.col("line") == 2)["message"].to_list() == ["4 GPUs found."]
+
+
+def test_diag_table_inside_a_longer_job_log_is_left_to_the_log() -> None:
+    table = (FOLDER / "dcgm_diag_423_per_gpu_pass.txt").read_text().splitlines()
+    assert dcgm.sniff(table) == 0.95
+    job_log = [f"2025-08-25 10:00:{i:02d} INFO step {i} loss 1.{i:02d}" for i in range(40)]
+    assert dcgm.sniff(job_log[:20] + table + job_log[20:]) == 0.0
+
+
+def test_diag_rows_with_trailing_blanks_after_the_box() -> None:
+    rows = (
+        "$ dcgmi diag -i 0,1,2,3 -v -r 2",
+        "+---------------------------+------------------------------------------------+" + " " * 60,
+        "| Diagnostic                | Result                                         |" + " " * 60,
+        "+===========================+================================================+" + " " * 60,
+        "|-----  Metadata  ----------+------------------------------------------------|" + " " * 40,
+        "| DCGM Version              | 4.4.1                                          |",
+        "+-----  Integration  -------+------------------------------------------------+" + " " * 20,
+        "| pcie                      | Fail                                           |\t ",
+        "|                           | GPU0: Fail                                     |   ",
+    )
+    events = rca.parse_text("\n".join(rows), file="node/diag.txt", reference_time=FIXED_MTIME)
+    diag = events.filter(pl.col("line") >= 8)
+    assert diag.select("severity", "gpu_index").rows() == [("error", None), ("error", 0)]
+    assert {_attrs(row)["dcgm_version"] for row in diag.to_dicts()} == {"4.4.1"}
+    assert _attrs(diag.row(1, named=True))["test"] == "pcie"
+
+
+def test_diag_under_kubectl_exec_keeps_the_banner_as_a_log_line() -> None:
+    events = _events("dcgm_diag_r3_335_kubectl_exec.txt")
+    assert events["source"].unique().to_list() == ["dcgm"]
+    assert events.filter(pl.col("line") == 1)["message"].to_list()[0].startswith("Defaulted container")
+    assert _attrs(events.filter(pl.col("line") == 13).row(0, named=True))["gpu_device_ids"] == "20b5,20b5,20b5,20b5"

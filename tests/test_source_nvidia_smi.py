@@ -511,3 +511,47 @@ def test_index_and_memory_query_rows_are_not_process_rows() -> None:
     text = "index, memory.used [MiB], memory.total [MiB]\n0, 100 MiB, 81559 MiB\n1, 200 MiB, 81559 MiB\n"
     samples = rca.parse_text(text, file="q.csv")
     assert samples.select("kind", "gpu_index", "mem_used_bytes").rows() == [("gpu_sample", 0, 100 * MIB), ("gpu_sample", 1, 200 * MIB)]
+
+
+# --- a MIG devices table alone, topo -m -------------------------------------------------------
+
+
+def test_mig_devices_table_alone_is_nvidia_smi_with_a_sample_per_mig_device() -> None:
+    events = _events("nvidia_smi_mig_devices_only_01.txt")
+    assert events["source"].unique().to_list() == ["nvidia_smi"]
+    assert events["kind"].to_list() == ["gpu_sample"] * 3
+    assert events["gpu_index"].to_list() == [1, 1, 1]
+    assert events["mem_used_bytes"].to_list() == [14366 * 2**20, 9826 * 2**20, 13 * 2**20]
+    assert events["mem_total_bytes"].unique().to_list() == [19968 * 2**20]
+    assert [(a["mig_device"], a["gi"], a["bar1_used_bytes"]) for a in attrs_of(events)] == [(0, 3, 4 * 2**20), (1, 5, 2 * 2**20), (2, 6, 2 * 2**20)]
+    assert _accounting(_text("nvidia_smi_mig_devices_only_01.txt")) == (16, 16)
+
+
+def test_topo_matrix_is_nvidia_smi_kept_as_log_lines() -> None:
+    events = _events("nvidia_smi_topo_m_01.txt")
+    assert events["source"].unique().to_list() == ["nvidia_smi"]
+    assert events["kind"].unique().to_list() == ["log"]
+    assert events["gpu_index"].is_null().all()
+    assert events.height == 11
+
+
+def test_partial_query_memory_only_gives_the_fb_figures() -> None:
+    events = _events("nvidia_smi_q_d_memory_01.txt", reference_time=_utc(2024, 8, 1))
+    (sample,) = events.filter(pl.col("kind") == "gpu_sample").to_dicts()
+    assert (sample["pci_bus"], sample["mem_used_bytes"], sample["mem_total_bytes"]) == ("00000000:01:00.0", 659 * 2**20, 8192 * 2**20)
+    assert sample["ts"].replace(tzinfo=None) == datetime(2024, 7, 23, 12, 34, 41)
+    assert attrs_of(events.filter(pl.col("kind") == "gpu_sample"))[0]["driver"] == "560.70"
+
+
+def test_remapped_rows_query_flags_pending_and_failed_remaps() -> None:
+    text = (
+        "gpu_bus_id, gpu_uuid, remapped_rows.correctable, remapped_rows.uncorrectable, remapped_rows.pending, remapped_rows.failure\n"
+        "00000000:07:00.0, GPU-6e6f1a55-1c6e-8d1b-6d1e-3b0b5a8c2f10, 0, 4, Yes, No\n"
+        "00000000:0F:00.0, GPU-0a1b2c3d-1c6e-8d1b-6d1e-3b0b5a8c2f11, 0, 0, No, No\n"
+        "00000000:10:00.0, GPU-0a1b2c3d-1c6e-8d1b-6d1e-3b0b5a8c2f12, 0, 512, No, Yes\n"
+    )
+    events = rca.parse_text(text, file="remapped.csv")
+    assert events["source"].unique().to_list() == ["nvidia_smi"]
+    assert events["pci_bus"].to_list() == ["00000000:07:00.0", "00000000:0F:00.0", "00000000:10:00.0"]
+    assert events["severity"].to_list() == ["warning", None, "error"]
+    assert attrs_of(events)[0]["remapped_rows.uncorrectable"] == "4"

@@ -221,6 +221,12 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
     else:  # a query without one (the usual one-off listing of several GPUs) has no time
         rows = rows.with_columns(ts=pl.lit(None, schema.UTC_MICROS))
     ts = pl.col("ts")
+    # --query-remapped-rows: a failed remap means the GPU is to be replaced; a pending one that it needs a reset.
+    severity = (
+        pl.when(value("remapped_rows.failure") == "Yes").then(pl.lit("error"))
+        .when(value("remapped_rows.pending") == "Yes").then(pl.lit("warning"))
+        .otherwise(pl.lit("info" if kind != "log" else None, pl.String))
+    )
     named = {
         ("gpu_name" if per_process and key == "name" else key): converted(name, how)
         for name, (key, how) in _NAMED_ATTRS.items()
@@ -231,7 +237,7 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
         "line",
         n_lines=pl.lit(1, pl.Int32),
         kind=pl.lit(kind),
-        severity=pl.lit("info" if kind != "log" else None, pl.String),
+        severity=severity,
         message=pl.col("text").str.strip_chars(),
         format=pl.lit(FORMAT),
         ts=ts,

@@ -24,6 +24,16 @@ written where it changes to a non-zero code, with the kernel source's catalog at
 DCGM's blank values (9223372036854775792 and up), NaN and ±Inf are null. The ``Hostname``
 label is the host (``host_in_content``) unless it names the exporter's own pod; other
 metrics (go_*, process_*) are skipped as "other metric", comments as "comment".
+
+``dcgmi diag -r N`` prints a boxed table: a Metadata section (DCGM version, driver, device
+ids) and sections of tests, each ``| Test | Pass |`` with per-GPU rows under it (DCGM 3:
+``Fail - GPU: 0`` / ``Fail - All``; DCGM 4: ``GPU0: Pass``) and ``Warning`` / ``Info`` rows
+whose text is cut into fixed-width chunks over several rows (mid-word). Each result row is
+an event (Fail → error, Warn → warning, Pass/Skip → info), each Warning/Info its chunks
+joined into one event; kind ``xid`` where the text names an Xid, else ``log``; test, result
+and the metadata in ``attrs``. ``dcgmi discovery -l`` prints the same box, a GPU per row
+(name, PCI bus id and UUID wrapped under its index): one ``log`` event per GPU carrying
+them. The tables have no time: the file's modification time.
 """
 
 from __future__ import annotations
@@ -71,9 +81,23 @@ _DCGM_SAMPLE = r"^DCGM_[A-Z0-9_]+(?:\{|\s)"
 _JSON_NUMBER = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$"
 _EXPORTER_POD = r"(?i)dcgm-exporter"
 
+# dcgmi diag's table (and discovery -l's, the same box): header, section rules (`|-----  Metadata  ---+---|`, `+-----  Hardware  ---+---+`), borders, rows.
+_DIAG_HEADER = r"^\|\s*(?:Diagnostic\s*\|\s*Result|(?<discovery>GPU ID)\s*\|\s*Device Information)\s*\|$"
+_DIAG_SECTION = r"^[|+]-{3,}\s+([A-Za-z][^|+]*?)\s+-+\+-+[|+]$"
+_DIAG_BORDER = r"^\+[-=]+\+[-=]+\+$"
+_DIAG_ROW = r"^\|(?P<name>[^|]*)\| (?P<cell>.*) \|$"
+_DIAG_RESULT = (
+    r"^(?:GPU\s*(?P<gpu>[0-9]+):\s*)?(?P<result>Pass|Fail|Warn|Skip)[a-z]*"
+    r"(?:\s*-\s*(?:All|GPUs?:\s*(?P<gpus>[0-9]+(?:\s*,\s*[0-9]+)*)))?$"
+)
+_DIAG_DETAILS = {"Warning": "warning", "Info": "info", "Error": "error"}
+_DIAG_SEVERITY = {"Fail": "error", "Warn": "warning", "Pass": "info", "Skip": "info"}
+_DIAG_METADATA = {"DCGM Version": "dcgm_version", "Driver Version Detected": "driver_version", "GPU Device IDs Detected": "gpu_device_ids"}
+_XID_IN_TEXT = r"(?i)\bXID\s*(?:error\s*)?([0-9]+)"
+
 
 def sniff(head: Sequence[str]) -> float:
-    """0.95 when the head holds DCGM HELP/TYPE lines or is mostly DCGM samples; 0.9 for a JSON export of DCGM metrics."""
+    """0.95 when the head holds DCGM HELP/TYPE lines, is mostly DCGM samples or a dcgmi table; 0.9 for a JSON export of DCGM metrics."""
     if not head:
         return 0.0
     if _is_json_export(head):
@@ -82,15 +106,25 @@ def sniff(head: Sequence[str]) -> float:
     found = lines.select(
         comment=pl.col("text").str.contains(_DCGM_COMMENT).any(),
         samples=pl.col("text").str.contains(_DCGM_SAMPLE).mean(),
+        diag=_is_diag_line(pl.col("text")).any(),
+        boxed=pl.col("text").str.strip_chars_start().str.contains(r"^[|+]").mean(),
     ).row(0, named=True)
     if found["comment"] or (found["samples"] or 0.0) >= 0.5:
         return 0.95
+    if found["diag"] and (found["boxed"] or 0.0) >= 0.5:
+        return 0.95  # a dcgmi table within a longer log (a job's preflight check) is left to the log's parser
     return 0.0
 
 
 def _is_json_export(head: Sequence[str]) -> bool:
     joined = "\n".join(head)
     return joined.lstrip().startswith("{") and '"resultType"' in joined and "DCGM_" in joined
+
+
+def _is_diag_line(text: pl.Expr) -> pl.Expr:
+    """A ``dcgmi diag`` header or section rule (cheap literal first: most lines have neither)."""
+    text = text.str.strip_chars_end()
+    return text.str.contains_any(["Diagnostic", "Device Information", "-----  "]) & (text.str.contains(_DIAG_HEADER) | text.str.contains(_DIAG_SECTION))
 
 
 def sniff_bytes(head: bytes) -> float:
@@ -113,6 +147,8 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         covering = pl.when(first).then(pl.lit(lines.height)).otherwise(0).cast(pl.Int32)
         return Parsed(events=parsed.events.with_columns(line=pl.lit(lines["line"][0], pl.Int64), n_lines=covering),
                       skipped={} if parsed.events.height else {reason: lines.height for reason in parsed.skipped})
+    if lines.select(_is_diag_line(pl.col("text")).any()).item():
+        return _parse_diag(lines, ctx)
     text = pl.col("text").str.strip_chars()
     comment = text.str.starts_with("#")
     classified = lines.with_columns(comment=comment, sample=text.str.extract_groups(_SAMPLE_LINE))
@@ -149,6 +185,79 @@ def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0][:200] if text.strip() else "unknown error"
+
+
+# --- dcgmi diag: the boxed table of test results ---------------------------------------------
+
+
+def _parse_diag(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Result rows and joined Warning/Info rows as events; metadata into attrs; rules and borders skipped."""
+    text = pl.col("text").str.strip_chars_end()
+    name, cell = pl.col("row").struct.field("name").str.strip_chars(), pl.col("row").struct.field("cell")
+    discovery = lines.select(text.str.extract(_DIAG_HEADER, 1).is_not_null().any()).item()
+    framed = lines.with_columns(
+        section=text.str.extract(_DIAG_SECTION, 1),
+        border=text.str.contains(_DIAG_BORDER) | text.str.contains(_DIAG_HEADER),
+        row=text.str.extract_groups(_DIAG_ROW),
+    ).with_columns(pl.col("section").forward_fill().alias("in_section"), name=name, cell=cell)
+    is_row = pl.col("cell").is_not_null() & pl.col("section").is_null() & ~pl.col("border")
+    metadata = pl.col("in_section").str.to_lowercase() == "metadata"
+    result = pl.col("cell").str.strip_chars().str.extract_groups(_DIAG_RESULT)
+    detail = pl.col("name").is_in(list(_DIAG_DETAILS))
+    framed = framed.with_columns(
+        is_row=is_row, metadata=metadata.fill_null(False) & is_row,
+        result=pl.when(is_row & ~detail & (not discovery)).then(result),
+    ).with_columns(
+        test=pl.when(pl.col("is_row") & ~pl.col("metadata") & (pl.col("name") != "") & ~detail & (not discovery)).then(pl.col("name")).forward_fill(),
+        # A row without a name continues the one above, unless it holds a result of its own (a GPU's).
+        record=(~pl.col("is_row") | (pl.col("name") != "") | pl.col("result").struct.field("result").is_not_null()).cum_sum(),
+    )
+    meta = framed.filter(pl.col("metadata") & (pl.col("name") != "")).select("name", value=pl.col("cell").str.strip_chars())
+    meta_attrs = {_DIAG_METADATA.get(key, re.sub(r"[^0-9A-Za-z_]+", "_", key.lower()).strip("_")): value for key, value in meta.iter_rows()}
+    skipped = {reason: count for reason, count in {
+        "table border": framed["border"].sum(), "section": framed["section"].is_not_null().sum(), "metadata": framed["metadata"].sum(),
+    }.items() if count}
+    other = framed.filter(~pl.col("is_row") & ~pl.col("border") & pl.col("section").is_null())
+    # Wrapped text is cut into chunks one narrower than the cell, mid-word: the last cell character is
+    # padding. A chunk padded further ended at a word (another layout): one space stands for the padding.
+    chunk = pl.col("cell").str.slice(0, pl.col("cell").str.len_chars() - 1)
+    piece = pl.when(chunk.str.ends_with(" ")).then(chunk.str.strip_chars_end() + " ").otherwise(chunk)
+    records = framed.filter(pl.col("is_row") & ~pl.col("metadata")).group_by("record", maintain_order=True).agg(
+        pl.col("line").first(), pl.len().cast(pl.Int32).alias("n_lines"), pl.col("name").first(), pl.col("test").first(),
+        pl.col("in_section").first(), pl.col("result").first(), text=piece.str.join("").str.strip_chars(),
+    )
+    outcome, gpus = pl.col("result").struct.field("result"), pl.col("result").struct.field("gpus")
+    label = pl.when(pl.col("name").is_in(list(_DIAG_DETAILS))).then(pl.col("name"))
+    gpu = pl.coalesce(
+        pl.when(discovery).then(pl.col("name")),
+        pl.col("result").struct.field("gpu"),
+        pl.when(~gpus.str.contains(",")).then(gpus),
+        pl.when(label.is_not_null()).then(pl.col("text").str.extract(r"\bGPU\s*([0-9]+)\b", 1)),
+    ).cast(pl.Int32, strict=False)
+    xid = pl.col("text").str.extract(_XID_IN_TEXT, 1).cast(pl.Int32, strict=False)
+    events = records.select(
+        "line", "n_lines",
+        ts=pl.lit(ctx.reference_time, schema.UTC_MICROS),
+        ts_quality=pl.lit("file_mtime" if ctx.reference_time else "missing"),
+        kind=pl.when(xid.is_not_null()).then(pl.lit("xid")).otherwise(pl.lit("log")),
+        format=pl.lit("discovery" if discovery else "diag"),
+        severity=pl.coalesce(outcome.replace_strict(_DIAG_SEVERITY, default=None), label.replace_strict(_DIAG_DETAILS, default=None)),
+        gpu_index=gpu,
+        gpu_uuid=pl.col("text").str.extract(r"\bUUID:\s*(GPU-[0-9a-fA-F-]+)", 1),
+        pci_bus=pl.col("text").str.extract(r"\bPCI Bus ID:\s*([0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])", 1),
+        xid=xid,
+        message=pl.concat_str([pl.when(discovery).then(pl.format("GPU {}", pl.col("name"))), pl.col("test"), label, pl.col("text")],
+                              separator=": ", ignore_nulls=True),
+        attrs=attrs_json({
+            "test": pl.col("test"), "section": pl.col("in_section"), "result": outcome,
+            "gpus": pl.when(pl.col("text").str.contains(r"-\s*All$")).then(pl.lit("all")).otherwise(gpus),
+            "detail": label.str.to_lowercase(),
+            **_xid.catalog_attrs(xid),
+            **{key: pl.lit(value) for key, value in meta_attrs.items()},
+        }),
+    )
+    unparsed = other.select("line", message="text", n_lines=pl.lit(1, pl.Int32))
+    return Parsed(events=pl.concat([events, unparsed], how="diagonal_relaxed").sort("line"), skipped=skipped)
 
 
 # --- samples: one row per (metric, series, time) -----------------------------------------------
@@ -344,7 +453,7 @@ SOURCE = register(
         name="dcgm",
         sniff=sniff,
         parse=parse,
-        sniff_literals=("DCGM_",),
+        sniff_literals=("DCGM_", "Diagnostic", "Device Information", "-----  "),
         formats=("exposition", "prometheus_json"),
         host_in_content=True,
         sniff_bytes=sniff_bytes,

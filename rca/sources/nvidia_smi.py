@@ -19,6 +19,9 @@ dmon / pmon    :mod:`rca.sources._nvsmi_dmon`             gpu_sample / gpu_proce
 list           this module                                log per ``-L`` line (index ↔ UUID)
 =============  =========================================  ======================================
 
+A MIG devices table saved on its own is a table; ``nvidia-smi topo -m`` (a matrix of links,
+no readings) is claimed by its header and kept as log lines.
+
 Conventions shared by all of them: memory in ``mem_*_bytes`` (MiB and the old "MB" are
 2**20 bytes); N/A is null, never 0; the GPU name and readings that have no schema column
 go in ``attrs`` (``name``, ``temp_c``, ``power_w``, ``power_cap_w``, ``pstate``,
@@ -53,7 +56,9 @@ FAILURE_LINE = (
 
 _XML_START = rf"{_nvsmi_xml.DECLARATION_LINE}|{_nvsmi_xml.DOCTYPE_LINE}|{_nvsmi_xml.ROOT_LINE}"
 _TABLE_START = rf"{_nvsmi_table.TIMESTAMP_LINE}|{_nvsmi_table.VERSION_LINE}|{_nvsmi_table.BORDER_LINE}"
-_TABLE_HEADER = r"^\|\s*GPU\s+Name\s.*(?:Persistence-M|Driver-Model)|^\|\s*(?:Compute )?[Pp]rocesses:"
+_TABLE_HEADER = r"^\|\s*GPU\s+Name\s.*(?:Persistence-M|Driver-Model)|^\|\s*(?:Compute )?[Pp]rocesses:|^\|\s*MIG devices:"
+# ``nvidia-smi topo -m``: a matrix of links, read as log lines (it holds no reading).
+_TOPO_HEADER = r"^\s+GPU0\s.*\bCPU Affinity\b"
 
 _PARSERS = {
     "query_xml": _nvsmi_xml.parse,
@@ -107,6 +112,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     unmistakable = (
         text.str.contains(_nvsmi_table.VERSION_LINE)
         | text.str.contains(_TABLE_HEADER)
+        | text.str.contains(_TOPO_HEADER)
         | text.str.contains(_nvsmi_query.BANNER_LINE)
         | text.str.contains(r"^\s*<nvidia_smi_log\b|<!DOCTYPE\s+nvidia_smi_log\b")
     )
@@ -207,7 +213,7 @@ SOURCE = register(
         sniff_literals=(
             "NVIDIA-SMI", "NVSMI LOG", "nvidia_smi_log", "Persistence-M", "Driver-Model", "rocesses:",
             "# gpu", "#gpu", "#Date", "#Time", "memory.", "utilization.", "pci.bus_id", "uuid", "used_memory",
-            "used_gpu_memory", "process_name", "(UUID: GPU-", "MiB", "GPU-",
+            "used_gpu_memory", "process_name", "(UUID: GPU-", "MiB", "GPU-", "MIG devices", "CPU Affinity",
         ),
         formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
         segmented=True,
