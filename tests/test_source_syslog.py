@@ -348,13 +348,14 @@ def test_journald_tells_of_the_messages_it_lost() -> None:
 
 
 def test_containerd_json_log_format_takes_the_same_rules() -> None:
-    text = (
-        'Nov 27 18:29:58 node-a containerd[753]: {"level":"info","msg":"TaskOOM event container_id:\\"'
-        '93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76\\"","time":"2026-11-27T18:29:58.993Z"}\n'
-        'Nov 27 18:29:59 node-a containerd[753]: {"level":"error","msg":"failed to reload cni configuration","time":"2026-11-27T18:29:59.3Z"}\n'
+    container = "93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76"
+    task_oom = f'TaskOOM event container_id:\\"{container}\\"'
+    stamp = "Nov 27 18:29:58 node-a containerd[753]: "
+    as_json = (f'{stamp}{{"level":"info","msg":"{task_oom}","time":"2026-11-27T18:29:58.993Z"}}\n'
+               f'{stamp}{{"level":"error","msg":"failed to reload cni configuration","time":"2026-11-27T18:29:59.3Z"}}\n')
+    as_logfmt = (f'{stamp}time="2026-11-27T18:29:58.993Z" level=info msg="{task_oom}"\n'
+                 f'{stamp}time="2026-11-27T18:29:59.3Z" level=error msg="failed to reload cni configuration"\n')
+    json_facts, logfmt_facts = (
+        rca.parse_text(text, file="syslog", year=2026).select("kind", "severity", "pid", "container_id").rows() for text in (as_json, as_logfmt)
     )
-    events = rca.parse_text(text, file="syslog", year=2026)
-    assert events.select("kind", "severity", "pid", "container_id").rows() == [
-        ("oom_kill", "error", None, "93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76"),
-        ("log", "error", 753, None),
-    ]
+    assert json_facts == logfmt_facts == [("oom_kill", "error", None, container), ("log", "error", 753, None)]
