@@ -916,3 +916,37 @@ def test_compose_service_tags_keep_services_apart_and_sglang_ranks_leave_the_mes
     assert events["message"][0].startswith("Scheduler hit an exception: Traceback")
     assert events["message"][2] == "Load weight end. type=Qwen3ForCausalLM, avail mem=38.11 GB"
     assert events["ts"][2] == utc(2025, 5, 19, 23, 22, 30)
+
+
+def _journal_events(text: str) -> tuple[pl.DataFrame, dict[str, int]]:
+    lines = sources.lines_frame(text)
+    return parse_lines(lines, ParseContext(file="journal.log", tz="UTC", year=2025, reference_time=REFERENCE), sources.get("syslog"))
+
+
+def test_applications_in_a_journal_are_told_apart_by_host_program_and_pid() -> None:
+    """Two writers without pids, and two hosts' pid 1 (a central rsyslog), interleave their tracebacks."""
+    for first, second in (("h train:", "h evalr:"), ("node1 python[1]:", "node2 python[1]:")):
+        text = "".join(f"Jan  1 00:00:01 {writer} {message}\n" for writer, message in (
+            (first, "Traceback (most recent call last):"), (second, "Traceback (most recent call last):"),
+            (first, '  File "a.py", line 1, in <module>'), (second, '  File "b.py", line 2, in <module>'),
+            (first, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."), (second, "ValueError: bad"),
+        ))
+        events, _ = _journal_events(text)
+        assert events.select("line", "n_lines", "kind").rows() == [(1, 3, "cuda_oom"), (2, 3, "traceback")], first
+
+
+def test_a_chained_traceback_in_a_journal_with_empty_messages_is_one_event() -> None:
+    messages = (
+        "Traceback (most recent call last):", '  File "a.py", line 1, in <module>', "ValueError: bad", "",
+        "The above exception was the direct cause of the following exception:", "", "Traceback (most recent call last):",
+        '  File "a.py", line 3, in <module>', "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+    )
+    events, skipped = _journal_events("".join(f"Jan  1 00:00:01 h python3[500]: {message}\n" for message in messages))
+    assert events.select("line", "n_lines", "kind").rows() == [(1, 7, "cuda_oom"), (4, 1, "log"), (6, 1, "log")]
+    assert int(events["n_lines"].sum()) + sum(skipped.values()) == len(messages)
+
+
+def test_compose_like_tags_on_a_few_lines_of_another_log_are_text() -> None:
+    events, _, _ = _parse("epoch_1 | train loss 0.5\nstep 2 loss 0.4\nstep 3 loss 0.3\n")
+    assert events["container"].to_list() == [None, None, None]
+    assert events["message"][0] == "epoch_1 | train loss 0.5"

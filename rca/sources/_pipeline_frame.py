@@ -76,8 +76,9 @@ def _worker_tag(suffix: str) -> str:
 
 
 _OUTER_LAYERS = (
-    # `docker compose logs`: "<service>-<n>  | " (v2; "<project>_<service>_<n>" in v1), padded to the longest name.
-    r"(?<compose>[A-Za-z0-9][A-Za-z0-9_.\-]*[\-_][0-9]+) *\| ",
+    # `docker compose logs`: "<service>-<n>  | " (v2; "<project>_<service>_<n>" in v1), padded to the longest name
+    # (kept only in a file most of whose lines wear it: _without_stray_compose_tags).
+    r"(?<compose>[A-Za-z][A-Za-z0-9_.\-]*[\-_][1-9][0-9]?) *\| ",
     r"\[pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)\]" + _ENDS_TAG,
     # Ray tags a worker's output outside what the worker prints (its stamps, torch's rank tags);
     # a CI runner's stamp is outside Ray's tag.
@@ -327,6 +328,7 @@ def _partition_keys(lines: pl.DataFrame) -> list[str]:
 def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("text")
     layers = _where(lines, text.str.contains(_ANY_OUTER), lambda rows: rows.select(_OUTER_GROUPS).unnest("layers"), _OUTER_FIELDS)
+    layers = _without_stray_compose_tags(layers)
     return layers.select(
         "line",
         *_partition_keys(lines),
@@ -343,6 +345,17 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         gpu_index=pl.col("nccl_device").cast(pl.Int32, strict=False),
         inner=text.str.strip_prefix(pl.col("outer").fill_null("")),
     )
+
+
+def _without_stray_compose_tags(layers: pl.DataFrame) -> pl.DataFrame:
+    """Undo the layers of lines whose compose-like tag ("epoch_1 | loss 0.5") is text: in a file written by
+    `docker compose logs` most lines wear one; elsewhere a few that look so are lines of the log."""
+    tagged = pl.col("compose").is_not_null()
+    share = tagged.mean().over("batch_file") if "batch_file" in layers.columns else tagged.mean()
+    stray = tagged & (share < 0.5)
+    if not layers.select(stray.any()).item():
+        return layers
+    return layers.with_columns(pl.when(~stray).then(pl.col(name)).alias(name) for name in _OUTER_FIELDS)
 
 
 def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:

@@ -220,7 +220,7 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             parts.append(rules(mine, ctx).with_columns(source=pl.lit(source, pl.String)))
     rest = framed.filter(pl.col("program").is_null() | ~pl.col("program").is_in(list(_PROGRAM_RULES)))
     for source, rules, recognises in _APPLICATIONS:
-        claimed = recognises.fill_null(False).any().over([*file_column(rest), "program", "pid"])
+        claimed = recognises.fill_null(False).any().over([*file_column(rest), "host", "program", "pid"])
         applications = rest.filter(claimed)
         if applications.height:
             # What the rules made nothing of stays the file's, as other programs' lines do.

@@ -167,24 +167,31 @@ def _ruled(grouped: pl.DataFrame, families: tuple[str, ...]) -> pl.DataFrame:
 def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Events of an application's messages in a syslog or journald envelope (framed by :mod:`._syslog`).
 
-    Each message is read as a line of its own log, the lines of each program and pid grouped
+    Each message is read as a line of its own log, the lines of each host, program and pid grouped
     apart (a traceback is logged a line an entry). The envelope's time, host and format stand:
     they are the same for every line of the file, where an application's own stamp may lack a zone.
+    An empty message is kept as the envelope's line, and ends a cut traceback as a blank line does.
     """
-    framed = frame(
-        lines.select("line", *file_column(lines), text="message", envelope=pl.format("{}[{}]", "program", "pid")), ctx
-    )
-    events = _classify(records(framed))
+    writer = pl.concat_str([pl.col(name).cast(pl.String).fill_null("") for name in ("host", "program", "pid")], separator="|")
+    framed = frame(lines.select("line", *file_column(lines), text="message", envelope=writer), ctx)
+    empty = pl.col("blank") | pl.col("enveloped_blank")
+    framed = framed.with_columns(after_gap=empty.shift(1, fill_value=False).over("partition"))
+    events = _classify(records(framed.filter(~empty)))
     envelope = lines.select(
         "line", "ts", "ts_raw", "ts_quality", "format",
         envelope_host="host", envelope_pid="pid", program="program", envelope_severity="severity",
     )
-    return events.drop("ts", "ts_raw", "ts_quality", "format").join(envelope, on="line", how="left").with_columns(
+    read = events.drop("ts", "ts_raw", "ts_quality", "format").join(envelope, on="line", how="left").with_columns(
         host=pl.coalesce("envelope_host", "host"),
         pid=pl.coalesce("pid", "envelope_pid"),
         process=pl.coalesce("process", "program"),
         severity=pl.coalesce("severity", "envelope_severity"),
     ).select(list(_OUTPUT))
+    kept_empty = lines.join(framed.filter(empty).select("line"), on="line").select(
+        "line", "ts", "ts_raw", "ts_quality", "host", "pid", "message", "severity", "format",
+        process="program", kind=pl.lit("log"), n_lines=pl.lit(1, pl.Int32),
+    )
+    return pl.concat([read, kept_empty], how="diagonal_relaxed").sort("line")
 
 
 SOURCE = register(Source(name="pipeline", sniff=sniff, sniff_heads=sniff_heads, parse=parse, formats=FORMATS, line_local=True, segmented=True))
