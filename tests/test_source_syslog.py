@@ -58,8 +58,9 @@ def test_other_programs_keep_time_host_process_and_pid() -> None:
 
 def test_mixed_syslog_routes_kernel_lines_to_the_kernel_rules() -> None:
     events = _events("kern_log_mixed_syslog_01.log")
-    assert events["kind"].to_list() == ["log", "oom_invoked", "log", "oom_kill", "process_killed", "log"]
-    assert events["process"].to_list()[-2:] == [None, "sshd"]  # containerd's TaskExit is about the container's process
+    # containerd's TaskExit from the sandbox's handler is about the pod's process, and not a kill of its own
+    assert events["kind"].to_list() == ["log", "oom_invoked", "log", "oom_kill", "log", "log"]
+    assert events["process"].to_list()[-2:] == [None, "sshd"]
     assert events["source"].to_list() == ["syslog", "kernel", "kernel", "kernel", "syslog", "syslog"]
     invoked = events.row(1, named=True)
     assert (invoked["n_lines"], invoked["pid"], invoked["process"], invoked["boot_seconds"]) == (8, 551902, "dataloader", 81234.118027)
@@ -359,3 +360,17 @@ def test_containerd_json_log_format_takes_the_same_rules() -> None:
         rca.parse_text(text, file="syslog", year=2026).select("kind", "severity", "pid", "container_id").rows() for text in (as_json, as_logfmt)
     )
     assert json_facts == logfmt_facts == [("oom_kill", "error", None, container), ("log", "error", 753, None)]
+
+def test_a_pod_sandbox_stopped_with_sigkill_is_not_a_kill() -> None:
+    """A pod's teardown SIGKILLs its pause process; containerd reports that exit from the sandbox's handler."""
+    cid = "93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76"
+    exit_event = f'pid:4242 exit_status:137 exited_at:{{seconds:1764268199 nanos:100000000}}'
+    text = (
+        f'Nov 27 18:29:59 node-a containerd[753]: time="2026-11-27T18:29:59.1Z" level=info msg="TaskExit event in podsandbox handler '
+        f'container_id:\\"{cid}\\" id:\\"{cid}\\" {exit_event}"\n'
+        f'Nov 27 18:29:59 node-a containerd[753]: time="2026-11-27T18:29:59.2Z" level=info msg="TaskExit event '
+        f'container_id:\\"{cid}\\" id:\\"{cid}\\" {exit_event}"\n'
+    )
+    events = rca.parse_text(text, file="syslog", year=2026)
+    assert events.select("kind", "exit_code", "container_id").rows() == [("log", 137, cid), ("process_killed", 137, cid)]
+    assert json.loads(events["attrs"][0]) == {"runtime": "containerd", "sandbox": True}

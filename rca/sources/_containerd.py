@@ -7,7 +7,8 @@ it gets from the shim before the kubelet acts on them:
   ``msg="TaskOOM event container_id:\\"<id>\\""`` (1.7+) → ``oom_kill`` in that container;
 * ``msg="TaskExit event &TaskExit{ContainerID:<id>,ID:<id>,Pid:<pid>,ExitStatus:137,…}"`` or
   ``msg="TaskExit event in podsandbox handler container_id:\\"<id>\\" id:\\"<id>\\" pid:<pid> exit_status:137 …"``
-  → the container's process and exit status: ``process_killed`` for 137 (SIGKILL); 2.x's
+  → the container's process and exit status: ``process_killed`` for 137 (SIGKILL), but not from the
+  sandbox's handler (the pod's pause process, SIGKILLed whenever a pod is torn down); 2.x's
   ``TaskExit event in podsandbox handler container_id:… id:… pid:131544 exited_at:{…}`` leaves out a zero status.
 
 dockerd writes the same logrus lines (``level=error msg="…"``) and is registered with the same rules, for the level.
@@ -26,7 +27,7 @@ from rca.sources._base import ParseContext, attrs_json
 
 _ID = r"[0-9a-f]{64}"
 _TASK_EVENT = (
-    r"(?:msg=|\"msg\":)\"Task(?<event>OOM|Exit) event .*?(?:ContainerID:|container_id:\\\")(?<container_id>" + _ID + ")"
+    r"(?:msg=|\"msg\":)\"Task(?<event>OOM|Exit) event (?<sandbox>in podsandbox handler )?.*?(?:ContainerID:|container_id:\\\")(?<container_id>" + _ID + ")"
     r"(?:.*?(?:Pid:|pid:)(?<pid>[0-9]+))?(?:.*?(?:ExitStatus:|exit_status:)(?<status>[0-9]+))?"
 )
 _LEVEL = r"(?:(?:^|\s)level=|\"level\":\")(?<level>[a-z]+)"
@@ -42,7 +43,10 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # exit_status exited 0.
     exited = task.field("event") == "Exit"
     status = pl.coalesce(task.field("status").cast(pl.Int32, strict=False), pl.when(exited).then(pl.lit(0, pl.Int32)))
-    killed = exited & (status == _SIGKILLED)
+    # The sandbox's handler reports the pod's pause process, which a pod's teardown stops with SIGKILL:
+    # its 137 is a pod going away, not a kill.
+    sandbox = task.field("sandbox").is_not_null()
+    killed = exited & (status == _SIGKILLED) & ~sandbox
     about_a_container = task.field("container_id").is_not_null()
     level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
     return framed.select(
@@ -55,7 +59,11 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pid=pl.coalesce(task.field("pid").cast(pl.Int64, strict=False), pl.when(~about_a_container).then(pl.col("pid"))),
         container_id=task.field("container_id"),
         exit_code=status,
-        attrs=attrs_json({"signal": pl.when(killed).then(pl.lit("SIGKILL")), "runtime": pl.when(about_a_container).then(pl.lit("containerd"))}),
+        attrs=attrs_json({
+            "signal": pl.when(killed).then(pl.lit("SIGKILL")),
+            "runtime": pl.when(about_a_container).then(pl.lit("containerd")),
+            "sandbox": pl.when(sandbox).then(pl.lit(True)),
+        }),
     )
 
 
