@@ -364,7 +364,7 @@ def test_containerd_json_log_format_takes_the_same_rules() -> None:
 def test_a_pod_sandbox_stopped_with_sigkill_is_not_a_kill() -> None:
     """A pod's teardown SIGKILLs its pause process; containerd reports that exit from the sandbox's handler."""
     cid = "93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76"
-    exit_event = f'pid:4242 exit_status:137 exited_at:{{seconds:1764268199 nanos:100000000}}'
+    exit_event = 'pid:4242 exit_status:137 exited_at:{seconds:1764268199 nanos:100000000}'
     text = (
         f'Nov 27 18:29:59 node-a containerd[753]: time="2026-11-27T18:29:59.1Z" level=info msg="TaskExit event in podsandbox handler '
         f'container_id:\\"{cid}\\" id:\\"{cid}\\" {exit_event}"\n'
