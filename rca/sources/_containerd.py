@@ -49,14 +49,13 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     killed = exited & (status == _SIGKILLED) & ~sandbox
     about_a_container = task.field("container_id").is_not_null()
     level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
-    return framed.select(
-        "line", "ts", "ts_raw", "ts_quality", "host", "message", "format",
-        n_lines=pl.lit(1, pl.Int32),
+    return _syslog.program_events(
+        framed,
+        victim_pid=task.field("pid").cast(pl.Int64, strict=False),
         kind=pl.when(oom).then(pl.lit("oom_kill")).when(killed).then(pl.lit("process_killed")).otherwise(pl.lit("log")),
         severity=pl.when(oom | killed).then(pl.lit("error")).otherwise(pl.coalesce(level, pl.col("severity"))),
-        # A task event is about a container's process, not about containerd (whose pid the envelope gives).
+        # A task event is about a container's process, not about containerd.
         process=pl.when(~about_a_container).then(pl.col("program")),
-        pid=pl.coalesce(task.field("pid").cast(pl.Int64, strict=False), pl.when(~about_a_container).then(pl.col("pid"))),
         container_id=task.field("container_id"),
         exit_code=status,
         attrs=attrs_json({

@@ -36,12 +36,11 @@ def earlyoom_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     line = pl.col("message").str.extract_groups(_LINE).struct
     victim = pl.coalesce(line.field("pid"), line.field("old_pid"), line.field("pid_after")).cast(pl.Int64, strict=False)
     killed, low = victim.is_not_null(), line.field("low").is_not_null()
-    return framed.select(
-        "line", "ts", "ts_raw", "ts_quality", "host", "message", "format",
-        n_lines=pl.lit(1, pl.Int32),
+    return _syslog.program_events(
+        framed,
+        victim_pid=victim,
         kind=pl.when(killed).then(pl.lit("oom_kill")).when(low).then(pl.lit("memory_pressure")).otherwise(pl.lit("log")),
         severity=pl.when(killed).then(pl.lit("error")).when(low).then(pl.lit("warning")).otherwise(pl.col("severity")),
-        pid=pl.when(killed).then(victim).otherwise(pl.col("pid")),
         process=pl.when(killed).then(pl.coalesce(line.field("name"), line.field("old_name"))).otherwise(pl.col("program")),
         rss_bytes=line.field("rss").cast(pl.Int64, strict=False) * _MIB,
         attrs=attrs_json({

@@ -228,12 +228,20 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             parts.append(events.with_columns(source=pl.when(pl.col("kind") != "log").then(pl.lit(source))))
             rest = rest.filter(~claimed)
     if rest.height:
-        parts.append(
-            rest.select(
-                "line", "ts", "ts_raw", "ts_quality", "host", "pid", "message", "severity", "format",
-                process=pl.col("program"),
-                kind=pl.lit("log"),
-                n_lines=pl.lit(1, pl.Int32),
-            )
-        )
+        parts.append(program_events(rest))
     return pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
+
+
+def program_events(framed: pl.DataFrame, victim_pid: pl.Expr | None = None, **facts: pl.Expr) -> pl.DataFrame:
+    """One event a framed line: the envelope's time, host and format, and ``facts`` (a ``kind=log`` line of its
+    program by default), for the rules of programs that read one line at a time.
+
+    The envelope's pid is the program's own: a line about another process, a unit or a cgroup (a ``process``
+    other than the program) does not keep it, and a line that names the pid it acted on takes ``victim_pid``.
+    """
+    columns = {"kind": pl.lit("log"), "severity": pl.col("severity"), "process": pl.col("program"), **facts}
+    own_pid = pl.when(pl.col("process").eq_missing(pl.col("program"))).then(pl.col("pid"))
+    return framed.select(
+        "line", "ts", "ts_raw", "ts_quality", "host", "message", "format", "pid", "program", n_lines=pl.lit(1, pl.Int32),
+        victim_pid=pl.lit(None, pl.Int64) if victim_pid is None else victim_pid, **columns,
+    ).with_columns(pid=pl.coalesce("victim_pid", own_pid)).drop("program", "victim_pid")

@@ -71,7 +71,7 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         .when(pressured).then(pl.lit("memory_pressure"))
         .otherwise(pl.lit("log"))
     )
-    return _events(
+    return _syslog.program_events(
         framed,
         kind=kind,
         severity=pl.when(killed | signalled).then(pl.lit("error")).when(pressured).then(pl.lit("warning")).otherwise(pl.col("severity")),
@@ -108,7 +108,7 @@ def unit_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     exited_failing = (unit.field("code") == "exited") & (unit.field("status") != "0")
     failed = signalled | exited_failing | (unit.field("result").is_not_null() & (unit.field("result") != "success"))
     peak = unit.field("peak").cast(pl.Float64, strict=False) * unit.field("peak_unit").replace_strict(_PEAK_UNIT_BYTES, default=None, return_dtype=pl.Float64)
-    return _events(
+    return _syslog.program_events(
         framed,
         kind=kind,
         # "Failed to start NVIDIA Persistence Daemon." names the unit by its description, not its name.
@@ -140,29 +140,14 @@ def journald_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     loss = pl.col("message").str.extract_groups(_JOURNALD_LOSS).struct
     lost = pl.coalesce(loss.field("suppressed"), loss.field("missed"), loss.field("forward_missed")).cast(pl.Int64, strict=False)
     any_loss = lost.is_not_null() | loss.field("overrun").is_not_null()
-    return _events(
+    return _syslog.program_events(
         framed,
-        kind=pl.lit("log"),
         severity=pl.when(any_loss).then(pl.lit("warning")).otherwise(pl.col("severity")),
-        process=pl.col("program"),
         attrs=attrs_json({
             "messages_lost": lost,
             "lost_from": pl.coalesce(loss.field("from"), pl.when(loss.field("missed").is_not_null() | loss.field("overrun").is_not_null()).then(pl.lit("kernel"))),
         }),
     )
-
-
-def _events(framed: pl.DataFrame, victim_pid: pl.Expr | None = None, **facts: pl.Expr) -> pl.DataFrame:
-    """One event a line with the envelope's time and host and the facts found.
-
-    The envelope's pid is the daemon's own: a line about a unit or a cgroup (its ``process``) does not keep it,
-    and a line that names the pid it signalled takes that one.
-    """
-    own_pid = pl.when(pl.col("process") == pl.col("program")).then(pl.col("pid"))
-    return framed.select(
-        "line", "ts", "ts_raw", "ts_quality", "host", "message", "format", "pid", "program", n_lines=pl.lit(1, pl.Int32), **facts,
-        victim_pid=pl.lit(None, pl.Int64) if victim_pid is None else victim_pid,
-    ).with_columns(pid=pl.coalesce("victim_pid", own_pid)).drop("program", "victim_pid")
 
 
 # Not a source of their own: their lines are the file's, as other programs' lines are.

@@ -187,10 +187,7 @@ def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         process=pl.coalesce("process", "program"),
         severity=pl.coalesce("severity", "envelope_severity"),
     ).select(list(_OUTPUT))
-    kept_empty = lines.join(framed.filter(empty).select("line"), on="line").select(
-        "line", "ts", "ts_raw", "ts_quality", "host", "pid", "message", "severity", "format",
-        process="program", kind=pl.lit("log"), n_lines=pl.lit(1, pl.Int32),
-    )
+    kept_empty = _syslog.program_events(lines.join(framed.filter(empty).select("line"), on="line"))
     return pl.concat([read, kept_empty], how="diagonal_relaxed").sort("line")
 
 
