@@ -212,22 +212,46 @@ def decode_lines(data: bytes, max_line_chars: int) -> pl.DataFrame:
 
 
 def _decode(data: bytes, state: ReadState, first_line: int, max_line_chars: int) -> Batch:
+    lines, replaced = _lines_of(data)
+    if replaced:
+        state.decode_errors += int(lines.str.contains("\ufffd", literal=True).sum())
+    too_long = lines.str.len_chars() > max_line_chars
+    if too_long.any():
+        state.truncated_lines += int(too_long.sum())
+        lines = lines.str.slice(0, max_line_chars)
+    numbers = pl.int_range(first_line, first_line + lines.len(), eager=True)
+    return Batch(pl.DataFrame({"line": numbers, "text": lines}, schema=LINES_SCHEMA), first_line)
+
+
+def _lines_of(data: bytes) -> tuple[pl.Series, bool]:
+    """The lines of ``data`` without their ``\\r\\n`` or ``\\n``, and whether bytes that are not UTF-8 were replaced."""
+    if _csv_splits_alike(data):
+        try:
+            return _csv_lines(data), False
+        except pl.exceptions.ComputeError:  # not UTF-8: read below with replacement characters
+            pass
     try:
-        text = data.decode("utf-8")
-        bad = False
+        return _split_lines(data.decode("utf-8")), False
     except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
-        bad = True
+        return _split_lines(data.decode("utf-8", errors="replace")), True
+
+
+def _csv_splits_alike(data: bytes) -> bool:
+    """Whether polars' CSV reader, one column per line, reads ``data`` as :func:`_split_lines` would: no
+    byte it would take for a column separator, and no byte-order mark, which it drops."""
+    return bool(data) and b"\x1f" not in data and not data.startswith(b"\xef\xbb\xbf")
+
+
+def _csv_lines(data: bytes) -> pl.Series:
+    """The lines of ``data`` split by polars' CSV reader, which refuses bytes that are not UTF-8: a fifth of the
+    time of decoding, ``str.split`` and a Series built from its list. It drops the ``\\r`` of a ``\\r\\n``
+    ending as :func:`_split_lines` does."""
+    frame = pl.read_csv(data, has_header=False, separator="\x1f", quote_char=None, new_columns=["text"], schema={"text": pl.String})
+    return frame.get_column("text").fill_null("")
+
+
+def _split_lines(text: str) -> pl.Series:
     rows = text.split("\n")
     if rows and rows[-1] == "":
         rows.pop()
-    lines = pl.DataFrame(
-        {"line": pl.int_range(first_line, first_line + len(rows), eager=True), "text": rows}, schema=LINES_SCHEMA
-    )
-    if bad:
-        state.decode_errors += int(lines["text"].str.contains("\ufffd", literal=True).sum())
-    too_long = lines["text"].str.len_chars() > max_line_chars
-    if too_long.any():
-        state.truncated_lines += int(too_long.sum())
-        lines = lines.with_columns(pl.col("text").str.slice(0, max_line_chars))
-    return Batch(lines.with_columns(pl.col("text").str.strip_suffix("\r")), first_line)
+    return pl.Series("text", rows, dtype=pl.String).str.strip_suffix("\r")
