@@ -564,3 +564,85 @@ def test_a_bare_yaml_sequence_of_events_is_a_document() -> None:
         ("event_yaml", "zx-hpa-7b56cddd95-n9ft9", "default", "busybox", "192.168.0.5", "info", 29)
     ]
     assert events["ts"][0] == datetime(2021, 6, 26, 8, 46, 33, tzinfo=UTC)
+
+
+def test_headless_pod_rows_of_get_all_with_the_pod_prefix() -> None:
+    """`kubectl get all -A` rows without their header: "pod/" prefix, RESTARTS "16 (5m13s ago)"."""
+    events = _events("kubectl_get_all_headless_pods_oomkilled_01.txt")
+    assert set(events["format"]) == {"get_pods"}
+    killed = events.filter(pl.col("kind") == "container_oomkilled")
+    assert killed.select("line", "pod", "namespace").rows() == [(8, "user-directory-646bbbc878-lf4tq", "impt")]
+    assert attrs_of(killed)[0]["restarts"] == "16 (5m13s ago)"
+    assert events.height == 11
+
+
+def test_a_headless_wide_pod_row_names_its_node() -> None:
+    text = "ml-train   trainer-0   0/1   OOMKilled   3 (2m ago)   41m   10.4.2.17   gpu-node-3   <none>   <none>\n"
+    row = rca.parse_text(text, file="pods.txt").row(0, named=True)
+    assert (row["kind"], row["pod"], row["namespace"], row["host"]) == ("container_oomkilled", "trainer-0", "ml-train", "gpu-node-3")
+
+
+def test_a_conditions_row_without_its_header() -> None:
+    """`kubectl describe node | grep MemoryPressure`: type, status and the two RFC 1123 times place the row."""
+    row = _events("kubectl_describe_node_condition_row_memory_pressure_01.txt").row(0, named=True)
+    assert (row["source"], row["kind"], row["format"]) == ("k8s", "memory_pressure", "describe_conditions")
+    assert row["ts"] == datetime(2022, 1, 20, 3, 54, 21, tzinfo=UTC)
+    assert json.loads(row["attrs"])["reason"] == "KubeletHasInsufficientMemory"
+
+
+def test_a_describe_events_row_that_lost_its_alignment_is_split_on_its_gaps() -> None:
+    """A node name redacted to "<node>" leaves the Message cell left of its header offset."""
+    row = _events("kubectl_describe_node_events_redacted_node_podoomkilling_01.txt").row(0, named=True)
+    assert (row["kind"], row["pid"], row["process"], row["host"]) == ("oom_kill", 25169, "hyperkube", None)
+    assert row["message"].startswith("Memory cgroup out of memory: Kill process 25169")
+    assert json.loads(row["attrs"])["source"] == "kernel-monitor, <node>"
+
+
+def test_a_cgroup_oom_event_names_its_victim_and_the_pod_of_the_command() -> None:
+    events = _events("kubectl_describe_pod_events_cgroupoom_01.txt")
+    kill = events.filter(pl.col("kind") == "oom_kill")
+    assert kill.select("line", "pid", "process", "pod", "namespace").rows() == [(8, 470521, "stress", "memory-demo-2", "default")]
+
+
+def test_a_root_prompt_with_the_k_alias_and_a_namespace_flag() -> None:
+    events = _events("kubectl_get_pods_root_prompt_k_alias_evicted_01.txt")
+    assert events.filter(pl.col("kind") == "eviction").select("namespace").to_series().unique().to_list() == ["kube-system"]
+    assert events.height == 3
+
+
+def test_describe_age_x_over_gives_the_event_count() -> None:
+    events = _events("kubectl_describe_node_events_x_over_count_01.txt").filter(pl.col("format") == "describe_events")
+    assert [a["count"] for a in attrs_of(events)] == [4, 4, 38]
+    assert events["kind"].to_list() == ["log", "memory_pressure", "eviction"]
+
+
+def test_a_status_yaml_fragment_with_elisions() -> None:
+    """A pasted `status:` piece with "..." elisions is not a document, but its terminated state is read."""
+    events = _events("kubectl_status_yaml_fragment_oomkilled_exit0_01.yaml")
+    assert events.select("kind", "exit_code", "format", "n_lines").rows() == [("container_oomkilled", 0, "pod_fragment", 12)]
+    assert events["ts"][0] == datetime(2019, 8, 29, 0, 51, 41, tzinfo=UTC)
+
+
+def test_a_json_laststate_fragment_keeps_its_exit_code() -> None:
+    """A JSON excerpt of a container status (members without their braces): exit 137 with reason Error is no OOM kill."""
+    text = (
+        '                "lastState": {\n'
+        '                    "terminated": {\n'
+        '                        "containerID": "docker://5954f621c17f13706c25a215db06fe2bf7b9a9a6c732a909eb0db39d62346724",\n'
+        '                        "exitCode": 137,\n'
+        '                        "finishedAt": "2017-10-10T17:41:58Z",\n'
+        '                        "reason": "Error",\n'
+        '                        "startedAt": "2017-10-10T17:20:37Z"\n'
+        "                    }\n"
+        "                },\n"
+    )
+    row = rca.parse_text(text, file="status.json").row(0, named=True)
+    assert (row["source"], row["kind"], row["exit_code"]) == ("k8s", "log", 137)
+    assert row["container_id"] == "5954f621c17f13706c25a215db06fe2bf7b9a9a6c732a909eb0db39d62346724"
+    assert row["ts"] == datetime(2017, 10, 10, 17, 41, 58, tzinfo=UTC)
+
+
+def test_gke_xid_condition_row_is_an_xid_of_the_node_in_the_command() -> None:
+    row = _events("kubectl_describe_node_grep_xid_condition_gke_01.txt").row(0, named=True)
+    assert (row["kind"], row["xid"], row["host"], row["format"]) == ("xid", 31, "gke-weitong-cluster-p100-22d24db3-kd6j", "describe_conditions")
+    assert row["ts"] == datetime(2025, 6, 23, 18, 44, 57, tzinfo=UTC)

@@ -430,3 +430,81 @@ def test_a_system_oom_event_line_still_names_its_victim() -> None:
     )
     kill = rca.parse_text(line, file="kubelet.log", year=2024).row(0, named=True)
     assert (kill["kind"], kill["pid"], kill["process"], kill["rss_bytes"]) == ("oom_kill", 4242, "python", None)
+
+
+def test_the_device_plugin_xid_line_is_an_xid_of_its_gpu() -> None:
+    """NVIDIA's device plugin logs klog: the NVML Xid that takes a GPU out of the node, then the resource it leaves."""
+    events = _events("kubelet_klog_device_plugin_xid48_unhealthy_01.log", year=2026)
+    assert events.select("kind", "xid", "gpu_uuid", "severity", "process", "pid").rows() == [
+        ("xid", 48, "GPU-455e672a", "error", None, 1),
+        ("log", None, "GPU-455e672a", "info", None, 1),
+    ]
+    assert events["ts"][0] == datetime(2026, 8, 10, 15, 36, 5, 551834, tzinfo=UTC)
+    assert [a.get("resource") for a in attrs_of(events)] == [None, "nvidia.com/gpu"]
+
+
+def test_a_device_plugin_xid_with_a_full_uuid() -> None:
+    """`kubectl logs` of the plugin: bare klog, its MIG lines before the Xid one."""
+    text = (
+        "I0302 11:04:19.010101       1 health.go:160] Event for mig device MIG-0d5e2b1c-6a7f-5e8d-9c0b-1a2b3c4d5e6f (gi=3, ci=0)\n"
+        "I0302 11:04:19.010203       1 health.go:169] "
+        "XidCriticalError: Xid=79 on Device=MIG-0d5e2b1c-6a7f-5e8d-9c0b-1a2b3c4d5e6f; marking device as unhealthy.\n"
+    )
+    events = rca.parse_text(text, file="plugin.log", year=2025)
+    assert events.select("kind", "xid", "gpu_uuid").rows() == [
+        ("log", None, None),
+        ("xid", 79, "MIG-0d5e2b1c-6a7f-5e8d-9c0b-1a2b3c4d5e6f"),
+    ]
+
+
+def test_json_format_lines_in_a_journal_take_the_epoch_stamp() -> None:
+    """kubelet --logging-format=json: "ts" is epoch milliseconds, exact where the journal's stamp has no year."""
+    events = _events("kubelet_journal_json_format_kops_01.log")
+    assert events.select("line", "host", "pid", "severity", "ts_quality").rows() == [
+        (1, "ip-172-20-59-66", 5656, "info", "exact"),
+        (3, "ip-172-20-59-66", 5656, "info", "exact"),
+        (5, "ip-172-20-59-66", 5656, "info", "exact"),
+    ]
+    assert events["ts"][0] == datetime(2022, 6, 18, 19, 42, 16, 241710, tzinfo=UTC)
+    assert events["container_id"][0] == "9beafc9454c36cf07dec1793128629f2a80bb43ac65aac400458f44d398032a8"
+    assert attrs_of(events)[1]["caller"] == "kubelet/kubelet.go:2102"
+    assert events["message"][2] == '"SyncLoop ADD" source="api" pods=["dev/nettools"]'
+
+
+def test_bare_json_format_lines_are_kubelet_and_errors_have_no_v() -> None:
+    text = (
+        '{"ts":1635266764792.703,"caller":"topologymanager/scope.go:110","msg":"RemoveContainer","v":0,'
+        '"containerID":"0194fac91ac1d3949497f6912f3c7e73a062c3bf29b6d3da05557d4db2f8482b"}\n'
+        '{"ts":1635266751595.943,"caller":"kubelet/kubelet.go:1703","msg":"Failed creating a mirror pod for",'
+        '"pod":"kube-system/kube-controller-manager-talos-dev-qemu-master-1","err":"pods \\"kube-controller-manager-talos-dev-qemu-master-1\\" already exists"}\n'
+    )
+    events = rca.parse_text(text, file="kubelet.log")
+    assert set(events["source"]) == {"kubelet"}
+    assert events.select("severity", "format", "pod", "namespace").rows() == [
+        ("info", "klog_json", None, None),
+        ("error", "klog_json", "kube-controller-manager-talos-dev-qemu-master-1", "kube-system"),
+    ]
+    assert events["ts"][1] == datetime(2021, 10, 26, 16, 45, 51, 595943, tzinfo=UTC)
+
+
+def test_json_format_eviction_and_container_exit_read_like_the_text_format() -> None:
+    """The JSON format writes klog.KObj as {"name","namespace"} and numbers bare; the rules see "ns/name" and exitCode=137."""
+    text = (
+        '{"ts":1718359331402.117,"caller":"eviction/eviction_manager.go:366","msg":"Eviction manager: attempting to reclaim",'
+        '"v":0,"resourceName":"memory"}\n'
+        '{"ts":1718359331402.99,"caller":"eviction/eviction_manager.go:612","msg":"Evicting pod","v":0,'
+        '"pod":{"name":"trainer-7d9f8c6b5-x2x9q","namespace":"ml"},"podUID":"6f1c2a8e-3b4d-4e5f-9a6b-7c8d9e0f1a2b",'
+        '"message":"The node was low on resource: memory. Threshold quantity: 100Mi, available: 87608Ki. '
+        'Container trainer was using 14395616Ki, request is 8Gi, has larger consumption of memory. "}\n'
+        '{"ts":1718359335.5,"caller":"pleg/generic.go:334","msg":"Generic (PLEG): container finished","v":0,'
+        '"podID":"6f1c2a8e-3b4d-4e5f-9a6b-7c8d9e0f1a2b","containerID":"4c2f0e1d9b8a7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d","exitCode":137}\n'
+    )
+    events = rca.parse_text(text, file="kubelet.log")
+    assert events.select("kind", "pod", "namespace", "container", "mem_used_bytes", "exit_code").rows() == [
+        ("eviction", None, None, None, None, None),
+        ("eviction", "trainer-7d9f8c6b5-x2x9q", "ml", "trainer", 14395616 * KI, None),
+        ("container_oomkilled", None, None, None, None, 137),
+    ]
+    assert attrs_of(events)[0]["resource"] == "memory"
+    # A "ts" in seconds (the KEP's examples) is read as seconds.
+    assert events["ts"][2] == datetime(2024, 6, 14, 10, 2, 15, 500000, tzinfo=UTC)

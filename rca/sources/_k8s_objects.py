@@ -13,6 +13,7 @@ import bisect
 import itertools
 import json
 import re
+import textwrap
 from collections.abc import Iterator, Sequence
 from datetime import date, datetime
 from typing import Any
@@ -83,6 +84,69 @@ def parse_documents(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:
         rows.extend(item_rows)
     skipped = {"document envelope": lines.height - covered} if lines.height > covered else {}
     return Parsed(events=_events(pl.DataFrame(rows, schema=_ROW_SCHEMA), ctx), skipped=skipped)
+
+
+# A pasted piece of a pod's status (`-o yaml | grep -A8 lastState`, a JSON excerpt), its elided lines ("...")
+# dropped: the container state keys that open it, and a terminated state inside.
+STATUS_FRAGMENT_KEY = r'^\s*"?(?:status|containerStatuses|initContainerStatuses|lastState|state)"?:\s*\{?\s*$'
+STATUS_FRAGMENT_TERMINATED = r'^\s*"?terminated"?:\s*\{?\s*$'
+_ELISION = r"^\s*(?:\.\.\.|…)\s*$"
+_STATE_KEYS = ("state", "lastState")
+
+
+def parse_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:
+    """Rows of a pasted piece of a pod status (YAML, or JSON members without their braces); None when
+    the text does not decode as one. Its rows are those of a pod holding that status, all on its
+    first line (a fragment keeps no offsets worth mapping back)."""
+    texts = lines["text"]
+    kept = texts.filter(~texts.str.contains(_ELISION))
+    if not kept.str.contains(STATUS_FRAGMENT_TERMINATED).any():
+        return None
+    text = "\n".join(kept.to_list())
+    value = _json_fragment(text) if text.lstrip().startswith('"') else _yaml_fragment(text)
+    pod = _status_as_pod(value)
+    if pod is None:
+        return None
+    rows = _pod_rows(pod, "pod_fragment", every_termination=True) or [_other_row(pod, "pod_fragment")]
+    for i, row in enumerate(rows):
+        row.update(line=lines["line"][0], n_lines=lines.height if i == 0 else 0)
+    return Parsed(events=_events(pl.DataFrame(rows, schema=_ROW_SCHEMA), ctx))
+
+
+def _json_fragment(text: str) -> Any:
+    try:
+        return json.loads("{" + text.strip().rstrip(",") + "}")
+    except (json.JSONDecodeError, RecursionError):
+        return None
+
+
+def _yaml_fragment(text: str) -> Any:
+    try:
+        loader = _NoAliasLoader(textwrap.dedent(text))
+    except yaml.YAMLError:
+        return None
+    try:
+        return loader.get_single_data()
+    except (yaml.YAMLError, RecursionError):
+        return None
+    finally:
+        loader.dispose()
+
+
+def _status_as_pod(value: Any) -> dict[str, Any] | None:
+    """The fragment as the pod it came from: a status, its container statuses, or one container's states."""
+    if not isinstance(value, dict):
+        return None
+    status = value.get("status") if isinstance(value.get("status"), dict) else value
+    if any(key in status for key in _STATE_KEYS):
+        status = {"containerStatuses": [status]}
+    for key in ("initContainerStatuses", "containerStatuses"):
+        # An elision can leave a single container's fields without their list item.
+        if isinstance(status.get(key), dict):
+            status = {**status, key: [status[key]]}
+    if not any(isinstance(status.get(key), list) for key in ("initContainerStatuses", "containerStatuses")):
+        return None
+    return {"status": status}
 
 
 def _json_items(texts: list[str]) -> list[tuple[Any, int, int, str]] | None:
@@ -270,7 +334,9 @@ def _event_row(event: dict[str, Any], fmt: str) -> dict[str, Any]:
     }
 
 
-def _pod_rows(pod: dict[str, Any], fmt: str) -> list[dict[str, Any]]:
+def _pod_rows(pod: dict[str, Any], fmt: str, *, every_termination: bool = False) -> list[dict[str, Any]]:
+    """Rows of a Pod: its eviction, its OOM-killed container states (every terminated state with
+    ``every_termination``, the others as ``log`` rows: a fragment holds nothing else to show)."""
     metadata, spec, status = _get(pod, "metadata"), _get(pod, "spec"), _get(pod, "status")
     base = {
         "format": fmt,
@@ -299,15 +365,17 @@ def _pod_rows(pod: dict[str, Any], fmt: str) -> list[dict[str, Any]]:
             continue
         for field in ("state", "lastState"):
             terminated = _get(_get(container, field), "terminated")
-            if terminated.get("reason") != "OOMKilled":
+            oom = terminated.get("reason") == "OOMKilled"
+            if not terminated or not (oom or every_termination):
                 continue
+            name = " ".join(str(part) for part in ("container", container.get("name"), field) if part)
             rows.append(
                 {
                     **base,
-                    "kind": "container_oomkilled",
-                    "reason": "OOMKilled",
+                    "kind": "container_oomkilled" if oom else "log",
+                    "reason": _text(terminated.get("reason")),
                     "message": _text(terminated.get("message"))
-                    or f"container {container.get('name')} {field} terminated: OOMKilled, exit code {terminated.get('exitCode')}",
+                    or f"{name} terminated: {terminated.get('reason')}, exit code {terminated.get('exitCode')}",
                     "when": _text(terminated.get("finishedAt") or terminated.get("startedAt")),
                     "started": _text(terminated.get("startedAt")),
                     "container": _text(container.get("name")),

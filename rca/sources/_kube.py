@@ -118,11 +118,12 @@ def event_kind(reason: pl.Expr, message: pl.Expr) -> pl.Expr:
 
     OOMKilling (node-problem-detector) and SystemOOM (kubelet) report the kernel's OOM
     killer, and so does any event whose message is the kernel's kill line (a custom
-    node-problem-detector rule such as PodOOMKilling); EvictionThresholdMet is the kubelet
-    starting to reclaim; Evicted names the pod.
+    node-problem-detector rule such as PodOOMKilling) or the kubelet's "… OOM encountered,
+    victim process: x, pid: n" (a CgroupOOM event of patched kubelets); EvictionThresholdMet
+    is the kubelet starting to reclaim; Evicted names the pod.
     """
     evicted = message.str.contains(EVICTION_MESSAGE, literal=True).fill_null(False)
-    kernel_kill = message.str.contains(_KERNEL_KILL).fill_null(False)
+    kernel_kill = (message.str.contains(_KERNEL_KILL) | message.str.contains("OOM encountered, victim process:", literal=True)).fill_null(False)
     return (
         pl.when(reason.is_in(_OOM_KILL_REASONS) | kernel_kill)
         .then(pl.lit("oom_kill"))

@@ -3,7 +3,8 @@
 What an operator pastes into an incident: ``kubectl get events`` (current, NAMESPACE-first
 and the old FIRSTSEEN/LASTSEEN layouts), ``kubectl describe pod|node`` (header fields,
 container State blocks, Events and Conditions tables), ``kubectl|oc get pods`` tables and
-``yq``-extracted status fields, and whole ``-o json``/``-o yaml`` documents (handled by
+``yq``-extracted status fields, rows of those tables without their header (a grep of them),
+and whole ``-o json``/``-o yaml`` documents or pasted pieces of a pod status (handled by
 :mod:`rca.sources._k8s_objects`).
 
 Tables are sliced at the header's column offsets (kubectl aligns them with a tabwriter),
@@ -24,11 +25,14 @@ from rca.sources import _k8s_objects, register
 from rca.sources._base import ParseContext, Parsed, Source, attrs_json, map_distinct
 from rca.sources._kube import EVICTION_MESSAGE, event_kind, eviction_fields, message_container, oom_victim
 
-# A shell prompt, or a kubectl / oc command (or the usual `k` alias's) pasted without one.
-_PROMPT = r"^\s*(?:\S*\$|\S+#)\s+\S|^(?:kubectl|oc) [a-z]|^k (?:get|describe|logs|events|top) "
+# A shell prompt (root's bare "#" only before a command), or a kubectl / oc command (or the usual `k`
+# alias's) pasted without one, its flags before the verb or after.
+_PROMPT = r"^\s*(?:\S*\$|\S+#)\s+\S|^\s*#\s+(?:kubectl|oc|k)\s|^(?:kubectl|oc) [-a-z]|^k (?:-|get|describe|logs|events|top) "
 _PROMPT_NAMESPACE = r"\s(?:-n\s*|--namespace[= ])([a-z0-9][-a-z0-9]*)"
 # "kubectl describe pod x", "describe po/x": the pod a describe excerpt (say a grep of it) is about.
-_PROMPT_POD = r"\sdescribe\s+(?:pods?|po)(?:\s+|/)([a-z0-9][-a-z0-9.]*)"
+_PROMPT_POD = r"\sdescribe\s+(?:pods?|po)(?:\s+--?[a-z][-a-z]*(?:=\S+|\s+[a-z0-9][-a-z0-9]*)?)*(?:\s+|/)([a-z0-9][-a-z0-9.]*)"
+# "describe node x | grep …": the node an excerpt of its Conditions or Events is about.
+_PROMPT_NODE = r"\sdescribe\s+(?:nodes?|no)(?:\s+|/)([a-z0-9][-a-z0-9.]*)"
 # Old kubectl underlined its describe tables with box-drawing "─".
 _BORDER = r"^\s*[-─]{2,}(?:\s+[-─]{2,})*\s*$"
 # A describe Events table, current and 2015-era columns: a header even without its underline row.
@@ -46,6 +50,31 @@ _OLD_EVENTS_HEADER = r"^\s*(?:FIRSTSEEN|LASTSEEN)\s{2,}(?:FIRSTSEEN|LASTSEEN)\s{
 _HEADLESS_EVENT = (
     r"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{2,})?(?<last_seen><unknown>|(?:[0-9]+[smhdy]){1,2})\s{2,}(?<type>Normal|Warning)\s{2,}"
     r"(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}(?<object>[A-Za-z][0-9A-Za-z_.-]*/\S+)(?:\s{2,}(?<message>.*?))?\s*$"
+)
+# `kubectl get pods` rows without their header (`| grep OOMKilled`, `get all` with its "pod/" prefix): READY
+# "n/m", the status, RESTARTS (with "(5m ago)" since 1.23) and the age pin the columns down.
+_HEADLESS_POD = (
+    r"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{2,})?(?:pod/)?(?<name>[a-z0-9][-a-z0-9.]*)\s{2,}(?<ready>[0-9]+/[0-9]+)\s{2,}"
+    r"(?<status>[A-Za-z][0-9A-Za-z:]*)\s{2,}(?<restarts>[0-9]+(?: \([0-9a-z]+ ago\))?)\s{2,}(?<age><unknown>|(?:[0-9]+[smhdy]){1,2})"
+    r"(?:\s{2,}\S+\s{2,}(?<node>[^\s<]\S*))?(?:\s.*)?$"
+)
+# A `describe node` Conditions row without its header (`| grep Pressure`): type, status, two RFC 1123 times.
+_RFC1123 = r"[A-Z][a-z]{2}, [0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} [-+][0-9]{4}"
+_HEADLESS_CONDITION = (
+    rf"^\s*(?<type>[A-Z][0-9A-Za-z]+)\s+(?<status>True|False|Unknown)\s+(?<heartbeat>{_RFC1123})\s+(?<transition>{_RFC1123})"
+    r"(?:\s+(?<reason>[A-Za-z][0-9A-Za-z_]*))?(?:\s+(?<message>\S.*?))?\s*$"
+)
+# A describe Events row whose cells no longer sit under the header (a node name redacted to a shorter one):
+# split on the runs of spaces instead, which the From cell ("kubelet, node1") and the age never hold.
+_DESCRIBE_EVENT_ROW = (
+    r"^\s*(?<type>Normal|Warning)\s{2,}(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}(?<age>\S+(?: \(x[0-9]+ over \S+\))?)\s{2,}"
+    r"(?<source>\S+(?:, \S+)?)\s{2,}(?<message>.*?)\s*$"
+)
+# Each headless row shape and the fields it fills.
+_HEADLESS_SHAPES = (
+    (_HEADLESS_EVENT, ("namespace", "last_seen", "type", "reason", "object", "message")),
+    (_HEADLESS_POD, ("namespace", "name", "ready", "status", "restarts", "age", "node")),
+    (_HEADLESS_CONDITION, ("type", "status", "heartbeat", "transition", "reason", "message")),
 )
 # `-o jsonpath='{.metadata.name}{"\t"}{.status.reason}{"\t"}{.status.message}'`: name, reason, message.
 _EVICTED_ROW = r"(?<evicted_pod>[a-z0-9][-a-z0-9.]*)\s+Evicted\s+"
@@ -106,7 +135,7 @@ _COLUMNS = {
     "LASTTRANSITIONTIME": "transition",
 }
 _FIELDS = tuple(dict.fromkeys(_COLUMNS.values()))
-_HEADLESS_FIELDS = ("namespace", "last_seen", "type", "reason", "object", "message")
+_HEADLESS_FIELDS = tuple(dict.fromkeys(field for _, fields in _HEADLESS_SHAPES for field in fields))
 
 _SEVERITY_BY_TYPE = {"Normal": "info", "Warning": "warning"}
 
@@ -118,9 +147,12 @@ def sniff(head: Sequence[str]) -> float:
     texts = _expand_tabs(pl.Series(list(head), dtype=pl.String))
     if _k8s_objects.looks_like_document(head):
         return 0.95
+    if texts.str.contains(_k8s_objects.STATUS_FRAGMENT_KEY).any() and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_TERMINATED).any():
+        return 0.9
     if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}").any():
         return 0.95
-    if (texts.str.contains(_HEADLESS_EVENT).mean() or 0.0) >= 0.5:
+    headless = texts.alias("text").to_frame().select(pl.any_horizontal(pl.col("text").str.contains(p) for p, _ in _HEADLESS_SHAPES)).to_series()
+    if (headless.mean() or 0.0) >= 0.5:
         return 0.9
     if texts.str.contains(_PODS_HEADER).any():
         # A pod table also turns up inside CI job logs: weigh it by how much of the head is kubectl-shaped.
@@ -137,7 +169,7 @@ def sniff(head: Sequence[str]) -> float:
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Parse kubectl output: whole JSON/YAML documents first, else tables and describe text."""
-    return _k8s_objects.parse_documents(lines, ctx) or _parse_text(lines, ctx)
+    return _k8s_objects.parse_documents(lines, ctx) or _k8s_objects.parse_status_fragment(lines, ctx) or _parse_text(lines, ctx)
 
 
 def _parse_text(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -181,16 +213,18 @@ def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
         header=~pl.col("prompt") & (text.str.contains(_GET_HEADER) | pl.col("border").shift(-1).fill_null(False)) & ~pl.col("border"),
         command=pl.col("prompt").cum_sum(),
     )
-    # A headless event row is a table row of its own, its cells found by _HEADLESS_EVENT.
+    # A headless row is a table row of its own, its cells found by its shape's pattern.
+    shaped = pl.any_horizontal(text.str.contains(pattern) for pattern, _ in _HEADLESS_SHAPES)
     tables = (
         _table_membership(base)
-        .with_columns(headless=~pl.col("row") & ~pl.col("header") & ~pl.col("prompt") & text.str.contains(_HEADLESS_EVENT))
+        .with_columns(headless=~pl.col("row") & ~pl.col("header") & ~pl.col("prompt") & shaped)
         .with_columns(row=pl.col("row") | pl.col("headless"))
     )
     top_key = pl.when(pl.col("indent") == 0).then(pl.col("key"))
     return tables.with_columns(
         prompt_namespace=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_NAMESPACE, 1)).forward_fill().over("command"),
         prompt_pod=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_POD, 1)).forward_fill().over("command"),
+        prompt_node=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_NODE, 1)).forward_fill().over("command"),
         section=top_key.forward_fill().over("command"),
         doc=(top_key == "Name").fill_null(False).cum_sum(),
         skip=pl.when(pl.col("prompt"))
@@ -239,12 +273,28 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     if rows.height == 0:
         return pl.DataFrame()
     offsets = _column_offsets(frame).with_columns(pl.col("table").cast(frame.schema["table"]))
-    headless = pl.when(pl.col("headless")).then(pl.col("text").str.extract_groups(_HEADLESS_EVENT)).struct
+    headless = [
+        (pl.when(pl.col("headless")).then(pl.col("text").str.extract_groups(pattern)).struct, fields) for pattern, fields in _HEADLESS_SHAPES
+    ]
+    # A describe Events row that its header's offsets cut mid-word is read by _DESCRIBE_EVENT_ROW, before its cells.
+    message_start = pl.col("message_start")
+    misaligned = message_start.is_not_null() & (pl.col("text").str.slice(message_start - 1, 1) != " ") & pl.col("source_start").is_not_null()
+    realigned = pl.when(misaligned).then(pl.col("text").str.extract_groups(_DESCRIBE_EVENT_ROW)).struct
+    realigned_fields = ("type", "reason", "age", "source", "message")
+
+    def filled(shape: pl.Expr, field: str) -> pl.Expr:
+        return pl.when(shape.field(field) != "").then(shape.field(field))
+
+    shaped_fields = dict.fromkeys((*_HEADLESS_FIELDS, *realigned_fields))
     cells = rows.join(offsets, on="table", how="left").with_columns(
-        *(_cell(field) for field in _FIELDS if field not in _HEADLESS_FIELDS),
+        *(_cell(field) for field in _FIELDS if field not in shaped_fields),
         *(
-            pl.coalesce(_cell(field), pl.when(headless.field(field) != "").then(headless.field(field))).alias(field)
-            for field in _HEADLESS_FIELDS
+            pl.coalesce(
+                *([filled(realigned, field)] if field in realigned_fields else []),
+                _cell(field),
+                *(filled(shape, field) for shape, fields in headless if field in fields),
+            ).alias(field)
+            for field in shaped_fields
         ),
     )
     return _row_events(cells, _doc_context(frame), tz)
@@ -277,11 +327,20 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     message = pl.col("message")
     is_conditions = pl.col("heartbeat").is_not_null() | pl.col("transition").is_not_null()
     is_pods = pl.col("ready").is_not_null() & pl.col("restarts").is_not_null()
+    is_describe_events = pl.col("source").is_not_null() & pl.col("object").is_null() & pl.col("object_kind").is_null()
+    # GKE's device plugin sets a node condition XidCriticalError, its reason the Xids seen ('{"31":true}').
+    condition_xid = (
+        pl.when(is_conditions & (pl.col("type") == "XidCriticalError") & (pl.col("status") == "True"))
+        .then(pl.concat_str(pl.col("reason"), pl.col("message"), ignore_nulls=True).str.extract(r'"([0-9]+)":true', 1))
+        .cast(pl.Int32, strict=False)
+    )
     kind = (
         pl.when(is_conditions)
         .then(
             pl.when((pl.col("type") == "MemoryPressure") & (pl.col("status") == "True"))
             .then(pl.lit("memory_pressure"))
+            .when(condition_xid.is_not_null())
+            .then(pl.lit("xid"))
             .otherwise(pl.lit("log"))
         )
         .when(is_pods)
@@ -308,7 +367,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     object_ref, evicted, victim = pl.col("object_ref").struct, pl.col("evicted"), pl.col("victim")
     object_kind = pl.coalesce(object_ref.field("kind").str.to_lowercase(), pl.col("object_kind").str.to_lowercase())
     object_name = pl.coalesce(object_ref.field("name"), pl.col("name").str.replace(r"\.[0-9a-f]{10,}$", ""))
-    source_host = pl.col("source").str.extract(r"^\{?[0-9A-Za-z_-]+,? ([^\s{}]+)\}?$", 1)
+    # "kernel-monitor, <node>": a placeholder an author put for the name is no host.
+    source_host = pl.col("source").str.extract(r"^\{?[0-9A-Za-z_-]+,? ([^\s{}<>]+)\}?$", 1)
     # A node name has no spaces: a cell that runs on past it is a row whose redacted IP pushed the columns right.
     node = pl.col("node").str.extract(r"^(\S+)", 1)
     return (
@@ -325,13 +385,19 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .then(pl.lit("describe_conditions"))
             .when(is_pods)
             .then(pl.lit("get_pods"))
-            .when(pl.col("source").is_not_null() & pl.col("object").is_null() & pl.col("object_kind").is_null())
+            .when(is_describe_events)
             .then(pl.lit("describe_events"))
             .otherwise(pl.lit("get_events")),
             severity=pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None),
             message=pl.coalesce(message, pl.col("text").str.strip_chars()),
-            host=pl.coalesce(pl.when(object_kind == "node").then(object_name), source_host, node, pl.col("doc_host")),
-            pod=pl.coalesce(pl.when(object_kind == "pod").then(object_name), pl.when(is_pods).then(pl.col("name")), pl.col("doc_pod")),
+            host=pl.coalesce(pl.when(object_kind == "node").then(object_name), source_host, node, pl.col("doc_host"), "prompt_node"),
+            pod=pl.coalesce(
+                pl.when(object_kind == "pod").then(object_name),
+                pl.when(is_pods).then(pl.col("name").str.strip_prefix("pod/")),
+                pl.col("doc_pod"),
+                # A describe pod's Events, pasted under its command without the header fields.
+                pl.when(is_describe_events).then(pl.col("prompt_pod")),
+            ),
             namespace=pl.coalesce("namespace", "doc_namespace", "prompt_namespace"),
             container=pl.coalesce(
                 pl.col("subobject").str.extract(r"containers\{([^}]+)\}", 1), evicted.struct.field("container"), message_container(message)
@@ -339,6 +405,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             pid=victim.struct.field("pid"),
             process=victim.struct.field("process"),
             rss_bytes=victim.struct.field("rss_bytes"),
+            xid=condition_xid,
             mem_used_bytes=evicted.struct.field("used_bytes"),
             mem_requested_bytes=evicted.struct.field("requested_bytes"),
             attrs=attrs_json(
@@ -348,7 +415,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                     "condition": pl.when(is_conditions).then(pl.col("type")),
                     "status": pl.col("status"),
                     "age": pl.when(pl.col("ts").is_null()).then(when_text),
-                    "count": pl.col("count").cast(pl.Int64, strict=False),
+                    # describe's Age "23m (x4 over 2d5h)" holds the count kubectl get events shows apart.
+                    "count": pl.coalesce(pl.col("count"), pl.col("age").str.extract(r"\(x([0-9]+) over ", 1)).cast(pl.Int64, strict=False),
                     "object": pl.col("object"),
                     "source": pl.col("source"),
                     "ready": pl.col("ready"),
@@ -506,11 +574,22 @@ SOURCE = register(
             "kind",
             "involvedObject",
             "containerStatuses",
+            "terminated",
             EVICTION_MESSAGE,
             "Warning",
             "Normal",
             "kubectl",
             "oc ",
+            # Headless pod rows and Conditions rows.
+            "OOMKilled",
+            "Evicted",
+            "CrashLoopBackOff",
+            "ContainerStatusUnknown",
+            "Running",
+            "Completed",
+            "Pressure",
+            "Kubelet",
+            "XidCriticalError",
         ),
         formats=(
             "get_events",
@@ -524,6 +603,7 @@ SOURCE = register(
             "pod_json",
             "event_yaml",
             "pod_yaml",
+            "pod_fragment",
         ),
     )
 )

@@ -3,7 +3,9 @@
 The kubelet writes klog lines (``I1201 03:17:05.123456    2345 file.go:123] msg``), either
 to a file or through journald (``Dec 01 03:17:05 host kubelet[2345]: I1201 …``). Since
 Kubernetes 1.21 most messages are structured (``"Eviction manager: attempting to reclaim"
-resourceName="memory"``). The envelope is peeled by :mod:`rca.sources._syslog`; the rules
+resourceName="memory"``); with ``--logging-format=json`` each line is a JSON object whose
+epoch "ts" is exact, rewritten into the structured form for the same rules. NVIDIA's device
+plugin logs klog too: its Xid and unhealthy-GPU lines are read here. The envelope is peeled by :mod:`rca.sources._syslog`; the rules
 here read the klog header and the message: the eviction manager's sequence (reclaim,
 rank, evict), node memory pressure, container OOM kills and the system OOMs the kubelet
 reports. klog carries no year and no zone: the year comes from the context
@@ -40,8 +42,21 @@ KLOG_HEAD = (
     r"(?<caller>[^\s:\]]+:[0-9]+)\] ?"
 )
 _KLOG_GO_LINE = r"^[IWEF][0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?\s+[0-9]+ [^\s:\]]+\.go:[0-9]+\] "
+# klog's JSON format (``--logging-format=json``): ``{"ts":<epoch ms>,"caller":"pkg/file.go:N","msg":"…","v":0,…}``;
+# "v" marks an info line (errors carry none). The key/value pairs after it are kept as ``fields``.
+_JSON_LINE = (
+    r'^\{"ts":(?<ts>[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)(?:,"caller":"(?<caller>[^"]*)")?,"msg":"(?<msg>(?:[^"\\]|\\.)*)"'
+    r'(?:,"v":(?<v>[0-9]+))?,?(?<fields>.*?)\}\s*$'
+)
+# A key and its value at the top level of those fields: a string, a flat object or array, or a bare scalar.
+_JSON_PAIR = r'(?:^|,)"(?<key>[A-Za-z_][0-9A-Za-z_]*)":(?<value>"(?:[^"\\]|\\.)*"|\{[^{}]*\}|\[[^\[\]]*\]|[^,{}\[\]]*)'
+# klog.KObj in JSON: {"name":"pod","namespace":"ns"}, written as the text format writes it ("ns/pod").
+_JSON_OBJECT_REF = r'\{"name":"(?<name>[^"]*)","namespace":"(?<namespace>[^"]*)"\}'
+_JSON_KLOG_LINE = r'^\{"ts":[0-9.eE+-]+(?:,"caller":"[^"]*\.go:[0-9]+")?,"msg":"'
 _KUBELET_CALLER = (
     r"\b(?:eviction_manager|kubelet|kubelet_pods|kuberuntime_[0-9A-Za-z_]+|pod_workers|prober|generic|status_manager|oom_watcher[0-9A-Za-z_]*)\.go:[0-9]+\] "
+    # The JSON format's caller keeps the package: the kubelet's own ones.
+    r'|"caller":"(?:kubelet|eviction|kuberuntime|pleg|prober|status|oom|topologymanager|cm|volumemanager|nodestatus|images|nodeshutdown)/'
 )
 
 _SEVERITY_BY_LETTER = {"I": "info", "W": "warning", "E": "error", "F": "critical"}
@@ -78,7 +93,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     program = pl.coalesce(short.field("program"), iso.field("program"))
     scored = heads.select(
         "head",
-        bare=pl.col("text").str.contains(_KLOG_GO_LINE),
+        bare=pl.col("text").str.contains(_KLOG_GO_LINE) | pl.col("text").str.contains(_JSON_KLOG_LINE),
         journal=program.is_in(KUBELET_PROGRAMS).fill_null(False),
         journal_json=pl.col("text").str.contains(r'"SYSLOG_IDENTIFIER"\s*:\s*"(?:kubelet|k3s)"'),
         kubelet_caller=pl.col("text").str.contains(_KUBELET_CALLER),
@@ -107,9 +122,9 @@ def _records(framed: pl.DataFrame) -> pl.DataFrame:
     Only the records of several lines are aggregated; the others pass as they are.
     """
     header = head_groups(pl.col("message"), KLOG_HEAD, one_line=not holds_newline(framed["message"]))
-    lines = framed.with_columns(klog=header).with_columns(
+    lines = framed.with_columns(klog=header, klog_json=pl.col("message").str.extract_groups(_JSON_LINE)).with_columns(
         has_header=pl.col("klog").struct.field("message").is_not_null(),
-        body=pl.coalesce(pl.col("klog").struct.field("message"), pl.col("message")),
+        body=pl.coalesce(pl.col("klog").struct.field("message"), _json_body(pl.col("klog_json").struct), pl.col("message")),
     )
     continuation = ~pl.col("has_header") & pl.col("message").str.contains(r"^(?:\s|>$)") & (pl.int_range(pl.len()) > 0) & ~starts_file(framed)
     grouped = lines.with_columns(record=(~continuation).cum_sum())
@@ -124,8 +139,24 @@ def _records(framed: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([merged, single]).sort("record")
 
 
+def _json_body(json: pl.Expr) -> pl.Expr:
+    """A JSON line's message and fields as the text format writes them (``"msg" pod="ns/name" exitCode=137``),
+    so that one set of rules reads both; nested objects stay JSON, as the text format prints them too."""
+    fields = json.field("fields").str.replace_all(_JSON_OBJECT_REF, '"${namespace}/${name}"').str.replace_all(_JSON_PAIR, " ${key}=${value}")
+    return pl.format('"{}"{}', json.field("msg"), fields)
+
+
+def _json_time(stamp: pl.Expr) -> pl.Expr:
+    """The JSON format's "ts": epoch milliseconds (the KEP's examples show seconds, so small values are seconds)."""
+    value = stamp.cast(pl.Float64, strict=False)
+    micros = pl.when(value >= 1e11).then(value * 1e3).otherwise(value * 1e6).round()
+    return micros.cast(pl.Int64, strict=False).cast(pl.Datetime("us", "UTC"))
+
+
 def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     k = pl.col("klog").struct
+    j = pl.col("klog_json").struct
+    is_json = j.field("msg").is_not_null()
     klog_ts, klog_quality = timeutil.yearless_to_utc(
         k.field("month").cast(pl.Int32, strict=False), k.field("day"), k.field("clock"), ctx, within=within_file(records)
     )
@@ -133,24 +164,39 @@ def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # The klog stamp is the kubelet's own clock; the envelope's only stands in when the stamp
     # cannot be resolved (no year known) — journald's exact time is better than none.
     # A column, not an expression: it is read four times and an expression is evaluated per read.
-    stamped = records.with_columns(klog_ts=klog_ts)
+    stamped = records.with_columns(klog_ts=klog_ts, json_ts=_json_time(j.field("ts")))
     use_klog = has_header & (pl.col("klog_ts").is_not_null() | pl.col("ts").is_null())
+    # A JSON line's epoch stamp is exact, better than the envelope's year-less one.
+    use_json = is_json & pl.col("json_ts").is_not_null()
     return stamped.with_columns(
-        ts=pl.when(use_klog).then(pl.col("klog_ts")).otherwise(pl.col("ts")),
-        ts_quality=pl.when(use_klog).then(klog_quality).otherwise(pl.col("ts_quality")),
-        ts_raw=pl.when(use_klog).then(pl.format("{}{} {}", k.field("month"), k.field("day"), k.field("clock"))).otherwise(pl.col("ts_raw")),
+        ts=pl.when(use_klog).then(pl.col("klog_ts")).when(use_json).then(pl.col("json_ts")).otherwise(pl.col("ts")),
+        ts_quality=pl.when(use_klog).then(klog_quality).when(use_json).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
+        ts_raw=pl.when(use_klog)
+        .then(pl.format("{}{} {}", k.field("month"), k.field("day"), k.field("clock")))
+        .when(use_json)
+        .then(j.field("ts"))
+        .otherwise(pl.col("ts_raw")),
         severity=pl.when(has_header)
         .then(k.field("severity").replace_strict(_SEVERITY_BY_LETTER, default=None))
+        .when(is_json)
+        .then(pl.when(j.field("v").is_not_null()).then(pl.lit("info")).otherwise(pl.lit("error")))
         .otherwise(pl.col("severity")),
         pid=pl.when(has_header).then(k.field("thread").cast(pl.Int64, strict=False)).otherwise(pl.col("pid")),
-        caller=k.field("caller"),
-        format=pl.col("format").fill_null("klog"),
-    ).drop("klog_ts")
+        caller=pl.coalesce(k.field("caller"), j.field("caller")),
+        format=pl.col("format").fill_null(pl.when(is_json).then(pl.lit("klog_json")).otherwise(pl.lit("klog"))),
+    ).drop("klog_ts", "json_ts")
 
 
 # Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,
 # so the costlier rules run on this subset alone.
-_NOTABLE = r"(?i)evict|admit pod|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred"
+_NOTABLE = r"(?i)evict|admit pod|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred|xid|unhealthy"
+
+# NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
+# takes a GPU out of the node's allocatable, and the resource it is taken from. A UUID an author shortened
+# ("GPU-455e672a-...") keeps its hex part.
+_GPU_UUID = r"(?:GPU|MIG)-[0-9a-fA-F-]*[0-9a-fA-F]"
+_XID_CRITICAL = rf"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?<uuid>{_GPU_UUID})"
+_DEVICE_UNHEALTHY = rf"'(?<resource>[^'\s]+)' device marked unhealthy: (?<uuid>{_GPU_UUID})"
 
 
 def _classify(records: pl.DataFrame) -> pl.DataFrame:
@@ -161,9 +207,11 @@ def _classify(records: pl.DataFrame) -> pl.DataFrame:
 
 def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
     facts = records.with_columns(_pod_facts()).with_columns(*_oom_facts(), *_recorded_event(), stage=_eviction_stage())
-    facts = facts.with_columns(_eviction_facts())
+    facts = facts.with_columns(*_eviction_facts(), *_gpu_facts())
     kind = (
-        pl.when(pl.col("event_kind").is_not_null() & (pl.col("event_kind") != "log"))
+        pl.when(pl.col("xid").is_not_null())
+        .then(pl.lit("xid"))
+        .when(pl.col("event_kind").is_not_null() & (pl.col("event_kind") != "log"))
         .then(pl.col("event_kind"))
         .when(pl.col("system_oom"))
         .then(pl.lit("oom_kill"))
@@ -186,11 +234,18 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         "ts_raw",
         "ts_quality",
         "host",
-        "severity",
         "format",
+        "xid",
+        "gpu_uuid",
         pl.col("body").alias("message"),
+        # An Xid takes a GPU away whatever level the plugin logged it at.
+        severity=pl.when(pl.col("kind") == "xid").then(pl.lit("error")).otherwise(pl.col("severity")),
         pid=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_pid")).otherwise(pl.col("pid")),
-        process=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_process")).otherwise(pl.col("program")),
+        # The device plugin's lines are not the kubelet's, whatever program a bare file was read as.
+        process=pl.when(pl.col("kind") == "oom_kill")
+        .then(pl.col("victim_process"))
+        .when(pl.col("gpu_uuid").is_null())
+        .then(pl.col("program")),
         rss_bytes=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_rss")),
         pod=pl.when(single_pod).then(pl.coalesce("pod", "event_pod")),
         namespace=pl.when(single_pod).then(pl.coalesce("namespace", "event_namespace")),
@@ -275,6 +330,17 @@ def _oom_facts() -> list[pl.Expr]:
         ),
         victim.field("rss_bytes").alias("victim_rss"),
         body.str.extract(r"\bVictimContainerName:([^\s,}]+)", 1).alias("victim_cgroup"),
+    ]
+
+
+def _gpu_facts() -> list[pl.Expr]:
+    """The device plugin's Xid and unhealthy-device lines: Xid, GPU UUID, the resource name."""
+    xid = pl.col("body").str.extract_groups(_XID_CRITICAL).struct
+    unhealthy = pl.col("body").str.extract_groups(_DEVICE_UNHEALTHY).struct
+    return [
+        xid.field("xid").cast(pl.Int32, strict=False).alias("xid"),
+        pl.coalesce(xid.field("uuid"), unhealthy.field("uuid")).alias("gpu_uuid"),
+        unhealthy.field("resource").alias("gpu_resource"),
     ]
 
 
@@ -374,7 +440,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "caller": pl.col("caller"),
         "structured": pl.when(pl.col("body").str.starts_with('"')).then(pl.lit(True)),
         "eviction_stage": pl.col("stage"),
-        "resource": pl.coalesce(pl.col("resource"), evicted.field("resource")),
+        "resource": pl.coalesce(pl.col("resource"), evicted.field("resource"), pl.col("gpu_resource")),
         "ranked_pods": pl.when(pl.col("stage") == "ranked").then(pl.col("pods")),
         "critical_pod": pl.when(pl.col("stage") == "critical_pod_skipped").then(
             pl.format("{}/{}", pl.coalesce("namespace", "event_namespace"), pl.coalesce("pod", "event_pod"))
@@ -394,6 +460,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "oom_evidence": pl.col("oom_evidence"),
         "pleg_event": pl.col("pleg_event"),
         "klog_pid": pl.when(pl.col("system_oom")).then(pl.col("pid")),
+        "health": pl.when(pl.col("gpu_uuid").is_not_null()).then(pl.lit("unhealthy")),
     }
 
 
@@ -404,7 +471,7 @@ SOURCE = register(
         sniff_heads=sniff_heads,
         parse=parse,
         sniff_literals=(".go:", "kubelet", "k3s", "kubelite"),
-        formats=("klog", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
+        formats=("klog", "klog_json", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
         line_local=True,
         segmented=True,
     )
