@@ -42,6 +42,11 @@ def _parse(text: str, **kwargs: object) -> pl.DataFrame:
     return rca.parse_text(text, file="inline", format="kernel", **kwargs)
 
 
+def _events_of(text: str) -> pl.DataFrame:
+    """Events of pasted text, its source sniffed."""
+    return rca.parse_text(text, file="pasted.log", reference_time=FIXED_MTIME)
+
+
 def _utc(*parts: int) -> datetime:
     return datetime(*parts, tzinfo=UTC)
 
@@ -699,3 +704,202 @@ def test_2_6_32_pid_comm_line_and_kill_or_a_child_selection() -> None:
 def test_an_oom_killer_without_a_victim_is_an_error() -> None:
     line = "[    4.923156] Out of memory and no killable processes...\n"  # quoted by Michal Hocko on the iommu list
     assert rca.parse_text(line, file="dmesg").select("kind", "severity").row(0) == ("log", "error")
+
+
+# --- real samples: the kernel's other multi-line reports, NVSwitch and hardware errors ------
+
+
+def test_sxid_report_lines_join_their_head_with_the_switch_bus_and_fatality() -> None:
+    events = _events("dmesg_sxid_nvswitch_nonfatal_01.log")
+    sxids = events.filter(pl.col("message").str.contains("SXid", literal=True))
+    assert sxids["line"].to_list() == [5, 8] and sxids["n_lines"].to_list() == [3, 2]
+    assert sxids["kind"].to_list() == ["log", "log"] and sxids["xid"].to_list() == [None, None]  # not a GPU Xid
+    assert sxids["pci_bus"].to_list() == ["0000:02:00.0"] * 2
+    assert sxids["severity"].to_list() == ["warning", "warning"]  # "Non-fatal"
+    assert [a["sxid"] for a in attrs_of(sxids)] == [22013, 22013]
+    fatal = _parse("nvidia-nvswitch3: SXid (PCI:0000:c4:00.0): 12028, Fatal, Link 34 egress non-posted PRIV error\n")
+    assert (fatal["severity"][0], fatal["pci_bus"][0]) == ("critical", "0000:c4:00.0")
+    # gpud's dmesg scan (leptonai/gpud PR #338): `dmesg --decode --time-format iso`, a lone Data line keeps its level
+    decoded = _parse(
+        "kern  :err   : 2025-01-25T10:34:54,859532+00:00 nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028, Data {0x000001c0, "
+        "0x00bd5c8a, 0x00000500, 0x00000064, 0x00000000, 0x40008000, 0x5a001100, 0x00000000, 0x00000000}\n"
+    ).row(0, named=True)
+    assert (decoded["severity"], decoded["pci_bus"], decoded["ts"]) == ("error", "0000:84:00.0", _utc(2025, 1, 25, 10, 34, 54, 859532))
+    assert json.loads(decoded["attrs"])["sxid"] == 12028
+
+
+def test_the_driver_s_indented_lines_join_the_xid_they_follow() -> None:
+    events = _events("dmesg_xid120_gsp_riscv_dump_01.log")
+    assert events.height == 2
+    xid = of_kind(events, "xid").row(0, named=True)
+    assert (xid["xid"], xid["n_lines"], xid["severity"], xid["pci_bus"]) == (120, 11, "critical", "0000:06:00")
+    assert xid["gpu_uuid"] == "GPU-604d3abb-43d5-088f-f873-9dc453a081a5"
+    assert json.loads(xid["attrs"])["xid_name"] == "GSP_ERROR"
+
+
+def test_a_fatal_nvlink_xid_is_critical_a_nonfatal_one_keeps_the_catalog_s_severity() -> None:
+    xids = of_kind(_events("dmesg_xid_nvlink5_fatal_bare_01.log"), "xid")
+    assert xids["xid"].to_list() == [149, 149, 145, 144]
+    assert xids["severity"].to_list() == ["critical", "critical", "error", "error"]
+    assert xids["pci_bus"].to_list() == ["0019:01:00", "0000:00:00", "0018:01:00", "0000:01:00"]
+
+
+def test_hung_task_report_is_one_error_of_the_blocked_task() -> None:
+    (hung,) = _events("dmesg_hung_task_nvidia_uvm_4x_01.log").iter_rows(named=True)
+    assert (hung["pid"], hung["process"], hung["severity"], hung["n_lines"], hung["kind"]) == (5403, "nvc:[driver]", "error", 14, "log")
+    assert json.loads(hung["attrs"])["blocked_seconds"] == 120
+    assert hung["message"].endswith("uvm_gpu_retain_by_uuid+0x1e/0x40 [nvidia_uvm]")
+    # 6.x: "task:NAME state:D … pid:…" and <TASK> frames (ROCm/amdgpu issue #150)
+    six = _parse(
+        "[279123.179003] INFO: task ipython3:827204 blocked for more than 120 seconds.\n"
+        "[279123.180183]       Tainted: G        W  OE      6.2.0-35-generic #35~22.04.1-Ubuntu\n"
+        '[279123.181403] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.\n'
+        "[279123.182612] task:ipython3        state:D stack:0     pid:827204 ppid:742680 flags:0x00004002\n"
+        "[279123.182617] Call Trace:\n[279123.182620]  <TASK>\n"
+    )
+    assert (six.height, six["n_lines"][0], six["pid"][0], six["process"][0]) == (1, 6, 827204, "ipython3")
+
+
+def test_pcie_aer_reports_group_and_take_their_severity_and_the_gpu_s_bus() -> None:
+    events = _events("dmesg_reltime_aer_fatal_nvidia_01.log")
+    bus_error = events.filter(pl.col("message").str.contains("PCIe Bus Error", literal=True)).row(0, named=True)
+    assert (bus_error["n_lines"], bus_error["severity"]) == (4, "critical")
+    assert events.filter(pl.col("message").str.starts_with("nvidia "))["pci_bus"].to_list() == ["0000:03:00.0"] * 2
+    received = events.filter(pl.col("message").str.contains("error received", literal=True))
+    assert received["severity"].to_list() == ["critical"]
+    surprise = _events("dmesg_aer_surprise_down_xid79_01.log")
+    heads = surprise.filter(pl.col("message").str.contains("AER: |PCIe Bus Error"))
+    assert heads["severity"].to_list() == ["warning", "warning", "critical", "critical"]  # Corrected, then Uncorrected (Fatal)
+    assert heads["n_lines"].to_list() == [1, 3, 1, 3]
+    xid = of_kind(surprise, "xid").row(0, named=True)
+    assert (xid["xid"], xid["pci_bus"], xid["gpu_uuid"]) == (79, "0000:02:00", "GPU-660d987e-5b28-3bf6-2a2d-1d5ecae7f6df")
+
+
+def test_edac_and_machine_check_reports_group_with_corrected_warning_and_uncorrected_critical() -> None:
+    (ce,) = _events("dmesg_T_edac_sbridge_ce_01.log").iter_rows(named=True)
+    assert (ce["n_lines"], ce["severity"], ce["ts"]) == (7, "warning", _utc(2022, 10, 3, 13, 52, 42))
+    # ovro-lwa/lwa-issues issue #117 (`dmesg -wH`): the machine check's status has UC (bit 61) set
+    ue = _parse(
+        "[  +0.000127] mce: [Hardware Error]: Machine check events logged\n"
+        "[  +0.000013] EDAC skx MC3: HANDLING MCE MEMORY ERROR\n"
+        "[  +0.000001] EDAC skx MC3: CPU 10: Machine Check Event: 0 Bank 8: fc00010001010092\n"
+        "[  +0.000001] EDAC skx MC3: TSC e6ee62e90fe6 \n"
+        "[  +0.000001] EDAC skx MC3: ADDR b757589dc0 \n"
+    )
+    assert ue["n_lines"].to_list() == [1, 4] and ue["severity"].to_list() == ["warning", "critical"]
+    # andikleen/mcelog issue #70: a machine check logged at boot, with UC and PCC set
+    mce = _parse(
+        "[    0.064265] mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 4: a600000000020408\n"
+        "[    0.064270] mce: [Hardware Error]: TSC 0 ADDR fef4c9e0 \n"
+        "[    0.064277] mce: [Hardware Error]: PROCESSOR 0:706a1 TIME 1537152664 SOCKET 0 APIC 0 microcode 28\n"
+        "[    0.064300] mce: [Hardware Error]: CPU 2: Machine Check: 0 Bank 5: 8c00004000010151\n"
+    )
+    assert mce["n_lines"].to_list() == [3, 1] and mce["severity"].to_list() == ["critical", "warning"]
+
+
+def test_page_allocation_failure_takes_its_dump_like_an_oom_header() -> None:
+    (failure,) = _events("dmesg_T_page_allocation_failure_01.log").iter_rows(named=True)
+    assert (failure["pid"], failure["process"], failure["n_lines"], failure["severity"]) == (1333536, "kworker/u16:3", 10, "warning")
+    attrs = json.loads(failure["attrs"])
+    assert (attrs["order"], attrs["gfp_mask"]) == (4, "0x40dc0(GFP_KERNEL|__GFP_COMP|__GFP_ZERO)")
+    # RHEL 7 (Seagate/cortx-prvsnr issue #5465): "Tainted: P  OE  ------------   3.10.0-…" still names the kernel
+    el7 = _parse(
+        "swapper/21: page allocation failure: order:0, mode:0x20\n"
+        "CPU: 21 PID: 0 Comm: swapper/21 Kdump: loaded Tainted: P           OE  ------------   3.10.0-1062.el7.x86_64 #1\n"
+    ).row(0, named=True)
+    assert (el7["pid"], el7["n_lines"], json.loads(el7["attrs"])["kernel"]) == (0, 2, "3.10.0-1062.el7.x86_64")
+
+
+def test_user_process_segfaults_and_soft_lockups_name_the_task() -> None:
+    segv = _events("kern_log_segfault_null_ip_01.log")
+    assert segv["pid"].to_list() == [21566, 21565] and segv["process"].to_list() == ["thp_memscale"] * 2
+    assert segv["severity"].to_list() == ["error", "error"]
+    assert [a["fault_in"] for a in attrs_of(segv)] == ["thp_memscale"] * 2
+    with_code = _parse(
+        "[   55.085869] ibus-x11[1526]: segfault at 0 ip 0000000000000000 sp 00007fff2e1401b8 error 14 likely on CPU 5 (core 2, socket 0)\n"
+        "[   55.085877] Code: Unable to access opcode bytes at 0xffffffffffffffd6.\n"
+    )
+    assert (with_code.height, with_code["pid"][0], with_code["n_lines"][0]) == (1, 1526, 2)
+    lockup = _parse(
+        "[Sat Apr  3 05:23:42 2021] watchdog: BUG: soft lockup - CPU#7 stuck for 23s! [pytest:25222]\n"
+        "[Sat Apr  3 05:23:42 2021] Modules linked in: xt_recent bluetooth nvidia_uvm(OE)\n"
+    ).row(0, named=True)
+    assert (lockup["pid"], lockup["process"], lockup["severity"], lockup["n_lines"]) == (25222, "pytest", "critical", 2)
+    assert json.loads(lockup["attrs"])["stuck_seconds"] == 23
+    trap = _parse("[ 1234.5] traps: python3[4242] general protection fault ip:7f00 sp:7ffd error:0 in libc.so.6[7f00+1000]\n")
+    assert (trap["pid"][0], trap["process"][0], trap["severity"][0]) == (4242, "python3", "error")
+
+
+def test_talosctl_dmesg_node_level_and_utc_time() -> None:
+    events = _events("dmesg_talos_nvrm_kflcn_trace_01.log")
+    assert set(events["host"]) == {"192.168.11.119"} and set(events["format"]) == {"dmesg_iso"}
+    assert events["ts"].to_list() == [_utc(2026, 4, 22, 21, 27, 51, us) for us in (291660, 291666, 291670)]
+    assert set(events["severity"]) == {"warning"} and set(events["ts_quality"]) == {"exact"}
+    assert events["message"][0] == "NVRM: kflcnCoreDumpNondestructive_IMPL: TRACE: 08 = 0x0000000004d4b1a0"
+    # a Talos troubleshooting note (public-code index): the OOM killer's line at level err
+    kill = _parse(
+        "172.25.100.11: kern:     err: [2025-04-22T10:37:36.727637155Z]: Out of memory: Killed process 2735 (kube-apiserver) "
+        "total-vm:3112352kB, anon-rss:1505564kB, file-rss:104kB, shmem-rss:0kB, UID:65534 pgtables:3800kB oom_score_adj:827\n"
+    ).row(0, named=True)
+    assert (kill["kind"], kill["pid"], kill["process"], kill["host"]) == ("oom_kill", 2735, "kube-apiserver", "172.25.100.11")
+    assert (kill["ts"], kill["rss_bytes"]) == (_utc(2025, 4, 22, 10, 37, 36, 727637), 1505564 * KI)
+    # Talos's docs: kmsg dictionary lines (" SUBSYSTEM=…") continue the line above; an 8-digit fraction
+    continued = _parse(
+        "10.100.52.1: kern:    info: [2023-07-23T16:47:30.48512066Z]: thunderbolt 0-0:1.1: new retimer found, vendor=0x8087 device=0x15ee\n"
+        " SUBSYSTEM=thunderbolt\n DEVICE=+thunderbolt:0-0:1.1\n"
+    )
+    assert (continued.height, continued["n_lines"][0], continued["ts"][0]) == (1, 3, _utc(2023, 7, 23, 16, 47, 30, 485120))
+
+
+def test_frames_whose_indent_a_journal_copy_lost_stay_in_the_oom_header_s_dump() -> None:
+    # containers/crun issue #1357 (EL9 5.14): the frames printed without their leading blank, RHEL's dashed taint flags;
+    # the header line is the kernel's own wording (the post cut it), the rest verbatim
+    text = "Nov 23 15:36:25 localhost kernel: stress invoked oom-killer: gfp_mask=0x1100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=666\n"
+    text += (
+        "Nov 23 15:36:25 localhost kernel: CPU: 0 PID: 5117 Comm: stress Kdump: loaded Tainted: G           OE    --------  ---  "
+        "5.14.0-285.el9.x86_64 containers/crun#1\n"
+        "Nov 23 15:36:25 localhost kernel: Call Trace:\nNov 23 15:36:25 localhost kernel: <TASK>\n"
+        "Nov 23 15:36:25 localhost kernel: dump_stack_lvl+0x34/0x48\nNov 23 15:36:25 localhost kernel: ? __alloc_pages+0xe6/0x230\n"
+        "Nov 23 15:36:25 localhost kernel: mem_cgroup_out_of_memory+0x13a/0x150\n"
+    )
+    (invoked,) = _parse(text, reference_time=FIXED_MTIME).iter_rows(named=True)
+    assert (invoked["kind"], invoked["n_lines"], invoked["pid"], invoked["process"]) == ("oom_invoked", 7, 5117, "stress")
+    attrs = json.loads(invoked["attrs"])
+    assert (attrs["kernel"], attrs["memcg_oom"]) == ("5.14.0-285.el9.x86_64", True)
+
+
+def test_a_ctime_stamp_without_its_year_takes_the_year_like_a_syslog_stamp() -> None:
+    # a public GPU-node write-up (RTX A4000, public-code index) quoting `dmesg` with the year cut off the stamps
+    events = _events_of(
+        "[Sun Mar 29 19:20:37] NVRM: Xid (PCI:0000:5f:00): 79, GPU has fallen off the bus.\n"
+        "[Sun Mar 29 19:20:37] NVRM: GPU 0000:5f:00.0: GPU has fallen off the bus.\n"
+        "[Sun Mar 29 19:20:37] NVRM: Xid (PCI:0000:5f:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)\n"
+    )
+    assert set(events["source"]) == {"kernel"} and set(events["format"]) == {"dmesg_ctime"}
+    assert set(events["ts"]) == {_utc(2026, 3, 29, 19, 20, 37)} and set(events["ts_quality"]) == {"year_from_mtime"}
+    xids = of_kind(events, "xid")
+    assert xids["xid"].to_list() == [79, 154] and xids["severity"].to_list() == ["critical", "critical"]
+    assert attrs_of(xids)[1]["xid_recovery_action"] == "GPU Reset Required"
+
+
+def test_interleaved_sxid_reports_of_several_switches_are_not_merged() -> None:
+    events = _events("dmesg_xid79_sxid20034_interleaved_switches_01.log")
+    assert events.height == 13 and set(events["n_lines"]) == {1}
+    sxids = events.filter(pl.col("message").str.contains("SXid", literal=True))
+    fatal = sxids.filter(pl.col("message").str.contains("Fatal", literal=True))
+    assert fatal["pci_bus"].to_list() == ["0000:06:00.0", "0000:05:00.0", "0000:07:00.0", "0000:05:00.0"]
+    assert set(fatal["severity"]) == {"critical"} and set(fatal["kind"]) == {"log"}
+    assert {a["sxid"] for a in attrs_of(sxids)} == {20034}
+    xid = of_kind(events, "xid").row(0, named=True)
+    assert (xid["xid"], xid["pid"], xid["process"], xid["gpu_uuid"]) == (79, None, None, "GPU-b6c3b2be-c55b-d076-fa0e-d464e4c7e08b")
+
+
+def test_apei_edac_and_rcu_stall_wordings_give_their_severity() -> None:
+    events = _parse(
+        "[ 1234.000002] {1}[Hardware Error]: event severity: corrected\n"
+        "[ 1234.000003] EDAC MC0: 1 CE Memory read error on CPU_SrcID#0_MC#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0x1 offset:0x0 grain:32)\n"
+        "[ 1234.000004] {2}[Hardware Error]: event severity: fatal\n"
+        "[ 1234.000005] EDAC MC1: 1 UE Memory read error on CPU_SrcID#1_MC#1_Chan#2_DIMM#0 (channel:2 slot:0 page:0xb757589 offset:0xdc0)\n"
+        "[ 1234.000006] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:\n"
+    )
+    assert events["severity"].to_list() == ["warning", "warning", "critical", "critical", "error"]

@@ -583,10 +583,12 @@ OTHER_FIXTURES = sorted(p for folder in OTHER_FAMILIES for p in folder.iterdir()
 @pytest.mark.parametrize("path", OTHER_FIXTURES, ids=[f"{p.parent.name}/{p.name}" for p in OTHER_FIXTURES])
 def test_other_families_are_not_claimed(path: Path) -> None:
     head = head_lines(path)
-    assert pipeline.sniff(head) <= 0.2
-    if path.parent.name in {s.name for s in sources.all_sources()}:
-        best, _ = sources.sniff(head)
-        assert best is not None and best.name != "pipeline"
+    if path.parent.name not in {s.name for s in sources.all_sources()}:
+        assert pipeline.sniff(head) <= 0.2
+        return
+    # A log both read (the device plugin's klog lines: kubelet's and the pipeline's) goes to the family's own source.
+    best, score = sources.sniff(head)
+    assert best is not None and best.name != "pipeline" and (pipeline.sniff(head) <= 0.2 or score > pipeline.sniff(head))
 
 
 def test_plain_text_gets_a_low_score() -> None:
@@ -698,10 +700,12 @@ def test_determined_prefix_is_peeled_so_the_traceback_groups() -> None:
 
 def test_slurm_cgroup_oom_kill_and_the_task_it_killed() -> None:
     events = events_of("slurm_oom_kill_srun_01.log")
-    kill, task = one(events, "oom_kill"), one(events, "process_killed")
+    kill = one(events, "oom_kill")
+    task, bus_error = events.filter(pl.col("kind") == "process_killed").iter_rows(named=True)
     assert kill["attrs"] == {"slurm_step": "3495064.0", "oom": "slurm_cgroup"}
-    assert task["attrs"] == {"signal": "SIGKILL", "oom": "slurm_cgroup"}
-    assert events.filter(pl.col("message").str.contains("Bus error"))["kind"].to_list() == ["log"]
+    assert (json.loads(task["attrs"]), task["host"]) == ({"signal": "SIGKILL", "oom": "slurm_cgroup"}, "Orion-01-01")
+    # A later step's task killed by SIGBUS is a kill, not an OOM.
+    assert (json.loads(bus_error["attrs"]), bus_error["host"]) == ({"signal": "SIGBUS"}, "Orion-18-69")
 
 
 def test_ray_tag_outside_a_rank_tag_and_a_c10d_header() -> None:
@@ -716,6 +720,9 @@ def test_ray_memory_monitor_kills_are_host_oom_kills() -> None:
     assert killed["attrs"] == {"signal": "SIGKILL", "workers_killed": 12, "oom": "ray_memory_monitor"}
     task = one(events_of("ray_task_out_of_memory_traceback_01.log"), "traceback")
     assert task["attrs"]["oom"] == "ray_memory_monitor" and task["attrs"]["exc_type"] == "ray.exceptions.OutOfMemoryError"
+    # The exception's message goes on with the memory of the node and of the task Ray killed.
+    assert (task["n_lines"], task["pid"], task["rss_bytes"]) == (11, 4331, gib(2.22))
+    assert (task["mem_used_bytes"], task["mem_total_bytes"]) == (gib(59.49), gib(62.58))
 
 
 def test_rule_regexes_stay_small_enough_for_the_literal_prefilter_and_match_as_one() -> None:
@@ -950,3 +957,236 @@ def test_compose_like_tags_on_a_few_lines_of_another_log_are_text() -> None:
     events, _, _ = _parse("epoch_1 | train loss 0.5\nstep 2 loss 0.4\nstep 3 loss 0.3\n")
     assert events["container"].to_list() == [None, None, None]
     assert events["message"][0] == "epoch_1 | train loss 0.5"
+
+
+# --- continuation lines of TensorFlow's and NCCL's errors, CUDA errors, Slurm's node ----------------------
+
+
+def test_tensorflow_error_keeps_its_node_hint_and_root_error_lines() -> None:
+    """TensorFlow 1's reprint of an OOM with two ops ("[[Node: …]]" 5 spaces in, each with the OOM hint), and
+    "N root error(s) found." with its items: one GPU OOM each, none of their lines left as log lines."""
+    hint = "Hint: If you want to see a list of allocated tensors when OOM happens, add report_tensor_allocations_upon_oom to RunOptions."
+    reprint = (
+        "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[64,2016,9,9] and type float"
+        " on /job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc\n"
+        f"     [[Node: cell_12/AvgPool_1 = AvgPool[T=DT_FLOAT]]]\n{hint}\n\n     [[Node: gradients/_12031 = _Recv[]()]]\n{hint}\n\n"
+        "INFO:tensorflow:Error reported to Coordinator\n"
+    )
+    events, _, _ = _parse(reprint)
+    assert events.select("line", "n_lines", "kind", "gpu_index").rows() == [(1, 5, "cuda_oom", 1), (8, 1, "log", None)]
+    roots = (
+        "ResourceExhaustedError: 2 root error(s) found.\n"
+        "  (0) Resource exhausted: OOM when allocating tensor with shape[16,112,112,147] and type float on /job:localhost/replica:0/task:0/device:GPU:0\n"
+        f"\t [[{{{{node resnet_v1_50/conv1/ExtractImagePatches}}}}]]\n{hint}\n\n\t [[Mean_1/_1047]]\n{hint}\n\n"
+        "  (1) Resource exhausted: OOM when allocating tensor with shape[16,112,112,147] and type float\n"
+        "0 successful operations.\n"
+    )
+    events, _, _ = _parse(roots)
+    assert events.select("line", "n_lines", "kind", "gpu_index").rows()[0] == (1, 7, "cuda_oom", 0)
+
+
+def test_tensorflow_2_traceback_keeps_the_op_line() -> None:
+    text = (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    model.fit(x)\n'
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError:  OOM when allocating tensor with shape[32,64,112,112]"
+        " and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n"
+        "\t [[node model/conv1/Conv2D (defined at train.py:9) ]]\n"
+        "Hint: If you want to see a list of allocated tensors when OOM happens, add report_tensor_allocations_upon_oom.\n"
+        " [Op:__inference_train_function_1015]\n\nFunction call stack:\ntrain_function\n"
+    )
+    events, _, _ = _parse(text)
+    assert events.select("line", "n_lines", "kind").rows()[0] == (1, 7, "cuda_oom")
+
+
+def test_nccl_error_keeps_its_result_code_and_last_error() -> None:
+    text = (
+        "[rank7]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error"
+        " (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+        "[rank7]: ncclUnhandledCudaError: Call to CUDA function failed.\n[rank7]: Last error:\n[rank7]: Cuda failure 1 'invalid argument'\n"
+        "[rank6]: done\n"
+    )
+    events, _, _ = _parse(text)
+    error = events.row(0, named=True)
+    assert (error["n_lines"], error["kind"], error["severity"]) == (4, "traceback", "error")
+    attrs = json.loads(error["attrs"])
+    assert (attrs["rank"], attrs["cuda_error"], attrs["exc_type"]) == (7, "unhandled cuda error", "torch.distributed.DistBackendError")
+    old, _, _ = _parse(
+        "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:38, unhandled cuda error, NCCL version 2.7.8\n"
+        "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+    )
+    assert old.select("n_lines", "severity").rows() == [(2, "error")]
+
+
+def test_untagged_c10_tail_joins_the_ranked_line_it_ends() -> None:
+    """torch tags the first line of a rank's watchdog error; its hints and c10 frames follow untagged."""
+    text = (
+        "model_runner_base.py:120] Writing input of failed execution to /tmp/err.pkl...\n"
+        "[rank0]:[E219 12:14:43.351647859 ProcessGroupNCCL.cpp:1595] [PG ID 2 PG GUID 3 Rank 0] Process group watchdog thread"
+        " terminated with exception: CUDA error: an illegal memory access was encountered\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n\n"
+        "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43 (most recent call first):\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7fd4b596c446 in /usr/lib/libc10.so)\n"
+        "[rank1]:[I219 12:14:44.000000000 ProcessGroupNCCL.cpp:1600] [PG ID 2 PG GUID 3 Rank 1] waiting\n"
+        "frame #1: c10::detail::torchCheckFail + 0x64 (0x7fd4b59166e4 in /usr/lib/libc10.so)\n"
+    )
+    events, _, _ = _parse(text)
+    assert events.select("line", "n_lines", "severity").rows() == [(1, 1, None), (2, 5, "error"), (8, 2, "info")]
+    watchdog = json.loads(events["attrs"][1])
+    assert watchdog == {"rank": 0, "cuda_error": "an illegal memory access was encountered"}
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "uncorrectable ECC error encountered"),
+    ("RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265",
+     "uncorrectable ECC error encountered"),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "CUDNN_STATUS_NOT_INITIALIZED"),
+    ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k)`",
+     "CUBLAS_STATUS_EXECUTION_FAILED"),
+    (("F tensorflow/stream_executor/lib/statusor.cc:34] Attempting to fetch value instead of handling error Internal: failed call to"
+      " cuDevicePrimaryCtxRetain: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered"), "CUDA_ERROR_ECC_UNCORRECTABLE"),
+])
+def test_cuda_errors_are_errors_that_name_what_failed(line: str, error: str) -> None:
+    events, _, _ = _parse(line + "\n")
+    row = events.row(0, named=True)
+    assert row["severity"] in {"error", "critical"} and json.loads(row["attrs"])["cuda_error"] == error
+
+
+def test_cuda_oom_is_not_also_a_cuda_error() -> None:
+    events, _, _ = _parse("RuntimeError: CUDA error: out of memory\n")
+    assert one(events, "cuda_oom")["attrs"] == {"exc_type": "RuntimeError", "exc_message": "CUDA error: out of memory"}
+
+
+def test_srun_out_of_memory_names_the_node_of_the_killed_task() -> None:
+    text = (
+        "slurmstepd: error: Detected 2 oom_kill events in StepId=4242.13. Some of the step tasks have been OOM Killed.\n"
+        "srun: error: gpu-node-07: tasks 0-2,5: Out Of Memory\n"
+    )
+    events, _, _ = _parse(text)
+    assert events.select("kind", "host").rows() == [("oom_kill", None), ("process_killed", "gpu-node-07")]
+
+
+@pytest.mark.parametrize("line", [
+    'level=info ts=2023-05-04T10:11:12.123Z caller=main.go:123 msg="Starting Prometheus"',
+    'ts=2023-05-04T10:11:13.123Z caller=main.go:124 level=warn msg="Scrape commit failed"',
+    'time=2023-05-04T10:11:17.000+02:00 level=WARN msg="slog line"',
+])
+def test_logfmt_lines_are_sniffed_and_read(line: str) -> None:
+    assert pipeline.sniff([line] * 3) >= 0.5
+    events, _, _ = _parse(line + "\n")
+    row = events.row(0, named=True)
+    assert (row["format"], row["ts_quality"]) == ("logfmt", "exact") and row["severity"] in {"info", "warning"}
+    assert row["message"].startswith("msg=")
+
+
+def test_make_recipe_killed_by_a_signal() -> None:
+    events, _, _ = _parse("make: *** [Makefile:22: test] Terminated\nmake[1]: *** [all] Killed\nmake: *** [all] Error 2\n")
+    assert [(row["kind"], json.loads(row["attrs"] or "{}").get("signal"), row["exit_code"]) for row in events.iter_rows(named=True)] == [
+        ("process_killed", "SIGTERM", None), ("process_killed", "SIGKILL", None), ("log", None, 2),
+    ]
+
+
+def test_xla_out_of_memory_allocating_gives_the_request() -> None:
+    events, _, _ = _parse("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory allocating 20029400304 bytes.\n")
+    assert one(events, "cuda_oom")["mem_requested_bytes"] == 20029400304
+
+
+def test_exception_line_above_a_cuda_tail_names_the_exception() -> None:
+    events, _, _ = _parse(
+        "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+    )
+    attrs = json.loads(events["attrs"][0])
+    assert (events["n_lines"][0], attrs["exc_type"], attrs["exc_message"]) == (3, "RuntimeError", "CUDA error: uncorrectable ECC error encountered")
+
+
+def test_spawned_process_killed_by_a_signal() -> None:
+    text = (
+        "Traceback (most recent call last):\n  File \"main.py\", line 422, in <module>\n    join=True)\n"
+        "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL\n"
+    )
+    killed = one(_parse(text)[0], "process_killed")
+    assert (killed["n_lines"], killed["attrs"]["signal"]) == (4, "SIGKILL")
+
+
+def test_ray_2_0_memory_monitor_kills_the_latest_task() -> None:
+    line = (
+        "(raylet) [2022-08-29 15:18:33,592 E 30307 30344] (raylet) node_manager.cc:2963: System memory low at node with IP 172.17.0.2."
+        " Used memory (23.63GB) / total capacity (33.28GB) (0.709971) exceeds threshold 0.7, killing latest task with name"
+        " the_real_oom_actor:Leaker.__init__ and actor ID dc0d34f19836a07b46222dbc01000000 to avoid running out of memory.\n"
+    )
+    killed = one(_parse(line)[0], "process_killed")
+    assert killed["attrs"] == {"signal": "SIGKILL", "workers_killed": 1, "oom": "ray_memory_monitor"}
+    assert killed["ts"] == utc(2022, 8, 29, 15, 18, 33, 592000)
+    assert (killed["mem_used_bytes"], killed["mem_total_bytes"]) == (gib(23.63), gib(33.28))
+
+
+def test_better_exceptions_blank_line_before_the_exception_keeps_it_in_the_traceback() -> None:
+    """loguru's diagnose (better_exceptions) annotates each frame's values and leaves a blank line before the exception."""
+    text = (
+        "2023-11-29 06:51:23.492 | ERROR    | __main__:<module>:224 - An error has been caught in function '<module>'\n"
+        "Traceback (most recent call last):\n\n"
+        '  > File "train.py", line 224, in <module>\n      main()\n      └ <function main at 0x147b5e2a7280>\n\n'
+        '    File "train.py", line 130, in join\n      raise ProcessExitedException(\n'
+        "            └ <class 'torch.multiprocessing.spawn.ProcessExitedException'>\n\n"
+        "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL\n"
+        "2023-11-29 06:51:24.000 | INFO     | __main__:<module>:230 - done\n"
+    )
+    events, _, _ = _parse(text)
+    assert events.select("line", "n_lines", "kind", "severity").rows() == [
+        (1, 1, "log", "error"), (2, 8, "process_killed", "error"), (13, 1, "log", "info"),
+    ]
+    assert events["ts_quality"][1] == "inherited"
+
+
+def test_bare_exited_with_a_code() -> None:
+    text = (
+        'The command "travis_wait 40 ci/run_test.sh" exited with 137.\n'
+        "Exec lifecycle hook (x) for Container \"c\" in Pod \"p\" failed - error: command 'x' exited with 137: , message: ''\n"
+        "worker exited with 2 errors remaining\n"
+    )
+    events, _, _ = _parse(text)
+    assert events.select("kind", "exit_code").rows() == [("process_killed", 137), ("process_killed", 137), ("log", None)]
+
+
+def test_srun_tasks_killed_by_a_signal() -> None:
+    text = (
+        "srun: error: Orion-18-69: task 289: Bus error\nsrun: Terminating job step 3495450.0\n"
+        "srun: error: node12: tasks 0-3: Killed\nsrun: error: gpu03: task 1: Exited with exit code 1\n"
+    )
+    events, _, _ = _parse(text)
+    rows = [(row["kind"], row["host"], json.loads(row["attrs"] or "{}").get("signal"), row["exit_code"]) for row in events.iter_rows(named=True)]
+    assert rows == [
+        ("process_killed", "Orion-18-69", "SIGBUS", None), ("log", None, None, None),
+        ("process_killed", "node12", "SIGKILL", None), ("log", None, None, 1),
+    ]
+
+
+def test_tensorflow_graph_execution_error_keeps_its_error_lines() -> None:
+    text = (
+        'Traceback (most recent call last):\n  File "/app/train.py", line 279, in run\n    history = the_model.fit(\n'
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: Graph execution error:\n\n"
+        "Detected at node 'model/conv2d/Conv2D' defined at (most recent call last):\n"
+        '    File "/app/train.py", line 279, in run\n      history = the_model.fit(\n'
+        "Node: 'model/conv2d/Conv2D'\n"
+        "OOM when allocating tensor with shape[16,64,64,64] and type float on /job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc\n"
+        "\t [[{{node model/conv2d/Conv2D}}]]\n"
+        "Hint: If you want to see a list of allocated tensors when OOM happens, add report_tensor_allocations_upon_oom.\n"
+        " [Op:__inference_train_function_7181]\n"
+        "Epoch 2/10\n"
+    )
+    events, _, _ = _parse(text)
+    oom = one(events, "cuda_oom")
+    assert (oom["n_lines"], oom["gpu_index"], oom["attrs"]["exc_message"]) == (12, 1, "Graph execution error:")
+    assert events["kind"].to_list() == ["cuda_oom", "log"]
+
+
+@pytest.mark.parametrize(("line", "loss"), [
+    ("Training epoch 0, iteration 8/29 | lr: 5.389e-06 | global_step: 8 | reduced_train_loss: 10.22 | consumed_samples: 4608", 10.22),
+    ("Epoch 3: 100%|██████████| 50/50 [00:10<00:00, 4.90it/s, v_num=1, train_loss=0.412, val_loss=0.530]", 0.412),
+    ("Epoch 3: 100%|██████████| 50/50 [00:10<00:00, 4.90it/s, v_num=1, val_loss=0.530]", None),
+])
+def test_training_loss_names(line: str, loss: float | None) -> None:
+    events, _, _ = _parse(line + "\n")
+    assert json.loads(events["attrs"][0] or "{}").get("loss") == loss

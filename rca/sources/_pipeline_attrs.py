@@ -168,6 +168,7 @@ def _fields(present: set[str]) -> Fields:
         ("ci_event", "ci_event", json_text, label(gated("ci_event"), CI_EVENTS)),
         ("xid", "health", json_text, pl.when(c("f_gpu_uuid").is_not_null() & c("f_unhealthy")).then(pl.lit("unhealthy"))),
         ("xid", "resource", json_text, c("f_resource")),
+        ("cuda_error", "cuda_error", json_text, pl.when(kind != "cuda_oom").then(c("f_cuda_error"))),
     ]
     fields |= {name: (encoder, value) for family, name, encoder, value in optional if family in present}
     fields["oom"] = (json_text, c("f_oom"))
@@ -214,7 +215,8 @@ def with_attrs(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     staged = facts.with_columns(**{f"a_{name}": run for name, run in runs.items()})
     scratch = [f"a_{name}" for name in runs]
     if "loss" in present:
-        loss = first(gated("loss"), rf"(?i)\bloss\s*[:=]?\s*({_NUMBER})")
+        # The training loss as Lightning, Megatron and NeMo name it too ("train_loss", "reduced_train_loss"), not "val_loss".
+        loss = first(gated("loss"), rf"(?i)\b(?:reduced_)?(?:train_)?loss\s*[:=]?\s*({_NUMBER})")
         staged = staged.with_columns(loss_text=pl.when(pl.col("a_metrics").is_null()).then(loss) if "metrics" in runs else loss)
         scratch.append("loss_text")
     fields = _fields(present)

@@ -36,15 +36,23 @@ _GO_CONTINUATION = (
 # from … (most recent call first):", then "frame #N: symbol + 0x… (0x… in /…/libc10.so)"). XLA's:
 # the buffer assignment behind a RESOURCE_EXHAUSTED (its stats and peak buffers, indented under them).
 # CPython's faulthandler ("Fatal Python error: Segmentation fault"): each thread's stack, its frames indented.
-_CPP_TAIL = (
+# TensorFlow's error message: the ops it failed in ("\t [[{{node conv1/Conv2D}}]]"), its OOM hint, the function
+# (" [Op:__inference_train_function_1234]") and, for several, each root error ("  (0) Resource exhausted: OOM …");
+# 2.x's "Graph execution error:" puts the error on lines of its own, after the node and where it was defined.
+# NCCL's error names its result code and, on a line of its own, the last error it saw ("Last error:"); Ray's
+# OutOfMemoryError the memory of the node and of the task it killed.
+CPP_TAIL = (
     r"^(?:\s+what\(\): |frame #[0-9]+: |Exception raised from \S+ at \S+ \(most recent call first\):"
     r"|CUDA kernel errors might be asynchronously reported|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
-    r"|Compile with `TORCH_USE_CUDA_DSA`|BufferAssignment OOM Debugging\.$|BufferAssignment stats:$|Peak buffers:$"
-    r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$|Extension modules: )"
+    r"|Compile with `TORCH_USE_CUDA_DSA`|Search for `cuda[A-Za-z]+' in |BufferAssignment OOM Debugging\.$|BufferAssignment stats:$|Peak buffers:$"
+    r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$|Extension modules: "
+    r"|\s+\[\[.*\]\]|Hint: If you want to see a list of allocated tensors|\s+\[Op:[^\]\s]+\]|\s+\([0-9]+\) [A-Z][a-z]+(?: [a-z]+)*: "
+    r"|OOM when allocating tensor |Detected at node '|Node: '"
+    r"|nccl[A-Z][A-Za-z]*Error: |Last error:$|Memory on the node \(IP: )"
 )
 
 # A multi-line record needs a line of one of these shapes, or an indented line without a time.
-_OPENS_RECORD = "|".join((_PY_HEADER, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, _CPP_TAIL))
+_OPENS_RECORD = "|".join((_PY_HEADER, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, CPP_TAIL))
 
 # group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
 # every run below is a contiguous block: neighbours and run starts need no hashed windows.
@@ -53,7 +61,7 @@ _NEW_PARTITION = pl.col("new_partition")
 _SHAPES = {
     "header": _PY_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "py_frame": _PY_FRAME, "exception": PY_EXCEPTION_LINE,
     "java_continuation": _JAVA_CONTINUATION, "java_frame": _JAVA_FRAME,
-    "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION, "cpp_tail": _CPP_TAIL,
+    "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION, "cpp_tail": CPP_TAIL,
 }
 
 
@@ -98,7 +106,8 @@ def _python() -> tuple[pl.Expr, pl.Expr]:
     closing = (~frame_like & ~_next(chain) & ~_next(cpp_tail) & ~(cpp_tail & _next(_shape("indented")))).cast(pl.Int64)
     closings_before = closing.cum_sum() - closing
     closed_before = closings_before - _at_run_start(closings_before, opens_segment) > 0
-    after_frame = exception & ~(pl.col("after_gap") & ~_prev(chain))
+    # better_exceptions and loguru's diagnose leave a blank line between the last frame's annotations ("└ …") and the exception.
+    after_frame = exception & ~(pl.col("after_gap") & ~_prev(chain) & ~_prev(pl.col("body").str.contains("└", literal=True)))
     member = _at_run_start(start, opens_segment) & ~closed_before & (frame_like | after_frame | _next(chain) | cpp_tail)
     return member, _at_run_start(pl.col("line"), opens_segment)
 
@@ -118,17 +127,43 @@ def records(framed: pl.DataFrame) -> pl.DataFrame:
     return collapse(group_keys(framed))
 
 
+# A line's partition is its file's and writer's keys, then its tags (rank|pid|pod|container): an untagged line's ends in "|||".
+_UNTAGGED = "|||"
+
+
+def _with_tails_tagged(framed: pl.DataFrame) -> pl.DataFrame:
+    """Untagged C++ tail lines (``is_cpp_tail``) moved into the partition of the tagged line they follow.
+
+    ``framed`` is in line order, each file's and writer's lines in a run.
+
+    torch's launcher tags a line a rank prints ("[rank0]:[E219 …] … terminated with exception: CUDA error: …"),
+    but the hints and c10 frames of the same message come out on lines of their own, untagged.
+    """
+    partition = pl.col("partition")
+    untagged_tail = (
+        _shape("cpp_tail") & partition.str.ends_with(_UNTAGGED)
+        & pl.all_horizontal(pl.col(name).is_null() for name in ("rank", "pid", "pod", "container"))
+    )
+    before = pl.when(untagged_tail).then(None).otherwise(partition).forward_fill()
+    # Only a line of the same file and writer (whose partition starts with the same keys) passes its tags on.
+    same_writer = before.str.starts_with(partition.str.strip_suffix(_UNTAGGED))
+    return framed.with_columns(partition=pl.when(untagged_tail & same_writer).then(before).otherwise(partition))
+
+
 def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     """Add ``family`` (null for one-line records) and ``record`` (the record's first line).
 
     The rows come back in (partition, line) order.
     """
     partition = pl.col("partition")
-    keyed = framed.sort("partition", "line").with_columns(
+    shapes = {f"is_{name}": pl.col("body").str.contains(pattern) for name, pattern in _SHAPES.items()}
+    shaped = _with_tails_tagged(framed.with_columns(**shapes))
+    keyed = shaped.sort("partition", "line").with_columns(
         new_partition=partition.ne_missing(partition.shift(1)),
         last_of_partition=partition.ne_missing(partition.shift(-1)),
-        **{f"is_{name}": pl.col("body").str.contains(pattern) for name, pattern in _SHAPES.items()},
     )
+    # What NCCL's "Last error:" introduces is the line under it, whatever it says.
+    keyed = keyed.with_columns(is_cpp_tail=pl.col("is_cpp_tail") | _prev(pl.col("body").str.ends_with("Last error:")))
     py_member, py_start = _python()
     keyed = keyed.with_columns(py_member=py_member, py_start=py_start)
     free = ~pl.col("py_member")

@@ -17,7 +17,7 @@ import re
 import polars as pl
 
 from rca.sources._base import split_rows
-from rca.sources._pipeline_records import PY_EXCEPTION_LINE
+from rca.sources._pipeline_records import CPP_TAIL, PY_EXCEPTION_LINE
 
 _UNIT_BYTES = {
     "B": 1, "bytes": 1, "KiB": 1024, "kB": 1024, "KB": 1024, "MiB": 1024**2, "MB": 1024**2,
@@ -54,10 +54,16 @@ _LONE_KILLED = r"^\s*Killed\s*$"
 _EXIT_CODE = (
     r"(?i)(?:exit(?:ed)?(?: with)? (?:status )?(?:code|status)|exitcode|exits with return code)\s*[:=]?\s*(?<code>-?[0-9]{1,4})\b"
     r"|make(?:\[[0-9]+\])?: \*\*\* .*?Error (?<make>[0-9]{1,4})\b"
+    # Travis CI's 'The command "…" exited with 137.', a Kubernetes hook's "command '…' exited with 137: "
+    r"|\bexited with (?<bare>-?[0-9]{1,4})(?:[.:,]|\s*$)"
 )
 _SIGNAL_NAMED = (
     r"died with <Signals\.(?<died>SIG[A-Z0-9]+): [0-9]+>|Signal [0-9]+ \((?<torchrun>SIG[A-Z0-9]+)\) received by PID (?<pid>[0-9]+)"
     r"|\bsignal: (?<go>killed|terminated|segmentation fault|aborted|bus error)\b"
+    # torch.multiprocessing.spawn's: "ProcessExitedException: process 0 terminated with signal SIGKILL".
+    r"|process [0-9]+ terminated with signal (?<spawn>SIG[A-Z0-9]+)"
+    # GNU make's report of a recipe killed by a signal: "make: *** [Makefile:22: test] Terminated".
+    r"|make(?:\[[0-9]+\])?: \*\*\* \[[^\]\n]*\] (?<make>Killed|Terminated|Segmentation fault|Aborted|Bus error)"
     # Open MPI's mpirun / mpiexec: "mpirun noticed that process rank 0 with PID 21183 on node host01 exited on signal 9 (Killed)."
     r"|process rank (?<mpi_rank>[0-9]+) with PID (?<mpi_pid>[0-9]+) on node (?<mpi_node>[^\s,]+) exited on signal (?<mpi_signal>[0-9]+)"
 )
@@ -70,6 +76,14 @@ _SIGNAL_BY_WORD = {
 }
 _SIGNAL_BY_NUMBER = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
                      9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
+
+# A CUDA, cuDNN or NCCL error other than running out of memory (kept as cuda_oom): what it says, for the
+# correlation with the GPU's Xids (an illegal memory access, an uncorrectable ECC error, a lost device).
+_CUDA_ERROR = (
+    r"CUDA error: (?<runtime>[^\n`']+?)(?: when calling|\s*$|\n|')|cuda runtime error \([0-9]+\) : (?<thc>[^\n]+?) at \S+:[0-9]+"
+    r"|(?<cudnn>CUDNN_STATUS_[A-Z_]+)|(?<nccl_code>nccl(?:Unhandled[A-Za-z]*|System|Internal|Remote|InvalidUsage|InvalidArgument)Error)"
+    r"|NCCL error in: \S+, (?<nccl>[a-z][a-z ]+[a-z])|(?<driver>CUDA_ERROR_[A-Z_]+)"
+)
 
 _XID_PLUGIN = r"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?<uuid>(?:GPU|MIG)-[0-9a-fA-F\-]+)"
 _XID_NVRM = r"NVRM: Xid \(PCI:(?<pci>[0-9a-fA-F:.]+)\): (?<xid>[0-9]+)"
@@ -103,15 +117,19 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "bash": ("line ",),
     "killed": ("Killed",),
     "exit": r"(?i)exit|make",
-    "named_signal": ("died with <Signals.", ") received by PID ", "signal: ", "exited on signal "),
+    "named_signal": ("died with <Signals.", ") received by PID ", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG"),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy"),
     "java_oom": (_JAVA_OOM_LITERAL,),
     "go_oom": ("out of memory", "VirtualAlloc of "),
+    "cuda_error": (
+        "CUDA error: ", "cuda runtime error", "CUDNN_STATUS_", "NCCL error", "ncclUnhandled", "ncclSystemError",
+        "ncclInternalError", "ncclRemoteError", "ncclInvalid", "CUDA_ERROR_",
+    ),
     "reason": ("reason:", "reason="),
     "failure": ("Job failed (",),
-    "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory"),
-    "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory"),
+    "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: "),
+    "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
     "container": ("container",),
     "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
     "python_warning": ("Warning: ",),
@@ -206,8 +224,12 @@ def num(text: pl.Expr, dtype: pl.DataType = pl.Int64()) -> pl.Expr:
 def size(text: pl.Expr, pattern: str) -> pl.Expr:
     """Bytes of the first size matched by ``pattern``, whose ``{size}`` stands for a number and unit."""
     parts = text.str.extract_groups(pattern.replace("{size}", _SIZE)).struct
-    factor = parts.field("u").replace_strict(_UNIT_BYTES, default=None, return_dtype=pl.Float64)
-    return (parts.field("n").cast(pl.Float64, strict=False) * factor).round().cast(pl.Int64, strict=False)
+    return _bytes(parts.field("n"), parts.field("u"))
+
+
+def _bytes(number: pl.Expr, unit: pl.Expr) -> pl.Expr:
+    factor = unit.replace_strict(_UNIT_BYTES, default=None, return_dtype=pl.Float64)
+    return (number.cast(pl.Float64, strict=False) * factor).round().cast(pl.Int64, strict=False)
 
 
 def _signal_of_exit(code: pl.Expr) -> pl.Expr:
@@ -247,7 +269,7 @@ def _cuda_facts() -> dict[str, pl.Expr]:
         ),
         # TensorFlow's and XLA's: "failed to allocate 3.39G (3640655872 bytes) from device", "Failed to allocate request for 3.39GiB (3640655872B)".
         "requested": pl.coalesce(
-            size(m, r"Tried to allocate {size}"), size(m, r"Out of memory while trying to allocate {size}"),
+            size(m, r"Tried to allocate {size}"), size(m, r"Out of memory (?:while trying to allocate|allocating) {size}"),
             size(m, r"(?i:failed to allocate) [^(\n]*\({size}\)"),
         ),
         "total": pl.coalesce(size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}")),
@@ -287,7 +309,7 @@ def _bash_facts() -> dict[str, pl.Expr]:
 
 def _exit_facts() -> dict[str, pl.Expr]:
     exit_code = gated("exit").str.extract_groups(_EXIT_CODE).struct
-    code = num(pl.coalesce(exit_code.field("code"), exit_code.field("make")), pl.Int32())
+    code = num(pl.coalesce(exit_code.field("code"), exit_code.field("make"), exit_code.field("bare")), pl.Int32())
     return {"exit_code": code, "exit_signal": _signal_of_exit(code)}
 
 
@@ -299,7 +321,8 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     torchrun = pl.when(~m.str.contains(r"^\s*traceback\s*: Signal ")).then(named.field("torchrun"))
     return {
         "named_signal": pl.coalesce(
-            named.field("died"), torchrun, _signal_of_word(named.field("go")), _signal_of_exit(-num(named.field("mpi_signal"), pl.Int32())),
+            named.field("died"), torchrun, named.field("spawn"), _signal_of_word(pl.coalesce(named.field("go"), named.field("make"))),
+            _signal_of_exit(-num(named.field("mpi_signal"), pl.Int32())),
         ),
         # Open MPI prints PID 0 for a process whose pid it never learnt.
         "named_pid": num(pl.coalesce(pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None))),
@@ -311,11 +334,16 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
 def _slurm_oom_facts() -> dict[str, pl.Expr]:
     """Slurm's report of its cgroup's OOM killer ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=…",
     since 21.08 "Detected 1 oom_kill event in StepId=…") and of the tasks it killed ("srun: error: node: task 4:
-    Out Of Memory", "tasks 0-2,5: Out Of Memory")."""
+    Out Of Memory", "tasks 0-2,5: Out Of Memory"), and srun's report of tasks a signal killed ("task 289: Bus error")."""
     m = gated("slurm_oom")
+    task = m.str.extract_groups(
+        r"^srun: error: (?<node>[^\s:]+): tasks? [0-9][0-9,\-]*: (?<what>Out Of Memory|Killed|Terminated|Bus error|Segmentation fault|Aborted)$"
+    ).struct
     return {
         "slurm_oom_kill": m.str.contains(r"Detected [0-9]+ oom[-_]kill events?(?:\(s\))?").fill_null(False),
         "slurm_task_oom": m.str.contains(r"\btasks? [0-9][0-9,\-]*: Out Of Memory").fill_null(False),
+        "slurm_task_signal": _signal_of_word(task.field("what")),
+        "slurm_node": task.field("node"),
         "slurm_step": first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"),
     }
 
@@ -325,9 +353,28 @@ def _ray_oom_facts() -> dict[str, pl.Expr]:
     the raylet) and a task learning it was one of them (ray.exceptions.OutOfMemoryError)."""
     m = gated("ray_oom")
     workers = num(first(m, r"([0-9]+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"))
+    # Ray 2.0 and 2.1 name the one task they kill: "System memory low at node with IP …, killing latest task with name …".
+    one_killed = m.str.contains(r"System memory low at node [^\n]*, killing ").fill_null(False)
+    # "Memory on the node (IP: …) where the task (…, pid=4331, memory used=2.22GB) was running was 59.49GB / 62.58GB";
+    # Ray 2.0: "Used memory (23.63GB) / total capacity (33.28GB)".
+    def amount(name: str) -> str:
+        return rf"(?<{name}>[0-9]+(?:\.[0-9]+)?) ?(?<{name}_unit>[KMGT]i?B)"
+
+    memory = m.str.extract_groups(
+        rf"where the (?:task|actor) \([^)\n]*\bpid=(?<pid>[0-9]+), memory used={amount('rss')}\) was running was {amount('used')} / {amount('total')}"
+        rf"|Used memory \({amount('used_2')}\) / total capacity \({amount('total_2')}\)"
+    ).struct
+
+    def read(name: str) -> pl.Expr:
+        return _bytes(memory.field(name), memory.field(f"{name}_unit"))
+
     return {
-        "ray_workers_killed": workers,
-        "ray_oom_kill": (workers > 0).fill_null(False),
+        "ray_task_pid": num(memory.field("pid")),
+        "ray_task_rss": read("rss"),
+        "ray_node_used": pl.coalesce(read("used"), read("used_2")),
+        "ray_node_total": pl.coalesce(read("total"), read("total_2")),
+        "ray_workers_killed": pl.coalesce(workers, pl.when(one_killed).then(1)),
+        "ray_oom_kill": (workers > 0).fill_null(False) | one_killed,
         "ray_task_oom": m.str.contains("killed due to the node running low on memory", literal=True).fill_null(False),
     }
 
@@ -355,6 +402,11 @@ def _go_oom_facts() -> dict[str, pl.Expr]:
     }
 
 
+def _cuda_error_facts() -> dict[str, pl.Expr]:
+    error = gated("cuda_error").str.extract_groups(_CUDA_ERROR).struct
+    return {"cuda_error": pl.coalesce(*(error.field(name) for name in ("runtime", "thc", "cudnn", "nccl_code", "nccl", "driver")))}
+
+
 def _vllm_error_facts() -> dict[str, pl.Expr]:
     m = gated("vllm_error")
     return {
@@ -380,6 +432,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
         .then(_java_oom(gated("java_oom").str.extract_groups(_JAVA_OOM).struct.field("what").fill_null("")))
     },
     "go_oom": _go_oom_facts(),
+    "cuda_error": _cuda_error_facts(),
     "reason": {"reason": first(gated("reason"), r"reason[:=]\s*['\"]?([A-Za-z]+)")},
     "failure": {"failure_class": first(gated("failure"), r"Job failed \(([a-z ]+ failure)\)")},
     "slurm_oom": _slurm_oom_facts(),
@@ -416,7 +469,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.when(c("f_lone_killed")).then(pl.lit("SIGKILL")),
         c("f_exit_signal"),
         pl.when(c("f_reason") == "OOMKilled").then(pl.lit("SIGKILL")),
-        pl.when(c("f_slurm_task_oom") | c("f_ray_oom_kill")).then(pl.lit("SIGKILL")),
+        pl.when(c("f_slurm_task_oom") | c("f_ray_oom_kill")).then(pl.lit("SIGKILL")), c("f_slurm_task_signal"),
     )
     oom = pl.coalesce(
         pl.when(c("f_slurm_oom_kill") | c("f_slurm_task_oom")).then(pl.lit("slurm_cgroup")),
@@ -429,7 +482,8 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     killed = pl.when(python).then(c("f_named_signal").is_not_null()).otherwise(
         pl.any_horizontal(
             c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_killed"),
-            c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_ray_oom_kill"),
+            c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_slurm_task_signal").is_not_null(),
+            c("f_ray_oom_kill"),
         )
     )
     kind = (
@@ -451,7 +505,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             pl.when(c("kind").is_in(["cuda_oom", "dataloader_killed", "nccl_timeout", "shm_error", "xid", "process_killed", "traceback", "oom_kill"]))
             .then(pl.lit("error")),
             pl.when(c("f_oom").is_not_null()).then(pl.lit("critical")),
-            pl.when(c("f_vllm_error").is_not_null()).then(pl.lit("error")),
+            pl.when(c("f_vllm_error").is_not_null() | c("f_cuda_error").is_not_null()).then(pl.lit("error")),
             pl.when(c("f_exit_code").is_not_null() & (c("f_exit_code") != 0)).then(pl.lit("error")),
             *warning,
         )
@@ -492,6 +546,8 @@ _JAVA_EXCEPTION = r"(?m)^(?:Exception in thread \"[^\"\n]*\" )?((?:[0-9A-Za-z_$]
 _GO_EXCEPTION = r"(?m)^((?:fatal error|panic): [^\n]*)$"
 # What a C++ exception that terminated the process said ("terminate called after throwing …" then "  what():  …").
 _CPP_WHAT = r"(?m)^\s+what\(\):\s+([^\n]*)$"
+# ... or the exception line the tail is under ("RuntimeError: CUDA error: …", "ResourceExhaustedError: 2 root error(s) found.").
+_CPP_UNDER = r"^([A-Za-z_][0-9A-Za-z_.]*(?:Error|Exception)(?::[ \t][^\n]*)?)(?:\n|$)"
 _PY_FRAME = r"File \"[^\"\n]+\", line [0-9]+, in [^\n]+"
 _PY_FRAME_PARTS = r"^File \"(?<file>[^\"]+)\", line (?<line>[0-9]+), in (?<func>.+)$"
 _EXCEPTION_PARTS = pl.col("exception_line").str.extract_groups(r"^(?<type>[0-9A-Za-z_.$]+(?: error)?)(?::[ \t]*(?<text>.*))?$")
@@ -510,10 +566,13 @@ def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     )
     exception_line = marker_line
     for name, line in (
-        ("python", pl.coalesce(marker_line, msg.str.extract_all(_PY_LAST_EXCEPTION).list.last())),
+        # The last exception line above the tail of its message (TensorFlow's "Hint: …", NCCL's result code).
+        ("python", pl.coalesce(
+            marker_line, msg.str.extract_all(_PY_LAST_EXCEPTION).list.eval(pl.element().filter(~pl.element().str.contains(CPP_TAIL))).list.last(),
+        )),
         ("go", first(msg, _GO_EXCEPTION)),
         ("java", first(msg, _JAVA_EXCEPTION)),
-        ("cpp", pl.coalesce(marker_line, first(msg, _CPP_WHAT))),
+        ("cpp", pl.coalesce(marker_line, first(msg, _CPP_WHAT), first(msg, _CPP_UNDER))),
     ):
         if seen[name]:
             exception_line = pl.when(family == name).then(line).otherwise(exception_line)

@@ -1,4 +1,4 @@
-"""NVIDIA driver (NVRM) messages in the kernel log: the Xid catalog and the line rules.
+"""NVIDIA driver (NVRM) messages in the kernel log: the Xid catalog and the line rules (and NVSwitch SXids).
 
 The catalog follows NVIDIA's public "Analyzing Xid Errors with the Xid Catalog"
 (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, Ampere and newer):
@@ -144,16 +144,27 @@ XID_LINE = (
 GPU_AT_LINE = rf"NVRM: GPU at (?:PCI:)?(?<pci>{_PCI}): (?<uuid>GPU-[0-9A-Fa-f]{{8}}(?:-[0-9A-Fa-f]{{4}}){{3}}-[0-9A-Fa-f]{{12}})"
 # "NVRM: GPU 0000:01:00.0: …", "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: …)", and older drivers'
 # "NVRM: GPU at 0000:01:00.0 has fallen off the bus."
-_NVRM_GPU = rf"NVRM: (?:The NVIDIA GPU|GPU(?: at)?) (?:PCI:)?({_PCI})"
+# The kernel's own lines about the GPU's PCI function carry the driver's name first ("nvidia 0000:03:00.0: AER: …").
+_NVRM_GPU = rf"(?:NVRM: (?:The NVIDIA GPU|GPU(?: at)?) (?:PCI:)?|^nvidia )({_PCI})"
 _PCI_ID = r"\(PCI ID: ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{4})\)"
 _DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s"
 _RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to \S+ \(([^)]*)\)"
+# NVSwitch errors (nvidia-nvswitch, fabric manager's "SXid" catalog): one report is a line naming the error and
+# whether it is fatal, then "<code>, Severity N Engine instance …" and "<code>, Data {…}" lines (``more``: joined to
+# the line above when that is the same switch's same SXid; the switches of a node interleave their reports). SXid
+# codes are not Xid codes: they stay out of the xid column.
+SXID_LINE = rf"(?:^|: )SXid \((?:PCI:)?(?<pci>{_PCI})\): (?<code>[0-9]+), (?<more>Severity [0-9]|Data \{{)?"
+# NVLink-5 Xids (144-150) and SXids say themselves whether the error is fatal: a fatal Xid is critical whatever
+# its code's usual severity (a non-fatal one keeps the catalog's); an SXid has no other severity.
+_FATALITY = r"\b([Nn]on-?[Ff]atal|[Ff]atal)\b"
+_FATALITY_SEVERITY = {"fatal": "critical", "nonfatal": "warning"}
 
 
 def line_columns() -> list[pl.Expr]:
     """Per-line NVRM facts, from the ``message`` column, as ``xid_*`` / ``gpu_at_*`` / ``nvrm_*`` columns."""
     xid = pl.col("message").str.extract_groups(XID_LINE)
     gpu_at = pl.col("message").str.extract_groups(GPU_AT_LINE)
+    sxid = pl.col("message").str.extract_groups(SXID_LINE)
     name = xid.struct.field("name").str.strip_chars(" '")
     return [
         xid.struct.field("code").cast(pl.Int32, strict=False).alias("xid"),
@@ -166,8 +177,17 @@ def line_columns() -> list[pl.Expr]:
         gpu_at.struct.field("pci").alias("gpu_at_pci"),
         gpu_at.struct.field("uuid").alias("gpu_at_uuid"),
         pl.col("message").str.extract(_NVRM_GPU, 1).alias("nvrm_pci"),
+        sxid.struct.field("code").cast(pl.Int32, strict=False).alias("sxid"),
+        sxid.struct.field("pci").alias("sxid_pci"),
+        sxid.struct.field("more").is_not_null().alias("sxid_more"),
         pl.col("message").str.extract(_DRIVER_LOAD, 1).alias("nvidia_driver"),
     ]
+
+
+def continues_sxid() -> pl.Expr:
+    """Whether a line of :func:`line_columns` continues the SXid report on the line before it."""
+    same = (pl.col("sxid_pci") == pl.col("sxid_pci").shift(1)) & (pl.col("sxid") == pl.col("sxid").shift(1))
+    return (pl.col("sxid_more") & same).fill_null(False)
 
 
 def catalog_lookup(code: pl.Expr, column: str) -> pl.Expr:
@@ -204,6 +224,10 @@ def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
         return catalog_lookup(code, column)
 
     recovery = pl.col("message").str.extract(_RECOVERY_ACTION, 1)
+    fatality = (
+        pl.col("message").str.extract(_FATALITY, 1).str.to_lowercase().str.replace("-", "", literal=True)
+        .replace_strict(_FATALITY_SEVERITY, default=None)
+    )
     fallen = pl.col("message").str.contains("fallen off the bus") & code.is_null()
     with_facts = records.with_columns(
         xid_mnemonic=lookup("mnemonic"),
@@ -211,12 +235,14 @@ def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
         xid_resolution=lookup("resolution"),
         xid_investigation=lookup("investigation"),
         xid_severity=pl.when(code.is_not_null()).then(
-            pl.coalesce(recovery.replace_strict(_RECOVERY_SEVERITY, default=None), lookup("severity"), pl.lit(UNKNOWN_XID_SEVERITY))
+            pl.coalesce(recovery.replace_strict(_RECOVERY_SEVERITY, default=None), pl.when(fatality == "critical").then(fatality),
+                        lookup("severity"), pl.lit(UNKNOWN_XID_SEVERITY))
         ),
+        sxid_severity=pl.when(pl.col("sxid").is_not_null()).then(fatality),
         xid_recovery_action=pl.when(code == 154).then(recovery),
         fallen_off_bus=pl.when(fallen).then(pl.lit(True)),
         pci_id=pl.when(fallen).then(pl.col("message").str.extract(_PCI_ID, 1)),
-        pci_bus=pl.coalesce("xid_pci", "gpu_at_pci", "nvrm_pci",
+        pci_bus=pl.coalesce("xid_pci", "gpu_at_pci", "nvrm_pci", "sxid_pci",
                             pl.when(fallen).then(_within_two_before(pl.col("nvrm_pci"), position))),
     )
     return _with_gpu_uuid(with_facts)

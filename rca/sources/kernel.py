@@ -1,4 +1,4 @@
-"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -x, -r), kern.log / messages, journalctl -k.
+"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -x, -r), talosctl dmesg, kern.log / messages, journalctl -k.
 
 Framing strips each line's time prefix: boot seconds, a ctime or ISO date, or the syslog /
 journald envelope (through :mod:`rca.sources._syslog`, which routes a mixed syslog file's
@@ -11,6 +11,14 @@ right after it become one ``oom_invoked`` event; every other line is an event of
 and the block's memcg usage and ``oom-kill:`` summary are carried forward onto its kill.
 One kill is one ``oom_kill`` event: the ``Killed process`` line when present, else the
 ``oom-kill:`` summary or the old ``Kill process … or sacrifice child`` selection line.
+
+The kernel's other multi-line reports are grouped the same way, their head and the dump lines
+after it one ``log`` event (:data:`_BLOCK_HEAD`): a hung task (pid and name of the blocked task,
+error), a soft lockup, a page allocation failure (warning, pid from its CPU line), a user
+process's segfault or trap, an oops / BUG / WARNING, a machine check and an EDAC memory error
+(critical when uncorrected, warning when corrected), a PCIe AER error (the same), an NVSwitch SXid
+report and an NVIDIA Xid with the driver's indented lines. ``talosctl dmesg`` is read as dmesg with
+ISO times.
 """
 
 from __future__ import annotations
@@ -43,17 +51,22 @@ from rca.sources._base import (
 )
 from rca.sources._kube import memcg_container_id, memcg_pod_uid
 
-_LEVEL_PREFIX = (
-    r"^(?:<(?<prio>[0-7])>|(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
-    r"(?<level>emerg|alert|crit|err|warn|notice|info|debug) *: )?"
+_FACILITY = r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7])"
+_LEVEL_PREFIX = rf"^(?:<(?<prio>[0-7])>|{_FACILITY} *:(?<level>emerg|alert|crit|err|warn|notice|info|debug) *: )?"
+# `talosctl dmesg` (Talos Linux reads /dev/kmsg itself): "10.5.0.3: kern:    info: [2022-07-28T11:49:42.489473063Z]: …",
+# the node first (when asked through the API), the level right-aligned, the time converted to UTC.
+_TALOS = (
+    rf"(?:(?<node>[^ :\[]+): )?{_FACILITY}: +(?<talos_level>emerg|alert|crit|err|warning|notice|info|debug): "
+    r"\[(?<talos>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?Z)\]: "
 )
 # Each pattern is its head (the time prefix) and MESSAGE_TAIL; the head alone is captured (see head_groups).
 # A kernel built with CONFIG_PRINTK_CALLER (syzbot, the 0-day robot, some distros) follows the stamp
 # with the caller, "[ T1234]" (a task) or "[ C3]" (a CPU in interrupt); util-linux dmesg puts a space before it.
 _CALLER = r"\[ *[TC][0-9]+\]"
 _RAW_HEAD = _LEVEL_PREFIX + rf"\[\s*(?<boot>[0-9]+\.[0-9]+)\](?: ?{_CALLER})? ?(?:(?<host>\S+) kernel: )?"
-_CTIME_HEAD = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>[0-9]{1,2}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) (?<year>[0-9]{4}))\] ?"
-_ISO_HEAD = _LEVEL_PREFIX + r"(?<iso>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9],[0-9]+[+-][0-9][0-9]:?[0-9][0-9]) "
+# A ctime stamp someone cut the year off ("[Sun Mar 29 19:20:37]") is resolved as a syslog stamp is.
+_CTIME_HEAD = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>[0-9]{1,2}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?: (?<year>[0-9]{4}))?)\] ?"
+_ISO_HEAD = _LEVEL_PREFIX + rf"(?:(?<iso>[0-9]{{4}}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9],[0-9]+[+-][0-9][0-9]:?[0-9][0-9]) |{_TALOS})"
 # dmesg -e / -H (reltime): "[Jun 3 09:04]" (or "[Jun13 09:04]": "%b%e") when the minute changes, then
 # "[  +0.000123]", the seconds since the line before (in CJK locales the month is "12月").
 _RELTIME_HEAD = (
@@ -80,14 +93,23 @@ _UNLIMITED_KB = 1 << 50
 
 _SEVERITY_BY_LEVEL = {
     "0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug",
-    "emerg": "critical", "alert": "critical", "crit": "critical", "err": "error", "warn": "warning",
+    "emerg": "critical", "alert": "critical", "crit": "critical", "err": "error", "warn": "warning", "warning": "warning",
     "notice": "notice", "info": "info", "debug": "debug",
 }
+# A machine check's status word has bit 61 (UC) set when the error was not corrected: its first hex digit is 2, 3, 6, 7, a, b, e or f.
+_MCE_STATUS = r"Machine Check(?: Event)?: [0-9a-f]+ Bank [0-9]+: "
 _CRITICAL_WORDS = (
-    r"Kernel panic|\bBUG: |\bOops\b|general protection fault|Machine Check Exception|Hardware Error\].*(?:[Uu]ncorrected|[Ff]atal)"
+    r"Kernel panic|hard LOCKUP|\bBUG: |\bOops\b|general protection fault|Machine Check Exception|Hardware Error\].*(?:[Uu]ncorrected|[Ff]atal)"
+    rf"|Uncorrected \(Fatal\)|\bUE [Mm]emory|{_MCE_STATUS}[2367abef][0-9a-f]{{15}}"
+)
+# Hardware errors the hardware corrected (PCIe AER, EDAC "CE", APEI/GHES records, machine checks without UC): read
+# before the error words.
+_CORRECTED_WORDS = (
+    rf"\bCorrected error|severity=Corrected|event severity: corrected|\bCE [Mm]emory|Machine check events logged|{_MCE_STATUS}[0-9a-f]{{16}}"
 )
 # "Out of memory and no killable processes...": the OOM killer found no victim (a panic follows unless it is a memcg's).
-_ERROR_WORDS = r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes)\b"
+# RCU stall reports ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "… self-detected stall on CPU") are KERN_ERR.
+_ERROR_WORDS = r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes|detected stalls?|self-detected stall)\b"
 _WARNING_WORDS = r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b"
 
 _OOM_HEADER = r"^(?<name>.*?) invoked oom-killer: (?<args>.*)$"
@@ -114,6 +136,20 @@ _TASK_ROW = (
     r"\s+(?<pgtables>[0-9]+)\s+(?<swapents>[0-9]+)\s+(?<adj>-?[0-9]+)\s+(?<name>.+)$"
 )
 _CPUSET_LINE = r"\S.* cpuset=\S* mems_allowed=\S+$"
+# Heads of the kernel's other multi-line reports; the dump lines after one join it as after an OOM header.
+# Hung task (then the task's state line and stack), soft lockup, page allocation failure (then a dump like the OOM
+# killer's), a user process's segfault or trap (then its "Code:" line), oops / BUG / WARNING, a machine check, an
+# EDAC memory error, a PCIe AER error, an NVSwitch SXid and an NVIDIA Xid (then the driver's indented lines).
+_BLOCK_HEAD = (
+    r"^(?:INFO: task (?<hung_name>.+):(?<hung_pid>[0-9]+) blocked for more than (?<hung_seconds>[0-9]+) seconds"
+    r"|(?:NMI )?watchdog: BUG: soft lockup - CPU#[0-9]+ stuck for (?<lockup_seconds>[0-9]+)s! \[(?<lockup_name>.+):(?<lockup_pid>[0-9]+)\]"
+    r"|(?<alloc_name>.+?): page allocation failure[:.] order:(?<alloc_order>[0-9]+), mode:(?<alloc_mode>0x[0-9a-f]+(?:\([^)]*\))?)"
+    r"|(?<fault_name>\S.*?)\[(?<fault_pid>[0-9]+)\]: segfault at (?<fault_address>[0-9a-f]+) ip +\S+ sp \S+ error [0-9]+(?: in (?<fault_in>[^\[ ]+))?"
+    r"|traps: (?<trap_name>\S.*?)\[(?<trap_pid>[0-9]+)\] "
+    r"|(?<other>BUG: |Oops: |general protection fault|Kernel panic|WARNING: CPU: |mce: \[Hardware Error\]: CPU [0-9]+: Machine Check"
+    r"|EDAC \S+ MC[0-9]+: HANDLING MCE MEMORY ERROR|\S+ \S+: PCIe Bus Error: |(?:\S+: )?SXid \(|NVRM: Xid \())"
+)
+_PCI_DEVICE = r"\S+ [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: "
 # Starts of the lines the kernel prints as part of an OOM header's dump (and of other stack dumps).
 _DUMP_STARTS = (
     r"\s", r"CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: ", r"Pid: [0-9]+, comm: ", r"Hardware name: ", r"Call [Tt]race:", r"</?(?:TASK|IRQ|NMI)>", r"Code: ", r"RIP: ",
@@ -123,6 +159,15 @@ _DUMP_STARTS = (
     r"active_anon:", r"[0-9]+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache|shared|non-shared))",
     r"(?:R[A-Z0-9]{2}|[A-Z]S|CR[0-9]|DR[0-9]): +[0-9a-fA-F]", r"(?:pc|lr|sp|x[0-9]{1,2}) ?: ", r"[a-z_]+ [0-9]+$",
     r"Task in \S+ killed as a result of limit of ", _CPUSET_LINE, r"\[<[0-9a-f]+>\]",
+    # the other reports' (_BLOCK_HEAD): hung task (5.x+ and 4.x state lines), oops, machine check, EDAC, AER, NVRM
+    # (an SXid report's own lines join it by rca.sources._xid.continues_sxid)
+    r'"echo 0 > /proc/sys/kernel/hung_task_timeout_secs"', r"task:\S+ +state:", r"\S.{14} [A-Z] +[0-9a-f]{8,16} +[0-9]+ ",
+    r"Modules linked in:", r"---\[ end ",
+    # a stack frame whose indent a copy lost ("kernel: dump_stack_lvl+0x34/0x48", "kernel: ? __alloc_pages+0xe6/0x230")
+    r"(?:\? )?[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/0x[0-9a-f]+",
+    r"mce: \[Hardware Error\]: (?:TSC|RIP|PROCESSOR|ADDR|MISC|PPIN|IPID|SYND|Run the above|Machine check: )",
+    r"EDAC \S+ MC[0-9]+: (?:CPU [0-9]+: Machine Check|TSC|ADDR|MISC|PROCESSOR) ", r"EDAC MC[0-9]+: [0-9]+ [CU]E ",
+    _PCI_DEVICE + r"(?: |AER: +TLP Header)", r"NVRM:  ",
 )
 _DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
 # Every line any rule below reads starts with one of these or holds a keyword (the task-table
@@ -132,8 +177,13 @@ _DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
 _RULE_STARTS = "^(?:" + "|".join((
     *(start for start in _DUMP_STARTS if start != _CPUSET_LINE),
     "CPU: ", "Pid: ", "Hardware name: ", "memory: usage ", "Task in ", "oom-kill:", "oom_reaper: reaped process ", r"\[",
+    "INFO: task ", "BUG: ", "Oops: ", "general protection fault", "Kernel panic", "WARNING: CPU: ", "traps: ", "mce: ", "EDAC ",
+    r"nvidia [0-9a-fA-F]{4}",
 )) + ")"
-_RULE_KEYWORDS = r"invoked oom-killer: |cpuset=|Killed process |[Kk]ill process |NVRM: |fallen off the bus"
+_RULE_KEYWORDS = (
+    r"invoked oom-killer: |cpuset=|Killed process |[Kk]ill process |NVRM: |fallen off the bus"
+    r"|soft lockup|page allocation failure|\]: segfault at |PCIe Bus Error: |SXid \("
+)
 _HEX64 = r"([0-9a-f]{64})"
 _FILE_ROWS = 1 << 40  # the rows of file N of a batch start at N << 40 (rca.sources.kernel._numbered)
 
@@ -257,24 +307,30 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
     r, c, i, e = pl.col("r").struct, pl.col("c").struct, pl.col("i").struct, pl.col("e").struct
     has_raw, has_ctime, has_iso, has_reltime = (x.field("message").is_not_null() for x in (r, c, i, e))
     reltime_ts, reltime_quality = _reltime(parts, ctx) if parts.select(has_reltime.any()).item() else (pl.lit(None), pl.lit(None))
+    yearless = has_ctime & c.field("year").is_null()
+    yearless_ts, yearless_quality = (
+        timeutil.yearless_to_utc(timeutil.month_number(c.field("mon")), c.field("day"), c.field("clock"), ctx, within=within_file(parts))
+        if parts.select(yearless.any()).item() else (pl.lit(None), pl.lit(None))
+    )
     ctime_clock = pl.format(
         "{}-{}-{} {}", c.field("year"), timeutil.month_number(c.field("mon")).cast(pl.String).str.zfill(2),
         c.field("day").str.zfill(2), c.field("clock"),
     )
-    level = pl.coalesce(*(x.field(f) for x in (r, c, i, e) for f in ("prio", "level")))
+    level = pl.coalesce(*(x.field(f) for x in (r, c, i, e) for f in ("prio", "level")), i.field("talos_level"))
     parts = parts.with_columns(
         ctime_ts=map_distinct(parts.select(ctime_clock).to_series(), lambda text: timeutil.dated_to_utc(text, "%Y-%m-%d %H:%M:%S", ctx.tz)),
-        iso_ts=map_distinct(parts.select(i.field("iso")).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)),
+        iso_ts=map_distinct(parts.select(pl.coalesce(i.field("iso"), i.field("talos"))).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)),
     )
     return parts.select(
         "line",
         "text",
         *file_column(lines),
-        ts=pl.when(has_ctime).then(pl.col("ctime_ts")).when(has_iso).then(pl.col("iso_ts")).when(has_reltime).then(reltime_ts),
-        ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso"), e.field("minute"), e.field("delta_raw")),
-        ts_quality=pl.when(has_ctime | has_iso).then(pl.lit("exact")).when(has_reltime).then(reltime_quality),
+        ts=pl.when(yearless).then(yearless_ts).when(has_ctime).then(pl.col("ctime_ts")).when(has_iso).then(pl.col("iso_ts"))
+        .when(has_reltime).then(reltime_ts),
+        ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso"), i.field("talos"), e.field("minute"), e.field("delta_raw")),
+        ts_quality=pl.when(yearless).then(yearless_quality).when(has_ctime | has_iso).then(pl.lit("exact")).when(has_reltime).then(reltime_quality),
         boot_seconds=r.field("boot").cast(pl.Float64, strict=False),
-        host=r.field("host"),
+        host=pl.coalesce(r.field("host"), i.field("node")),
         program=pl.lit("kernel"),
         pid=pl.lit(None, pl.Int64),
         message=pl.coalesce(r.field("message"), c.field("message"), i.field("message"), e.field("message"), pl.col("text")),
@@ -317,7 +373,10 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     if not ruled.any():  # polars compiles each of the rules' regexes even for no rows: ~1 ms apiece
         return _plain(lines).drop("row")
     # A terminal copy pads lines with blanks, and the rules anchor some patterns at the end of a line.
-    facts = lines.filter(ruled).with_columns(pl.col("message").str.strip_chars_end()).with_columns(_line_facts()).with_columns(_xid.line_columns())
+    facts = (
+        lines.filter(ruled).with_columns(pl.col("message").str.strip_chars_end()).with_columns(_line_facts()).with_columns(_xid.line_columns())
+        .with_columns(dump=pl.col("dump") | _xid.continues_sxid())
+    )
     records = _group(_carry_block_facts(_with_keys(facts)))
     events = _assemble(_xid.record_columns(records, pl.col("position")))
     return pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row").drop("row")
@@ -381,7 +440,7 @@ def _line_facts() -> list[pl.Expr]:
         message.str.extract(_CPU, 2).cast(pl.Int64, strict=False).alias("cpu_pid"),
         pl.coalesce(cpu_rest.str.extract(r"^(.+?)(?: Kdump: \S+)? (?:Not tainted|Tainted:)", 1), cpu_rest.str.strip_chars())
         .alias("cpu_comm"),
-        cpu_rest.str.extract(r"(?:Not tainted|Tainted:[A-Z ]*)\s*([0-9]\S*)", 1).alias("cpu_kernel"),
+        cpu_rest.str.extract(r"(?:Not tainted|Tainted:[A-Z -]*?)\s*([0-9]\S*)", 1).alias("cpu_kernel"),
         *_groups(_CPUSET, "cpuset"),
         *_groups(_HARDWARE, "hw"),
         *_groups(_MEMCG_USAGE, "memcg"),
@@ -398,6 +457,7 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_SELECTED, "selected"),
         *_groups(_REAPER, "reaper"),
         *_groups(_TASK_ROW, "task"),
+        *_groups(_BLOCK_HEAD, "head"),
         (message.str.contains(_DUMP) & ~pl.col("continuation")).alias("dump"),
     ]
 
@@ -410,6 +470,7 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
     ``position`` counts records in the batch, left-out ones included.
     """
     is_header = pl.col("header_name").is_not_null()
+    opens_dump = is_header | pl.coalesce(*(pl.col(f"head_{name}") for name in re.findall(r"\(\?<([a-z_]+)>", _BLOCK_HEAD))).is_not_null()
     head = ~pl.col("continuation")
     row = pl.col("row").cast(pl.Int64)
     new_file = starts_file(lines)
@@ -418,7 +479,7 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
     after_gap = row != before + 1
     opens_run = head & ~pl.col("dump")
     run_has_header = (
-        pl.when(opens_run).then(is_header).when(after_gap).then(pl.lit(False)).when(row % _FILE_ROWS == 0).then(is_header).forward_fill()
+        pl.when(opens_run).then(opens_dump).when(after_gap).then(pl.lit(False)).when(row % _FILE_ROWS == 0).then(opens_dump).forward_fill()
     )
     opens_record = head & ~(run_has_header & pl.col("dump")) | new_file
     killed = pl.col("killed_pid").is_not_null()
@@ -477,6 +538,8 @@ _CGROUP = pl.coalesce("summary_task_memcg", "carried_summary_task_memcg", "carri
 _MEMCG_USED = pl.coalesce("memcg_used", "carried_memcg_used")
 _MEMCG_LIMIT = pl.coalesce("memcg_limit", "carried_memcg_limit")
 _CPUSET_VALUE = pl.coalesce("cpuset_cpuset", "summary_cpuset", "carried_summary_cpuset")
+_HEAD_PIDS = ("head_hung_pid", "head_lockup_pid", "head_fault_pid", "head_trap_pid")
+_HEAD_NAMES = ("head_hung_name", "head_lockup_name", "head_fault_name", "head_trap_name", "head_alloc_name")
 
 
 def _assemble(records: pl.DataFrame) -> pl.DataFrame:
@@ -485,9 +548,9 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
     return records.with_columns(kind=kind).select(
         "row", "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
         severity=_severity(pl.col("kind")),
-        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", "cpu_pid").cast(pl.Int64, strict=False)
-        .fill_null(pl.col("xid_pid")),
-        process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", "cpu_comm",
+        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "cpu_pid")
+        .cast(pl.Int64, strict=False).fill_null(pl.col("xid_pid")),
+        process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "cpu_comm",
                             "header_name", "xid_process"),
         cgroup=_CGROUP,
         pod_uid=memcg_pod_uid(_CGROUP),
@@ -513,6 +576,11 @@ def _severity(kind: pl.Expr) -> pl.Expr:
     return (
         pl.when(kind == "xid").then("xid_severity").when(kind == "oom_kill").then(pl.lit("error"))
         .when(kind == "oom_invoked").then(pl.lit("warning")).when(pl.col("fallen_off_bus")).then(pl.lit("critical"))
+        .when(pl.col("sxid_severity").is_not_null()).then("sxid_severity")
+        # the levels the kernel prints them at: a task in D state past the timeout (KERN_ERR), a failed
+        # allocation the caller may survive (KERN_WARNING), a user process's trap (not the kernel's own GP fault)
+        .when(pl.col("head_hung_pid").is_not_null() | pl.col("head_trap_pid").is_not_null()).then(pl.lit("error"))
+        .when(pl.col("head_alloc_order").is_not_null()).then(pl.lit("warning"))
         .otherwise(pl.coalesce("severity", pl.when(pl.col("reaper_pid").is_not_null()).then(pl.lit("info")), _wording()))
     )
 
@@ -521,6 +589,7 @@ def _wording() -> pl.Expr:
     message = pl.col("message")
     return (
         pl.when(message.str.contains(_CRITICAL_WORDS)).then(pl.lit("critical"))
+        .when(message.str.contains(_CORRECTED_WORDS)).then(pl.lit("warning"))
         .when(message.str.contains(_ERROR_WORDS)).then(pl.lit("error"))
         .when(message.str.contains(_WARNING_WORDS)).then(pl.lit("warning"))
     )
@@ -536,7 +605,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         return pl.when(condition).then(pl.lit(True))
 
     return {
-        "gfp_mask": col("header_gfp_mask"), "order": col("header_order"), "cpu": col("cpu_cpu"), "kernel": col("cpu_kernel"),
+        "gfp_mask": pl.coalesce("header_gfp_mask", "head_alloc_mode"), "order": number("header_order", "head_alloc_order"), "cpu": col("cpu_cpu"), "kernel": col("cpu_kernel"),
         "hardware": col("hw_hardware"),
         "memcg_oom": flag(_IS_HEADER & col("message").str.contains("mem_cgroup_out_of_memory", literal=True)),
         "constraint": pl.coalesce("summary_constraint", "carried_summary_constraint",
@@ -566,6 +635,8 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "xid_recovery_action": col("xid_recovery_action"), "previous_xid": col("xid_previous"), "gpu_instance": col("xid_instance"),
         "compute_instance": col("xid_compute_instance"),
         "fallen_off_bus": col("fallen_off_bus"), "pci_id": col("pci_id"), "nvidia_driver": col("nvidia_driver"),
+        "sxid": col("sxid"), "blocked_seconds": number("head_hung_seconds"), "stuck_seconds": number("head_lockup_seconds"),
+        "fault_address": col("head_fault_address"), "fault_in": col("head_fault_in"),
     }
 
 

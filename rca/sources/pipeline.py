@@ -45,19 +45,20 @@ _MARKERS = "|".join(
         r"Process completed with exit code [0-9]+", r"ERROR: Job failed", r"^Running with gitlab-runner",
         r"^(?:\[[0-9T:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?[0-9]+",
         r"The runner has received a shutdown signal", r"line [0-9]+: +[0-9]+ Killed ", r"^Killed$",
-        r"=+ test session starts =+", r"XidCriticalError", r"device marked unhealthy",
+        r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
         r"KV cache", r"EngineCore", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
         r"torch\.distributed", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
         r"fatal error: (?:runtime: )?out of memory",
         # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
-        r'^(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ )?level=[a-z]+ ', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
+        r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+\t(?:DEBUG|INFO|WARNING|ERROR) [0-9A-Za-z_.]+:[0-9]+ -- ",  # Ray's driver
         r"^(?:\((?:raylet|gcs_server)\) )?\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ [IWEF] [0-9]+ [0-9]+\]",  # Ray's C++ daemons
         r"killed due to memory pressure \(OOM\)",
         # C++ cores' errors and dumps (c10, cuBLAS, XLA, CPython's faulthandler), Open MPI's launcher, TensorFlow's C++ log
-        r"CUDA error: ", r"CUBLAS_STATUS_[A-Z_]+", r"RESOURCE_EXHAUSTED", r"CUDA_ERROR_OUT_OF_MEMORY", r"^frame #[0-9]+: ",
+        r"CUDA error: ", r"CUBLAS_STATUS_[A-Z_]+", r"RESOURCE_EXHAUSTED", r"CUDA_ERROR_[A-Z_]+", r"cuda runtime error \([0-9]+\)",
+        r"CUDNN_STATUS_[A-Z_]+", r"OOM when allocating tensor", r"^frame #[0-9]+: ",
         r"^Exception raised from \S+ at ", r"^Fatal Python error: ", r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$",
         r"exited on signal [0-9]+ \(", r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:.]+: [IWEF] \S+\.cc:[0-9]+\] ",
         # line headers of vLLM, transformers, PyTorch c10d and DeepSpeed ("[asctime] [LEVEL] [file.py:line:function]")
@@ -76,7 +77,9 @@ def sniff(head: Sequence[str]) -> float:
 
 def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
-    found = by_head(heads, hits=pl.col("text").str.contains(_MARKERS).sum(), lines=pl.len())
+    # A traceback or an OOM in a syslog envelope is an application's line in a journal: the syslog source's to read.
+    marked = pl.col("text").str.contains(_MARKERS) & ~pl.col("text").str.contains(_syslog.SHORT_HEAD)
+    found = by_head(heads, hits=marked.sum(), lines=pl.len())
     return {head: 0.5 + 0.3 * min(1.0, 3 * row["hits"] / row["lines"]) if row["hits"] else _PLAIN_TEXT_SCORE for head, row in found.items()}
 
 
@@ -90,11 +93,11 @@ _OUTPUT = {
     "ts_raw": pl.col("ts_raw"),
     "ts_quality": pl.col("ts_quality"),
     "format": pl.col("format"),
-    "host": pl.coalesce(pl.when(pl.col("kind") == "process_killed").then(pl.col("f_named_host")), "host"),
+    "host": pl.coalesce(pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_named_host", "f_slurm_node")), "host"),
     "pod": pl.col("pod"),
     "namespace": pl.col("namespace"),
     "pid": pl.coalesce(
-        "f_dataloader_pid", "f_bash_pid", "f_named_pid",
+        "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_ray_task_pid",
         pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "pid",
     ),
     "process": pl.coalesce(pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), pl.col("process")),
@@ -106,18 +109,21 @@ _OUTPUT = {
     "exit_code": pl.col("f_exit_code"),
     "mem_requested_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_requested"))
     .when(pl.col("f_go_oom")).then(pl.col("f_go_request")),
-    "mem_total_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_total")),
+    "mem_total_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_total")).otherwise(pl.col("f_ray_node_total")),
+    # What Ray's memory monitor saw: the node's memory and the killed task's.
+    "mem_used_bytes": pl.col("f_ray_node_used"),
+    "rss_bytes": pl.col("f_ray_task_rss"),
     "attrs": pl.col("attrs"),
 }
 # A record no rule concerns is a log line with the time, level and tags its line carried.
 _PLAIN = {
     **{name: pl.col(name) for name in _OUTPUT if name not in {
-        "kind", "gpu_uuid", "pci_bus", "xid", "exit_code", "mem_requested_bytes", "mem_total_bytes", "attrs",
+        "kind", "gpu_uuid", "pci_bus", "xid", "exit_code", "mem_requested_bytes", "mem_total_bytes", "mem_used_bytes", "rss_bytes", "attrs",
     }},
     "kind": pl.lit("log"),
     **{name: pl.lit(None, dtype) for name, dtype in (
         ("gpu_uuid", pl.String), ("pci_bus", pl.String), ("xid", pl.Int32), ("exit_code", pl.Int32),
-        ("mem_requested_bytes", pl.Int64), ("mem_total_bytes", pl.Int64),
+        ("mem_requested_bytes", pl.Int64), ("mem_total_bytes", pl.Int64), ("mem_used_bytes", pl.Int64), ("rss_bytes", pl.Int64),
     )},
     "attrs": json_object({"rank": json_number(pl.col("rank"))}),
 }
