@@ -566,6 +566,43 @@ def test_docker_json_file_chained_traceback_is_one_event() -> None:
     assert traceback["attrs"]["exc_type"] == "OSError"
 
 
+# containerd cuts a line over 16 KiB into pieces: each but the last tagged P, in order within its stream.
+CRI_CUT_LINE_LOG = """2024-06-01T10:00:01.000000001Z stderr F Traceback (most recent call last):
+2024-06-01T10:00:01.000000002Z stderr F   File "train.py", line 3, in <module>
+2024-06-01T10:00:01.000000003Z stderr P RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 79.15 GiB total capacity; 75.10 GiB already allocated; 1.
+2024-06-01T10:00:01.000000004Z stdout F step 7 loss 0.5
+2024-06-01T10:00:01.000000005Z stderr P 20 GiB free; 76.00 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid frag
+2024-06-01T10:00:01.000000006Z stderr F mentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF
+2024-06-01T10:00:02.000000001Z stdout F done
+"""
+
+
+def test_a_line_the_runtime_cut_into_pieces_is_one_line_again() -> None:
+    events, skipped, _ = _parse(CRI_CUT_LINE_LOG)
+    assert events.select("line", "kind").rows() == [(1, "cuda_oom"), (4, "log"), (7, "log")]
+    oom = events.row(0, named=True)
+    assert oom["message"].splitlines()[-1] == (
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 79.15 GiB total capacity; 75.10 GiB already allocated; "
+        "1.20 GiB free; 76.00 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"
+    )
+    assert (oom["gpu_index"], oom["n_lines"], json.loads(oom["attrs"])["free_bytes"]) == (1, 3, round(1.2 * 2**30))
+    # Every line is an event's, or counted: the two later pieces are on the first one's row.
+    assert skipped == {"joined to the line the runtime cut": 2}
+    assert int(events["n_lines"].sum()) + 2 == len(CRI_CUT_LINE_LOG.splitlines())
+
+
+def test_a_docker_json_file_line_without_its_newline_is_continued_by_the_next() -> None:
+    log = (
+        '{"log":"NCCL WARN Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALL","stream":"stderr","time":"2024-06-01T10:00:00.1Z"}\n'
+        '{"log":"REDUCE, Timeout(ms)=600000) ran for 600123 milliseconds before timing out.\\n","stream":"stderr","time":"2024-06-01T10:00:00.2Z"}\n'
+    )
+    events, skipped, _ = _parse(log)
+    assert events["kind"].to_list() == ["nccl_timeout"]
+    assert "OpType=ALLREDUCE, Timeout(ms)=600000" in events["message"][0]
+    assert skipped == {"joined to the line the runtime cut": 1}
+
+
 # --- sniffing ---------------------------------------------------------------------------------
 
 

@@ -87,7 +87,7 @@ _OUTER_LAYERS = (
     # and "||" after the stamp, Determined's (its task's allocation); the stream and P(artial) or
     # F(ull) tag, the container runtime's (CRI) log file under /var/log/pods.
     rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))"
-    r"(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{8} \|\|| (?:stdout|stderr) [PF])?" + _ENDS_TAG,
+    r"(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF]))?" + _ENDS_TAG,
     _worker_tag("_inner"),
     r"\s*\[(?:rank|default)(?<rank>[0-9]+)\]: ?",
     # ... and inside torch's rank tag when torch's launcher runs the Ray (or vLLM) workers.
@@ -168,7 +168,7 @@ _JSON_KEYS = {
 }
 
 FRAMED_COLUMNS = (
-    "line", "blank", "enveloped_blank", "body", "ts", "ts_raw", "ts_quality", "severity", "format", "pid", "process",
+    "line", "blank", "enveloped_blank", "continued", "body", "ts", "ts_raw", "ts_quality", "severity", "format", "pid", "process",
     "host", "pod", "namespace", "container", "rank", "gpu_index", "partition",
 )
 
@@ -302,11 +302,13 @@ def _parse_objects(objects: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -> pl.DataFrame:
     """One row per input line with its body, time, level and the tags its prefixes carried.
 
     ``blank`` marks lines that held nothing but terminal control codes and CI section markers,
     ``enveloped_blank`` those that held nothing but their envelope (a stamp, a stream tag).
+    With ``join_pieces``, a line the container runtime wrote in pieces is one line, on the row of
+    its first piece; ``continued`` marks the rows of the others (see :func:`_joined_pieces`).
     The lines of several files (a ``batch_file`` column), and of several writers (an ``envelope``
     column: the program and pid of a syslog line), get partitions of their own.
     """
@@ -315,7 +317,9 @@ def frame(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     lines = lines.select("line", *keys, text=pl.coalesce("unwrapped", "text"))
     cleaned = _where(lines, _NOISY, lambda noisy: noisy.select(cleaned=_CLEANED), {"cleaned": pl.String()})
     cleaned = cleaned.select("line", *keys, text=pl.coalesce("cleaned", "text"))
-    framed = _resolve(_peel_application(_peel_outer(cleaned)), ctx)
+    layers = _peel_outer(cleaned)
+    layers = _joined_pieces(layers) if join_pieces else layers.with_columns(continued=pl.lit(False))
+    framed = _resolve(_peel_application(layers), ctx)
     if keys:
         framed = framed.with_columns(partition=pl.concat_str([*keys, "partition"], separator="|", ignore_nulls=True))
     return framed.select(FRAMED_COLUMNS)
@@ -340,10 +344,38 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         # A line that is only its envelope (a runtime's or CI runner's stamp) is an empty line of the log.
         enveloped_blank=text.str.contains(r"\S") & ~text.str.strip_prefix(pl.col("outer").fill_null("")).str.contains(r"\S"),
         ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
+        cri_stream="cri_stream",
+        piece=(pl.col("cri_tag") == "P").fill_null(False),
         rank=pl.col("rank").cast(pl.Int64, strict=False),
         pid=pl.coalesce("worker_pid", "worker_pid_inner", "worker_pid_ranked", "nccl_pid").cast(pl.Int64, strict=False),
         gpu_index=pl.col("nccl_device").cast(pl.Int32, strict=False),
         inner=text.str.strip_prefix(pl.col("outer").fill_null("")),
+    )
+
+
+def _joined_pieces(layers: pl.DataFrame) -> pl.DataFrame:
+    """A line the container runtime cut into pieces as one line.
+
+    containerd and CRI-O write a line longer than 16 KiB as pieces: each but the last tagged
+    P(artial), the last F(ull), in order within its stream (stdout and stderr interleave). The
+    pieces' text goes on the first piece's row; the rows of the others are ``continued``.
+    """
+    if not layers.select(pl.col("piece").any()).item():
+        return layers.with_columns(continued=pl.lit(False))
+    stream = [*_partition_keys(layers), "cri_stream"]
+    continued = pl.col("piece").shift(1).over(stream).fill_null(False) & pl.col("cri_stream").is_not_null()
+    first = pl.col("piece") & ~pl.col("continued")
+    joined = pl.col("inner").str.join("").over([*stream, "whole_line"])
+    return (
+        layers.with_columns(continued=continued)
+        .with_columns(whole_line=(~pl.col("continued")).cum_sum().over(stream))
+        .with_columns(inner=pl.when(first).then(joined).otherwise(pl.col("inner")))
+        .with_columns(
+            enveloped_blank=pl.when(pl.col("continued")).then(False)
+            .when(first).then(~pl.col("inner").str.contains(r"\S"))
+            .otherwise(pl.col("enveloped_blank")),
+        )
+        .drop("whole_line")
     )
 
 

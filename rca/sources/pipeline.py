@@ -135,13 +135,15 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     skipped = {
         reason: count
         for reason, count in framed.select(
-            pl.col("blank").sum().alias("terminal control codes"), pl.col("enveloped_blank").sum().alias("blank")
+            pl.col("blank").sum().alias("terminal control codes"), pl.col("enveloped_blank").sum().alias("blank"),
+            pl.col("continued").sum().alias("joined to the line the runtime cut"),
         ).row(0, named=True).items()
         if count
     }
-    # Blank lines never reach the parser and blank envelopes are dropped here: both leave a gap in the line numbers.
-    kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank"))
-    events = _classify(records(kept.with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))))
+    # Blank lines never reach the parser and blank envelopes are dropped here: both leave a gap in the line numbers
+    # (the pieces of a cut line, whose text is on its first piece's row, do not).
+    kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank")).with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))
+    events = _classify(records(kept.filter(~pl.col("continued"))))
     return Parsed(events=events, skipped=skipped)
 
 
@@ -179,7 +181,8 @@ def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     An empty message is kept as the envelope's line, and ends a cut traceback as a blank line does.
     """
     writer = pl.concat_str([pl.col(name).cast(pl.String).fill_null("") for name in ("host", "program", "pid")], separator="|")
-    framed = frame(lines.select("line", *file_column(lines), text="message", envelope=writer), ctx)
+    # Each message is its envelope's: a runtime's pieces are not joined across entries.
+    framed = frame(lines.select("line", *file_column(lines), text="message", envelope=writer), ctx, join_pieces=False)
     empty = pl.col("blank") | pl.col("enveloped_blank")
     framed = framed.with_columns(after_gap=empty.shift(1, fill_value=False).over("partition"))
     events = _classify(records(framed.filter(~empty)))
