@@ -1138,6 +1138,14 @@ def test_exception_line_above_a_cuda_tail_names_the_exception() -> None:
     assert (events["n_lines"][0], attrs["exc_type"], attrs["exc_message"]) == (3, "RuntimeError", "CUDA error: uncorrectable ECC error encountered")
 
 
+def test_journal_lines_with_pipeline_markers_are_not_sniffed_as_pipeline() -> None:
+    head = [
+        "Apr 13 13:35:51 host Fledge[16823] ERROR: audit: Traceback (most recent call last):",
+        "Apr 13 13:35:51 host python3[500]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+    ]
+    assert pipeline.sniff(head) <= 0.2
+
+
 def test_spawned_process_killed_by_a_signal() -> None:
     text = (
         "Traceback (most recent call last):\n  File \"main.py\", line 422, in <module>\n    join=True)\n"

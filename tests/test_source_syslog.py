@@ -374,3 +374,237 @@ def test_a_pod_sandbox_stopped_with_sigkill_is_not_a_kill() -> None:
     events = rca.parse_text(text, file="syslog", year=2026)
     assert events.select("kind", "exit_code", "container_id").rows() == [("log", 137, cid), ("process_killed", 137, cid)]
     assert json.loads(events["attrs"][0]) == {"runtime": "containerd", "sandbox": True}
+
+
+def test_journalctl_no_hostname_lines_keep_program_and_pid() -> None:
+    # `journalctl --no-hostname`: the program follows the time ("systemd[1]:" is not a host).
+    events = rca.parse_text(
+        "Dec 04 10:00:00 systemd[1]: Started nvidia-persistenced.service - NVIDIA Persistence Daemon.\n"
+        "Dec 04 10:00:01 kernel: Memory cgroup out of memory: Killed process 4242 (python3) total-vm:100000kB, anon-rss:90000kB, "
+        "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0\n"
+        "Dec 04 10:00:01 systemd[1]: train.service: A process of this unit has been killed by the OOM killer.\n"
+        "Dec 04 10:00:01 systemd[1]: train.service: Main process exited, code=killed, status=9/KILL\n"
+        "Dec 04 10:00:02 ERROR: not a program\n",
+        year=2026,
+    )
+    assert events.select("source", "kind", "host", "process", "pid", "exit_code").rows()[:4] == [
+        ("syslog", "log", None, "systemd", 1, None),
+        ("kernel", "oom_kill", None, "python3", 4242, None),
+        ("syslog", "oom_kill", None, "train.service", None, None),
+        ("syslog", "process_killed", None, "train.service", None, 137),
+    ]
+    assert events["ts"][2] == datetime(2026, 12, 4, 10, 0, 1, tzinfo=UTC)
+    # A log level after the time is no program: the line is the one above's continuation.
+    assert events.height == 4
+    assert events.row(3, named=True)["message"].splitlines() == ["train.service: Main process exited, code=killed, status=9/KILL", "Dec 04 10:00:02 ERROR: not a program"]
+
+
+def test_journalctl_continuation_lines_stay_with_their_message() -> None:
+    # journalctl indents the further lines of a multi-line message to the column its message starts at.
+    text = (
+        "Dec 04 10:00:00 gpu-node-1 systemd[1]: Started train.service - Trainer.\n"
+        "Dec 04 10:00:05 gpu-node-1 python3[4242]: Traceback (most recent call last):\n"
+        "                                            File \"/opt/train.py\", line 10, in <module>\n"
+        "                                              main()\n"
+        "                                          torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+        "GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.\n"
+        "Dec 04 10:00:06 gpu-node-1 systemd[1]: train.service: Main process exited, code=exited, status=1/FAILURE\n"
+    )
+    assert sources.sniff(text.splitlines())[0].name == "syslog"
+    events = rca.parse_text(text, year=2026)
+    assert events.select("line", "source", "kind", "n_lines").rows() == [(1, "syslog", "log", 1), (2, "pipeline", "cuda_oom", 4), (6, "syslog", "log", 1)]
+    oom = events.row(1, named=True)
+    assert (oom["host"], oom["pid"], oom["process"], oom["gpu_index"], oom["mem_requested_bytes"]) == ("gpu-node-1", 4242, "python3", 0, 2 * KI**3)
+    assert oom["message"].splitlines()[1:3] == ['  File "/opt/train.py", line 10, in <module>', "    main()"]
+
+
+def test_a_host_of_capitals_without_a_pid_is_a_host_for_programs_with_rules() -> None:
+    # rfjakob/earlyoom issue #121: a desktop named "PC", kernel lines without a pid, Russian months.
+    name = "journal_capitals_host_kernel_oom_ru_01.log"
+    assert sources.sniff(_text(name).splitlines())[0].name == "syslog"
+    kill = _events(name).row(1, named=True)
+    assert (kill["source"], kill["kind"], kill["host"], kill["pid"], kill["process"]) == ("kernel", "oom_kill", "PC", 27541, "bash")
+    assert (kill["ts"].month, kill["ts"].day) == (4, 28)
+
+
+def test_an_rsyslog_tag_without_a_colon_after_its_pid() -> None:
+    # fledge-iot/fledge pull #1039: "Fledge[16823] ERROR: …".
+    events = _events("journal_rsyslog_tag_without_colon_01.log")
+    assert set(events.select("host", "process", "pid").rows()) == {("aj-ThinkPad-E450", "Fledge", 16823)}
+    assert events["message"][0].startswith("ERROR: audit: ")
+
+
+def test_leading_blanks_of_a_message_with_its_own_envelope_are_kept() -> None:
+    # linyinfeng/angrr issue #40: one journal entry per line of a debug dump.
+    events = _events("journal_unit_messages_leading_blanks_01.log")
+    assert events["message"].to_list()[1:] == ["    command: Run(", "        RunOptions {", "            interactive: Never,"]
+    assert events["pid"].to_list()[1:] == [1912906] * 3
+
+
+def test_older_systemd_writes_main_process_in_lower_case() -> None:
+    # systemd 219 (RHEL 7): "main process exited", no pid after "systemd".
+    events = rca.parse_text("Dec 03 11:05:40 gpu01 systemd: hatohol.service: main process exited, code=killed, status=9/KILL\n", year=2026)
+    assert events.select("kind", "process", "exit_code", "severity").row(0) == ("process_killed", "hatohol.service", 137, "error")
+
+
+def test_earlyoom_signalling_its_victim_again_is_one_kill() -> None:
+    # rfjakob/earlyoom issue #205: the victim outlived the SIGTERM ("kill failed: Timer expired") and got another.
+    events = rca.parse_text(
+        "Jun 12 06:39:16 pi earlyoom[397]: low memory! at or below SIGTERM limits: mem 10.00%, swap 15.00%\n"
+        'Jun 12 06:39:16 pi earlyoom[397]: sending SIGTERM to process 696 uid 1001 "ipfs": badness 757, VmRSS 637 MiB\n'
+        "Jun 12 06:39:26 pi earlyoom[397]: kill failed: Timer expired\n"
+        "Jun 12 06:39:26 pi earlyoom[397]: low memory! at or below SIGTERM limits: mem 10.00%, swap 15.00%\n"
+        'Jun 12 06:39:26 pi earlyoom[397]: sending SIGTERM to process 696 uid 1001 "ipfs": badness 799, VmRSS 656 MiB\n'
+        'Jun 12 06:40:02 pi earlyoom[397]: sending SIGTERM to process 712 uid 1001 "ipfs": badness 801, VmRSS 660 MiB\n',
+        year=2026,
+    )
+    assert events.select("kind", "pid").rows() == [
+        ("memory_pressure", 397), ("oom_kill", 696), ("log", 397), ("memory_pressure", 397), ("log", 696), ("oom_kill", 712),
+    ]
+    assert json.loads(events["attrs"][4])["resent"] is True
+
+
+def test_dockerd_libcontainerd_events_and_containerd_repeats() -> None:
+    # containerd/containerd issue #7111 (dockerd's /tasks/exit event); the 137 and OOM lines take its fields as logrus sorts them.
+    cid = "2e371a15a3e19c007fff0320579f890c136057f13d1079615c13c83b6070f9aa"
+    exec_id = "9544e28db28ff21d4dd3b2b4810929da2ed685296bc1d96a1d26a295119258ce"
+    head = '2022-06-09T08:20:23.536728+08:00 bj2-ops-k8s-job-01 dockerd: time="2022-06-09T08:20:23.482480525+08:00" level=info msg=event '
+    exited = 'ExitStatus={} ExitedAt="2022-06-09 00:20:23.452637293 +0000 UTC" Pid=4138572 ProcessID={} containerID={} module=libcontainerd namespace=moby topic=/tasks/exit\n'
+    events = rca.parse_text(
+        head + exited.format(0, cid, cid) + head + exited.format(137, cid, cid) + head + exited.format(137, exec_id, cid)
+        + head + f"containerID={cid} module=libcontainerd namespace=moby topic=/tasks/oom\n"
+        # containerd's own repeat of a TaskExit (1.3 and 1.7 wordings): the process and its status, not a second kill.
+        + f'2022-06-09T08:20:24+08:00 bj2-ops-k8s-job-01 containerd[953]: time="2022-06-09T08:20:24Z" level=debug msg="Received exit event '
+        f'&TaskExit{{ContainerID:{cid},ID:{cid},Pid:4138572,ExitStatus:137,}}"\n'
+        f'2022-06-09T08:20:24+08:00 bj2-ops-k8s-job-01 containerd[953]: time="2022-06-09T08:20:24Z" level=info msg="received exit event '
+        f'container_id:\\"{cid}\\"  id:\\"{cid}\\"  pid:4138572  exit_status:137  exited_at:{{seconds:1724407529  nanos:889854119}}"\n',
+    )
+    assert events.select("kind", "pid", "exit_code", "container_id").rows() == [
+        ("log", 4138572, 0, cid), ("process_killed", 4138572, 137, cid), ("log", 4138572, 137, cid), ("oom_kill", None, None, cid),
+        ("log", 4138572, 137, cid), ("log", 4138572, 137, cid),
+    ]
+
+
+def test_fabric_manager_nvswitch_errors_and_failures() -> None:
+    # Fabric Manager's own header and messages as leptonai/gpud's matchers quote them, in a journal envelope.
+    events = rca.parse_text(
+        "Jul 23 07:53:55 dgx-07 nv-fabricmanager[1929]: [Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error 20034 "
+        "on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 33\n"
+        "Jul 23 07:53:56 dgx-07 nv-fabricmanager[1929]: [Jul 23 2024 07:53:56] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 "
+        "on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61\n"
+        "Jul 23 07:53:57 dgx-07 nv-fabricmanager[1929]: detected number of NVSwitches don't match with any supported system topology, aborting fabric manager\n"
+        "Jul 23 07:53:58 dgx-07 nv-fabricmanager[1929]: [Jul 23 2024 07:53:58] [INFO] [tid 1808] multicast group 1 is allocated.\n",
+        year=2024,
+    )
+    assert events.select("kind", "severity", "pid", "process", "pci_bus", "xid").rows() == [
+        ("log", "critical", 1929, "nv-fabricmanager", "00000000:86:00.0", None),
+        ("log", "warning", 1929, "nv-fabricmanager", "00000000:86:00.0", None),
+        ("log", "error", 1929, "nv-fabricmanager", None, None),
+        ("log", "info", 1929, "nv-fabricmanager", None, None),
+    ]
+    assert json.loads(events["attrs"][0]) == {"sxid": 20034, "nvswitch_physical_id": 3, "nvswitch_port": 33}
+    assert json.loads(events["attrs"][2]) == {"fabric_manager": "failed"}
+    start = _events("journal_fabricmanager_start_nothing_to_do_01.log")
+    assert start.select("severity", "pid", "exit_code").rows()[1:3] == [("error", 4756, None), ("error", 4753, 1)]
+
+
+def test_journalctl_short_unix_lines() -> None:
+    # `journalctl -o short-unix`: epoch seconds with microseconds where the time is.
+    events = rca.parse_text(
+        "1701684000.123456 gpu-node-1 systemd[1]: train.service: Main process exited, code=killed, status=9/KILL\n"
+        "1701684000.223456 gpu-node-1 kernel: Memory cgroup out of memory: Killed process 4242 (python3) total-vm:100000kB, "
+        "anon-rss:90000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0\n"
+    )
+    assert events.select("source", "kind", "host", "pid", "exit_code", "ts_raw", "ts_quality").rows() == [
+        ("syslog", "process_killed", "gpu-node-1", None, 137, "1701684000.123456", "exact"),
+        ("kernel", "oom_kill", "gpu-node-1", 4242, None, "1701684000.223456", "exact"),
+    ]
+    assert events["ts"][1] == datetime(2023, 12, 4, 10, 0, 0, 223456, tzinfo=UTC)
+
+
+def test_a_slice_counting_an_oom_kill_repeats_the_kill_of_a_unit_below_it() -> None:
+    # bennettoxford/openprescribing issue #5431: one kill, reported by the service and by each slice above it.
+    events = _events("journal_rsyslog_iso_oom_counted_in_slices_01.log")
+    assert events.select("kind", "severity", "process").rows() == [
+        ("log", "warning", "user-1021.slice"), ("log", "warning", "system-postgresql.slice"), ("oom_kill", "error", "user@1021.service"),
+        ("log", "warning", "user.slice"), ("log", "warning", "system.slice"),
+    ]
+    assert json.loads(events["attrs"][3]) == {"unit": "user.slice", "oom": "counted_below"}
+    # A pod's slice names the pod.
+    pod = rca.parse_text(
+        "Jul 23 18:56:46 node systemd[1]: kubepods-burstable-pod17efb6ec_09ab_4eec_8ad6_f953eb1a7466.slice: "
+        "A process of this unit has been killed by the OOM killer.\n",
+        year=2023,
+    )
+    assert pod.select("kind", "pod_uid").row(0) == ("log", "17efb6ec-09ab-4eec-8ad6-f953eb1a7466")
+
+
+def test_containerd_received_exit_event_at_debug_level() -> None:
+    # kubernetes/kubernetes pull #119670: containerd 1.7's debug line after a memory.oom.group kill.
+    exit_event = _events("journal_containerd_received_exit_event_oom_group_01.log").row(1, named=True)
+    assert (exit_event["kind"], exit_event["pid"], exit_event["exit_code"], exit_event["severity"], exit_event["process"]) == (
+        "log", 38265, 137, "debug", None,
+    )
+    assert exit_event["container_id"] == "98bac6c4b73cfd4c647647aa80248208b67de059874d4ddfdd1aa43ea3967e54"
+
+
+def test_slurm_step_daemon_lines_go_to_the_job_rules() -> None:
+    # The step daemon's messages as nextflow issue #5932 (Slurm 21.08+) and lanl/PyBNF issue #118 (older) quote them.
+    events = rca.parse_text(
+        "Dec 04 10:00:00 gpu-node-1 slurmd[2665]: launch task StepId=11300781.0 request from UID:1000 GID:1000 HOST:10.0.0.1 PORT:55555\n"
+        "Dec 04 10:05:00 gpu-node-1 slurmstepd[2747]: error: Detected 1 oom_kill event in StepId=11300781.0. "
+        "Some of the step tasks have been OOM Killed.\n"
+        "Dec 04 10:05:01 gpu-node-1 slurmstepd[2750]: error: Detected 2 oom-kill event(s) in step 3756240.batch cgroup.\n",
+        year=2026,
+    )
+    assert events.select("source", "kind", "pid", "process", "host").rows() == [
+        ("syslog", "log", 2665, "slurmd", "gpu-node-1"),
+        ("pipeline", "oom_kill", 2747, "slurmstepd", "gpu-node-1"),
+        ("pipeline", "oom_kill", 2750, "slurmstepd", "gpu-node-1"),
+    ]
+    assert [json.loads(a)["slurm_step"] for a in events["attrs"][1:]] == ["11300781.0", "3756240.batch"]
+    assert events["ts"][1] == datetime(2026, 12, 4, 10, 5, tzinfo=UTC)
+
+
+def test_a_multi_line_journal_message_is_one_event() -> None:
+    # bryonbaker/sigsegv-demo: systemd-coredump's stack trace under its first line, and conmon's exit line after it.
+    events = _events("journal_coredump_conmon_exit_139_ocp_01.log")
+    dump = events.filter(pl.col("process") == "systemd-coredump").row(0, named=True)
+    assert (dump["line"], dump["n_lines"], dump["pid"]) == (4, 7, 259187)  # the blank line of the message is not counted
+    assert dump["message"].splitlines()[:3] == [
+        "Process 258213 (sigsegv) of user 1000660000 dumped core.", "Stack trace of thread 1:",
+        "#0  0x00007ff52d488c91 __memmove_avx_unaligned_erms (libc.so.6)",
+    ]
+    exited = events.filter(pl.col("line") == 12).row(0, named=True)
+    assert (exited["kind"], exited["pid"], exited["exit_code"], exited["severity"], exited["process"]) == ("log", 258213, 139, "error", None)
+    assert json.loads(exited["attrs"]) == {"runtime": "conmon", "container_id_prefix": "f1ee30489db2a0242ef1"}
+    assert events["line"].to_list() == [1, 3, 4, 12, 13, 14]
+
+
+def test_conmon_exit_137_is_a_kill_and_crio_keeps_its_level() -> None:
+    events = rca.parse_text(
+        "May 11 09:32:33 node-0 conmon[258200]: conmon f1ee30489db2a0242ef1 <ninfo>: container 258213 exited with status 137\n",
+        year=2023,
+    )
+    assert events.select("kind", "pid", "exit_code", "severity").row(0) == ("process_killed", 258213, 137, "error")
+    stop = _events("journal_crio_stop_timeout_kill_01.log")
+    assert set(stop.select("kind", "severity", "container_id").rows()) == {
+        ("log", "warning", "cfad21ee605f5acec412c1b0d1f4f1141af640fbf0037b0dbe917e29f351cb1d"),
+    }
+
+
+def test_journalctl_short_iso_without_host_names() -> None:
+    # `journalctl -o short-iso --no-hostname`: a program with its pid, or one with rules, right after the time.
+    text = (
+        "2024-12-04T10:00:00+0000 systemd[1]: train.service: Main process exited, code=killed, status=9/KILL\n"
+        "2024-12-04T10:00:00+0000 kernel: Memory cgroup out of memory: Killed process 4242 (python3) total-vm:100000kB, "
+        "anon-rss:90000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0\n"
+    )
+    assert sources.sniff(text.splitlines())[0].name == "syslog"
+    assert rca.parse_text(text).select("source", "kind", "host", "pid", "exit_code").rows() == [
+        ("syslog", "process_killed", None, None, 137), ("kernel", "oom_kill", None, 4242, None),
+    ]
+    # python logging's "time name: message" is no envelope.
+    logging_lines = "2024-12-04 10:00:00,123 root: starting\n2024-12-04 10:00:02,123 trainer: loss 1.0\n"
+    assert sources.sniff(logging_lines.splitlines())[0].name == "pipeline"
+    assert rca.parse_text(logging_lines)["source"].to_list() == ["pipeline", "pipeline"]

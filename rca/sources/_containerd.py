@@ -1,4 +1,5 @@
-"""containerd's lines about the containers it runs: the runtime's view of an OOM kill.
+"""The container runtimes' lines about the containers they run (containerd, dockerd, CRI-O and conmon): their view of
+an OOM kill or an exit.
 
 The kubelet learns that a container was OOM-killed from containerd, which logs the events
 it gets from the shim before the kubelet acts on them:
@@ -11,10 +12,22 @@ it gets from the shim before the kubelet acts on them:
   sandbox's handler (the pod's pause process, SIGKILLed whenever a pod is torn down); 2.x's
   ``TaskExit event in podsandbox handler container_id:… id:… pid:131544 exited_at:{…}`` leaves out a zero status.
 
-dockerd writes the same logrus lines (``level=error msg="…"``) and is registered with the same rules, for the level.
+dockerd writes the same logrus lines (``level=error msg="…"``) and is registered with the same rules, for the level;
+its libcontainerd client logs the events it gets from containerd with their fields (logrus sorts them by name):
+``msg=event ExitStatus=137 ExitedAt=… Pid=4138572 ProcessID=<id> containerID=<id> module=libcontainerd namespace=moby
+topic=/tasks/exit`` is the container's exit (an exec'd process's when ``ProcessID`` is not the container), ``topic=/tasks/oom``
+its OOM event. containerd's ``Received exit event &TaskExit{…}`` / ``received exit event container_id:…`` lines repeat a
+TaskExit (often at debug level, where the TaskExit line may be missing): they give the container's process and exit status,
+and are not a kill of their own.
 
-Registered with :mod:`rca.sources._syslog` as the rules of program ``containerd``. Its lines
-are logfmt (``time="…" level=… msg="…"``), or JSON with ``[debug] format = "json"``
+CRI-O (``crio``) logs with logrus too, its level kept; its ``Stopping container <id> with stop signal timed out.
+Killing`` names the container it SIGKILLs at a stop's timeout (a teardown, not a kill of a running job). conmon, its
+per-container monitor, tells of the container's exit when it is not 0: ``conmon f1ee30489db2a0242ef1 <ninfo>: container
+258213 exited with status 139`` → the container's pid and exit status (128 + the signal: 139 a SIGSEGV, 137 a SIGKILL →
+``process_killed``); the id there is cut to 20 characters, kept in attrs.
+
+Registered with :mod:`rca.sources._syslog` as the rules of programs ``containerd``, ``dockerd``, ``crio`` and
+``conmon``. containerd's lines are logfmt (``time="…" level=… msg="…"``), or JSON with ``[debug] format = "json"``
 (``{"level":"info","msg":"TaskOOM event …","time":"…"}``); the level is kept, the envelope's time stands.
 """
 
@@ -27,8 +40,17 @@ from rca.sources._base import ParseContext, attrs_json
 
 _ID = r"[0-9a-f]{64}"
 _TASK_EVENT = (
-    r"(?:msg=|\"msg\":)\"Task(?<event>OOM|Exit) event (?<sandbox>in podsandbox handler )?.*?(?:ContainerID:|container_id:\\\")(?<container_id>" + _ID + ")"
+    r"(?:msg=|\"msg\":)\"(?:Task(?<event>OOM|Exit) event (?<sandbox>in podsandbox handler )?|(?<repeat>[Rr]eceived exit event ))"
+    r".*?(?:ContainerID:|container_id:\\\")(?<container_id>" + _ID + ")"
     r"(?:.*?(?:Pid:|pid:)(?<pid>[0-9]+))?(?:.*?(?:ExitStatus:|exit_status:)(?<status>[0-9]+))?"
+)
+_DOCKERD_EVENT = (
+    r"msg=event (?:ExitStatus=(?<status>[0-9]+) .*?Pid=(?<pid>[0-9]+) ProcessID=(?<process_id>\S+) )?"
+    r"containerID=(?<container_id>" + _ID + r") .*?topic=/tasks/(?<event>exit|oom)\b"
+)
+_CRIO_CONMON = (
+    r"^conmon (?<short_id>[0-9a-f]{12,64}) <[a-z]+>: container (?<pid>[0-9]+) exited with status (?<status>[0-9]+)"
+    r"|msg=\"Stopping container (?<stopped>" + _ID + r") with stop signal timed out\. Killing"
 )
 _LEVEL = r"(?:(?:^|\s)level=|\"level\":\")(?<level>[a-z]+)"
 _SEVERITY = {"trace": "debug", "debug": "debug", "info": "info", "warning": "warning", "error": "error", "fatal": "critical", "panic": "critical"}
@@ -37,35 +59,51 @@ _SIGKILLED = 137
 
 def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Event rows for containerd's lines: a container's OOM event, a container process's exit."""
-    task = pl.col("message").str.extract_groups(_TASK_EVENT).struct
-    oom = task.field("event") == "OOM"
+    # Each wording is matched once (an expression is evaluated wherever it is used), the rarer ones on the lines
+    # that hold their literals only.
+    message = pl.col("message")
+    framed = framed.with_columns(
+        task=message.str.extract_groups(_TASK_EVENT),
+        dockerd=pl.when(message.str.contains("msg=event ", literal=True)).then(message).str.extract_groups(_DOCKERD_EVENT),
+        crio=pl.when(message.str.contains_any([" exited with status ", " with stop signal timed out"])).then(message).str.extract_groups(_CRIO_CONMON),
+    )
+    task, dockerd, crio = pl.col("task").struct, pl.col("dockerd").struct, pl.col("crio").struct
+    oom = (task.field("event") == "OOM") | (dockerd.field("event") == "oom")
     # 1.7+ writes the event as protobuf text, which leaves out a field at its zero value: a TaskExit without
     # exit_status exited 0.
-    exited = task.field("event") == "Exit"
-    status = pl.coalesce(task.field("status").cast(pl.Int32, strict=False), pl.when(exited).then(pl.lit(0, pl.Int32)))
+    exited = (task.field("event") == "Exit") | (dockerd.field("event") == "exit") | crio.field("status").is_not_null()
+    # "received exit event …" repeats a TaskExit logged beside it: its process and status, not a second kill.
+    repeat = task.field("repeat").is_not_null()
+    status = pl.coalesce(task.field("status"), dockerd.field("status"), crio.field("status")).cast(pl.Int32, strict=False)
+    status = pl.coalesce(status, pl.when(exited | repeat).then(pl.lit(0, pl.Int32)))
     # The sandbox's handler reports the pod's pause process, which a pod's teardown stops with SIGKILL:
-    # its 137 is a pod going away, not a kill.
+    # its 137 is a pod going away, not a kill; nor is an exec'd process's 137 the container's.
     sandbox = task.field("sandbox").is_not_null()
-    killed = exited & (status == _SIGKILLED) & ~sandbox
-    about_a_container = task.field("container_id").is_not_null()
+    exec_process = dockerd.field("process_id") != dockerd.field("container_id")
+    killed = exited & (status == _SIGKILLED) & ~sandbox & ~exec_process.fill_null(False)
+    container_id = pl.coalesce(task.field("container_id"), dockerd.field("container_id"), crio.field("stopped"))
+    about_a_container = container_id.is_not_null() | crio.field("short_id").is_not_null()
     level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
     return _syslog.program_events(
         framed,
-        victim_pid=task.field("pid").cast(pl.Int64, strict=False),
+        victim_pid=pl.coalesce(task.field("pid"), dockerd.field("pid"), crio.field("pid")).cast(pl.Int64, strict=False),
         kind=pl.when(oom).then(pl.lit("oom_kill")).when(killed).then(pl.lit("process_killed")).otherwise(pl.lit("log")),
-        severity=pl.when(oom | killed).then(pl.lit("error")).otherwise(pl.coalesce(level, pl.col("severity"))),
-        # A task event is about a container's process, not about containerd.
+        # conmon tells of an exit only when its status is not 0.
+        severity=pl.when(oom | killed | crio.field("status").is_not_null()).then(pl.lit("error")).otherwise(pl.coalesce(level, pl.col("severity"))),
+        # A task event is about a container's process, not about the runtime.
         process=pl.when(~about_a_container).then(pl.col("program")),
-        container_id=task.field("container_id"),
+        container_id=container_id,
         exit_code=status,
         attrs=attrs_json({
-            "signal": pl.when(killed).then(pl.lit("SIGKILL")),
-            "runtime": pl.when(about_a_container).then(pl.lit("containerd")),
+            "signal": pl.when(killed | crio.field("stopped").is_not_null()).then(pl.lit("SIGKILL")),
+            "runtime": pl.when(about_a_container).then(pl.col("program")),
             "sandbox": pl.when(sandbox).then(pl.lit(True)),
+            "container_id_prefix": crio.field("short_id"),
         }),
     )
 
 
 # Not a source of its own: its lines are the file's, as other programs' lines are.
 _syslog.register_program("containerd", None, containerd_rules)
-_syslog.register_program("dockerd", None, containerd_rules)
+for _runtime in ("dockerd", "crio", "conmon"):
+    _syslog.register_program(_runtime, None, containerd_rules)

@@ -1,7 +1,9 @@
 """Syslog and journald framing shared by the sources whose lines arrive through them.
 
 ``kern.log``, ``/var/log/messages`` (RFC 3164 or RFC 5424), ``journalctl`` short / short-iso /
-short-full / -o json all wrap a program's message in the same envelope: time, host, program[pid].
+short-full / short-unix / -o json all wrap a program's message in the same envelope: time, host (left
+out by ``--no-hostname``), program[pid]. journalctl prints the further lines of a multi-line message
+indented under its first: they keep its envelope and lose the indent.
 This module peels the envelope off whole columns at once; the message rules of each program (the kernel's OOM
 killer, kubelet's eviction manager) are registered here by their source modules with
 :func:`register_program`, so a mixed journal is parsed by the right rules line by line.
@@ -32,24 +34,34 @@ _PROGRAM_RULES: dict[str, tuple[str | None, MessageRules]] = {}
 # Applications (a training job run as a systemd unit, a container logging to journald) go by
 # names nobody can list: one source reads the lines of any other program whose messages it recognises.
 _APPLICATIONS: list[tuple[str, MessageRules, pl.Expr]] = []
+# Programs whose every line is about the job they run, read by the applications' rules whatever they say:
+# Slurm's step daemon reports the step's OOM kills and limits ("error: Detected 1 oom_kill event in StepId=…").
+_JOB_PROGRAMS = ("slurmstepd",)
 
 # A host name has a lower-case letter or a digit: that keeps log levels ("ERROR", "[INFO]")
-# of application lines that start with a date from being read as a syslog host.
-_REAL_HOST = r"(?<host>[^ \t]*[a-z0-9][^ \t]*)"
+# of application lines that start with a date from being read as a syslog host. It does not end
+# in a colon: "systemd[1]:" after the time is the program of `journalctl --no-hostname`, not a host.
+_REAL_HOST = r"(?<host>[^ \t]*[a-z0-9](?:[^ \t]*[^ \t:])?)"
 # Each envelope is a head and MESSAGE_TAIL; the head alone is captured (see head_groups).
 # The heads captured for framing take any host and have it checked after (_with_real_host):
 # written so that a field can end in one place only (at a space or tab, which it cannot hold),
 # they are captured 2.7x faster (a 356k-line journal: 0.54 -> 0.20 s for the short head).
 _ANY_HOST = r"(?<host>[^ \t]+)"
-_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+)(?:\[(?<pid>[0-9]+)\])?:[ \t]"
+# journalctl --no-hostname leaves the host out: the lines the heads with a host miss (or misread, taking
+# "systemd[1]:" for the host) are tried again without one; the empty group keeps the heads' fields alike.
+_NO_HOST = "(?<host>)"
+# rsyslog keeps a tag as the program sent it: "Fledge[16823] ERROR: …" has no colon after the pid.
+_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+)(?:\[(?<pid>[0-9]+)\]:?|:)[ \t]"
 # A host of capitals alone ("PC", "H") is a host where the program gives its pid: a log level is
 # not followed by "program[pid]:".
-_PROGRAM_WITH_PID = r"(?<program>[A-Za-z0-9_.\-/@()]+)\[(?<pid>[0-9]+)\]:[ \t]"
+_PROGRAM_WITH_PID = r"(?<program>[A-Za-z0-9_.\-/@()]+)\[(?<pid>[0-9]+)\]:?[ \t]"
+_NAMED_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+):[ \t]"
 
 
 def _short_head(host: str, program: str = _PROGRAM) -> str:
+    """The short head; ``host`` holds its own separator after it (none without a host)."""
     clock = r"(?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
-    return rf"^(?<stamp>(?<mon>{timeutil.MONTH_NAME_PATTERN})[ \t]+(?<day>[0-9]{{1,2}})[ \t]{clock})[ \t]{host}[ \t]{program}"
+    return rf"^(?<stamp>(?<mon>{timeutil.MONTH_NAME_PATTERN})[ \t]+(?<day>[0-9]{{1,2}})[ \t]{clock})[ \t]{host}{program}"
 
 
 # RFC 5424 (rsyslog's RSYSLOG_SyslogProtocol23Format, in a file or on the wire with its "<PRI>1 "):
@@ -66,25 +78,35 @@ _PROGRAM_OR_5424 = (
 # an abbreviation; UTC and GMT are read as such, any other as --tz).
 _FULL = r"(?<weekday>[A-Z][a-z]{2}) (?<full>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?) (?<zone>[A-Z][A-Za-z0-9+-]{1,5})"
 _UTC_NAMES = ("UTC", "GMT")
+# journalctl -o short-unix: "1701684000.123456 host program[pid]: message" (epoch seconds, microseconds).
+_UNIX = r"(?<epoch>[0-9]{9,10}\.[0-9]{6})"
 
 
-def _iso_head(host: str) -> str:
+def _iso_head(host: str, program: str = _PROGRAM_OR_5424) -> str:
+    """The ISO / short-full / short-unix head; ``host`` holds its own separator after it (none without a host)."""
     iso = r"(?<iso>[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9])?)"
-    return rf"^{_RFC5424_PRI}(?:{iso}|{_FULL})[ \t]{host}[ \t]{_PROGRAM_OR_5424}"
+    return rf"^{_RFC5424_PRI}(?:{iso}|{_FULL}|{_UNIX})[ \t]{host}{program}"
 
 
-SHORT_HEAD, ISO_HEAD = _short_head(_ANY_HOST), _iso_head(_ANY_HOST)
+_HOSTED, _MAYBE_HOSTED = rf"{_ANY_HOST}[ \t]", rf"(?:{_ANY_HOST}[ \t])?"
+SHORT_HEAD, ISO_HEAD = _short_head(_HOSTED), _iso_head(_HOSTED)
+_SHORT_NO_HOST_HEAD, _ISO_NO_HOST_HEAD = _short_head(_NO_HOST), _iso_head(_NO_HOST)
+_SHORT_PROGRAM, _ISO_PROGRAM = _short_head(_MAYBE_HOSTED, _NAMED_PROGRAM), _iso_head(_MAYBE_HOSTED, _NAMED_PROGRAM)
 _BARE_HEAD = rf"^{_PROGRAM}"
 
-SHORT_LINE = _short_head(_REAL_HOST) + MESSAGE_TAIL
-ISO_LINE = _iso_head(_REAL_HOST) + MESSAGE_TAIL
+SHORT_LINE = _short_head(rf"(?:{_REAL_HOST}[ \t])?") + MESSAGE_TAIL
+# An application's line may start with an ISO time and "name:" too (python logging): without a host, only a
+# program with its pid makes an envelope for sniffing.
+ISO_LINE = _iso_head(rf"{_REAL_HOST}[ \t]") + MESSAGE_TAIL
+ISO_PID_LINE = _iso_head(_MAYBE_HOSTED, _PROGRAM_WITH_PID) + MESSAGE_TAIL
 # The short lines of a host of capitals (journalctl of a machine named "PC"), for sniffing.
-SHORT_PID_LINE = _short_head(_ANY_HOST, _PROGRAM_WITH_PID) + MESSAGE_TAIL
+SHORT_PID_LINE = _short_head(_MAYBE_HOSTED, _PROGRAM_WITH_PID) + MESSAGE_TAIL
 
 _SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
 
-# What a line without an envelope takes from the line above (rca.sources._base.inherit_frame).
-_CARRIED = ("ts", "ts_raw", "host", "program", "pid", "format")
+# What a line without an envelope takes from the line above (rca.sources._base.inherit_frame); "indent"
+# is the width of that line's envelope.
+_CARRIED = ("ts", "ts_raw", "host", "program", "pid", "format", "indent")
 
 FRAMED_SCHEMA = {
     "line": pl.Int64(),
@@ -99,6 +121,15 @@ FRAMED_SCHEMA = {
     "severity": pl.String(),
     "format": pl.String(),
 }
+
+
+def is_registered_program_line(text: pl.Expr) -> pl.Expr:
+    """Whether ``text`` is the line of a program with rules of its own, whatever its host ("апр 28 01:23:30 PC
+    kernel: …": a host of capitals, no pid; "2024-12-04T10:00:00+0000 kernel: …" no host), for sniffing."""
+    program = pl.coalesce(
+        text.str.extract_groups(_SHORT_PROGRAM + MESSAGE_TAIL).struct.field("program"), text.str.extract_groups(_ISO_PROGRAM + MESSAGE_TAIL).struct.field("program")
+    )
+    return program.is_in(list(_PROGRAM_RULES)).fill_null(False)
 
 
 def register_program(program: str, source: str | None, rules: MessageRules) -> None:
@@ -122,11 +153,12 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     short = head_groups(pl.col("text"), SHORT_HEAD, one_line=one_line)
     iso = head_groups(pl.col("text"), ISO_HEAD, one_line=one_line)
     bare = head_groups(pl.col("text"), _BARE_HEAD, one_line=one_line)
-    parts = _with_real_host(lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b")), "s", "i")
+    parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"))
+    parts = _with_real_host(_with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line), "s", "i")
     s, i, b = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct
     full = pl.when(i.field("zone").is_in(_UTC_NAMES)).then(pl.format("{}+00:00", i.field("full"))).otherwise(i.field("full"))
     iso_ts = map_distinct(parts.select(pl.coalesce(i.field("iso"), full)).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz))
-    parts = parts.with_columns(iso_ts=iso_ts)
+    parts = parts.with_columns(iso_ts=pl.coalesce(timeutil.epoch_to_utc(i.field("epoch").str.replace(".", "", literal=True)), iso_ts))
     short_ts, short_quality = timeutil.yearless_to_utc(
         timeutil.month_number(s.field("mon")), s.field("day"), s.field("clock"), ctx, within=within_file(lines)
     )
@@ -136,7 +168,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     framed = parts.with_columns(
         ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")),
         ts_raw=pl.when(has_short).then(s.field("stamp"))
-        .when(has_iso).then(pl.coalesce(i.field("iso"), pl.format("{} {} {}", i.field("weekday"), i.field("full"), i.field("zone")))),
+        .when(has_iso).then(pl.coalesce(i.field("iso"), pl.format("{} {} {}", i.field("weekday"), i.field("full"), i.field("zone")), i.field("epoch"))),
         ts_quality=pl.when(has_short).then(short_quality).when(has_iso).then(pl.lit("exact")),
         host=pl.coalesce(s.field("host"), i.field("host")),
         program=pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program")).when(has_bare).then(b.field("program")),
@@ -146,17 +178,42 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         severity=(i.field("pri").cast(pl.Int32, strict=False) % 8).cast(pl.String).replace_strict(_SEVERITY_BY_PRIORITY, default=None),
         format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso")).when(has_bare).then(pl.lit("syslog_bare")),
         framed=has_short | has_iso | has_bare,
+        indent=pl.when(has_short | has_iso).then(pl.col("text")).str.len_chars()
+        - pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).str.len_chars(),
     )
-    return inherit_frame(framed, _CARRIED).select(*FRAMED_SCHEMA, *file_column(lines))
+    inherited = inherit_frame(framed, _CARRIED)
+    # journalctl prints the further lines of a multi-line message (a traceback a unit logged) indented to
+    # the column its first line's message starts at: without that margin they read as the program wrote them.
+    # (Measured on the lines without an envelope alone: string functions skip nulls.)
+    unframed = pl.when(~pl.col("framed")).then(pl.col("text"))
+    margin = unframed.str.len_chars() - unframed.str.strip_chars_start(" ").str.len_chars()
+    continued = (margin >= pl.col("indent")).fill_null(False)
+    return inherited.with_columns(message=pl.when(continued).then(unframed.str.slice(pl.col("indent"))).otherwise(pl.col("message"))).select(
+        *FRAMED_SCHEMA, *file_column(lines)
+    )
+
+
+def _with_or_without_host(parts: pl.DataFrame, hosted: str, no_host_head: str, one_line: bool) -> pl.DataFrame:
+    """``parts`` with the groups of a head with a host (column ``hosted``) taken, where that head missed or misread
+    a line ("systemd[1]:" is no host), from the same head without one (``no_host_head``, its host null)."""
+    missed = pl.col(hosted).struct.field("message").is_null() | pl.col(hosted).struct.field("host").str.ends_with(":")
+    without = parts.select(pl.when(missed).then(pl.col("text")).str.contains(no_host_head).fill_null(False)).to_series()
+    # Most files have a host on every line: the groups are captured, and struct columns merged, only where needed.
+    if not without.any():
+        return parts
+    no_host = head_groups(pl.when(without).then(pl.col("text")), no_host_head, one_line=one_line).struct.with_fields(host=pl.lit(None, pl.String))
+    return parts.with_columns(pl.when(without).then(no_host).otherwise(pl.col(hosted)).alias(hosted))
 
 
 def _with_real_host(parts: pl.DataFrame, *envelopes: str) -> pl.DataFrame:
-    """The ``envelopes`` (struct columns of head groups) nulled where the host has no lower-case letter or digit
-    and the program no pid."""
-    real = {
-        name: pl.when(pl.col(name).struct.field("host").str.contains("[a-z0-9]") | pl.col(name).struct.field("pid").is_not_null()).then(pl.col(name))
-        for name in envelopes
-    }
+    """The ``envelopes`` (struct columns of head groups) nulled where the host is missing or has no lower-case
+    letter or digit, unless the program gives its pid or is one with rules of its own ("PC kernel:" is a host
+    of capitals, "ERROR main:" a log level, "2024-12-04T10:00:00Z root: …" python logging)."""
+    real = {}
+    for name in envelopes:
+        host, program = pl.col(name).struct.field("host"), pl.col(name).struct.field("program")
+        plausible = host.str.contains("[a-z0-9]").fill_null(False) | pl.col(name).struct.field("pid").is_not_null() | program.is_in(list(_PROGRAM_RULES))
+        real[name] = pl.when(plausible).then(pl.col(name))
     return parts.with_columns(**real)
 
 
@@ -220,7 +277,7 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             parts.append(rules(mine, ctx).with_columns(source=pl.lit(source, pl.String)))
     rest = framed.filter(pl.col("program").is_null() | ~pl.col("program").is_in(list(_PROGRAM_RULES)))
     for source, rules, recognises in _APPLICATIONS:
-        claimed = recognises.fill_null(False).any().over([*file_column(rest), "host", "program", "pid"])
+        claimed = (recognises.fill_null(False) | pl.col("program").is_in(_JOB_PROGRAMS)).any().over([*file_column(rest), "host", "program", "pid"])
         applications = rest.filter(claimed)
         if applications.height:
             # What the rules made nothing of stays the file's, as other programs' lines do.
@@ -238,10 +295,22 @@ def program_events(framed: pl.DataFrame, victim_pid: pl.Expr | None = None, **fa
 
     The envelope's pid is the program's own: a line about another process, a unit or a cgroup (a ``process``
     other than the program) does not keep it, and a line that names the pid it acted on takes ``victim_pid``.
+    The lines without an envelope under a line (a multi-line message: systemd-coredump's stack trace) are its
+    event's, as its first line says.
     """
     columns = {"kind": pl.lit("log"), "severity": pl.col("severity"), "process": pl.col("program"), **facts}
     own_pid = pl.when(pl.col("process").eq_missing(pl.col("program"))).then(pl.col("pid"))
-    return framed.select(
-        "line", "ts", "ts_raw", "ts_quality", "host", "message", "format", "pid", "program", n_lines=pl.lit(1, pl.Int32),
-        victim_pid=pl.lit(None, pl.Int64) if victim_pid is None else victim_pid, **columns,
-    ).with_columns(pid=pl.coalesce("victim_pid", own_pid)).drop("program", "victim_pid")
+    envelope = ["ts_raw", "host", "program", "envelope_pid", *file_column(framed)]
+    events = framed.select(
+        "line", "ts", "ts_raw", "ts_quality", "host", "message", "format", "pid", "program", *file_column(framed), n_lines=pl.lit(1, pl.Int32),
+        victim_pid=pl.lit(None, pl.Int64) if victim_pid is None else victim_pid, envelope_pid="pid", **columns,
+    ).with_columns(pid=pl.coalesce("victim_pid", own_pid)).drop("victim_pid")
+    # A line without an envelope carries the one above it (blank lines, dropped, may lie between).
+    same = pl.all_horizontal(pl.col(name).eq_missing(pl.col(name).shift(1)) for name in envelope)
+    continued = (pl.col("ts_quality") == "inherited") & same
+    if events.select(continued.any()).item():
+        events = events.group_by((~continued).cum_sum().alias("record"), maintain_order=True).agg(
+            pl.exclude("record", "message", "n_lines").first(), message=pl.col("message").str.join("\n"),
+            n_lines=pl.len().cast(pl.Int32),
+        )
+    return events.drop("record", "program", "envelope_pid", *file_column(framed), strict=False)

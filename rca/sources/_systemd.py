@@ -10,9 +10,12 @@ a kernel OOM kill in the unit's cgroup and of the signal its main process died o
   ``process_killed`` of pid 63; ``Memory pressure for /x.slice is 64.15% > 1.00% for > 30s …`` →
   ``memory_pressure`` of that cgroup;
 * ``systemd[1]: train.service: A process of this unit has been killed by the OOM killer.`` →
-  ``oom_kill`` (the unit's cgroup counted a kernel kill);
-* ``systemd[1]: train.service: Main process exited, code=killed, status=9/KILL`` →
-  ``process_killed``, exit code 137 (128 + the signal; ``code=exited, status=1/FAILURE`` → exit code 1,
+  ``oom_kill`` (the unit's cgroup counted a kernel kill); a slice holds no process of its own (cgroup v2),
+  so the same line of each slice above the unit (``kubepods-burstable-pod<uid>.slice``, ``user.slice``…)
+  repeats that kill: a warning (``oom`` ``counted_below`` in attrs, the pod's uid from a pod's slice), not
+  another kill;
+* ``systemd[1]: train.service: Main process exited, code=killed, status=9/KILL`` (``main process`` in older
+  releases: RHEL 7's 219) → ``process_killed``, exit code 137 (128 + the signal; ``code=exited, status=1/FAILURE`` → exit code 1,
   an error; a ``Control process`` (ExecStartPre=, ExecStop=) likewise); ``systemd-oomd killed 12 process(es) in this unit.`` →
   ``process_killed`` of that many;
 * ``train.service: Killing process 23391 (python3) with signal SIGKILL.`` (a process left at the stop
@@ -34,7 +37,7 @@ import polars as pl
 
 from rca.sources import _syslog
 from rca.sources._base import ParseContext, attrs_json
-from rca.sources._kube import MEMCG_CONTAINER_ID
+from rca.sources._kube import MEMCG_CONTAINER_ID, memcg_pod_uid
 
 _OOMD_LINE = (
     r"^(?:(?:Killed|Marked) (?<killed>/\S+) (?:for killing )?due to (?<trigger>memory pressure|memory used|swap used)"
@@ -45,7 +48,7 @@ _OOMD_LINE = (
 _UNIT = r"^(?<unit>[^\s:]+\.(?:service|scope|slice|socket|mount|timer)): "
 _UNIT_LINE = (
     _UNIT + r"(?:(?<oom_killed>A process of this unit has been killed by the OOM killer\.)"
-    r"|(?<process_role>Main|Control) process exited, code=(?<code>killed|dumped|exited), status=(?<status>[0-9]+)/(?<status_name>[A-Za-z0-9_/]+)"
+    r"|(?<process_role>[Mm]ain|[Cc]ontrol) process exited, code=(?<code>killed|dumped|exited), status=(?<status>[0-9]+)/(?<status_name>[A-Za-z0-9_/]+)"
     r"|systemd-oomd killed (?<oomd_killed>[0-9]+) process\(es\) in this unit\."
     r"|Killing process (?<killed_pid>[0-9]+) \((?<killed_name>[^)]*)\) with signal (?<kill_signal>SIG[A-Z0-9]+)"
     r"|Consumed .*?(?<peak>[0-9.]+)(?<peak_unit>[BKMGTPE]) memory peak"
@@ -63,7 +66,9 @@ _PEAK_UNIT_BYTES = {"B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P":
 
 def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Event rows for systemd-oomd's lines: the cgroup it killed, each pid it signalled, the pressure that set it off."""
-    oomd = pl.col("message").str.extract_groups(_OOMD_LINE).struct
+    # Matched once: an expression is evaluated wherever it is used.
+    framed = framed.with_columns(oomd=pl.col("message").str.extract_groups(_OOMD_LINE))
+    oomd = pl.col("oomd").struct
     killed, signalled, pressured = (oomd.field(name).is_not_null() for name in ("killed", "pid", "under_pressure"))
     kind = (
         pl.when(killed).then(pl.lit("oom_kill"))
@@ -94,13 +99,16 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 def unit_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Event rows for systemd's lines about its units: OOM kills counted in a unit, signals its main process died of."""
-    unit = pl.col("message").str.extract_groups(_UNIT_LINE).struct
+    framed = framed.with_columns(unit=pl.col("message").str.extract_groups(_UNIT_LINE))
+    unit = pl.col("unit").struct
     sigkill = (unit.field("code") == "killed") & (unit.field("status") == "9")
     oomd_killed = unit.field("oomd_killed").cast(pl.Int64, strict=False)
     # "Killing process 23391 (beam.smp) with signal SIGKILL.": a process left in the unit at its stop timeout.
     left_killed = unit.field("kill_signal") == "SIGKILL"
+    counted = unit.field("oom_killed").is_not_null()
+    below = counted & unit.field("unit").str.ends_with(".slice")
     kind = (
-        pl.when(unit.field("oom_killed").is_not_null()).then(pl.lit("oom_kill"))
+        pl.when(counted & ~below).then(pl.lit("oom_kill"))
         .when(sigkill | oomd_killed.is_not_null() | left_killed).then(pl.lit("process_killed"))
         .otherwise(pl.lit("log"))
     )
@@ -113,21 +121,22 @@ def unit_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         kind=kind,
         # "Failed to start NVIDIA Persistence Daemon." names the unit by its description, not its name.
         severity=pl.when((kind != "log") | failed | pl.col("message").str.starts_with("Failed to start ")).then(pl.lit("error"))
-        .otherwise(pl.col("severity")),
+        .when(below).then(pl.lit("warning")).otherwise(pl.col("severity")),
         process=pl.coalesce(unit.field("killed_name"), unit.field("unit"), pl.col("program")),
         victim_pid=unit.field("killed_pid").cast(pl.Int64, strict=False),
         # A container's scope (cri-containerd-<id>.scope, docker-<id>.scope) names the container.
         container_id=unit.field("unit").str.extract(MEMCG_CONTAINER_ID, 1),
+        pod_uid=memcg_pod_uid(unit.field("unit")),
         # A shell's convention, as the container runtimes report it: 128 + the signal a process died of.
         exit_code=pl.when(signalled).then(unit.field("status").cast(pl.Int32, strict=False) + 128)
         .when(unit.field("code") == "exited").then(unit.field("status").cast(pl.Int32, strict=False)),
         attrs=attrs_json({
             "unit": unit.field("unit"),
-            "unit_process": pl.when(unit.field("process_role") == "Control").then(pl.lit("control")),
+            "unit_process": pl.when(unit.field("process_role").str.to_lowercase() == "control").then(pl.lit("control")),
             "signal": pl.when(signalled).then(
                 unit.field("status").replace_strict(_SIGNALS, default=pl.format("SIG{}", unit.field("status_name")))
             ).otherwise(unit.field("kill_signal")),
-            "oom": pl.when(oomd_killed.is_not_null()).then(pl.lit("systemd_oomd")),
+            "oom": pl.when(oomd_killed.is_not_null()).then(pl.lit("systemd_oomd")).when(below).then(pl.lit("counted_below")),
             "processes_killed": oomd_killed,
             "result": unit.field("result"),
             "memory_peak_bytes": peak.round().cast(pl.Int64),
@@ -137,7 +146,8 @@ def unit_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 def journald_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Event rows for journald's own lines: the messages it dropped (rate limit) or missed (kmsg overrun) are warnings."""
-    loss = pl.col("message").str.extract_groups(_JOURNALD_LOSS).struct
+    framed = framed.with_columns(loss=pl.col("message").str.extract_groups(_JOURNALD_LOSS))
+    loss = pl.col("loss").struct
     lost = pl.coalesce(loss.field("suppressed"), loss.field("missed"), loss.field("forward_missed")).cast(pl.Int64, strict=False)
     any_loss = lost.is_not_null() | loss.field("overrun").is_not_null()
     return _syslog.program_events(

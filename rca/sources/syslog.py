@@ -15,8 +15,9 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca.sources import (
-    _containerd,  # noqa: F401  (registers the rules of containerd's and dockerd's lines)
+    _containerd,  # noqa: F401  (registers the rules of the container runtimes' lines: containerd, dockerd, CRI-O, conmon)
     _earlyoom,  # noqa: F401  (registers the rules of earlyoom's lines)
+    _fabricmanager,  # noqa: F401  (registers the rules of NVIDIA Fabric Manager's lines)
     _syslog,
     _systemd,  # noqa: F401  (registers the rules of systemd's, systemd-oomd's and journald's lines)
     register,
@@ -38,8 +39,11 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     text = pl.col("text")
     framed = (
         text.str.contains(_syslog.SHORT_LINE) | text.str.contains(_syslog.SHORT_PID_LINE) | text.str.contains(_syslog.ISO_LINE) | _is_journal_json(text)
+        | text.str.contains(_syslog.ISO_PID_LINE) | _syslog.is_registered_program_line(text)
     )
-    return {head: float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE for head, row in by_head(heads, share=framed.mean()).items()}
+    # The further lines of a multi-line message are indented under its first (journalctl): they are the envelope's.
+    share = framed.filter(~text.str.starts_with(" ")).mean()
+    return {head: float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE for head, row in by_head(heads, share=share).items()}
 
 
 def _is_journal_json(texts: pl.Expr) -> pl.Expr:
