@@ -376,6 +376,17 @@ def test_a_pod_sandbox_stopped_with_sigkill_is_not_a_kill() -> None:
     assert json.loads(events["attrs"][0]) == {"runtime": "containerd", "sandbox": True}
 
 
+def test_an_empty_host_between_two_spaces_is_no_host() -> None:
+    # radiasoft/devops issue #134: rsyslog wrote a kernel line with an empty host name.
+    text = (
+        "Feb 23 03:28:16 srv1 kernel: EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x0 offset:0x0 grain:32)\n"
+        "Feb 23 03:28:16  kernel: EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x0 offset:0x0 grain:32)\n"
+    )
+    events = rca.parse_text(text, file="messages", year=2021)
+    assert events.select("line", "source", "host").rows() == [(1, "kernel", "srv1"), (2, "kernel", None)]
+    assert events["message"][1].startswith("EDAC MC0: 1 CE memory read error") and events["ts"][1] == events["ts"][0]
+
+
 def test_journalctl_no_hostname_lines_keep_program_and_pid() -> None:
     # `journalctl --no-hostname`: the program follows the time ("systemd[1]:" is not a host).
     events = rca.parse_text(

@@ -49,7 +49,8 @@ _REAL_HOST = r"(?<host>[^ \t]*[a-z0-9](?:[^ \t]*[^ \t:])?)"
 _ANY_HOST = r"(?<host>[^ \t]+)"
 # journalctl --no-hostname leaves the host out: the lines the heads with a host miss (or misread, taking
 # "systemd[1]:" for the host) are tried again without one; the empty group keeps the heads' fields alike.
-_NO_HOST = "(?<host>)"
+# rsyslog writes an empty host as nothing between two spaces ("03:28:16  kernel: …").
+_NO_HOST = "(?<host>)[ \t]?"
 # rsyslog keeps a tag as the program sent it: "Fledge[16823] ERROR: …" has no colon after the pid.
 _PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+)(?:\[(?<pid>[0-9]+)\]:?|:)[ \t]"
 # A host of capitals alone ("PC", "H") is a host where the program gives its pid: a log level is
