@@ -9,8 +9,8 @@ seconds of all its processes, MB/s and lines/s, and the peak RSS of the largest 
 (driver or worker) and of all of them together, sampled every 50 ms. Then:
 
 * the exponent of wall time against size, fitted on a log-log scale (target 1.0 ± 0.1), and
-  the marginal MB/s between consecutive sizes (a per-file cost that does not grow with the
-  bytes pulls the exponent below 1 on small corpora);
+  the marginal MB/s and the exponent between consecutive sizes (a per-file cost that does not
+  grow with the bytes pulls the exponent below 1 on small corpora);
 * at ``--compare-at``: the speed-up from 1 to 2 workers (target ≥ 1.7× on 2 cores), also
   against one worker held to one polars thread (the single process otherwise keeps part
   of the second core busy through polars' thread pool), and a 2-worker Dask
@@ -135,8 +135,9 @@ def main() -> None:
             exponent = fitted_exponent([b for _, b, _ in measured], [r.seconds for _, _, r in measured])
             print(f"time ~ size^{exponent:.2f}   (target 1.0 ± 0.1)")
             for (small, small_bytes, a), (large, large_bytes, b) in itertools.pairwise(measured):
+                local = fitted_exponent([small_bytes, large_bytes], [a.seconds, b.seconds])
                 print(f"marginal {small} → {large}: {(large_bytes - small_bytes) / 1e6 / (b.seconds - a.seconds):.2f} MB/s wall, "
-                      f"{(large_bytes - small_bytes) / 1e6 / (b.cpu_seconds - a.cpu_seconds):.2f} MB per CPU-s")
+                      f"{(large_bytes - small_bytes) / 1e6 / (b.cpu_seconds - a.cpu_seconds):.2f} MB per CPU-s, exponent {local:.2f}")
         logs, on_disk, _ = corpus(args.cache, args.compare_at, args.seed)
         one = ingest(logs, work / "store", workers=1)
         # On a 2-core machine the default run of that size already had 2 workers.
