@@ -8,20 +8,30 @@ from rca import schema
 
 
 def summarize(events: pl.LazyFrame, files: pl.DataFrame) -> dict:
-    """Summary of ``events`` (one run's new parts, rca.schema.EVENT_SCHEMA) and the run's manifest rows."""
-    events = events.select("ts", "host", "source", "kind").collect()
-    by_kind = events.group_by("source", "kind").len().sort("source", "len", descending=[False, True])
-    ts = events["ts"].drop_nulls()
+    """Summary of ``events`` (one run's new parts, rca.schema.EVENT_SCHEMA) and the run's manifest rows.
+
+    Aggregated by the streaming engine: a run of tens of millions of events is summed up part by
+    part, never held whole (its four columns alone were 5 GB for a 10 GB corpus).
+    """
+    by_kind, times, hosts = pl.collect_all(
+        [
+            events.group_by("source", "kind").len().sort("source", "len", "kind", descending=[False, True, False]),
+            events.select(first=pl.col("ts").min(), last=pl.col("ts").max(), without_time=pl.col("ts").null_count()),
+            events.select(pl.col("host").drop_nulls().unique()),
+        ],
+        engine="streaming",
+    )
+    first, last, without_time = times.row(0) if times.height else (None, None, 0)
     problems = files.filter(pl.col("status") != "ok").select("path", "status", "error")
     return {
         "files": files.height,
         "lines": int(files["lines"].sum() or 0),
-        "events": events.height,
+        "events": int(by_kind["len"].sum()),
         "by_source_kind": [{"source": s, "kind": k, "events": n} for s, k, n in by_kind.iter_rows()],
-        "hosts": sorted(h for h in events["host"].unique().to_list() if h is not None),
-        "time_range": [ts.min().isoformat(), ts.max().isoformat()] if ts.len() else None,
-        "events_without_time": int(events["ts"].null_count()),
-        "oom_class_events": int(events["kind"].is_in(schema.OOM_CLASS_KINDS).sum()),
+        "hosts": sorted(hosts["host"].to_list()),
+        "time_range": [first.isoformat(), last.isoformat()] if first is not None else None,
+        "events_without_time": int(without_time),
+        "oom_class_events": int(by_kind.filter(pl.col("kind").is_in(schema.OOM_CLASS_KINDS))["len"].sum()),
         "unparsed_lines": int(files["unparsed_lines"].sum() or 0),
         "problem_files": problems.to_dicts(),
     }
