@@ -1,10 +1,11 @@
 """Line framing for the pipeline source: peel the prefixes a line wears and resolve its time.
 
 A training or CI log line is an onion: `docker compose logs`' service tag, a CI agent's timestamp
-(Buildkite, GitHub Actions, GitLab), a `kubectl logs --prefix` tag, a distributed-rank tag (``[rank1]:``), a worker tag
-(``(EngineCore_0 pid=5839)``), an NCCL_DEBUG tag (``host:pid:tid [dev]``), then one application
-header (vLLM, transformers, PyTorch c10d, glog, Go log, python logging, epoch, or a JSON-lines
-object). The outer layers are one anchored regex of optional groups in that order, and the
+(Buildkite, GitHub Actions, GitLab) or a recorder's time of day, a `kubectl logs --prefix` tag, `srun --label`'s
+task number, a distributed-rank tag (``[rank1]:``), a worker tag (``(EngineCore_0 pid=5839)``,
+``(VllmWorker rank=3 pid=226)``), an NCCL_DEBUG tag (``host:pid:tid [dev]``), then one application
+header (vLLM, transformers, PyTorch c10d, glog, Go log, logfmt, python logging, NeMo, loguru, rich,
+epoch, or a JSON-lines object). The outer layers are one anchored regex of optional groups in that order, and the
 application headers one anchored alternation, so a line costs two matches whatever it wears;
 what is left is the ``body`` the rules and the record grouping read.
 """
@@ -18,7 +19,7 @@ from functools import cache
 import polars as pl
 
 from rca import timeutil
-from rca.sources._base import ParseContext, any_of
+from rca.sources._base import ParseContext, any_of, per_file
 
 LEVEL_WORDS = "TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL"
 
@@ -30,6 +31,8 @@ _SEVERITY = {
     "WARNING": "warning", "WARN": "warning", "W": "warning",
     "ERROR": "error", "ERR": "error", "E": "error",
     "CRITICAL": "critical", "FATAL": "critical", "PANIC": "critical", "F": "critical",
+    # log15's four-letter words (Grafana's "lvl=eror"); NeMo's D(EBUG) and C(RITICAL); loguru's SUCCESS
+    "DBUG": "debug", "EROR": "error", "CRIT": "critical", "D": "debug", "C": "critical", "SUCCESS": "info",
     # bunyan / pino
     "10": "debug", "20": "debug", "30": "info", "40": "warning", "50": "error", "60": "critical",
 }
@@ -37,15 +40,18 @@ _SEVERITY = {
 _UTC = pl.Datetime("us", "UTC")
 # Airflow 2.3+ writes "2022-11-09, 09:59:40 UTC".
 _ISO = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9](?:[T ]|, )[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9]| UTC)?"
+# A time of day alone ("18:11:06.680 "), as a terminal recorder or `ts` writes it; its date is the file's (see _clock_dated).
+_CLOCK = r"[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?"
 # A tag ends at a space or a tab (Ray's driver log puts one after its stamp), which it takes, or at the end of the line.
 _ENDS_TAG = r"(?:[ \t]|$)"
 
 _NOISE = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|section_(?:start|end):[0-9]+:[0-9A-Za-z_.\-]+(?:\[[^\]]*\])?"
 # Terminal control codes, CI section markers and carriage-return redraws leave a line as it
 # was unless it spells one of these; only those lines are cleaned.
-_NOISY = pl.col("text").str.contains_any(["\x1b", "section_", "\r"])
+# A carriage return shown as "^M" (`cat -v`, vim, a paste of either) is one too.
+_NOISY = pl.col("text").str.contains_any(["\x1b", "section_", "\r", "^M"])
 _CLEANED = (
-    pl.col("text").str.replace_all(_NOISE, "").str.strip_chars_end("\r")
+    pl.col("text").str.replace_all(_NOISE, "").str.strip_chars_end("\r").str.strip_suffix("^M")
     .str.replace(r"^.*\r([^\r]*[^\r\s][^\r]*)$", "${1}")
 )
 
@@ -68,16 +74,19 @@ _RAY_DAEMONS = "raylet|gcs_server|autoscaler|monitor|log_monitor|dashboard|dashb
 
 def _worker_tag(suffix: str) -> str:
     """A Ray or vLLM worker's tag, its groups named with ``suffix``: ``(RayTrainWorker pid=123, ip=10.0.0.1)``,
-    Ray's older ``(pid=123)``, or a Ray daemon's ``(raylet)``."""
+    Ray's older ``(pid=123)``, vLLM V1's ``(VllmWorker rank=3 pid=226)`` and ``(VllmWorker TP2 pid=47571)``
+    (its parallel ranks are part of the name, as in ``(Worker_TP0 pid=512)``), or a Ray daemon's ``(raylet)``.
+    A rank is captured with the name (a group costs every line a capture) and split off in _peel_outer."""
     return (
-        rf"\s*\((?:(?:(?<process{suffix}>[A-Za-z_][0-9A-Za-z_.\-]*) )?pid=(?<worker_pid{suffix}>[0-9]+)"
+        rf"\s*\((?:(?:(?<process{suffix}>[A-Za-z_][0-9A-Za-z_.\-]*(?: [A-Z]+P[0-9]+)*(?: rank=[0-9]+)?) )?"
+        rf"pid=(?<worker_pid{suffix}>[0-9]+)"
         rf"|(?<daemon{suffix}>{_RAY_DAEMONS}))(?:, ip=[^)]*)?\) ?"
     )
 
 
 _OUTER_LAYERS = (
     # `docker compose logs`: "<service>-<n>  | " (v2; "<project>_<service>_<n>" in v1), padded to the longest name
-    # (kept only in a file most of whose lines wear it: _without_stray_compose_tags).
+    # (kept only in a file most of whose lines wear it: _without_stray_tags).
     r"(?<compose>[A-Za-z][A-Za-z0-9_.\-]*[\-_][1-9][0-9]?) *\| ",
     r"\[pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)\]" + _ENDS_TAG,
     # Ray tags a worker's output outside what the worker prints (its stamps, torch's rank tags);
@@ -85,9 +94,13 @@ _OUTER_LAYERS = (
     _worker_tag(""),
     # The gutter is what Buildkite's web UI adds when a log is copied from it; the short hex id
     # and "||" after the stamp, Determined's (its task's allocation); the stream and P(artial) or
-    # F(ull) tag, the container runtime's (CRI) log file under /var/log/pods.
-    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO}))"
+    # F(ull) tag, the container runtime's (CRI) log file under /var/log/pods. A bare time of day is
+    # a recorder's stamp (a bracketed one is rich's header: _APP_HEADERS).
+    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}))"
     r"(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF]))?" + _ENDS_TAG,
+    # `srun --label`'s task number, right-aligned: " 0: ", "12: " (kept only in a file most of whose lines wear it:
+    # _without_stray_tags).
+    r" *(?<task>[0-9]{1,6}): ",
     _worker_tag("_inner"),
     r"\s*\[(?:rank|default)(?<rank>[0-9]+)\]: ?",
     # ... and inside torch's rank tag when torch's launcher runs the Ray (or vLLM) workers.
@@ -97,6 +110,10 @@ _OUTER_LAYERS = (
 )
 # Each layer may be missing; one that is there is peeled off before the next is looked for.
 _OUTER = "^(?<outer>" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS) + ")"
+_TASK_LAYER = next(n for n, layer in enumerate(_OUTER_LAYERS) if "(?<task>" in layer)
+# The layers outside the task number (for the few lines whose task number is text), and the groups of it and those inside it.
+_ABOVE_TASK = "^" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS[:_TASK_LAYER])
+_TASK_AND_INNER_GROUPS = tuple(re.findall(r"\(\?<([a-z_]+)>", "".join(_OUTER_LAYERS[_TASK_LAYER:])))
 
 # name → header; the first that fits wins (no line fits two).
 _APP_HEADERS = {
@@ -104,6 +121,9 @@ _APP_HEADERS = {
         rf"(?<vllm_level>{LEVEL_WORDS}) (?<vllm_raw>(?<vllm_mon>[0-9][0-9])-(?<vllm_day>[0-9][0-9]) (?<vllm_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?))"
         r" (?:\[[^\]\s]+\]|[0-9A-Za-z_.\-]+:[0-9]+\])"
     ),
+    # What a python logging format of "%(asctime)s %(levelname)s %(process)d [%(filename)s:%(lineno)d] " leaves
+    # after its stamp (peeled as an outer one, whose format the line keeps); the pid may be left out.
+    "python_caller": rf"(?<caller_level>{LEVEL_WORDS})(?: (?<caller_pid>[0-9]+))? \[[0-9A-Za-z_.\-]+:[0-9]+\]",
     "hf_transformers": rf"\[(?<hf_level>[A-Z]+)\|[^\]\s]+\] (?<hf_iso>{_ISO}) >>",
     "klog": (
         r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEF])(?<glog_raw>(?<glog_mon>[0-9]{1,2})(?<glog_day>[0-9][0-9])"
@@ -120,10 +140,11 @@ _APP_HEADERS = {
     # Ray's C++ processes (raylet, gcs_server): "[2024-08-25 19:21:02,241 E 1111013 1111013]", the last two pid and thread.
     "ray": rf"\[(?<ray_iso>{_ISO}) (?<ray_sev>[IWEF]) (?<ray_pid>[0-9]+) [0-9]+\]",
     # logfmt as logrus, slog, go-kit and Argo write it: time="…" (or ts=…), maybe caller=…, then level=…;
-    # Loki and Thanos put level=… first.
+    # Loki, Thanos and Prometheus put level=… (and caller=…) first, Grafana (log15) a logger=… and "lvl=";
+    # slog names the caller source=….
     "logfmt": (
-        rf'(?:level=(?<logfmt_level_first>[A-Za-z]+) )?(?:time|ts|t)="?(?<logfmt_time>{_ISO})"?(?: caller=\S+)?'
-        r"(?: level=(?<logfmt_level>[A-Za-z]+))?"
+        r"(?:(?:caller|logger)=\S+ |(?:level|lvl)=(?<logfmt_level_first>[A-Za-z]+) )*"
+        rf'(?:time|ts|t)="?(?<logfmt_time>{_ISO})"?(?: caller=\S+)?(?: (?:level|lvl)=(?<logfmt_level>[A-Za-z]+))?(?: (?:caller|source)=\S+)?'
     ),
     "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
     # InvokeAI's "[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> " names its logger and level too.
@@ -131,14 +152,31 @@ _APP_HEADERS = {
     "iso8601": rf"\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
     # TensorFlow's and XLA's C++ log after its stamp ("2019-06-08 03:44:36.084180: ", peeled as an outer stamp).
     "tensorflow": r"(?<tsl_sev>[IWEF]) [^\]\s]+\.(?:cc|h):[0-9]+\]",
+    # NeMo's logging: "[NeMo W 2024-01-02 03:04:05 nemo_logging:349] ", the level's first letter.
+    "nemo": rf"\[NeMo (?<nemo_sev>[DIWEC]) (?<nemo_iso>{_ISO}) [^\]\s]+:[0-9]+\]",
+    # loguru's default after its stamp (peeled as an outer one): "| ERROR    | module:function:12 - ".
+    "loguru": r"\| (?<loguru_level>TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\|(?: [^\s|]+:[^\s|]*:[0-9]+ -)?",
+    # The month-first "%m/%d/%Y %H:%M:%S" of transformers' and accelerate's example scripts ("01/17/2024 13:47:27 - INFO - ");
+    # a first number over 12 is the day.
+    "us_date": r"(?<us_stamp>[0-9][0-9]/[0-9][0-9]/[0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?)",
+    # rich's logging handler (accelerate, ms-swift, NeMo): "[15:58:29] WARNING  message   api.py:699", the level padded
+    # to its column and the caller at the console's right edge (_RICH_CALLER); "[%x %X]" stamps ("[11/30/26 09:15:02]")
+    # give the date too. The stamp is one group, cut up in _resolve (a group costs every line a capture). rich leaves a
+    # stamp that repeats the line above's blank: its width in spaces.
+    "rich": (
+        r"(?:\[(?<rich_stamp>(?:[0-9][0-9]/[0-9][0-9]/[0-9][0-9] )?[0-9][0-9]:[0-9][0-9]:[0-9][0-9])\]| {10}| {19})"
+        rf" (?<rich_level>{LEVEL_WORDS}) *"
+    ),
 }
 _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.values()) + ")"
-# The group that is set exactly when each header won.
+# The group that is set exactly when each header won (python_caller's and loguru's lines are of their stamp's format;
+# nemo and us_date have none of their own).
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
     "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
-    "tensorflow": "tsl_sev",
+    "tensorflow": "tsl_sev", "rich": "rich_level",
 }
+_RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
 _LEADING_LEVEL = (
     rf"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+(?:\s+-|:)\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
     r"|^(?<title>Error|Warning|Fatal):|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
@@ -332,21 +370,27 @@ def _partition_keys(lines: pl.DataFrame) -> list[str]:
 def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("text")
     layers = _where(lines, text.str.contains(_ANY_OUTER), lambda rows: rows.select(_OUTER_GROUPS).unnest("layers"), _OUTER_FIELDS)
-    layers = _without_stray_compose_tags(layers)
+    layers = _without_stray_tags(layers)
+    # vLLM's "VllmWorker rank=3": the name, and the rank.
+    worker = (
+        pl.coalesce("process", "daemon", "process_inner", "daemon_inner", "process_ranked", "daemon_ranked")
+        .str.split_exact(" rank=", 1).struct
+    )
     return layers.select(
         "line",
         *_partition_keys(lines),
         "pod",
         "nccl_host",
         container=pl.coalesce("container", "compose"),
-        process=pl.coalesce("process", "daemon", "process_inner", "daemon_inner", "process_ranked", "daemon_ranked"),
+        process=worker.field("field_0"),
         blank=~text.str.contains(r"\S"),
         # A line that is only its envelope (a runtime's or CI runner's stamp) is an empty line of the log.
         enveloped_blank=text.str.contains(r"\S") & ~text.str.strip_prefix(pl.col("outer").fill_null("")).str.contains(r"\S"),
         ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
         cri_stream="cri_stream",
         piece=(pl.col("cri_tag") == "P").fill_null(False),
-        rank=pl.col("rank").cast(pl.Int64, strict=False),
+        rank=pl.coalesce("rank", worker.field("field_1"), "task").cast(pl.Int64, strict=False),
+        clock="clock",
         pid=pl.coalesce("worker_pid", "worker_pid_inner", "worker_pid_ranked", "nccl_pid").cast(pl.Int64, strict=False),
         gpu_index=pl.col("nccl_device").cast(pl.Int32, strict=False),
         inner=text.str.strip_prefix(pl.col("outer").fill_null("")),
@@ -379,15 +423,26 @@ def _joined_pieces(layers: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _without_stray_compose_tags(layers: pl.DataFrame) -> pl.DataFrame:
-    """Undo the layers of lines whose compose-like tag ("epoch_1 | loss 0.5") is text: in a file written by
-    `docker compose logs` most lines wear one; elsewhere a few that look so are lines of the log."""
-    tagged = pl.col("compose").is_not_null()
-    share = tagged.mean().over("batch_file") if "batch_file" in layers.columns else tagged.mean()
-    stray = tagged & (share < 0.5)
-    if not layers.select(stray.any()).item():
-        return layers
-    return layers.with_columns(pl.when(~stray).then(pl.col(name)).alias(name) for name in _OUTER_FIELDS)
+def _share(tagged: pl.Expr, layers: pl.DataFrame) -> pl.Expr:
+    return tagged.mean().over("batch_file") if "batch_file" in layers.columns else tagged.mean()
+
+
+def _without_stray_tags(layers: pl.DataFrame) -> pl.DataFrame:
+    """Undo the layers of lines whose compose-like tag ("epoch_1 | loss 0.5") or task number ("1: install
+    the driver") is text: in a file written by `docker compose logs` or `srun --label` most lines wear one;
+    elsewhere a few that look so are lines of the log. A stray task number keeps the layers outside it."""
+    stray_compose = pl.col("compose").is_not_null() & (_share(pl.col("compose").is_not_null(), layers) < 0.5)
+    stray_task = pl.col("task").is_not_null() & (_share(pl.col("task").is_not_null(), layers) < 0.5)
+    stray = layers.select(compose=stray_compose.any(), task=stray_task.any()).row(0, named=True)
+    if stray["compose"]:
+        layers = layers.with_columns(pl.when(~stray_compose).then(pl.col(name)).alias(name) for name in _OUTER_FIELDS)
+    if stray["task"]:
+        above = _where(layers, stray_task, lambda rows: rows.select(above=pl.col("text").str.extract(_ABOVE_TASK, 0)), {"above": pl.String()})
+        layers = above.with_columns(
+            *(pl.when(~stray_task).then(pl.col(name)).alias(name) for name in _TASK_AND_INNER_GROUPS),
+            outer=pl.coalesce("above", "outer"),
+        ).drop("above")
+    return layers
 
 
 def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
@@ -401,10 +456,12 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     app_format = pl.when(pl.col("j_body").is_not_null()).then(pl.lit("json_lines"))
     for name, witness in _APP_WITNESS.items():
         app_format = app_format.when(pl.col(witness).is_not_null()).then(pl.lit(name))
-    return layers.with_columns(
-        app_format=app_format,
-        body=pl.coalesce("j_body", inner.str.strip_prefix(pl.col("app")), inner),
-    )
+    layers = layers.with_columns(app_format=app_format, body=pl.coalesce("j_body", inner.str.strip_prefix(pl.col("app")), inner))
+    if not layers.select(pl.col("rich_level").is_not_null().any()).item():
+        return layers
+    # rich's caller, at the end of the line, is no part of the message.
+    rich_body = pl.when(pl.col("rich_level").is_not_null()).then(pl.col("body")).str.replace(_RICH_CALLER, "")
+    return layers.with_columns(body=pl.coalesce(rich_body, "body"))
 
 
 _LOG4J_GROUPS = tuple(re.findall(r"\(\?<(log4j_[a-z]+)>", _APP_HEADERS["log4j"]))
@@ -431,6 +488,37 @@ def _dated(rows: pl.DataFrame, tz: str) -> pl.DataFrame:
     return rows.select(ts_dated=to_utc(pl.col("dated_raw"), tz))
 
 
+def _clock_dated(stamped: pl.DataFrame, resolved: pl.Expr, ctx: ParseContext, batch: bool) -> pl.DataFrame:
+    """``stamped`` with ``ts_clock`` and ``clock_quality`` of its lines that give a time of day alone.
+
+    The day is that of the last line before it (in its file) that gives a full time, a day
+    later where the clock went back more than 12 hours; before any, that of the file's
+    reference time (its mtime), a day earlier where the line would land after it.
+    """
+    stamped = stamped.with_columns(clock_last=resolved.forward_fill().over("batch_file") if batch else resolved.forward_fill())
+    references = [reference for _, reference in ctx.files] if batch and ctx.files else [ctx.reference_time]
+    reference = per_file(references, _UTC) if batch and ctx.files else pl.lit(ctx.reference_time, _UTC)
+    last = pl.col("clock_last")
+
+    def on_day_of(moment: pl.Expr) -> pl.Expr:
+        day = moment.dt.convert_time_zone(ctx.tz).dt.strftime("%Y-%m-%d")
+        return timeutil.iso_to_utc(pl.format("{} {}", day, pl.col("clock_raw")), ctx.tz)
+
+    def dated(rows: pl.DataFrame) -> pl.DataFrame:
+        half_day, day = pl.duration(hours=12), pl.duration(days=1)
+        rows = rows.with_columns(after_last=on_day_of(last), on_reference_day=on_day_of(reference) if any(references) else None)
+        after_last = pl.when(pl.col("after_last") < last - half_day).then(pl.col("after_last") + day).otherwise(pl.col("after_last"))
+        on_reference_day = pl.col("on_reference_day").cast(_UTC)
+        before_reference = pl.when(on_reference_day > reference).then(on_reference_day - day).otherwise(on_reference_day)
+        return rows.select(
+            ts_clock=pl.coalesce(after_last, before_reference),
+            clock_quality=pl.when(last.is_not_null()).then(pl.lit("year_inferred")).otherwise(pl.lit("year_from_mtime")),
+        )
+
+    # Only the lines that need it pay for the dates.
+    return _where(stamped, pl.col("clock_raw").is_not_null(), dated, {"ts_clock": _UTC, "clock_quality": pl.String()})
+
+
 def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     c = pl.col
     json_time = pl.when(c("app_format") == "json_lines").then(c("j_time"))
@@ -438,12 +526,29 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     log4j = pl.when(c("log4j_level").is_not_null()).then(
         pl.format("20{}-{}-{} {}", c("log4j_yy"), c("log4j_mon"), c("log4j_day"), c("log4j_clock"))
     )
+    batch = "batch_file" in layers.columns
+    if layers.select(c("rich_level").is_not_null().any()).item():
+        # rich's blank stamp repeats the one above.
+        stamp_above = c("rich_stamp").forward_fill().over("batch_file") if batch else c("rich_stamp").forward_fill()
+        layers = layers.with_columns(rich_stamp=pl.when(c("rich_level").is_not_null()).then(pl.coalesce("rich_stamp", stamp_above)))
+    rich_stamp = c("rich_stamp")
+    rich_dated = rich_stamp.str.len_bytes() > 8
+    rich = pl.when(rich_dated).then(
+        pl.format("20{}-{}-{} {}", rich_stamp.str.slice(6, 2), rich_stamp.str.slice(0, 2), rich_stamp.str.slice(3, 2), rich_stamp.str.slice(9))
+    )
+    us_stamp = c("us_stamp")
+    month_first = us_stamp.str.slice(0, 2).cast(pl.Int32, strict=False) <= 12
+    us_date = pl.format(
+        "{}-{}-{} {}", us_stamp.str.slice(6, 4), pl.when(month_first).then(us_stamp.str.slice(0, 2)).otherwise(us_stamp.str.slice(3, 2)),
+        pl.when(month_first).then(us_stamp.str.slice(3, 2)).otherwise(us_stamp.str.slice(0, 2)), us_stamp.str.slice(11),
+    )
     dated = pl.coalesce(
-        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time",
+        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date,
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "tsl_sev",
+        "caller_level", "rich_level", "nemo_sev", "loguru_level",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(
@@ -454,6 +559,9 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     ).with_columns(
         epoch_raw=pl.when(c("dated_raw").is_null()).then(c("epoch_any")),
         yearless_raw=pl.when(c("dated_raw").is_null() & c("epoch_any").is_null()).then(c("yearless_any")),
+        # A time of day counts where the line gives no other time.
+        clock_raw=pl.when(c("dated_raw").is_null() & c("epoch_any").is_null() & c("yearless_any").is_null())
+        .then(pl.coalesce("clock", pl.when(~rich_dated).then(rich_stamp))),
         leading=_LEADING_GROUPS,
     )
     stamped = _where(stamped, c("dated_raw").is_not_null(), lambda rows: _dated(rows, ctx.tz), {"ts_dated": _UTC})
@@ -465,16 +573,21 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     month = pl.coalesce("vllm_mon", "glog_mon").cast(pl.Int32, strict=False)
     yearless_ts, yearless_quality = timeutil.yearless_to_utc(
         month, pl.coalesce("vllm_day", "glog_day"), pl.coalesce("vllm_clock", "glog_clock"), ctx,
-        within="batch_file" if "batch_file" in layers.columns else None,
+        within="batch_file" if batch else None,
     )
     any_yearless = stamped.select(c("yearless_raw").is_not_null().any()).item()
     stamped = _where(
         stamped, month.is_not_null() & any_yearless, lambda rows: rows.select(ts_yearless=yearless_ts), {"ts_yearless": _UTC}
     )
     resolved = pl.coalesce("ts_dated", "ts_epoch", pl.when(c("yearless_raw").is_not_null()).then(c("ts_yearless")))
+    if stamped.select(c("clock_raw").is_not_null().any()).item():
+        stamped = _clock_dated(stamped, resolved, ctx, batch)
+    else:
+        stamped = stamped.with_columns(ts_clock=pl.lit(None, _UTC), clock_quality=pl.lit(None, pl.String))
     quality = (
         pl.when(c("dated_raw").is_not_null() | c("epoch_raw").is_not_null()).then(pl.lit("exact"))
         .when(c("yearless_raw").is_not_null()).then(yearless_quality)
+        .when(c("ts_clock").is_not_null()).then(c("clock_quality"))
         .otherwise(pl.lit("missing"))
     )
     leading = c("leading").struct
@@ -484,8 +597,10 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     return stamped.with_columns(
-        ts=resolved,
-        ts_raw=pl.coalesce(pl.when(c("dated_raw") == log4j).then(c("log4j_raw")), "dated_raw", "epoch_raw", "yearless_raw"),
+        ts=pl.coalesce(resolved, "ts_clock"),
+        ts_raw=pl.coalesce(
+            pl.when(c("dated_raw") == log4j).then(c("log4j_raw")), "dated_raw", "epoch_raw", "yearless_raw", "clock_raw"
+        ),
         ts_quality=quality,
         severity=_severity(printed_level),
         format=pl.coalesce(
@@ -494,7 +609,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             pl.when(c("ci_iso").is_not_null()).then(pl.lit("iso8601")),
             pl.lit("text"),
         ),
-        pid=pl.coalesce(c("pid"), c("ray_pid").cast(pl.Int64, strict=False), c("j_pid").cast(pl.Int64, strict=False)),
+        pid=pl.coalesce(c("pid"), pl.coalesce("ray_pid", "caller_pid", "j_pid").cast(pl.Int64, strict=False)),
         host=pl.coalesce("j_host", "nccl_host"),
         pod=pl.coalesce("pod", "j_pod"),
         namespace=c("j_namespace"),

@@ -35,7 +35,10 @@ from rca.sources._pipeline_rules import (
     spells,
 )
 
-FORMATS = ("json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "ray", "logfmt", "iso8601", "epoch", "tensorflow", "nccl", "text")
+FORMATS = (
+    "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "ray", "logfmt", "iso8601", "epoch", "tensorflow", "nccl",
+    "rich", "text",
+)
 
 _MARKERS = "|".join(
     (
@@ -56,6 +59,8 @@ _MARKERS = "|".join(
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+\t(?:DEBUG|INFO|WARNING|ERROR) [0-9A-Za-z_.]+:[0-9]+ -- ",  # Ray's driver
         r"^(?:\((?:raylet|gcs_server)\) )?\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ [IWEF] [0-9]+ [0-9]+\]",  # Ray's C++ daemons
         r"killed due to memory pressure \(OOM\)",
+        # `srun -l`: each line behind the number of the task that printed it
+        r"^ {0,3}[0-9]{1,4}: \S",
         # C++ cores' errors and dumps (c10, cuBLAS, XLA, CPython's faulthandler), Open MPI's launcher, TensorFlow's C++ log
         r"CUDA error: ", r"CUBLAS_STATUS_[A-Z_]+", r"RESOURCE_EXHAUSTED", r"CUDA_ERROR_[A-Z_]+", r"cuda runtime error \([0-9]+\)",
         r"CUDNN_STATUS_[A-Z_]+", r"OOM when allocating tensor", r"^frame #[0-9]+: ",

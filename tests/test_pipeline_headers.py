@@ -1,0 +1,296 @@
+"""Line headers of the pipeline frame found in real logs: logfmt with the caller or level first and
+log15's "lvl=", vLLM V1's ranked worker tags, `srun --label` task numbers, a time of day before the
+header, rich's logging handler, and a python logging header with the level, pid and caller.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import polars as pl
+
+from rca import sources
+from rca.ingest import parse_lines
+from rca.sources._base import ParseContext
+from tests.conftest import fixture_path
+
+REFERENCE = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def _events(text: str, *, year: int | None = 2025) -> pl.DataFrame:
+    ctx = ParseContext(file="t.log", tz="UTC", year=year, reference_time=REFERENCE)
+    events, _ = parse_lines(sources.lines_frame(text), ctx, sources.get("pipeline"))
+    return events
+
+
+def _rows(events: pl.DataFrame) -> list[dict]:
+    rows = events.sort("line").to_dicts()
+    for row in rows:
+        row["attrs"] = json.loads(row["attrs"]) if row["attrs"] else {}
+    return rows
+
+
+def utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=UTC)
+
+
+# --- logfmt: caller and level before the time, log15's lvl= -----------------------------------
+
+
+def test_logfmt_with_the_caller_or_the_level_before_the_time() -> None:
+    rows = _rows(_events(
+        'caller=main.go:55 level=error ts=2024-01-02T03:04:05.678Z msg="compaction failed"\n'
+        'level=warn caller=foo.go:1 ts=2024-01-02T03:04:06.5Z msg="slow query"\n'
+        'level=info ts=2024-01-02T03:04:07Z caller=bar.go:9 msg="ok"\n'
+    ))
+    assert [r["ts"] for r in rows] == [
+        utc(2024, 1, 2, 3, 4, 5, 678000), utc(2024, 1, 2, 3, 4, 6, 500000), utc(2024, 1, 2, 3, 4, 7)
+    ]
+    assert [r["severity"] for r in rows] == ["error", "warning", "info"]
+    assert [r["message"] for r in rows] == ['msg="compaction failed"', 'msg="slow query"', 'msg="ok"']
+    assert {r["format"] for r in rows} == {"logfmt"}
+
+
+def test_log15_lvl_and_its_four_letter_level_words() -> None:
+    rows = _rows(_events(
+        't=2024-01-02T03:04:05+0000 lvl=eror msg="Failed to send alert" logger=alerting\n'
+        't=2024-01-02T03:04:06+0100 lvl=dbug msg="d"\n'
+        't=2024-01-02T03:04:07+0000 lvl=crit msg="c"\n'
+        'logger=context t=2024-01-02T03:04:08Z level=warn msg="w"\n'
+    ))
+    assert [r["ts"] for r in rows] == [
+        utc(2024, 1, 2, 3, 4, 5), utc(2024, 1, 2, 2, 4, 6), utc(2024, 1, 2, 3, 4, 7), utc(2024, 1, 2, 3, 4, 8)
+    ]
+    assert [r["severity"] for r in rows] == ["error", "debug", "critical", "warning"]
+    assert rows[0]["message"] == 'msg="Failed to send alert" logger=alerting'
+
+
+# --- vLLM V1 worker tags --------------------------------------------------------------------
+
+
+def test_vllm_v1_worker_tag_gives_rank_and_pid_and_its_traceback_is_one_event() -> None:
+    rows = _rows(_events(
+        "(VllmWorker rank=3 pid=226) ERROR 06-26 10:00:01 [multiproc_executor.py:470] WorkerProc hit an exception.\n"
+        "(VllmWorker rank=3 pid=226) Traceback (most recent call last):\n"
+        '(VllmWorker rank=3 pid=226)   File "/v/worker.py", line 465, in worker_busy_loop\n'
+        "(VllmWorker rank=3 pid=226) torch.OutOfMemoryError: boom\n"
+        "(VllmWorker rank=1 pid=224) INFO 06-26 10:00:02 [pynccl.py:70] vLLM is using nccl==2.26.2\n"
+    ))
+    header, trace, other = rows
+    assert header["ts"] == utc(2025, 6, 26, 10, 0, 1)
+    assert (header["severity"], header["pid"], header["attrs"]["rank"]) == ("error", 226, 3)
+    assert header["process"] == "VllmWorker"
+    assert header["message"] == "WorkerProc hit an exception."
+    assert (trace["line"], trace["n_lines"], trace["pid"], trace["attrs"]["rank"]) == (2, 3, 226, 3)
+    assert trace["message"].startswith("Traceback (most recent call last):\n")
+    assert trace["ts"] == header["ts"]
+    assert (other["pid"], other["attrs"]["rank"], other["message"]) == (224, 1, "vLLM is using nccl==2.26.2")
+
+
+def test_vllm_worker_tag_with_its_parallel_ranks_in_the_name() -> None:
+    (row,) = _rows(_events(
+        "(VllmWorker TP2 pid=47571) WARNING 09-09 15:47:25 [fused_moe.py:727] Using default MoE config.\n"
+    ))
+    assert (row["pid"], row["process"], row["severity"]) == (47571, "VllmWorker TP2", "warning")
+    assert row["ts"] == utc(2025, 9, 9, 15, 47, 25)
+    assert row["message"] == "Using default MoE config."
+
+
+# --- srun --label ---------------------------------------------------------------------------
+
+
+SRUN = (
+    " 0: [rank0]: Traceback (most recent call last):\n"
+    ' 0: [rank0]:   File "/t.py", line 3, in <module>\n'
+    "12: 2024-05-01 10:00:00,123 - INFO - step 5\n"
+    " 0: [rank0]: RuntimeError: boom\n"
+    "srun: error: node1: task 0: Exited with exit code 1\n"
+    " 3: plain words\n"
+)
+
+
+def test_srun_task_numbers_are_ranks_and_keep_a_task_traceback_together() -> None:
+    rows = _rows(_events(SRUN))
+    by_line = {r["line"]: r for r in rows}
+    trace = by_line[1]
+    assert (trace["kind"], trace["n_lines"], trace["attrs"]["rank"]) == ("traceback", 3, 0)
+    assert trace["message"].splitlines()[-1] == "RuntimeError: boom"
+    step = by_line[3]
+    assert (step["attrs"]["rank"], step["ts"], step["severity"]) == (12, utc(2024, 5, 1, 10, 0, 0, 123000), "info")
+    assert step["message"] == "INFO - step 5"
+    assert by_line[6]["attrs"]["rank"] == 3 and by_line[6]["message"] == "plain words"
+    assert by_line[5]["attrs"].get("rank") is None
+
+
+def test_a_number_and_colon_in_a_file_few_of_whose_lines_wear_one_is_text() -> None:
+    rows = _rows(_events(
+        "Steps:\n1: install the driver\n2: reboot\nloss 0.5\nother\nmore text\n2024-01-01T00:00:00Z 3: stamped\n"
+    ))
+    by_line = {r["line"]: r for r in rows}
+    assert by_line[2]["message"] == "1: install the driver" and by_line[2]["attrs"].get("rank") is None
+    # The stamp outside a stray task number stays peeled.
+    assert (by_line[7]["message"], by_line[7]["ts"]) == ("3: stamped", utc(2024, 1, 1))
+    assert by_line[7]["attrs"].get("rank") is None
+
+
+# --- a time of day before the header; rich's handler -----------------------------------------
+
+
+def test_a_time_of_day_before_a_rank_tag_keeps_the_inner_headers_time() -> None:
+    (row,) = _rows(_events(
+        "18:11:06.680 [rank4]:[E205 10:12:13.456789 123 ProcessGroupNCCL.cpp:616] [Rank 4] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+        "600016 milliseconds before timing out.\n"
+    ))
+    assert (row["kind"], row["attrs"]["rank"], row["severity"]) == ("nccl_timeout", 4, "error")
+    assert row["ts"] == utc(2025, 2, 5, 10, 12, 13, 456789)
+    assert row["message"].startswith("[Rank 4] Watchdog caught")
+
+
+def test_a_time_of_day_alone_takes_the_date_of_the_last_dated_line() -> None:
+    rows = _rows(_events(
+        "2024-03-09 23:59:58,000 - INFO - start\n"
+        "23:59:59.500 [rank1]: loading\n"
+        "00:00:01.250 [rank1]: loaded\n"
+    ))
+    assert [r["ts"] for r in rows] == [
+        utc(2024, 3, 9, 23, 59, 58), utc(2024, 3, 9, 23, 59, 59, 500000), utc(2024, 3, 10, 0, 0, 1, 250000)
+    ]
+    assert [r["ts_quality"] for r in rows] == ["exact", "year_inferred", "year_inferred"]
+    assert rows[2]["message"] == "loaded" and rows[2]["attrs"]["rank"] == 1
+
+
+def test_rich_handler_level_and_message_without_its_caller() -> None:
+    rows = _rows(_events(
+        "[15:58:29] WARNING  The following values were not passed to `accelerate launch`           launch.py:887\n"
+        "[11/30/26 09:15:02] ERROR    Training failed                                       trainer.py:12\n"
+        "[09:16:00] CRITICAL boom                                                               x.py:1\n",
+        year=None,
+    ))
+    warning, error, critical = rows
+    assert (warning["severity"], warning["format"]) == ("warning", "rich")
+    assert warning["message"] == "The following values were not passed to `accelerate launch`"
+    # No dated line before it: the day is the file's reference time's, a day back if it would land after it.
+    assert (warning["ts"], warning["ts_quality"]) == (utc(2026, 11, 29, 15, 58, 29), "year_from_mtime")
+    assert (error["severity"], error["message"], error["ts"]) == ("error", "Training failed", utc(2026, 11, 30, 9, 15, 2))
+    assert (critical["severity"], critical["message"], critical["ts"]) == ("critical", "boom", utc(2026, 11, 30, 9, 16))
+
+
+# --- python logging: level, pid and caller after the stamp -----------------------------------
+
+
+def test_python_logging_level_pid_and_caller_after_the_stamp() -> None:
+    rows = _rows(_events(
+        "2024-12-19 21:40:35 ERROR 56542 [engine.py:64] Engine background task failed\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/engine.py", line 54, in _log_task_completion\n'
+        "    return_value = task.result()\n"
+        "RuntimeError: Engine loop has died\n"
+        "2024-12-19 21:40:36 INFO [api_server.py:9] shutting down\n"
+    ))
+    header, trace, info = rows
+    assert (header["ts"], header["severity"], header["pid"]) == (utc(2024, 12, 19, 21, 40, 35), "error", 56542)
+    assert header["message"] == "Engine background task failed"
+    assert header["format"] == "iso8601"
+    assert (trace["kind"], trace["line"], trace["n_lines"], trace["ts"]) == ("traceback", 2, 4, header["ts"])
+    assert (info["severity"], info["pid"], info["message"]) == ("info", None, "shutting down")
+
+
+def test_rich_blank_stamp_repeats_the_time_above_and_each_line_is_its_own_event() -> None:
+    rows = _rows(_events(
+        "[15:58:29] WARNING  Sending process 197 closing signal SIGTERM                      api.py:699\n"
+        "           WARNING  Sending process 198 closing signal SIGTERM                      api.py:699\n"
+        "[11/30/26 09:15:02] INFO     saving checkpoint                                 trainer.py:3\n"
+        "                    ERROR    checkpoint failed                                 trainer.py:9\n",
+        year=None,
+    ))
+    assert [r["line"] for r in rows] == [1, 2, 3, 4]
+    assert [r["n_lines"] for r in rows] == [1, 1, 1, 1]
+    assert [r["severity"] for r in rows] == ["warning", "warning", "info", "error"]
+    assert rows[1]["message"] == "Sending process 198 closing signal SIGTERM"
+    assert rows[1]["ts"] == rows[0]["ts"] == utc(2026, 11, 29, 15, 58, 29)
+    assert rows[3]["ts"] == rows[2]["ts"] == utc(2026, 11, 30, 9, 15, 2)
+    assert rows[3]["message"] == "checkpoint failed"
+
+
+def test_logfmt_caller_after_the_level_and_slogs_source_are_not_the_message() -> None:
+    rows = _rows(_events(
+        'ts=2023-05-04T10:11:16.000Z level=info caller=main.go:1 msg="y"\n'
+        'time=2023-05-04T10:11:17.000+02:00 level=WARN source=main.go:12 msg="slog line"\n'
+    ))
+    assert [r["message"] for r in rows] == ['msg="y"', 'msg="slog line"']
+    assert [r["ts"] for r in rows] == [utc(2023, 5, 4, 10, 11, 16), utc(2023, 5, 4, 8, 11, 17)]
+    assert [r["severity"] for r in rows] == ["info", "warning"]
+
+
+def test_a_carriage_return_shown_as_caret_m_ends_no_message() -> None:
+    rows = _rows(_events(
+        "2024-12-19 21:40:35 ERROR 56542 [async_llm_engine.py:64] Engine background task failed^M\n"
+        "2024-12-19 21:40:35 ERROR 56542 [async_llm_engine.py:64] Traceback (most recent call last):^M\n"
+        '2024-12-19 21:40:35 ERROR 56542 [async_llm_engine.py:64]   File "/x/engine.py", line 54, in f^M\n'
+        "2024-12-19 21:40:35 ERROR 56542 [async_llm_engine.py:64] RuntimeError: Engine loop has died^M\n"
+    ))
+    header, trace = rows
+    assert header["message"] == "Engine background task failed"
+    assert (trace["kind"], trace["n_lines"], trace["pid"]) == ("traceback", 3, 56542)
+    assert trace["message"].endswith("RuntimeError: Engine loop has died")
+
+
+# --- the real samples: what expected.jsonl cannot say (ranks live in attrs) -------------------
+
+
+def _fixture_rows(name: str) -> list[dict]:
+    return _rows(_events(fixture_path(name).read_text(encoding="utf-8")))
+
+
+def test_real_samples_carry_their_ranks() -> None:
+    vllm = _fixture_rows("vllm_v1_worker_rank_traceback_01.log")
+    assert [(r["line"], r["attrs"]["rank"], r["pid"]) for r in vllm] == [(1, 1, 12231), (2, 1, 12231)]
+    (watchdog,) = _fixture_rows("nccl_watchdog_stuck_clock_prefix_01.log")
+    assert (watchdog["attrs"]["rank"], watchdog["ts"]) == (4, utc(2025, 2, 5, 18, 11, 6, 375750))
+    steps = _fixture_rows("slurm_srun_label_nemo_steps_01.log")
+    assert [(r["line"], r["attrs"]["rank"], r["attrs"]["step"]) for r in steps] == [(1, 0, 8), (3, 0, 9)]
+    assert steps[0]["message"].startswith("Training epoch 0, iteration 8/29 |")
+
+
+# --- more python logging headers of training jobs ------------------------------------------
+
+
+def test_nemo_logging_header() -> None:
+    rows = _rows(_events(
+        "[NeMo I 2026-06-08 14:47:40 mixins:184] Tokenizer SentencePieceTokenizer initialized with 13087 tokens\n"
+        "[NeMo E 2026-06-08 14:47:46 common:644] Model instantiation failed!\n"
+        "    Target class:       nemo.collections.asr.models.rnnt_bpe_models_prompt.EncDecRNNTBPEModel\n"
+        "[NeMo W 2026-06-08 14:47:47 nemo_logging:349] deprecated\n"
+    ))
+    info, error, warning = rows
+    assert (info["ts"], info["severity"]) == (utc(2026, 6, 8, 14, 47, 40), "info")
+    assert info["message"] == "Tokenizer SentencePieceTokenizer initialized with 13087 tokens"
+    assert (error["severity"], error["n_lines"], error["ts"]) == ("error", 2, utc(2026, 6, 8, 14, 47, 46))
+    assert error["message"].startswith("Model instantiation failed!\n    Target class:")
+    assert (warning["severity"], warning["message"]) == ("warning", "deprecated")
+
+
+def test_loguru_level_and_caller_after_the_stamp() -> None:
+    rows = _rows(_events(
+        "2024-01-02 03:04:05.678 | ERROR    | train:main:12 - CUDA error: an illegal memory access was encountered\n"
+        "2024-01-02 03:04:06.000 | SUCCESS  | train:main:20 - saved\n"
+        "14:11:03 | WARNING  | Navigation failed (attempt 2)\n"
+    ))
+    error, success, warning = rows
+    assert (error["ts"], error["severity"]) == (utc(2024, 1, 2, 3, 4, 5, 678000), "error")
+    assert error["message"] == "CUDA error: an illegal memory access was encountered"
+    assert (success["severity"], success["message"]) == ("info", "saved")
+    assert (warning["severity"], warning["message"], warning["ts"]) == ("warning", "Navigation failed (attempt 2)", utc(2024, 1, 2, 14, 11, 3))
+
+
+def test_month_first_stamp_of_transformers_example_scripts() -> None:
+    rows = _rows(_events(
+        "01/17/2024 13:47:27 - INFO - __main__ - Training/evaluation parameters\n"
+        "01/17/2024 13:47:28 - WARNING - __main__ - Process rank: 0, device: cuda:0, n_gpu: 1\n"
+        "25/01/2024 09:00:00 - ERROR - __main__ - a day-first stamp\n"
+    ))
+    assert [r["ts"] for r in rows] == [utc(2024, 1, 17, 13, 47, 27), utc(2024, 1, 17, 13, 47, 28), utc(2024, 1, 25, 9)]
+    assert [r["severity"] for r in rows] == ["info", "warning", "error"]
+    assert [r["ts_quality"] for r in rows] == ["exact"] * 3
