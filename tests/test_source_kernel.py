@@ -903,3 +903,59 @@ def test_apei_edac_and_rcu_stall_wordings_give_their_severity() -> None:
         "[ 1234.000006] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:\n"
     )
     assert events["severity"].to_list() == ["warning", "warning", "critical", "critical", "error"]
+
+
+# A Snakemake log run under Slurm (snakemake/snakemake-executor-plugin-slurm#371, selten, Nov 2025): a bare
+# ctime stamp over each job, then the job's lines, and Slurm's OOM report between them.
+_SNAKEMAKE_SLURM_OOM = (
+    "Provided cores: 1 (use --cores to define parallelism)\n"
+    "Rules claiming more threads will be scaled down.\n"
+    "Select jobs to execute...\n"
+    "Execute 1 jobs...\n"
+    "\n"
+    "[Wed Nov 12 11:40:15 2025]\n"
+    "localrule use_ram:\n"
+    "    input: /dev/zero\n"
+    "    jobid: 0\n"
+    "    reason: Rules with a run or shell declaration but no output are always executed.\n"
+    "    resources: mem_mb=5000, mem_mib=4769, disk_mb=1000, disk_mib=954, tmpdir=/tmp, slurm_account=default,"
+    " slurm_partition=debug, cores=1, partition=debug, nodes=1\n"
+    "slurmstepd: error: Detected 2 oom_kill events in StepId=JOBID.4. Some of the step tasks have been OOM Killed.\n"
+    "srun: error: NODE: task 0: Out Of Memory\n"
+    "[Wed Nov 12 11:40:17 2025]\n"
+    "Error in rule use_ram:\n"
+    "    message: None\n"
+    "    jobid: 0\n"
+    "    input: /dev/zero\n"
+    "    shell:\n"
+    "        head -c 12G    /dev/zero | tail\n"
+    "        (command exited with non-zero exit code)\n"
+    "Trying to restart job 0.\n"
+)
+
+
+def test_bare_ctime_stamps_of_a_snakemake_log_are_not_dmesg_lines() -> None:
+    head = _SNAKEMAKE_SLURM_OOM.splitlines()
+    assert kernel.sniff(head) == 0.0
+    source, _ = sources.sniff(head)
+    assert source is not None and source.name == "pipeline"
+    events = _events_of(_SNAKEMAKE_SLURM_OOM)
+    oom = of_kind(events, "oom_kill").row(0, named=True)
+    assert (oom["source"], oom["line"], oom["severity"]) == ("pipeline", 12, "error")
+    # a dmesg -T line with a message after the stamp still counts, and so does its indented stack
+    assert kernel.sniff(["[Mon Apr 20 15:08:07 2020] Call Trace:", "[Mon Apr 20 15:08:07 2020]  dump_stack+0x66/0x90"]) == 1.0
+
+
+def test_nvidia_driver_lines_saying_the_gpu_did_not_come_up_are_errors() -> None:
+    # NVIDIA/open-gpu-kernel-modules#1230 (gengchaogit) and #1058 (ArrayBolt3): GSP firmware that would not boot
+    events = _parse(
+        "[   88.582894] NVRM: GPU6 RmInitAdapter: Cannot initialize GSP firmware RM\n"
+        "[   88.583480] NVRM: GPU 0000:a1:00.0: RmInitAdapter failed! (0x62:0x40:2168)\n"
+        "[   88.585226] NVRM: GPU 0000:a1:00.0: rm_init_adapter failed, device minor number 7\n"
+        "[   88.669319] NVRM: GPU6 _kgspBootGspRm: unexpected WPR2 already up, cannot proceed with booting GSP\n"
+        "[   81.967314] NVRM: GPU0 nvAssertOkFailedNoLog: Assertion failed: Invalid argument to call [NV_ERR_INVALID_ARGUMENT]"
+        " (0x0000001F) returned from RPC_HDR->rpc_result @ kernel_gsp.c:6112\n"
+        "[   81.969336] NVRM: GPU0 iovaspaceDestruct_IMPL: 1 left-over mappings in IOVAS 0x100\n"
+    )
+    assert events["severity"].to_list() == ["error"] * 5 + [None]
+    assert events["pci_bus"].to_list()[1:3] == ["0000:a1:00.0", "0000:a1:00.0"]

@@ -435,10 +435,12 @@ def test_a_system_oom_event_line_still_names_its_victim() -> None:
 def test_the_device_plugin_xid_line_is_an_xid_of_its_gpu() -> None:
     """NVIDIA's device plugin logs klog: the NVML Xid that takes a GPU out of the node, then the resource it leaves."""
     events = _events("kubelet_klog_device_plugin_xid48_unhealthy_01.log", year=2026)
+    # A double-bit ECC error: the Xid catalog's severity and names, as the kernel's report of it gets.
     assert events.select("kind", "xid", "gpu_uuid", "severity", "process", "pid").rows() == [
-        ("xid", 48, "GPU-455e672a", "error", None, 1),
+        ("xid", 48, "GPU-455e672a", "critical", None, 1),
         ("log", None, "GPU-455e672a", "info", None, 1),
     ]
+    assert attrs_of(events)[0]["xid_name"] == "ROBUST_CHANNEL_GPU_ECC_DBE"
     assert events["ts"][0] == datetime(2026, 8, 10, 15, 36, 5, 551834, tzinfo=UTC)
     assert [a.get("resource") for a in attrs_of(events)] == [None, "nvidia.com/gpu"]
 

@@ -16,6 +16,7 @@ import re
 
 import polars as pl
 
+from rca.sources import _xid
 from rca.sources._base import split_rows
 from rca.sources._pipeline_records import CPP_TAIL, PY_EXCEPTION_LINE
 
@@ -77,17 +78,24 @@ _SIGNAL_BY_WORD = {
 _SIGNAL_BY_NUMBER = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
                      9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
 
+_HANDLE_BUS = r"[0-9A-Fa-f]{3,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
 # A CUDA, cuDNN or NCCL error other than running out of memory (kept as cuda_oom): what it says, for the
 # correlation with the GPU's Xids (an illegal memory access, an uncorrectable ECC error, a lost device).
 _CUDA_ERROR = (
     r"CUDA error: (?<runtime>[^\n`']+?)(?: when calling|\s*$|\n|')|cuda runtime error \([0-9]+\) : (?<thc>[^\n]+?) at \S+:[0-9]+"
     r"|(?<cudnn>CUDNN_STATUS_[A-Z_]+)|(?<nccl_code>nccl(?:Unhandled[A-Za-z]*|System|Internal|Remote|InvalidUsage|InvalidArgument)Error)"
     r"|NCCL error in: \S+, (?<nccl>[a-z][a-z ]+[a-z])|(?<driver>CUDA_ERROR_[A-Z_]+)"
+    # The GPU or its driver gone, as nvidia-smi, NVML and the container toolkit tell it ("Unable to determine the device
+    # handle for GPU 0000:09:00.0: Unknown Error" after an Xid 79, "nvml error: driver not loaded", torch's "Found no NVIDIA driver").
+    rf"|device handle for GPU ?{_HANDLE_BUS}: (?<handle>[^\n]+)|(?<smi>couldn't communicate with the NVIDIA driver)"
+    r"|Failed to initialize NVML: (?<nvml_init>[^\n]+)|nvml error: (?<nvml>[^:\n]+)|(?<no_driver>Found no NVIDIA driver)"
 )
 
-_XID_PLUGIN = r"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?<uuid>(?:GPU|MIG)-[0-9a-fA-F\-]+)"
+# A UUID ends on a hex digit: one an author shortened ("GPU-455e672a-...") keeps no trailing dash.
+_UUID = r"(?:GPU|MIG)-[0-9a-fA-F-]*[0-9a-fA-F]"
+_XID_PLUGIN = rf"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?<uuid>{_UUID})"
 _XID_NVRM = r"NVRM: Xid \(PCI:(?<pci>[0-9a-fA-F:.]+)\): (?<xid>[0-9]+)"
-_UNHEALTHY = r"'(?<resource>[0-9A-Za-z_./\-]+)' device marked unhealthy: (?<uuid>(?:GPU|MIG)-[0-9a-fA-F\-]+)"
+_UNHEALTHY = rf"'(?<resource>[0-9A-Za-z_./\-]+)' device marked unhealthy: (?<uuid>{_UUID})"
 
 _JAVA_OOM = r"java\.lang\.OutOfMemoryError(?::\s*(?<what>[^\n]*))?"
 _JAVA_OOM_KINDS = (
@@ -119,12 +127,14 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "exit": r"(?i)exit|make",
     "named_signal": ("died with <Signals.", ") received by PID ", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG"),
     "exit_pid": ("(pid: ",),
-    "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy"),
+    "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU"),
     "java_oom": (_JAVA_OOM_LITERAL,),
     "go_oom": ("out of memory", "VirtualAlloc of "),
     "cuda_error": (
         "CUDA error: ", "cuda runtime error", "CUDNN_STATUS_", "NCCL error", "ncclUnhandled", "ncclSystemError",
         "ncclInternalError", "ncclRemoteError", "ncclInvalid", "CUDA_ERROR_",
+        "device handle for GPU", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML", "nvml error: ",
+        "Found no NVIDIA driver",
     ),
     "reason": ("reason:", "reason="),
     "failure": ("Job failed (",),
@@ -384,10 +394,14 @@ def _xid_facts() -> dict[str, pl.Expr]:
     xid_plugin = m.str.extract_groups(_XID_PLUGIN).struct
     xid_nvrm = m.str.extract_groups(_XID_NVRM).struct
     unhealthy = m.str.extract_groups(_UNHEALTHY).struct
+    xid = num(pl.coalesce(xid_plugin.field("xid"), xid_nvrm.field("xid")), pl.Int32())
     return {
-        "xid": num(pl.coalesce(xid_plugin.field("xid"), xid_nvrm.field("xid")), pl.Int32()),
+        "xid": xid,
+        # the kernel source's reading of the code (rca.sources._xid): the catalog's, or what Xid 154 asks for
+        "xid_severity": _xid.report_severity(xid, m),
+        "xid_recovery_action": pl.when(xid == 154).then(_xid.recovery_action(m)),
         "gpu_uuid": pl.coalesce(xid_plugin.field("uuid"), unhealthy.field("uuid")),
-        "pci_bus": xid_nvrm.field("pci"),
+        "pci_bus": pl.coalesce(xid_nvrm.field("pci"), first(m, rf"device handle for GPU ?({_HANDLE_BUS}):")),
         "nvrm_pid": num(pl.when(xid_nvrm.field("xid").is_not_null()).then(first(m, r"\bpid=([0-9]+)"))),
         "resource": unhealthy.field("resource"),
         "unhealthy": m.str.contains("unhealthy", literal=True).fill_null(False),
@@ -404,7 +418,8 @@ def _go_oom_facts() -> dict[str, pl.Expr]:
 
 def _cuda_error_facts() -> dict[str, pl.Expr]:
     error = gated("cuda_error").str.extract_groups(_CUDA_ERROR).struct
-    return {"cuda_error": pl.coalesce(*(error.field(name) for name in ("runtime", "thc", "cudnn", "nccl_code", "nccl", "driver")))}
+    return {"cuda_error": pl.coalesce(*(error.field(name) for name in (
+        "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "handle", "smi", "nvml_init", "nvml", "no_driver")))}
 
 
 def _vllm_error_facts() -> dict[str, pl.Expr]:
@@ -501,6 +516,8 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     warning = [pl.when(warned).then(pl.lit("warning"))] if "python_warning" in present else []
     return facts.with_columns(kind=kind, f_signal=signal, f_oom=oom).with_columns(
         severity=pl.coalesce(
+            # an Xid's reading wins over the level it was logged at (the device plugin logs critical Xids at info)
+            pl.when(c("kind") == "xid").then(c("f_xid_severity")),
             c("severity"),
             pl.when(c("kind").is_in(["cuda_oom", "dataloader_killed", "nccl_timeout", "shm_error", "xid", "process_killed", "traceback", "oom_kill"]))
             .then(pl.lit("error")),

@@ -210,6 +210,27 @@ def catalog_severity(code: pl.Expr) -> pl.Expr:
     return pl.coalesce(catalog_lookup(code, "severity"), pl.lit(UNKNOWN_XID_SEVERITY))
 
 
+def _fatality(message: pl.Expr) -> pl.Expr:
+    """"critical" / "warning" where the message says the error is fatal / non-fatal."""
+    return (
+        message.str.extract(_FATALITY, 1).str.to_lowercase().str.replace("-", "", literal=True)
+        .replace_strict(_FATALITY_SEVERITY, default=None)
+    )
+
+
+def recovery_action(message: pl.Expr) -> pl.Expr:
+    """The recovery an Xid 154 report says the GPU now needs ("GPU Reset Required", …)."""
+    return message.str.extract(_RECOVERY_ACTION, 1)
+
+
+def report_severity(code: pl.Expr, message: pl.Expr) -> pl.Expr:
+    """An Xid report's severity: the recovery Xid 154 names, critical for a fatal error, else the catalog's."""
+    return pl.when(code.is_not_null()).then(
+        pl.coalesce(recovery_action(message).replace_strict(_RECOVERY_SEVERITY, default=None),
+                    pl.when(_fatality(message) == "critical").then(pl.lit("critical")), catalog_severity(code))
+    )
+
+
 def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
     """Record-level NVRM facts: catalog fields, the bus of fallen-off-the-bus reports, each bus's GPU UUID.
 
@@ -223,23 +244,15 @@ def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
     def lookup(column: str) -> pl.Expr:
         return catalog_lookup(code, column)
 
-    recovery = pl.col("message").str.extract(_RECOVERY_ACTION, 1)
-    fatality = (
-        pl.col("message").str.extract(_FATALITY, 1).str.to_lowercase().str.replace("-", "", literal=True)
-        .replace_strict(_FATALITY_SEVERITY, default=None)
-    )
     fallen = pl.col("message").str.contains("fallen off the bus") & code.is_null()
     with_facts = records.with_columns(
         xid_mnemonic=lookup("mnemonic"),
         xid_description=lookup("description"),
         xid_resolution=lookup("resolution"),
         xid_investigation=lookup("investigation"),
-        xid_severity=pl.when(code.is_not_null()).then(
-            pl.coalesce(recovery.replace_strict(_RECOVERY_SEVERITY, default=None), pl.when(fatality == "critical").then(fatality),
-                        lookup("severity"), pl.lit(UNKNOWN_XID_SEVERITY))
-        ),
-        sxid_severity=pl.when(pl.col("sxid").is_not_null()).then(fatality),
-        xid_recovery_action=pl.when(code == 154).then(recovery),
+        xid_severity=report_severity(code, pl.col("message")),
+        sxid_severity=pl.when(pl.col("sxid").is_not_null()).then(_fatality(pl.col("message"))),
+        xid_recovery_action=pl.when(code == 154).then(recovery_action(pl.col("message"))),
         fallen_off_bus=pl.when(fallen).then(pl.lit(True)),
         pci_id=pl.when(fallen).then(pl.col("message").str.extract(_PCI_ID, 1)),
         pci_bus=pl.coalesce("xid_pci", "gpu_at_pci", "nvrm_pci", "sxid_pci",

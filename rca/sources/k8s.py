@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca import timeutil
-from rca.sources import _k8s_objects, register
+from rca.sources import _k8s_objects, _xid, register
 from rca.sources._base import ParseContext, Parsed, Source, attrs_json, map_distinct
 from rca.sources._kube import EVICTION_MESSAGE, event_kind, eviction_fields, message_container, oom_victim
 
@@ -388,7 +388,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .when(is_describe_events)
             .then(pl.lit("describe_events"))
             .otherwise(pl.lit("get_events")),
-            severity=pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None),
+            severity=pl.when(condition_xid.is_not_null()).then(_xid.catalog_severity(condition_xid))
+            .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
             message=pl.coalesce(message, pl.col("text").str.strip_chars()),
             host=pl.coalesce(pl.when(object_kind == "node").then(object_name), source_host, node, pl.col("doc_host"), "prompt_node"),
             pod=pl.coalesce(

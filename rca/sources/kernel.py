@@ -78,6 +78,7 @@ _EMBEDDED_BOOT_HEAD = rf"^(?:\[\s*(?<boot>[0-9]+\.[0-9]+)\](?:{_CALLER})?|{_CALL
 _BOOT_STAMP = r"^\[\s*[0-9]+\.[0-9]+\]"
 _HOST_AFTER_STAMP = _BOOT_STAMP + r" ?\S+ kernel: "
 _RAW, _CTIME, _ISO, _RELTIME = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD))
+_CTIME_SNIFF = _CTIME_HEAD + r"\s*\S"
 _JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
 _BARE_KERNEL = r"^kernel: "
 # The NVIDIA module's and the OOM killer's lines copied without any time or envelope (`journalctl -o cat`,
@@ -109,7 +110,11 @@ _CORRECTED_WORDS = (
 )
 # "Out of memory and no killable processes...": the OOM killer found no victim (a panic follows unless it is a memcg's).
 # RCU stall reports ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "… self-detected stall on CPU") are KERN_ERR.
-_ERROR_WORDS = r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes|detected stalls?|self-detected stall)\b"
+# The NVIDIA driver's "RmInitAdapter: Cannot initialize GSP firmware RM" and "cannot proceed with booting GSP": the GPU did not come up.
+_ERROR_WORDS = (
+    r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes|detected stalls?|self-detected stall"
+    r"|cannot initiali[sz]e|cannot proceed)\b"
+)
 _WARNING_WORDS = r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b"
 
 _OOM_HEADER = r"^(?<name>.*?) invoked oom-killer: (?<args>.*)$"
@@ -218,7 +223,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
 
 
 def _is_dmesg(text: pl.Expr) -> pl.Expr:
-    return text.str.contains(_RAW) | text.str.contains(_CTIME) | text.str.contains(_ISO) | text.str.contains(_RELTIME)
+    # A ctime stamp with nothing after it is no kernel line: Snakemake writes "[Wed Nov 12 11:41:00 2025]" over each job.
+    return text.str.contains(_RAW) | text.str.contains(_CTIME_SNIFF) | text.str.contains(_ISO) | text.str.contains(_RELTIME)
 
 
 def _is_kernel_envelope(text: pl.Expr) -> pl.Expr:

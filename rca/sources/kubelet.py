@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca import timeutil
-from rca.sources import _syslog, register
+from rca.sources import _syslog, _xid, register
 from rca.sources._base import (
     ParseContext,
     Parsed,
@@ -238,8 +238,8 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         "xid",
         "gpu_uuid",
         pl.col("body").alias("message"),
-        # An Xid takes a GPU away whatever level the plugin logged it at.
-        severity=pl.when(pl.col("kind") == "xid").then(pl.lit("error")).otherwise(pl.col("severity")),
+        # An Xid takes a GPU away whatever level the plugin logged it at: the catalog's severity, as the kernel's.
+        severity=pl.when(pl.col("kind") == "xid").then(_xid.report_severity(pl.col("xid"), pl.col("body"))).otherwise(pl.col("severity")),
         pid=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_pid")).otherwise(pl.col("pid")),
         # The device plugin's lines are not the kubelet's, whatever program a bare file was read as.
         process=pl.when(pl.col("kind") == "oom_kill")
@@ -461,6 +461,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "pleg_event": pl.col("pleg_event"),
         "klog_pid": pl.when(pl.col("system_oom")).then(pl.col("pid")),
         "health": pl.when(pl.col("gpu_uuid").is_not_null()).then(pl.lit("unhealthy")),
+        **_xid.catalog_attrs(pl.col("xid")),
     }
 
 

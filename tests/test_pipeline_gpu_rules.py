@@ -1,0 +1,105 @@
+"""The pipeline source's GPU rules: NVIDIA driver (NVRM) Xids and device-plugin lines inside an application's log.
+
+An Xid reads the same wherever it is found: the pipeline source takes its severity and catalog attrs from
+rca.sources._xid, as the kernel source does.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import polars as pl
+import pytest
+
+import rca
+from rca import sources
+from rca.ingest import parse_lines
+from rca.sources import pipeline
+from rca.sources._base import ParseContext
+
+REFERENCE = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def _pipeline(text: str) -> pl.DataFrame:
+    ctx = ParseContext(file="t.log", tz="UTC", year=2025, reference_time=REFERENCE)
+    return parse_lines(sources.lines_frame(text), ctx, pipeline.SOURCE)[0]
+
+
+def _xid_rows(events: pl.DataFrame) -> list[dict]:
+    return [row | {"attrs": json.loads(row["attrs"] or "{}")} for row in events.filter(pl.col("kind") == "xid").iter_rows(named=True)]
+
+
+def test_nvrm_xid_79_in_a_container_log_is_critical_with_the_catalog_attrs() -> None:
+    # The NVRM line from NVIDIA/nvidia-docker#1553 (a container on a node whose GPU fell off the bus), in a training log.
+    events = _pipeline(
+        "2024-05-02 10:11:12,345 INFO epoch 3 step 1200 loss 1.234\n"
+        "[1084456.074562] NVRM: Xid (PCI:0000:09:00): 79, pid=0, GPU has fallen off the bus.\n"
+    )
+    (xid,) = _xid_rows(events)
+    assert (xid["source"], xid["xid"], xid["pci_bus"], xid["severity"]) == ("pipeline", 79, "0000:09:00", "critical")
+    assert xid["attrs"] == {
+        "xid_name": "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS", "xid_description": "GPU has fallen off the bus",
+        "xid_resolution": "RESTART_BM", "xid_investigation": "CONTACT_SUPPORT",
+    }
+
+
+@pytest.mark.parametrize(("action", "severity"), [("None", "info"), ("GPU Reset Required", "critical"), ("Node Reboot Required", "critical")])
+def test_xid_154_takes_the_severity_of_the_recovery_it_names(action: str, severity: str) -> None:
+    code = {"None": 0, "GPU Reset Required": 1, "Node Reboot Required": 2}[action]
+    events = _pipeline(f"NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x0 (None) to 0x{code} ({action})\n")
+    (xid,) = _xid_rows(events)
+    assert (xid["xid"], xid["severity"]) == (154, severity)
+    assert (xid["attrs"]["xid_name"], xid["attrs"]["xid_recovery_action"]) == ("GPU_RECOVERY_ACTION_CHANGED", action)
+
+
+def test_pipeline_and_kernel_give_an_xid_the_same_severity_and_attrs() -> None:
+    lines = [
+        "NVRM: Xid (PCI:0000:b3:00): 13, pid=22154, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address",
+        "NVRM: Xid (PCI:0000:b3:00): 48, pid=1234, name=python, An uncorrectable double bit error (DBE) has been detected on GPU.",
+        "NVRM: Xid (PCI:0000:b3:00): 63, pid=1234, name=python, Row Remapper: New row marked for remapping, reset gpu to activate.",
+        "NVRM: Xid (PCI:0000:b3:00): 79, pid=0, GPU has fallen off the bus.",
+        "NVRM: Xid (PCI:0000:b3:00): 999, pid=0, a code the catalog does not know",
+    ]
+    piped = _xid_rows(_pipeline("".join(f"2025-01-02 03:04:05,000 {line}\n" for line in lines)))
+    kernel = _xid_rows(rca.parse_text("".join(f"[ 12.{i:06d}] {line}\n" for i, line in enumerate(lines)), file="dmesg", format="kernel"))
+    assert [row["severity"] for row in piped] == ["error", "critical", "notice", "critical", "error"]
+    assert [row["severity"] for row in piped] == [row["severity"] for row in kernel]
+    names = ("xid_name", "xid_description", "xid_resolution", "xid_investigation")
+    assert [{n: row["attrs"].get(n) for n in names} for row in piped] == [{n: row["attrs"].get(n) for n in names} for row in kernel]
+
+
+def test_a_shortened_gpu_uuid_keeps_no_trailing_dash() -> None:
+    # nvidia-device-plugin lines quoted with the UUID cut short ("UUID는 축약"), public-code index (a Korean GPU-ops write-up).
+    events = _pipeline(
+        "I0810 15:36:05.551834 1 health.go:169] XidCriticalError: Xid=48 on Device=GPU-455e672a-...; marking device as unhealthy.\n"
+        "I0810 15:36:05.552532 1 server.go:278] 'nvidia.com/gpu' device marked unhealthy: GPU-455e672a-...\n"
+    )
+    assert events["gpu_uuid"].to_list() == ["GPU-455e672a", "GPU-455e672a"]
+    (xid,) = _xid_rows(events)
+    # logged at info, but a double-bit ECC error needs the GPU reset
+    assert (xid["xid"], xid["severity"], xid["attrs"]["xid_name"]) == (48, "critical", "ROBUST_CHANNEL_GPU_ECC_DBE")
+    assert json.loads(events["attrs"][1]) == {"health": "unhealthy", "resource": "nvidia.com/gpu"}
+    assert _pipeline("XidCriticalError: Xid=79 on Device=MIG-7540a9b3-eeb9-1214-1526-f93c9ea826a8;\n")["gpu_uuid"].to_list() == [
+        "MIG-7540a9b3-eeb9-1214-1526-f93c9ea826a8"
+    ]
+
+
+def test_a_lost_gpu_or_driver_as_nvidia_smi_nvml_and_the_container_toolkit_tell_it_is_an_error() -> None:
+    events = _pipeline(
+        # NVIDIA/nvidia-docker#1553 (cswinter): `nvidia-smi -a -i 0` after the Xid 79
+        "Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error\n"
+        # NVIDIA/dcgm-exporter#604 (WaterAndBread): the domain printed with three digits
+        "Unable to determine the device handle for GPU 000:BA:80.0: Unknown Error\n"
+        # NVIDIA/nvidia-docker#1629 (valentindbdg)
+        "docker: Error response from daemon: failed to create shim: OCI runtime create failed: container_linux.go:380: starting container"
+        " process caused: process_linux.go:545: container init caused: Running hook #0:: error running hook: exit status 1, stdout: ,"
+        " stderr: nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.\n"
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n"
+        "Failed to initialize NVML: Driver/library version mismatch\n"
+    )
+    assert events["kind"].to_list() == ["log"] * 5 and events["severity"].to_list() == ["error"] * 5
+    assert events["pci_bus"].to_list() == ["0000:09:00.0", "000:BA:80.0", None, None, None]
+    assert [json.loads(a)["cuda_error"] for a in events["attrs"]] == [
+        "Unknown Error", "Unknown Error", "driver not loaded", "couldn't communicate with the NVIDIA driver", "Driver/library version mismatch",
+    ]
