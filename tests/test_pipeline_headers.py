@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import polars as pl
 
+import rca
 from rca import sources
 from rca.ingest import parse_lines
 from rca.sources._base import ParseContext
@@ -294,3 +296,19 @@ def test_month_first_stamp_of_transformers_example_scripts() -> None:
     assert [r["ts"] for r in rows] == [utc(2024, 1, 17, 13, 47, 27), utc(2024, 1, 17, 13, 47, 28), utc(2024, 1, 25, 9)]
     assert [r["severity"] for r in rows] == ["info", "warning", "error"]
     assert [r["ts_quality"] for r in rows] == ["exact"] * 3
+
+
+def test_snakemake_ctime_stamps_are_times_and_date_the_job_lines_around_them(tmp_path: Path) -> None:
+    """snakemake-executor-plugin-slurm PR #371: a bracketed ctime over each job, the Slurm OOM kill between two."""
+    text = fixture_path("slurm_snakemake_oom_kill_01.log").read_text()
+    events = _events(text, year=None)
+    stamps = events.filter(pl.col("format") == "ctime")
+    assert stamps.select("line", "ts", "ts_quality").rows() == [
+        (6, utc(2025, 11, 12, 11, 40, 15), "exact"), (14, utc(2025, 11, 12, 11, 40, 17), "exact"),
+    ]
+    # Correlation gives the kill, which has no stamp of its own, the time of its timed neighbours.
+    (tmp_path / "logs" / "node1").mkdir(parents=True)
+    (tmp_path / "logs" / "node1" / "snakemake.log").write_text(text)
+    rca.ingest(tmp_path / "logs", tmp_path / "store")
+    incident = rca.correlate(rca.open_store(tmp_path / "store").events()).incidents.row(0, named=True)
+    assert utc(2025, 11, 12, 11, 40, 15) <= incident["start"] <= utc(2025, 11, 12, 11, 40, 17)

@@ -147,6 +147,11 @@ _APP_HEADERS = {
         rf'(?:time|ts|t)="?(?<logfmt_time>{_ISO})"?(?: caller=\S+)?(?: (?:level|lvl)=(?<logfmt_level>[A-Za-z]+))?(?: (?:caller|source)=\S+)?'
     ),
     "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
+    # A C ctime in brackets: Snakemake's stamp over each job ("[Wed Nov 12 11:40:15 2025]", on a line of its own).
+    "ctime": (
+        r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?<ctime_mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?<ctime_day>[0-9]{1,2})"
+        r" (?<ctime_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) (?<ctime_year>[0-9]{4})\]"
+    ),
     # InvokeAI's "[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> " names its logger and level too.
     # SGLang puts its data/tensor/pipeline/expert-parallel ranks inside the bracket: "[2025-05-19 23:22:28 DP1 TP3]".
     "iso8601": rf"\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
@@ -174,7 +179,7 @@ _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.v
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
     "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
-    "tensorflow": "tsl_sev", "rich": "rich_level",
+    "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year",
 }
 _RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
 _LEADING_LEVEL = (
@@ -542,8 +547,11 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "{}-{}-{} {}", us_stamp.str.slice(6, 4), pl.when(month_first).then(us_stamp.str.slice(0, 2)).otherwise(us_stamp.str.slice(3, 2)),
         pl.when(month_first).then(us_stamp.str.slice(3, 2)).otherwise(us_stamp.str.slice(0, 2)), us_stamp.str.slice(11),
     )
+    ctime = pl.when(c("ctime_year").is_not_null()).then(pl.format(
+        "{}-{}-{} {}", c("ctime_year"), timeutil.month_number(c("ctime_mon")).cast(pl.String).str.zfill(2), c("ctime_day").str.zfill(2), c("ctime_clock"),
+    ))
     dated = pl.coalesce(
-        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date,
+        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(

@@ -37,7 +37,7 @@ from rca.sources._pipeline_rules import (
 
 FORMATS = (
     "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "ray", "logfmt", "iso8601", "epoch", "tensorflow", "nccl",
-    "rich", "text",
+    "rich", "ctime", "text",
 )
 
 _MARKERS = "|".join(
