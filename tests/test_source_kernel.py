@@ -959,3 +959,30 @@ def test_nvidia_driver_lines_saying_the_gpu_did_not_come_up_are_errors() -> None
     )
     assert events["severity"].to_list() == ["error"] * 5 + [None]
     assert events["pci_bus"].to_list()[1:3] == ["0000:a1:00.0", "0000:a1:00.0"]
+
+
+def test_the_kills_of_a_memory_oom_group_are_of_its_cgroup() -> None:
+    """cgroup v2 with memory.oom.group (set by the kubelet since 1.28): the chosen task's kill, then one of each other
+    task of the container under "Tasks in … are going to be killed"; the next OOM killer run is not theirs."""
+    scope = "cri-containerd-" + "0123456789abcdef" * 4 + ".scope"
+    memcg = f"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_5f60_7182_93a4_b5c6d7e8f901.slice/{scope}"
+    rss = "total-vm:1000kB, anon-rss:400kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:937"
+    text = (
+        "[ 5321.123456] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=937\n"
+        f"[ 5321.123500] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset={scope},mems_allowed=0,oom_memcg={memcg},"
+        f"task_memcg={memcg},task=python3,pid=4242,uid=0\n"
+        f"[ 5321.123600] Memory cgroup out of memory: Killed process 4242 (python3) {rss}\n"
+        f"[ 5321.123700] Tasks in {memcg} are going to be killed due to memory.oom.group set\n"
+        f"[ 5321.123800] Memory cgroup out of memory: Killed process 4250 (pt_data_worker) {rss}\n"
+        f"[ 5321.123900] Memory cgroup out of memory: Killed process 4251 (pt_data_worker) {rss}\n"
+        "[ 5400.000000] bash invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+        f"[ 5400.000100] Out of memory: Killed process 999 (bash) {rss}\n"
+    )
+    kills = of_kind(rca.parse_text(text, file="dmesg"), "oom_kill")
+    assert kills.select("pid", "container_id", "pod_uid").rows() == [
+        (4242, "0123456789abcdef" * 4, "1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901"),
+        (4250, "0123456789abcdef" * 4, "1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901"),
+        (4251, "0123456789abcdef" * 4, "1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901"),
+        (999, None, None),
+    ]
+    assert [a.get("oom_group") for a in attrs_of(kills)] == [None, True, True, None]

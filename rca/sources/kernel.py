@@ -125,6 +125,9 @@ _HARDWARE = r"^Hardware name: (?<hardware>.*)$"
 _MEMCG_USAGE = r"^memory: usage (?<used>[0-9]+)kB, limit (?<limit>[0-9]+)kB, failcnt (?<failcnt>[0-9]+)"
 _TASK_IN = r"^Task in (?<task>\S+) killed as a result of limit of (?<memcg>\S+)"
 _OOM_SUMMARY = r"^oom-kill:(?<kv>.*)$"
+# cgroup v2 with memory.oom.group (the kubelet sets it on containers since 1.28): after the chosen task's kill,
+# every other task of the cgroup is killed, a "Killed process" line each, under this line.
+_OOM_GROUP = r"^Tasks in (?<cgroup>\S+) are going to be killed due to memory\.oom\.group set"
 _SCOPE = r"^(?:(?<scope>Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): )?"
 # 2.6.32 (RHEL 6) prints the uid between the pid and the name: "Killed process 3679, UID 0, (name) …".
 _KILLED = _SCOPE + r"Killed process (?<pid>[0-9]+)(?:, UID [0-9]+,)? \((?<name>.*)\)(?:[ ,].*)?$"
@@ -181,7 +184,7 @@ _DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
 # only needs a frame and a severity.
 _RULE_STARTS = "^(?:" + "|".join((
     *(start for start in _DUMP_STARTS if start != _CPUSET_LINE),
-    "CPU: ", "Pid: ", "Hardware name: ", "memory: usage ", "Task in ", "oom-kill:", "oom_reaper: reaped process ", r"\[",
+    "CPU: ", "Pid: ", "Hardware name: ", "memory: usage ", "Task in ", "Tasks in ", "oom-kill:", "oom_reaper: reaped process ", r"\[",
     "INFO: task ", "BUG: ", "Oops: ", "general protection fault", "Kernel panic", "WARNING: CPU: ", "traps: ", "mce: ", "EDAC ",
     r"nvidia [0-9a-fA-F]{4}",
 )) + ")"
@@ -451,6 +454,7 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_HARDWARE, "hw"),
         *_groups(_MEMCG_USAGE, "memcg"),
         *_groups(_TASK_IN, "task_in"),
+        *_groups(_OOM_GROUP, "oom_group"),
         *(summary.str.extract(rf"(?:^|,){key}=([^,]*)", 1).alias(f"summary_{key}")
           for key in ("constraint", "nodemask", "cpuset", "mems_allowed", "oom_memcg", "task_memcg", "task", "pid", "uid")),
         pl.when(summary.str.contains(r"(?:^|,)global_oom(?:,|$)")).then(pl.lit(True)).alias("summary_global_oom"),
@@ -493,6 +497,7 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
         record=opens_record.cum_sum(),
         position=row - (~opens_record).cast(pl.Int64).cum_sum(),
         block=(is_header | killed.shift(1, fill_value=False) | new_file).cum_sum(),
+        episode=(is_header | new_file).cum_sum(),
     )
 
 
@@ -514,6 +519,8 @@ def _carry_block_facts(lines: pl.DataFrame) -> pl.DataFrame:
         [pl.when(is_victim & ((carried_pid == victim_pid) | sacrificed if by_pid else pl.lit(True)).fill_null(False))
          .then(forward_fill_within(pl.col(name), block)).alias(f"carried_{name}")
          for name, by_pid in _CARRIED.items()],
+        # The kills of a memory.oom.group's other tasks, each a block of its own, are of the group's cgroup.
+        group_cgroup=pl.when(killed_pid.is_not_null()).then(forward_fill_within(pl.col("oom_group_cgroup"), pl.col("episode"))),
         summary_is_kill=summary_pid.is_not_null() & next_killed.is_null(),
         selected_is_kill=selected_pid.is_not_null() & next_killed.is_null(),
     )
@@ -540,7 +547,7 @@ def _kib_to_bytes(kb: pl.Expr) -> pl.Expr:
 
 
 _IS_HEADER = pl.col("header_name").is_not_null()
-_CGROUP = pl.coalesce("summary_task_memcg", "carried_summary_task_memcg", "carried_task_in_task")
+_CGROUP = pl.coalesce("summary_task_memcg", "carried_summary_task_memcg", "carried_task_in_task", "group_cgroup", "oom_group_cgroup")
 _MEMCG_USED = pl.coalesce("memcg_used", "carried_memcg_used")
 _MEMCG_LIMIT = pl.coalesce("memcg_limit", "carried_memcg_limit")
 _CPUSET_VALUE = pl.coalesce("cpuset_cpuset", "summary_cpuset", "carried_summary_cpuset")
@@ -617,6 +624,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "constraint": pl.coalesce("summary_constraint", "carried_summary_constraint",
                                   pl.when(col("killed_scope") == "Memory cgroup out of memory").then(pl.lit("CONSTRAINT_MEMCG"))),
         "global_oom": pl.coalesce("summary_global_oom", "carried_summary_global_oom"),
+        "oom_group": flag(col("group_cgroup").is_not_null()),
         "oom_memcg": pl.coalesce("summary_oom_memcg", "carried_summary_oom_memcg", "carried_task_in_memcg", "task_in_memcg"),
         "nodemask": pl.coalesce("header_nodemask", "summary_nodemask", "carried_summary_nodemask"),
         "cpuset": _CPUSET_VALUE,
