@@ -72,6 +72,11 @@ def _clock_string(year: pl.Expr, month: pl.Expr, day: pl.Expr, clock: pl.Expr) -
     )
 
 
+def ctime_string(year: pl.Expr, month_name: pl.Expr, day: pl.Expr, clock: pl.Expr) -> pl.Expr:
+    """'YYYY-MM-DD HH:MM:SS' from the parts of a C ctime ("Wed Nov 12 11:40:15 2025": dmesg -T, nvidia-smi, Snakemake)."""
+    return _clock_string(year, month_number(month_name), day, clock)
+
+
 def _fraction_to_micros(clock: pl.Expr) -> pl.Expr:
     # chrono's %.f accepts at most nanoseconds; klog and Go print up to 9 digits, some tools more.
     return clock.str.replace(r"^([0-9]{1,2}:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{1,9})?)[0-9]*$", "$1")

@@ -93,8 +93,7 @@ def integer(value: pl.Expr) -> pl.Expr:
 def ctime_to_utc(text: pl.Expr, tz: str) -> pl.Expr:
     """``Tue Jul 14 08:12:53 2026`` (the stamp nvidia-smi prints, zone-less) in ``tz`` → UTC."""
     parts = text.str.extract_groups(rf"^\s*{CTIME_PATTERN}\s*$").struct
-    month = timeutil.month_number(parts.field("mon")).cast(pl.String).str.zfill(2)
-    dated = pl.format("{}-{}-{} {}", parts.field("year"), month, parts.field("day").str.zfill(2), parts.field("clock"))
+    dated = timeutil.ctime_string(parts.field("year"), parts.field("mon"), parts.field("day"), parts.field("clock"))
     return timeutil.dated_to_utc(dated, "%Y-%m-%d %H:%M:%S", tz)
 
 

@@ -547,9 +547,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "{}-{}-{} {}", us_stamp.str.slice(6, 4), pl.when(month_first).then(us_stamp.str.slice(0, 2)).otherwise(us_stamp.str.slice(3, 2)),
         pl.when(month_first).then(us_stamp.str.slice(3, 2)).otherwise(us_stamp.str.slice(0, 2)), us_stamp.str.slice(11),
     )
-    ctime = pl.when(c("ctime_year").is_not_null()).then(pl.format(
-        "{}-{}-{} {}", c("ctime_year"), timeutil.month_number(c("ctime_mon")).cast(pl.String).str.zfill(2), c("ctime_day").str.zfill(2), c("ctime_clock"),
-    ))
+    ctime = pl.when(c("ctime_year").is_not_null()).then(timeutil.ctime_string(c("ctime_year"), c("ctime_mon"), c("ctime_day"), c("ctime_clock")))
     dated = pl.coalesce(
         "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),

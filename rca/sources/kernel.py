@@ -321,10 +321,7 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
         timeutil.yearless_to_utc(timeutil.month_number(c.field("mon")), c.field("day"), c.field("clock"), ctx, within=within_file(parts))
         if parts.select(yearless.any()).item() else (pl.lit(None), pl.lit(None))
     )
-    ctime_clock = pl.format(
-        "{}-{}-{} {}", c.field("year"), timeutil.month_number(c.field("mon")).cast(pl.String).str.zfill(2),
-        c.field("day").str.zfill(2), c.field("clock"),
-    )
+    ctime_clock = timeutil.ctime_string(c.field("year"), c.field("mon"), c.field("day"), c.field("clock"))
     level = pl.coalesce(*(x.field(f) for x in (r, c, i, e) for f in ("prio", "level")), i.field("talos_level"))
     parts = parts.with_columns(
         ctime_ts=map_distinct(parts.select(ctime_clock).to_series(), lambda text: timeutil.dated_to_utc(text, "%Y-%m-%d %H:%M:%S", ctx.tz)),
