@@ -7,10 +7,15 @@ in order of trust:
 1. ``kernel_line``: the same line, with the same boot seconds, in a dated kernel log of
    the host (syslog ``kern.log`` and ``journalctl -k`` embed ``[  514.680000]``). The
    offset is exact up to the dated log's own resolution.
-2. ``kill_match``: the same kill seen by another dated source of the host (the kubelet's
+2. ``kernel_message``: the same messages in a dated kernel log of the host that does not
+   embed boot seconds (``dmesg -T``, ``journalctl -k`` short): offset = its time minus the
+   boot seconds, to that log's resolution (a second). Only messages written once on each
+   side vote, and the agreed offset must rest on a message written well after boot: the
+   boot messages of two boots read alike, so a previous boot's journal must not date this one.
+3. ``kill_match``: the same kill seen by another dated source of the host (the kubelet's
    OOMKilled, a pipeline's "Killed" or exit 137) sharing the pid, container id or pod uid.
    Those sightings trail the kernel by a few seconds, which the reported skew shows.
-3. ``host_boot``: the host's dated kernel lines all come from one boot; use its offset.
+4. ``host_boot``: the host's dated kernel lines all come from one boot; use its offset.
 
 Each (host, file, boot) group takes the first method that gives an answer; the residual
 skew (largest disagreement between the chosen offset and its supporting matches) is
@@ -39,6 +44,7 @@ GROUP = ["host", "file", "boot"]
 _US = 1_000_000
 _LINE_BIN_US = 10 * _US  # offsets of one boot agree to the dated log's resolution
 _KILL_BIN_US = 30 * _US  # a kill's other sightings trail the kernel by seconds
+_AFTER_BOOT_S = 300.0  # by then the boot's own messages, which every boot repeats, are written
 _HOST_BOOT_SHARE = 0.9
 _YEAR_DAYS = 365.2425
 _KILL_KINDS = ("oom_kill", "oom_invoked", "process_killed", "dataloader_killed", "container_oomkilled")
@@ -50,7 +56,7 @@ REPORT_SCHEMA: dict[str, pl.DataType] = {
     "host": pl.String(),
     "file": pl.String(),
     "boot": pl.Int32(),
-    "method": pl.String(),  # kernel_line / kill_match / host_boot / unaligned
+    "method": pl.String(),  # kernel_line / kernel_message / kill_match / host_boot / unaligned
     "events": pl.Int64(),
     "matches": pl.Int64(),
     "boot_time": pl.Datetime("us", "UTC"),
@@ -78,7 +84,8 @@ def align_clocks(events: pl.DataFrame, reference: datetime | None = None) -> Ali
     """Fill ``ts`` of boot-relative events where the boot time can be recovered, and of untimed lines.
 
     Needs the columns ts, ts_quality, boot_seconds, host, file, line, kind, source, pid,
-    container_id, pod_uid, pod, exit_code, attrs; other columns pass through. The
+    container_id, pod_uid, pod, exit_code, attrs and kernel_text (a hash of a kernel line's
+    message, see :func:`rca.correlate.prepared`); other columns pass through. The
     caller's frame is not modified. Everything here is per host but the year check of a
     host without exactly dated events, which uses ``reference``: :func:`exact_reference`
     of every host's events (default: of ``events``), so hosts can be aligned one at a time.
@@ -202,16 +209,54 @@ def _choose_offsets(relative: pl.DataFrame, dated: pl.DataFrame) -> pl.DataFrame
     """One offset (µs from epoch to boot) per group, from the most trusted method that has one."""
     candidates = [
         _consensus(_line_matches(relative, dated), _LINE_BIN_US).with_columns(method=pl.lit("kernel_line")),
+        _after_boot(_message_matches(relative, dated)).with_columns(method=pl.lit("kernel_message")),
         _consensus(_kill_matches(relative, dated), _KILL_BIN_US).with_columns(method=pl.lit("kill_match")),
         _host_boot(relative, dated),
     ]
     return pl.concat(candidates, how="vertical_relaxed").unique(subset=GROUP, keep="first", maintain_order=True)
 
 
+def _dated_us() -> pl.Expr:
+    """A dated kernel line's time in µs; a whole-second stamp (syslog, journal short, dmesg -T) by the middle of its second.
+
+    Such a stamp cuts the time down to its second, so offsets taken from it would all fall
+    up to a second early; from the middle of the second they scatter around the truth.
+    """
+    micros = pl.col("ts").dt.epoch("us")
+    return micros + pl.when(micros % _US == 0).then(_US // 2).otherwise(0)
+
+
 def _line_matches(relative: pl.DataFrame, dated: pl.DataFrame) -> pl.DataFrame:
     keys = relative.select(*GROUP, boot_us=_boot_us()).unique()
-    dated_boot = dated.filter(pl.col("boot_seconds").is_not_null()).select("host", boot_us=_boot_us(), ts_us=pl.col("ts").dt.epoch("us"))
+    dated_boot = dated.filter(pl.col("boot_seconds").is_not_null()).select("host", boot_us=_boot_us(), ts_us=_dated_us())
     return keys.join(dated_boot, on=["host", "boot_us"]).select(*GROUP, offset_us=pl.col("ts_us") - pl.col("boot_us"))
+
+
+def _message_matches(relative: pl.DataFrame, dated: pl.DataFrame) -> pl.DataFrame:
+    """(group, offset, boot seconds) of each message written once in the group and once in the host's dated kernel logs without boot seconds."""
+    once = pl.len().over("host", "file", "boot", "kernel_text") == 1
+    written = relative.filter(once & pl.col("kernel_text").is_not_null()).select(*GROUP, "kernel_text", "boot_seconds", boot_us=_boot_us())
+    dated_once = (
+        dated.filter(pl.col("kernel_text").is_not_null() & pl.col("boot_seconds").is_null())
+        .filter(pl.len().over("host", "kernel_text") == 1)
+        .select("host", "kernel_text", ts_us=_dated_us())
+    )
+    return written.join(dated_once, on=["host", "kernel_text"]).select(
+        *GROUP, "boot_seconds", offset_us=pl.col("ts_us") - pl.col("boot_us")
+    )
+
+
+def _after_boot(matches: pl.DataFrame) -> pl.DataFrame:
+    """The consensus of each group whose agreeing matches include a message written well after boot."""
+    agreed = _consensus(matches.drop("boot_seconds"), _LINE_BIN_US)
+    late = (
+        matches.filter(pl.col("boot_seconds") >= _AFTER_BOOT_S)
+        .join(agreed.select(*GROUP, agreed_us="offset_us"), on=GROUP)
+        .filter((pl.col("offset_us") - pl.col("agreed_us")).abs() <= 2 * _LINE_BIN_US)
+        .select(GROUP)
+        .unique()
+    )
+    return agreed.join(late, on=GROUP, how="semi")
 
 
 def _kill_matches(relative: pl.DataFrame, dated: pl.DataFrame) -> pl.DataFrame:

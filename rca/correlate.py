@@ -220,8 +220,12 @@ def prepared(events: pl.LazyFrame) -> pl.LazyFrame:
 
     Pids that name a logging daemon (a kubelet line's pid is the kubelet's) are nulled so
     they never act as identity; pods named only by the container-log folder layout are filled.
+    A kernel line's text is kept as a hash (``kernel_text``), for clock alignment to find the
+    same message in another kernel log; the other messages are not read.
     """
-    subject = events.select(WORK_COLUMNS).with_columns(pid=pl.when(_LOGGER_PID).then(None).otherwise(pl.col("pid")))
+    subject = events.select(
+        *WORK_COLUMNS, kernel_text=pl.when(pl.col("source") == "kernel").then(pl.col("message").hash())
+    ).with_columns(pid=pl.when(_LOGGER_PID).then(None).otherwise(pl.col("pid")))
     return layout_identity(subject)
 
 

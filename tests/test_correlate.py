@@ -136,7 +136,8 @@ def test_dmesg_is_aligned_exactly_through_the_same_line_in_kern_log(tmp_path: Pa
     assert rows["node-a/dmesg.txt"]["method"] == "kernel_line"
     assert rows["node-a/dmesg.txt"]["matches"] == 2
     assert rows["node-a/dmesg.txt"]["residual_skew_s"] == 0.0
-    boot = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC) - timedelta(seconds=5.5)
+    # kern.log's whole seconds leave the boot somewhere in one second: its middle is taken
+    boot = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC) - timedelta(seconds=5.5) + timedelta(seconds=0.5)
     assert rows["node-a/dmesg.txt"]["boot_time"] == boot.isoformat()
     kill = store.incidents().row(0, named=True)
     assert kill["anchor_kind"] == "oom_kill" and kill["pid"] == 63214
@@ -495,3 +496,42 @@ def test_cli_export_timesketch_csv_and_parquet(correlated_store: Path, tmp_path:
     assert pl.read_csv(plain)["ts"][0] == "2026-11-30T11:59:00.000000Z"
     bad = runner.invoke(app, ["export", "--store", str(correlated_store), "--format", "xml", "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2
+
+
+_BOOT = datetime(2026, 11, 30, 9, 58, 0, 400000, tzinfo=UTC)
+_KERNEL_MESSAGES = [  # (boot seconds, message) of one boot
+    (0.0, "Linux version 6.8.0-1015-nvidia (buildd@lcy02-amd64-089) (x86_64-linux-gnu-gcc-13 (Ubuntu 13.2.0-23ubuntu4) 13.2.0) #16-Ubuntu SMP"),
+    (2.104511, "nvidia: loading out-of-tree module taints kernel."),
+    (2.311902, "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 09:35:42 UTC 2024"),
+    (1811.52, "mlx5_core 0000:0c:00.0: Port module event: module 0, Cable plugged"),
+    (3620.118204, "NVRM: Xid (PCI:0000:3b:00): 79, pid=2207, name=python3, GPU has fallen off the bus."),
+]
+
+
+def _raw_dmesg(messages: list[tuple[float, str]]) -> str:
+    return "".join(f"[{seconds:12.6f}] {message}\n" for seconds, message in messages)
+
+
+def _dmesg_t(boot: datetime, messages: list[tuple[float, str]]) -> str:
+    return "".join(f"[{(boot + timedelta(seconds=s)).strftime('%a %b %e %H:%M:%S %Y')}] {m}\n" for s, m in messages)
+
+
+def test_dmesg_is_aligned_through_the_same_messages_in_dmesg_minus_t(tmp_path: Path) -> None:
+    store = _ingested(tmp_path, {"dmesg.txt": _raw_dmesg(_KERNEL_MESSAGES), "dmesg-T.txt": _dmesg_t(_BOOT, _KERNEL_MESSAGES)})
+    (row,) = [row for row in correlate_store(store)["alignment"] if row["file"] == "node-a/dmesg.txt"]
+    assert (row["method"], row["matches"]) == ("kernel_message", 5)
+    # dmesg -T writes whole seconds: each match puts the boot within one second, their median closer
+    assert abs(datetime.fromisoformat(row["boot_time"]) - _BOOT) < timedelta(seconds=0.5)
+    xid = store.incident_events().filter((pl.col("role") == "anchor") & (pl.col("ts_quality") == "boot_aligned")).row(0, named=True)
+    assert abs(xid["ts"] - (_BOOT + timedelta(seconds=3620.118204))) < timedelta(seconds=0.5)
+
+
+def test_a_previous_boots_kernel_log_does_not_date_this_boots_dmesg(tmp_path: Path) -> None:
+    # Boot messages read alike in every boot; only this boot's later messages could date it.
+    previous = [*_KERNEL_MESSAGES[:3], (5000.0, "EXT4-fs (nvme0n1p1): re-mounted. Quota mode: none.")]
+    store = _ingested(tmp_path, {
+        "dmesg.txt": _raw_dmesg(_KERNEL_MESSAGES),
+        "kern-previous-boot.txt": _dmesg_t(_BOOT - timedelta(days=2), previous),
+    })
+    (row,) = [row for row in correlate_store(store)["alignment"] if row["file"] == "node-a/dmesg.txt"]
+    assert row["method"] == "unaligned"
