@@ -242,7 +242,10 @@ def _anchors(work: pl.DataFrame) -> pl.DataFrame:
         | (pl.col("severity") == "critical").fill_null(False)
     )
     runtime_oom = pl.col("kind").is_in(["log", "traceback"]) & attr("oom").is_not_null()
-    found = work.filter(maybe).filter(pl.col("kind").is_in(ANCHOR_KINDS) | fatal_xid | runtime_oom).sort("ts", "event_id", nulls_last=True)
+    # A rank that torchrun stopped with SIGTERM because another failed is that failure's aftermath, not a failure
+    stopped_rank = (pl.col("kind") == "process_killed") & (pl.col("exit_code") == -15) & (attr("root_cause") == "false")
+    anchor = (pl.col("kind").is_in(ANCHOR_KINDS) & ~stopped_rank.fill_null(False)) | fatal_xid | runtime_oom
+    found = work.filter(maybe).filter(anchor).sort("ts", "event_id", nulls_last=True)
     return found.with_row_index("aid").with_columns(
         pl.col("aid").cast(pl.Int64),
         priority=pl.col("kind").replace_strict(KIND_PRIORITY, list(range(len(KIND_PRIORITY))), default=len(KIND_PRIORITY), return_dtype=pl.Int32),

@@ -535,3 +535,19 @@ def test_a_previous_boots_kernel_log_does_not_date_this_boots_dmesg(tmp_path: Pa
     })
     (row,) = [row for row in correlate_store(store)["alignment"] if row["file"] == "node-a/dmesg.txt"]
     assert row["method"] == "unaligned"
+
+
+def test_a_rank_torchrun_stopped_after_another_failed_is_not_an_incident_of_its_own() -> None:
+    events = event_frame(
+        {"ts": at(0), "kind": "process_killed", "source": "pipeline", "pid": 679, "exit_code": -9,
+         "attrs": {"signal": "SIGKILL", "rank": 1, "local_rank": 1, "root_cause": True}},
+        {"ts": at(0), "kind": "process_killed", "source": "pipeline", "pid": 678, "exit_code": -15, "severity": "warning",
+         "attrs": {"signal": "SIGTERM", "rank": 0, "local_rank": 0, "root_cause": False}},
+        # a rank that failed on its own is one, whatever the table calls the root cause
+        {"ts": at(1), "kind": "process_killed", "source": "pipeline", "pid": 680, "exit_code": -9,
+         "attrs": {"signal": "SIGKILL", "rank": 2, "local_rank": 2, "root_cause": False}},
+    )
+    result = correlate(events)
+    anchors = result.links.filter(pl.col("role") == "anchor")
+    assert sorted(result.incidents["pid"].to_list()) == [679, 680]
+    assert 678 not in anchors.join(events.select("event_id", "pid"), on="event_id")["pid"].to_list()
