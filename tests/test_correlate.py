@@ -40,6 +40,21 @@ def roles(result, incident_id: str) -> dict[str, str]:
 # --- dedup -----------------------------------------------------------------------------
 
 
+def test_a_real_dataloader_worker_oom_kill_seen_by_the_kernel_and_the_trainer_is_one_incident(tmp_path: Path) -> None:
+    # Captured on an H200 (datasets/captures/h200/capture4.sh): the kernel killed a DataLoader
+    # worker (torch names it pt_data_worker) in the job's 4 GiB cgroup; the trainer reported it.
+    rca.ingest(DATA / "h200_dataloader_worker_oom", tmp_path / "store", workers=1)
+    store = rca.open_store(tmp_path / "store")
+    correlate_store(store)
+    (row,) = store.incidents().to_dicts()
+    assert (row["anchor_kind"], row["host"], row["pid"], row["sources"]) == ("dataloader_killed", "gpu-node-7", 575, ["kernel", "pipeline"])
+    assert row["start"] == datetime(2026, 12, 4, 18, 4, 46, 836254, tzinfo=UTC)  # the kernel's kill
+    assert row["killed_rss_bytes"] == 2244092 * 1024
+    anchors = store.incident_events().filter(pl.col("role") == "anchor").join(store.events(), on="event_id")
+    assert sorted(anchors["kind"].to_list()) == ["dataloader_killed", "oom_kill"]
+    assert anchors.filter(pl.col("kind") == "oom_kill")["process"].to_list() == ["pt_data_worker"]
+
+
 def test_four_sources_of_one_failure_are_one_incident(tmp_path: Path) -> None:
     rca.ingest(DATA / "one_failure", tmp_path / "store", IngestOptions(year=2026), workers=1)
     store = rca.open_store(tmp_path / "store")
