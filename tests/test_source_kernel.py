@@ -986,3 +986,205 @@ def test_the_kills_of_a_memory_oom_group_are_of_its_cgroup() -> None:
         (999, None, None),
     ]
     assert [a.get("oom_group") for a in attrs_of(kills)] == [None, True, True, None]
+
+
+# --- real samples, round 3: old task tables, ARM dumps, panics, bare and mixed files ---------
+
+
+def test_task_rows_of_4_x_kernels_with_nr_pmds_read_the_name_and_adj() -> None:
+    """4.1-4.14 print nr_pmds after nr_ptes (9 numbers a row): the name is not "0 conmon", the adj not the swap."""
+    events = _events("dmesg_oom_crio_sacrifice_runc_init_01.log")
+    rows = events.filter(pl.col("line").is_between(2, 6))
+    assert rows.select("pid", "process").rows() == [
+        (157294, "conmon"), (157486, "pause"), (387940, "conmon"), (387941, "runc"), (387951, "runc:[2:INIT]"),
+    ]
+    assert [(a["oom_score_adj"], a["swapents"], a["pgtables"]) for a in attrs_of(rows)][1] == (-998, 0, 4)
+    kill = of_kind(events, "oom_kill")  # the child the kernel sacrificed for runc: one kill
+    assert kill.select("line", "pid", "process", "rss_bytes").rows() == [(8, 387951, "runc:[2:INIT]", 3000 * KI)]
+    ecs = _events("dmesg_T_oom_ecs_al2_task_in_nr_pmds_01.log")
+    assert ecs.filter(pl.col("pid").is_not_null()).select("pid", "process").rows() == [(28573, "celery"), (21486, "chrome"), (21490, "cat")]
+    # 3.x-5.x (8 numbers) and 6.x (11) rows read as before
+    eight = _parse("[  100.000001] [ 3942]     0  3942     2227     1354       9        0          -999 docker-containe\n")
+    eleven = _parse("[  100.000002] [    375]     0   375    14010     2008      160     1848         0   102400      256          -250 systemd-journal\n")
+    assert (eight["process"][0], attrs_of(eight)[0]["oom_score_adj"]) == ("docker-containe", -999)
+    assert (eleven["process"][0], attrs_of(eleven)[0]["oom_score_adj"], attrs_of(eleven)[0]["rss_anon_pages"]) == ("systemd-journal", -250, 160)
+
+
+def test_a_task_in_line_names_the_container_that_hit_its_limit() -> None:
+    task_in = _events("kern_log_task_in_systemd_docker_scope_01.log").row(0, named=True)
+    assert (task_in["pod_uid"], task_in["container_id"]) == (
+        "0330b2c1-a15b-4cdd-b5e5-72d4a90bee82", "b27201334a41cd0749d053b18378d7ea65617b8e26277197ea25c974da1a5a8a",
+    )
+    ecs = _events("dmesg_T_oom_ecs_al2_task_in_nr_pmds_01.log")
+    assert ecs.select("cgroup", "container_id").row(0) == (
+        "/ecs/f209da7f990b45b585488946f0eec404/15e20c7f5997947ffa3adb2b2bff199eea61004e29501677c53751b2c549bb15",
+        "15e20c7f5997947ffa3adb2b2bff199eea61004e29501677c53751b2c549bb15",
+    )
+    assert ecs.select("mem_used_bytes", "mem_total_bytes").row(1) == (1048576 * KI, 1048576 * KI)
+
+
+# eolwral/OSMonitor#54 (ARoiD, 2015): a 3.0 ARM kernel's OOM header, its "Backtrace:" heading, "[<…>] (f) from [<…>]"
+# frames, register lines and the exception stack's rows.
+_ARM_OOM = (
+    "[ 5623.859741] osmcore_L invoked oom-killer: gfp_mask=0x200da, order=0, oom_adj=-17, oom_score_adj=-1000\n"
+    "[ 5623.859863] Backtrace: \n"
+    "[ 5623.859985] [<c005c174>] (dump_backtrace+0x0/0x10c) from [<c05d4624>] (dump_stack+0x18/0x1c)\n"
+    "[ 5623.860076]  r6:000200da r5:00000000 r4:c3ada000 r3:00000000\n"
+    "[ 5623.861541] [<c00524c4>] (do_DataAbort+0x0/0xa0) from [<c0058608>] (ret_from_exception+0x0/0x10)\n"
+    "[ 5623.861602] Exception stack(0xc3adbfb0 to 0xc3adbff8)\n"
+    "[ 5623.861694] bfa0:                                     5d056000 00000000 0e244c33 00000000\n"
+)
+
+
+def test_32_bit_arm_stack_dumps_stay_with_their_oom_header() -> None:
+    events = _parse(_ARM_OOM)
+    assert events.select("kind", "n_lines", "process").rows() == [("oom_invoked", 7, "osmcore_L")]
+    # 5.x+ ARM frames ("f from g+0x18/0x1c", raspberrypi/linux#3872) as journald keeps them: without their indent
+    journal = _parse(
+        "Jun 10 10:00:00 pi kernel: kworker/0:1 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+        "Jun 10 10:00:00 pi kernel: Hardware name: BCM2711\n"
+        "Jun 10 10:00:00 pi kernel: unwind_backtrace from show_stack+0x18/0x1c\n"
+        "Jun 10 10:00:00 pi kernel: show_stack from dump_stack_lvl+0x90/0xac\n"
+        "Jun 10 10:00:00 pi kernel: 9fe0: beda7370 beda8370 b6aea008 b6aea01c\n"
+        "Jun 10 10:00:00 pi kernel: Mem-Info:\n",
+        reference_time=FIXED_MTIME,
+    )
+    assert journal.select("kind", "n_lines").rows() == [("oom_invoked", 6)]
+
+
+def test_a_panic_and_the_empty_line_it_ends_with_are_one_event_with_its_task() -> None:
+    events = _events("dmesg_panic_on_oom_compulsory_01.log")
+    assert events.select("line", "n_lines", "severity", "pid", "process").rows() == [
+        (1, 1, None, None, None), (2, 3, "critical", 243, "kworker/1:2"),
+    ]
+    # an empty line after an ordinary one stays an event of its own
+    assert _parse("[    1.000000] usb 1-1: new device\n[    1.000000]\n")["n_lines"].to_list() == [1, 1]
+
+
+def test_a_gpu_named_inside_an_nvrm_message_is_its_bus() -> None:
+    events = _events("dmesg_grep_c_xid119_gsp_rate_limit_oom_01.log")
+    rate = events.filter(pl.col("line") == 3).row(0, named=True)
+    assert (rate["pci_bus"], rate["severity"], rate["kind"]) == ("0000:61:00", "error", "log")
+    xids = of_kind(events, "xid")
+    assert xids.select("line", "xid", "pid", "process").rows() == [
+        (1, 119, 123417, "nv-hostengine"), (2, 119, 123417, "nv-hostengine"), (12, 119, 126121, "nvidia-smi"),
+    ]
+    assert of_kind(events, "oom_invoked").select("line", "n_lines", "pid").rows() == [(13, 10, 128187)]
+
+
+def test_bare_oom_killer_dumps_of_a_kernel_without_printk_time_are_kernel_lines() -> None:
+    """RHEL 6's dmesg prints no times: the OOM killer's lines and their call trace, bare, still make a kernel file."""
+    path = FOLDER / "dmesg_bare_rhel6_oom_no_timestamps_01.log"
+    assert kernel.sniff(head_lines(path)) == 1.0
+    events = _events(path.name)
+    assert events.select("line", "kind", "pid", "process").rows() == [
+        (1, "log", 28364, "sh"), (2, "log", 16929, "beam.smp"), (3, "oom_kill", 28364, "sh"), (4, "oom_invoked", 1205, "rsyslogd"),
+    ]
+    assert events["n_lines"][3] == 8 and of_kind(events, "oom_kill")["rss_bytes"][0] == 180 * KI
+    # a stack trace under an application's own lines does not make them kernel lines
+    app = [
+        "2026-06-01 10:00:00 INFO step 1", "2026-06-01 10:00:01 INFO step 2", "Traceback (most recent call last):",
+        '  File "train.py", line 3, in <module>', "RuntimeError: device lost", "Call Trace:", "  frame",
+    ]
+    assert kernel.sniff(app) < 0.5
+
+
+def test_journal_and_dmesg_lines_of_one_file_are_each_framed_as_written() -> None:
+    """grep of nvidia-bug-report.log: its journal copy and its dmesg copy of the same Xid."""
+    events = _events("journalctl_k_bugreport_grep_mixed_dmesg_01.log")
+    assert events.select("line", "kind", "host", "ts_quality").rows() == [
+        (1, "xid", "jjf-Super-Server", "year_from_mtime"), (2, "log", "jjf-Super-Server", "year_from_mtime"),
+        (3, "xid", None, "boot_relative"), (4, "log", None, "boot_relative"),
+    ]
+    assert events["ts"][0] == _utc(2026, 6, 28, 2, 52, 53) and events["boot_seconds"][2] == 1590188.789226
+    assert set(events["source"]) == {"kernel"} and events["pci_bus"].to_list()[::2] == ["0000:c2:00"] * 2
+    # each run keeps the lines under it (the Xid's CPU line, the indented line)
+    mixed = _events_of(
+        "[  100.000000] NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n"
+        "[  100.000001] CPU: 3 PID: 7 Comm: python3 Tainted: P           OE     5.15.0 #1\n"
+        "Jun 28 02:52:53 gpu1 kernel: NVRM: Xid (PCI:0000:02:00): 48, pid=5, name=python3, Ch 00000008\n"
+        "Jun 28 02:52:53 gpu1 kernel: NVRM: Xid (PCI:0000:02:00): 63, pid=5, name=python3, Ch 00000008\n"
+        "[  101.000000] NVRM: Xid (PCI:0000:03:00): 13, pid=9, name=python3, Graphics Exception\n"
+        "  indented\n"
+    )
+    assert mixed.select("line", "n_lines", "xid", "host", "ts_quality").rows() == [
+        (1, 2, 79, None, "boot_relative"), (3, 1, 48, "gpu1", "year_from_mtime"), (4, 1, 63, "gpu1", "year_from_mtime"),
+        (5, 2, 13, None, "boot_relative"),
+    ]
+    # mostly journal: a dmesg line among it keeps its own (boot-relative) time, not the journal line's above it
+    journal = _events_of(
+        "Jun 28 02:52:50 gpu1 systemd[1]: Started nvidia-persistenced.service.\n"
+        "Jun 28 02:52:53 gpu1 kernel: NVRM: Xid (PCI:0000:c2:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+        "[1590188.789226] NVRM: Xid (PCI:0000:c2:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+    )
+    assert journal.select("line", "ts_quality", "boot_seconds").rows()[1:] == [
+        (2, "year_from_mtime", None), (3, "boot_relative", 1590188.789226),
+    ]
+
+
+def test_a_pre_4_10_oops_is_two_critical_events_whatever_its_printk_level() -> None:
+    events = _events("dmesg_pstore_erst_oops_coreos_01.log")
+    assert events.select("line", "n_lines", "severity", "pid", "process").rows() == [
+        (1, 1, "info", None, None), (2, 3, "critical", None, None), (5, 35, "critical", 1899, "bash"),
+    ]
+    # a WARNING's level stands: only the kernel's own crash reports are raised to critical
+    warning = _parse("<4>[   10.000000] WARNING: CPU: 3 PID: 1 at drivers/gpu/drm/drm_gem.c:100 f+0x1/0x2\n")
+    assert warning["severity"].to_list() == ["warning"]
+
+
+def test_an_arm64_oops_and_the_panic_after_it_are_grouped_critical_events() -> None:
+    """Grace (GH200 / GB200) nodes are arm64: its oops opens with "Unable to handle kernel …", the abort's
+    decoding and "Internal error: Oops: …" with pstate / pc / lr / x-registers and "Call trace:"."""
+    events = _events("dmesg_arm64_oops_ampere_altra_01.log")
+    assert events.select("line", "n_lines", "severity", "pid", "process").rows() == [
+        (1, 12, "critical", None, None), (13, 22, "critical", 2214, "ping"),
+    ]
+    panic = _parse(
+        "[  335.010416] Kernel panic - not syncing: Oops: Fatal exception in interrupt\n"
+        "[  335.017279] SMP: stopping secondary CPUs\n"
+        "[  335.021374] Kernel Offset: 0x5baca8eb0000 from 0xffff800008000000\n"
+        "[  335.027456] PHYS_OFFSET: 0x80000000\n"
+        "[  335.030932] CPU features: 0x0000,0085c029,19805c82\n"
+        "[  335.035713] Memory Limit: none\n"
+        "[  335.038756] Rebooting in 180 seconds..\n"
+    )
+    assert panic.select("n_lines", "severity").rows() == [(7, "critical")]
+
+
+def test_a_slab_allocation_failure_keeps_its_cache_and_node_lines() -> None:
+    # docker/for-linux#1001 (MrSerth, 2020): a kernel-memory limit hit inside a container, before the OOM killer
+    events = _parse(
+        "[Thu May 14 23:17:24 2020] SLUB: Unable to allocate memory on node -1, gfp=0xdc0(GFP_KERNEL|__GFP_ZERO)\n"
+        "[Thu May 14 23:17:24 2020]   cache: signal_cache(632851:3a166877f91031145f6dc491df3c915c57f1439f4b3bcea4c6a37d1885ea27ea),"
+        " object size: 1056, buffer size: 1088, default order: 3, min order: 0\n"
+        "[Thu May 14 23:17:24 2020]   node 0: slabs: 31, objs: 930, free: 0\n"
+        "[Thu May 14 23:17:24 2020] oom_kill_process: 70 callbacks suppressed\n"
+    )
+    assert events.select("n_lines", "severity").rows() == [(3, "error"), (1, None)]
+
+
+def test_a_kill_whose_task_in_line_was_cut_off_takes_the_memcg_of_the_stats_line() -> None:
+    """kubernetes/kubernetes#56891: the paste starts at "Memory cgroup stats for /kubepods/pod…/<container>:"; the
+    victim was chosen inside that memcg, so the kill is its pod's and container's (the header after it is another run's)."""
+    events = _events("dmesg_T_oom_sacrifice_child_el7_01.log")
+    kill = of_kind(events, "oom_kill").row(0, named=True)
+    assert (kill["pid"], kill["pod_uid"], kill["container_id"]) == (
+        28438, "95387fa4-da9c-11e7-9d36-5254b24cbf5e", "6895a3e13439535852d3184ac2aadd26d7363cc035f171545ec7d4ce74073b0b",
+    )
+    assert attrs_of(of_kind(events, "oom_kill"))[0]["oom_memcg"].startswith("/kubepods/pod95387fa4-")
+    invoked = of_kind(events, "oom_invoked").row(0, named=True)  # the invoking task's container, from its cpuset
+    assert (invoked["cgroup"], invoked["container_id"]) == (None, "1e479e759020fa0b6c72def90973540a2d33982fea2ad67a96373b4da751a820")
+
+
+def test_short_monotonic_without_hostname_keeps_kernel_out_of_the_message() -> None:
+    """`journalctl -k -o short-monotonic --no-hostname` (the form Chris Murphy asks for on linux-btrfs): "[ts] kernel: …"."""
+    events = _parse(
+        "[ 7933.811228] kernel: BTRFS info (device dm-0): using free-space-tree\n"
+        "[ 7933.813593] kernel: Memory cgroup out of memory: Killed process 5100 (python) total-vm:3000000kB, anon-rss:2048000kB,"
+        " file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:6000kB oom_score_adj:0\n"
+    )
+    assert events.select("kind", "format", "host", "pid").rows() == [
+        ("log", "journal_monotonic", None, None), ("oom_kill", "journal_monotonic", None, 5100),
+    ]
+    assert events["message"][0] == "BTRFS info (device dm-0): using free-space-tree"
+    assert events["boot_seconds"].to_list() == [7933.811228, 7933.813593]

@@ -142,10 +142,11 @@ XID_LINE = (
     r"(?:, (?:pid=(?<pid>[^,]*), )?(?:name=(?<name>[^,]*), )?(?<detail>.*))?$"
 )
 GPU_AT_LINE = rf"NVRM: GPU at (?:PCI:)?(?<pci>{_PCI}): (?<uuid>GPU-[0-9A-Fa-f]{{8}}(?:-[0-9A-Fa-f]{{4}}){{3}}-[0-9A-Fa-f]{{12}})"
-# "NVRM: GPU 0000:01:00.0: …", "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: …)", and older drivers'
-# "NVRM: GPU at 0000:01:00.0 has fallen off the bus."
+# "NVRM: GPU 0000:01:00.0: …", "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: …)", older drivers'
+# "NVRM: GPU at 0000:01:00.0 has fallen off the bus." and a GPU named inside the text ("NVRM: Rate limiting
+# GSP RPC error prints for GPU at PCI:0000:61:00 …").
 # The kernel's own lines about the GPU's PCI function carry the driver's name first ("nvidia 0000:03:00.0: AER: …").
-_NVRM_GPU = rf"(?:NVRM: (?:The NVIDIA GPU|GPU(?: at)?) (?:PCI:)?|^nvidia )({_PCI})"
+_NVRM_GPU = rf"(?:NVRM: (?:The NVIDIA GPU |GPU(?: at)? |.*? GPU at PCI:)(?:PCI:)?|^nvidia )({_PCI})"
 _PCI_ID = r"\(PCI ID: ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{4})\)"
 _DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s"
 _RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to \S+ \(([^)]*)\)"

@@ -14,11 +14,13 @@ One kill is one ``oom_kill`` event: the ``Killed process`` line when present, el
 
 The kernel's other multi-line reports are grouped the same way, their head and the dump lines
 after it one ``log`` event (:data:`_BLOCK_HEAD`): a hung task (pid and name of the blocked task,
-error), a soft lockup, a page allocation failure (warning, pid from its CPU line), a user
-process's segfault or trap, an oops / BUG / WARNING, a machine check and an EDAC memory error
+error), a soft lockup, a page allocation failure (warning, pid from its CPU line), a slab
+allocation failure, a user process's segfault or trap, an oops / BUG / WARNING (x86's and arm64's;
+an oops, a panic critical whatever level printed them), a machine check and an EDAC memory error
 (critical when uncorrected, warning when corrected), a PCIe AER error (the same), an NVSwitch SXid
 report and an NVIDIA Xid with the driver's indented lines. ``talosctl dmesg`` is read as dmesg with
-ISO times.
+ISO times; a file of dmesg lines with journal / syslog lines among them (a grep of
+nvidia-bug-report.log) has each run of lines framed as it is written.
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ _TALOS = (
 # A kernel built with CONFIG_PRINTK_CALLER (syzbot, the 0-day robot, some distros) follows the stamp
 # with the caller, "[ T1234]" (a task) or "[ C3]" (a CPU in interrupt); util-linux dmesg puts a space before it.
 _CALLER = r"\[ *[TC][0-9]+\]"
-_RAW_HEAD = _LEVEL_PREFIX + rf"\[\s*(?<boot>[0-9]+\.[0-9]+)\](?: ?{_CALLER})? ?(?:(?<host>\S+) kernel: )?"
+# `journalctl -k -o short-monotonic` puts "host kernel: " after the stamp ("kernel: " alone with --no-hostname).
+_RAW_HEAD = _LEVEL_PREFIX + rf"\[\s*(?<boot>[0-9]+\.[0-9]+)\](?: ?{_CALLER})? ?(?<journal>(?:(?<host>\S+) )?kernel: )?"
 # A ctime stamp someone cut the year off ("[Sun Mar 29 19:20:37]") is resolved as a syslog stamp is.
 _CTIME_HEAD = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>[0-9]{1,2}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?: (?<year>[0-9]{4}))?)\] ?"
 _ISO_HEAD = _LEVEL_PREFIX + rf"(?:(?<iso>[0-9]{{4}}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9],[0-9]+[+-][0-9][0-9]:?[0-9][0-9]) |{_TALOS})"
@@ -76,16 +79,19 @@ _RELTIME_HEAD = (
 # A boot stamp inside a syslog message, or the caller left once a raw stamp is cut off (_framed_boot_stamp).
 _EMBEDDED_BOOT_HEAD = rf"^(?:\[\s*(?<boot>[0-9]+\.[0-9]+)\](?:{_CALLER})?|{_CALLER}) ?"
 _BOOT_STAMP = r"^\[\s*[0-9]+\.[0-9]+\]"
-_HOST_AFTER_STAMP = _BOOT_STAMP + r" ?\S+ kernel: "
+_HOST_AFTER_STAMP = _BOOT_STAMP + r" ?(?:\S+ )?kernel: "
 _RAW, _CTIME, _ISO, _RELTIME = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD))
 _CTIME_SNIFF = _CTIME_HEAD + r"\s*\S"
 _JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
 _BARE_KERNEL = r"^kernel: "
 # The NVIDIA module's and the OOM killer's lines copied without any time or envelope (`journalctl -o cat`,
-# `grep -h`, a paste): kernel lines all the same (framed as raw dmesg).
+# `grep -h`, a paste, the dmesg of a kernel built without CONFIG_PRINTK_TIME such as RHEL 6's): kernel lines
+# all the same (framed as raw dmesg). The OOM killer's dump counts too: the task's CPU line (2.6.32's
+# "Pid: N, comm:"), its cpuset line, the call trace heading, the task-table rows and the kill line.
 _BARE_MESSAGE = (
     r"^(?:NVRM: |oom-kill:|oom_reaper: reaped process |(?:Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): Kill"
-    r"|\S+ invoked oom-killer: )"
+    r"|\S+ invoked oom-killer: |Killed process [0-9]+|Pid: [0-9]+, comm: |CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: "
+    r"|\S+ cpuset=\S* mems_allowed=|Call Trace:|\[ *[0-9]+\] +[0-9]+ +[0-9]+ +[0-9]+ )"
 )
 # Uptimes beyond ~300 years are garbage, and would overflow the datetime arithmetic.
 _MAX_BOOT_SECONDS = 1e10
@@ -124,6 +130,8 @@ _CPUSET = r"^(?<name>.+) cpuset=(?<cpuset>\S*) mems_allowed=(?<mems>\S+)$"
 _HARDWARE = r"^Hardware name: (?<hardware>.*)$"
 _MEMCG_USAGE = r"^memory: usage (?<used>[0-9]+)kB, limit (?<limit>[0-9]+)kB, failcnt (?<failcnt>[0-9]+)"
 _TASK_IN = r"^Task in (?<task>\S+) killed as a result of limit of (?<memcg>\S+)"
+# The memcg whose limit was hit, named again over its stats (alone when a paste cut the "Task in" line off).
+_MEMCG_STATS = r"^Memory cgroup stats for (?<memcg>/[^:\s]*)"
 _OOM_SUMMARY = r"^oom-kill:(?<kv>.*)$"
 # cgroup v2 with memory.oom.group (the kubelet sets it on containers since 1.28): after the chosen task's kill,
 # every other task of the cgroup is killed, a "Killed process" line each, under this line.
@@ -137,30 +145,35 @@ _REAPER = (
     r"^oom_reaper: reaped process (?<pid>[0-9]+) \((?<name>.*)\)"
     r"(?:,? now anon-rss:(?<anon>[0-9]+)kB, file-rss:(?<file>[0-9]+)kB, shmem-rss:(?<shmem>[0-9]+)kB)?"
 )
-# 3.x-5.x print 8 numbers per task; 6.x adds rss_anon / rss_file / rss_shmem after rss.
+# 3.x-5.x print 8 numbers per task; 4.1-4.14 add nr_pmds after nr_ptes; 6.x adds rss_anon / rss_file /
+# rss_shmem after rss.
 _TASK_ROW = (
     r"^\[\s*(?<pid>[0-9]+)\]\s+(?<uid>[0-9]+)\s+(?<tgid>[0-9]+)\s+(?<total_vm>[0-9]+)\s+(?<rss>[0-9]+)"
     r"(?:\s+(?<rss_anon>[0-9]+)\s+(?<rss_file>[0-9]+)\s+(?<rss_shmem>[0-9]+))?"
-    r"\s+(?<pgtables>[0-9]+)\s+(?<swapents>[0-9]+)\s+(?<adj>-?[0-9]+)\s+(?<name>.+)$"
+    r"\s+(?<pgtables>[0-9]+)(?:\s+[0-9]+)?\s+(?<swapents>[0-9]+)\s+(?<adj>-?[0-9]+)\s+(?<name>.+)$"
 )
 _CPUSET_LINE = r"\S.* cpuset=\S* mems_allowed=\S+$"
 # Heads of the kernel's other multi-line reports; the dump lines after one join it as after an OOM header.
 # Hung task (then the task's state line and stack), soft lockup, page allocation failure (then a dump like the OOM
-# killer's), a user process's segfault or trap (then its "Code:" line), oops / BUG / WARNING, a machine check, an
-# EDAC memory error, a PCIe AER error, an NVSwitch SXid and an NVIDIA Xid (then the driver's indented lines).
+# killer's), a slab allocation failure (then the cache's and the nodes' lines), a user process's segfault or trap
+# (then its "Code:" line), oops / BUG / WARNING (x86's and arm64's), a machine check, an EDAC memory error, a PCIe
+# AER error, an NVSwitch SXid and an NVIDIA Xid (then the driver's indented lines).
 _BLOCK_HEAD = (
     r"^(?:INFO: task (?<hung_name>.+):(?<hung_pid>[0-9]+) blocked for more than (?<hung_seconds>[0-9]+) seconds"
     r"|(?:NMI )?watchdog: BUG: soft lockup - CPU#[0-9]+ stuck for (?<lockup_seconds>[0-9]+)s! \[(?<lockup_name>.+):(?<lockup_pid>[0-9]+)\]"
     r"|(?<alloc_name>.+?): page allocation failure[:.] order:(?<alloc_order>[0-9]+), mode:(?<alloc_mode>0x[0-9a-f]+(?:\([^)]*\))?)"
     r"|(?<fault_name>\S.*?)\[(?<fault_pid>[0-9]+)\]: segfault at (?<fault_address>[0-9a-f]+) ip +\S+ sp \S+ error [0-9]+(?: in (?<fault_in>[^\[ ]+))?"
     r"|traps: (?<trap_name>\S.*?)\[(?<trap_pid>[0-9]+)\] "
-    r"|(?<other>BUG: |Oops: |general protection fault|Kernel panic|WARNING: CPU: |mce: \[Hardware Error\]: CPU [0-9]+: Machine Check"
+    r"|(?<other>BUG: |Oops: |general protection fault|Kernel panic|Unable to handle kernel |Internal error: |WARNING: CPU: "
+    r"|SLUB: Unable to allocate memory|mce: \[Hardware Error\]: CPU [0-9]+: Machine Check"
     r"|EDAC \S+ MC[0-9]+: HANDLING MCE MEMORY ERROR|\S+ \S+: PCIe Bus Error: |(?:\S+: )?SXid \(|NVRM: Xid \())"
 )
+_CRASH_HEADS = ("Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ")
 _PCI_DEVICE = r"\S+ [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: "
 # Starts of the lines the kernel prints as part of an OOM header's dump (and of other stack dumps).
 _DUMP_STARTS = (
-    r"\s", r"CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: ", r"Pid: [0-9]+, comm: ", r"Hardware name: ", r"Call [Tt]race:", r"</?(?:TASK|IRQ|NMI)>", r"Code: ", r"RIP: ",
+    # an indented line, or an empty one (a panic's message ends with a newline of its own)
+    r"\s", r"$", r"CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: ", r"Pid: [0-9]+, comm: ", r"Hardware name: ", r"Call [Tt]race:", r"</?(?:TASK|IRQ|NMI)>", r"Code: ", r"RIP: ",
     r"Workqueue: ", r"Mem-Info:", r"Node [0-9]+ ", r"[A-Za-z0-9]+ per-cpu:", r"CPU +[0-9]+: hi: ", r"lowmem_reserve\[\]:", r"Free swap", r"Total swap", r"Tasks state ",
     r"\[\s*pid\s*\]\s+uid",
     r"(?:memory|memory\+swap|kmem|swap): usage ", r"Memory cgroup stats for ", r"Unreclaimable slab info:", r"Swap cache stats:",
@@ -171,8 +184,16 @@ _DUMP_STARTS = (
     # (an SXid report's own lines join it by rca.sources._xid.continues_sxid)
     r'"echo 0 > /proc/sys/kernel/hung_task_timeout_secs"', r"task:\S+ +state:", r"\S.{14} [A-Z] +[0-9a-f]{8,16} +[0-9]+ ",
     r"Modules linked in:", r"---\[ end ",
-    # a stack frame whose indent a copy lost ("kernel: dump_stack_lvl+0x34/0x48", "kernel: ? __alloc_pages+0xe6/0x230")
-    r"(?:\? )?[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/0x[0-9a-f]+",
+    # an oops's (x86 before 4.10): the faulting address, the page-table walk, the task line, the stack heading;
+    # arm64's: the abort's decoding, the page-table walk, the processor state; a panic's closing lines
+    r"(?:IP: |RIP  )\[<", r"(?:PGD|P4D|PUD|PMD|PTE) [0-9a-f]+(?: |$)", r"task: [0-9a-f]{8,16} ", r"Stack:$",
+    r"(?:Mem|Data) abort info:", r"\S+ pgtable: ", r"\[[0-9a-f]{8,16}\] (?:pgd=|address between)", r"pstate: [0-9a-f]{8} ",
+    r"(?:SMP: stopping secondary CPUs|Kernel Offset: |PHYS_OFFSET: |CPU features: |Memory Limit: |Rebooting in [0-9]+ seconds)",
+    # a stack frame whose indent a copy lost ("kernel: dump_stack_lvl+0x34/0x48", "kernel: ? __alloc_pages+0xe6/0x230",
+    # 32-bit ARM's "kernel: show_stack from dump_stack_lvl+0x90/0xac")
+    r"(?:\? )?(?:[A-Za-z_][A-Za-z0-9_.]* from )?[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/0x[0-9a-f]+",
+    # 32-bit ARM's stack dump: its heading (before 5.x), the exception stack's heading and rows ("9fa0: 00001004 …")
+    r"Backtrace:", r"Exception stack\(", r"[0-9a-f]{4}: +[0-9a-f]{8}(?: |$)",
     r"mce: \[Hardware Error\]: (?:TSC|RIP|PROCESSOR|ADDR|MISC|PPIN|IPID|SYND|Run the above|Machine check: )",
     r"EDAC \S+ MC[0-9]+: (?:CPU [0-9]+: Machine Check|TSC|ADDR|MISC|PROCESSOR) ", r"EDAC MC[0-9]+: [0-9]+ [CU]E ",
     _PCI_DEVICE + r"(?: |AER: +TLP Header)", r"NVRM:  ",
@@ -185,7 +206,8 @@ _DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
 _RULE_STARTS = "^(?:" + "|".join((
     *(start for start in _DUMP_STARTS if start != _CPUSET_LINE),
     "CPU: ", "Pid: ", "Hardware name: ", "memory: usage ", "Task in ", "Tasks in ", "oom-kill:", "oom_reaper: reaped process ", r"\[",
-    "INFO: task ", "BUG: ", "Oops: ", "general protection fault", "Kernel panic", "WARNING: CPU: ", "traps: ", "mce: ", "EDAC ",
+    "INFO: task ", "BUG: ", "Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ",
+    "WARNING: CPU: ", "traps: ", "mce: ", "EDAC ", "SLUB: ",
     r"nvidia [0-9a-fA-F]{4}",
 )) + ")"
 _RULE_KEYWORDS = (
@@ -200,7 +222,7 @@ _CARRIED = {
     "memcg_used": False, "memcg_limit": False, "memcg_failcnt": False,
     "summary_constraint": True, "summary_nodemask": True, "summary_cpuset": True, "summary_mems_allowed": True,
     "summary_oom_memcg": True, "summary_task_memcg": True, "summary_uid": True, "summary_global_oom": True,
-    "task_in_task": False, "task_in_memcg": False,
+    "task_in_task": False, "task_in_memcg": False, "stats_memcg": False,
 }
 
 
@@ -216,12 +238,15 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         mine=_is_dmesg(pl.col("text")) | _is_kernel_envelope(pl.col("text")),
         bare=pl.col("text").str.contains(_BARE_MESSAGE),
         indented=pl.col("text").str.contains(r"^\s"),
-    ).with_columns(continued=pl.col("indented") & (pl.col("mine").cum_sum().over("head") > 0))
+    ).with_columns(
+        continued=pl.col("indented") & (pl.col("mine").cum_sum().over("head") > 0),
+        bare=pl.col("bare") | pl.col("indented") & (pl.col("bare").cum_sum().over("head") > 0),
+    )
     found = by_head(
         kinds.filter(~pl.col("header")), share=(pl.col("mine") | pl.col("continued")).mean(), bare=pl.col("bare").mean()
     )
-    # Bare NVRM / OOM-killer lines make a file kernel only when they are most of it: a few pasted
-    # into an application's log leave it the application's.
+    # Bare NVRM / OOM-killer lines (and the indented stack lines after them) make a file kernel only when
+    # they are most of it: a few pasted into an application's log leave it the application's.
     return {head: float(row["share"] or 0.0) if (row["bare"] or 0.0) < 0.5 else 1.0 for head, row in found.items()}
 
 
@@ -262,25 +287,54 @@ def _parse_family(body: pl.DataFrame, family: str, ctx: ParseContext) -> pl.Data
         return _syslog.dispatch(_syslog.frame_journal_json(body, ctx), ctx)
     if family == "syslog":
         return _syslog.dispatch(_syslog.frame_text(body, ctx), ctx)
+    if family == "mixed":
+        return _parse_mixed(body, ctx)
     return kernel_rules(_frame_dmesg(body, ctx), ctx)
 
 
-def _families(lines: pl.DataFrame) -> dict[int, str]:
-    """How each file is written (dmesg, syslog or journal_json: whichever most of its lines are), by its
-    ``batch_file`` number (0 for the lines of one file), counted in one query."""
+def _parse_mixed(body: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """A file of dmesg lines and syslog / journald lines both (a grep of nvidia-bug-report.log, which copies
+    the journal and dmesg): each run of lines read the way its first line is written, a line without
+    either form with the run above it."""
+    syslog, dmesg = _line_forms(body)
+    run = pl.when(syslog).then(pl.lit(True)).when(dmesg).then(pl.lit(False)).forward_fill()
+    in_syslog = body.select((run.over(within_file(body)) if within_file(body) else run).fill_null(False)).to_series()
+    parts = [
+        kernel_rules(_frame_dmesg(body.filter(~in_syslog), ctx), ctx),
+        _syslog.dispatch(_syslog.frame_text(body.filter(in_syslog), ctx), ctx),
+    ]
+    return pl.concat([part for part in parts if part.height], how="diagonal_relaxed").sort(*file_column(body), "line")
+
+
+def _line_forms(lines: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
+    """Whether each line is a syslog / journald line and whether it is a dmesg line (by their heads)."""
     text = pl.col("text")
     if holds_newline(lines["text"]):
         raw, ctime, iso, reltime, short, iso_line = _RAW, _CTIME, _ISO, _RELTIME, _syslog.SHORT_LINE, _syslog.ISO_LINE
     else:  # the ".*$" tail matches any rest of a line, so the heads decide alone and stop early
         raw, ctime, iso, reltime, short, iso_line = _RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD, _syslog.SHORT_HEAD, _syslog.ISO_HEAD
+    dmesg = text.str.contains(raw) | text.str.contains(ctime) | text.str.contains(iso) | text.str.contains(reltime)
+    syslog = (text.str.contains(short) | text.str.contains(iso_line) | text.str.contains(_BARE_KERNEL)) & ~text.str.contains(iso)
+    return syslog, dmesg
+
+
+def _families(lines: pl.DataFrame) -> dict[int, str]:
+    """How each file is written (dmesg, syslog or journal_json: whichever most of its lines are; "mixed" for
+    dmesg and syslog lines both), by its ``batch_file`` number (0 for the lines of one file), counted in one query."""
+    text = pl.col("text")
+    syslog, dmesg = _line_forms(lines)
     file = pl.col("batch_file") if within_file(lines) else pl.lit(0, pl.Int32).alias("batch_file")
     counts = lines.group_by(file, maintain_order=True).agg(
-        dmesg=(text.str.contains(raw) | text.str.contains(ctime) | text.str.contains(iso) | text.str.contains(reltime)).sum(),
-        syslog=((text.str.contains(short) | text.str.contains(iso_line) | text.str.contains(_BARE_KERNEL)) & ~text.str.contains(iso)).sum(),
+        dmesg=dmesg.sum(),
+        syslog=syslog.sum(),
         journal_json=text.filter(text.str.starts_with("{")).str.json_path_match("$.MESSAGE").is_not_null().sum(),
     )
     names = ("dmesg", "syslog", "journal_json")
-    return {row["batch_file"]: max(names, key=lambda name: row[name]) for row in counts.iter_rows(named=True)}
+    families = {}
+    for row in counts.iter_rows(named=True):
+        family = max(names, key=lambda name: row[name])
+        families[row["batch_file"]] = "mixed" if family != "journal_json" and row["dmesg"] and row["syslog"] else family
+    return families
 
 
 def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -341,7 +395,7 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
         pid=pl.lit(None, pl.Int64),
         message=pl.coalesce(r.field("message"), c.field("message"), i.field("message"), e.field("message"), pl.col("text")),
         severity=level.replace_strict(_SEVERITY_BY_LEVEL, default=None),
-        format=pl.when(has_raw & r.field("host").is_not_null()).then(pl.lit("journal_monotonic"))
+        format=pl.when(has_raw & r.field("journal").is_not_null()).then(pl.lit("journal_monotonic"))
         .when(has_raw).then(pl.lit("dmesg_raw")).when(has_ctime).then(pl.lit("dmesg_ctime")).when(has_iso).then(pl.lit("dmesg_iso"))
         .when(has_reltime).then(pl.lit("dmesg_reltime")),
         framed=has_raw | has_ctime | has_iso | has_reltime,
@@ -451,6 +505,7 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_HARDWARE, "hw"),
         *_groups(_MEMCG_USAGE, "memcg"),
         *_groups(_TASK_IN, "task_in"),
+        *_groups(_MEMCG_STATS, "stats"),
         *_groups(_OOM_GROUP, "oom_group"),
         *(summary.str.extract(rf"(?:^|,){key}=([^,]*)", 1).alias(f"summary_{key}")
           for key in ("constraint", "nodemask", "cpuset", "mems_allowed", "oom_memcg", "task_memcg", "task", "pid", "uid")),
@@ -544,7 +599,13 @@ def _kib_to_bytes(kb: pl.Expr) -> pl.Expr:
 
 
 _IS_HEADER = pl.col("header_name").is_not_null()
-_CGROUP = pl.coalesce("summary_task_memcg", "carried_summary_task_memcg", "carried_task_in_task", "group_cgroup", "oom_group_cgroup")
+# A "Task in … killed as a result of limit of …" line names the victim's memcg: its own event's and its kill's,
+# not the OOM header's it is a dump line of (the task that invoked the killer may be another container's). Without
+# it, the memcg whose stats the block prints holds the victim (it is chosen inside the memcg whose limit was hit).
+_CGROUP = pl.coalesce(
+    "summary_task_memcg", "carried_summary_task_memcg", pl.when(~_IS_HEADER).then(pl.col("task_in_task")), "carried_task_in_task",
+    "group_cgroup", "oom_group_cgroup", pl.when(~_IS_HEADER).then(pl.col("stats_memcg")), "carried_stats_memcg",
+)
 _MEMCG_USED = pl.coalesce("memcg_used", "carried_memcg_used")
 _MEMCG_LIMIT = pl.coalesce("memcg_limit", "carried_memcg_limit")
 _CPUSET_VALUE = pl.coalesce("cpuset_cpuset", "summary_cpuset", "carried_summary_cpuset")
@@ -591,6 +652,8 @@ def _severity(kind: pl.Expr) -> pl.Expr:
         # allocation the caller may survive (KERN_WARNING), a user process's trap (not the kernel's own GP fault)
         .when(pl.col("head_hung_pid").is_not_null() | pl.col("head_trap_pid").is_not_null()).then(pl.lit("error"))
         .when(pl.col("head_alloc_order").is_not_null()).then(pl.lit("warning"))
+        # an oops, a general protection fault, a panic: the kernel's own crash, whatever level printed it (KERN_DEFAULT)
+        .when(pl.col("head_other").is_in(_CRASH_HEADS)).then(pl.lit("critical"))
         .otherwise(pl.coalesce("severity", pl.when(pl.col("reaper_pid").is_not_null()).then(pl.lit("info")), _wording()))
     )
 
@@ -622,7 +685,9 @@ def _attr_fields() -> dict[str, pl.Expr]:
                                   pl.when(col("killed_scope") == "Memory cgroup out of memory").then(pl.lit("CONSTRAINT_MEMCG"))),
         "global_oom": pl.coalesce("summary_global_oom", "carried_summary_global_oom"),
         "oom_group": flag(col("group_cgroup").is_not_null()),
-        "oom_memcg": pl.coalesce("summary_oom_memcg", "carried_summary_oom_memcg", "carried_task_in_memcg", "task_in_memcg"),
+        "oom_memcg": pl.coalesce(
+            "summary_oom_memcg", "carried_summary_oom_memcg", "carried_task_in_memcg", "task_in_memcg", "carried_stats_memcg", "stats_memcg"
+        ),
         "nodemask": pl.coalesce("header_nodemask", "summary_nodemask", "carried_summary_nodemask"),
         "cpuset": _CPUSET_VALUE,
         "mems_allowed": pl.coalesce("cpuset_mems", "summary_mems_allowed", "carried_summary_mems_allowed"),
