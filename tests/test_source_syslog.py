@@ -619,3 +619,181 @@ def test_journalctl_short_iso_without_host_names() -> None:
     logging_lines = "2024-12-04 10:00:00,123 root: starting\n2024-12-04 10:00:02,123 trainer: loss 1.0\n"
     assert sources.sniff(logging_lines.splitlines())[0].name == "pipeline"
     assert rca.parse_text(logging_lines)["source"].to_list() == ["pipeline", "pipeline"]
+
+
+_VERBOSE = """\
+Thu 2024-12-05 10:00:01.000001 UTC [s=abc;i=1]
+    _TRANSPORT=kernel
+    PRIORITY=3
+    SYSLOG_IDENTIFIER=kernel
+    _HOSTNAME=gpu-node-7
+    MESSAGE=Out of memory: Killed process 4242 (python3) total-vm:123456kB, anon-rss:65536kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:512kB oom_score_adj:0
+Thu 2024-12-05 10:00:02.000002 UTC [s=abc;i=2]
+    PRIORITY=4
+    SYSLOG_IDENTIFIER=systemd
+    _PID=1
+    _HOSTNAME=gpu-node-7
+    _SYSTEMD_UNIT=init.scope
+    UNIT=train.service
+    MESSAGE=train.service: A process of this unit has been killed by the OOM killer.
+Thu 2024-12-05 10:00:03.000003 UTC [s=abc;i=3]
+    PRIORITY=3
+    SYSLOG_IDENTIFIER=python3
+    _PID=4300
+    _HOSTNAME=gpu-node-7
+    _SYSTEMD_UNIT=train.service
+    _SYSTEMD_CGROUP=/system.slice/train.service
+    MESSAGE=Traceback (most recent call last):
+              File "train.py", line 1, in <module>
+            torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.00 GiB is free.
+"""
+
+
+def test_journalctl_verbose_records_are_one_event_each_by_their_fields() -> None:
+    assert sources.sniff(_VERBOSE.splitlines())[0].name == "syslog"
+    events = rca.parse_text(_VERBOSE, file="journal.txt")
+    assert events.select("line", "n_lines", "source", "kind", "host", "pid", "process", "severity").rows() == [
+        (1, 6, "kernel", "oom_kill", "gpu-node-7", 4242, "python3", "error"),
+        (7, 8, "syslog", "oom_kill", "gpu-node-7", None, "train.service", "error"),
+        (15, 10, "pipeline", "cuda_oom", "gpu-node-7", 4300, "python3", "error"),
+    ]
+    assert events["ts"].to_list() == [datetime(2024, 12, 5, 10, 0, s, s, tzinfo=UTC) for s in (1, 2, 3)]
+    # A value's further lines (the traceback) are the message's; the writer's cgroup is its own event's.
+    assert events.row(2, named=True)["message"].splitlines()[-1].startswith("torch.OutOfMemoryError: CUDA out of memory.")
+    assert events["cgroup"].to_list() == [None, None, "/system.slice/train.service"]
+
+
+def test_journalctl_verbose_file_reconciles(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "journal.txt").write_text("-- Journal begins at Thu 2024-12-05 09:00:00 UTC. --\n" + _VERBOSE + "-- No more entries --\n")
+    files = rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1).files
+    assert files.select("lines", "events", "merged_lines", "skipped_lines").row(0) == (26, 5, 21, 0)
+
+
+def test_journalctl_verbose_time_is_read_in_its_zone() -> None:
+    assert _events("journal_verbose_rhel_edt_01.log")["ts"].to_list() == [datetime(2022, 3, 15, 9, 10, 32, 625470, tzinfo=UTC)]
+    assert _events("journal_verbose_banner_minus05_sshd_01.log")["ts"][1] == datetime(2016, 9, 14, 3, 35, 49, 589544, tzinfo=UTC)
+    catalan = _events("journal_verbose_catalan_cest_driver_01.log")
+    assert catalan.select("ts", "pid", "process").row(1) == (datetime(2016, 9, 15, 17, 55, 7, 160306, tzinfo=UTC), None, "systemd-journald")
+    paged = _events("journal_verbose_pager_plus07_01.log")
+    assert paged.select("line", "n_lines").rows() == [(1, 1), (2, 1), (3, 1), (4, 29), (33, 1)]
+    assert paged["ts"][3] == datetime(2019, 2, 21, 11, 31, 14, 509128, tzinfo=UTC)
+    assert json.loads(paged["attrs"][3]) == {"unit": "dnf-makecache.service"}
+    # A zone of no certain offset (CST) leaves the time the sender gave, in UTC.
+    odd = "Thu 2024-12-05 18:00:01.000001 CST [s=abc]\n    _SOURCE_REALTIME_TIMESTAMP=1733392801000001\n    MESSAGE=hello\n"
+    assert rca.parse_text(odd, format="syslog")["ts"].to_list() == [datetime(2024, 12, 5, 10, 0, 1, 1, tzinfo=UTC)]
+
+
+def test_journalctl_banner_zone_applies_to_short_lines() -> None:
+    events = _events("journal_earlyoom_banner_zone_ru_01.log")
+    assert events["ts"][1] == datetime(2020, 4, 4, 12, 53, 13, tzinfo=UTC)
+    banner = "-- Journal begins at Mon 2026-10-05 01:02:11 CEST, ends at Mon 2026-10-05 09:00:00 CEST. --\n"
+    line = "Oct 05 08:00:00 node systemd[1]: Started x.service.\n"
+    assert rca.parse_text(banner + line, year=2026)["ts"][1] == datetime(2026, 10, 5, 6, 0, tzinfo=UTC)
+    assert rca.parse_text(line, year=2026)["ts"][0] == datetime(2026, 10, 5, 8, 0, tzinfo=UTC)
+
+
+def test_journalctl_short_full_zone_offset() -> None:
+    text = "Thu 2019-02-21 18:31:14 +07 host systemd[1]: Started dnf makecache.\nThu 2019-02-21 06:31:14 EST host systemd[1]: Started x.\n"
+    assert rca.parse_text(text)["ts"].to_list() == [datetime(2019, 2, 21, 11, 31, 14, tzinfo=UTC), datetime(2019, 2, 21, 11, 31, 14, tzinfo=UTC)]
+
+
+def test_persistenced_failures_are_errors_and_its_devices_name_their_bus() -> None:
+    events = _events("journal_persistenced_numa_failed_gh200_01.log")
+    assert events.filter(pl.col("process") == "nvidia-persistenced").select("line", "severity").rows() == [
+        (1, None), (2, None), (3, "error"), (4, "error"), (5, "error"), (6, None), (8, None),
+    ]
+    devices = _events("journal_persistenced_no_pid_azure_01.log").filter(pl.col("pci_bus").is_not_null())
+    assert devices.select("line", "pid", "pci_bus").rows() == [
+        (7, None, "44857:00:00.0"), (8, None, "50479:00:00.0"), (9, None, "56370:00:00.0"), (10, None, "63091:00:00.0"),
+    ]
+
+
+def test_docker_syslog_driver_tag_names_the_container_and_repeats_are_counted() -> None:
+    events = _events("journal_rsyslog_docker_tag_repeated_01.log")
+    assert events.select("container_id", "pid", "host").rows() == [
+        ("1c236792e21e", 9551, "localhost"), ("0098bc85e1cd", 9551, "osboxes"), ("021aa50ce718", 9551, "localhost"), ("e089853aae03", 9551, "localhost"),
+    ]
+    assert json.loads(events["attrs"][2]) == {"repeated": 2}
+    assert events["attrs"].null_count() == 3
+
+
+def test_systemd_oomd_failing_to_kill_is_an_error() -> None:
+    events = _events("journal_systemd_oomd_user_manager_host_caps_01.log")
+    assert events.filter(pl.col("line") == 9).select("kind", "severity", "process", "pid").row(0) == ("log", "error", "systemd-oomd", 70)
+
+
+def test_journalctl_json_pretty_records_are_one_event_each() -> None:
+    events = _events("journal_json_pretty_sudo_01.log")
+    assert events.select("line", "n_lines", "host", "pid", "process", "severity", "format").rows() == [
+        (1, 1, None, None, None, None, "syslog"),
+        (2, 28, "fueltank-2.cloud.bbdops.com", 20747, "sudo", "info", "journal_json"),
+    ]
+    assert events["ts"][1] == datetime(2020, 3, 25, 5, 37, 52, 27448, tzinfo=UTC)
+    assert events["message"][1] == "pam_unix(sudo:session): session opened for user root by admin(uid=0)"
+    # Several records, a kernel one among them, a value with JSON escapes, one of bytes.
+    text = (
+        '{\n\t"__REALTIME_TIMESTAMP" : "1733392801000001",\n\t"_TRANSPORT" : "kernel",\n\t"_HOSTNAME" : "gpu-7",\n'
+        '\t"MESSAGE" : "Memory cgroup out of memory: Killed process 4242 (python3) total-vm:100000kB, anon-rss:90000kB, '
+        'file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0"\n}\n'
+        '{\n\t"__REALTIME_TIMESTAMP" : "1733392802000000",\n\t"SYSLOG_IDENTIFIER" : "train",\n\t"_PID" : "77",\n'
+        '\t"MESSAGE" : "saved \\"ckpt\\" to /tmp\\tok"\n}\n'
+        '{\n\t"__REALTIME_TIMESTAMP" : "1733392803000000",\n\t"SYSLOG_IDENTIFIER" : "train",\n\t"MESSAGE" : [ 27, 91, 48, 109 ]\n}\n'
+    )
+    assert sources.sniff(text.splitlines())[0].name == "syslog"
+    parsed = rca.parse_text(text)
+    assert parsed.select("line", "n_lines", "source", "kind", "pid", "host").rows() == [
+        (1, 6, "kernel", "oom_kill", 4242, "gpu-7"), (7, 6, "syslog", "log", 77, None), (13, 5, "syslog", "log", None, None),
+    ]
+    # (A message of bytes stays their list: journalctl wrote it so because it is no text.)
+    assert parsed["message"].to_list()[1:] == ['saved "ckpt" to /tmp\tok', "[27,91,48,109]"]
+
+
+def test_journalctl_short_monotonic_lines_keep_program_pid_and_seconds_since_boot() -> None:
+    text = (
+        "[    5.487436] localhost mount[570]: mount: mount /dev/mapper/centos-root on /sysroot failed: Structure needs cleaning\n"
+        "[    5.487681] localhost systemd[1]: sysroot.mount mount process exited, code=exited status=32\n"
+        "[   44.913895] testsuite-55.sh[364]: + systemctl start --user testsuite-55-testchill.service\n"
+        "[   53.055305] systemd[352]: a.service: Main process exited, code=killed, status=9/KILL\n"
+        "[   53.100000] localhost kernel: Out of memory: Killed process 4242 (python3) total-vm:100000kB, anon-rss:90000kB, "
+        "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0\n"
+    )
+    events = rca.parse_text(text, format="syslog")
+    assert events.select("line", "host", "pid", "process", "kind", "exit_code", "ts_quality").rows() == [
+        (1, "localhost", 570, "mount", "log", None, "boot_relative"),
+        (2, "localhost", 1, "systemd", "log", None, "boot_relative"),
+        (3, None, 364, "testsuite-55.sh", "log", None, "boot_relative"),
+        (4, None, None, "a.service", "process_killed", 137, "boot_relative"),
+        (5, "localhost", 4242, "python3", "oom_kill", None, "boot_relative"),
+    ]
+    assert events["boot_seconds"].to_list() == [5.487436, 5.487681, 44.913895, 53.055305, 53.1]
+    booted = rca.parse_text(text, format="syslog", boot_time=datetime(2024, 12, 5, 10, 0, tzinfo=UTC))
+    assert booted["ts"][0] == datetime(2024, 12, 5, 10, 0, 5, 487436, tzinfo=UTC)
+    # A dmesg line has no program[pid] after its stamp: it stays unframed.
+    dmesg = rca.parse_text("Oct 05 08:00:00 node systemd[1]: Started x.\n[    5.100000] usb 1-1: new high-speed USB device\n", format="syslog", year=2026)
+    assert dmesg.select("line", "n_lines").rows() == [(1, 2)]
+
+
+def test_journalctl_boot_separators_are_lines_of_their_own() -> None:
+    text = (
+        "Oct 05 08:00:00 node systemd[1]: Started x.\n-- Boot 0123456789abcdef0123456789abcdef --\n"
+        "Oct 05 08:10:00 node systemd[1]: Started y.\n-- Reboot --\nOct 05 08:20:00 node systemd[1]: Started z.\n"
+    )
+    events = rca.parse_text(text, year=2026)
+    assert events.select("line", "n_lines", "message").rows() == [
+        (1, 1, "Started x."), (2, 1, "-- Boot 0123456789abcdef0123456789abcdef --"), (3, 1, "Started y."), (4, 1, "-- Reboot --"), (5, 1, "Started z."),
+    ]
+    assert events["ts"].null_count() == 2
+
+
+def test_daemon_level_words_and_slurm_node_tags() -> None:
+    events = _events("journal_slurmd_node_tag_stepd_01.log")
+    assert events.select("line", "host", "process", "pid", "message").rows() == [
+        (1, "localhost", "slurmstepd", 2747, "jobacct NONE plugin loaded"), (2, "localhost", "slurmd", 2747, "done with job"),
+    ]
+    text = (
+        "2015-04-15T08:53:54+08:00 nod0138 slurmstepd[3122]: error: execve(): orted: No such file or directory\n"
+        "2015-04-15T08:53:55+08:00 nod0138 sshd[77]: fatal: Access denied for user x by PAM account configuration\n"
+        "2015-04-15T08:53:56+08:00 nod0138 sshd[78]: Accepted publickey for x\n"
+    )
+    assert rca.parse_text(text).select("process", "severity").rows() == [("slurmstepd", "error"), ("sshd", "critical"), ("sshd", None)]

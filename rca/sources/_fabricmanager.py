@@ -15,6 +15,12 @@ its own header, ``[Jul 23 2024 07:53:55] [ERROR] [tid 841] …``, whose level is
 
 All stay ``kind=log`` events (the vocabulary has no kind for the fabric). Registered with
 :mod:`rca.sources._syslog` as the rules of programs ``nv-fabricmanager`` and ``nvidia-fabricmanager-start.sh``.
+
+NVIDIA's persistence daemon (``nvidia-persistenced``), which keeps the driver loaded for the GPUs, writes no
+level of its own: a GPU it could not keep initialised leaves CUDA jobs failing on a healthy-looking node.
+``nvidia-persistenced failed to initialize. Check syslog for more details.``, ``NUMA: Failed to open …:
+Permission denied``, ``Failed to create directory …`` and ``Unable to access …`` are errors; ``device
+0000:3d:00.0 - registered`` names a GPU's bus (``pci_bus``).
 """
 
 from __future__ import annotations
@@ -58,6 +64,22 @@ def fabricmanager_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame
     )
 
 
+# The persistence daemon's words for what it could not do (it writes them without a level).
+_PERSISTENCED_FAILURES = ["failed to initialize", "Failed to ", "Unable to ", "Permission denied"]
+_PERSISTENCED_DEVICE = r"^device ([0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]) - "
+
+
+def persistenced_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Event rows for nvidia-persistenced's lines: its failures are errors, a GPU it registers names its bus."""
+    message = pl.col("message")
+    return _syslog.program_events(
+        framed,
+        severity=pl.when(message.str.contains_any(_PERSISTENCED_FAILURES)).then(pl.lit("error")).otherwise(pl.col("severity")),
+        pci_bus=pl.when(message.str.starts_with("device ")).then(message).str.extract(_PERSISTENCED_DEVICE, 1).str.to_lowercase(),
+    )
+
+
 # Not a source of its own: its lines are the file's, as other programs' lines are.
+_syslog.register_program("nvidia-persistenced", None, persistenced_rules)
 for _program in ("nv-fabricmanager", "nvidia-fabricmanager-start.sh"):
     _syslog.register_program(_program, None, fabricmanager_rules)

@@ -1,9 +1,11 @@
 """Syslog and journald framing shared by the sources whose lines arrive through them.
 
 ``kern.log``, ``/var/log/messages`` (RFC 3164 or RFC 5424), ``journalctl`` short / short-iso /
-short-full / short-unix / -o json all wrap a program's message in the same envelope: time, host (left
-out by ``--no-hostname``), program[pid]. journalctl prints the further lines of a multi-line message
-indented under its first: they keep its envelope and lose the indent.
+short-full / short-unix / short-monotonic / -o json all wrap a program's message in the same envelope: time, host
+(left out by ``--no-hostname``), program[pid]. journalctl prints the further lines of a multi-line message
+indented under its first: they keep its envelope and lose the indent; its short times are in the zone its
+banner names. ``journalctl -o verbose`` and ``-o json-pretty`` print a record over many lines, its fields one
+a line: a record is one row, its envelope read from its fields.
 This module peels the envelope off whole columns at once; the message rules of each program (the kernel's OOM
 killer, kubelet's eviction manager) are registered here by their source modules with
 :func:`register_program`, so a mixed journal is parsed by the right rules line by line.
@@ -19,12 +21,12 @@ from rca import timeutil
 from rca.sources._base import (
     MESSAGE_TAIL,
     ParseContext,
+    attrs_json,
     file_column,
     head_groups,
     holds_newline,
     inherit_frame,
     map_distinct,
-    split_rows,
     within_file,
 )
 
@@ -51,8 +53,9 @@ _ANY_HOST = r"(?<host>[^ \t]+)"
 # "systemd[1]:" for the host) are tried again without one; the empty group keeps the heads' fields alike.
 # rsyslog writes an empty host as nothing between two spaces ("03:28:16  kernel: …").
 _NO_HOST = "(?<host>)[ \t]?"
-# rsyslog keeps a tag as the program sent it: "Fledge[16823] ERROR: …" has no colon after the pid.
-_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+)(?:\[(?<pid>[0-9]+)\]:?|:)[ \t]"
+# rsyslog keeps a tag as the program sent it: "Fledge[16823] ERROR: …" has no colon after the pid. Slurm's
+# step daemon before 15.08 tagged its lines with the node too: "slurmd[node21][2747]: …".
+_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+)(?:\[[^\]\s0-9][^\]\s]*\])?(?:\[(?<pid>[0-9]+)\]:?|:)[ \t]"
 # A host of capitals alone ("PC", "H") is a host where the program gives its pid: a log level is
 # not followed by "program[pid]:".
 _PROGRAM_WITH_PID = r"(?<program>[A-Za-z0-9_.\-/@()]+)\[(?<pid>[0-9]+)\]:?[ \t]"
@@ -76,9 +79,45 @@ _PROGRAM_OR_5424 = (
 
 
 # journalctl -o short-full: "Thu 2024-01-04 12:00:01 UTC host program[pid]: message" (the zone as
-# an abbreviation; UTC and GMT are read as such, any other as --tz).
-_FULL = r"(?<weekday>[A-Z][a-z]{2}) (?<full>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?) (?<zone>[A-Z][A-Za-z0-9+-]{1,5})"
-_UTC_NAMES = ("UTC", "GMT")
+# an abbreviation, or as an offset where the zone has none: "+07"; see _zone_minutes).
+_FULL = (
+    r"(?<weekday>[A-Z][a-z]{2}) (?<full>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
+    r" (?<zone>[A-Z][A-Za-z0-9+-]{1,5}|[+-][0-9][0-9](?::?[0-9][0-9])?)"
+)
+# Zone abbreviations journalctl prints whose offset is not in doubt (CST, IST and BST each name several
+# zones: they, like any other, are read as --tz).
+_ZONE_MINUTES = {
+    "UTC": 0, "GMT": 0, "WET": 0, "WEST": 60, "CET": 60, "CEST": 120, "EET": 120, "EEST": 180, "MSK": 180,
+    "EST": -300, "EDT": -240, "CDT": -300, "MST": -420, "MDT": -360, "PST": -480, "PDT": -420, "AKST": -540, "AKDT": -480,
+    "HST": -600, "JST": 540, "KST": 540, "HKT": 480, "SGT": 480, "AWST": 480, "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780,
+}
+# journalctl's lines between entries (its banner, a new boot, an empty result) are lines of their own, not the further
+# lines of a message; the banner names the zone of its output: "-- Logs begin at Sat 2020-04-04 12:49:26 +09, end at …"
+# (before systemd 249), "-- Journal begins at Mon 2026-10-05 01:02:11 UTC, ends at … --".
+_JOURNAL_SEPARATOR = (
+    r"^-- (?<separator>(?:Logs begin at|Journal begins at) \S+ [0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (?<zone>[^\s,.]+)"
+    r"|Boot [0-9a-f]{32} --|Reboot --|No entries --)"
+)
+# journalctl -o verbose: a record a block, its time (the weekday in the locale's words, the zone as in
+# short-full, the cursor after it, or "..." where a pager cut it) over its fields, one a line, indented by 4;
+# a value's further lines are indented past its "FIELD=".
+_VERBOSE_HEADER = (
+    r"^[ \t]*[^\s0-9]\S* (?<stamp>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
+    r" (?<zone>[A-Za-z][A-Za-z0-9+-]{1,5}|[+-][0-9][0-9](?::?[0-9][0-9])?)(?: \[.*|\.\.\.)?$"
+)
+_VERBOSE_FIELD = r"^    (?<field>[A-Z0-9_]+)=(?<value>.*)$"
+# journalctl -o json-pretty: a record a JSON object, "{" and "}" on lines of their own, a field a line
+# (`        "MESSAGE" : "…",`; a value JSON: a string, or an array of bytes).
+_PRETTY_OPEN, _PRETTY_CLOSE = r"^[ \t]*\{[ \t]*$", r"^[ \t]*\},?[ \t]*$"
+_PRETTY_FIELD = r'^[ \t]+"(?<field>[A-Z0-9_]+)" : (?<value>.*?),?[ \t]*$'
+# A field line of either (for telling a file of records from one of lines).
+_RECORD_FIELD = r'^(?:    [A-Z0-9_]+=|[ \t]+"[A-Z0-9_]+" : )'
+_RECORD_LINE = "|".join(f"(?:{pattern})" for pattern in (_VERBOSE_HEADER, _RECORD_FIELD, _PRETTY_OPEN, _PRETTY_CLOSE))
+# The fields of a record that make its envelope.
+_RECORD_FIELDS = (
+    "__REALTIME_TIMESTAMP", "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "_COMM", "_PID", "SYSLOG_PID", "_HOSTNAME", "_TRANSPORT",
+    "_SOURCE_REALTIME_TIMESTAMP", "_SYSTEMD_UNIT", "_SYSTEMD_USER_UNIT", "UNIT", "USER_UNIT", "_SYSTEMD_CGROUP",
+)
 # journalctl -o short-unix: "1701684000.123456 host program[pid]: message" (epoch seconds, microseconds).
 _UNIX = r"(?<epoch>[0-9]{9,10}\.[0-9]{6})"
 
@@ -94,6 +133,9 @@ SHORT_HEAD, ISO_HEAD = _short_head(_HOSTED), _iso_head(_HOSTED)
 _SHORT_NO_HOST_HEAD, _ISO_NO_HOST_HEAD = _short_head(_NO_HOST), _iso_head(_NO_HOST)
 _SHORT_PROGRAM, _ISO_PROGRAM = _short_head(_MAYBE_HOSTED, _NAMED_PROGRAM), _iso_head(_MAYBE_HOSTED, _NAMED_PROGRAM)
 _BARE_HEAD = rf"^{_PROGRAM}"
+# journalctl -o short-monotonic: "[  127.535494] localhost systemd[1]: message" (seconds since boot; the host
+# left out by --no-hostname). A host holds no bracket: "systemd[352]: a: b" is a program's line without one.
+MONOTONIC_HEAD = rf"^\[ *(?<boot>[0-9]+\.[0-9]{{6}})\][ \t](?:(?<host>[^ \t\[\]]*[^ \t:\[\]])[ \t])?{_PROGRAM}"
 
 SHORT_LINE = _short_head(rf"(?:{_REAL_HOST}[ \t])?") + MESSAGE_TAIL
 # An application's line may start with an ISO time and "name:" too (python logging): without a host, only a
@@ -107,7 +149,7 @@ _SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3":
 
 # What a line without an envelope takes from the line above (rca.sources._base.inherit_frame); "indent"
 # is the width of that line's envelope.
-_CARRIED = ("ts", "ts_raw", "host", "program", "pid", "format", "indent")
+_CARRIED = ("ts", "ts_raw", "boot_seconds", "host", "program", "pid", "format", "indent")
 
 FRAMED_SCHEMA = {
     "line": pl.Int64(),
@@ -154,33 +196,57 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     short = head_groups(pl.col("text"), SHORT_HEAD, one_line=one_line)
     iso = head_groups(pl.col("text"), ISO_HEAD, one_line=one_line)
     bare = head_groups(pl.col("text"), _BARE_HEAD, one_line=one_line)
-    parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"))
+    # (A dmesg line starts with "[" too: the pattern is tried on those lines only.)
+    monotonic = head_groups(pl.when(pl.col("text").str.starts_with("[")).then(pl.col("text")), MONOTONIC_HEAD, one_line=one_line)
+    parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"), monotonic.alias("m"))
     parts = _with_real_host(_with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line), "s", "i")
-    s, i, b = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct
-    full = pl.when(i.field("zone").is_in(_UTC_NAMES)).then(pl.format("{}+00:00", i.field("full"))).otherwise(i.field("full"))
+    s, i, b, m = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct, pl.col("m").struct
+    full = pl.when(i.field("zone").is_not_null()).then(pl.concat_str(i.field("full"), _offset_text(_zone_minutes(i.field("zone")))))
+    full = pl.coalesce(full, i.field("full"))
     iso_ts = map_distinct(parts.select(pl.coalesce(i.field("iso"), full)).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz))
     parts = parts.with_columns(iso_ts=pl.coalesce(timeutil.epoch_to_utc(i.field("epoch").str.replace(".", "", literal=True)), iso_ts))
     short_ts, short_quality = timeutil.yearless_to_utc(
         timeutil.month_number(s.field("mon")), s.field("day"), s.field("clock"), ctx, within=within_file(lines)
     )
+    # Short stamps are in the zone of the host journalctl ran on: its banner names that zone, when the file has it.
+    # (Each part of a file of several journalctl outputs, by the banner nearest above it.)
+    separator = pl.when(pl.col("text").str.starts_with("-- ")).then(pl.col("text")).str.extract_groups(_JOURNAL_SEPARATOR).struct
+    banner = _zone_minutes(separator.field("zone"))
+    banner_minutes = banner.forward_fill().backward_fill()
+    banner_minutes = banner_minutes.over(within) if (within := within_file(lines)) else banner_minutes
+    short_ts = pl.when(banner_minutes.is_not_null()).then(_at_offset(short_ts.dt.convert_time_zone(ctx.tz).dt.replace_time_zone(None), banner_minutes)).otherwise(short_ts)
     has_short = s.field("message").is_not_null()
     has_iso = i.field("message").is_not_null()
     has_bare = b.field("message").is_not_null() & b.field("program").is_in(list(_PROGRAM_RULES))
+    # A dmesg line ("[    5.1] usb 1-1: new device") has no program[pid] after its stamp, nor a program with rules.
+    has_monotonic = m.field("message").is_not_null() & (m.field("pid").is_not_null() | m.field("program").is_in(list(_PROGRAM_RULES)))
+    boot_seconds = pl.when(has_monotonic).then(m.field("boot").cast(pl.Float64))
+    boot_ts, boot_quality = timeutil.boot_to_utc(boot_seconds, ctx)
+    message = pl.coalesce(s.field("message"), i.field("message"), m.field("message"))
+    # Daemons that write no syslog level name it first (Slurm's, sshd's, munged's "error: …").
+    level = pl.when(message.str.starts_with("error: ")).then(pl.lit("error")).when(message.str.starts_with("fatal: ")).then(pl.lit("critical"))
     framed = parts.with_columns(
-        ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")),
+        ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")).when(has_monotonic).then(boot_ts),
         ts_raw=pl.when(has_short).then(s.field("stamp"))
-        .when(has_iso).then(pl.coalesce(i.field("iso"), pl.format("{} {} {}", i.field("weekday"), i.field("full"), i.field("zone")), i.field("epoch"))),
-        ts_quality=pl.when(has_short).then(short_quality).when(has_iso).then(pl.lit("exact")),
-        host=pl.coalesce(s.field("host"), i.field("host")),
-        program=pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program")).when(has_bare).then(b.field("program")),
+        .when(has_iso).then(pl.coalesce(i.field("iso"), pl.format("{} {} {}", i.field("weekday"), i.field("full"), i.field("zone")), i.field("epoch")))
+        .when(has_monotonic).then(m.field("boot")),
+        ts_quality=pl.when(has_short).then(short_quality).when(has_iso).then(pl.lit("exact")).when(has_monotonic).then(boot_quality),
+        boot_seconds=boot_seconds,
+        host=pl.coalesce(s.field("host"), i.field("host"), pl.when(has_monotonic).then(m.field("host"))),
+        program=pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program"))
+        .when(has_monotonic).then(m.field("program")).when(has_bare).then(b.field("program")),
         # strict=False: a pid past 2**63 (damage, not a process) is null rather than an error for the whole batch.
-        pid=pl.coalesce(s.field("pid"), i.field("pid"), i.field("procid"), pl.when(has_bare).then(b.field("pid"))).cast(pl.Int64, strict=False),
-        message=pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).when(has_bare).then(b.field("message")).otherwise(pl.col("text")),
-        severity=(i.field("pri").cast(pl.Int32, strict=False) % 8).cast(pl.String).replace_strict(_SEVERITY_BY_PRIORITY, default=None),
-        format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso")).when(has_bare).then(pl.lit("syslog_bare")),
-        framed=has_short | has_iso | has_bare,
-        indent=pl.when(has_short | has_iso).then(pl.col("text")).str.len_chars()
-        - pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).str.len_chars(),
+        pid=pl.coalesce(
+            s.field("pid"), i.field("pid"), i.field("procid"), pl.when(has_monotonic).then(m.field("pid")), pl.when(has_bare).then(b.field("pid"))
+        ).cast(pl.Int64, strict=False),
+        message=pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message"))
+        .when(has_monotonic).then(m.field("message")).when(has_bare).then(b.field("message")).otherwise(pl.col("text")),
+        severity=pl.coalesce((i.field("pri").cast(pl.Int32, strict=False) % 8).cast(pl.String).replace_strict(_SEVERITY_BY_PRIORITY, default=None), level),
+        format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso"))
+        .when(has_monotonic).then(pl.lit("journal_monotonic")).when(has_bare).then(pl.lit("syslog_bare")),
+        framed=has_short | has_iso | has_monotonic | has_bare | separator.field("separator").is_not_null(),
+        indent=pl.when(has_short | has_iso | has_monotonic).then(pl.col("text")).str.len_chars()
+        - pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).when(has_monotonic).then(m.field("message")).str.len_chars(),
     )
     inherited = inherit_frame(framed, _CARRIED)
     # journalctl prints the further lines of a multi-line message (a traceback a unit logged) indented to
@@ -190,8 +256,31 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     margin = unframed.str.len_chars() - unframed.str.strip_chars_start(" ").str.len_chars()
     continued = (margin >= pl.col("indent")).fill_null(False)
     return inherited.with_columns(message=pl.when(continued).then(unframed.str.slice(pl.col("indent"))).otherwise(pl.col("message"))).select(
-        *FRAMED_SCHEMA, *file_column(lines)
+        *FRAMED_SCHEMA, "boot_seconds", *file_column(lines)
     )
+
+
+def _zone_minutes(zone: pl.Expr) -> pl.Expr:
+    """Minutes east of UTC of a zone as journalctl prints it: an offset ("+09", "-0530") or an abbreviation
+    whose offset is not in doubt (_ZONE_MINUTES); null for any other."""
+    digits = pl.when(zone.str.starts_with("+") | zone.str.starts_with("-")).then(zone.str.replace(":", "", literal=True))
+    minutes = digits.str.slice(1, 2).cast(pl.Int32, strict=False) * 60 + pl.coalesce(digits.str.slice(3, 2).replace("", None), pl.lit("0")).cast(pl.Int32, strict=False)
+    signed = pl.when(digits.str.starts_with("-")).then(-minutes).otherwise(minutes)
+    return pl.coalesce(signed, zone.replace_strict(_ZONE_MINUTES, default=None, return_dtype=pl.Int32))
+
+
+def _offset_text(minutes: pl.Expr) -> pl.Expr:
+    """ISO 8601's "+HH:MM" of ``minutes`` east of UTC."""
+    size = minutes.abs()
+    return pl.format(
+        "{}{}:{}", pl.when(minutes < 0).then(pl.lit("-")).otherwise(pl.lit("+")),
+        (size // 60).cast(pl.String).str.zfill(2), (size % 60).cast(pl.String).str.zfill(2),
+    )
+
+
+def _at_offset(naive: pl.Expr, minutes: pl.Expr) -> pl.Expr:
+    """UTC of a zone-less time read at ``minutes`` east of UTC."""
+    return (naive.cast(pl.Datetime("us")) - pl.duration(minutes=minutes)).dt.replace_time_zone("UTC")
 
 
 def _with_or_without_host(parts: pl.DataFrame, hosted: str, no_host_head: str, one_line: bool) -> pl.DataFrame:
@@ -255,12 +344,109 @@ def frame_journal_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     ).select(*FRAMED_SCHEMA, *file_column(lines))
 
 
+def is_record_line(text: pl.Expr) -> pl.Expr:
+    """Whether ``text`` is a line of a ``journalctl -o verbose`` or ``-o json-pretty`` record (its time or
+    brace, or a field), for sniffing."""
+    return text.str.contains(_RECORD_LINE)
+
+
+def _is_record_field(text: pl.Expr) -> pl.Expr:
+    # Most lines are not indented: the pattern is tried on those that are.
+    indented = text.str.starts_with(" ") | text.str.starts_with("\t")
+    return pl.when(indented).then(text).str.contains(_RECORD_FIELD).fill_null(False)
+
+
+def frame_journal_records(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Frame ``journalctl -o verbose`` and ``-o json-pretty`` records: one row a record, at its first line (the
+    time, the "{"), with the number of lines it holds in ``record_lines``; the lines outside records (journalctl's
+    banner, a shell's prompt) are rows of their own."""
+    within = within_file(lines)
+    text = pl.col("text")
+    header = text.str.extract_groups(_VERBOSE_HEADER).struct
+    pretty = text.str.contains(_PRETTY_OPEN)
+    is_header = header.field("stamp").is_not_null() | pretty
+    # A line neither opening a record nor indented under it (a pager's or a shell's) ends the record.
+    closing = text.str.contains(_PRETTY_CLOSE)
+    inside = text.str.starts_with(" ") | text.str.starts_with("\t") | closing
+    opened = pl.when(is_header).then(pl.col("line")).when(~inside).then(pl.lit(-1))
+    opened = opened.forward_fill().over(within) if within else opened.forward_fill()
+    record = pl.when(opened >= 0).then(opened).otherwise(pl.col("line"))
+    verbose_field = text.str.extract_groups(_VERBOSE_FIELD).struct
+    pretty_field = text.str.extract_groups(_PRETTY_FIELD).struct
+    # A JSON value read as JSON: a string unquoted and unescaped, an array (bytes) kept as written.
+    json_value = pretty_field.field("value")
+    json_value = pl.coalesce(pl.concat_str(pl.lit('{"v":'), json_value, pl.lit("}")).str.json_path_match("$.v"), json_value)
+    # A verbose value's further lines follow its field's line, indented past "FIELD=".
+    name = pl.when(is_header | closing).then(pl.lit("")).otherwise(pl.coalesce(verbose_field.field("field"), pretty_field.field("field")))
+    rows = lines.with_columns(
+        record=record, stamp=header.field("stamp"), zone=header.field("zone"),
+        name=name.forward_fill().over(record),
+        value=pl.coalesce(verbose_field.field("value"), json_value, text.str.strip_chars_start(" ")),
+    )
+    fields = {
+        wanted: pl.when((pl.col("name") == wanted).any()).then(pl.col("value").filter(pl.col("name") == wanted).str.join("\n"))
+        for wanted in _RECORD_FIELDS
+    }
+    records = rows.group_by(*file_column(lines), "record", maintain_order=True).agg(
+        pl.col("line", "text", "stamp", "zone").first(), record_lines=pl.len().cast(pl.Int32), **fields,
+    )
+    minutes = _zone_minutes(pl.col("zone"))
+    stamped = pl.col("stamp").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
+    # The record's time at its zone; where that zone is not known, the time its sender gave (exact), else --tz.
+    ts = pl.when(minutes.is_not_null()).then(_at_offset(stamped, minutes))
+    ts = pl.coalesce(
+        ts, timeutil.epoch_to_utc(pl.col("__REALTIME_TIMESTAMP")), timeutil.epoch_to_utc(pl.col("_SOURCE_REALTIME_TIMESTAMP")),
+        timeutil.naive_to_utc(stamped, ctx.tz),
+    )
+    program = pl.when(pl.col("_TRANSPORT") == "kernel").then(pl.lit("kernel")).otherwise(pl.coalesce("SYSLOG_IDENTIFIER", "_COMM"))
+    verbose, pretty = pl.col("stamp").is_not_null(), pl.col("text").str.contains(_PRETTY_OPEN)
+    return records.with_columns(
+        ts=ts,
+        ts_raw=pl.when(verbose).then(pl.format("{} {}", "stamp", "zone")).otherwise(pl.col("__REALTIME_TIMESTAMP")),
+        ts_quality=pl.when(ts.is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
+        host=pl.col("_HOSTNAME"),
+        program=program,
+        pid=pl.coalesce("SYSLOG_PID", "_PID").cast(pl.Int64, strict=False),
+        message=pl.coalesce("MESSAGE", "text"),
+        severity=pl.col("PRIORITY").replace_strict(_SEVERITY_BY_PRIORITY, default=None),
+        format=pl.when(verbose).then(pl.lit("journal_verbose")).when(pretty).then(pl.lit("journal_json")),
+        # The unit a message is about (systemd's about a unit it ran), else the one that wrote it.
+        unit=pl.coalesce("USER_UNIT", "UNIT", "_SYSTEMD_USER_UNIT", "_SYSTEMD_UNIT"),
+        cgroup=pl.col("_SYSTEMD_CGROUP"),
+    ).select(*FRAMED_SCHEMA, "record_lines", "unit", "cgroup", *file_column(lines))
+
+
 def frame(lines: pl.DataFrame, ctx: ParseContext, journal_json: pl.Expr) -> pl.DataFrame:
     """Frame the lines of each file as ``journalctl -o json`` where most of its lines are (``journal_json``
-    tells of a line), else as text: a file is written one way or the other, and its neighbours in a
-    batch may be written the other way."""
-    share = journal_json.mean().over("batch_file") if within_file(lines) else journal_json.mean()
-    return split_rows(lines, share > 0.5, lambda part: frame_journal_json(part, ctx), lambda part: frame_text(part, ctx))
+    tells of a line), as ``-o verbose`` / ``-o json-pretty`` records where most are those, else as text: a file is written one
+    way or the other, and its neighbours in a batch may be written another way.
+
+    The rows carry ``record_lines`` (the lines each frames: more than 1 for a record) and, from a record, the
+    ``unit`` and ``cgroup`` of the process that wrote it; :func:`dispatch` uses them."""
+    within = within_file(lines)
+    share = journal_json.mean().over(within) if within else journal_json.mean()
+    # A file of records is nearly all fields: 20 to 30 a record.
+    field = _is_record_field(pl.col("text"))
+    record_share = field.mean().over(within) if within else field.mean()
+
+    def one_line_each(framed: pl.DataFrame) -> pl.DataFrame:
+        return framed.with_columns(record_lines=pl.lit(1, pl.Int32), unit=pl.lit(None, pl.String), cgroup=pl.lit(None, pl.String))
+
+    def text_or_records(part: pl.DataFrame) -> pl.DataFrame:
+        # (Not split_rows: a file of records has fewer rows framed than lines.)
+        flags = part.select((record_share > 0.5).fill_null(False)).to_series()
+        if not flags.any():
+            return one_line_each(frame_text(part, ctx))
+        if flags.all():
+            return frame_journal_records(part, ctx)
+        parts = [frame_journal_records(part.filter(flags), ctx), one_line_each(frame_text(part.filter(~flags), ctx))]
+        return pl.concat(parts, how="diagonal_relaxed").sort("line")
+
+    if not lines.select((share > 0.5).any()).item():
+        return text_or_records(lines)
+    flags = lines.select((share > 0.5).fill_null(False)).to_series()
+    json = one_line_each(frame_journal_json(lines.filter(flags), ctx))
+    return pl.concat([json, text_or_records(lines.filter(~flags))], how="diagonal_relaxed").sort("line") if (~flags).any() else json
 
 
 def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -269,8 +455,14 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     driver labels them with the file's source).
 
     Each program's rules get the framed columns (``line, text, ts, ts_raw, ts_quality,
-    host, program, pid, message, severity, format``) and return event rows.
+    host, program, pid, message, severity, format``, and ``boot_seconds`` of text) and return event rows;
+    the record columns of :func:`frame` are applied to the events after.
     """
+    records = None
+    if "record_lines" in framed.columns:
+        if framed.select((pl.col("record_lines") > 1).any()).item():
+            records = framed.select("line", "pid", "record_lines", "unit", "cgroup")
+        framed = framed.drop("record_lines", "unit", "cgroup")
     parts = []
     for program, (source, rules) in _PROGRAM_RULES.items():
         mine = framed.filter(pl.col("program") == program)
@@ -286,8 +478,41 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             parts.append(events.with_columns(source=pl.when(pl.col("kind") != "log").then(pl.lit(source))))
             rest = rest.filter(~claimed)
     if rest.height:
-        parts.append(program_events(rest))
-    return pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
+        program, message = pl.col("program"), pl.col("message")
+        # rsyslog's "message repeated 3 times: [ …]" stands for that many more of the line before it.
+        repeated = pl.when(message.str.starts_with("message repeated ")).then(message.str.split(" ").list.get(2, null_on_oob=True))
+        # Docker's syslog logging driver tags a container's lines "docker/<its 12-character id>".
+        tagged = pl.when(program.str.starts_with("docker/")).then(program.str.strip_prefix("docker/"))
+        parts.append(program_events(
+            rest,
+            container_id=pl.when(tagged.str.len_chars().is_in([12, 64])).then(tagged),
+            attrs=attrs_json({"repeated": repeated.cast(pl.Int64, strict=False)}),
+        ))
+    events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
+    return _with_records(events, records) if records is not None and events.height else events
+
+
+def _with_records(events: pl.DataFrame, records: pl.DataFrame) -> pl.DataFrame:
+    """``events`` of ``journalctl -o verbose`` / ``-o json-pretty`` records (:func:`frame_journal_records`): each covers the lines of
+    the records it was made of, and an event about the process that wrote its record takes that process's cgroup,
+    and its unit in attrs where the rules left none."""
+    bounds = records.with_columns(stop=pl.col("record_lines").cum_sum()).with_columns(
+        first=pl.int_range(pl.len()), start=pl.col("stop") - pl.col("record_lines")
+    )
+    events = events.with_columns(
+        *(pl.lit(None, pl.String).alias(name) for name in ("cgroup", "attrs") if name not in events.columns)
+    )
+    joined = events.join(
+        bounds.select("line", "first", "start", writer="pid", writer_unit="unit", writer_cgroup="cgroup"), on="line", how="left"
+    ).with_columns(last=pl.col("first") + pl.col("n_lines") - 1)
+    joined = joined.join(bounds.select(last="first", last_stop="stop"), on="last", how="left")
+    own = pl.col("pid").eq_missing(pl.col("writer")) & pl.col("writer").is_not_null()
+    return joined.with_columns(
+        n_lines=pl.when((pl.col("n_lines") > 0) & pl.col("last_stop").is_not_null())
+        .then((pl.col("last_stop") - pl.col("start")).cast(pl.Int32)).otherwise(pl.col("n_lines")),
+        cgroup=pl.coalesce("cgroup", pl.when(own).then(pl.col("writer_cgroup"))),
+        attrs=pl.coalesce("attrs", attrs_json({"unit": pl.col("writer_unit")})),
+    ).drop("first", "start", "writer", "writer_unit", "writer_cgroup", "last", "last_stop")
 
 
 def program_events(framed: pl.DataFrame, victim_pid: pl.Expr | None = None, **facts: pl.Expr) -> pl.DataFrame:
@@ -302,8 +527,10 @@ def program_events(framed: pl.DataFrame, victim_pid: pl.Expr | None = None, **fa
     columns = {"kind": pl.lit("log"), "severity": pl.col("severity"), "process": pl.col("program"), **facts}
     own_pid = pl.when(pl.col("process").eq_missing(pl.col("program"))).then(pl.col("pid"))
     envelope = ["ts_raw", "host", "program", "envelope_pid", *file_column(framed)]
+    # Seconds since boot (journalctl -o short-monotonic) let the correlation stage place a line without a time.
+    boot = [name for name in ("boot_seconds",) if name in framed.columns]
     events = framed.select(
-        "line", "ts", "ts_raw", "ts_quality", "host", "message", "format", "pid", "program", *file_column(framed), n_lines=pl.lit(1, pl.Int32),
+        "line", "ts", "ts_raw", "ts_quality", "host", "message", "format", "pid", "program", *boot, *file_column(framed), n_lines=pl.lit(1, pl.Int32),
         victim_pid=pl.lit(None, pl.Int64) if victim_pid is None else victim_pid, envelope_pid="pid", **columns,
     ).with_columns(pid=pl.coalesce("victim_pid", own_pid)).drop("victim_pid")
     # A line without an envelope carries the one above it (blank lines, dropped, may lie between).

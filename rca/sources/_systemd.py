@@ -8,7 +8,7 @@ a kernel OOM kill in the unit's cgroup and of the signal its main process died o
   (``Marked … for killing due to …`` in newer releases; ``due to memory used … / swap used …``
   for the swap rule) → ``oom_kill`` of that cgroup; ``oomd attempting to kill 63 with KILL`` →
   ``process_killed`` of pid 63; ``Memory pressure for /x.slice is 64.15% > 1.00% for > 30s …`` →
-  ``memory_pressure`` of that cgroup;
+  ``memory_pressure`` of that cgroup; ``Failed to kill any cgroup(s) under … based on pressure: …`` an error;
 * ``systemd[1]: train.service: A process of this unit has been killed by the OOM killer.`` →
   ``oom_kill`` (the unit's cgroup counted a kernel kill); a slice holds no process of its own (cgroup v2),
   so the same line of each slice above the unit (``kubepods-burstable-pod<uid>.slice``, ``user.slice``…)
@@ -79,7 +79,9 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     return _syslog.program_events(
         framed,
         kind=kind,
-        severity=pl.when(killed | signalled).then(pl.lit("error")).when(pressured).then(pl.lit("warning")).otherwise(pl.col("severity")),
+        # "Failed to kill any cgroup(s) under … based on pressure: No such device": the pressure stays.
+        severity=pl.when(killed | signalled | pl.col("message").str.starts_with("Failed to ")).then(pl.lit("error"))
+        .when(pressured).then(pl.lit("warning")).otherwise(pl.col("severity")),
         cgroup=pl.coalesce(oomd.field("killed"), oomd.field("under_pressure")),
         # A pid it signalled is named by its number alone: that process is not systemd-oomd.
         process=pl.when(~signalled).then(

@@ -1,4 +1,5 @@
-"""System logs in a syslog or journald envelope: ``/var/log/syslog``, ``messages``, ``journalctl``.
+"""System logs in a syslog or journald envelope: ``/var/log/syslog``, ``messages``, ``journalctl`` (its line
+formats, and the records of ``-o verbose`` / ``-o json-pretty``).
 
 The envelope (time, host, program[pid]) is peeled off by :mod:`rca.sources._syslog`; each
 line then goes to the rules of the program that wrote it (the kernel's, kubelet's), an
@@ -41,8 +42,10 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         text.str.contains(_syslog.SHORT_LINE) | text.str.contains(_syslog.SHORT_PID_LINE) | text.str.contains(_syslog.ISO_LINE) | _is_journal_json(text)
         | text.str.contains(_syslog.ISO_PID_LINE) | _syslog.is_registered_program_line(text)
     )
-    # The further lines of a multi-line message are indented under its first (journalctl): they are the envelope's.
-    share = framed.filter(~text.str.starts_with(" ")).mean()
+    record = _syslog.is_record_line(text)
+    # The further lines of a multi-line message are indented under its first (journalctl): they are the envelope's;
+    # so are the indented fields of a `journalctl -o verbose` or `-o json-pretty` record.
+    share = (framed | record).filter(~text.str.starts_with(" ") | record).mean()
     return {head: float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE for head, row in by_head(heads, share=share).items()}
 
 
@@ -57,7 +60,8 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 SOURCE = register(
     Source(
-        name="syslog", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=(":",), formats=("syslog", "syslog_iso", "journal_json"),
+        name="syslog", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=(":",),
+        formats=("syslog", "syslog_iso", "syslog_bare", "journal_monotonic", "journal_json", "journal_verbose"),
         line_local=True, segmented=True,
     )
 )
