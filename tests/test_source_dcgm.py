@@ -24,7 +24,7 @@ from rca import sources
 from rca.ingest import FileTask, IngestOptions, parse_file, parse_lines
 from rca.sources import dcgm
 from rca.sources._base import ParseContext, lines_frame
-from tests.conftest import DATA, FIXED_MTIME
+from tests.conftest import DATA, FIXED_MTIME, of_kind
 
 FOLDER = DATA / "dcgm"
 FIXTURES = sorted(p for p in FOLDER.iterdir() if p.is_file())
@@ -307,3 +307,24 @@ def test_diag_under_kubectl_exec_keeps_the_banner_as_a_log_line() -> None:
     assert events["source"].unique().to_list() == ["dcgm"]
     assert events.filter(pl.col("line") == 1)["message"].to_list()[0].startswith("Defaulted container")
     assert _attrs(events.filter(pl.col("line") == 13).row(0, named=True))["gpu_device_ids"] == "20b5,20b5,20b5,20b5"
+
+
+def test_scrape_with_pod_labels_is_one_info_sample_attributed_to_the_pod() -> None:
+    (sample,) = _events("dcgm_exporter_pod_labels_t4_xid0_01.txt").to_dicts()
+    assert (sample["kind"], sample["severity"], sample["gpu_index"], sample["n_lines"]) == ("gpu_sample", "info", 0, 4)
+    assert (sample["pod"], sample["namespace"], sample["container"], sample["host"]) == ("dcgmproftester", "default", "dcgmproftester11", None)
+    assert _attrs(sample)["last_xid"] == 0
+
+
+def test_exporter_xid_counter_is_an_xid_event_with_the_code_of_its_label() -> None:
+    series = 'DCGM_EXP_XID_ERRORS_COUNT{gpu="0",UUID="GPU-b9f9e81b-bee7-34bc-af17-132ef6592740",window_size_in_ms="300000",xid="%s"} %d %d'
+    text = "\n".join([
+        "# TYPE DCGM_EXP_XID_ERRORS_COUNT gauge",
+        series % ("48", 1, 1764496800000),
+        series % ("48", 1, 1764496815000),  # the same occurrence in the next scrape
+        series % ("79", 1, 1764496815000),
+        series % ("48", 2, 1764496830000),
+    ])
+    xids = of_kind(rca.parse_text(text, file="metrics.txt"), "xid").sort("line")
+    assert xids.select("xid", "gpu_index", "line").rows() == [(48, 0, 2), (79, 0, 4), (48, 0, 5)]
+    assert xids["severity"].to_list() == ["critical"] * 3  # the catalog's: a DBE, a GPU off the bus

@@ -187,7 +187,7 @@ def test_query_gpu_212_columns() -> None:
     assert (attrs["name"], attrs["driver"], attrs["pstate"], attrs["temp_c"]) == ("NVIDIA H100 80GB HBM3", "590.48.01", "P0", 59.0)
     assert (attrs["power_w"], attrs["power_cap_w"]) == (631.95, 700.0)
     assert (attrs["mem_free_bytes"], attrs["mem_reserved_bytes"]) == (61263 * MIB, 479 * MIB)
-    assert (attrs["utilization.memory"], attrs["compute_cap"], attrs["ecc.mode.current"]) == ("11 %", "9.0", "Enabled")
+    assert (attrs["mem_util_pct"], attrs["compute_cap"], attrs["ecc.mode.current"]) == (11.0, "9.0", "Enabled")
     assert attrs["remapped_rows.histogram.max"] == "2560"
     assert attrs["display_mode"] == "[Requested functionality has been deprecated]"
     assert "fan.speed" not in attrs and "fan_pct" not in attrs  # [N/A]
@@ -220,7 +220,7 @@ def test_query_gpu_loop_shows_memory_growth_across_a_restarted_logger() -> None:
     assert gpu0.height == gpu1.height == 37
     used = gpu0["mem_used_bytes"].to_list()
     assert used[0] == 2048 * MIB and used[-1] == 79448 * MIB
-    assert all(b > a for a, b in zip(used, used[1:]))
+    assert used == sorted(set(used))  # strictly increasing
     assert set(gpu1["mem_used_bytes"]) == {512 * MIB} and set(events["mem_total_bytes"]) == {81920 * MIB}
     steps = gpu0["ts"].diff().drop_nulls().dt.total_milliseconds().unique().to_list()
     assert steps == [5007]
@@ -555,3 +555,160 @@ def test_remapped_rows_query_flags_pending_and_failed_remaps() -> None:
     assert events["pci_bus"].to_list() == ["00000000:07:00.0", "00000000:0F:00.0", "00000000:10:00.0"]
     assert events["severity"].to_list() == ["warning", None, "error"]
     assert attrs_of(events)[0]["remapped_rows.uncorrectable"] == "4"
+
+
+# --- real H200 captures (driver 580) and public samples of failing GPUs -------------------------
+
+H200_UUID = "GPU-04ab082b-0c51-633d-bb28-6139bd8c9eb2"
+H200_TOTAL = 143771 * MIB
+
+
+def test_h200_table_during_training_has_the_gpu_and_its_process() -> None:
+    events = _events("nvidia_smi_h200_580_table_during_train_01.txt")
+    sample = of_kind(events, "gpu_sample").row(0, named=True)
+    process = of_kind(events, "gpu_process").row(0, named=True)
+    assert (sample["pci_bus"], sample["mem_used_bytes"], sample["mem_total_bytes"]) == ("00000000:00:06.0", 787 * MIB, H200_TOTAL)
+    assert sample["ts"] == _utc(2026, 12, 4, 17, 27, 6)
+    attrs = json.loads(sample["attrs"])
+    assert (attrs["driver"], attrs["cuda"], attrs["mig_mode"], attrs["power_w"]) == ("580.159.04", "13.0", "Disabled", 126.0)
+    assert (process["pid"], process["process"], process["mem_used_bytes"], process["pci_bus"]) == (592, "python3", 778 * MIB, "00000000:00:06.0")
+
+
+def test_h200_headerless_query_row_keeps_only_the_gpu_identity() -> None:
+    events = _events("nvidia_smi_h200_query_gpu_noheader_nounits_01.csv")
+    row = events.row(0, named=True)
+    assert (row["source"], row["kind"], row["format"]) == ("nvidia_smi", "log", "query_csv")
+    assert (row["gpu_uuid"], row["pci_bus"]) == (H200_UUID, "00000000:00:06.0")
+    # Which of 143771, 0 and 143156 is used memory cannot be told without the header.
+    assert (row["mem_used_bytes"], row["mem_total_bytes"], row["gpu_index"]) == (None, None, None)
+
+
+def test_headerless_row_with_a_timestamp_and_bus_id_gets_both() -> None:
+    text = "2026/12/04 17:27:04.272, 00000000:00:06.0, 778, 143771\n2026/12/04 17:27:05.274, 00000000:00:06.0, 780, 143771\n"
+    events = rca.parse_text(text, file="gpu.csv")
+    assert events["source"].unique().to_list() == ["nvidia_smi"]
+    assert events["ts"].to_list() == [_utc(2026, 12, 4, 17, 27, 4, 272000), _utc(2026, 12, 4, 17, 27, 5, 274000)]
+    assert events["pci_bus"].unique().to_list() == ["00000000:00:06.0"]
+    assert events["mem_used_bytes"].is_null().all()
+
+
+def test_headerless_row_that_fits_the_header_above_is_still_read_by_it() -> None:
+    text = "index, pci.bus_id, memory.used [MiB]\n0, 00000000:00:06.0, 778 MiB\n1, 00000000:00:07.0, 10 MiB\n"
+    events = rca.parse_text(text, file="gpu.csv")
+    assert events.select("kind", "gpu_index", "mem_used_bytes").rows() == [("gpu_sample", 0, 778 * MIB), ("gpu_sample", 1, 10 * MIB)]
+
+
+def test_a_comma_list_without_a_gpu_identity_is_not_a_query_row() -> None:
+    assert nvidia_smi.sniff(["0, 45, 81.33, 345", "1, 47, 80.10, 345"]) == 0.0
+
+
+def test_h200_topo_matrix_with_underline_escape_is_nvidia_smi_and_the_escape_is_dropped() -> None:
+    events = _events("nvidia_smi_h200_topo_m_ansi_underline_01.txt")
+    assert events["source"].unique().to_list() == ["nvidia_smi"]
+    assert events["message"][0] == "\tGPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID"
+    assert not events["message"].str.contains("\x1b", literal=True).any()
+
+
+def test_h200_q_reads_identity_memory_and_the_memory_error_state() -> None:
+    (sample,) = of_kind(_events("nvidia_smi_h200_q_580_01.txt"), "gpu_sample").to_dicts()
+    assert (sample["gpu_index"], sample["gpu_uuid"], sample["pci_bus"]) == (0, H200_UUID, "00000000:00:06.0")
+    assert (sample["mem_used_bytes"], sample["mem_total_bytes"], sample["severity"]) == (0, H200_TOTAL, "info")
+    attrs = json.loads(sample["attrs"])
+    assert (attrs["volatile_uncorr_ecc"], attrs["remapped_rows_pending"], attrs["remapped_rows_failure"]) == ("0", "No", "No")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "severity"),
+    [
+        ("        Pending                                        : No", "        Pending                                        : Yes", "warning"),
+        ("        Remapping Failure Occurred                     : No", "        Remapping Failure Occurred                     : Yes", "error"),
+        ("            DRAM Uncorrectable                         : 0\n        Aggregate",
+         "            DRAM Uncorrectable                         : 2\n        Aggregate", "warning"),
+    ],
+)
+def test_q_memory_errors_set_the_severity(old: str, new: str, severity: str) -> None:
+    text = _text("nvidia_smi_h200_q_580_01.txt")
+    assert text.count(old) == 1
+    (sample,) = of_kind(rca.parse_text(text.replace(old, new), file="q.txt"), "gpu_sample").to_dicts()
+    assert sample["severity"] == severity
+
+
+def test_h200_q_xml_reads_the_memory_error_state_and_a_remap_failure_is_an_error() -> None:
+    text = _text("nvidia_smi_h200_q_x_580_01.xml")
+    (sample,) = of_kind(rca.parse_text(text, file="q.xml"), "gpu_sample").to_dicts()
+    assert (sample["gpu_uuid"], sample["mem_total_bytes"], sample["severity"]) == (H200_UUID, H200_TOTAL, "info")
+    assert json.loads(sample["attrs"])["volatile_uncorr_ecc"] == "0"
+    broken = text.replace("<remapped_row_failure>No</remapped_row_failure>", "<remapped_row_failure>Yes</remapped_row_failure>")
+    assert broken != text
+    (failed,) = of_kind(rca.parse_text(broken, file="q.xml"), "gpu_sample").to_dicts()
+    assert (failed["severity"], json.loads(failed["attrs"])["remapped_rows_failure"]) == ("error", "Yes")
+
+
+def test_h200_compute_apps_loop_follows_the_process_to_out_of_memory() -> None:
+    events = _events("nvidia_smi_h200_compute_apps_loop_oom_01.csv")
+    assert events["kind"].unique().to_list() == ["gpu_process"]
+    assert events["pid"].unique().to_list() == [592]
+    assert events["mem_used_bytes"].to_list()[-1] == 125320 * MIB
+    assert events["ts"].to_list()[-1] == _utc(2026, 12, 4, 17, 27, 12, 288000)
+
+
+def test_h200_dmon_with_date_and_time_and_the_ccpm_column() -> None:
+    events = _events("nvidia_smi_h200_dmon_o_dt_s_pucm_01.txt")
+    peak = events.filter(pl.col("ts") == _utc(2026, 12, 4, 17, 27, 12)).row(0, named=True)
+    assert (peak["kind"], peak["gpu_index"], peak["mem_used_bytes"], peak["ts_quality"]) == ("gpu_sample", 0, 125329 * MIB, "exact")
+    assert json.loads(peak["attrs"])["ccpm"] == 0.0
+
+
+def test_table_of_driver_610_reads_kmd_and_cuda_umd_versions() -> None:
+    events = _events("nvidia_smi_table_610_kmd_umd_rtx5090_01.txt")
+    samples = of_kind(events, "gpu_sample")
+    assert [(a["driver"], a["cuda"]) for a in attrs_of(samples)] == [("610.57.04", "13.3")] * 2
+    assert samples["gpu_util_pct"].to_list() == [0.0, 2.0]
+    assert of_kind(events, "log").height == 0  # the version box is a header, not a stray line
+
+
+def test_table_excerpt_without_header_is_sniffed_and_err_cells_warn() -> None:
+    path = FOLDER / "nvidia_smi_table_excerpt_fan_err_rtx4000ada_01.txt"
+    assert sources.sniff(head_lines(path))[0].name == "nvidia_smi"
+    samples = of_kind(_events(path.name), "gpu_sample")
+    assert samples.select("gpu_index", "severity", "gpu_util_pct").rows() == [(13, "info", 0.0), (14, "warning", 93.0)]
+    assert "fan_pct" not in attrs_of(samples)[1]
+
+
+def test_power_err_in_a_lone_gpu_box_is_a_warning_and_no_power_reading() -> None:
+    (sample,) = of_kind(_events("nvidia_smi_table_excerpt_power_err_v100_azure_01.txt"), "gpu_sample").to_dicts()
+    assert (sample["gpu_index"], sample["pci_bus"], sample["severity"]) == (1, "00008ED0:00:00.0", "warning")
+    assert "power_w" not in json.loads(sample["attrs"])
+
+
+@pytest.mark.parametrize(("cell", "severity"), [("[Unknown Error]", "warning"), ("[GPU requires reset]", "error"), ("[GPU is lost]", "error")])
+def test_query_cells_nvml_could_not_read_set_the_severity(cell: str, severity: str) -> None:
+    text = f"index, pci.bus_id, memory.used [MiB], power.draw [W]\n0, 00000000:00:06.0, 778 MiB, {cell}\n"
+    (row,) = rca.parse_text(text, file="q.csv").to_dicts()
+    assert (row["kind"], row["severity"], row["mem_used_bytes"]) == ("gpu_sample", severity, 778 * MIB)
+
+
+def test_windows_query_with_unknown_error_cell_and_blank_line_under_the_header() -> None:
+    (row,) = of_kind(_events("nvidia_smi_query_gpu_unknown_error_win_01.csv"), "gpu_sample").to_dicts()
+    assert (row["severity"], row["gpu_util_pct"], json.loads(row["attrs"])["power.default_limit"]) == ("warning", 100.0, "[Unknown Error]")
+
+
+def test_q_cuda_version_not_found_is_unknown() -> None:
+    (sample,) = of_kind(_events("nvidia_smi_q_d_cuda_not_found_vgpu_01.txt"), "gpu_sample").to_dicts()
+    attrs = json.loads(sample["attrs"])
+    assert (sample["pci_bus"], attrs["driver"], attrs["pstate"], "cuda" in attrs) == ("00000000:42:00.0", "580.105.06", "P8", False)
+
+
+def test_q_of_a_driver_with_only_kmd_and_umd_versions() -> None:
+    text = _text("nvidia_smi_q_610_wddm_deprecated_versions_01.txt")
+    text = "\n".join(line for line in text.splitlines() if not line.startswith(("Driver Version", "CUDA Version")))
+    attrs = attrs_of(of_kind(rca.parse_text(text, file="q.txt"), "gpu_sample"))[0]
+    assert (attrs["driver"], attrs["cuda"]) == ("610.62", "13.3")
+
+
+def test_table_gpu_with_uncorrectable_ecc_errors_is_a_warning() -> None:
+    text = _text("nvidia_smi_h200_580_table_during_train_01.txt")
+    old = "|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |                    0 |"
+    assert old in text
+    sample = of_kind(rca.parse_text(text.replace(old, old.replace("   0 |", "   2 |")), file="t.txt"), "gpu_sample").row(0, named=True)
+    assert (sample["severity"], json.loads(sample["attrs"])["volatile_uncorr_ecc"]) == ("warning", "2")

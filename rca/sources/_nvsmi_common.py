@@ -2,7 +2,7 @@
 
 nvidia-smi prints the same quantities in several spellings: ``19818MiB`` in the table,
 ``19818 MiB`` in ``-q`` and CSV, ``19818`` under ``nounits``; ``MB`` in old drivers means
-MiB too. ``N/A`` (bracketed in CSV) means unknown, never zero. Everything here is a
+MiB too. ``N/A`` (bracketed in CSV) and ``Not Found`` mean unknown, never zero. Everything here is a
 polars expression so each sub-format converts whole columns at once.
 """
 
@@ -27,7 +27,8 @@ _BYTES_PER_UNIT = {
     "TB": 2**40,
 }
 
-_UNKNOWN = ["N/A", "[N/A]", ""]
+# "Not Found": the CUDA version of a host with no CUDA driver (a vGPU host).
+_UNKNOWN = ["N/A", "[N/A]", "", "Not Found"]
 
 _MEMORY = r"^\s*[0-9]+(?:\.[0-9]+)?\s*(?:[KMGT]i?B|B)?\s*$"
 
@@ -102,6 +103,19 @@ def quality(ts: pl.Expr, resolved: str) -> pl.Expr:
     return pl.when(ts.is_not_null()).then(pl.lit(resolved)).otherwise(pl.lit("missing"))
 
 
+def memory_health(remap_failure: pl.Expr, remap_pending: pl.Expr, uncorrectable: pl.Expr) -> pl.Expr:
+    """A GPU report's severity from its memory error state (``-q`` and ``-q -x``).
+
+    A failed row remap means the GPU is to be replaced; a pending remap or an uncorrectable
+    ECC error since the driver loaded, that it needs a reset before it can be trusted.
+    """
+    return (
+        pl.when(remap_failure == "Yes").then(pl.lit("error"))
+        .when((remap_pending == "Yes") | (number(uncorrectable) > 0)).then(pl.lit("warning"))
+        .otherwise(pl.lit("info"))
+    )
+
+
 def attrs_json(**fields: pl.Expr) -> pl.Expr:
     """A JSON object of ``fields`` with the null ones left out (null when there are no fields)."""
     if not fields:
@@ -113,11 +127,14 @@ def attrs_json(**fields: pl.Expr) -> pl.Expr:
 
 def log_rows(lines: pl.DataFrame, fmt: str, **columns: pl.Expr) -> pl.DataFrame:
     """Lines no rule claims, kept one event each as ``kind=log``."""
+    text = pl.col("text").str.strip_chars_end()
+    # Terminal styling nvidia-smi writes to files too (the underlined header of ``topo -m``).
+    styled = text.str.contains("\x1b", literal=True)
     return lines.select(
         "line",
         n_lines=pl.lit(1, pl.Int32),
         kind=pl.lit("log"),
-        message=pl.col("text").str.strip_chars_end(),
+        message=pl.when(styled).then(text.str.replace_all(r"\x1b\[[0-9;]*m", "")).otherwise(text),
         format=pl.lit(fmt),
         **columns,
     )

@@ -4,7 +4,8 @@ Any column subset and order: a header line names the columns of the rows under i
 the next header (loops and scripts repeat it). Rows are read with polars' CSV reader, one
 read per distinct header. A row with a header-less layout is recognised only when it
 matches one of a few column orders published by NVIDIA and common tools
-(:data:`NOHEADER_LAYOUTS`); any other header-less row stays ``kind=log``.
+(:data:`NOHEADER_LAYOUTS`); any other header-less row stays ``kind=log``, with the GPU UUID,
+bus id and timestamp read from the cells that have their unmistakable shapes.
 
 A block whose columns include ``pid`` is per-process (``gpu_process``); one with memory,
 utilization or similar per-GPU columns is ``gpu_sample``; anything else (retired pages)
@@ -97,6 +98,18 @@ def _layout_pattern(columns: tuple[tuple[str, str], ...]) -> str:
 
 
 _LAYOUT_PATTERNS = {name: _layout_pattern(columns) for name, columns in NOHEADER_LAYOUTS.items()}
+
+
+def _cell(value: str) -> str:
+    """A whole cell holding ``value`` (captured as group 1)."""
+    return rf"(?:^|,)\s*({value})\s*(?:,|$)"
+
+
+# A header-less row of any other column order names its GPU by a cell only a GPU UUID or a
+# bus id looks like; of it only those and a timestamp cell are read (which figure is used,
+# free or total memory is unknowable without the header).
+IDENTIFIED_ROW = rf"^\s*(?:{_VALUE['uuid']}|{_VALUE['pci.bus_id']})\s*,|,\s*(?:{_VALUE['uuid']}|{_VALUE['pci.bus_id']})\s*(?:,|$)"
+IDENTIFIED = "identified"
 LAYOUT_PATTERNS = tuple(_LAYOUT_PATTERNS.values())
 
 
@@ -112,6 +125,11 @@ def noheader_layout_expr(text: pl.Expr) -> pl.Expr:
     return pl.when(count == 1).then(pl.coalesce(matches))
 
 
+def identified_expr(text: pl.Expr) -> pl.Expr:
+    """Whether a line is a CSV row with a cell only a GPU UUID or bus id looks like (:data:`IDENTIFIED` rows)."""
+    return text.str.contains(IDENTIFIED_ROW)
+
+
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Parse CSV query output; rows that fit no header or layout are kept as ``kind=log``.
 
@@ -120,7 +138,8 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     :func:`noheader_layout_expr` of each line (computed there on the few lines that can match).
     """
     rows = _assign_columns(lines)
-    parts = [log_rows(rows.filter(pl.col("columns").is_null() & ~pl.col("is_header")), FORMAT)]
+    unread = rows.filter(pl.col("columns").is_null() & ~pl.col("is_header"))
+    parts = [_identified(unread, ctx)]
     for (columns,), group in rows.filter(pl.col("columns").is_not_null()).group_by("columns", maintain_order=True):
         fields = _field_names(columns)
         table = _read(group, [name for name, _ in fields])
@@ -128,6 +147,26 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     headers = rows.filter(pl.col("is_header"))
     events = pl.concat([conform_events(part) for part in parts])
     return Parsed(events=events, skipped={"header": headers.height} if headers.height else {}, skipped_by_file=_headers_by_file(headers))
+
+
+def _identified(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Rows no header describes, as log lines; of a row that names its GPU, its UUID, bus id and time."""
+    named = pl.col("layout") == IDENTIFIED
+
+    def cell(value: str) -> pl.Expr:
+        return pl.when(named).then(pl.col("text").str.extract(_cell(value), 1))
+
+    cells = rows.with_columns(stamp=cell(_VALUE["timestamp"]))
+    ts = map_distinct(cells["stamp"], lambda text: timeutil.iso_to_utc(text, ctx.tz))
+    return log_rows(
+        cells.with_columns(ts=ts),
+        FORMAT,
+        ts=pl.col("ts"),
+        ts_raw=pl.col("stamp"),
+        ts_quality=quality(pl.col("ts"), "exact"),
+        gpu_uuid=cell(_VALUE["uuid"]),
+        pci_bus=cell(_VALUE["pci.bus_id"]),
+    )
 
 
 def _headers_by_file(headers: pl.DataFrame) -> dict[int, dict[str, int]] | None:
@@ -196,6 +235,7 @@ _NAMED_ATTRS = {
     "persistence_mode": ("persistence", "text"), "driver_version": ("driver", "text"),
     "memory.free": ("mem_free_bytes", "bytes"), "memory.reserved": ("mem_reserved_bytes", "bytes"),
     "max_memory_usage": ("max_memory_bytes", "bytes"), "type": ("type", "text"),
+    "utilization.memory": ("mem_util_pct", "number"),  # as dmon's "mem" column
 }
 
 
@@ -222,9 +262,13 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
         rows = rows.with_columns(ts=pl.lit(None, schema.UTC_MICROS))
     ts = pl.col("ts")
     # --query-remapped-rows: a failed remap means the GPU is to be replaced; a pending one that it needs a reset.
+    # A bracketed cell is what NVML answered instead of a reading: a GPU that is lost or needs a reset
+    # is failing; an unknown error (a fan, a power sensor) is worth a look.
+    text = pl.col("text")
     severity = (
-        pl.when(value("remapped_rows.failure") == "Yes").then(pl.lit("error"))
-        .when(value("remapped_rows.pending") == "Yes").then(pl.lit("warning"))
+        pl.when((value("remapped_rows.failure") == "Yes") | text.str.contains_any(["[GPU is lost]", "[GPU requires reset]"]))
+        .then(pl.lit("error"))
+        .when((value("remapped_rows.pending") == "Yes") | text.str.contains("[Unknown Error]", literal=True)).then(pl.lit("warning"))
         .otherwise(pl.lit("info" if kind != "log" else None, pl.String))
     )
     named = {

@@ -13,7 +13,18 @@ from __future__ import annotations
 import polars as pl
 
 from rca.sources._base import ParseContext, Parsed
-from rca.sources._nvsmi_common import attrs_json, conform_events, ctime_to_utc, integer, known, log_rows, number, quality, to_bytes
+from rca.sources._nvsmi_common import (
+    attrs_json,
+    conform_events,
+    ctime_to_utc,
+    integer,
+    known,
+    log_rows,
+    memory_health,
+    number,
+    quality,
+    to_bytes,
+)
 
 FORMAT = "query_text"
 
@@ -41,6 +52,9 @@ _GPU_FIELDS = {
     "driver_model": ["Driver Model/Current"],
     "mig_mode": ["MIG Mode/Current"],
     "compute_mode": ["Compute Mode"],
+    "uncorrectable": ["ECC Errors/Volatile/DRAM Uncorrectable", "ECC Errors/Volatile/Double Bit/Total"],
+    "remap_pending": ["Remapped Rows/Pending"],
+    "remap_failure": ["Remapped Rows/Remapping Failure Occurred"],
 }
 _MIG_FIELDS = {
     "index": ["Index"],
@@ -104,8 +118,11 @@ def _records(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         gpu=is_gpu_line.cast(pl.Int32).cum_sum().over("doc"),
         in_block=pl.when(top).then(is_gpu_line).forward_fill().fill_null(False).over("doc"),
         stamp=pl.when(top & (pl.col("name") == "Timestamp")).then(pl.col("value")).forward_fill().over("doc"),
-        driver=pl.when(top & (pl.col("name") == "Driver Version")).then(_without_note(pl.col("value"))).forward_fill().over("doc"),
-        cuda=pl.when(top & (pl.col("name") == "CUDA Version")).then(_without_note(pl.col("value"))).forward_fill().over("doc"),
+        # 610+ print "KMD Version" / "CUDA UMD Version" too, and only them once the old names go.
+        driver=pl.when(top & pl.col("name").is_in(["Driver Version", "KMD Version"])).then(_without_note(pl.col("value")))
+        .forward_fill().over("doc"),
+        cuda=pl.when(top & pl.col("name").is_in(["CUDA Version", "CUDA UMD Version"])).then(_without_note(pl.col("value")))
+        .forward_fill().over("doc"),
     )
     in_processes = (pl.col("a4") == "Processes") & (indent >= 8) & pl.col("in_block")
     first_process_key = pl.when(in_processes & (indent == 8)).then(pl.col("name")).drop_nulls().first().over(_RECORD_KEYS)
@@ -165,10 +182,10 @@ def _record_head() -> list[pl.Expr]:
     ]
 
 
-def _sample_columns(attrs: pl.Expr) -> dict[str, pl.Expr]:
+def _sample_columns(attrs: pl.Expr, severity: pl.Expr | None = None) -> dict[str, pl.Expr]:
     return {
         "kind": pl.lit("gpu_sample"),
-        "severity": pl.lit("info"),
+        "severity": pl.lit("info") if severity is None else severity,
         "format": pl.lit(FORMAT),
         "ts_quality": quality(pl.col("ts"), "inherited"),
         "attrs": attrs,
@@ -189,8 +206,10 @@ def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
                 pstate=f["pstate"], fan_pct=number(f["fan"]), persistence=f["persistence"],
                 driver_model=f["driver_model"], driver=known(pl.col("driver")), cuda=known(pl.col("cuda")),
                 mem_free_bytes=to_bytes(f["free"]), mem_reserved_bytes=to_bytes(f["reserved"]),
-                mig_mode=f["mig_mode"], compute_mode=f["compute_mode"],
-            )
+                mig_mode=f["mig_mode"], compute_mode=f["compute_mode"], volatile_uncorr_ecc=f["uncorrectable"],
+                remapped_rows_pending=f["remap_pending"], remapped_rows_failure=f["remap_failure"],
+            ),
+            memory_health(f["remap_failure"], f["remap_pending"], f["uncorrectable"]),
         ),
     )
 

@@ -34,7 +34,11 @@ FORMAT = "table"
 
 TIMESTAMP_LINE = rf"^\s*{CTIME_PATTERN}\s*$"
 BORDER_LINE = r"^\s*[+|][-=+|]*[-=]{3}[-=+|]*\s*$"
-VERSION_LINE = r"^\|\s*NVIDIA-SMI\s+(?<smi>\S+)\s+Driver Version:\s*(?<driver>\S+)(?:\s+CUDA Version:\s*(?<cuda>\S+))?\s*\|"
+# Drivers 610+ name the versions "KMD Version" and "CUDA UMD Version".
+VERSION_LINE = (
+    r"^\|\s*NVIDIA-SMI\s+(?<smi>\S+)\s+(?:Driver|KMD) Version:\s*(?<driver>\S+)"
+    r"(?:\s+CUDA (?:UMD )?Version:\s*(?<cuda>\S+))?\s*\|"
+)
 HEADER_LINE = (
     r"^\|.*(?:Persistence-M|Driver-Model|Pwr:Usage/Cap|MIG M\.|Processes:|Process name|MIG devices:"
     r"|GPU\s+GI\s+CI|\bID\s+ID\b|BAR1-Usage|Memory-Usage|GPU Memory|\bECC\s*\|)"
@@ -153,13 +157,17 @@ def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
     name, usage, mig = pl.col("name_parts").struct, pl.col("usage_parts").struct, pl.col("mig_parts").struct
     persistence = known(name.field("persistence"))
     driver_model = persistence.is_in(["WDDM", "TCC", "MCDM"])
+    message = _record_message("text", "usage_text", "mig_mode_text")
     return rows.select(
         "line",
         "snapshot",
         n_lines=(1 + pl.col("usage_text").is_not_null().cast(pl.Int32) + pl.col("mig_mode_text").is_not_null().cast(pl.Int32)),
         kind=pl.lit("gpu_sample"),
-        severity=pl.lit("info"),
-        message=_record_message("text", "usage_text", "mig_mode_text"),
+        # ERR! is a reading NVML failed to get (a dead fan, a power sensor of a GPU about to drop off the bus);
+        # an uncorrectable ECC error since the driver loaded means the GPU needs a reset (as in -q).
+        severity=pl.when(message.str.contains("ERR!", literal=True) | (integer(known(name.field("ecc"))) > 0))
+        .then(pl.lit("warning")).otherwise(pl.lit("info")),
+        message=message,
         format=pl.lit(FORMAT),
         gpu_index=integer(name.field("index")),
         pci_bus=known(name.field("bus")),  # N/A on integrated GPUs (Jetson)

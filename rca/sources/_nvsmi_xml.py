@@ -14,7 +14,18 @@ import xml.etree.ElementTree as ET
 import polars as pl
 
 from rca.sources._base import ParseContext, Parsed
-from rca.sources._nvsmi_common import attrs_json, conform_events, ctime_to_utc, integer, known, log_rows, number, quality, to_bytes
+from rca.sources._nvsmi_common import (
+    attrs_json,
+    conform_events,
+    ctime_to_utc,
+    integer,
+    known,
+    log_rows,
+    memory_health,
+    number,
+    quality,
+    to_bytes,
+)
 
 FORMAT = "query_xml"
 
@@ -48,6 +59,9 @@ _GPU_PATHS = {
     "driver_model": ["driver_model/current_dm"],
     "mig_mode": ["mig_mode/current_mig"],
     "compute_mode": ["compute_mode"],
+    "uncorrectable": ["ecc_errors/volatile/dram_uncorrectable", "ecc_errors/volatile/double_bit/total"],
+    "remap_pending": ["remapped_rows/remapped_row_pending"],
+    "remap_failure": ["remapped_rows/remapped_row_failure"],
 }
 _MIG_PATHS = {
     "index": ["index"],
@@ -196,7 +210,7 @@ def _events(rows: pl.DataFrame, child: str | None, values: pl.DataFrame, context
     joined = spans.join(by_position, on=keys, how="left").join(context, on=["doc", "gpu"], how="left")
     return joined.select(
         "line", "n_lines", "message", "ts", "ts_raw", "gpu_index", "gpu_uuid", "pci_bus",
-        severity=pl.lit("info"), format=pl.lit(FORMAT), ts_quality=quality(pl.col("ts"), "inherited"), **columns,
+        format=pl.lit(FORMAT), ts_quality=quality(pl.col("ts"), "inherited"), **{"severity": pl.lit("info"), **columns},
     )
 
 
@@ -215,8 +229,10 @@ def _gpu_columns() -> dict[str, pl.Expr]:
             power_cap_w=number(_field("cap")), pstate=_field("pstate"), fan_pct=number(_field("fan")),
             persistence=_field("persistence"), driver_model=_field("driver_model"), driver=pl.col("driver"),
             cuda=pl.col("cuda"), mem_free_bytes=to_bytes(_field("free")), mem_reserved_bytes=to_bytes(_field("reserved")),
-            mig_mode=_field("mig_mode"), compute_mode=_field("compute_mode"),
+            mig_mode=_field("mig_mode"), compute_mode=_field("compute_mode"), volatile_uncorr_ecc=_field("uncorrectable"),
+            remapped_rows_pending=_field("remap_pending"), remapped_rows_failure=_field("remap_failure"),
         ),
+        "severity": memory_health(_field("remap_failure"), _field("remap_pending"), _field("uncorrectable")),
     }
 
 

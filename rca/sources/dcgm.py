@@ -20,10 +20,12 @@ used + free) and ``DCGM_FI_DEV_GPU_UTIL`` (``gpu_util_pct``), with the other DCG
 ``attrs`` (named ones like ``temp_c``, ``power_w``; the rest under their metric name). GPU,
 UUID, pod, namespace and container come from the labels (``exported_*`` after Prometheus
 relabelling). ``DCGM_FI_DEV_XID_ERRORS`` holds the last Xid seen, so an ``xid`` event is
-written where it changes to a non-zero code, with the kernel source's catalog attrs.
-DCGM's blank values (9223372036854775792 and up), NaN and ±Inf are null. The ``Hostname``
-label is the host (``host_in_content``) unless it names the exporter's own pod; other
-metrics (go_*, process_*) are skipped as "other metric", comments as "comment".
+written where it changes to a non-zero code, with the kernel source's catalog attrs; so is one
+where the exporter's Xid counter (``DCGM_EXP_XID_ERRORS_COUNT{…,xid="42"}``) changes to a positive
+count, the code from its ``xid`` label. DCGM's blank values (9223372036854775792 and up), NaN
+and ±Inf are null. The ``Hostname`` label is the host (``host_in_content``) unless it names
+the exporter's own pod; other metrics (go_*, process_*) are skipped as "other metric",
+comments as "comment".
 
 ``dcgmi diag -r N`` prints a boxed table: a Metadata section (DCGM version, driver, device
 ids) and sections of tests, each ``| Test | Pass |`` with per-GPU rows under it (DCGM 3:
@@ -69,7 +71,7 @@ _COLUMN_METRICS = (_USED, _FREE, _UTIL)
 # label in the exposition -> column; the first of several labels that is set wins (see _LABEL_COLUMNS).
 _LABELS = (
     "gpu", "UUID", "pci_bus_id", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION", "GPU_I_ID", "GPU_I_PROFILE",
-    "pod", "namespace", "container", "exported_pod", "exported_namespace", "exported_container",
+    "pod", "namespace", "container", "exported_pod", "exported_namespace", "exported_container", "xid",
 )
 _LABEL_VALUE = r'"((?:[^"\\]|\\.)*)"'
 _SAMPLE_LINE = (
@@ -339,11 +341,12 @@ def _events(samples: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, int
         # Without timestamps, the k-th sample of a GPU's metric belongs to the k-th scrape saved in the file.
         scrape=pl.when(pl.col("stamp_us").is_null()).then(pl.int_range(pl.len()).over("metric", *gpu_key)).cast(pl.Int32),
     ).sort([*gpu_key, "ts", "scrape"], nulls_last=True, maintain_order=True)
-    xid = pl.col("number").cast(pl.Int32, strict=False)
-    dcgm = dcgm.with_columns(
-        xid_event=(pl.col("metric") == _XID) & (xid > 0).fill_null(False)
-        & xid.ne_missing(pl.when(pl.col("metric") == _XID).then(xid).shift(1).over(*gpu_key, "metric")).fill_null(True)
-    )
+    # DCGM_FI_DEV_XID_ERRORS holds the last Xid; DCGM_EXP_XID_ERRORS_COUNT{…,xid="42"} how often Xid 42
+    # occurred in the exporter's window. Either is an event where its value changes to a positive one.
+    value = pl.col("number")
+    of_xid = (pl.col("metric") == _XID) | pl.col("xid").is_not_null()
+    changed = value.ne_missing(value.shift(1).over(*gpu_key, "metric", "xid")).fill_null(True)
+    dcgm = dcgm.with_columns(xid_event=of_xid & (value > 0).fill_null(False) & changed)
     events = pl.concat(
         [_gpu_samples(dcgm.filter(~pl.col("xid_event")), gpu_key), _xid_events(dcgm.filter(pl.col("xid_event")))],
         how="diagonal_relaxed",
@@ -400,6 +403,7 @@ def _gpu_samples(rows: pl.DataFrame, gpu_key: list[str]) -> pl.DataFrame:
     return grouped.select(
         "line", "n_lines", "ts", "ts_quality",
         kind=pl.lit("gpu_sample"),
+        severity=pl.lit("info"),  # as nvidia-smi's samples: a reading, not a problem
         format=pl.lit("exposition"),
         mem_used_bytes=pl.when(used_bytes >= 0).then(used_bytes),
         mem_total_bytes=pl.when(total_bytes >= 0).then(total_bytes).otherwise(pl.col("fb_total_bytes").round().cast(pl.Int64, strict=False)),
@@ -436,7 +440,7 @@ def _merge_json(named: pl.Expr, members: pl.Expr) -> pl.Expr:
 
 
 def _xid_events(rows: pl.DataFrame) -> pl.DataFrame:
-    code = pl.col("number").cast(pl.Int32, strict=False)
+    code = pl.coalesce(pl.col("xid").cast(pl.Int32, strict=False), pl.col("number").cast(pl.Int32, strict=False))
     return rows.select(
         "line", "n_lines", "ts", "ts_quality", "message",
         kind=pl.lit("xid"),

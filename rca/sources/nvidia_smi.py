@@ -39,8 +39,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from rca.sources import register
-from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nvsmi_xml
+from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nvsmi_xml, register
 from rca.sources._base import ParseContext, Parsed, Source, add_skipped, any_of, by_head, forward_fill_within, one_head, split_rows
 from rca.sources._nvsmi_common import attrs_json, conform_events, empty_events, integer, log_rows
 
@@ -57,8 +56,9 @@ FAILURE_LINE = (
 _XML_START = rf"{_nvsmi_xml.DECLARATION_LINE}|{_nvsmi_xml.DOCTYPE_LINE}|{_nvsmi_xml.ROOT_LINE}"
 _TABLE_START = rf"{_nvsmi_table.TIMESTAMP_LINE}|{_nvsmi_table.VERSION_LINE}|{_nvsmi_table.BORDER_LINE}"
 _TABLE_HEADER = r"^\|\s*GPU\s+Name\s.*(?:Persistence-M|Driver-Model)|^\|\s*(?:Compute )?[Pp]rocesses:|^\|\s*MIG devices:"
-# ``nvidia-smi topo -m``: a matrix of links, read as log lines (it holds no reading).
-_TOPO_HEADER = r"^\s+GPU0\s.*\bCPU Affinity\b"
+# ``nvidia-smi topo -m``: a matrix of links, read as log lines (it holds no reading). Its header
+# row is underlined with an SGR escape even when written to a file (driver 580).
+_TOPO_HEADER = r"^\s+(?:\x1b\[[0-9;]*m)?GPU0\s.*\bCPU Affinity\b"
 
 _PARSERS = {
     "query_xml": _nvsmi_xml.parse,
@@ -116,16 +116,19 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         | text.str.contains(_nvsmi_query.BANNER_LINE)
         | text.str.contains(r"^\s*<nvidia_smi_log\b|<!DOCTYPE\s+nvidia_smi_log\b")
     )
+    next_line = text.shift(-1).over("head")
     structured = (
         _nvsmi_csv.header_expr(text)
         | text.str.contains(LIST_LINE)
-        | (text.str.contains(_nvsmi_dmon.HEADER_LINE) & text.shift(-1).over("head").str.contains(_nvsmi_dmon.UNITS_LINE))
+        # The GPU rows of a table pasted without its header (an excerpt cut to the failing GPU).
+        | (text.str.contains(_nvsmi_table.GPU_NAME_ROW) & next_line.str.contains(_nvsmi_table.GPU_USAGE_ROW))
+        | (text.str.contains(_nvsmi_dmon.HEADER_LINE) & next_line.str.contains(_nvsmi_dmon.UNITS_LINE))
     )
     found = by_head(
         heads,
         unmistakable=unmistakable.any(),
         structured=structured.fill_null(False).any(),
-        layout_share=_nvsmi_csv.noheader_layout_expr(text).is_not_null().mean(),
+        layout_share=(_nvsmi_csv.noheader_layout_expr(text).is_not_null() | _nvsmi_csv.identified_expr(text)).mean(),
     )
     return {head: _score(row) for head, row in found.items()}
 
@@ -150,7 +153,9 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """
     file = pl.col("batch_file") if "batch_file" in lines.columns else pl.repeat(0, pl.len(), dtype=pl.Int32)
     starts = _with_starts(lines)
-    segmented = starts.with_columns(fmt=forward_fill_within(pl.col("start"), file).fill_null("list"), opens=pl.col("start").is_not_null())
+    segmented = _with_identified_rows(
+        starts.with_columns(fmt=forward_fill_within(pl.col("start"), file).fill_null("list"), opens=pl.col("start").is_not_null())
+    )
     new_segment = pl.col("opens") | pl.col("fmt").ne_missing(pl.col("fmt").shift(1))
     segmented = segmented.with_columns(segment=new_segment.cast(pl.Int32).cum_sum()).drop("start")
     events: list[pl.DataFrame] = []
@@ -168,6 +173,22 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     failure = (pl.col("kind") == "log") & pl.col("message").str.contains(FAILURE_LINE)
     flagged = pl.concat(events).with_columns(severity=pl.when(failure).then(pl.lit("error")).otherwise(pl.col("severity")))
     return Parsed(events=flagged.sort("line"), skipped=skipped, skipped_by_file=by_file)
+
+
+def _with_identified_rows(lines: pl.DataFrame) -> pl.DataFrame:
+    """Stray lines (under no sub-format's start) that are CSV rows naming their GPU, moved to the CSV parser.
+
+    Such a row opens no segment: tested as a start, every row of a long CSV log would pay for
+    the start tests; only the few lines no sub-format claims are tested here.
+    """
+    def identify(rows: pl.DataFrame) -> pl.DataFrame:
+        named = _nvsmi_csv.identified_expr(pl.col("text"))
+        return rows.with_columns(
+            fmt=pl.when(named).then(pl.lit("query_csv")).otherwise(pl.col("fmt")),
+            csv_layout=pl.when(named).then(pl.lit(_nvsmi_csv.IDENTIFIED)).otherwise(pl.col("csv_layout")),
+        )
+
+    return split_rows(lines, (pl.col("fmt") == "list") & ~pl.col("opens"), identify, lambda rows: rows)
 
 
 def _parse_format(fmt: str, part: pl.DataFrame, ctx: ParseContext) -> list[Parsed]:
@@ -214,6 +235,7 @@ SOURCE = register(
             "NVIDIA-SMI", "NVSMI LOG", "nvidia_smi_log", "Persistence-M", "Driver-Model", "rocesses:",
             "# gpu", "#gpu", "#Date", "#Time", "memory.", "utilization.", "pci.bus_id", "uuid", "used_memory",
             "used_gpu_memory", "process_name", "(UUID: GPU-", "MiB", "GPU-", "MIG devices", "CPU Affinity",
+            "00000000:",  # the bus id of a CSV row without a header
         ),
         formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
         segmented=True,
