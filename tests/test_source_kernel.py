@@ -1188,3 +1188,34 @@ def test_short_monotonic_without_hostname_keeps_kernel_out_of_the_message() -> N
     ]
     assert events["message"][0] == "BTRFS info (device dm-0): using free-space-tree"
     assert events["boot_seconds"].to_list() == [7933.811228, 7933.813593]
+
+
+def test_short_monotonic_journal_gives_each_daemon_line_its_program_and_pid() -> None:
+    """`journalctl -o short-monotonic` beside the kernel's lines: "[ts] host program[pid]: …" is a daemon's line, not dmesg's."""
+    events = _parse(
+        "[    5.487436] gpu-node-3 mount[570]: mount: mount /dev/nvme0n1p2 on /sysroot failed: Structure needs cleaning\n"
+        "[    5.487681] gpu-node-3 systemd[1]: sysroot.mount: Mount process exited, code=exited, status=32/n/a\n"
+        "[ 7933.813593] gpu-node-3 kernel: Memory cgroup out of memory: Killed process 5100 (python) total-vm:3000000kB,"
+        " anon-rss:2048000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:6000kB oom_score_adj:0\n"
+        "[ 7934.100000] gpu-node-3 systemd[1]: train.service: A process of this unit has been killed by the OOM killer.\n"
+    )
+    assert events.select("kind", "process", "pid", "host", "format").rows() == [
+        ("log", "mount", 570, "gpu-node-3", "journal_monotonic"),
+        # systemd's lines go to its rules, which name the unit they are about
+        ("log", "sysroot.mount", None, "gpu-node-3", "journal_monotonic"),
+        ("oom_kill", "python", 5100, "gpu-node-3", "journal_monotonic"),
+        ("oom_kill", "train.service", None, "gpu-node-3", "journal_monotonic"),
+    ]
+    assert events["message"][1] == "sysroot.mount: Mount process exited, code=exited, status=32/n/a"
+    assert events["boot_seconds"].to_list() == [5.487436, 5.487681, 7933.813593, 7934.1]
+
+
+def test_dmesg_lines_of_programs_stay_kernel_lines() -> None:
+    # dmesg writes no host before a program's name: systemd's early lines and a segfault stay kernel lines.
+    events = _parse(
+        "[    3.120001] systemd[1]: Detected architecture x86-64.\n"
+        "[   12.300000] python3[1234]: segfault at 0 ip 00007f00deadbeef sp 00007ffc00000000 error 4 in libc.so.6[7f0000000000+1000]\n"
+    )
+    assert events["format"].to_list() == ["dmesg_raw", "dmesg_raw"]
+    assert events["message"][0] == "systemd[1]: Detected architecture x86-64."
+    assert events["pid"].to_list()[1] == 1234

@@ -80,6 +80,9 @@ _RELTIME_HEAD = (
 _EMBEDDED_BOOT_HEAD = rf"^(?:\[\s*(?<boot>[0-9]+\.[0-9]+)\](?:{_CALLER})?|{_CALLER}) ?"
 _BOOT_STAMP = r"^\[\s*[0-9]+\.[0-9]+\]"
 _HOST_AFTER_STAMP = _BOOT_STAMP + r" ?(?:\S+ )?kernel: "
+# `journalctl -o short-monotonic`: after the stamp, the host and "kernel: " or a program[pid] (dmesg writes
+# no host before a program's name; "traps: a[1] …" is no host).
+_MONOTONIC_JOURNAL = r"^\[ *[0-9]+\.[0-9]{6}\][ \t](?:(?:\S+[ \t])?kernel: |\S*[^ \t:\[\]][ \t][A-Za-z0-9_.\-/@()]+\[[0-9]+\]:?[ \t])"
 _RAW, _CTIME, _ISO, _RELTIME = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD))
 _CTIME_SNIFF = _CTIME_HEAD + r"\s*\S"
 _JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
@@ -320,19 +323,23 @@ def _line_forms(lines: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
 
 def _families(lines: pl.DataFrame) -> dict[int, str]:
     """How each file is written (dmesg, syslog or journal_json: whichever most of its lines are; "mixed" for
-    dmesg and syslog lines both), by its ``batch_file`` number (0 for the lines of one file), counted in one query."""
+    dmesg and syslog lines both; syslog for ``journalctl -o short-monotonic``, whose daemons' lines look like
+    dmesg's), by its ``batch_file`` number (0 for the lines of one file), counted in one query."""
     text = pl.col("text")
     syslog, dmesg = _line_forms(lines)
     file = pl.col("batch_file") if within_file(lines) else pl.lit(0, pl.Int32).alias("batch_file")
     counts = lines.group_by(file, maintain_order=True).agg(
         dmesg=dmesg.sum(),
         syslog=syslog.sum(),
+        monotonic=pl.when(text.str.starts_with("[")).then(text).str.contains(_MONOTONIC_JOURNAL).sum(),
         journal_json=text.filter(text.str.starts_with("{")).str.json_path_match("$.MESSAGE").is_not_null().sum(),
     )
     names = ("dmesg", "syslog", "journal_json")
     families = {}
     for row in counts.iter_rows(named=True):
         family = max(names, key=lambda name: row[name])
+        if family == "dmesg" and row["monotonic"] and 2 * row["monotonic"] >= row["dmesg"]:
+            family = "syslog"  # its kernel lines go to these rules through the syslog framing, the others to theirs
         families[row["batch_file"]] = "mixed" if family != "journal_json" and row["dmesg"] and row["syslog"] else family
     return families
 
