@@ -312,3 +312,43 @@ def test_snakemake_ctime_stamps_are_times_and_date_the_job_lines_around_them(tmp
     rca.ingest(tmp_path / "logs", tmp_path / "store")
     incident = rca.correlate(rca.open_store(tmp_path / "store").events()).incidents.row(0, named=True)
     assert utc(2025, 11, 12, 11, 40, 15) <= incident["start"] <= utc(2025, 11, 12, 11, 40, 17)
+
+
+# --- SGLang's ranks, nanotron's and NVIDIA Cosmos' headers, Megatron's and nanotron's progress lines -------
+
+
+def test_sglang_tensor_parallel_rank_is_the_rank_of_the_whole_record() -> None:
+    rows = _rows(_events((fixture_path("pytorch_sglang_tp_rank_scheduler_traceback_01.log")).read_text()))
+    assert [(r["line"], r["kind"], r["n_lines"], r["attrs"].get("rank")) for r in rows] == [(1, "log", 1, None), (2, "traceback", 6, 3)]
+    assert rows[1]["ts"] == utc(2026, 3, 3, 3, 53, 36)
+
+
+def test_sglang_ranks_beside_a_data_parallel_rank_are_no_worker_rank() -> None:
+    rows = _rows(_events("[2025-05-19 23:22:28 DP1 TP3] Decode batch. #running-req: 4\n"))
+    assert (rows[0]["ts"], rows[0]["attrs"].get("rank")) == (utc(2025, 5, 19, 23, 22, 28), None)
+
+
+def test_nanotron_header() -> None:
+    rows = _rows(_events(
+        "08/31/2024 14:37:31 [INFO|DP=0|PP=0|TP=0]: iteration: 1 / 15 | consumed_tokens: 512 | lm_loss: 5.32 | lr: 0.00015\n"
+        "08/31/2024 14:37:32 [WARNING|DP=0|PP=0|TP=0|ip-26-0-160-225]: Saving checkpoint at checkpoints/10\n"
+    ))
+    assert [(r["ts"], r["severity"]) for r in rows] == [(utc(2024, 8, 31, 14, 37, 31), "info"), (utc(2024, 8, 31, 14, 37, 32), "warning")]
+    assert rows[1]["message"] == "Saving checkpoint at checkpoints/10"
+    assert (rows[0]["attrs"]["loss"], rows[0]["attrs"]["step"]) == (5.32, 1)
+
+
+def test_cosmos_imaginaire_header() -> None:
+    rows = _rows(_events(fixture_path("pytorch_cosmos_predict1_imaginaire_header_loss_01.log").read_text()))
+    assert (rows[1]["ts"], rows[1]["severity"], rows[1]["attrs"]["loss"]) == (utc(2025, 4, 14, 2, 51, 9), "info", 1.5156)
+    assert rows[1]["message"] == "20 : iter_speed 19.06 seconds per iteration | Loss: 1.5156"
+    tagged = _rows(_events("[08-03 22:21:35|job=|SUCCESS|cosmos_framework/scripts/server.py:595:infer] ready\n"))
+    assert (tagged[0]["ts"], tagged[0]["severity"], tagged[0]["message"]) == (utc(2025, 8, 3, 22, 21, 35), "info", "ready")
+
+
+def test_megatron_iteration_line_gives_step_and_lm_loss() -> None:
+    rows = _rows(_events(
+        " iteration      100/  500000 | consumed samples:        51200 | elapsed time per iteration (ms): 1234.5 |"
+        " lm loss: 7.123456E+00 | loss scale: 1.0 | grad norm: 1.234 |\n"
+    ))
+    assert (rows[0]["attrs"]["loss"], rows[0]["attrs"]["step"]) == (7.123456, 100)

@@ -1235,3 +1235,174 @@ def test_tensorflow_graph_execution_error_keeps_its_error_lines() -> None:
 def test_training_loss_names(line: str, loss: float | None) -> None:
     events, _, _ = _parse(line + "\n")
     assert json.loads(events["attrs"][0] or "{}").get("loss") == loss
+
+
+# --- captured on an H200 (torch 2.11, JAX 0.11, CuPy 14), and public samples -----------------------
+
+
+def test_torchrun_failure_table_names_the_root_cause_and_the_rank_the_launcher_stopped() -> None:
+    events = events_of("pytorch_torchrun_sigkill_sigterm_table_h200_01.log")
+    killed = events.filter(pl.col("kind") == "process_killed").sort("line")
+    assert killed.select("line", "pid", "exit_code", "severity", "host").rows() == [
+        (8, 679, -9, "error", None), (34, 678, -15, "warning", "localhost"), (43, 679, -9, "error", "localhost"),
+    ]
+    agent, stopped, root = attrs_of(killed)
+    assert agent == {"signal": "SIGKILL", "local_rank": 1}
+    assert stopped == {"signal": "SIGTERM", "rank": 0, "local_rank": 0, "root_cause": False}
+    assert root == {"signal": "SIGKILL", "rank": 1, "local_rank": 1, "root_cause": True}
+    # The table's own time (the launcher's clock, to the second).
+    assert killed["ts"].to_list()[1:] == [datetime(2026, 12, 4, 17, 27, 27, tzinfo=UTC)] * 2
+    assert killed["ts_quality"].to_list()[1:] == ["exact", "exact"]
+
+
+def test_torchrun_failure_table_of_ranks_that_exited_with_an_error() -> None:
+    events = events_of("nccl_duplicate_gpu_invalid_usage_two_ranks_h200_01.log")
+    table = events.filter(pl.col("message").str.contains(r"^\s*exitcode\s*:")).sort("line")
+    assert table.select("line", "kind", "pid", "exit_code", "severity").rows() == [
+        (118, "log", 738, 1, "error"), (127, "log", 737, 1, "error"),
+    ]
+    assert [(a["rank"], a["root_cause"]) for a in attrs_of(table)] == [(1, False), (0, True)]
+    agent = events.filter(pl.col("line") == 92).row(0, named=True)
+    assert (agent["pid"], agent["exit_code"], json.loads(agent["attrs"])) == (737, 1, {"local_rank": 0})
+
+
+def test_nccl_result_code_and_last_error_stay_with_the_dist_backend_error() -> None:
+    events = events_of("nccl_duplicate_gpu_invalid_usage_two_ranks_h200_01.log")
+    error = events.filter(pl.col("line") == 79).row(0, named=True)
+    assert error["n_lines"] == 4
+    assert error["message"].splitlines()[1] == "ncclInvalidUsage: This usually reflects invalid usage of NCCL library."
+    assert json.loads(error["attrs"])["cuda_error"] == "invalid usage"
+
+
+def test_an_untagged_traceback_under_another_writers_lines_inherits_no_time() -> None:
+    # Line 51 follows NCCL_DEBUG lines of pids 737/738; the last untagged timed line is torchrun's, 47 lines up.
+    events = events_of("nccl_duplicate_gpu_invalid_usage_two_ranks_h200_01.log")
+    first = events.filter(pl.col("line") == 51).row(0, named=True)
+    assert (first["kind"], first["ts"], first["ts_quality"]) == ("traceback", None, "missing")
+    # The launcher's traceback right under its own line still does.
+    launcher = events.filter(pl.col("line") == 93).row(0, named=True)
+    assert launcher["ts_quality"] == "inherited"
+
+
+def test_cupy_out_of_memory_is_a_gpu_oom_with_the_bytes_it_asked_for() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "cupy/cuda/memory.pyx", line 1560, in cupy.cuda.memory.SingleDeviceMemoryPool._try_malloc\n'
+        "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 200,000,000,000 bytes (allocated so far: 0 bytes).\n"
+    )
+    events, _, _ = _parse(text)
+    oom = one(events, "cuda_oom")
+    assert (oom["mem_requested_bytes"], oom["attrs"]["allocated_bytes"]) == (200_000_000_000, 0)
+    assert oom["attrs"]["exc_type"] == "cupy.cuda.memory.OutOfMemoryError"
+
+
+def test_jax_oom_names_the_device_of_its_allocator() -> None:
+    events = events_of("jax_xla_oom_autotuner_device0_h200_01.log")
+    ooms = events.filter(pl.col("kind") == "cuda_oom").sort("line")
+    assert ooms.select("line", "gpu_index", "mem_requested_bytes").rows() == [(22, 0, gib(223.53)), (34, 0, gib(223.53))]
+
+
+def test_h200_training_oom_facts() -> None:
+    oom = one(events_of("pytorch_cuda_oom_after_steps_h200_01.log"), "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["gpu_index"], oom["ts_quality"]) == (7, 5, 0, "inherited")
+    assert (oom["mem_requested_bytes"], oom["mem_total_bytes"]) == (gib(24.00), gib(139.80))
+    assert (oom["attrs"]["free_bytes"], oom["attrs"]["reserved_unallocated_bytes"]) == (gib(17.41), mib(96.91))
+    lightning = one(events_of("pytorch_lightning_cuda_oom_rich_table_h200_01.log"), "cuda_oom")
+    assert (lightning["line"], lightning["n_lines"], lightning["mem_requested_bytes"]) == (21, 76, gib(158.69))
+    loader = one(events_of("pytorch_dataloader_killed_chained_h200_01.log"), "dataloader_killed")
+    assert (loader["line"], loader["n_lines"], loader["pid"], loader["attrs"]["signal"]) == (8, 45, 708, "SIGKILL")
+
+
+_RICH_BOXED = """\
+╭───────────────────── Traceback (most recent call last) ──────────────────────╮
+│ /Users/masa/.local/pipx/venvs/mcp-ticketer/lib/python3.13/site-packages/mcp_ │
+│ ticketer/cli/main.py:1935 in mcp_callback                                    │
+│                                                                              │
+│ ❱ 1935 │   │   │   os.chdir(project_path)                                    │
+│                                                                              │
+╰──────────────────────────────────────────────────────────────────────────────╯
+FileNotFoundError: [Errno 2] No such file or directory: 
+'/nonexistent/path/that/does/not/exist'
+"""
+_RICH_RULED = """\
+  Network URL: http://192.168.1.41:8501
+
+────────────────────────── Traceback (most recent call last) ───────────────────────────
+  C:\\Users\\user\\AppData\\Local\\Packages\\PythonSoftwareFoundation.Python.3.13_qbz5n2kfra  
+  \\exec_code.py:129 in exec_func_with_error_handling
+
+  D:\\OneDrive - Westminster International University in
+  Tashkent\\wrangling\\CW\\Wrangling-CW-WIUT\\main.py:4 in <module>
+
+  ❱   4 import plotly.express as px
+────────────────────────────────────────────────────────────────────────────────────────
+ModuleNotFoundError: No module named 'plotly'
+Epoch 2/10
+"""
+
+
+@pytest.mark.parametrize(("text", "line", "n_lines", "exc_type"), [
+    # rich.traceback's box (typer, Lightning's CLI), the exception's message wrapped at the box's width
+    (_RICH_BOXED, 1, 9, "FileNotFoundError"),
+    (_RICH_RULED, 3, 8, "ModuleNotFoundError"),  # without the box's sides (Streamlit's)
+])
+def test_rich_traceback_is_one_traceback_with_its_exception(text: str, line: int, n_lines: int, exc_type: str) -> None:
+    events, _, _ = _parse(text)
+    traceback = one(events, "traceback")
+    assert (traceback["line"], traceback["n_lines"], traceback["attrs"]["exc_type"]) == (line, n_lines, exc_type)
+    assert events.filter(pl.col("kind") == "log")["line"].to_list() == ([] if line == 1 else [1, 13])
+
+
+def test_bash_kill_report_without_the_command() -> None:
+    killed = one(events_of("ci_jenkins_mvn_line_killed_no_command_01.log"), "process_killed")
+    assert (killed["pid"], killed["attrs"]["signal"]) == (298, "SIGKILL")
+
+
+def test_slurm_cancellation_is_a_kill_at_the_time_it_states() -> None:
+    text = (
+        "srun: Job step aborted: Waiting up to 47 seconds for job step to finish.\n"
+        "slurmstepd: error: *** JOB 494583 ON ... CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***\n"
+        "Preparing test set...:  46%|████▋     | 31/67 [29:02<35:12, 58.67s/it]slurmstepd: error: *** STEP 6053.0 ON DEL2212S020"
+        " CANCELLED AT 2024-04-23T12:18:08 ***\n"
+    )
+    events, _, _ = _parse(text)
+    cancelled = events.filter(pl.col("line") > 1)
+    assert cancelled.select("line", "kind", "ts", "ts_quality", "severity").rows() == [
+        (2, "process_killed", datetime(2024, 4, 20, 9, 9, 37, tzinfo=UTC), "exact", "error"),
+        # Without a reason: scancel's, or srun's once a task had failed (a consequence, not a kill of its own).
+        (3, "log", datetime(2024, 4, 23, 12, 18, 8, tzinfo=UTC), "exact", None),  # the level is not at the start of the line
+    ]
+    assert attrs_of(cancelled)[0] == {"slurm_step": "494583", "cancel_reason": "time_limit"}
+
+
+def test_bash_kill_report_with_the_core_dump_after_the_padded_signal() -> None:
+    line = (
+        "/data/tir/projects/tir3/users/mengyan3/all_in_one_pretraining/./pretrain_then_finetune.sh: line 184: 2324239 Aborted"
+        "                 (core dumped) litgpt pretrain $model_name --resume \"${checkpoint_dir}/step${step}/lit_model.pth\"\n"
+    )
+    killed = one(_parse(line)[0], "process_killed")
+    assert (killed["pid"], killed["process"], killed["attrs"]["signal"]) == (2324239, "litgpt", "SIGABRT")
+    assert killed["attrs"]["command"].startswith("litgpt pretrain ")
+
+
+def test_cuda_driver_error_out_of_memory_is_a_gpu_oom() -> None:
+    events = events_of("vllm_enginecore_cuda_driver_error_oom_01.log")
+    oom = one(events, "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["pid"], oom["attrs"]["exc_message"]) == (1, 7, 77, "CUDA driver error: out of memory")
+    other, _, _ = _parse("RuntimeError: CUDA driver error: an illegal memory access was encountered\n")
+    assert json.loads(other["attrs"][0])["cuda_error"] == "an illegal memory access was encountered"
+
+
+def test_called_process_error_for_a_child_a_signal_ended_is_a_kill() -> None:
+    # Python 2's wording of a negative return code (nephila/djangocms-installer#298, with the terminal's wrapping).
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python2.7/subprocess.py", line 574, in check_output\n'
+        "    raise CalledProcessError(retcode, cmd, output=output)\n"
+        "subprocess.CalledProcessError: Command '['/home/ashr/env/bin/python', u'-W'                                        "
+        "                                                , u'ignore', u'manage.py', u'migrate']' returned non-zero exit status -9\n"
+    )
+    killed = one(_parse(text)[0], "process_killed")
+    assert (killed["n_lines"], killed["exit_code"], killed["attrs"]["signal"]) == (4, -9, "SIGKILL")
+    exited, _, _ = _parse(text.replace("status -9", "status 1"))
+    assert exited["kind"].to_list() == ["traceback"]

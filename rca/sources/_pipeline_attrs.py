@@ -165,6 +165,7 @@ def _fields(present: set[str]) -> Fields:
         ("reason", "reason", json_text, pl.when(kind == "process_killed").then(c("f_reason"))),
         ("failure", "failure_class", json_text, c("f_failure_class")),
         ("slurm_oom", "slurm_step", json_text, c("f_slurm_step")),
+        ("slurm_oom", "cancel_reason", json_text, c("f_slurm_cancel_reason")),
         ("ray_oom", "workers_killed", json_number, c("f_ray_workers_killed")),
         ("ci_event", "ci_event", json_text, label(gated("ci_event"), CI_EVENTS)),
         ("xid", "health", json_text, pl.when(c("f_gpu_uuid").is_not_null() & c("f_unhealthy")).then(pl.lit("unhealthy"))),
@@ -188,7 +189,7 @@ def _trainer(present: set[str]) -> Fields:
         # ``loss_text`` is read first: step and epoch are read only beside a loss.
         beside_loss = pl.col("loss_text").is_not_null()
         fields["loss"] = (json_number, num(pl.col("loss_text"), pl.Float64()))
-        fields["step"] = (json_number, pl.when(beside_loss).then(num(first(gated("loss"), r"(?i)\b(?:global_)?step\s*[:=]?\s*([0-9]+)"))))
+        fields["step"] = (json_number, pl.when(beside_loss).then(num(first(gated("loss"), r"(?i)\b(?:(?:global_)?step|iteration)\s*[:=]?\s*([0-9]+)"))))
         fields["epoch"] = (
             json_number, pl.when(beside_loss).then(num(first(gated("loss"), r"(?i)\bepoch\s*[:=]?\s*([0-9]+(?:\.[0-9]+)?)"), pl.Float64())),
         )
@@ -218,8 +219,9 @@ def with_attrs(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     staged = facts.with_columns(**{f"a_{name}": run for name, run in runs.items()})
     scratch = [f"a_{name}" for name in runs]
     if "loss" in present:
-        # The training loss as Lightning, Megatron and NeMo name it too ("train_loss", "reduced_train_loss"), not "val_loss".
-        loss = first(gated("loss"), rf"(?i)\b(?:reduced_)?(?:train_)?loss\s*[:=]?\s*({_NUMBER})")
+        # The training loss as Lightning, Megatron, NeMo and nanotron name it too ("train_loss", "reduced_train_loss",
+        # "lm loss", "lm_loss"), not "val_loss".
+        loss = first(gated("loss"), rf"(?i)\b(?:reduced_|lm_)?(?:train_)?loss\s*[:=]?\s*({_NUMBER})")
         staged = staged.with_columns(loss_text=pl.when(pl.col("a_metrics").is_null()).then(loss) if "metrics" in runs else loss)
         scratch.append("loss_text")
     fields = _fields(present)

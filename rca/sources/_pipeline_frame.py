@@ -163,7 +163,17 @@ _APP_HEADERS = {
     "loguru": r"\| (?<loguru_level>TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\|(?: [^\s|]+:[^\s|]*:[0-9]+ -)?",
     # The month-first "%m/%d/%Y %H:%M:%S" of transformers' and accelerate's example scripts ("01/17/2024 13:47:27 - INFO - ");
     # a first number over 12 is the day.
-    "us_date": r"(?<us_stamp>[0-9][0-9]/[0-9][0-9]/[0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?)",
+    # nanotron's "08/31/2024 14:37:22 [INFO|DP=0|PP=0|TP=0]: " (a host after the ranks on several nodes) has the same stamp.
+    "us_date": (
+        r"(?<us_stamp>[0-9][0-9]/[0-9][0-9]/[0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?)"
+        rf"(?: \[(?<nanotron_level>{LEVEL_WORDS})\|DP=[0-9]+\|PP=[0-9]+\|TP=[0-9]+(?:\|[^\]\s]+)?\]:)?"
+    ),
+    # NVIDIA Cosmos' (imaginaire) logging: "[11-30 13:18:47|WARNING|cosmos_predict2/pipelines/video2world.py:320:from_config] ",
+    # maybe with tags before the level ("|job=|"); a yearless stamp, cut up in _resolve.
+    "cosmos": (
+        r"\[(?<cosmos_stamp>[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)(?:\|[0-9A-Za-z_]+=[^|\]\s]*)*"
+        rf"\|(?<cosmos_level>{LEVEL_WORDS}|SUCCESS)\|[^\]\s]+:[0-9]+:[^\]\s]+\]"
+    ),
     # rich's logging handler (accelerate, ms-swift, NeMo): "[15:58:29] WARNING  message   api.py:699", the level padded
     # to its column and the caller at the console's right edge (_RICH_CALLER); "[%x %X]" stamps ("[11/30/26 09:15:02]")
     # give the date too. The stamp is one group, cut up in _resolve (a group costs every line a capture). rich leaves a
@@ -175,7 +185,7 @@ _APP_HEADERS = {
 }
 _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.values()) + ")"
 # The group that is set exactly when each header won (python_caller's and loguru's lines are of their stamp's format;
-# nemo and us_date have none of their own).
+# nemo, us_date and cosmos have none of their own).
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
     "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
@@ -462,6 +472,11 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     for name, witness in _APP_WITNESS.items():
         app_format = app_format.when(pl.col(witness).is_not_null()).then(pl.lit(name))
     layers = layers.with_columns(app_format=app_format, body=pl.coalesce("j_body", inner.str.strip_prefix(pl.col("app")), inner))
+    # SGLang's tensor-parallel rank in its stamp's bracket ("[2025-05-19 23:22:28 TP3]") is the worker's rank where no
+    # data, pipeline or expert-parallel rank is given beside it. Only the first line of a message wears it: unlike a
+    # rank's tag, it does not set the line's partition.
+    tp_rank = pl.when(pl.col("app_iso").is_not_null()).then(pl.col("app")).str.extract(r"^\[[0-9T:.,\- ]+ TP([0-9]+)\]", 1)
+    layers = layers.with_columns(header_rank=tp_rank.cast(pl.Int64, strict=False))
     if not layers.select(pl.col("rich_level").is_not_null().any()).item():
         return layers
     # rich's caller, at the end of the line, is no part of the message.
@@ -554,13 +569,13 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     header_level = pl.coalesce(
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "tsl_sev",
-        "caller_level", "rich_level", "nemo_sev", "loguru_level",
+        "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(
         dated_raw=dated,
         epoch_any=pl.coalesce("epoch", pl.when(json_epoch).then(json_time)),
-        yearless_any=pl.coalesce("vllm_raw", "glog_raw"),
+        yearless_any=pl.coalesce("vllm_raw", "glog_raw", "cosmos_stamp"),
         header_level=header_level,
     ).with_columns(
         epoch_raw=pl.when(c("dated_raw").is_null()).then(c("epoch_any")),
@@ -576,9 +591,10 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         {"ts_epoch": _UTC},
     )
     # A yearless line's year can depend on the lines before it that give a month.
-    month = pl.coalesce("vllm_mon", "glog_mon").cast(pl.Int32, strict=False)
+    cosmos = c("cosmos_stamp")
+    month = pl.coalesce("vllm_mon", "glog_mon", cosmos.str.slice(0, 2)).cast(pl.Int32, strict=False)
     yearless_ts, yearless_quality = timeutil.yearless_to_utc(
-        month, pl.coalesce("vllm_day", "glog_day"), pl.coalesce("vllm_clock", "glog_clock"), ctx,
+        month, pl.coalesce("vllm_day", "glog_day", cosmos.str.slice(3, 2)), pl.coalesce("vllm_clock", "glog_clock", cosmos.str.slice(6)), ctx,
         within="batch_file" if batch else None,
     )
     any_yearless = stamped.select(c("yearless_raw").is_not_null().any()).item()
@@ -620,6 +636,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pod=pl.coalesce("pod", "j_pod"),
         namespace=c("j_namespace"),
         container=pl.coalesce("container", "j_container"),
+        rank=pl.coalesce("rank", "header_rank"),
         # The tags the line's prefixes carried, not what its JSON says: records never span them.
         partition=pl.concat_str(
             [c(name).cast(pl.String).fill_null("") for name in ("rank", "pid", "pod", "container")], separator="|"

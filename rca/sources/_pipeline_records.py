@@ -1,4 +1,4 @@
-"""Multi-line records of the pipeline source: Python tracebacks, Java and Go stack dumps.
+"""Multi-line records of the pipeline source: Python tracebacks (also as rich draws them), Java and Go stack dumps.
 
 Each family is found with whole-column shape tests and shifted neighbours, then a
 cumulative-sum key numbers its records. Neighbours are taken within a *partition* (one
@@ -17,6 +17,11 @@ _PY_CHAIN = (
     r"|The above exception was the direct cause of the following exception:)\s*$"
 )
 _INDENTED = r"^\s+\S"
+# rich's traceback (rich.traceback, Lightning, typer): the frames drawn in a box ("╭─── Traceback (most recent call
+# last) ───╮", "│ … │" lines, "╰───╯"), or between two rules without one, then the exception line under it.
+_RICH_TITLE = " Traceback (most recent call last) ─"
+_RICH_OPEN = r"^\s*(?:╭─+|─{3,}) Traceback \(most recent call last\) ─+╮?\s*$"
+_RICH_CLOSE = r"^\s*(?:╰─+╯|─{10,})\s*$"
 _PY_FRAME = r'^\s+File "[^"]*", line [0-9]+'
 # The last line of a traceback: "pkg.ExcType: message", "ExcType:" or a bare exception name.
 PY_EXCEPTION_LINE = r"^[A-Za-z_][0-9A-Za-z_.]*(?::(?:\s.*)?|Error|Exception|Interrupt|Exit|Iteration|Warning)$"
@@ -48,11 +53,11 @@ CPP_TAIL = (
     r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$|Extension modules: "
     r"|\s+\[\[.*\]\]|Hint: If you want to see a list of allocated tensors|\s+\[Op:[^\]\s]+\]|\s+\([0-9]+\) [A-Z][a-z]+(?: [a-z]+)*: "
     r"|OOM when allocating tensor |Detected at node '|Node: '"
-    r"|nccl[A-Z][A-Za-z]*Error: |Last error:$|Memory on the node \(IP: )"
+    r"|nccl(?:[A-Z][A-Za-z]*Error|InvalidArgument|InvalidUsage): |Last error:$|Memory on the node \(IP: )"
 )
 
 # A multi-line record needs a line of one of these shapes, or an indented line without a time.
-_OPENS_RECORD = "|".join((_PY_HEADER, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, CPP_TAIL))
+_OPENS_RECORD = "|".join((_PY_HEADER, _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, CPP_TAIL))
 
 # group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
 # every run below is a contiguous block: neighbours and run starts need no hashed windows.
@@ -112,6 +117,28 @@ def _python() -> tuple[pl.Expr, pl.Expr]:
     return member, _at_run_start(pl.col("line"), opens_segment)
 
 
+# Lines of an exception's message that rich wrapped at the console's width, followed at most.
+_RICH_WRAPPED_LINES = 3
+
+
+def _rich_traceback(body: pl.Expr) -> list[pl.Expr]:
+    """``rich_member`` and ``rich_start`` of rich's tracebacks: the title's line to the closing rule, and the exception line under it.
+
+    rich wraps a long exception message at the console's width, the width of its title's rule: a line
+    under it is the message's when its first word would not have fitted on the line above.
+    """
+    opens, closes = body.str.contains(_RICH_OPEN), body.str.contains(_RICH_CLOSE)
+    inside = pl.when(opens).then(True).when(_NEW_PARTITION | _prev(closes)).then(False).forward_fill()
+    message = _prev(closes) & _prev(inside) & _shape("exception")
+    width = pl.when(opens).then(body.str.len_chars()).forward_fill()
+    overflows = _prev(body.str.len_chars()) + 1 + body.str.extract(r"^(\S+)", 1).str.len_chars() > width
+    wraps = (~pl.col("after_gap") & pl.col("ts_raw").is_null() & overflows).fill_null(False)
+    for _ in range(_RICH_WRAPPED_LINES):
+        message = message | (_prev(message) & wraps)
+    member = inside | message
+    return [member.alias("rich_member"), pl.when(member).then(pl.when(opens).then(pl.col("line")).forward_fill()).alias("rich_start")]
+
+
 def records(framed: pl.DataFrame) -> pl.DataFrame:
     """One row per record: a multi-line record's lines joined, every other line as it is.
 
@@ -157,16 +184,20 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     """
     partition = pl.col("partition")
     shapes = {f"is_{name}": pl.col("body").str.contains(pattern) for name, pattern in _SHAPES.items()}
-    shaped = _with_tails_tagged(framed.with_columns(**shapes))
+    shaped = _with_tails_tagged(framed.with_columns(**shapes, file_prev_line=pl.col("line").shift(1)))
     keyed = shaped.sort("partition", "line").with_columns(
         new_partition=partition.ne_missing(partition.shift(1)),
         last_of_partition=partition.ne_missing(partition.shift(-1)),
     )
     # What NCCL's "Last error:" introduces is the line under it, whatever it says.
     keyed = keyed.with_columns(is_cpp_tail=pl.col("is_cpp_tail") | _prev(pl.col("body").str.ends_with("Last error:")))
+    if keyed.select(pl.col("body").str.contains(_RICH_TITLE, literal=True).any()).item():
+        keyed = keyed.with_columns(_rich_traceback(pl.col("body")))
+    else:
+        keyed = keyed.with_columns(rich_member=pl.lit(False), rich_start=pl.lit(None, pl.Int64))
     py_member, py_start = _python()
-    keyed = keyed.with_columns(py_member=py_member, py_start=py_start)
-    free = ~pl.col("py_member")
+    keyed = keyed.with_columns(py_member=py_member & ~pl.col("rich_member"), py_start=py_start)
+    free = ~pl.col("py_member") & ~pl.col("rich_member")
 
     java_continuation = _shape("java_continuation") & free
     java_start = free & ~java_continuation & _next(_shape("java_frame"))
@@ -191,8 +222,11 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     continued_member, continued_start = _runs_started_by(stamped & loose & _next(indented_unstamped), indented_unstamped)
     keyed = keyed.with_columns(continued_member=continued_member, continued_start=continued_start)
 
-    members = {"python": "py", "java": "java", "go": "go", "cpp": "cpp", "continued": "continued"}
-    family = pl.coalesce([pl.when(pl.col(f"{prefix}_member")).then(pl.lit(name)) for name, prefix in members.items()])
+    # A rich traceback is a Python traceback drawn otherwise.
+    members = {"python": "py", "java": "java", "go": "go", "cpp": "cpp", "continued": "continued", "rich": "rich"}
+    family = pl.coalesce([
+        pl.when(pl.col(f"{prefix}_member")).then(pl.lit("python" if name == "rich" else name)) for name, prefix in members.items()
+    ])
     record = pl.coalesce([pl.when(pl.col(f"{prefix}_member")).then(pl.col(f"{prefix}_start")) for prefix in members.values()])
     scratch = [f"{prefix}_{part}" for prefix in members.values() for part in ("member", "start")]
     scratch += ["new_partition", "last_of_partition", *(f"is_{name}" for name in _SHAPES)]
@@ -207,12 +241,15 @@ def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
     """One row per record of ``keyed`` (in (partition, line) order): bodies joined with newlines, time and tags of its first line.
 
     A traceback or stack dump without a time of its own that directly follows a timed line
-    is the tail of that logging call, so it inherits the time ("inherited").
+    is the tail of that logging call, so it inherits the time ("inherited"); an untagged one
+    under another writer's lines (an NCCL_DEBUG line's pid, a rank's tag) follows no line of its own.
     """
     new_partition = pl.col("partition").ne_missing(pl.col("partition").shift(1))
     with_prev = keyed.with_columns(
         prev_ts=pl.when(new_partition).then(None).otherwise(pl.col("ts").shift(1)),
         prev_raw=pl.when(new_partition).then(None).otherwise(pl.col("ts_raw").shift(1)),
+        # An untagged line's neighbour in its partition is the line above only when no tagged writer's lines came between.
+        prev_adjacent=~pl.col("partition").str.ends_with(_UNTAGGED) | (pl.col("line").shift(1) == pl.col("file_prev_line")),
     )
     single = with_prev.filter(pl.col("family").is_null()).with_columns(
         message=pl.col("body"), n_lines=pl.lit(1, pl.Int32)
@@ -224,11 +261,11 @@ def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
             pl.col("line").first(),
             pl.len().cast(pl.Int32).alias("n_lines"),
             pl.col("body").str.join("\n").alias("message"),
-            pl.col("ts", "ts_raw", "ts_quality", "format", "prev_ts", "prev_raw").first(),
+            pl.col("ts", "ts_raw", "ts_quality", "format", "prev_ts", "prev_raw", "prev_adjacent").first(),
             *(pl.col(name).drop_nulls().first() for name in _CARRIED),
         )
     )
-    inherits = pl.col("ts_raw").is_null() & pl.col("prev_raw").is_not_null() & pl.col("family").is_in(["python", "java", "go", "cpp"])
+    inherits = pl.col("ts_raw").is_null() & pl.col("prev_raw").is_not_null() & pl.col("prev_adjacent") & pl.col("family").is_in(["python", "java", "go", "cpp"])
     grouped = grouped.with_columns(
         ts=pl.when(inherits).then(pl.col("prev_ts")).otherwise(pl.col("ts")),
         ts_raw=pl.when(inherits).then(pl.col("prev_raw")).otherwise(pl.col("ts_raw")),

@@ -24,13 +24,17 @@ _UNIT_BYTES = {
     "B": 1, "bytes": 1, "KiB": 1024, "kB": 1024, "KB": 1024, "MiB": 1024**2, "MB": 1024**2,
     "GiB": 1024**3, "GB": 1024**3, "TiB": 1024**4, "TB": 1024**4,
 }
-_SIZE = r"(?<n>-?[0-9]+(?:\.[0-9]+)?) ?(?<u>bytes|B|KiB|kB|KB|MiB|MB|GiB|GB|TiB|TB)\b"
+# CuPy groups the digits of a byte count ("200,000,000,000 bytes").
+_SIZE = r"(?<n>-?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?) ?(?<u>bytes|B|KiB|kB|KB|MiB|MB|GiB|GB|TiB|TB)\b"
 
 CUDA_OOM = (
-    r"CUDA out of memory|HIP out of memory|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
+    # torch's "CUDA driver error: …" is a driver API call's (cuMemCreate, a custom op's allocation)
+    r"CUDA out of memory|HIP out of memory|CUDA (?:driver )?error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
     r"|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:Out of memory|Failed to allocate)"
     r"|OOM when allocating tensor"
     r"|NCCL WARN Cuda failure 'out of memory'"
+    # CuPy's memory pool (cupy.cuda.memory.OutOfMemoryError)
+    r"|Out of memory allocating [0-9,]+ bytes \(allocated so far: "
 )
 DATALOADER = (
     r"DataLoader worker \(pid(?:\(s\))? (?<pid>[0-9]+)[^)\n]*\) "
@@ -47,9 +51,11 @@ SHM = (
 )
 _SHM_PATH = r"(/dev/shm/[^\s'\"():,]+)|<(/torch_[^>\s]+)>"
 
+# bash's report of a job a signal ended ("script.sh: line 9:   298 Killed   python train.py"), the signal's name padded
+# to a column ("Aborted                 (core dumped) litgpt …"); a paste may lack the command.
 _BASH_KILL = (
     r"line [0-9]+: +(?<pid>[0-9]+) (?<signal>Killed|Terminated|Segmentation fault|Aborted|Bus error|Hangup"
-    r"|Illegal instruction|Floating point exception|Quit|Interrupt)(?: \(core dumped\))? +(?<command>\S.*)$"
+    r"|Illegal instruction|Floating point exception|Quit|Interrupt)(?: +\(core dumped\))?(?: +(?<command>\S.*))?\s*$"
 )
 _LONE_KILLED = r"^\s*Killed\s*$"
 _EXIT_CODE = (
@@ -67,6 +73,8 @@ _SIGNAL_NAMED = (
     r"|make(?:\[[0-9]+\])?: \*\*\* \[[^\]\n]*\] (?<make>Killed|Terminated|Segmentation fault|Aborted|Bus error)"
     # Open MPI's mpirun / mpiexec: "mpirun noticed that process rank 0 with PID 21183 on node host01 exited on signal 9 (Killed)."
     r"|process rank (?<mpi_rank>[0-9]+) with PID (?<mpi_pid>[0-9]+) on node (?<mpi_node>[^\s,]+) exited on signal (?<mpi_signal>[0-9]+)"
+    # subprocess' CalledProcessError for a child a signal ended, as Python 2 and 3.5 word it ("returned non-zero exit status -9").
+    r"|returned non-zero exit status -(?<status_signal>[0-9]{1,2})\b"
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
 
@@ -82,7 +90,7 @@ _HANDLE_BUS = r"[0-9A-Fa-f]{3,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
 # A CUDA, cuDNN or NCCL error other than running out of memory (kept as cuda_oom): what it says, for the
 # correlation with the GPU's Xids (an illegal memory access, an uncorrectable ECC error, a lost device).
 _CUDA_ERROR = (
-    r"CUDA error: (?<runtime>[^\n`']+?)(?: when calling|\s*$|\n|')|cuda runtime error \([0-9]+\) : (?<thc>[^\n]+?) at \S+:[0-9]+"
+    r"CUDA (?:driver )?error: (?<runtime>[^\n`']+?)(?: when calling|\s*$|\n|')|cuda runtime error \([0-9]+\) : (?<thc>[^\n]+?) at \S+:[0-9]+"
     r"|(?<cudnn>CUDNN_STATUS_[A-Z_]+)|(?<nccl_code>nccl(?:Unhandled[A-Za-z]*|System|Internal|Remote|InvalidUsage|InvalidArgument)Error)"
     r"|NCCL error in: \S+, (?<nccl>[a-z][a-z ]+[a-z])|(?<driver>CUDA_ERROR_[A-Z_]+)"
     # The GPU or its driver gone, as nvidia-smi, NVML and the container toolkit tell it ("Unable to determine the device
@@ -125,20 +133,23 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "bash": ("line ",),
     "killed": ("Killed",),
     "exit": r"(?i)exit|make",
-    "named_signal": ("died with <Signals.", ") received by PID ", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG"),
+    "named_signal": (
+        "died with <Signals.", ") received by PID ", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
+        "returned non-zero exit status -",
+    ),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU"),
     "java_oom": (_JAVA_OOM_LITERAL,),
     "go_oom": ("out of memory", "VirtualAlloc of "),
     "cuda_error": (
-        "CUDA error: ", "cuda runtime error", "CUDNN_STATUS_", "NCCL error", "ncclUnhandled", "ncclSystemError",
+        "CUDA error: ", "CUDA driver error: ", "cuda runtime error", "CUDNN_STATUS_", "NCCL error", "ncclUnhandled", "ncclSystemError",
         "ncclInternalError", "ncclRemoteError", "ncclInvalid", "CUDA_ERROR_",
         "device handle for GPU", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML", "nvml error: ",
         "Found no NVIDIA driver",
     ),
     "reason": ("reason:", "reason="),
     "failure": ("Job failed (",),
-    "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: "),
+    "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT "),
     "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
     "container": ("container",),
     "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
@@ -239,7 +250,7 @@ def size(text: pl.Expr, pattern: str) -> pl.Expr:
 
 def _bytes(number: pl.Expr, unit: pl.Expr) -> pl.Expr:
     factor = unit.replace_strict(_UNIT_BYTES, default=None, return_dtype=pl.Float64)
-    return (number.cast(pl.Float64, strict=False) * factor).round().cast(pl.Int64, strict=False)
+    return (number.str.replace_all(",", "", literal=True).cast(pl.Float64, strict=False) * factor).round().cast(pl.Int64, strict=False)
 
 
 def _signal_of_exit(code: pl.Expr) -> pl.Expr:
@@ -275,7 +286,8 @@ def _cuda_facts() -> dict[str, pl.Expr]:
         "cuda_oom": m.is_not_null(),
         "gpu_index": pl.coalesce(
             first(m, r"\(GPU ([0-9]+);"), first(m, r"GPU ([0-9]+) has a total capac"),
-            first(m, r"/device:GPU:([0-9]+)"), first(m, r"on device ordinal ([0-9]+)"),  # TensorFlow's, XLA's
+            # TensorFlow's, XLA's ("on device ordinal 0"; JAX's "with allocator GPU_0_bfc on device 0.")
+            first(m, r"/device:GPU:([0-9]+)"), first(m, r"on device (?:ordinal )?([0-9]+)\b"),
         ),
         # TensorFlow's and XLA's: "failed to allocate 3.39G (3640655872 bytes) from device", "Failed to allocate request for 3.39GiB (3640655872B)".
         "requested": pl.coalesce(
@@ -288,7 +300,9 @@ def _cuda_facts() -> dict[str, pl.Expr]:
         "in_use_pid": pl.when(alone).then(listed_pids.list.first()),
         "listed_process_pids": pl.when(several).then(listed_pids),
         "listed_processes_in_use_bytes": pl.when(several).then(listed_bytes.list.sum()),
-        "allocated_bytes": pl.coalesce(size(m, r"{size} already allocated"), size(m, r"{size} is allocated by PyTorch")),
+        "allocated_bytes": pl.coalesce(
+            size(m, r"{size} already allocated"), size(m, r"{size} is allocated by PyTorch"), size(m, r"\(allocated so far: {size}\)"),
+        ),
         "reserved_unallocated_bytes": size(m, r"{size} is reserved by PyTorch but unallocated"),
         "reserved_total_bytes": pl.coalesce(size(m, r"{size} reserved in total by PyTorch"), size(m, r"{size} cached\)")),
     }
@@ -332,7 +346,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     return {
         "named_signal": pl.coalesce(
             named.field("died"), torchrun, named.field("spawn"), _signal_of_word(pl.coalesce(named.field("go"), named.field("make"))),
-            _signal_of_exit(-num(named.field("mpi_signal"), pl.Int32())),
+            _signal_of_exit(-num(pl.coalesce(named.field("mpi_signal"), named.field("status_signal")), pl.Int32())),
         ),
         # Open MPI prints PID 0 for a process whose pid it never learnt.
         "named_pid": num(pl.coalesce(pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None))),
@@ -344,17 +358,27 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
 def _slurm_oom_facts() -> dict[str, pl.Expr]:
     """Slurm's report of its cgroup's OOM killer ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=…",
     since 21.08 "Detected 1 oom_kill event in StepId=…") and of the tasks it killed ("srun: error: node: task 4:
-    Out Of Memory", "tasks 0-2,5: Out Of Memory"), and srun's report of tasks a signal killed ("task 289: Bus error")."""
+    Out Of Memory", "tasks 0-2,5: Out Of Memory"), srun's report of tasks a signal killed ("task 289: Bus error"), and
+    slurmstepd's of a job or step it cancelled ("*** JOB 494583 ON node1 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***":
+    a kill for its reason; without one, scancel's or srun's after a task failed, which is no kill of its own)."""
     m = gated("slurm_oom")
     task = m.str.extract_groups(
         r"^srun: error: (?<node>[^\s:]+): tasks? [0-9][0-9,\-]*: (?<what>Out Of Memory|Killed|Terminated|Bus error|Segmentation fault|Aborted)$"
     ).struct
+    cancelled = m.str.extract_groups(
+        r"\*\*\* (?:JOB|STEP) (?<id>[0-9]+(?:\.[0-9a-z]+)?) ON (?<node>\S+) CANCELLED AT (?<at>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9:]{8})"
+        r"(?: DUE TO (?<reason>[A-Z](?:[A-Z ]*[A-Z])?))?"
+    ).struct
+    at = cancelled.field("at")
     return {
+        "slurm_cancel_at": at,
+        "slurm_cancel_reason": cancelled.field("reason").str.to_lowercase().str.replace_all(" ", "_", literal=True),
         "slurm_oom_kill": m.str.contains(r"Detected [0-9]+ oom[-_]kill events?(?:\(s\))?").fill_null(False),
         "slurm_task_oom": m.str.contains(r"\btasks? [0-9][0-9,\-]*: Out Of Memory").fill_null(False),
         "slurm_task_signal": _signal_of_word(task.field("what")),
-        "slurm_node": task.field("node"),
-        "slurm_step": first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"),
+        # An author may have cut the node's name ("ON ... CANCELLED").
+        "slurm_node": pl.coalesce(task.field("node"), cancelled.field("node").str.extract(r"^([0-9A-Za-z][0-9A-Za-z_.\-]*)$", 1)),
+        "slurm_step": pl.coalesce(first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"), cancelled.field("id")),
     }
 
 
@@ -498,7 +522,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.any_horizontal(
             c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_killed"),
             c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_slurm_task_signal").is_not_null(),
-            c("f_ray_oom_kill"),
+            c("f_ray_oom_kill"), c("f_slurm_cancel_reason").is_not_null(),
         )
     )
     kind = (

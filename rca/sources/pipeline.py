@@ -18,9 +18,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from rca import timeutil
 from rca.sources import _syslog, register
 from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, one_head, split_rows
-from rca.sources._pipeline_attrs import json_number, json_object, with_attrs
+from rca.sources._pipeline_attrs import json_flag, json_number, json_object, with_attrs
 from rca.sources._pipeline_frame import frame
 from rca.sources._pipeline_records import records
 from rca.sources._pipeline_rules import (
@@ -47,7 +48,7 @@ _MARKERS = "|".join(
         r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
         r"Process completed with exit code [0-9]+", r"ERROR: Job failed", r"^Running with gitlab-runner",
         r"^(?:\[[0-9T:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?[0-9]+",
-        r"The runner has received a shutdown signal", r"line [0-9]+: +[0-9]+ Killed ", r"^Killed$",
+        r"The runner has received a shutdown signal", r"line [0-9]+: +[0-9]+ (?:Killed|Terminated|Aborted|Segmentation fault|Bus error)(?: |$)", r"^Killed$",
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
         r"KV cache", r"EngineCore", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
@@ -62,7 +63,7 @@ _MARKERS = "|".join(
         # `srun -l`: each line behind the number of the task that printed it
         r"^ {0,3}[0-9]{1,4}: \S",
         # C++ cores' errors and dumps (c10, cuBLAS, XLA, CPython's faulthandler), Open MPI's launcher, TensorFlow's C++ log
-        r"CUDA error: ", r"CUBLAS_STATUS_[A-Z_]+", r"RESOURCE_EXHAUSTED", r"CUDA_ERROR_[A-Z_]+", r"cuda runtime error \([0-9]+\)",
+        r"CUDA (?:driver )?error: ", r"CUBLAS_STATUS_[A-Z_]+", r"RESOURCE_EXHAUSTED", r"CUDA_ERROR_[A-Z_]+", r"cuda runtime error \([0-9]+\)",
         r"CUDNN_STATUS_[A-Z_]+", r"OOM when allocating tensor", r"^frame #[0-9]+: ",
         r"^Exception raised from \S+ at ", r"^Fatal Python error: ", r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$",
         r"exited on signal [0-9]+ \(", r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:.]+: [IWEF] \S+\.cc:[0-9]+\] ",
@@ -70,6 +71,8 @@ _MARKERS = "|".join(
         r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,.]+\] \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[[0-9A-Za-z_.]+:[0-9]+:",
         r"^(?:\([0-9A-Za-z_]+ pid=[0-9]+\) )?(?:DEBUG|INFO|WARNING|ERROR) [0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] ",
         r"^\[[A-Z]+\|[0-9A-Za-z_.]+:[0-9]+\] [0-9]{4}-[0-9][0-9]-[0-9][0-9] ", r"^\s*\[rank[0-9]+\]:", r"^\[[IWEF] [0-9A-Za-z_.]+:[0-9]+\] ",
+        # nanotron's ("08/31/2024 14:37:22 [INFO|DP=0|PP=0|TP=0]: ") and NVIDIA Cosmos' ("[04-14 02:44:17|INFO|path.py:149:train] ")
+        r"^[0-9][0-9]/[0-9][0-9]/[0-9]{4} [0-9:]+ \[[A-Z]+\|DP=[0-9]+\|PP=[0-9]+\|TP=", r"^\[[0-9][0-9]-[0-9][0-9] [0-9:.]+(?:\|[0-9A-Za-z_]+=[^|\]\s]*)*\|[A-Z]+\|\S+:[0-9]+:\S+\] ",
     )
 )
 _PLAIN_TEXT_SCORE = 0.1
@@ -95,7 +98,8 @@ _OUTPUT = {
     "severity": pl.col("severity"),
     "message": pl.col("message"),
     "ts": pl.col("ts"),
-    "ts_raw": pl.col("ts_raw"),
+    # A record without a time of its own may state one (slurmstepd's "CANCELLED AT …"): read in _times_stated.
+    "ts_raw": pl.coalesce("ts_raw", pl.when(pl.col("ts").is_null()).then(pl.col("f_slurm_cancel_at"))),
     "ts_quality": pl.col("ts_quality"),
     "format": pl.col("format"),
     "host": pl.coalesce(pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_named_host", "f_slurm_node")), "host"),
@@ -148,7 +152,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     # Blank lines never reach the parser and blank envelopes are dropped here: both leave a gap in the line numbers
     # (the pieces of a cut line, whose text is on its first piece's row, do not).
     kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank")).with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))
-    events = _classify(records(kept.filter(~pl.col("continued"))))
+    events = _times_stated(_torchrun_failures(_classify(records(kept.filter(~pl.col("continued")))), ctx.tz), ctx.tz)
     return Parsed(events=events, skipped=skipped)
 
 
@@ -175,6 +179,90 @@ def _ruled(grouped: pl.DataFrame, families: tuple[str, ...]) -> pl.DataFrame:
     gated, present = gate_families(grouped, families)
     facts = kind_and_severity(exception_facts(extract(gated, present)), present)
     return with_attrs(facts, present).select(**_OUTPUT)
+
+
+# torchrun's ChildFailedError table gives each failed rank as "[n]:" then "time : 2026-12-04_17:27:27" (the
+# launcher's local time), "host : …", "rank : 1 (local_rank: 1)", "exitcode : -9 (pid: 679)", under "Root Cause
+# (first observed failure):" or "Failures:" (the other ranks: failed too, or stopped by the launcher with SIGTERM).
+_TORCHRUN_EXIT = r"^\s*exitcode\s*: -?[0-9]+ \(pid: ([0-9]+)\)\s*$"
+_TORCHRUN_TIME = r"^\s*time\s*: ([0-9]{4}-[0-9][0-9]-[0-9][0-9])_([0-9][0-9]:[0-9][0-9]:[0-9][0-9])\s*$"
+_TORCHRUN_HOST = r"^\s*host\s*: (\S+)\s*$"
+_TORCHRUN_RANK = r"^\s*rank\s*: ([0-9]+) \(local_rank: ([0-9]+)\)\s*$"
+_TORCHRUN_ROOT = r"^\s*Root Cause \(first observed failure\):\s*$"
+# The elastic agent's own line about the same death: "failed (exitcode: -9) local_rank: 1 (pid: 679) of binary: …".
+_AGENT = r"\bfailed \(exitcode: -?[0-9]+\) local_rank: (?<local_rank>[0-9]+) \(pid: (?<pid>[0-9]+)\)"
+
+
+def _with_keys(attrs: pl.Expr, fields: dict[str, pl.Expr]) -> pl.Expr:
+    """``attrs`` (a JSON object or null) with the keys of ``fields`` that have a value added."""
+    added = json_object(fields)
+    joined = pl.concat_str([attrs.str.strip_suffix("}"), pl.lit(","), added.str.strip_prefix("{")])
+    return pl.when(added.is_null()).then(attrs).when(attrs.is_null()).then(added).otherwise(joined)
+
+
+def _torchrun_failures(events: pl.DataFrame, tz: str) -> pl.DataFrame:
+    """The pid, rank, local rank, host and time of each failure in torchrun's table on its exitcode line's event
+    (and the pid and local rank on the elastic agent's line).
+
+    The table's root cause is marked (``root_cause``); a rank under "Failures:" that the launcher
+    stopped with SIGTERM once another had failed is a consequence, a warning.
+    """
+    message, line = pl.col("message"), pl.col("line")
+    if not events.select(message.str.contains_any(["exitcode", "local_rank: "]).any()).item():
+        return events
+    table_exit = message.str.contains(_TORCHRUN_EXIT)
+    agent = message.str.contains("local_rank: ", literal=True) & message.str.contains(_AGENT)
+
+    def above(rows: int) -> pl.Expr:
+        # The field's line right above (the table has no blank lines).
+        return pl.when(line.shift(rows) == line - rows).then(message.shift(rows))
+
+    stamp = above(3).str.extract_groups(_TORCHRUN_TIME).struct
+    rank = above(1).str.extract_groups(_TORCHRUN_RANK).struct
+    root_cause = (
+        pl.when(message.str.contains(_TORCHRUN_ROOT)).then(True)
+        .when(message.str.contains(r"^\s*Failures:\s*$")).then(False)
+        .forward_fill()
+    )
+    agent_line = pl.when(agent).then(message).str.extract_groups(_AGENT).struct
+    table = events.with_columns(
+        t_entry=table_exit,
+        t_pid=pl.coalesce(message.str.extract(_TORCHRUN_EXIT, 1), agent_line.field("pid")).cast(pl.Int64, strict=False),
+        t_date=stamp.field("1"), t_clock=stamp.field("2"),
+        t_host=above(2).str.extract(_TORCHRUN_HOST, 1),
+        t_rank=rank.field("1").cast(pl.Int64, strict=False),
+        t_local_rank=pl.coalesce(rank.field("2"), agent_line.field("local_rank")).cast(pl.Int64, strict=False),
+        t_root_cause=root_cause,
+    )
+    entry = pl.col("t_entry")
+    stamped = entry & pl.col("ts").is_null() & pl.col("t_date").is_not_null()
+    table_stamp = pl.format("{}_{}", "t_date", "t_clock")
+    return table.with_columns(
+        ts=pl.when(stamped).then(timeutil.iso_to_utc(pl.format("{} {}", "t_date", "t_clock"), tz)).otherwise(pl.col("ts")),
+        ts_raw=pl.when(stamped).then(table_stamp).otherwise(pl.col("ts_raw")),
+        ts_quality=pl.when(stamped).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
+        host=pl.coalesce("host", pl.when(entry).then(pl.col("t_host"))),
+        pid=pl.coalesce("pid", "t_pid"),
+        severity=pl.when(entry & ~pl.col("t_root_cause").fill_null(True) & (pl.col("exit_code") == -15))
+        .then(pl.lit("warning")).otherwise(pl.col("severity")),
+        attrs=_with_keys(pl.col("attrs"), {
+            "rank": json_number(pl.when(entry & ~pl.col("attrs").str.contains('"rank":', literal=True).fill_null(False)).then(pl.col("t_rank"))),
+            "local_rank": json_number(pl.when(entry | agent).then(pl.col("t_local_rank"))),
+            "root_cause": json_flag(pl.when(entry).then(pl.col("t_root_cause"))),
+        }),
+    ).drop("t_entry", "t_pid", "t_date", "t_clock", "t_host", "t_rank", "t_local_rank", "t_root_cause")
+
+
+def _times_stated(events: pl.DataFrame, tz: str) -> pl.DataFrame:
+    """The time of records that had none of their own but state one (``ts_raw`` from the rules)."""
+    stated = pl.col("ts").is_null() & pl.col("ts_raw").is_not_null()
+    if not events.select(stated.any()).item():
+        return events
+    read = timeutil.iso_to_utc(pl.col("ts_raw"), tz)
+    return events.with_columns(
+        ts=pl.when(stated).then(read).otherwise(pl.col("ts")),
+        ts_quality=pl.when(stated & read.is_not_null()).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
+    )
 
 
 def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
