@@ -15,7 +15,6 @@ import hashlib
 import itertools
 import json
 import os
-import re
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -38,7 +37,12 @@ MAX_WHOLE_FILE_BYTES = 1 << 30  # a binary file is parsed in memory: refuse what
 ARCHIVE_MAX_BYTES = 16 << 30  # bytes one archive may expand to, nested archives and gzip members included
 ARCHIVE_MAX_MEMBERS = 100_000
 ARCHIVE_MAX_RATIO = 500.0  # expanded : compressed; logs compress 5-30x (xz up to ~400x on repetitive ones), deflate bombs ~1030x
-_DATED = re.compile(r"\b((?:19|20)[0-9][0-9])[-/](?:0[1-9]|1[0-2])[-/](?:[0-2][0-9]|3[01])[T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]")
+# A fully dated time: ISO's order (torchrun's table joins date and time with "_") or the US month-first one
+# (nanotron's and accelerate's "08/31/2024 14:37:22").
+_DATED = (
+    r"\b(?:(?<iso>(?:19|20)[0-9][0-9])[-/](?:0[1-9]|1[0-2])[-/](?:[0-2][0-9]|3[01])[T _]"
+    r"|(?:0[1-9]|1[0-2])/(?:[0-2][0-9]|3[01])/(?<us>(?:19|20)[0-9][0-9])[ T])[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
+)
 
 
 @dataclass(frozen=True)
@@ -167,10 +171,15 @@ def year_hint(texts: pl.Series) -> int | None:
     behind them can be 32 MiB.
     """
     for lines in (texts.head(HEAD_LINES), texts.slice(HEAD_LINES)):
-        found = lines.str.extract(_DATED.pattern, 1).drop_nulls()
+        found = _dated_year(lines.str.extract_groups(_DATED)).drop_nulls()
         if found.len():
             return int(found[0])
     return None
+
+
+def _dated_year(groups: pl.Series) -> pl.Series:
+    """The year of each :data:`_DATED` match (its groups, as ``str.extract_groups`` gives them)."""
+    return groups.struct.field("iso").fill_null(groups.struct.field("us"))
 
 
 def year_hints(texts: Sequence[pl.Series]) -> list[int | None]:
@@ -180,7 +189,7 @@ def year_hints(texts: Sequence[pl.Series]) -> list[int | None]:
         return [None] * len(texts)
     owner = pl.Series("file", range(len(texts)), dtype=pl.Int32).repeat_by(pl.Series(lengths, dtype=pl.UInt32)).explode()
     dated = pl.DataFrame({"file": owner, "text": pl.concat(list(texts))})
-    found = dated.select("file", year=pl.col("text").str.extract(_DATED.pattern, 1)).drop_nulls("year")
+    found = pl.DataFrame({"file": dated["file"], "year": _dated_year(dated["text"].str.extract_groups(_DATED))}).drop_nulls("year")
     first = dict(found.group_by("file").agg(pl.col("year").first()).iter_rows())
     return [int(first[number]) if number in first else None for number in range(len(texts))]
 

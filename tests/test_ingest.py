@@ -279,6 +279,15 @@ def test_the_year_hints_of_several_files_are_each_file_s_first_dated_year() -> N
     assert year_hints([]) == []
 
 
+def test_a_year_hint_reads_torchrun_s_table_stamp_and_us_month_first_dates() -> None:
+    texts = [
+        pl.Series("text", ["[0]:", "  time      : 2026-12-04_17:27:27", "  host      : localhost"]),  # torchrun's failure table
+        pl.Series("text", ["08/31/2024 14:37:22 [INFO|DP=0|PP=0|TP=0]: iteration: 5"]),  # nanotron's header
+        pl.Series("text", ["31/08/2024 14:37:22 day first is not read"]),
+    ]
+    assert year_hints(texts) == [year_hint(t) for t in texts] == [2026, 2024, None]
+
+
 def test_a_format_read_without_any_time_is_recognised_and_plain_text_is_not(tmp_path: Path) -> None:
     logs = tmp_path / "logs" / "h"
     logs.mkdir(parents=True)

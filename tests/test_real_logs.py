@@ -42,6 +42,9 @@ OWNER_BY_PREFIX = {
     "jax_": "pipeline",
     "tf_": "pipeline",
     "mpi_": "pipeline",
+    "cupy_": "pipeline",
+    "sglang_": "pipeline",
+    "lightning_": "pipeline",
     "journal_": "syslog",
     "dcgm_": "dcgm",
 }

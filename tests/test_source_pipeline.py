@@ -1406,3 +1406,16 @@ def test_called_process_error_for_a_child_a_signal_ended_is_a_kill() -> None:
     assert (killed["n_lines"], killed["exit_code"], killed["attrs"]["signal"]) == (4, -9, "SIGKILL")
     exited, _, _ = _parse(text.replace("status -9", "status 1"))
     assert exited["kind"].to_list() == ["traceback"]
+
+
+def test_a_cuda_runtime_error_named_by_the_runtime_api_is_a_cuda_error() -> None:
+    # CuPy's CUDARuntimeError, captured on an H200 after a kernel wrote through a wild pointer (Xid 31 in dmesg)
+    events, _, _ = _parse(
+        "Traceback (most recent call last):\n"
+        '  File "gpu_fault.py", line 13, in <module>\n'
+        "    cupy.cuda.runtime.deviceSynchronize()\n"
+        '  File "cupy_backends/cuda/api/runtime.pyx", line 146, in cupy_backends.cuda.api.runtime.check_status\n'
+        "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access was encountered\n"
+    )
+    (traceback,) = events.filter(pl.col("kind") == "traceback").to_dicts()
+    assert json.loads(traceback["attrs"])["cuda_error"] == "cudaErrorIllegalAddress"

@@ -93,6 +93,8 @@ _CUDA_ERROR = (
     r"CUDA (?:driver )?error: (?<runtime>[^\n`']+?)(?: when calling|\s*$|\n|')|cuda runtime error \([0-9]+\) : (?<thc>[^\n]+?) at \S+:[0-9]+"
     r"|(?<cudnn>CUDNN_STATUS_[A-Z_]+)|(?<nccl_code>nccl(?:Unhandled[A-Za-z]*|System|Internal|Remote|InvalidUsage|InvalidArgument)Error)"
     r"|NCCL error in: \S+, (?<nccl>[a-z][a-z ]+[a-z])|(?<driver>CUDA_ERROR_[A-Z_]+)"
+    # the runtime API's name of it, as CuPy's CUDARuntimeError and C++ CUDA programs print it ("cudaErrorIllegalAddress: …")
+    r"|(?<runtime_name>cudaError[A-Z][A-Za-z]+)"
     # The GPU or its driver gone, as nvidia-smi, NVML and the container toolkit tell it ("Unable to determine the device
     # handle for GPU 0000:09:00.0: Unknown Error" after an Xid 79, "nvml error: driver not loaded", torch's "Found no NVIDIA driver").
     rf"|device handle for GPU ?{_HANDLE_BUS}: (?<handle>[^\n]+)|(?<smi>couldn't communicate with the NVIDIA driver)"
@@ -143,7 +145,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "go_oom": ("out of memory", "VirtualAlloc of "),
     "cuda_error": (
         "CUDA error: ", "CUDA driver error: ", "cuda runtime error", "CUDNN_STATUS_", "NCCL error", "ncclUnhandled", "ncclSystemError",
-        "ncclInternalError", "ncclRemoteError", "ncclInvalid", "CUDA_ERROR_",
+        "ncclInternalError", "ncclRemoteError", "ncclInvalid", "CUDA_ERROR_", "cudaError",
         "device handle for GPU", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML", "nvml error: ",
         "Found no NVIDIA driver",
     ),
@@ -443,7 +445,7 @@ def _go_oom_facts() -> dict[str, pl.Expr]:
 def _cuda_error_facts() -> dict[str, pl.Expr]:
     error = gated("cuda_error").str.extract_groups(_CUDA_ERROR).struct
     return {"cuda_error": pl.coalesce(*(error.field(name) for name in (
-        "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "handle", "smi", "nvml_init", "nvml", "no_driver")))}
+        "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "runtime_name", "handle", "smi", "nvml_init", "nvml", "no_driver")))}
 
 
 def _vllm_error_facts() -> dict[str, pl.Expr]:
