@@ -646,3 +646,74 @@ def test_gke_xid_condition_row_is_an_xid_of_the_node_in_the_command() -> None:
     row = _events("kubectl_describe_node_grep_xid_condition_gke_01.txt").row(0, named=True)
     assert (row["kind"], row["xid"], row["host"], row["format"]) == ("xid", 31, "gke-weitong-cluster-p100-22d24db3-kd6j", "describe_conditions")
     assert row["ts"] == datetime(2025, 6, 23, 18, 44, 57, tzinfo=UTC)
+
+
+def test_a_container_block_cut_below_its_containers_heading_keeps_its_name() -> None:
+    events = _events("kubectl_describe_container_block_without_section_oomkilled_01.txt")
+    oom = events.filter(pl.col("kind") == "container_oomkilled").row(0, named=True)
+    assert (oom["container"], oom["exit_code"], oom["line"]) == ("kotsadm", 137, 9)
+    # Finished: Fri, 08 Sep 2023 00:57:10 +0530.
+    assert oom["ts"] == datetime(2023, 9, 7, 19, 27, 10, tzinfo=UTC)
+    running = events.filter(pl.col("line") == 7).row(0, named=True)
+    assert running["container_id"] == "41bbe4aa9c2b520813a426a2179828d35bffc20f98a565bc57e691668b173570"
+    assert running["container"] == "kotsadm"
+
+
+def test_a_container_oom_takes_the_memory_request_and_limit_printed_below_its_state() -> None:
+    events = _events("kubectl_describe_dcgm_exporter_oomkilled_limits_requests_01.txt")
+    oom = events.filter(pl.col("kind") == "container_oomkilled").row(0, named=True)
+    assert (oom["line"], oom["exit_code"]) == (10, 137)
+    assert oom["ts"] == datetime(2025, 5, 28, 13, 41, 53, tzinfo=UTC)
+    assert oom["mem_requested_bytes"] == 358 * 1024 * 1024
+    assert json.loads(oom["attrs"])["memory_limit_bytes"] == 358 * 1024 * 1024
+    # The current State (Waiting) is no OOM and does not take them as facts of its own kind.
+    waiting = events.filter(pl.col("line") == 8).row(0, named=True)
+    assert waiting["kind"] == "log"
+
+
+def test_each_container_keeps_its_own_memory_request() -> None:
+    text = (
+        "Containers:\n  a:\n    Image:  x\n    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n"
+        "    Requests:\n      memory:  1Gi\n  b:\n    Image:  y\n    Last State:     Terminated\n      Reason:       OOMKilled\n"
+        "      Exit Code:    137\n    Limits:\n      memory:  2Gi\n"
+    )
+    ooms = rca.parse_text(text, file="d.txt").filter(pl.col("kind") == "container_oomkilled").sort("line")
+    assert ooms["container"].to_list() == ["a", "b"]
+    assert ooms["mem_requested_bytes"].to_list() == [1024**3, None]
+    assert [json.loads(a).get("memory_limit_bytes") for a in ooms["attrs"]] == [None, 2 * 1024**3]
+
+
+def test_a_pending_pod_row_whose_node_is_none_has_no_host() -> None:
+    events = _events("kubectl_get_pods_wide_pending_node_none_01.txt")
+    by_line = {row["line"]: row for row in events.iter_rows(named=True)}
+    assert (by_line[3]["host"], by_line[3]["namespace"]) == ("node2", "rook-ceph")
+    pending = by_line[5]
+    assert (pending["pod"], pending["namespace"], pending["host"]) == (
+        "service-1-84988c5fb6-9fm2t",
+        "eogo7cjtebo8fr0g9l1mfmo17j5r3efi1hitlpki3g04g",
+        None,
+    )
+    assert json.loads(pending["attrs"])["status"] == "Pending"
+
+
+def test_describe_of_a_pod_never_scheduled_is_k8s_with_no_host() -> None:
+    name = "kubectl_describe_pod_pending_gpu_node_none_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "k8s"
+    events = _events(name)
+    assert events["host"].is_null().all()
+    assert set(events["pod"].to_list()) == {"gpu-pod"}
+    assert set(events["namespace"].to_list()) == {"default"}
+    assert events.filter(pl.col("line") == 9)["container"].to_list() == ["cuda-container"]
+
+
+def test_get_events_rows_shifted_left_by_a_redaction_are_split_on_their_spaces() -> None:
+    events = _events("kubectl_get_events_all_namespaces_redacted_shift_systemoom_01.txt")
+    by_line = {row["line"]: row for row in events.iter_rows(named=True)}
+    oom = by_line[6]
+    assert (oom["kind"], oom["host"], oom["pid"], oom["process"]) == ("oom_kill", "nlk8s-node04", 1568701, "grafana")
+    assert oom["message"] == "System OOM encountered, victim process: grafana, pid: 1568701"
+    # A row whose redacted job name is three characters short keeps its whole message.
+    assert by_line[4]["message"] == "Job has reached the specified backoff limit"
+    # Rows that sit under the header are read from their cells as before.
+    assert by_line[7]["pod"] == "monitoring-kube-prometheus-operator-67d8d4c647-vwbbr"
+    assert [by_line[n]["pid"] for n in (8, 9)] == [2055777, 1559452]

@@ -510,3 +510,64 @@ def test_json_format_eviction_and_container_exit_read_like_the_text_format() -> 
     assert attrs_of(events)[0]["resource"] == "memory"
     # A "ts" in seconds (the KEP's examples) is read as seconds.
     assert events["ts"][2] == datetime(2024, 6, 14, 10, 2, 15, 500000, tzinfo=UTC)
+
+
+def test_klog_stamps_in_a_journal_take_the_zone_its_banner_names() -> None:
+    # journalctl printed the kubelet's local clock; its banner says +0430, so 09:28:14 there is 04:58:14 UTC.
+    events = _events("kubelet_journal_banner_0430_eviction_minikube_01.log")
+    reclaim = events.filter(pl.col("line") == 3).row(0, named=True)
+    assert reclaim["kind"] == "eviction"
+    assert reclaim["ts"] == datetime(2019, 4, 12, 4, 58, 14, 744599, tzinfo=UTC)
+    assert (reclaim["host"], reclaim["pid"], reclaim["severity"]) == ("Ahmadreza", 14260, "warning")
+    ranked = attrs_of(events.filter(pl.col("line") == 7))[0]
+    assert ranked["eviction_stage"] == "ranked"
+    assert ranked["ranked_pods"][0] == "kube-system/kube-scheduler-minikube"
+
+
+def test_a_zone_abbreviation_banner_shifts_the_klog_stamp_but_not_its_sub_seconds() -> None:
+    events = _events("kubelet_journal_banner_pdt_network_not_ready_01.log")
+    row = events.filter(pl.col("line") == 3).row(0, named=True)
+    # 22:26:30.150357 PDT (UTC-7) is 05:26:30.150357 UTC the next day.
+    assert (row["ts"].month, row["ts"].day, row["ts"].hour, row["ts"].minute) == (4, 17, 5, 26)
+    assert row["ts"].microsecond == 150357
+    assert (row["kind"], row["severity"], row["pid"]) == ("log", "error", 10125)
+
+
+def test_a_klog_stamp_a_moment_before_its_envelope_is_not_shifted() -> None:
+    text = "Mar 03 10:00:00 node1 kubelet[42]: I0303 09:59:59.990000      42 eviction_manager.go:366] \"Eviction manager: attempting to reclaim\" resourceName=\"memory\"\n"
+    row = rca.parse_text(text, file="k.log", reference_time=datetime(2024, 3, 4, tzinfo=UTC)).row(0, named=True)
+    assert row["ts"] == datetime(2024, 3, 3, 9, 59, 59, 990000, tzinfo=UTC)
+
+
+def test_kuberuntime_container_key_names_the_container() -> None:
+    events = _events("kubelet_journal_microk8s_kubelite_panic_stacktrace_01.log", reference_time=datetime(2026, 1, 7, tzinfo=UTC))
+    first = events.filter(pl.col("line") == 1).row(0, named=True)
+    assert (first["pod"], first["namespace"], first["container"]) == ("coredns-849d8b6fc-cvblm", "kube-system", "coredns")
+    assert (first["host"], first["pid"], first["process"], first["severity"]) == ("debian", 28396, "microk8s.daemon-kubelite", "error")
+    # The panic's stacktrace=< block (indented journal lines) stays with its record.
+    panic = events.filter(pl.col("line") == 2).row(0, named=True)
+    assert panic["n_lines"] == 4
+    assert "goroutine 7576 [running]:" in panic["message"]
+
+
+def test_a_container_value_that_is_not_a_name_is_not_taken() -> None:
+    text = 'I0105 10:00:00.000000    1 kubelet.go:1] "SyncLoop" container=&Container{Name:kube-proxy,Image:k8s.gcr.io/kube-proxy}\n'
+    assert rca.parse_text(text, file="k.log", reference_time=datetime(2024, 1, 6, tzinfo=UTC))["container"].to_list() == [None]
+
+
+def test_talosctl_node_prefix_on_json_lines_is_the_host() -> None:
+    name = "kubelet_talosctl_logs_json_node_prefix_01.log"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "kubelet"
+    events = _events(name)
+    first = events.filter(pl.col("line") == 1).row(0, named=True)
+    assert first["host"] == "10.200.1.3"
+    assert first["ts"] == datetime(2025, 7, 21, 18, 8, 51, 919762, tzinfo=UTC)
+    assert (first["severity"], first["format"]) == ("info", "klog_json")
+    assert first["message"].startswith('"Kubelet version" kubeletVersion="v1.32.4"')
+    assert events["host"].to_list() == ["10.200.1.3"] * 8
+
+
+def test_a_klog_stamp_minutes_behind_a_stalled_journal_is_not_taken_for_a_zone() -> None:
+    text = "Mar 03 10:08:00 node1 kubelet[42]: I0303 10:00:00.000000      42 eviction_manager.go:366] \"Eviction manager: attempting to reclaim\" resourceName=\"memory\"\n"
+    row = rca.parse_text(text, file="k.log", reference_time=datetime(2024, 3, 4, tzinfo=UTC)).row(0, named=True)
+    assert row["ts"] == datetime(2024, 3, 3, 10, 0, tzinfo=UTC)

@@ -10,7 +10,8 @@ and whole ``-o json``/``-o yaml`` documents or pasted pieces of a pod status (ha
 Tables are sliced at the header's column offsets (kubectl aligns them with a tabwriter),
 so cells that contain single spaces ("kubelet, node1", "17m (x2 over 18m)") stay whole.
 Relative ages ("17m") cannot be anchored to a clock: such rows keep ``ts`` null and the
-age in ``attrs``. Describe-pod "Exit Code" is taken as printed, never inferred.
+age in ``attrs``. Describe-pod "Exit Code" is taken as printed, never inferred; a container's
+memory request (and limit, in ``attrs``) printed below its State blocks go with them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import polars as pl
 from rca import timeutil
 from rca.sources import _k8s_objects, _xid, register
 from rca.sources._base import ParseContext, Parsed, Source, attrs_json, map_distinct
-from rca.sources._kube import EVICTION_MESSAGE, event_kind, eviction_fields, message_container, oom_victim
+from rca.sources._kube import EVICTION_MESSAGE, QUANTITY, event_kind, eviction_fields, message_container, oom_victim, quantity_bytes
 
 # A shell prompt (root's bare "#" only before a command), or a kubectl / oc command (or the usual `k`
 # alias's) pasted without one, its flags before the verb or after.
@@ -79,7 +80,11 @@ _HEADLESS_SHAPES = (
 # `-o jsonpath='{.metadata.name}{"\t"}{.status.reason}{"\t"}{.status.message}'`: name, reason, message.
 _EVICTED_ROW = r"(?<evicted_pod>[a-z0-9][-a-z0-9.]*)\s+Evicted\s+"
 _PODS_HEADER = r"^\s*(?:NAMESPACE\s{2,})?NAME\s{2,}READY\s{2,}STATUS\s{2,}RESTARTS\s{2,}AGE"
-_DESCRIBE_KEYS = r"^\s*(?:Exit Code|Restart Count|Start Time|Controlled By|QoS Class|Last State|Last Termination State|Finished|Container ID|Priority Class Name):\s"
+_DESCRIBE_KEYS = (
+    r"^\s*(?:Exit Code|Restart Count|Start Time|Controlled By|QoS Class|Last State|Last Termination State|Finished|Container ID|Priority Class Name"
+    # The head of a pod that never started (Pending) has none of those; its header fields tell it.
+    r"|Namespace|Node|Annotations):\s"
+)
 _KUBECTL_PROMPT = r"^\s*(?:\S*\$|\S+#)\s+(?:kubectl|oc)\s"
 _TABLE_LIKE = r"^\s*\S+(?: \S+)*(?:\s{2,}\S+(?: \S+)*){2,}\s*$"
 # "Last Termination State" is what kubectl called "Last State" before 1.3.
@@ -106,6 +111,7 @@ _SECTION_KEYS = (
     "Lease",
 )
 _CONTAINER_SECTIONS = ("Containers", "Init Containers", "Ephemeral Containers")
+_CONTAINER_FIRST_KEYS = ("Container ID", "Image")
 # "containerd://567f…", "docker://…", "cri-o://…": the runtime's scheme, then the id.
 _CONTAINER_ID = r"^(?:[a-z-]+://)?([0-9a-f]{12,64})$"
 _NODE_KEYS = ("Roles", "Taints", "Unschedulable", "Addresses", "Kubelet Version")
@@ -276,11 +282,16 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     headless = [
         (pl.when(pl.col("headless")).then(pl.col("text").str.extract_groups(pattern)).struct, fields) for pattern, fields in _HEADLESS_SHAPES
     ]
-    # A describe Events row that its header's offsets cut mid-word is read by _DESCRIBE_EVENT_ROW, before its cells.
+    # An Events row that its header's offsets cut mid-word (a name redacted to a shorter one shifted its cells
+    # left) is split on its runs of spaces instead, before its cells: a describe row by _DESCRIBE_EVENT_ROW, a
+    # `kubectl get events` row by _HEADLESS_EVENT.
     message_start = pl.col("message_start")
-    misaligned = message_start.is_not_null() & (pl.col("text").str.slice(message_start - 1, 1) != " ") & pl.col("source_start").is_not_null()
-    realigned = pl.when(misaligned).then(pl.col("text").str.extract_groups(_DESCRIBE_EVENT_ROW)).struct
+    misaligned = message_start.is_not_null() & (pl.col("text").str.slice(message_start - 1, 1) != " ")
+    realigned = pl.when(misaligned & pl.col("source_start").is_not_null()).then(pl.col("text").str.extract_groups(_DESCRIBE_EVENT_ROW)).struct
     realigned_fields = ("type", "reason", "age", "source", "message")
+    get_misaligned = misaligned & pl.col("source_start").is_null() & pl.col("object_start").is_not_null()
+    get_realigned = pl.when(get_misaligned).then(pl.col("text").str.extract_groups(_HEADLESS_EVENT)).struct
+    get_realigned_fields = _HEADLESS_SHAPES[0][1]
 
     def filled(shape: pl.Expr, field: str) -> pl.Expr:
         return pl.when(shape.field(field) != "").then(shape.field(field))
@@ -291,6 +302,7 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
         *(
             pl.coalesce(
                 *([filled(realigned, field)] if field in realigned_fields else []),
+                *([filled(get_realigned, field)] if field in get_realigned_fields else []),
                 _cell(field),
                 *(filled(shape, field) for shape, fields in headless if field in fields),
             ).alias(field)
@@ -313,7 +325,8 @@ def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:
     docs = frame.group_by("doc").agg(
         doc_name=value.filter(top & (pl.col("key") == "Name")).first(),
         doc_namespace=value.filter(top & (pl.col("key") == "Namespace")).first(),
-        doc_node=value.filter(top & (pl.col("key") == "Node")).first().str.extract(r"^([^/\s]+)", 1),
+        # "Node: <none>": a pending pod has none.
+        doc_node=value.filter(top & (pl.col("key") == "Node")).first().str.extract(r"^([^/\s<>]+)", 1),
         doc_start=value.filter(top & (pl.col("key") == "Start Time")).first(),
         is_node=pl.col("key").filter(top).is_in(_NODE_KEYS).any(),
     )
@@ -370,7 +383,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     # "kernel-monitor, <node>": a placeholder an author put for the name is no host.
     source_host = pl.col("source").str.extract(r"^\{?[0-9A-Za-z_-]+,? ([^\s{}<>]+)\}?$", 1)
     # A node name has no spaces: a cell that runs on past it is a row whose redacted IP pushed the columns right.
-    node = pl.col("node").str.extract(r"^(\S+)", 1)
+    # A pod not yet scheduled shows "<none>" there: no host.
+    node = pl.col("node").str.extract(r"^([^\s<>]+)", 1)
     return (
         parts.join(docs, on="doc", how="left")
         .with_columns(kind=kind)
@@ -434,17 +448,24 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     text_lines = frame.filter(~pl.col("row") & pl.col("skip").is_null())
     if text_lines.height == 0:
         return pl.DataFrame()
+    # A container's name line heads its block under "Containers:", or in an excerpt cut below that
+    # heading where its first field ("Container ID:", "Image:") follows, deeper.
+    first_field = pl.col("key").shift(-1).is_in(_CONTAINER_FIRST_KEYS) & (pl.col("indent").shift(-1) > pl.col("indent"))
+    heading = pl.col("container_line").is_not_null() & (pl.col("section").is_in(_CONTAINER_SECTIONS) | first_field.fill_null(False))
     grouped = (
-        _state_blocks(text_lines)
+        _state_blocks(text_lines.with_columns(container_heading=heading))
         .with_columns(
-            container=pl.when(pl.col("section").is_in(_CONTAINER_SECTIONS))
+            container=pl.when(pl.col("container_heading") | pl.col("section").is_in(_CONTAINER_SECTIONS))
             .then(pl.col("container_line"))
             .forward_fill()
             .over(["doc", "section"]),
         )
-        # A container's "Container ID:" comes before its State blocks, which take it.
+        # A container's "Container ID:" comes before its State blocks, which take it; its "Limits:" and
+        # "Requests:" blocks (a "memory:" line under each) come after them and are the container's own too.
         .with_columns(
-            container_id=pl.when(pl.col("key") == "Container ID").then(pl.col("value")).forward_fill().over(["doc", "section", "container"])
+            container_id=pl.when(pl.col("key") == "Container ID").then(pl.col("value")).forward_fill().over(["doc", "section", "container"]),
+            memory_limit=_container_memory("Limits"),
+            memory_request=_container_memory("Requests"),
         )
         .with_columns(record=_record_starts().cum_sum())
     )
@@ -456,7 +477,7 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
             pl.col("line").first(),
             pl.len().cast(pl.Int32).alias("n_lines"),
             pl.col("text").str.join("\n").alias("message"),
-            pl.col("doc", "prompt_namespace", "prompt_pod", "container", "container_id", "section").first(),
+            pl.col("doc", "prompt_namespace", "prompt_pod", "container", "container_id", "section", "memory_limit", "memory_request").first(),
             pl.col("state_block").first().alias("is_state"),
             pl.col("key").first().alias("first_key"),
             _field("State").alias("state"),
@@ -474,6 +495,13 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
         )
     )
     return _record_events(records, _doc_context(frame), tz)
+
+
+def _container_memory(block: str) -> pl.Expr:
+    """Bytes of the "memory:" line under a container's ``block`` ("Limits" or "Requests"), on all its lines."""
+    owner = pl.when(pl.col("key").is_not_null()).then(pl.col("key")).forward_fill().over(["doc", "section", "container"])
+    memory = pl.when(pl.col("text").str.contains("memory:", literal=True)).then(pl.col("text").str.extract(rf"^\s+memory:\s+({QUANTITY})\s*$", 1))
+    return quantity_bytes(pl.when(owner == block).then(memory)).max().over(["doc", "section", "container"])
 
 
 def _field(key: str) -> pl.Expr:
@@ -496,7 +524,7 @@ def _state_blocks(lines: pl.DataFrame) -> pl.DataFrame:
 def _record_starts() -> pl.Expr:
     line_gap = pl.col("line").diff().fill_null(2) != 1
     section = (pl.col("indent") == 0) & pl.col("key").is_in(_SECTION_KEYS).fill_null(False)
-    container = pl.col("container_line").is_not_null() & pl.col("section").is_in(_CONTAINER_SECTIONS)
+    container = pl.col("container_heading")
     after_state = ~pl.col("state_block") & pl.col("state_block").shift(1).fill_null(False)
     # Free text outside describe output is one record per line, unless it is the output of
     # one shell command (a yq-printed message wrapped over lines).
@@ -538,9 +566,10 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
             container_id=pl.when(is_state & pl.col("last_state").is_null()).then(pl.col("container_id").str.extract(_CONTAINER_ID, 1)),
             exit_code=pl.when(is_state).then(pl.col("exit_code").cast(pl.Int32, strict=False)),
             mem_used_bytes=pl.when(is_eviction).then(evicted.struct.field("used_bytes")),
-            mem_requested_bytes=pl.when(is_eviction).then(evicted.struct.field("requested_bytes")),
+            mem_requested_bytes=pl.when(is_eviction).then(evicted.struct.field("requested_bytes")).when(is_state).then(pl.col("memory_request")),
             attrs=attrs_json(
                 {
+                    "memory_limit_bytes": pl.when(is_state).then(pl.col("memory_limit")),
                     "state_field": pl.when(is_state).then(
                         pl.when(pl.col("state").is_not_null()).then(pl.lit("State")).otherwise(pl.lit("Last State"))
                     ),
@@ -572,6 +601,7 @@ SOURCE = register(
             "Start Time",
             "Restart Count",
             "State:",
+            "Namespace:",
             "kind",
             "involvedObject",
             "containerStatuses",

@@ -9,7 +9,9 @@ plugin logs klog too: its Xid and unhealthy-GPU lines are read here. The envelop
 here read the klog header and the message: the eviction manager's sequence (reclaim,
 rank, evict), node memory pressure, container OOM kills and the system OOMs the kubelet
 reports. klog carries no year and no zone: the year comes from the context
-(``timeutil.yearless_to_utc``) and the zone is ``ctx.tz``.
+(``timeutil.yearless_to_utc``) and the zone is ``ctx.tz``, or inside a journal the zone its envelope
+was read in (journalctl's banner, a short-iso offset). ``talosctl logs kubelet`` puts the node before
+each JSON line: it becomes the host.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ _JSON_LINE = (
 _JSON_PAIR = r'(?:^|,)"(?<key>[A-Za-z_][0-9A-Za-z_]*)":(?<value>"(?:[^"\\]|\\.)*"|\{[^{}]*\}|\[[^\[\]]*\]|[^,{}\[\]]*)'
 # klog.KObj in JSON: {"name":"pod","namespace":"ns"}, written as the text format writes it ("ns/pod").
 _JSON_OBJECT_REF = r'\{"name":"(?<name>[^"]*)","namespace":"(?<namespace>[^"]*)"\}'
-_JSON_KLOG_LINE = r'^\{"ts":[0-9.eE+-]+(?:,"caller":"[^"]*\.go:[0-9]+")?,"msg":"'
+# `talosctl logs kubelet` puts the node before each JSON line: "10.200.1.3: {"ts":…}".
+_NODE_PREFIX = r"^([0-9A-Za-z][-0-9A-Za-z.:]*): \{"
+_JSON_KLOG_LINE = r'^(?:[0-9A-Za-z][-0-9A-Za-z.:]*: )?\{"ts":[0-9.eE+-]+(?:,"caller":"[^"]*\.go:[0-9]+")?,"msg":"'
 _KUBELET_CALLER = (
     r"\b(?:eviction_manager|kubelet|kubelet_pods|kuberuntime_[0-9A-Za-z_]+|pod_workers|prober|generic|status_manager|oom_watcher[0-9A-Za-z_]*)\.go:[0-9]+\] "
     # The JSON format's caller keeps the package: the kubelet's own ones.
@@ -107,7 +111,19 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Parse kubelet lines; lines of other programs in a journal go to their own rules."""
     framed = _syslog.frame(lines, ctx, pl.col("text").str.contains(r'^\s*\{.*"__REALTIME_TIMESTAMP"'))
-    return Parsed(events=_syslog.dispatch(framed.with_columns(program=pl.col("program").fill_null("kubelet")), ctx))
+    # A talosctl node prefix is no envelope the framer knows: the message keeps it, and gives it up as the host here.
+    message = pl.col("message")
+    node = pl.when(pl.col("host").is_null() & message.str.contains(': {"ts":', literal=True)).then(message.str.extract(_NODE_PREFIX, 1))
+    framed = (
+        framed.with_columns(node=node)
+        .with_columns(
+            message=pl.when(pl.col("node").is_not_null()).then(message.str.slice(pl.col("node").str.len_chars() + 2)).otherwise(message),
+            host=pl.coalesce("host", "node"),
+            program=pl.col("program").fill_null("kubelet"),
+        )
+        .drop("node")
+    )
+    return Parsed(events=_syslog.dispatch(framed, ctx))
 
 
 def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -164,7 +180,7 @@ def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # The klog stamp is the kubelet's own clock; the envelope's only stands in when the stamp
     # cannot be resolved (no year known) — journald's exact time is better than none.
     # A column, not an expression: it is read four times and an expression is evaluated per read.
-    stamped = records.with_columns(klog_ts=klog_ts, json_ts=_json_time(j.field("ts")))
+    stamped = records.with_columns(klog_ts=klog_ts, json_ts=_json_time(j.field("ts"))).with_columns(klog_ts=_in_envelope_zone(pl.col("klog_ts")))
     use_klog = has_header & (pl.col("klog_ts").is_not_null() | pl.col("ts").is_null())
     # A JSON line's epoch stamp is exact, better than the envelope's year-less one.
     use_json = is_json & pl.col("json_ts").is_not_null()
@@ -185,6 +201,20 @@ def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         caller=pl.coalesce(k.field("caller"), j.field("caller")),
         format=pl.col("format").fill_null(pl.when(is_json).then(pl.lit("klog_json")).otherwise(pl.lit("klog"))),
     ).drop("klog_ts", "json_ts")
+
+
+def _in_envelope_zone(klog_ts: pl.Expr) -> pl.Expr:
+    """The klog stamp (read in ``ctx.tz``) moved into the zone of the envelope that carries it.
+
+    The kubelet and journald write the same local clock, but journalctl's banner (or a short-iso offset) may
+    name a zone other than ``--tz``: the envelope's time then differs from the klog stamp by that zone's offset
+    (whole quarter hours, at most 14 h) plus the moment journald took to receive the line.
+    """
+    gap = (pl.col("ts") - klog_ts).dt.total_seconds()
+    quarters = (gap / 900).round()
+    # A gap far from a whole offset is a late line (a stalled journald), not a zone: the stamp stays.
+    zone = quarters.abs().is_between(1, 56) & ((gap - quarters * 900).abs() < 120)
+    return pl.when(zone).then(klog_ts + pl.duration(seconds=quarters * 900)).otherwise(klog_ts)
 
 
 # Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,
@@ -281,7 +311,9 @@ def _pod_facts() -> list[pl.Expr]:
         pl.coalesce(slash.field("namespace"), under.field("namespace")).alias("namespace"),
         pl.coalesce(body.str.extract(_POD_UID, 1), body.str.extract(_EVENT_POD_UID, 1), under.field("pod_uid")).alias("pod_uid"),
         pl.coalesce(
-            body.str.extract(r'\bcontainerName="?([^"\s]+)"?', 1),
+            # Structured klog names it containerName= or (kuberuntime's own lines) container=; a
+            # container name is a DNS label, which keeps out older lines' "container=&Container{…}".
+            body.str.extract(r'\bcontainer(?:Name)?="?([a-z0-9][-a-z0-9]*)(?:"|\s|$)', 1),
             body.str.extract(r'\bcontainer "([a-z0-9][-a-z0-9.]*)"', 1),
         ).alias("container"),
         body.str.extract(_CONTAINER_ID, 1).alias("container_id"),
