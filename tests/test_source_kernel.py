@@ -1219,3 +1219,13 @@ def test_dmesg_lines_of_programs_stay_kernel_lines() -> None:
     assert events["format"].to_list() == ["dmesg_raw", "dmesg_raw"]
     assert events["message"][0] == "systemd[1]: Detected architecture x86-64."
     assert events["pid"].to_list()[1] == 1234
+
+
+def test_the_group_sweep_killing_the_chosen_task_again_is_not_a_second_kill() -> None:
+    # Kernel 6.18 with memory.oom.group, as captured on an H200 (datasets/captures/h200/capture2.sh)
+    events = _parse((DATA / "kernel" / "dmesg_iso_h200_oom_group_xid31_xid43_01.log").read_text())
+    kills = events.filter(pl.col("kind") == "oom_kill")
+    assert kills["pid"].to_list() == [567, 568, 569]
+    (again,) = events.filter(pl.col("line") == 111).to_dicts()
+    assert again["kind"] == "log" and again["pid"] == 567
+    assert json.loads(again["attrs"])["kill_repeated"] is True

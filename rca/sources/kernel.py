@@ -580,6 +580,8 @@ def _carry_block_facts(lines: pl.DataFrame) -> pl.DataFrame:
          for name, by_pid in _CARRIED.items()],
         # The kills of a memory.oom.group's other tasks, each a block of its own, are of the group's cgroup.
         group_cgroup=pl.when(killed_pid.is_not_null()).then(forward_fill_within(pl.col("oom_group_cgroup"), pl.col("episode"))),
+        # memory.oom.group's sweep kills the chosen task again (6.x prints it twice; memory.events counts both): one kill
+        killed_again=(pl.col("killed_pid").cum_count().over("episode", "killed_pid") > 1) & killed_pid.is_not_null(),
         summary_is_kill=summary_pid.is_not_null() & next_killed.is_null(),
         selected_is_kill=selected_pid.is_not_null() & next_killed.is_null(),
     )
@@ -644,7 +646,7 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
 
 
 def _kind() -> pl.Expr:
-    is_kill = pl.col("killed_pid").is_not_null() | pl.col("selected_is_kill") | pl.col("summary_is_kill")
+    is_kill = (pl.col("killed_pid").is_not_null() & ~pl.col("killed_again")) | pl.col("selected_is_kill") | pl.col("summary_is_kill")
     return (pl.when(_IS_HEADER).then(pl.lit("oom_invoked")).when(is_kill).then(pl.lit("oom_kill"))
             .when(pl.col("xid").is_not_null()).then(pl.lit("xid")).otherwise(pl.lit("log")))
 
@@ -692,6 +694,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
                                   pl.when(col("killed_scope") == "Memory cgroup out of memory").then(pl.lit("CONSTRAINT_MEMCG"))),
         "global_oom": pl.coalesce("summary_global_oom", "carried_summary_global_oom"),
         "oom_group": flag(col("group_cgroup").is_not_null()),
+        "kill_repeated": flag(col("killed_again")),
         "oom_memcg": pl.coalesce(
             "summary_oom_memcg", "carried_summary_oom_memcg", "carried_task_in_memcg", "task_in_memcg", "carried_stats_memcg", "stats_memcg"
         ),
