@@ -188,8 +188,7 @@ def year_hints(texts: Sequence[pl.Series]) -> list[int | None]:
     if not any(lengths):
         return [None] * len(texts)
     owner = pl.Series("file", range(len(texts)), dtype=pl.Int32).repeat_by(pl.Series(lengths, dtype=pl.UInt32)).explode()
-    dated = pl.DataFrame({"file": owner, "text": pl.concat(list(texts))})
-    found = pl.DataFrame({"file": dated["file"], "year": _dated_year(dated["text"].str.extract_groups(_DATED))}).drop_nulls("year")
+    found = pl.DataFrame({"file": owner, "year": _dated_year(pl.concat(list(texts)).str.extract_groups(_DATED))}).drop_nulls("year")
     first = dict(found.group_by("file").agg(pl.col("year").first()).iter_rows())
     return [int(first[number]) if number in first else None for number in range(len(texts))]
 

@@ -268,6 +268,12 @@ def attrs_json(fields: dict[str, pl.Expr]) -> pl.Expr:
     return trimmed.replace("{}", None)
 
 
+def joined_json(first: pl.Expr, second: pl.Expr) -> pl.Expr:
+    """Two JSON objects (strings, either null) as one: ``second``'s members after ``first``'s."""
+    joined = pl.concat_str([first.str.strip_suffix("}"), pl.lit(","), second.str.strip_prefix("{")])
+    return pl.when(second.is_null()).then(first).when(first.is_null()).then(second).otherwise(joined)
+
+
 def any_of(*patterns: str) -> str:
     """One pattern that matches wherever one of ``patterns`` does.
 

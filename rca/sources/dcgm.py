@@ -48,7 +48,7 @@ import polars as pl
 from rca import schema
 from rca.errors import FileFormatError
 from rca.sources import _xid, register
-from rca.sources._base import ParseContext, Parsed, Source, attrs_json, map_distinct
+from rca.sources._base import ParseContext, Parsed, Source, attrs_json, joined_json, map_distinct
 
 MIB = 2**20
 _DCGM_BLANK = 9.2233720368547758e18  # DCGM_*_BLANK and its NOT_FOUND / NOT_SUPPORTED / NOT_PERMISSIONED neighbours
@@ -408,7 +408,8 @@ def _gpu_samples(rows: pl.DataFrame, gpu_key: list[str]) -> pl.DataFrame:
         mem_used_bytes=pl.when(used_bytes >= 0).then(used_bytes),
         mem_total_bytes=pl.when(total_bytes >= 0).then(total_bytes).otherwise(pl.col("fb_total_bytes").round().cast(pl.Int64, strict=False)),
         gpu_util_pct=pl.col("util"),
-        attrs=_merge_json(attrs, pl.col("unnamed")),
+        # the extra '"key":value' members of the metrics without a name of their own
+        attrs=joined_json(attrs, pl.when(pl.col("unnamed").fill_null("") != "").then(pl.format("{{{}}}", "unnamed"))),
         message=pl.concat_str(
             [
                 pl.format("DCGM gpu {} {}", pl.col("gpu").fill_null("?"), pl.col("UUID").fill_null("")),
@@ -426,17 +427,6 @@ def _gpu_samples(rows: pl.DataFrame, gpu_key: list[str]) -> pl.DataFrame:
 def _integral(value: pl.Expr, attr: str) -> pl.Expr:
     """Counts and byte sizes as integers in attrs; readings with a fraction (power) as they are."""
     return value.round().cast(pl.Int64, strict=False) if attr.endswith(("_bytes", "_mhz", "_c", "_xid")) else value
-
-
-def _merge_json(named: pl.Expr, members: pl.Expr) -> pl.Expr:
-    """``named`` (a JSON object or null) with the extra ``"key":value`` ``members`` appended."""
-    extra = pl.when(members.fill_null("") != "").then(members)
-    return (
-        pl.when(named.is_null() & extra.is_null()).then(pl.lit(None, pl.String))
-        .when(extra.is_null()).then(named)
-        .when(named.is_null()).then(pl.lit("{") + extra + pl.lit("}"))
-        .otherwise(named.str.strip_suffix("}") + pl.lit(",") + extra + pl.lit("}"))
-    )
 
 
 def _xid_events(rows: pl.DataFrame) -> pl.DataFrame:

@@ -20,7 +20,7 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _syslog, register
-from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, one_head, split_rows
+from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, joined_json, one_head, split_rows
 from rca.sources._pipeline_attrs import json_flag, json_number, json_object, with_attrs
 from rca.sources._pipeline_frame import frame
 from rca.sources._pipeline_records import records
@@ -193,13 +193,6 @@ _TORCHRUN_ROOT = r"^\s*Root Cause \(first observed failure\):\s*$"
 _AGENT = r"\bfailed \(exitcode: -?[0-9]+\) local_rank: (?<local_rank>[0-9]+) \(pid: (?<pid>[0-9]+)\)"
 
 
-def _with_keys(attrs: pl.Expr, fields: dict[str, pl.Expr]) -> pl.Expr:
-    """``attrs`` (a JSON object or null) with the keys of ``fields`` that have a value added."""
-    added = json_object(fields)
-    joined = pl.concat_str([attrs.str.strip_suffix("}"), pl.lit(","), added.str.strip_prefix("{")])
-    return pl.when(added.is_null()).then(attrs).when(attrs.is_null()).then(added).otherwise(joined)
-
-
 def _torchrun_failures(events: pl.DataFrame, tz: str) -> pl.DataFrame:
     """The pid, rank, local rank, host and time of each failure in torchrun's table on its exitcode line's event
     (and the pid and local rank on the elastic agent's line).
@@ -245,11 +238,11 @@ def _torchrun_failures(events: pl.DataFrame, tz: str) -> pl.DataFrame:
         pid=pl.coalesce("pid", "t_pid"),
         severity=pl.when(entry & ~pl.col("t_root_cause").fill_null(True) & (pl.col("exit_code") == -15))
         .then(pl.lit("warning")).otherwise(pl.col("severity")),
-        attrs=_with_keys(pl.col("attrs"), {
+        attrs=joined_json(pl.col("attrs"), json_object({
             "rank": json_number(pl.when(entry & ~pl.col("attrs").str.contains('"rank":', literal=True).fill_null(False)).then(pl.col("t_rank"))),
             "local_rank": json_number(pl.when(entry | agent).then(pl.col("t_local_rank"))),
             "root_cause": json_flag(pl.when(entry).then(pl.col("t_root_cause"))),
-        }),
+        })),
     ).drop("t_entry", "t_pid", "t_date", "t_clock", "t_host", "t_rank", "t_local_rank", "t_root_cause")
 
 
