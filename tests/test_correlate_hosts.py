@@ -12,7 +12,7 @@ from polars.testing import assert_frame_equal
 
 import rca
 from rca import align, datasets
-from rca.correlate import DEFAULT_DEDUP, correlate, host_stage, joined_stages, prepared
+from rca.correlate import DEFAULT_DEDUP, correlate, host_frames, host_stage, joined_stages, prepared
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +43,17 @@ def test_hosts_staged_apart_give_what_all_hosts_staged_together_give(events: pl.
     together_rows = together_anchors.with_columns(together.events["event_id"].gather(together_anchors["row"]).alias("row_event")).drop("row")
     assert (apart_rows["row_event"] == apart_rows["event_id"]).all()
     assert_frame_equal(apart_rows, together_rows)
+
+
+def test_host_frames_are_the_hosts_partitions_in_order_of_first_appearance(events: pl.DataFrame) -> None:
+    hostless = events.head(3).with_columns(host=pl.lit(None, pl.String))
+    mixed = pl.concat([events.slice(3), hostless])  # the hostless rows come last, as their own host
+    expected = mixed.partition_by("host", maintain_order=True)
+    got = list(host_frames(mixed.lazy()))
+    assert [f["host"][0] for f in got] == [f["host"][0] for f in expected] and len(got) == 5
+    for frame, want in zip(got, expected, strict=True):
+        assert_frame_equal(frame, want)
+    assert_frame_equal(next(host_frames(events.clear().lazy())), events.clear())
 
 
 def test_a_process_pool_runs_the_host_stages_with_the_same_result(events: pl.DataFrame) -> None:
