@@ -83,15 +83,15 @@ def drain3_rate(files: list[Path], max_lines: int) -> tuple[float, float, int]:
     return len(sample) / (time.perf_counter() - start), len(sample) / (time.process_time() - cpu_start), len(sample)
 
 
-def _run_child(command: list[str]) -> tuple[float, float, str, int]:
-    """Wall seconds, CPU seconds, stdout and peak RSS (bytes, largest process) of a child command."""
+def _run_child(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess, int]:
+    """Wall seconds, CPU seconds, the finished process and peak RSS (bytes, largest process so far) of a child command."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return seconds, cpu, done.stdout, after.ru_maxrss * 1024
+    return seconds, cpu, done, after.ru_maxrss * 1024
 
 
 def rca_ingest(corpus: Path, store: Path, workers: int | None) -> tuple[float, float, dict, int]:
@@ -99,14 +99,24 @@ def rca_ingest(corpus: Path, store: Path, workers: int | None) -> tuple[float, f
     command = [sys.executable, "-m", "rca", "ingest", str(corpus), "--store", str(store), "--json", "--no-correlate"]
     if workers:
         command += ["--workers", str(workers)]
-    seconds, cpu, stdout, peak = _run_child(command)
-    return seconds, cpu, json.loads(stdout), peak
+    seconds, cpu, done, peak = _run_child(command)
+    return seconds, cpu, json.loads(done.stdout), peak
 
 
-def rca_correlate(store: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of ``rca correlate`` on the ingested store (the next stage, timed apart)."""
-    seconds, cpu, _, _ = _run_child([sys.executable, "-m", "rca", "correlate", "--store", str(store)])
-    return seconds, cpu
+# ``rca correlate`` runs in one process: it reports its own peak RSS on exit, since the
+# children's ru_maxrss the parent sees is the largest of every child so far (ingest's too).
+_CORRELATE_REPORTING_PEAK = (
+    "import atexit, resource, sys; from rca.cli import main; "
+    "atexit.register(lambda: print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)); "
+    "sys.argv[0] = 'rca'; main()"
+)
+
+
+def rca_correlate(store: Path) -> tuple[float, float, int]:
+    """Wall and CPU seconds and peak RSS (bytes) of ``rca correlate`` on the ingested store (the next stage, timed apart)."""
+    command = [sys.executable, "-c", _CORRELATE_REPORTING_PEAK, "correlate", "--store", str(store)]
+    seconds, cpu, done, _ = _run_child(command)
+    return seconds, cpu, int(done.stderr.split()[-1]) * 1024
 
 
 def main() -> None:
@@ -135,14 +145,14 @@ def main() -> None:
         polars_s, polars_cpu, lines, raw = polars_line_read(files)
         drain_lps, drain_cpu_lps, drain_n = drain3_rate(files, args.drain_lines)
         ingest_s, ingest_cpu, summary, peak = rca_ingest(logs, work / "store", args.workers)
-        correlate_s, correlate_cpu = rca_correlate(work / "store")
+        correlate_s, correlate_cpu, correlate_peak = rca_correlate(work / "store")
 
         rca_lps = lines / ingest_s
         print(f"corpus: {len(files)} files, {on_disk / 1e6:,.1f} MB on disk, {raw / 1e6:,.1f} MB of text, {lines:,} lines")
         print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall-clock figures suffer from load; CPU-second figures less so)")
         print(f"rca ingest:        {ingest_s:8.2f} s  {rca_lps:12,.0f} lines/s  {raw / 1e6 / ingest_s:8.1f} MB/s  "
               f"CPU {ingest_cpu:7.1f} s ({lines / ingest_cpu:,.0f} lines per CPU-s)  peak RSS {peak / 2**20:,.0f} MiB")
-        print(f"rca correlate:     {correlate_s:8.2f} s  (CPU {correlate_cpu:.1f} s; the next stage, not in the ratios below)")
+        print(f"rca correlate:     {correlate_s:8.2f} s  (CPU {correlate_cpu:.1f} s, peak RSS {correlate_peak / 2**20:,.0f} MiB; the next stage, not in the ratios below)")
         print(f"polars line read:  {polars_s:8.2f} s  {lines / polars_s:12,.0f} lines/s  CPU {polars_cpu:.2f} s")
         print(f"drain3 loop:       {drain_n / drain_lps:8.2f} s  {drain_lps:12,.0f} lines/s  {drain_cpu_lps:,.0f} lines per CPU-s  (a {drain_n:,}-line sample)")
         print(f"ratio ingest / polars read: {ingest_s / polars_s:6.2f}× wall, {ingest_cpu / polars_cpu:6.2f}× CPU   (target ≤ 4×)")
