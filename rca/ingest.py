@@ -183,7 +183,19 @@ def _dated_year(groups: pl.Series) -> pl.Series:
 
 
 def year_hints(texts: Sequence[pl.Series]) -> list[int | None]:
-    """:func:`year_hint` of each of several small files' lines, found in one query."""
+    """:func:`year_hint` of each of several small files' lines, found in one query per pass.
+
+    As there, the heads are searched first, and the rest only of the files whose head has no date.
+    """
+    hints = _first_years([lines.head(HEAD_LINES) for lines in texts])
+    undated = [number for number, hint in enumerate(hints) if hint is None and texts[number].len() > HEAD_LINES]
+    for number, hint in zip(undated, _first_years([texts[number].slice(HEAD_LINES) for number in undated]), strict=True):
+        hints[number] = hint
+    return hints
+
+
+def _first_years(texts: Sequence[pl.Series]) -> list[int | None]:
+    """The year of the first :data:`_DATED` match in each of ``texts``, in one query."""
     lengths = [lines.len() for lines in texts]
     if not any(lengths):
         return [None] * len(texts)
