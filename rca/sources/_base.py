@@ -307,10 +307,16 @@ def map_distinct(values: pl.Series, convert: Callable[[pl.Expr], pl.Expr]) -> pl
     """``convert`` of each value, evaluated once per distinct value (``convert`` must be row-wise).
 
     Logs repeat their stamps and readings, and a time conversion tries several formats; run
-    on the distinct values it costs per stamp, not per line.
+    on the distinct values it costs per stamp, not per line. Joining the results back costs
+    about what a time conversion does (three to four times the conversion of the distinct
+    values, on 500k ISO stamps), so values that repeat less than four times on average, such as
+    millisecond stamps, are converted directly.
     """
     frame = values.to_frame("value")
-    distinct = frame.unique().with_columns(converted=convert(pl.col("value")))
+    distinct = frame.unique()
+    if distinct.height * 4 > frame.height:
+        return frame.select(converted=convert(pl.col("value")))["converted"]
+    distinct = distinct.with_columns(converted=convert(pl.col("value")))
     if distinct.height == 1:
         return distinct["converted"].new_from_index(0, values.len())
     return frame.join(distinct, on="value", how="left", maintain_order="left", nulls_equal=True)["converted"]
