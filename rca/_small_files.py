@@ -127,7 +127,9 @@ def run_group(group: FileGroup) -> GroupResult:
 
 def _year_context(ctx: ParseContext) -> tuple[int | None, str, datetime | None]:
     """What a parser takes from ``ctx`` for a time written without a year."""
-    return ctx.year, ctx.year_quality, ctx.reference_time if ctx.year is None else None
+    if ctx.year is None:
+        return None, ctx.reference_quality, ctx.reference_time
+    return ctx.year, ctx.year_quality, None
 
 
 def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | list[ingest.FileResult]:

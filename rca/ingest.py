@@ -39,6 +39,11 @@ ARCHIVE_MAX_MEMBERS = 100_000
 ARCHIVE_MAX_RATIO = 500.0  # expanded : compressed; logs compress 5-30x (xz up to ~400x on repetitive ones), deflate bombs ~1030x
 # A fully dated time: ISO's order (torchrun's table joins date and time with "_") or the US month-first one
 # (nanotron's and accelerate's "08/31/2024 14:37:22").
+# journalctl's banner spans the whole journal ("-- Logs begin at Fri 2016-05-06 23:00:44 -05, end at
+# Tue 2017-06-27 21:55:41 -05. --") while the output below it may be any part (-u, --since): its
+# start says nothing of the lines' year, its end bounds them. Its zone is not read: a yearless
+# time may land up to a day past the moment that bounds it.
+_JOURNAL_END = r"^-- (?:Logs begin at|Journal begins at) [^,]*, (?:end at|ends at) \S+ ([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2})"
 _DATED = (
     r"\b(?:(?<iso>(?:19|20)[0-9][0-9])[-/](?:0[1-9]|1[0-2])[-/](?:[0-2][0-9]|3[01])[T _]"
     r"|(?:0[1-9]|1[0-2])/(?:[0-2][0-9]|3[01])/(?<us>(?:19|20)[0-9][0-9])[ T])[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
@@ -164,45 +169,53 @@ def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], 
     return ordered.with_columns(event_id=pl.format("{}:{}:{}", key, pl.col("line"), ordinal))
 
 
-def year_hint(texts: pl.Series) -> int | None:
-    """The year of the first fully dated timestamp in a batch, if any.
+YearHint = int | datetime | None
+"""A file's year (of its first fully dated line), or the latest moment its yearless lines can
+describe (the end of the journal that journalctl's banner names), or None."""
+
+
+def year_hint(texts: pl.Series) -> YearHint:
+    """:data:`YearHint` of a batch's lines.
 
     The head is searched first: a dated file shows it in its first lines, and the batch
     behind them can be 32 MiB.
     """
-    for lines in (texts.head(HEAD_LINES), texts.slice(HEAD_LINES)):
-        found = _dated_year(lines.str.extract_groups(_DATED)).drop_nulls()
-        if found.len():
-            return int(found[0])
-    return None
+    return year_hints([texts])[0]
 
 
-def _dated_year(groups: pl.Series) -> pl.Series:
-    """The year of each :data:`_DATED` match (its groups, as ``str.extract_groups`` gives them)."""
-    return groups.struct.field("iso").fill_null(groups.struct.field("us"))
+def year_hints(texts: Sequence[pl.Series]) -> list[YearHint]:
+    """:data:`YearHint` of each of several files' lines, found in one query per pass.
 
-
-def year_hints(texts: Sequence[pl.Series]) -> list[int | None]:
-    """:func:`year_hint` of each of several small files' lines, found in one query per pass.
-
-    As there, the heads are searched first, and the rest only of the files whose head has no date.
+    The heads are searched first, and the rest only of the files whose head has no date.
     """
-    hints = _first_years([lines.head(HEAD_LINES) for lines in texts])
+    heads = [lines.head(HEAD_LINES) for lines in texts]
+    ends = _first_found(heads, lambda lines: lines.str.extract(_JOURNAL_END, 1))
+    years = _first_found(heads, _dated_years)
+    hints: list[YearHint] = [
+        datetime.strptime(end, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC) if end is not None else None if year is None else int(year)
+        for end, year in zip(ends, years, strict=True)
+    ]
     undated = [number for number, hint in enumerate(hints) if hint is None and texts[number].len() > HEAD_LINES]
-    for number, hint in zip(undated, _first_years([texts[number].slice(HEAD_LINES) for number in undated]), strict=True):
-        hints[number] = hint
+    for number, year in zip(undated, _first_found([texts[number].slice(HEAD_LINES) for number in undated], _dated_years), strict=True):
+        hints[number] = None if year is None else int(year)
     return hints
 
 
-def _first_years(texts: Sequence[pl.Series]) -> list[int | None]:
-    """The year of the first :data:`_DATED` match in each of ``texts``, in one query."""
+def _dated_years(lines: pl.Series) -> pl.Series:
+    """The year of each line's :data:`_DATED` match."""
+    groups = lines.str.extract_groups(_DATED)
+    return groups.struct.field("iso").fill_null(groups.struct.field("us"))
+
+
+def _first_found(texts: Sequence[pl.Series], find: Callable[[pl.Series], pl.Series]) -> list[str | None]:
+    """The first non-null value ``find`` gives of each of ``texts``' lines, in one query over them all."""
     lengths = [lines.len() for lines in texts]
     if not any(lengths):
         return [None] * len(texts)
     owner = pl.Series("file", range(len(texts)), dtype=pl.Int32).repeat_by(pl.Series(lengths, dtype=pl.UInt32)).explode()
-    found = pl.DataFrame({"file": owner, "year": _dated_year(pl.concat(list(texts)).str.extract_groups(_DATED))}).drop_nulls("year")
-    first = dict(found.group_by("file").agg(pl.col("year").first()).iter_rows())
-    return [int(first[number]) if number in first else None for number in range(len(texts))]
+    found = pl.DataFrame({"file": owner, "value": find(pl.concat(list(texts)))}).drop_nulls("value")
+    first = dict(found.group_by("file").agg(pl.col("value").first()).iter_rows())
+    return [first.get(number) for number in range(len(texts))]
 
 
 def parse_text(
@@ -228,10 +241,12 @@ def parse_text(
 
 
 def _context(file: str, host: str | None, tz: str, year: int | None, reference_time: datetime | None,
-             boot_time: datetime | None, hinted: int | None) -> ParseContext:
+             boot_time: datetime | None, hinted: YearHint) -> ParseContext:
     """The context of a file whose year is ``year`` when given, else ``hinted`` (:func:`year_hint`), else its mtime's."""
     if year is not None:
         return ParseContext(file=file, host=host, tz=tz, year=year, reference_time=reference_time, boot_time=boot_time)
+    if isinstance(hinted, datetime):
+        return ParseContext(file=file, host=host, tz=tz, reference_time=hinted, boot_time=boot_time, reference_quality="year_inferred")
     if hinted is not None:
         return ParseContext(file=file, host=host, tz=tz, year=hinted, reference_time=reference_time, boot_time=boot_time)
     return ParseContext(file=file, host=host, tz=tz, reference_time=reference_time, boot_time=boot_time, year_quality="year_from_mtime")
@@ -467,7 +482,7 @@ def _task_context(task: FileTask, mtime: datetime, head: pl.Series) -> ParseCont
     return task_context(task, mtime, year_hint(head) if task.options.year is None else None)
 
 
-def task_context(task: FileTask, mtime: datetime, hinted: int | None) -> ParseContext:
+def task_context(task: FileTask, mtime: datetime, hinted: YearHint) -> ParseContext:
     """The context of the task's file, modified at ``mtime``, whose lines' :func:`year_hint` is ``hinted``."""
     options = task.options
     ctx = _context(task.provenance, options.host or task.host, options.tz, options.year, mtime, options.boot_time, hinted)

@@ -125,8 +125,7 @@ def _year_sources(ctx: ParseContext, within: str | None) -> tuple[pl.Expr | None
         if within is None:
             raise ValueError("the lines of several files need within= to take each file's year")
         years, _, references = zip(*ctx.file_years, strict=True)
-        known = [quality if year is not None else "year_from_mtime" if reference is not None else "missing"
-                 for year, quality, reference in ctx.file_years]
+        known = [quality if year is not None or reference is not None else "missing" for year, quality, reference in ctx.file_years]
         reference_years = [r.year if r else None for r in references]
         return (per_file(years, pl.Int32(), within), per_file(known, pl.String(), within),
                 (per_file(references, pl.Datetime("us", "UTC"), within), per_file(reference_years, pl.Int32(), within)))
@@ -134,7 +133,7 @@ def _year_sources(ctx: ParseContext, within: str | None) -> tuple[pl.Expr | None
         return pl.lit(ctx.year, pl.Int32), pl.lit(ctx.year_quality), None
     if ctx.reference_time is not None:
         reference = pl.lit(ctx.reference_time).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
-        return None, pl.lit("year_from_mtime"), (reference, pl.lit(ctx.reference_time.year, pl.Int32))
+        return None, pl.lit(ctx.reference_quality), (reference, pl.lit(ctx.reference_time.year, pl.Int32))
     return None, pl.lit("missing"), None
 
 

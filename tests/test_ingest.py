@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import shutil
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import polars as pl
@@ -286,6 +287,37 @@ def test_a_year_hint_reads_torchrun_s_table_stamp_and_us_month_first_dates() -> 
         pl.Series("text", ["31/08/2024 14:37:22 day first is not read"]),
     ]
     assert year_hints(texts) == [year_hint(t) for t in texts] == [2026, 2024, None]
+
+
+_JOURNAL_BANNER = "-- Logs begin at Sat 2022-06-04 08:00:11 UTC, end at Tue 2024-01-02 14:22:09 UTC. --"
+
+
+def test_a_journal_banner_s_end_bounds_the_year_of_the_lines_below_it() -> None:
+    # A persistent journal began in 2022; `journalctl -u kubelet --since …` printed only its last days, over New Year.
+    text = "\n".join([
+        _JOURNAL_BANNER,
+        "Dec 31 23:59:58 node-1 kubelet[811]: I1231 23:59:58.100000     811 kubelet.go:2400] SyncLoop (PLEG)",
+        "Jan 02 14:22:09 node-1 systemd[1]: kubelet.service: Main process exited, code=killed, status=9/KILL",
+    ])
+    assert year_hint(pl.Series(text.split("\n"))) == datetime(2024, 1, 2, 14, 22, 9, tzinfo=UTC)
+    events = rca.parse_text(text, file="node-1/kubelet.journal")
+    timed = events.filter(pl.col("ts").is_not_null())
+    assert timed["ts"].dt.date().to_list() == [date(2023, 12, 31), date(2024, 1, 2)]
+    assert set(timed["ts_quality"]) == {"year_inferred"}
+
+
+def test_small_files_take_their_own_journal_banner_s_end_or_dated_year(tmp_path: Path) -> None:
+    root = tmp_path / "logs" / "n1"
+    root.mkdir(parents=True)
+    (root / "kubelet.journal").write_text(f"{_JOURNAL_BANNER}\nDec 31 23:59:58 n1 systemd[1]: Started kubelet.service.\n")
+    (root / "kern.log").write_text("2021-12-15T19:22:27+00:00 n1 kernel: start\nDec 16 10:00:00 n1 kernel: Out of memory: Killed process 4242 (python3)\n")
+    os.utime(root / "kern.log", (1_764_000_000, 1_764_000_000))  # 2025-11-24
+    rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    events = rca.open_store(tmp_path / "store").events().filter(pl.col("ts").is_not_null())
+    years = {(row["file"], row["ts"].year, row["ts_quality"]) for row in events.to_dicts()}
+    assert ("n1/kubelet.journal", 2023, "year_inferred") in years
+    assert ("n1/kern.log", 2021, "year_inferred") in years
+    assert {year for _, year, _ in years} == {2021, 2023}
 
 
 def test_a_format_read_without_any_time_is_recognised_and_plain_text_is_not(tmp_path: Path) -> None:

@@ -30,12 +30,13 @@ class ParseContext:
     ``year`` is the year for lines that carry none, with ``year_quality`` saying where it
     came from ("year_inferred" from --year or the file's own dated lines,
     "year_from_mtime" from the file's modification time). ``reference_time`` is the
-    latest moment the file can describe (its mtime): a yearless line that would land
-    after it belongs to the previous year. ``pod``, ``namespace`` and ``container`` are
+    latest moment the file can describe (its mtime, or the end of the journal its banner
+    names, as ``reference_quality`` says): a yearless line that would land after it
+    belongs to the previous year. ``pod``, ``namespace`` and ``container`` are
     named by the layout (a ``kubectl cluster-info dump`` pod log) and fill events that
     carry none of their own. Of the lines of several files (a ``batch_file`` column) whose
     years come from different places, ``file_years`` holds each file's ``(year,
-    year_quality, reference_time)`` in batch-file order; ``files`` holds each file's
+    year_quality, None)`` or ``(None, reference_quality, reference_time)`` in batch-file order; ``files`` holds each file's
     ``(file, reference_time)`` whenever a batch has several files.
     """
 
@@ -45,6 +46,7 @@ class ParseContext:
     year: int | None = None
     year_quality: str = "year_inferred"
     reference_time: datetime | None = None
+    reference_quality: str = "year_from_mtime"
     boot_time: datetime | None = None
     pod: str | None = None
     namespace: str | None = None
