@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 from multiprocessing import get_context
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -64,3 +67,28 @@ def test_a_process_pool_runs_the_host_stages_with_the_same_result(events: pl.Dat
     assert_frame_equal(parallel.incidents, serial.incidents)
     assert_frame_equal(parallel.links, serial.links)
     assert {k: v for k, v in parallel.report.items() if k != "seconds"} == {k: v for k, v in serial.report.items() if k != "seconds"}
+
+
+def test_hosts_spilled_to_parquet_give_what_hosts_kept_in_memory_give(events: pl.DataFrame, monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
+    kept = correlate(events, window=timedelta(minutes=15))
+    correlate_module = importlib.import_module("rca.correlate")  # the package's rca.correlate is the function
+    monkeypatch.setattr(correlate_module, "_SPILL_ABOVE_ROWS", 0)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    spilled = correlate(events, window=timedelta(minutes=15))
+    assert kept.incidents.height > 10
+    assert_frame_equal(spilled.incidents, kept.incidents)
+    assert_frame_equal(spilled.links, kept.links)
+    assert {k: v for k, v in spilled.report.items() if k != "seconds"} == {k: v for k, v in kept.report.items() if k != "seconds"}
+    assert list(tmp_path.iterdir()) == []  # the spill is gone once correlation is done
+
+
+def test_a_spilled_host_stage_reads_its_events_back_lazily(events: pl.DataFrame, tmp_path: Path) -> None:
+    ready = prepared(events.lazy()).collect()
+    host = next(host_frames(ready.lazy()))
+    in_memory = host_stage(host, dedup=DEFAULT_DEDUP, reference=align.exact_reference(ready))
+    spilled = host_stage(host, dedup=DEFAULT_DEDUP, reference=align.exact_reference(ready), spill=tmp_path)
+    assert isinstance(spilled.alignment.events, pl.LazyFrame) and len(list(tmp_path.glob("*.parquet"))) == 1
+    assert spilled.rows == in_memory.rows == in_memory.alignment.events.height
+    assert_frame_equal(spilled.alignment.events.collect(), in_memory.alignment.events)
+    assert_frame_equal(spilled.anchors, in_memory.anchors)
