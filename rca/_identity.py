@@ -45,7 +45,7 @@ def layout_identity(events: pl.LazyFrame) -> pl.LazyFrame:
     if table.height == 0:
         return events
     return (
-        events.join(table.lazy(), on="file", how="left")
+        events.join(table.lazy(), on="file", how="left", maintain_order="left")
         .with_columns([pl.when(pl.col("kind") != "xid").then(pl.coalesce(f, f"{f}__layout")).otherwise(pl.col(f)).alias(f) for f in fields])
         .drop([f"{f}__layout" for f in fields])
     )
