@@ -194,6 +194,9 @@ def host_frames(events: pl.LazyFrame) -> Iterator[pl.DataFrame]:
         yield prepared(events.filter(same_host)).collect()
 
 
+MapHosts = Callable[[Callable[[pl.DataFrame], "HostStage"], Iterable[pl.DataFrame]], Iterable["HostStage"]]
+
+
 @dataclass(frozen=True)
 class HostStage:
     """Steps 1–4 on one host: its aligned events and its deduplicated anchors."""
