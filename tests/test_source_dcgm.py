@@ -328,3 +328,225 @@ def test_exporter_xid_counter_is_an_xid_event_with_the_code_of_its_label() -> No
     xids = of_kind(rca.parse_text(text, file="metrics.txt"), "xid").sort("line")
     assert xids.select("xid", "gpu_index", "line").rows() == [(48, 0, 2), (79, 0, 4), (48, 0, 5)]
     assert xids["severity"].to_list() == ["critical"] * 3  # the catalog's: a DBE, a GPU off the bus
+
+
+# --- dcgmi health -c and dcgmi stats ------------------------------------------------------------
+
+
+def _accounted(events: pl.DataFrame, skipped: dict[str, int], lines: int) -> bool:
+    return int(events["n_lines"].sum()) + sum(skipped.values()) == lines
+
+
+def test_health_report_of_dcgm_1x_is_an_event_per_gpu_incident() -> None:
+    events = _events("dcgm_health_c_userguide_warning_01.txt")
+    assert events["source"].unique().to_list() == ["dcgm"]
+    overall, pcie, inforom = events.sort("line").to_dicts()
+    assert (overall["kind"], overall["severity"], overall["message"]) == ("log", "warning", "Overall Health: Warning")
+    assert (pcie["kind"], pcie["severity"], pcie["gpu_index"], pcie["line"], pcie["n_lines"]) == ("log", "warning", 0, 6, 2)
+    assert pcie["message"] == "GPU 0: PCIe system: Warning: Detected more than 8 PCIe replays per minute for GPU 0: 13"
+    assert (inforom["gpu_index"], _attrs(inforom)) == (1, {"system": "InfoROM system", "result": "Warning"})
+    assert inforom["message"].endswith("A corrupt InfoROM has been detected in GPU 1.")
+    assert (pcie["ts"], pcie["ts_quality"]) == (FIXED_MTIME, "file_mtime")
+
+
+# DCGM 2+ prints the report as DcgmiOutputTree(28, 60) (dcgmi/Health.cpp): an entity group, its entities
+# ("-> 0"), their systems ("-> Memory system") and the incident text wrapped at word breaks under each.
+_HEALTH_TREE = """\
++---------------------------+----------------------------------------------------------+
+| Health Monitor Report                                                                |
++===========================+==========================================================+
+| Overall Health            | Failure                                                  |
+| GPU                       |                                                          |
+| -> 0                      | Warning                                                  |
+|    -> Errors              |                                                          |
+|       -> PCIe system      | Warning                                                  |
+|                           | Detected more than 8 PCIe replays per minute for GPU 0 : |
+|                           | 13                                                       |
+| -> 1                      | Failure                                                  |
+|    -> Errors              |                                                          |
+|       -> Memory system    | Failure                                                  |
+|                           | Detected XID 48 for GPU 1                                |
+|       -> SM system        | Warning                                                  |
+|                           | Detected clocks event due to thermal violation in GPU 1. |
+| Switch                    |                                                          |
+| -> 3                      | Failure                                                  |
+|    -> Errors              |                                                          |
+|       -> NVLINK system    | Failure                                                  |
+|                           | NvSwitch physical ID 3's NvLink port 7 is currently      |
+|                           | down.                                                    |
++---------------------------+----------------------------------------------------------+
+"""
+
+
+def test_health_tree_layout_gives_each_system_incident_of_its_entity() -> None:
+    lines = lines_frame(_HEALTH_TREE)
+    assert dcgm.sniff(lines["text"].to_list()) == 0.95
+    parsed = dcgm.parse(lines, ParseContext(file="node/health.txt", reference_time=FIXED_MTIME))
+    rows = parsed.events.sort("line").to_dicts()
+    assert [(r["line"], r["kind"], r["severity"], r["gpu_index"], r["xid"]) for r in rows] == [
+        (4, "log", "error", None, None), (8, "log", "warning", 0, None), (13, "xid", "error", 1, 48),
+        (15, "log", "warning", 1, None), (20, "log", "error", None, None)]
+    assert rows[1]["message"] == "GPU 0: PCIe system: Warning: Detected more than 8 PCIe replays per minute for GPU 0 : 13"
+    assert rows[2]["message"] == "GPU 1: Memory system: Failure: Detected XID 48 for GPU 1"
+    assert _attrs(rows[2])["xid_name"] == "ROBUST_CHANNEL_GPU_ECC_DBE"
+    assert rows[4]["message"] == "Switch 3: NVLINK system: Failure: NvSwitch physical ID 3's NvLink port 7 is currently down."
+    assert {k: _attrs(rows[4])[k] for k in ("entity_group", "entity_id")} == {"entity_group": "Switch", "entity_id": 3}
+    assert _accounted(parsed.events, parsed.skipped, lines.height)
+
+
+def test_healthy_report_is_one_info_line() -> None:
+    text = _HEALTH_TREE.splitlines()
+    events = rca.parse_text("\n".join([*text[:3], "| Overall Health            | Healthy                                                  |", text[-1]]))
+    assert events.select("kind", "severity", "message").rows() == [("log", "info", "Overall Health: Healthy")]
+
+
+def test_stats_of_a_pid_is_a_sample_with_its_max_memory_at_its_start_while_running() -> None:
+    events = _events("dcgm_stats_pid_v_326_a100_01.txt").sort("line")
+    (sample,) = of_kind(events, "gpu_sample").to_dicts()
+    assert (sample["line"], sample["n_lines"], sample["gpu_index"], sample["pid"]) == (4, 35, 0, 3518784)
+    assert (sample["mem_used_bytes"], sample["gpu_util_pct"], sample["severity"]) == (473956352, 100.0, "info")
+    assert (sample["ts"], sample["ts_quality"]) == (datetime(2023, 10, 25, 11, 51, 37, tzinfo=UTC), "exact")  # End Time: Still Running
+    attrs = _attrs(sample)
+    assert {k: attrs[k] for k in ("end_time", "energy_j", "conflicting_processes", "ecc_dbe", "critical_xid_errors", "overall_health")} == {
+        "end_time": "Still Running", "energy_j": 1249175, "conflicting_processes": 1, "ecc_dbe": 0, "critical_xid_errors": 0,
+        "overall_health": "Healthy"}
+    assert "ecc_sbe" not in attrs  # not printed for this GPU
+    assert events.filter(pl.col("kind") == "log")["line"].to_list() == [1, 2, 39, 40]
+
+
+def test_stats_summary_of_a_group_has_no_gpu_and_unspecified_counters_are_null() -> None:
+    (sample,) = of_kind(_events("dcgm_stats_j_318_mig_summary_01.txt"), "gpu_sample").to_dicts()
+    assert (sample["gpu_index"], sample["mem_used_bytes"], sample["gpu_util_pct"]) == (None, 0, None)
+    assert sample["ts"] == datetime(2023, 8, 3, 18, 21, 32, tzinfo=UTC)
+    attrs = _attrs(sample)
+    assert (attrs["job_id"], attrs["duration_s"], attrs["processes"], attrs["critical_xid_errors"]) == ("952404", 6391.9, 0, 0)
+    assert not {"energy_j", "ecc_sbe", "ecc_dbe", "pcie_replays", "power_avg_w"} & set(attrs)
+
+
+def test_stats_in_a_slurm_epilog_reads_every_section_and_the_job_id(tmp_path: Path) -> None:
+    row, events = _parse_file(FOLDER / "dcgm_stats_j_slurm_epilog_232_01.txt", tmp_path)
+    assert (row["source"], row["status"]) == ("dcgm", "ok")
+    (sample,) = of_kind(events, "gpu_sample").to_dicts()
+    assert (sample["line"], sample["n_lines"], sample["pid"], sample["mem_used_bytes"]) == (5, 36, 10140, 2628780032)
+    assert sample["ts"] == datetime(2021, 12, 10, 19, 41, 24, tzinfo=UTC)
+    assert {k: _attrs(sample)[k] for k in ("job_id", "power_avg_w", "power_max_w", "ecc_sbe")} == {
+        "job_id": "232", "power_avg_w": 37.8985, "power_max_w": 45.874, "ecc_sbe": 0}
+    # the "+--  Compute Process Utilization  ---+" rule (two dashes) is a section, not text
+    assert sorted(events.filter(pl.col("kind") == "log")["line"].to_list()) == [1, 2, 3, 42]
+
+
+def test_stats_pasted_indented_from_docs_is_dcgm_and_read_in_the_given_zone() -> None:
+    events = _events("dcgm_stats_j_ibex_indented_01.txt", tz="Asia/Riyadh")
+    (sample,) = of_kind(events, "gpu_sample").to_dicts()
+    assert (sample["gpu_index"], sample["mem_used_bytes"], sample["gpu_util_pct"]) == (6, 7409238016, 72.0)
+    assert sample["ts"] == datetime(2026, 1, 5, 12, 39, 41, tzinfo=UTC)  # 15:39:41 +03:00
+    assert _attrs(sample)["sm_util_max_pct"] == 99.0
+
+
+def test_stats_health_rows_are_events_and_a_critical_xid_makes_the_sample_a_warning() -> None:
+    text = """\
+Successfully retrieved statistics for job: 77.
++------------------------------------------------------------------------------+
+| GPU ID: 3                                                                    |
++====================================+=========================================+
+|-----  Execution Stats  ------------+-----------------------------------------|
+| Start Time                         | Fri Dec 10 19:40:36 2021                |
+| End Time                           | Fri Dec 10 19:41:24 2021                |
++-----  Event Stats  ----------------+-----------------------------------------+
+| Double Bit ECC Errors              | 0                                       |
+| Critical XID Errors                | 1                                       |
+| XID (Hr:Min:Sec since start)       | 0:00:12                                 |
++-----  Overall Health  -------------+-----------------------------------------+
+| Overall Health                     | Healthy                                 |
+|      PCIE Health                   | Warning                                 |
++------------------------------------+-----------------------------------------+
+"""
+    lines = lines_frame(text)
+    parsed = dcgm.parse(lines, ParseContext(file="n/stats.txt", reference_time=FIXED_MTIME))
+    events = parsed.events.sort("line")
+    sample = of_kind(events, "gpu_sample").row(0, named=True)
+    assert (sample["gpu_index"], sample["severity"], _attrs(sample)["critical_xid_errors"]) == (3, "warning", 1)
+    health = events.filter(pl.col("line") == 14).row(0, named=True)
+    assert (health["kind"], health["severity"], health["gpu_index"], health["n_lines"]) == ("log", "warning", 3, 0)
+    assert health["message"] == "PCIE Health: Warning"
+    assert _accounted(parsed.events, parsed.skipped, lines.height)
+
+
+def test_discovery_of_eight_gpus_and_an_empty_switch_box() -> None:
+    events = _events("dcgm_discovery_l_326_a100_8gpu_nvswitch_01.txt")
+    gpus = events.filter(pl.col("gpu_index").is_not_null())
+    assert gpus["gpu_index"].to_list() == list(range(8))
+    last = gpus.row(7, named=True)
+    assert (last["line"], last["pci_bus"], last["gpu_uuid"]) == (33, "00000000:A0:1D.0", "GPU-59e925d1-5f83-fc83-c0e5-a80a31d2ddf3")
+
+
+def test_a_docker_container_id_hostname_is_not_the_node() -> None:
+    labels = 'gpu="0",UUID="GPU-ef6ef310-f8e2-cef9-036e-8f12d59b5ffc",pci_bus_id="00000000:02:00.0",device="nvidia0",modelName="NVIDIA RTX 6000 Ada Generation"'
+    text = "\n".join([
+        f'DCGM_FI_DEV_FB_USED{{{labels},Hostname="ed7e7a5e585f"}} 46614',
+        f'DCGM_FI_DEV_FB_FREE{{{labels},Hostname="ed7e7a5e585f"}} 2048',
+        f'DCGM_FI_DEV_FB_USED{{{labels},Hostname="gpu-node-12"}} 46614',
+    ])
+    events = rca.parse_text(text, file="scrape.txt").sort("line")
+    assert events["host"].to_list() == [None, "gpu-node-12"]
+    assert events["mem_total_bytes"].to_list()[0] == (46614 + 2048) * MIB
+
+
+def test_diag_result_rows_pasted_without_the_header_are_still_a_diag() -> None:
+    path = FOLDER / "dcgm_diag_r2_excerpt_thermal_warning_01.txt"
+    assert dcgm.sniff(path.read_text().splitlines()) == 0.9
+    events = _events(path.name).sort("line")
+    assert events.select("line", "severity", "gpu_index").rows()[:3] == [(1, "info", None), (2, "error", 0), (3, "warning", 0)]
+    assert _attrs(events.row(0, named=True))["gpus"] == "1, 2, 3, 4, 5, 6, 7"
+    # the Warning's chunks joined mid-word; its last row lost its closing bar in the source and stays a line of its own
+    assert events.row(2, named=True)["message"].startswith("GPU Memory: Warning: GPU 0 Thermal violations totaling 13.3 seconds started")
+    assert (events.row(2, named=True)["n_lines"], events.row(3, named=True)["line"]) == (5, 8)
+
+
+def test_a_markdown_table_of_test_results_is_not_a_diag() -> None:
+    rows = ["| test | result |", "|------|--------|", "| test_a | Pass |", "| test_b | Fail |"]
+    assert dcgm.sniff(rows) == 0.0
+
+
+def test_diag_error_row_names_its_gpu() -> None:
+    (error,) = _events("dcgm_diag_deployment_error_row_remap_pending_01.txt").to_dicts()
+    assert (error["line"], error["n_lines"], error["severity"], error["gpu_index"]) == (5, 2, "error", 3)
+    assert error["message"] == "Error: GPU 3 has uncorrectable memory errors and row remappings are pending"
+
+
+# --- dcgmi dmon -----------------------------------------------------------------------------------
+
+
+def test_dmon_rows_are_samples_of_their_gpu_with_the_tags_in_attrs() -> None:
+    events = _events("dcgm_dmon_e_1001_1004_1005_userguide_01.txt").sort("line")
+    samples = of_kind(events, "gpu_sample")
+    assert samples["line"].to_list() == list(range(4, 19))
+    assert set(samples["gpu_index"]) == {0} and (samples["ts"] == FIXED_MTIME).all()
+    busy = _attrs(samples.row(3, named=True))
+    assert busy == {"sample": 3, "GRACT": 0.552, "TENSO": 0.527, "DRAMA": 0.0}
+    assert events.filter(pl.col("kind") == "log")["line"].to_list() == [1]
+
+
+def test_dmon_memory_utilisation_mig_entities_and_an_xid() -> None:
+    text = """\
+#Entity   GPUTL  FBUSD  FBFRE  XIDER  SMACT
+ID
+GPU 0     34     15640  33022  0      0.512
+GPU 1     0      0      48662  N/A    N/A
+GPU 0     35     15700  32962  79     0.500
+GPU-I 3   N/A    N/A    N/A    N/A    0.100
+GPU 0     36     15700  32962  79     0.490
+GPU 1     0
+"""
+    lines = lines_frame(text)
+    assert dcgm.sniff(lines["text"].to_list()) == 0.95
+    parsed = dcgm.parse(lines, ParseContext(file="n/dmon.txt", reference_time=FIXED_MTIME))
+    rows = rca.parse_text(text, file="n/dmon.txt", reference_time=FIXED_MTIME).sort("line").to_dicts()
+    assert [(r["line"], r["kind"], r["gpu_index"], r["xid"]) for r in rows] == [
+        (3, "gpu_sample", 0, None), (4, "gpu_sample", 1, None), (5, "xid", 0, 79), (6, "gpu_sample", None, None),
+        (7, "gpu_sample", 0, None), (8, "log", None, None)]
+    assert (rows[0]["mem_used_bytes"], rows[0]["mem_total_bytes"], rows[0]["gpu_util_pct"]) == (15640 * MIB, (15640 + 33022) * MIB, 34.0)
+    assert rows[2]["severity"] == "critical" and _attrs(rows[2])["xid_name"] == "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"
+    assert _attrs(rows[3]) == {"entity_group": "GPU-I", "entity_id": 3, "SMACT": 0.1}
+    assert rows[1]["attrs"] is None  # N/A readings left out
+    assert _accounted(parsed.events, parsed.skipped, lines.height)

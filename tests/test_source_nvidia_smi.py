@@ -712,3 +712,130 @@ def test_table_gpu_with_uncorrectable_ecc_errors_is_a_warning() -> None:
     assert old in text
     sample = of_kind(rca.parse_text(text.replace(old, old.replace("   0 |", "   2 |")), file="t.txt"), "gpu_sample").row(0, named=True)
     assert (sample["severity"], json.loads(sample["attrs"])["volatile_uncorr_ecc"]) == ("warning", "2")
+
+
+# --- nvlink and MIG instance listings ------------------------------------------------------------
+
+
+def test_nvlink_status_pasted_indented_gives_each_link_its_gpu() -> None:
+    path = FOLDER / "nvidia_smi_nvlink_s_h100_pcie_indented_01.txt"
+    assert sources.sniff(head_lines(path))[0].name == "nvidia_smi"
+    events = _events(path.name)
+    links = events.filter(pl.col("message").str.contains("Link "))
+    assert links["gpu_index"].to_list() == [0] * 18 + [1] * 2
+    assert set(links["gpu_uuid"][18:]) == {"GPU-9b1446e2-8a89-4cf6-b68c-a98d99e958d3"}
+    assert json.loads(links.row(4, named=True)["attrs"]) == {"nvlink": 4, "nvlink_state": "<inactive>"}
+    assert links["severity"].null_count() == links.height
+
+
+def test_nvlink_error_counters_warn_when_not_zero() -> None:
+    text = (
+        "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-abcdefab-cdef-abdc-abcd-abababababab)\n"
+        "\t Link 0: Replay Errors: 0\n\t Link 0: Recovery Errors: 0\n\t Link 0: CRC Errors: 7\n"
+    )
+    events = rca.parse_text(text).sort("line")
+    assert events["severity"].to_list() == [None, None, None, "warning"]
+    assert json.loads(events["attrs"][3]) == {"nvlink": 0, "nvlink_counter": "CRC Errors", "nvlink_count": 7}
+    assert _accounting(text) == (4, 4)
+
+
+def test_mig_instance_listings_name_gpu_instance_profile_and_placement() -> None:
+    events = _events("nvidia_smi_mig_lgi_a100_thetagpu_01.txt")
+    assert set(events["source"]) == {"nvidia_smi"}
+    rows = events.filter(pl.col("gpu_index").is_not_null())
+    assert rows["line"].to_list() == [7, 9]
+    assert [json.loads(a) for a in rows["attrs"]] == [
+        {"mig_profile": "3g.20gb", "mig_profile_id": 9, "gi": 1, "placement": "4:4"},
+        {"mig_profile": "3g.20gb", "mig_profile_id": 9, "gi": 2, "placement": "0:4"}]
+    compute = (
+        "+-------------------------------------------------------+\n"
+        "| Compute instances:                                    |\n"
+        "| GPU     GPU       Name             Profile   Instance |\n"
+        "|       Instance                       ID        ID     |\n"
+        "|         ID                                            |\n"
+        "|=======================================================|\n"
+        "|   0      1       MIG 1c.3g.20gb       0         1     |\n"
+        "+-------------------------------------------------------+\n"
+    )
+    (ci,) = rca.parse_text(compute).to_dicts()
+    assert (ci["line"], ci["gpu_index"], json.loads(ci["attrs"])) == (7, 0, {"mig_profile": "1c.3g.20gb", "mig_profile_id": 0, "gi": 1, "ci": 1})
+    assert _accounting(compute) == (8, 8)
+
+
+# --- memory error state ---------------------------------------------------------------------------
+
+
+def test_q_excerpt_without_its_banner_is_a_sample_and_a_pending_remap_warns() -> None:
+    path = FOLDER / "nvidia_smi_q_excerpt_a100_remap_pending_01.txt"
+    assert nvidia_smi.sniff(head_lines(path)) == 0.95
+    sample = of_kind(_events(path.name), "gpu_sample").row(0, named=True)
+    assert (sample["line"], sample["pci_bus"], sample["severity"]) == (6, "00000000:10:1C.0", "warning")
+    assert (sample["ts"], sample["ts_quality"]) == (_utc(2023, 6, 7, 19, 32, 16), "inherited")
+    attrs = json.loads(sample["attrs"])
+    assert (attrs["remapped_rows_pending"], attrs["driver"], attrs["cuda"]) == ("Yes", "510.73.08", "11.6")
+    assert "retired_pages_pending" not in attrs  # N/A on an A100
+
+
+def test_a_page_pending_retirement_warns_in_text_and_xml() -> None:
+    text = (
+        "==============NVSMI LOG==============\n\n"
+        "Timestamp                                 : Tue Mar  3 10:00:00 2020\n"
+        "Driver Version                            : 418.87.01\n\n"
+        "GPU 00000000:86:00.0\n"
+        "    Product Name                          : Tesla V100-SXM2-32GB\n"
+        "    Retired Pages\n"
+        "        Single Bit ECC                    : 2\n"
+        "        Double Bit ECC                    : 1\n"
+        "        Pending                           : Yes\n"
+    )
+    sample = of_kind(rca.parse_text(text), "gpu_sample").row(0, named=True)
+    attrs = json.loads(sample["attrs"])
+    assert (sample["severity"], attrs["retired_pages_pending"], attrs["retired_pages_dbe"]) == ("warning", "Yes", 1)
+    xml = _text("nvidia_smi_h200_q_x_580_01.xml").replace("<pending_blacklist>N/A</pending_blacklist>", "<pending_blacklist>Yes</pending_blacklist>")
+    sample = of_kind(rca.parse_text(xml), "gpu_sample").row(0, named=True)
+    assert (sample["severity"], json.loads(sample["attrs"])["retired_pages_pending"]) == ("warning", "Yes")
+
+
+def test_a_hardware_slowdown_or_a_requested_reset_warns_in_text_and_xml() -> None:
+    text = _text("nvidia_smi_h200_q_580_01.txt")
+    slowed = text.replace(
+        "        HW Slowdown                                    : Not Active\n"
+        "            HW Thermal Slowdown                        : Not Active\n"
+        "            HW Power Brake Slowdown                    : Not Active\n",
+        "        HW Slowdown                                    : Active\n"
+        "            HW Thermal Slowdown                        : Not Active\n"
+        "            HW Power Brake Slowdown                    : Active\n",
+    )
+    assert slowed != text
+    sample = of_kind(rca.parse_text(slowed), "gpu_sample").row(0, named=True)
+    attrs = json.loads(sample["attrs"])
+    assert (sample["severity"], attrs["hw_slowdown"], attrs["hw_power_brake_slowdown"]) == ("warning", "Active", "Active")
+    assert "hw_thermal_slowdown" not in attrs
+    assert of_kind(_events("nvidia_smi_h200_q_580_01.txt"), "gpu_sample")["severity"].to_list() == ["info"]
+    xml = _text("nvidia_smi_h200_q_x_580_01.xml").replace(
+        "<clocks_event_reason_hw_slowdown>Not Active</clocks_event_reason_hw_slowdown>",
+        "<clocks_event_reason_hw_slowdown>Active</clocks_event_reason_hw_slowdown>")
+    assert of_kind(rca.parse_text(xml), "gpu_sample")["severity"].to_list() == ["warning"]
+    reset = text.replace(
+        "    Performance State                                  : P0\n",
+        "    GPU Reset Status\n"
+        "        Reset Required                                 : Yes\n"
+        "        Drain and Reset Recommended                    : No\n"
+        "    Performance State                                  : P0\n",
+    )
+    sample = of_kind(rca.parse_text(reset), "gpu_sample").row(0, named=True)
+    assert (sample["severity"], json.loads(sample["attrs"])["reset_required"]) == ("warning", "Yes")
+
+
+def test_csv_queries_warn_on_the_same_memory_clock_and_reset_states_as_q() -> None:
+    text = (
+        "index, pci.bus_id, clocks_event_reasons.hw_slowdown, ecc.errors.uncorrected.volatile.total, retired_pages.pending\n"
+        "0, 00000000:04:00.0, Not Active, 0, No\n"
+        "1, 00000000:05:00.0, Active, 0, No\n"
+        "2, 00000000:06:00.0, Not Active, 2, No\n"
+        "3, 00000000:07:00.0, Not Active, 0, Yes\n"
+        "4, 00000000:08:00.0, Not Active, [N/A], [N/A]\n"
+    )
+    events = rca.parse_text(text).sort("line")
+    assert events["severity"].to_list() == ["info", "warning", "warning", "warning", "info"]
+    assert _accounting(text) == (6, 6)

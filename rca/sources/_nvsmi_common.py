@@ -103,17 +103,31 @@ def quality(ts: pl.Expr, resolved: str) -> pl.Expr:
     return pl.when(ts.is_not_null()).then(pl.lit(resolved)).otherwise(pl.lit("missing"))
 
 
-def memory_health(remap_failure: pl.Expr, remap_pending: pl.Expr, uncorrectable: pl.Expr) -> pl.Expr:
+def memory_health(remap_failure: pl.Expr, remap_pending: pl.Expr, uncorrectable: pl.Expr, retire_pending: pl.Expr) -> pl.Expr:
     """A GPU report's severity from its memory error state (``-q`` and ``-q -x``).
 
-    A failed row remap means the GPU is to be replaced; a pending remap or an uncorrectable
-    ECC error since the driver loaded, that it needs a reset before it can be trusted.
+    A failed row remap means the GPU is to be replaced; a pending remap, a page pending
+    retirement (pre-Ampere GPUs) or an uncorrectable ECC error since the driver loaded, that it
+    needs a reset before it can be trusted.
     """
+    pending = (remap_pending == "Yes") | (retire_pending == "Yes")
     return (
         pl.when(remap_failure == "Yes").then(pl.lit("error"))
-        .when((remap_pending == "Yes") | (number(uncorrectable) > 0)).then(pl.lit("warning"))
+        .when(pending | (number(uncorrectable) > 0)).then(pl.lit("warning"))
         .otherwise(pl.lit("info"))
     )
+
+
+def clock_and_reset_health(severity: pl.Expr, hw_slowdown: pl.Expr, reset_required: pl.Expr, drain_recommended: pl.Expr) -> pl.Expr:
+    """``severity`` raised to a warning where a hardware slowdown (thermal, power brake) holds the
+    clocks down or the driver asks for the GPU to be reset (``-q`` and ``-q -x``)."""
+    flagged = (hw_slowdown == "Active") | (reset_required == "Yes") | (drain_recommended == "Yes")
+    return pl.when((severity == "info") & flagged).then(pl.lit("warning")).otherwise(severity)
+
+
+def when_set(value: pl.Expr, flag: str) -> pl.Expr:
+    """``value`` where it reads ``flag`` ("Active", "Yes"), else null: attrs keep the exceptions only."""
+    return pl.when(value == flag).then(value)
 
 
 def attrs_json(**fields: pl.Expr) -> pl.Expr:

@@ -263,12 +263,21 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
     ts = pl.col("ts")
     # --query-remapped-rows: a failed remap means the GPU is to be replaced; a pending one that it needs a reset.
     # A bracketed cell is what NVML answered instead of a reading: a GPU that is lost or needs a reset
-    # is failing; an unknown error (a fan, a power sensor) is worth a look.
+    # is failing; an unknown error (a fan, a power sensor) is worth a look. As in -q, a page pending
+    # retirement, an uncorrectable ECC error since the driver loaded, a hardware slowdown (clocks held
+    # down by heat or a power brake) or a reset the driver asks for are warnings too.
     text = pl.col("text")
+    needs_care = pl.any_horizontal(
+        value("remapped_rows.pending") == "Yes", value("retired_pages.pending") == "Yes",
+        number(value("ecc.errors.uncorrected.volatile.total")) > 0,
+        value("clocks_event_reasons.hw_slowdown") == "Active", value("clocks_throttle_reasons.hw_slowdown") == "Active",
+        value("reset_status.reset_required") == "Yes", value("reset_status.drain_and_reset_recommended") == "Yes",
+        text.str.contains("[Unknown Error]", literal=True),
+    )
     severity = (
         pl.when((value("remapped_rows.failure") == "Yes") | text.str.contains_any(["[GPU is lost]", "[GPU requires reset]"]))
         .then(pl.lit("error"))
-        .when((value("remapped_rows.pending") == "Yes") | text.str.contains("[Unknown Error]", literal=True)).then(pl.lit("warning"))
+        .when(needs_care).then(pl.lit("warning"))
         .otherwise(pl.lit("info" if kind != "log" else None, pl.String))
     )
     named = {

@@ -5,7 +5,8 @@ Every line gets its section path from the indentation (``FB Memory Usage/Used``,
 indent level, so a field is found by path whatever the driver version puts around it.
 A GPU block (``GPU 00000000:01:00.0`` … next top-level line) is one ``gpu_sample``; its
 ``MIG Device`` blocks are ``gpu_sample`` rows with ``attrs.mig_device`` (as in the table);
-each record under ``Processes`` is one ``gpu_process``.
+each record under ``Processes`` is one ``gpu_process``. An excerpt pasted without the banner
+(from its ``Timestamp`` line on, ``[...]`` where lines were cut) reads the same.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import polars as pl
 
 from rca.sources._base import ParseContext, Parsed
 from rca.sources._nvsmi_common import (
+    CTIME_PATTERN,
     attrs_json,
+    clock_and_reset_health,
     conform_events,
     ctime_to_utc,
     integer,
@@ -24,11 +27,14 @@ from rca.sources._nvsmi_common import (
     number,
     quality,
     to_bytes,
+    when_set,
 )
 
 FORMAT = "query_text"
 
 BANNER_LINE = r"^=+NVSMI LOG=+\s*$"
+# The first line under the banner; an excerpt pasted without the banner starts with it.
+STAMP_LINE = rf"^Timestamp\s+:\s+{CTIME_PATTERN}\s*$"
 GPU_LINE = r"^GPU\s+(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$"
 _KEY_VALUE = r"^(?<key>[^:]*?\S)\s*:(?:\s+(?<value>.*?))?\s*$"
 _LEVELS = (4, 8, 12, 16, 20)
@@ -55,6 +61,16 @@ _GPU_FIELDS = {
     "uncorrectable": ["ECC Errors/Volatile/DRAM Uncorrectable", "ECC Errors/Volatile/Double Bit/Total"],
     "remap_pending": ["Remapped Rows/Pending"],
     "remap_failure": ["Remapped Rows/Remapping Failure Occurred"],
+    # Page retirement (pre-Ampere): "Pending Page Blacklist", "Pending" before driver 450.
+    "retire_pending": ["Retired Pages/Pending Page Blacklist", "Retired Pages/Pending"],
+    "retired_dbe": ["Retired Pages/Double Bit ECC"],
+    # "Clocks Throttle Reasons" before driver 535
+    "hw_slowdown": ["Clocks Event Reasons/HW Slowdown", "Clocks Throttle Reasons/HW Slowdown"],
+    "hw_thermal": ["Clocks Event Reasons/HW Slowdown/HW Thermal Slowdown", "Clocks Throttle Reasons/HW Slowdown/HW Thermal Slowdown"],
+    "hw_power_brake": ["Clocks Event Reasons/HW Slowdown/HW Power Brake Slowdown",
+                       "Clocks Throttle Reasons/HW Slowdown/HW Power Brake Slowdown"],
+    "reset_required": ["GPU Reset Status/Reset Required"],
+    "drain_reset": ["GPU Reset Status/Drain and Reset Recommended"],
 }
 _MIG_FIELDS = {
     "index": ["Index"],
@@ -208,8 +224,15 @@ def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
                 mem_free_bytes=to_bytes(f["free"]), mem_reserved_bytes=to_bytes(f["reserved"]),
                 mig_mode=f["mig_mode"], compute_mode=f["compute_mode"], volatile_uncorr_ecc=f["uncorrectable"],
                 remapped_rows_pending=f["remap_pending"], remapped_rows_failure=f["remap_failure"],
+                retired_pages_pending=f["retire_pending"], retired_pages_dbe=integer(f["retired_dbe"]),
+                hw_slowdown=when_set(f["hw_slowdown"], "Active"), hw_thermal_slowdown=when_set(f["hw_thermal"], "Active"),
+                hw_power_brake_slowdown=when_set(f["hw_power_brake"], "Active"),
+                reset_required=when_set(f["reset_required"], "Yes"), drain_and_reset_recommended=when_set(f["drain_reset"], "Yes"),
             ),
-            memory_health(f["remap_failure"], f["remap_pending"], f["uncorrectable"]),
+            clock_and_reset_health(
+                memory_health(f["remap_failure"], f["remap_pending"], f["uncorrectable"], f["retire_pending"]),
+                f["hw_slowdown"], f["reset_required"], f["drain_reset"],
+            ),
         ),
     )
 

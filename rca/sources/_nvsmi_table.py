@@ -9,7 +9,9 @@ and continuations are pulled onto their first row with ``shift`` so no grouping 
 MIG device rows become ``gpu_sample`` events of the parent GPU (its index and bus id) with
 ``attrs.mig_device`` set (plus ``gi``/``ci``): a MIG slice is the unit a process runs out
 of memory in. Whole-GPU samples never carry ``mig_device``, so per-GPU series filter on it.
-Process rows get the bus id of their GPU in the same snapshot.
+Process rows get the bus id of their GPU in the same snapshot. The boxes of ``nvidia-smi mig
+-lgi`` / ``-lci`` (instances that exist, no readings) are log rows of their GPU with the
+instance's profile, ids and placement in ``attrs``.
 """
 
 from __future__ import annotations
@@ -41,7 +43,15 @@ VERSION_LINE = (
 )
 HEADER_LINE = (
     r"^\|.*(?:Persistence-M|Driver-Model|Pwr:Usage/Cap|MIG M\.|Processes:|Process name|MIG devices:"
-    r"|GPU\s+GI\s+CI|\bID\s+ID\b|BAR1-Usage|Memory-Usage|GPU Memory|\bECC\s*\|)"
+    r"|GPU\s+GI\s+CI|\bID\s+ID\b|BAR1-Usage|Memory-Usage|GPU Memory|\bECC\s*\|"
+    r"|(?:GPU|Compute) instance(?:s| profiles):|Placement\s*\||Profile\s+Instance|\bID\s+\|\s*$)"
+)
+# ``nvidia-smi mig -lgi`` / ``-lci``: the GPU (or compute) instances that exist, one row each:
+# ``|   0  MIG 3g.20gb       9        1          4:4     |`` (-lci puts the GPU instance before the name;
+# older drivers print no placement there).
+MIG_INSTANCE_ROW = (
+    r"^\|\s*(?<gpu>[0-9]+)\s+(?:(?<parent_gi>[0-9]+)\s+)?MIG\s+(?<profile>\S+)\s+(?<profile_id>[0-9]+)\s+(?<id>[0-9]+)"
+    r"(?:\s+(?<placement>[0-9]+:[0-9]+))?\s*\|\s*$"
 )
 _BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
 GPU_NAME_ROW = (
@@ -76,6 +86,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         _mig_samples(rows.filter(cls == "mig")).join(parents, on=["snapshot", "gpu_index"], how="left"),
         _processes(rows.filter(cls == "process")).join(parents, on=["snapshot", "gpu_index"], how="left"),
         log_rows(rows.filter(cls.is_in(["log", "no_processes"])), FORMAT, **_inherited_time()),
+        _mig_instances(rows.filter(cls == "mig_instance")),
     ]
     counts = {"header": rows.filter(cls.is_in(["timestamp", "version", "header"])).height,
               "table border": rows.filter(cls == "border").height}
@@ -93,6 +104,7 @@ def _classify(lines: pl.DataFrame) -> pl.DataFrame:
         .when(text.str.contains(MIG_DEVICE_ROW)).then(pl.lit("mig"))
         .when(text.str.contains(PROCESS_ROW)).then(pl.lit("process"))
         .when(text.str.contains(NO_PROCESSES_ROW)).then(pl.lit("no_processes"))
+        .when(text.str.contains(MIG_INSTANCE_ROW)).then(pl.lit("mig_instance"))
         .when(text.str.contains(HEADER_LINE)).then(pl.lit("header"))
         .otherwise(pl.lit("log"))
     )
@@ -132,6 +144,21 @@ def _with_continuations(rows: pl.DataFrame) -> pl.DataFrame:
         usage_text=following(1, "gpu_usage"),
         mig_mode_text=pl.when(pl.col("cls").shift(-1) == "gpu_usage").then(following(2, "gpu_mig")),
         bar1_text=following(1, "mig_bar1"),
+    )
+
+
+def _mig_instances(rows: pl.DataFrame) -> pl.DataFrame:
+    """``mig -lgi`` / ``-lci`` rows: a log row of the GPU naming the instance (no reading to sample)."""
+    row = pl.col("text").str.extract_groups(MIG_INSTANCE_ROW).struct
+    of_ci = row.field("parent_gi").is_not_null()
+    return log_rows(
+        rows, FORMAT, **_inherited_time(),
+        gpu_index=integer(row.field("gpu")),
+        attrs=attrs_json(
+            mig_profile=row.field("profile"), mig_profile_id=integer(row.field("profile_id")),
+            gi=integer(pl.coalesce(row.field("parent_gi"), row.field("id"))), ci=pl.when(of_ci).then(integer(row.field("id"))),
+            placement=row.field("placement"),
+        ),
     )
 
 

@@ -16,6 +16,7 @@ import polars as pl
 from rca.sources._base import ParseContext, Parsed
 from rca.sources._nvsmi_common import (
     attrs_json,
+    clock_and_reset_health,
     conform_events,
     ctime_to_utc,
     integer,
@@ -25,6 +26,7 @@ from rca.sources._nvsmi_common import (
     number,
     quality,
     to_bytes,
+    when_set,
 )
 
 FORMAT = "query_xml"
@@ -62,6 +64,16 @@ _GPU_PATHS = {
     "uncorrectable": ["ecc_errors/volatile/dram_uncorrectable", "ecc_errors/volatile/double_bit/total"],
     "remap_pending": ["remapped_rows/remapped_row_pending"],
     "remap_failure": ["remapped_rows/remapped_row_failure"],
+    "retire_pending": ["retired_pages/pending_blacklist", "retired_pages/pending_retirement"],
+    "retired_dbe": ["retired_pages/double_bit_retirement/retired_count"],
+    # clocks_throttle_reasons/clocks_throttle_reason_* before driver 535
+    "hw_slowdown": ["clocks_event_reasons/clocks_event_reason_hw_slowdown", "clocks_throttle_reasons/clocks_throttle_reason_hw_slowdown"],
+    "hw_thermal": ["clocks_event_reasons/clocks_event_reason_hw_thermal_slowdown",
+                   "clocks_throttle_reasons/clocks_throttle_reason_hw_thermal_slowdown"],
+    "hw_power_brake": ["clocks_event_reasons/clocks_event_reason_hw_power_brake_slowdown",
+                       "clocks_throttle_reasons/clocks_throttle_reason_hw_power_brake_slowdown"],
+    "reset_required": ["gpu_reset_status/reset_required"],
+    "drain_reset": ["gpu_reset_status/drain_and_reset_recommended"],
 }
 _MIG_PATHS = {
     "index": ["index"],
@@ -231,8 +243,15 @@ def _gpu_columns() -> dict[str, pl.Expr]:
             cuda=pl.col("cuda"), mem_free_bytes=to_bytes(_field("free")), mem_reserved_bytes=to_bytes(_field("reserved")),
             mig_mode=_field("mig_mode"), compute_mode=_field("compute_mode"), volatile_uncorr_ecc=_field("uncorrectable"),
             remapped_rows_pending=_field("remap_pending"), remapped_rows_failure=_field("remap_failure"),
+            retired_pages_pending=_field("retire_pending"), retired_pages_dbe=integer(_field("retired_dbe")),
+            hw_slowdown=when_set(_field("hw_slowdown"), "Active"), hw_thermal_slowdown=when_set(_field("hw_thermal"), "Active"),
+            hw_power_brake_slowdown=when_set(_field("hw_power_brake"), "Active"),
+            reset_required=when_set(_field("reset_required"), "Yes"), drain_and_reset_recommended=when_set(_field("drain_reset"), "Yes"),
         ),
-        "severity": memory_health(_field("remap_failure"), _field("remap_pending"), _field("uncorrectable")),
+        "severity": clock_and_reset_health(
+            memory_health(_field("remap_failure"), _field("remap_pending"), _field("uncorrectable"), _field("retire_pending")),
+            _field("hw_slowdown"), _field("reset_required"), _field("drain_reset"),
+        ),
     }
 
 

@@ -24,8 +24,8 @@ written where it changes to a non-zero code, with the kernel source's catalog at
 where the exporter's Xid counter (``DCGM_EXP_XID_ERRORS_COUNT{…,xid="42"}``) changes to a positive
 count, the code from its ``xid`` label. DCGM's blank values (9223372036854775792 and up), NaN
 and ±Inf are null. The ``Hostname`` label is the host (``host_in_content``) unless it names
-the exporter's own pod; other metrics (go_*, process_*) are skipped as "other metric",
-comments as "comment".
+the exporter's own pod or is a Docker container's default hostname (12 hex digits); other
+metrics (go_*, process_*) are skipped as "other metric", comments as "comment".
 
 ``dcgmi diag -r N`` prints a boxed table: a Metadata section (DCGM version, driver, device
 ids) and sections of tests, each ``| Test | Pass |`` with per-GPU rows under it (DCGM 3:
@@ -36,6 +36,26 @@ joined into one event; kind ``xid`` where the text names an Xid, else ``log``; t
 and the metadata in ``attrs``. ``dcgmi discovery -l`` prints the same box, a GPU per row
 (name, PCI bus id and UUID wrapped under its index): one ``log`` event per GPU carrying
 them. The tables have no time: the file's modification time.
+
+``dcgmi health -c`` prints a "Health Monitor Report": the overall health, then per entity (``GPU`` /
+``-> 0``) and system (``-> PCIe system``) a result with the incident's text wrapped at word breaks
+under it (DCGM 1.x: ``| GPU ID: 0 | Warning |`` over ``PCIe system: Warning - …`` rows). Each
+incident is an event of its GPU (Failure → error, Warning → warning; ``xid`` where the text names
+one), the overall line a ``log`` event. ``dcgmi stats -j`` / ``--pid`` prints a box per GPU
+(``GPU ID: 6``; ``Summary`` for a group) of ``name | value`` rows: one ``gpu_sample`` each, at
+its End Time (its Start Time while still running; zone-less ctime read in the ``--tz`` zone),
+``mem_used_bytes`` the job's maximum and ``gpu_util_pct`` its average SM utilisation, the
+counters (ECC, PCIe replays, critical Xids, energy, power) and the job id or pid in ``attrs``;
+severity from its Overall Health (ECC double-bit or critical Xid errors at least a warning). A
+verbose report's per-system health rows are events of their own. A table pasted indented (from
+docs or a script's heredoc) reads the same.
+
+``dcgmi dmon -e …`` prints a ``#Entity`` header of field tags (``GPUTL FBUSD …``) over an ``ID``
+line, then a row per entity and sample (``GPU 0   34   15640 …``): one ``gpu_sample`` per row
+(``GPUTL`` the utilisation, ``FBUSD`` / ``FBFRE`` / ``FBTTL`` the memory in MiB, the other tags
+in ``attrs``; MIG instance rows carry their entity instead of a GPU index), at the file's time with
+``attrs.sample`` the row's number for its entity; ``XIDER`` turning to a non-zero code is an
+``xid`` event.
 """
 
 from __future__ import annotations
@@ -49,6 +69,7 @@ from rca import schema
 from rca.errors import FileFormatError
 from rca.sources import _xid, register
 from rca.sources._base import ParseContext, Parsed, Source, attrs_json, joined_json, map_distinct
+from rca.sources._nvsmi_common import ctime_to_utc
 
 MIB = 2**20
 _DCGM_BLANK = 9.2233720368547758e18  # DCGM_*_BLANK and its NOT_FOUND / NOT_SUPPORTED / NOT_PERMISSIONED neighbours
@@ -81,21 +102,58 @@ _SAMPLE_LINE = (
 _DCGM_COMMENT = r"^#\s*(?:HELP|TYPE)\s+DCGM_"
 _DCGM_SAMPLE = r"^DCGM_[A-Z0-9_]+(?:\{|\s)"
 _JSON_NUMBER = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$"
-_EXPORTER_POD = r"(?i)dcgm-exporter"
+# The exporter's own pod, or its Docker container's default hostname (the container id's first 12 hex
+# digits, when run without --hostname): neither names the node.
+_EXPORTER_HOST = r"(?i)dcgm-exporter|^[0-9a-f]{12}$"
 
-# dcgmi diag's table (and discovery -l's, the same box): header, section rules (`|-----  Metadata  ---+---|`, `+-----  Hardware  ---+---+`), borders, rows.
+# dcgmi diag's table (and discovery -l's, the same box): header, section rules (`|-----  Metadata  ---+---|`, `+-----  Hardware  ---+---+`;
+# stats' `+--  Compute Process Utilization  ---+---+`), borders, rows.
 _DIAG_HEADER = r"^\|\s*(?:Diagnostic\s*\|\s*Result|(?<discovery>GPU ID)\s*\|\s*Device Information)\s*\|$"
-_DIAG_SECTION = r"^[|+]-{3,}\s+([A-Za-z][^|+]*?)\s+-+\+-+[|+]$"
+_DIAG_SECTION = r"^[|+]-{2,}\s+([A-Za-z][^|+]*?)\s+-+\+-+[|+]$"
 _DIAG_BORDER = r"^\+[-=]+\+[-=]+\+$"
 _DIAG_ROW = r"^\|(?P<name>[^|]*)\| (?P<cell>.*) \|$"
 _DIAG_RESULT = (
     r"^(?:GPU\s*(?P<gpu>[0-9]+):\s*)?(?P<result>Pass|Fail|Warn|Skip)[a-z]*"
     r"(?:\s*-\s*(?:All|GPUs?:\s*(?P<gpus>[0-9]+(?:\s*,\s*[0-9]+)*)))?$"
 )
+# A result row of dcgmi diag's fixed 27 + 48 column grid: what an excerpt cut below the header still shows.
+_DIAG_GRID_ROW = r"^\|[^|]{27}\| .{46} \|$"
+_DIAG_RESULT_CELL = r"^\|[^|]*\|\s*(?:GPU\s*[0-9]+:\s*)?(?:Pass|Fail|Warn|Skip)"
 _DIAG_DETAILS = {"Warning": "warning", "Info": "info", "Error": "error"}
 _DIAG_SEVERITY = {"Fail": "error", "Warn": "warning", "Pass": "info", "Skip": "info"}
 _DIAG_METADATA = {"DCGM Version": "dcgm_version", "Driver Version Detected": "driver_version", "GPU Device IDs Detected": "gpu_device_ids"}
 _XID_IN_TEXT = r"(?i)\bXID\s*(?:error\s*)?([0-9]+)"
+
+# dcgmi dmon: "#Entity  GPUTL  FBUSD" over "ID", then "GPU 0   34   15640" (MIG: "GPU-I 3", "GPU-CI 5").
+_DMON_HEADER = r"^#\s*Entity\s+(\S.*)$"  # "# Entity" in DCGM 2's docs
+_DMON_ROW = r"^(?<group>GPU-CI|GPU-I|GPU|Switch|Link|CPU_CORE|CPU|ConnectX)\s+(?<entity>[0-9]+)\s+(?<values>\S.*)$"
+# field tag -> (attribute or column, factor); the tags of DCGM's field table (dcgmlib/src/dcgm_fields.cpp)
+_DMON_FIELDS: dict[str, tuple[str, float]] = {
+    "GPUTL": ("gpu_util_pct", 1.0), "FBUSD": ("used", float(MIB)), "FBFRE": ("free", float(MIB)), "FBTTL": ("total", float(MIB)),
+    "TMPTR": ("temp_c", 1.0), "POWER": ("power_w", 1.0), "XIDER": ("last_xid", 1.0),
+}
+
+# dcgmi health -c and dcgmi stats: their headers (the report title; a full-width "GPU ID: N" or
+# "Summary" row) and the line stats prints before its boxes, naming the job or process.
+_HEALTH_HEADER = r"^(?:\|\s*)?Health Monitor Report\s*\|?$"
+_STATS_HEADER = r"^\|\s*(?:GPU ID:\s*(?<gpu>[0-9]+)|Summary)\s*\|$"
+_STATS_BANNER = (
+    r"^Successfully retrieved (?:statistics for (?:job:\s*)?(?<job>\S.*?)|process info for (?:PID|pid):\s*(?<pid>[0-9]+))\.?(?:\s|$)"
+)
+_HEALTH_RESULT = {"Healthy": "info", "Warning": "warning", "Failure": "error"}
+# DCGM 1.x's health rows: "PCIe system: Warning - Detected more than 8 PCIe" (the text wraps on).
+_HEALTH_INCIDENT = r"^(?<system>[A-Za-z][A-Za-z0-9 ]*?):\s*(?<result>Healthy|Warning|Failure)(?:\s+-\s+(?<text>.*))?$"
+# stats row name -> attribute; the value's first number (an Avg: / Max: pair is split below).
+_STATS_COUNTERS = {
+    "Total Execution Time (sec)": "duration_s",
+    "No. of Processes": "processes",
+    "No. of Conflicting Processes": "conflicting_processes",
+    "Energy Consumed (Joules)": "energy_j",
+    "Single Bit ECC Errors": "ecc_sbe",
+    "Double Bit ECC Errors": "ecc_dbe",
+    "PCIe Replay Warnings": "pcie_replays",
+    "Critical XID Errors": "critical_xid_errors",
+}
 
 
 def sniff(head: Sequence[str]) -> float:
@@ -109,12 +167,15 @@ def sniff(head: Sequence[str]) -> float:
         comment=pl.col("text").str.contains(_DCGM_COMMENT).any(),
         samples=pl.col("text").str.contains(_DCGM_SAMPLE).mean(),
         diag=_is_diag_line(pl.col("text")).any(),
+        results=_is_result_row(pl.col("text")).any(),
+        dmon=(_is_dmon_header(pl.col("text")) & (pl.col("text").shift(-1).str.strip_chars().str.to_uppercase() == "ID")).any(),
         boxed=pl.col("text").str.strip_chars_start().str.contains(r"^[|+]").mean(),
     ).row(0, named=True)
-    if found["comment"] or (found["samples"] or 0.0) >= 0.5:
+    if found["comment"] or (found["samples"] or 0.0) >= 0.5 or found["dmon"]:
         return 0.95
-    if found["diag"] and (found["boxed"] or 0.0) >= 0.5:
-        return 0.95  # a dcgmi table within a longer log (a job's preflight check) is left to the log's parser
+    if (found["diag"] or found["results"]) and (found["boxed"] or 0.0) >= 0.5:
+        # a dcgmi table within a longer log (a job's preflight check) is left to the log's parser
+        return 0.95 if found["diag"] else 0.9
     return 0.0
 
 
@@ -124,9 +185,21 @@ def _is_json_export(head: Sequence[str]) -> bool:
 
 
 def _is_diag_line(text: pl.Expr) -> pl.Expr:
-    """A ``dcgmi diag`` header or section rule (cheap literal first: most lines have neither)."""
-    text = text.str.strip_chars_end()
-    return text.str.contains_any(["Diagnostic", "Device Information", "-----  "]) & (text.str.contains(_DIAG_HEADER) | text.str.contains(_DIAG_SECTION))
+    """A dcgmi table's header or section rule (cheap literal first: most lines have neither)."""
+    text = text.str.strip_chars()
+    literal = text.str.contains_any(["Diagnostic", "Device Information", "-----  ", "Health Monitor Report"])
+    return literal & (text.str.contains(_DIAG_HEADER) | text.str.contains(_DIAG_SECTION) | text.str.contains(_HEALTH_HEADER))
+
+
+def _is_result_row(text: pl.Expr) -> pl.Expr:
+    """A ``dcgmi diag`` result row (``| GPU Memory   | Fail - GPU: 0   |``) in the table's own grid."""
+    text = text.str.strip_chars()
+    return text.str.starts_with("|") & text.str.contains(_DIAG_GRID_ROW) & text.str.contains(_DIAG_RESULT_CELL)
+
+
+def _is_dmon_header(text: pl.Expr) -> pl.Expr:
+    """``dcgmi dmon``'s header line of field tags (the literal first: a scrape's many comments lack it)."""
+    return text.str.contains("Entity", literal=True) & text.str.strip_chars().str.contains(_DMON_HEADER)
 
 
 def sniff_bytes(head: bytes) -> float:
@@ -149,8 +222,10 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         covering = pl.when(first).then(pl.lit(lines.height)).otherwise(0).cast(pl.Int32)
         return Parsed(events=parsed.events.with_columns(line=pl.lit(lines["line"][0], pl.Int64), n_lines=covering),
                       skipped={} if parsed.events.height else {reason: lines.height for reason in parsed.skipped})
-    if lines.select(_is_diag_line(pl.col("text")).any()).item():
-        return _parse_diag(lines, ctx)
+    if lines.select(_is_dmon_header(pl.col("text")).any()).item():
+        return _parse_dmon(lines, ctx)
+    if lines.select((_is_diag_line(pl.col("text")) | _is_result_row(pl.col("text"))).any()).item():
+        return _parse_tables(lines, ctx)
     text = pl.col("text").str.strip_chars()
     comment = text.str.starts_with("#")
     classified = lines.with_columns(comment=comment, sample=text.str.extract_groups(_SAMPLE_LINE))
@@ -189,12 +264,256 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0][:200] if text.strip() else "unknown error"
 
 
+# --- dcgmi tables: diag, discovery, health, stats ----------------------------------------------
+
+
+def _parse_tables(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Each table parsed by its kind's rules: a header (or stats' banner line) opens the table's lines.
+
+    Lines before the first header, and those of diag / discovery tables, go to :func:`_parse_diag`,
+    which keeps what it cannot read as log lines.
+    """
+    text = pl.col("text").str.strip_chars()
+    opens = (
+        pl.when(text.str.contains(_DIAG_HEADER)).then(pl.lit("diag"))
+        .when(text.str.contains(_HEALTH_HEADER)).then(pl.lit("health"))
+        .when(text.str.contains(_STATS_HEADER) | text.str.contains(_STATS_BANNER)).then(pl.lit("stats"))
+    )
+    tagged = lines.with_columns(table=opens.forward_fill().fill_null("diag"))
+    parsers = {"diag": _parse_diag, "health": _parse_health, "stats": _parse_stats}
+    parts = [parsers[kind](part.drop("table"), ctx) for (kind,), part in tagged.partition_by("table", as_dict=True).items()]
+    skipped: dict[str, int] = {}
+    for part in parts:
+        for reason, count in part.skipped.items():
+            skipped[reason] = skipped.get(reason, 0) + count
+    return Parsed(events=pl.concat([part.events for part in parts], how="diagonal_relaxed").sort("line"), skipped=skipped)
+
+
+def _table_rows(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` with ``name`` / ``cell`` of a ``| name | cell |`` row, ``section`` of a rule, ``border``."""
+    text = pl.col("text").str.strip_chars()
+    row = text.str.extract_groups(_DIAG_ROW).struct
+    return lines.with_columns(
+        section=text.str.extract(_DIAG_SECTION, 1),
+        border=text.str.contains(_DIAG_BORDER) | text.str.contains(r"^\+-+\+$"),
+        name=row.field("name").str.strip_chars(),
+        cell=row.field("cell").str.strip_chars(),
+    )
+
+
+def _file_time(ctx: ParseContext) -> dict[str, pl.Expr]:
+    return {"ts": pl.lit(ctx.reference_time, schema.UTC_MICROS), "ts_quality": pl.lit("file_mtime" if ctx.reference_time else "missing")}
+
+
+def _parse_health(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """``dcgmi health -c``: an event per entity's system incident, its wrapped text joined; the overall result."""
+    rows = _table_rows(lines)
+    name, cell = pl.col("name"), pl.col("cell")
+    is_row = name.is_not_null() & pl.col("section").is_null() & ~pl.col("border")
+    old = cell.str.extract_groups(_HEALTH_INCIDENT).struct
+    # Tree layout: "-> 0" an entity of the group named above it, "-> PCIe system" a system's result.
+    entity = name.str.extract(r"^(?:GPU ID:\s*|->\s*)([0-9]+)$", 1).cast(pl.Int32, strict=False)
+    tree_system = pl.when(entity.is_null() & (name != "-> Errors")).then(name.str.extract(r"^->\s*(.+)$", 1))
+    system = pl.coalesce(tree_system, pl.when(name == "").then(old.field("system")))
+    overall = pl.coalesce(pl.when(name == "Overall Health").then(cell), cell.str.extract(r"^Overall Health:\s*(\S+)", 1))
+    group = pl.when(name.str.contains(r"^[A-Za-z][A-Za-z ]*$") & (name != "Overall Health")).then(name).when(name.str.starts_with("GPU ID")).then(pl.lit("GPU"))
+    framed = rows.with_columns(
+        is_row=is_row, entity=entity, group=group, overall=pl.when(is_row).then(overall),
+        system=pl.when(is_row).then(system),
+        result=pl.when(is_row).then(pl.coalesce(pl.when(tree_system.is_not_null()).then(cell), old.field("result"))),
+        chunk=pl.when(is_row & (name == "")).then(pl.coalesce(old.field("text"), pl.when(old.field("system").is_null()).then(cell))),
+    ).with_columns(
+        pl.col("group").forward_fill(), pl.col("entity").forward_fill(),
+        # A row without a name continues the incident above it, unless it opens one (DCGM 1.x).
+        record=(~pl.col("is_row") | (name != "") | pl.col("system").is_not_null()).cum_sum(),
+    )
+    incidents = framed.filter(pl.col("is_row")).group_by("record", maintain_order=True).agg(
+        pl.col("line").first(), pl.len().cast(pl.Int32).alias("n_lines"), pl.col("group").first(), pl.col("entity").first(),
+        pl.col("system").first(), pl.col("result").first(), text=pl.col("chunk").drop_nulls().str.join(" "),
+    ).filter(pl.col("system").is_not_null())
+    on_gpu = pl.col("group").is_null() | (pl.col("group") == "GPU")
+    xid = pl.col("text").str.extract(_XID_IN_TEXT, 1).cast(pl.Int32, strict=False)
+    events = incidents.select(
+        "line", "n_lines", **_file_time(ctx),
+        kind=pl.when(xid.is_not_null()).then(pl.lit("xid")).otherwise(pl.lit("log")),
+        format=pl.lit("health"),
+        severity=pl.col("result").replace_strict(_HEALTH_RESULT, default=None),
+        gpu_index=pl.when(on_gpu).then(pl.col("entity")),
+        xid=xid,
+        message=pl.concat_str([pl.format("{} {}", pl.col("group").fill_null("GPU"), pl.col("entity")), "system", "result",
+                               pl.when(pl.col("text") != "").then(pl.col("text"))], separator=": ", ignore_nulls=True),
+        attrs=attrs_json({
+            "system": pl.col("system"), "result": pl.col("result"),
+            "entity_group": pl.when(~on_gpu).then(pl.col("group")), "entity_id": pl.when(~on_gpu).then(pl.col("entity")),
+            **_xid.catalog_attrs(xid),
+        }),
+    )
+    summary = framed.filter(pl.col("overall").is_not_null()).select(
+        "line", **_file_time(ctx), n_lines=pl.lit(1, pl.Int32), kind=pl.lit("log"), format=pl.lit("health"),
+        severity=pl.col("overall").replace_strict(_HEALTH_RESULT, default=None),
+        message=pl.format("Overall Health: {}", pl.col("overall")),
+        attrs=attrs_json({"overall_health": pl.col("overall")}),
+    )
+    framed = framed.with_columns(border=pl.col("border") | pl.col("text").str.strip_chars().str.contains(_HEALTH_HEADER))
+    claimed = framed.filter(pl.col("is_row") | pl.col("border") | pl.col("section").is_not_null())
+    other = framed.filter(~pl.col("is_row") & ~pl.col("border") & pl.col("section").is_null())
+    kept = other.select("line", **_file_time(ctx), message=pl.col("text").str.strip_chars_end(), n_lines=pl.lit(1, pl.Int32))
+    # Borders, the title and the rows naming an entity or its "Errors" branch: layout, no event.
+    layout = claimed.height - int(events["n_lines"].sum() or 0) - summary.height
+    return Parsed(events=pl.concat([events, summary, kept], how="diagonal_relaxed").sort("line"), skipped={"table border": layout} if layout else {})
+
+
+def _parse_stats(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """``dcgmi stats``: a ``gpu_sample`` per GPU box (its rows and rules), per-system health rows as events."""
+    text = pl.col("text").str.strip_chars()
+    banner = text.str.extract_groups(_STATS_BANNER).struct
+    header = text.str.extract_groups(_STATS_HEADER).struct
+    opens = text.str.contains(_STATS_HEADER)
+    rows = _table_rows(lines).with_columns(
+        job=banner.field("job").forward_fill(), banner_pid=banner.field("pid").cast(pl.Int64, strict=False).forward_fill(),
+        header_gpu=pl.when(opens).then(header.field("gpu").cast(pl.Int32, strict=False).fill_null(-1)),
+        box=opens.cum_sum(),
+    ).with_columns(
+        # Lines of a box: from its header to the last row or rule before the next header or text line.
+        in_box=(pl.col("box") > 0) & (pl.col("name").is_not_null() | pl.col("border") | pl.col("section").is_not_null() | opens),
+    ).with_columns(pl.col("section").forward_fill().over("box"))
+    # A text line (a footnote, the next command) closes the box: rows after it belong to none.
+    framed = rows.with_columns(in_box=pl.col("in_box") & ((~pl.col("in_box")).cum_sum().over("box") == 0))
+    # Row names carry padding and, for process statistics, a "*" marker.
+    boxed = framed.filter(pl.col("in_box")).with_columns(key=pl.col("name").str.strip_chars(" *"))
+    health_rows = boxed.filter((pl.col("section") == "Overall Health") & (pl.col("key") != "Overall Health") & pl.col("cell").is_in(list(_HEALTH_RESULT)))
+
+    def value(name: str) -> pl.Expr:
+        return pl.col("cell").filter(pl.col("key") == name).first()
+
+    def avg(name: str, part: str = "Avg") -> pl.Expr:
+        return value(name).str.extract(rf"\b{part}:\s*([-+0-9.eE]+)", 1).cast(pl.Float64, strict=False)
+
+    def count(name: str) -> pl.Expr:
+        return value(name).str.extract(r"^([0-9]+(?:\.[0-9]+)?)$", 1).cast(pl.Float64, strict=False)
+
+    boxes = boxed.group_by("box", maintain_order=True).agg(
+        pl.col("line").first(), pl.len().cast(pl.Int32).alias("n_lines"),
+        pl.col("header_gpu").drop_nulls().first(), pl.col("job").first(), pl.col("banner_pid").first(),
+        start=value("Start Time"), end=value("End Time"), health=value("Overall Health"),
+        max_bytes=count("Max GPU Memory Used (bytes)"), pid=count("PID"),
+        sm_util=avg("SM Utilization (%)"), sm_util_max=avg("SM Utilization (%)", "Max"), mem_util=avg("Memory Utilization (%)"),
+        power_avg=avg("Power Usage (Watts)"), power_max=avg("Power Usage (Watts)", "Max"),
+        **{attr: count(name) for name, attr in _STATS_COUNTERS.items()},
+    ).filter(pl.col("header_gpu").is_not_null())
+    start, end = ctime_to_utc(pl.col("start"), ctx.tz), ctime_to_utc(pl.col("end"), ctx.tz)
+    faulted = (pl.col("ecc_dbe") > 0) | (pl.col("critical_xid_errors") > 0)
+    severity = pl.col("health").replace_strict(_HEALTH_RESULT, default=None)
+    gpu = pl.when(pl.col("header_gpu") >= 0).then(pl.col("header_gpu"))
+
+    def integral(column: str) -> pl.Expr:
+        return pl.col(column).round().cast(pl.Int64, strict=False)
+
+    samples = boxes.select(
+        "line", "n_lines",
+        ts=pl.coalesce(end, start, pl.lit(ctx.reference_time, schema.UTC_MICROS)),
+        ts_quality=pl.when(pl.coalesce(end, start).is_not_null()).then(pl.lit("exact"))
+        .otherwise(pl.lit("file_mtime" if ctx.reference_time else "missing")),
+        kind=pl.lit("gpu_sample"), format=pl.lit("stats"),
+        severity=pl.when(faulted & (severity.fill_null("info") == "info")).then(pl.lit("warning")).otherwise(severity.fill_null("info")),
+        gpu_index=gpu,
+        pid=pl.coalesce(pl.col("banner_pid"), integral("pid")),
+        mem_used_bytes=integral("max_bytes"),
+        gpu_util_pct=pl.col("sm_util"),
+        message=pl.concat_str([
+            pl.when(gpu.is_not_null()).then(pl.format("DCGM job stats gpu {}", gpu)).otherwise(pl.lit("DCGM job stats summary")),
+            pl.format("job {}", pl.col("job")), pl.format("pid {}", pl.coalesce(pl.col("banner_pid"), integral("pid"))),
+            pl.format("max memory {} bytes", integral("max_bytes")), pl.format("SM util avg {}%", pl.col("sm_util")),
+            pl.format("health {}", pl.col("health")),
+        ], separator=", ", ignore_nulls=True),
+        attrs=attrs_json({
+            "job_id": pl.col("job"), "start_time": pl.col("start"), "end_time": pl.col("end"), "mem_used_stat": pl.when(pl.col("max_bytes").is_not_null()).then(pl.lit("max")),
+            "sm_util_max_pct": pl.col("sm_util_max"), "mem_util_avg_pct": pl.col("mem_util"), "power_avg_w": pl.col("power_avg"), "power_max_w": pl.col("power_max"),
+            "duration_s": pl.col("duration_s"), "energy_j": integral("energy_j"),
+            **{attr: integral(attr) for attr in _STATS_COUNTERS.values() if attr not in ("duration_s", "energy_j")},
+            "overall_health": pl.col("health"),
+        }),
+    )
+    box_gpu = boxes.select("box", gpu_index=gpu, job=pl.col("job"))
+    # Their rows are counted in the box's sample: these events cover no line of their own.
+    incidents = health_rows.join(box_gpu, on="box", how="left").select(
+        "line", **_file_time(ctx), n_lines=pl.lit(0, pl.Int32), kind=pl.lit("log"), format=pl.lit("stats"),
+        severity=pl.col("cell").replace_strict(_HEALTH_RESULT, default=None), gpu_index="gpu_index",
+        message=pl.format("{}: {}", pl.col("key"), pl.col("cell")),
+        attrs=attrs_json({"system": pl.col("key"), "result": pl.col("cell"), "job_id": pl.col("job")}),
+    )
+    # The top border printed above a box's header is no text line of its own.
+    outside = framed.filter(~pl.col("in_box"))
+    other = outside.filter(~pl.col("border")).select("line", **_file_time(ctx), message=pl.col("text").str.strip_chars_end(), n_lines=pl.lit(1, pl.Int32))
+    borders = outside.height - other.height
+    return Parsed(events=pl.concat([samples, incidents, other], how="diagonal_relaxed").sort("line"), skipped={"table border": borders} if borders else {})
+
+
+# --- dcgmi dmon: a row per entity and sample under a header of field tags ---------------------------
+
+
+def _parse_dmon(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """``dcgmi dmon``: each row's values paired with the tags of the header above it."""
+    text = pl.col("text").str.strip_chars()
+    row = text.str.extract_groups(_DMON_ROW).struct
+    framed = lines.with_columns(
+        tags=text.str.extract(_DMON_HEADER, 1).str.extract_all(r"\S+").forward_fill(),
+        values=row.field("values").str.extract_all(r"\S+"),
+        group=row.field("group"), entity=row.field("entity").cast(pl.Int32, strict=False),
+        header=_is_dmon_header(text) | (text.str.to_uppercase() == "ID"),
+    )
+    # A row cut short (or a stray line under the header) keeps its text.
+    paired = pl.col("group").is_not_null() & (pl.col("values").list.len() == pl.col("tags").list.len()).fill_null(False)
+    readings = framed.filter(paired).select("line", "group", "entity", "tags", "values").explode(["tags", "values"])
+    number = pl.col("values").cast(pl.Float64, strict=False)
+    named = {attr: number.filter(pl.col("tags") == tag).first() * factor for tag, (attr, factor) in _DMON_FIELDS.items()}
+    # the other tags' readings as they are printed (N/A left out)
+    printed = number.is_not_null() & pl.col("values").str.contains(_JSON_NUMBER)
+    unnamed = pl.format('"{}":{}', "tags", "values").filter(printed & ~pl.col("tags").is_in(list(_DMON_FIELDS))).str.join(",")
+    rows = readings.group_by("line", maintain_order=True).agg(pl.col("group").first(), pl.col("entity").first(), unnamed=unnamed, **named)
+    on_gpu = pl.col("group") == "GPU"
+    rows = rows.with_columns(
+        sample=pl.int_range(pl.len()).over("group", "entity"),
+        xid=pl.col("last_xid").cast(pl.Int32, strict=False),
+    ).with_columns(
+        # XIDER holds the last Xid: an event where it turns to a new non-zero code.
+        is_xid=(pl.col("xid") > 0).fill_null(False) & pl.col("xid").ne_missing(pl.col("xid").shift(1).over("group", "entity")),
+    )
+    used, total = pl.col("used").round().cast(pl.Int64), pl.coalesce(pl.col("total"), pl.col("used") + pl.col("free")).round().cast(pl.Int64)
+    attrs = attrs_json({
+        "entity_group": pl.when(~on_gpu).then(pl.col("group")), "entity_id": pl.when(~on_gpu).then(pl.col("entity")),
+        "temp_c": pl.col("temp_c"), "power_w": pl.col("power_w"), "last_xid": pl.col("xid"),
+        "sample": pl.when(pl.col("sample") > 0).then(pl.col("sample")),
+    })
+    events = rows.select(
+        "line", **_file_time(ctx),
+        n_lines=pl.lit(1, pl.Int32),
+        kind=pl.when(pl.col("is_xid")).then(pl.lit("xid")).otherwise(pl.lit("gpu_sample")),
+        format=pl.lit("dmon"),
+        severity=pl.when(pl.col("is_xid")).then(_xid.catalog_severity(pl.col("xid"))).otherwise(pl.lit("info")),
+        gpu_index=pl.when(on_gpu).then(pl.col("entity")),
+        xid=pl.when(pl.col("is_xid")).then(pl.col("xid")),
+        mem_used_bytes=used, mem_total_bytes=total, gpu_util_pct=pl.col("gpu_util_pct"),
+        message=pl.concat_str([
+            pl.format("DCGM dmon {} {}", "group", "entity"), pl.format("fb_used {} MiB", (pl.col("used") / MIB).round().cast(pl.Int64)),
+            pl.format("util {}%", pl.col("gpu_util_pct")), pl.when(pl.col("is_xid")).then(pl.format("Xid {}", "xid")),
+        ], separator=", ", ignore_nulls=True),
+        attrs=joined_json(
+            pl.when(pl.col("is_xid")).then(joined_json(attrs, attrs_json(_xid.catalog_attrs(pl.col("xid"))))).otherwise(attrs),
+            pl.when(pl.col("unnamed") != "").then(pl.format("{{{}}}", "unnamed")),
+        ),
+    )
+    headers = framed.filter(pl.col("header")).height
+    kept = framed.filter(~paired & ~pl.col("header")).select("line", **_file_time(ctx), message=pl.col("text"), n_lines=pl.lit(1, pl.Int32))
+    return Parsed(events=pl.concat([events, kept], how="diagonal_relaxed").sort("line"), skipped={"header": headers} if headers else {})
+
+
 # --- dcgmi diag: the boxed table of test results ---------------------------------------------
 
 
 def _parse_diag(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Result rows and joined Warning/Info rows as events; metadata into attrs; rules and borders skipped."""
-    text = pl.col("text").str.strip_chars_end()
+    text = pl.col("text").str.strip_chars()
     name, cell = pl.col("row").struct.field("name").str.strip_chars(), pl.col("row").struct.field("cell")
     discovery = lines.select(text.str.extract(_DIAG_HEADER, 1).is_not_null().any()).item()
     framed = lines.with_columns(
@@ -360,7 +679,7 @@ def _identity() -> dict[str, pl.Expr]:
 
     hostname = present(pl.col("Hostname"))
     return {
-        "host": pl.when(~hostname.str.contains(_EXPORTER_POD)).then(hostname),
+        "host": pl.when(~hostname.str.contains(_EXPORTER_HOST)).then(hostname),
         "gpu_index": pl.col("gpu").cast(pl.Int32, strict=False),
         "gpu_uuid": present(pl.col("UUID")),
         "pci_bus": present(pl.col("pci_bus_id")),
@@ -447,8 +766,12 @@ SOURCE = register(
         name="dcgm",
         sniff=sniff,
         parse=parse,
-        sniff_literals=("DCGM_", "Diagnostic", "Device Information", "-----  "),
-        formats=("exposition", "prometheus_json"),
+        sniff_literals=(
+            "DCGM_", "Diagnostic", "Device Information", "-----  ", "Health Monitor Report", "Entity",
+            "| Pass", "| Fail", "| Warn", "| Skip",  # result rows of a diag excerpt (DCGM 4's "| GPU0: Pass" too)
+            ": Pass", ": Fail", ": Warn",
+        ),
+        formats=("exposition", "prometheus_json", "diag", "discovery", "health", "stats", "dmon"),
         host_in_content=True,
         sniff_bytes=sniff_bytes,
         parse_bytes=parse_bytes,

@@ -16,7 +16,8 @@ query_csv      :mod:`rca.sources._nvsmi_csv`              gpu_sample per ``--que
 query_text     :mod:`rca.sources._nvsmi_query`            as the table, from ``-q``
 query_xml      :mod:`rca.sources._nvsmi_xml`              as the table, from ``-q -x``
 dmon / pmon    :mod:`rca.sources._nvsmi_dmon`             gpu_sample / gpu_process per row
-list           this module                                log per ``-L`` line (index ↔ UUID)
+list           this module                                log per ``-L`` line (index ↔ UUID) and per
+                                                          ``nvlink -s/-e/-R`` link row (its GPU's)
 =============  =========================================  ======================================
 
 A MIG devices table saved on its own is a table; ``nvidia-smi topo -m`` (a matrix of links,
@@ -43,8 +44,12 @@ from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nv
 from rca.sources._base import ParseContext, Parsed, Source, add_skipped, any_of, by_head, forward_fill_within, one_head, split_rows
 from rca.sources._nvsmi_common import attrs_json, conform_events, empty_events, integer, log_rows
 
-LIST_LINE = r"^GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
+# ``-L`` and the GPU lines ``nvidia-smi nvlink`` heads its link rows with (indented when pasted from a doc).
+LIST_LINE = r"^\s*GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
 MIG_LIST_LINE = r"^\s+MIG (?<profile>\S+)\s+Device\s+(?<device>[0-9]+): \(UUID: (?<uuid>MIG-[0-9a-fA-F-]+)\)\s*$"
+# ``nvidia-smi nvlink -s`` / ``-e`` / ``-R``: a row per link of the GPU above (``Link 4: <inactive>``,
+# ``Link 0: CRC Errors: 3``, ``Link 0: Remote Device 00000000:D5:00.0: Link 0``).
+NVLINK_LINE = r"^\s+Link (?<link>[0-9]+): (?:(?<counter>[A-Za-z][A-Za-z ]*?(?:Errors?|Counts?)): (?<count>[0-9]+)|(?<state>.+?))\s*$"
 
 # What nvidia-smi prints instead of a report when a GPU or the driver is gone (Xid 79, a
 # crashed or mismatched driver): kept as log lines, but flagged so they are not lost in noise.
@@ -55,7 +60,10 @@ FAILURE_LINE = (
 
 _XML_START = rf"{_nvsmi_xml.DECLARATION_LINE}|{_nvsmi_xml.DOCTYPE_LINE}|{_nvsmi_xml.ROOT_LINE}"
 _TABLE_START = rf"{_nvsmi_table.TIMESTAMP_LINE}|{_nvsmi_table.VERSION_LINE}|{_nvsmi_table.BORDER_LINE}"
-_TABLE_HEADER = r"^\|\s*GPU\s+Name\s.*(?:Persistence-M|Driver-Model)|^\|\s*(?:Compute )?[Pp]rocesses:|^\|\s*MIG devices:"
+_TABLE_HEADER = (
+    r"^\|\s*GPU\s+Name\s.*(?:Persistence-M|Driver-Model)|^\|\s*(?:Compute )?[Pp]rocesses:|^\|\s*MIG devices:"
+    r"|^\|\s*(?:GPU|Compute) instance(?:s| profiles):"
+)
 # ``nvidia-smi topo -m``: a matrix of links, read as log lines (it holds no reading). Its header
 # row is underlined with an SGR escape even when written to a file (driver 580).
 _TOPO_HEADER = r"^\s+(?:\x1b\[[0-9;]*m)?GPU0\s.*\bCPU Affinity\b"
@@ -72,7 +80,7 @@ _PARSERS = {
 # A line that opens a segment matches one of these; the others (the rows of a long CSV log)
 # are ruled out by one pass instead of one per sub-format.
 _ANY_START = any_of(
-    _XML_START, _nvsmi_query.BANNER_LINE, _nvsmi_dmon.HEADER_LINE, _nvsmi_csv.HEADER_SHAPE, *_nvsmi_csv.LAYOUT_PATTERNS,
+    _XML_START, _nvsmi_query.BANNER_LINE, _nvsmi_query.STAMP_LINE, _nvsmi_dmon.HEADER_LINE, _nvsmi_csv.HEADER_SHAPE, *_nvsmi_csv.LAYOUT_PATTERNS,
     _TABLE_START, LIST_LINE, MIG_LIST_LINE,
 )
 
@@ -88,7 +96,7 @@ def _with_starts(lines: pl.DataFrame) -> pl.DataFrame:
         marked = rows.with_columns(csv_header=_nvsmi_csv.header_expr(text), csv_layout=_nvsmi_csv.noheader_layout_expr(text))
         return marked.with_columns(
             start=pl.when(text.str.contains(_XML_START)).then(pl.lit("query_xml"))
-            .when(text.str.contains(_nvsmi_query.BANNER_LINE)).then(pl.lit("query_text"))
+            .when(text.str.contains(_nvsmi_query.BANNER_LINE) | text.str.contains(_nvsmi_query.STAMP_LINE)).then(pl.lit("query_text"))
             .when(text.str.contains(_nvsmi_dmon.HEADER_LINE)).then(pl.lit("dmon"))
             .when(pl.col("csv_header") | pl.col("csv_layout").is_not_null()).then(pl.lit("query_csv"))
             .when(text.str.contains(_TABLE_START)).then(pl.lit("table"))
@@ -109,14 +117,16 @@ def sniff(head: Sequence[str]) -> float:
 def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
     text = pl.col("text")
+    next_line = text.shift(-1).over("head")
     unmistakable = (
         text.str.contains(_nvsmi_table.VERSION_LINE)
         | text.str.contains(_TABLE_HEADER)
         | text.str.contains(_TOPO_HEADER)
         | text.str.contains(_nvsmi_query.BANNER_LINE)
         | text.str.contains(r"^\s*<nvidia_smi_log\b|<!DOCTYPE\s+nvidia_smi_log\b")
+        # a -q excerpt without its banner: its timestamp over the driver version
+        | (text.str.contains(_nvsmi_query.STAMP_LINE) & next_line.str.contains(r"^(?:Driver|KMD) Version\s+:")).fill_null(False)
     )
-    next_line = text.shift(-1).over("head")
     structured = (
         _nvsmi_csv.header_expr(text)
         | text.str.contains(LIST_LINE)
@@ -205,20 +215,29 @@ def _of_file(parsed: Parsed, number: int) -> Parsed:
 
 
 def _parse_list(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
-    """``nvidia-smi -L``: which index and bus order each GPU (and MIG device) UUID has."""
+    """``nvidia-smi -L``: which index and bus order each GPU (and MIG device) UUID has; ``nvlink`` link rows.
+
+    A link row is its GPU's (the GPU line above it); a non-zero error counter (``-e``) is a warning.
+    """
     gpu = pl.col("text").str.extract_groups(LIST_LINE).struct
     mig = pl.col("text").str.extract_groups(MIG_LIST_LINE).struct
+    link = pl.when(pl.col("text").str.contains("Link ", literal=True)).then(pl.col("text").str.extract_groups(NVLINK_LINE)).struct
     is_gpu = gpu.field("uuid").is_not_null()
     is_mig = mig.field("uuid").is_not_null()
+    is_link = link.field("link").is_not_null()
     parent = pl.when(is_gpu).then(integer(gpu.field("index"))).forward_fill()
+    parent_uuid = pl.when(is_gpu).then(gpu.field("uuid")).forward_fill()
+    count = integer(link.field("count"))
     rows = log_rows(
         lines,
         "list",
-        gpu_index=pl.when(is_gpu | is_mig).then(parent),
-        gpu_uuid=pl.when(is_gpu).then(gpu.field("uuid")),
-        attrs=pl.when(is_gpu | is_mig).then(
+        gpu_index=pl.when(is_gpu | is_mig | is_link).then(parent),
+        gpu_uuid=pl.when(is_gpu | is_link).then(parent_uuid),
+        severity=pl.when(count > 0).then(pl.lit("warning")),
+        attrs=pl.when(is_gpu | is_mig | is_link).then(
             attrs_json(name=gpu.field("name"), mig_profile=mig.field("profile"), mig_device=integer(mig.field("device")),
-                       mig_uuid=mig.field("uuid"))
+                       mig_uuid=mig.field("uuid"), nvlink=integer(link.field("link")), nvlink_counter=link.field("counter"),
+                       nvlink_count=count, nvlink_state=link.field("state"))
         ),
     )
     listed = pl.col("gpu_index").is_not_null()
@@ -236,6 +255,8 @@ SOURCE = register(
             "# gpu", "#gpu", "#Date", "#Time", "memory.", "utilization.", "pci.bus_id", "uuid", "used_memory",
             "used_gpu_memory", "process_name", "(UUID: GPU-", "MiB", "GPU-", "MIG devices", "CPU Affinity",
             "00000000:",  # the bus id of a CSV row without a header
+            "instances:", "instance profiles:",  # mig -lgi / -lci / -lgip
+            "Driver Version",  # a -q excerpt without its banner
         ),
         formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
         segmented=True,
