@@ -1302,6 +1302,27 @@ def test_jax_oom_names_the_device_of_its_allocator() -> None:
     assert ooms.select("line", "gpu_index", "mem_requested_bytes").rows() == [(22, 0, gib(223.53)), (34, 0, gib(223.53))]
 
 
+def test_bare_lines_under_a_glog_line_are_its_message_and_take_its_time() -> None:
+    # XLA's error (line 11, "E1204 17:27:54.356897 … config_assigner.cc:536] Could not get config for HLO: …") prints the
+    # HLO and its status ("… RESOURCE_EXHAUSTED: Out of memory …", line 22) bare under its glog header.
+    events = events_of("jax_xla_oom_autotuner_device0_h200_01.log").sort("line")
+    oom = events.filter(pl.col("line") == 22).row(0, named=True)
+    assert (oom["kind"], oom["ts"], oom["ts_quality"]) == ("cuda_oom", datetime(2025, 12, 4, 17, 27, 54, 356897, tzinfo=UTC), "inherited")
+    assert events.filter(pl.col("line").is_between(12, 32))["ts"].n_unique() == 1
+    # A blank line ends the message: the traceback under it has no time of its own.
+    assert events.filter(pl.col("line") == 34)["ts_quality"].to_list() == ["missing"]
+    # So does a traceback under the glog line: the lines under it are the exception's, not the glog message's.
+    text = (
+        "E1204 17:27:41.106000 716 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1) local_rank: 0 (pid: 737)\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/torch/.venv/bin/torchrun", line 10, in <module>\n'
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\n"
+    )
+    parsed = _parse(text)[0].sort("line")
+    assert parsed.select("line", "ts_quality").rows() == [(1, "year_inferred"), (2, "inherited"), (5, "missing")]
+
+
 def test_h200_training_oom_facts() -> None:
     oom = one(events_of("pytorch_cuda_oom_after_steps_h200_01.log"), "cuda_oom")
     assert (oom["line"], oom["n_lines"], oom["gpu_index"], oom["ts_quality"]) == (7, 5, 0, "inherited")
@@ -1350,6 +1371,11 @@ def test_rich_traceback_is_one_traceback_with_its_exception(text: str, line: int
     events, _, _ = _parse(text)
     traceback = one(events, "traceback")
     assert (traceback["line"], traceback["n_lines"], traceback["attrs"]["exc_type"]) == (line, n_lines, exc_type)
+    # The message rich wrapped at the box's width is one message again.
+    assert traceback["attrs"]["exc_message"] == {
+        "FileNotFoundError": "[Errno 2] No such file or directory: '/nonexistent/path/that/does/not/exist'",
+        "ModuleNotFoundError": "No module named 'plotly'",
+    }[exc_type]
     assert events.filter(pl.col("kind") == "log")["line"].to_list() == ([] if line == 1 else [1, 13])
 
 
@@ -1419,3 +1445,125 @@ def test_a_cuda_runtime_error_named_by_the_runtime_api_is_a_cuda_error() -> None
     )
     (traceback,) = events.filter(pl.col("kind") == "traceback").to_dicts()
     assert json.loads(traceback["attrs"])["cuda_error"] == "cudaErrorIllegalAddress"
+
+
+def test_open_mpi_tag_output_is_the_lines_rank() -> None:
+    # `mpirun --tag-output` ("[job,rank]<stream>:") and horovodrun ("[rank]<stream>:"): the rank's tag, then the line as printed.
+    events = events_of("mpi_horovod_tag_output_rank_traceback_01.log")
+    assert [(line, a.get("rank")) for line, a in zip(events["line"], attrs_of(events), strict=True)][:4] == [(1, 0), (2, 1), (5, 0), (6, 1)]
+    traceback = one(events, "traceback")
+    assert (traceback["line"], traceback["n_lines"], traceback["attrs"]["rank"]) == (10, 7, 1)
+    assert traceback["message"].splitlines()[1] == '  File "train_1.py", line 186, in <module>'
+    tf = events_of("mpi_horovod_tag_output_tf_cuda_driver_oom_01.log").row(0, named=True)
+    assert (tf["kind"], tf["mem_requested_bytes"]) == ("cuda_oom", 3173555200)
+    assert tf["ts"] == datetime(2019, 8, 26, 18, 41, 15, 943905, tzinfo=UTC)
+    gloo, _, _ = _parse("[0]<stderr>:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n")
+    assert (gloo["kind"][0], json.loads(gloo["attrs"][0])["rank"]) == ("cuda_oom", 0)
+
+
+def test_a_launchers_stream_prefix_is_peeled() -> None:
+    events = events_of("pytorch_accelerate_stderr_prefix_elastic_failed_01.log")
+    traceback = one(events, "traceback")
+    assert traceback["message"].startswith("Traceback (most recent call last):\n  File ")
+    assert "exc_type" not in traceback["attrs"]  # the traceback is cut before its exception; "stderr" is no exception's name
+    failed = events.filter(pl.col("line") == 4).row(0, named=True)
+    assert (failed["pid"], failed["exit_code"], failed["severity"]) == (153932, 1, "error")
+
+
+def test_tensorrt_logger_lines_and_their_out_of_memory() -> None:
+    events = events_of("pytorch_tensorrt_logger_cuda_runtime_oom_01.log")
+    assert events.select("line", "kind", "severity", "format").rows() == [
+        (1, "cuda_oom", "error", "tensorrt"), (2, "cuda_oom", "warning", "tensorrt"), (3, "log", "error", "tensorrt"),
+    ]
+    assert events["ts"].to_list() == [datetime(2024, 5, 8, 20, 47, 56, tzinfo=UTC)] * 3  # month first
+    assert events["mem_requested_bytes"].to_list() == [None, 13476831488, None]
+    # TensorRT-LLM's Python logger names the rank (NVIDIA/TensorRT-LLM#7818); its C++ one has no time.
+    ranked, _, _ = _parse(
+        "[09/17/2025-21:24:19] [TRT-LLM] [RANK 2] [E] Error executing load_single_module with args ('model.layers.9.mlp.gate_up_proj',"
+        " Linear()): CUDA out of memory. Tried to allocate 40.00 MiB. GPU 0 has a total capacity of 22.07 GiB of which 20.62 MiB is free.\n"
+        "[TensorRT-LLM][INFO] Refreshed the MPI local session\n"
+    )
+    assert ranked.select("kind", "severity", "gpu_index", "mem_requested_bytes").rows() == [
+        ("cuda_oom", "error", 0, mib(40)), ("log", "info", None, None),
+    ]
+    assert json.loads(ranked["attrs"][0])["rank"] == 2 and ranked["ts"][0] == datetime(2025, 9, 17, 21, 24, 19, tzinfo=UTC)
+    assert ranked["message"][1] == "Refreshed the MPI local session"
+
+
+def test_tensorrt_llm_cuda_runtime_out_of_memory_and_its_cpp_frames() -> None:
+    events = events_of("pytorch_trtllm_cudamallocasync_oom_frames_01.log")
+    oom = one(events, "cuda_oom")
+    assert (oom["line"], oom["n_lines"]) == (1, 15)
+    assert oom["message"].splitlines()[-1].startswith("1       0x762b1a2a241c void tensorrt_llm::common::check<cudaError>(")
+    # Triton's model-load failure (triton-inference-server/tensorrtllm_backend#281), the C++ error alone (NVIDIA/TensorRT-LLM#498).
+    triton, _, _ = _parse(
+        "Model 'tensorrt_llm' loading failed with error: version 1 is at UNAVAILABLE state: Internal: unexpected error when creating"
+        " modelInstanceState: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory"
+        " (/app/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:112)\n"
+    )
+    assert triton["kind"].to_list() == ["cuda_oom"]
+    bench, _, _ = _parse(
+        "[TensorRT-LLM][ERROR] [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory"
+        " (/data/TensorRT-LLM/cpp/tensorrt_llm/runtime/tllmBuffers.h:112)\n"
+        "1       0x5601283f70e5 void tensorrt_llm::common::check<cudaError>(cudaError, char const*, char const*, int) + 149\n"
+        "2       0x7ff6ff543918 virtual thunk to tensorrt_llm::runtime::GenericTensor<tensorrt_llm::runtime::CudaAllocatorAsync>::reshape"
+        "(nvinfer1::Dims32 const&) + 456\n"
+    )
+    assert bench.select("kind", "n_lines", "severity").rows() == [("cuda_oom", 3, "error")]
+
+
+def test_slurm_accounting_kill_over_the_memory_limit() -> None:
+    events = events_of("slurm_step_exceeded_memory_limit_being_killed_01.log")
+    killed = events.filter(pl.col("kind") == "process_killed").sort("line")
+    assert killed.select("line", "host", "mem_used_bytes", "mem_total_bytes").rows() == [
+        (5, "falkor7", 52917772 * 1024, 20971520 * 1024), (9, "falkor7", None, None),
+    ]
+    assert attrs_of(killed) == [
+        {"signal": "SIGKILL", "slurm_step": "1141810.0", "oom": "slurm_memory_limit"}, {"signal": "SIGKILL"},
+    ]
+    job = one(events_of("slurm_job_exceeded_memory_limit_being_killed_01.log"), "process_killed")
+    assert (job["host"], job["attrs"]["slurm_step"], job["mem_total_bytes"]) == (None, "42664148", 4 * 1024**3)
+    # "Exceeded job memory limit at some point." is a peak seen, no kill.
+    at_some_point, _, _ = _parse("slurmstepd: error: Exceeded job memory limit at some point.\n")
+    assert at_some_point.select("kind", "severity").rows() == [("log", "error")]
+
+
+def test_ray_out_of_memory_error_without_the_tasks_memory_names_the_nodes() -> None:
+    event = one(events_of("ray_task_oom_node_memory_without_task_01.log").filter(pl.col("line") == 1), "log")
+    assert (event["n_lines"], event["mem_used_bytes"], event["mem_total_bytes"], event["rss_bytes"]) == (2, gib(54.86), gib(57.60), None)
+    assert event["attrs"]["oom"] == "ray_memory_monitor"
+
+
+def test_ipython_traceback_is_one_traceback_with_its_exception() -> None:
+    # IPython 7 (ColabFold's notebook): frames as "path in function(…)" and numbered code lines, apart by blank lines.
+    oom = one(events_of("jax_ipython_runtimeerror_resource_exhausted_01.log"), "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["mem_requested_bytes"]) == (1, 8, 14285187448)
+    assert (oom["attrs"]["exc_type"], oom["attrs"]["exc_message"]) == (
+        "RuntimeError", "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 14285187448 bytes.",
+    )
+    # IPython 8 (tapnet's notebook), cut before its exception: the rule of dashes to the last frame.
+    cut = one(events_of("jax_ipython_cell_traceback_xla_buffers_01.log"), "traceback")
+    assert (cut["line"], cut["n_lines"]) == (11, 13)
+    # A line after a blank one that is no frame of it, or a line with a time, is the log's again.
+    text = (
+        "---------------------------------------------------------------------------\n"
+        "OutOfMemoryError                          Traceback (most recent call last)\n"
+        "Cell In[5], line 1\n"
+        "----> 1 trainer.train()\n"
+        "\n"
+        "File /opt/conda/lib/python3.10/site-packages/transformers/trainer.py:1539, in Trainer.train(self, resume_from_checkpoint)\n"
+        "-> 1539     return inner_training_loop(\n"
+        "\n"
+        "OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 14.75 GiB.\n"
+        "epoch 1 done\n"
+        "---------------------------------------------------------------------------\n"
+        "KeyboardInterrupt                         Traceback (most recent call last)\n"
+        "Cell In[6], line 1\n"
+        "\n"
+        "Saving the model\n"
+        "2024-01-01 10:00:00,000 INFO next cell ran\n"
+    )
+    events, _, _ = _parse(text)
+    assert events.select("line", "n_lines", "kind").rows() == [
+        (1, 7, "cuda_oom"), (10, 1, "log"), (11, 3, "traceback"), (15, 1, "log"), (16, 1, "log"),  # blank lines are no record's
+    ]

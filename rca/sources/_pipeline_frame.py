@@ -33,6 +33,8 @@ _SEVERITY = {
     "CRITICAL": "critical", "FATAL": "critical", "PANIC": "critical", "F": "critical",
     # log15's four-letter words (Grafana's "lvl=eror"); NeMo's D(EBUG) and C(RITICAL); loguru's SUCCESS
     "DBUG": "debug", "EROR": "error", "CRIT": "critical", "D": "debug", "C": "critical", "SUCCESS": "info",
+    # TensorRT's V(ERBOSE)
+    "V": "debug",
     # bunyan / pino
     "10": "debug", "20": "debug", "30": "info", "40": "warning", "50": "error", "60": "critical",
 }
@@ -101,6 +103,9 @@ _OUTER_LAYERS = (
     # `srun --label`'s task number, right-aligned: " 0: ", "12: " (kept only in a file most of whose lines wear it:
     # _without_stray_tags).
     r" *(?<task>[0-9]{1,6}): ",
+    # Open MPI's `mpirun --tag-output` ("[1,0]<stderr>:", the job then the rank) and horovodrun's ("[0]<stdout>:");
+    # a launcher's "stderr: " before the lines of a child it captured (accelerate's tests, LlamaFactory).
+    r"(?:\[(?:[0-9]+,)?(?<mpi_rank>[0-9]+)\]<(?:stdout|stderr|stddiag)>:|(?:stdout|stderr): )",
     _worker_tag("_inner"),
     r"\s*\[(?:rank|default)(?<rank>[0-9]+)\]: ?",
     # ... and inside torch's rank tag when torch's launcher runs the Ray (or vLLM) workers.
@@ -174,6 +179,13 @@ _APP_HEADERS = {
         r"\[(?<cosmos_stamp>[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)(?:\|[0-9A-Za-z_]+=[^|\]\s]*)*"
         rf"\|(?<cosmos_level>{LEVEL_WORDS}|SUCCESS)\|[^\]\s]+:[0-9]+:[^\]\s]+\]"
     ),
+    # TensorRT's logger and TensorRT-LLM's Python one ("[05/08/2024-20:47:56] [TRT] [E] ", "[09/17/2025-21:24:19] [TRT-LLM]
+    # [RANK 2] [E] ", a month-first stamp cut up in _resolve, the rank read in _peel_application), and TensorRT-LLM's C++ one
+    # ("[TensorRT-LLM][ERROR] ", no time).
+    "tensorrt": (
+        r"(?:\[(?<trt_stamp>[0-9][0-9]/[0-9][0-9]/[0-9]{4}-[0-9][0-9]:[0-9][0-9]:[0-9][0-9])\] \[TRT(?:-LLM)?\](?: \[RANK [0-9]+\])?"
+        rf" \[(?<trt_sev>[VIWEF])\]|\[TensorRT-LLM\]\[(?<trtllm_level>{LEVEL_WORDS})\])"
+    ),
     # rich's logging handler (accelerate, ms-swift, NeMo): "[15:58:29] WARNING  message   api.py:699", the level padded
     # to its column and the caller at the console's right edge (_RICH_CALLER); "[%x %X]" stamps ("[11/30/26 09:15:02]")
     # give the date too. The stamp is one group, cut up in _resolve (a group costs every line a capture). rich leaves a
@@ -189,7 +201,7 @@ _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.v
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
     "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
-    "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year",
+    "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev",
 }
 _RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
 _LEADING_LEVEL = (
@@ -404,7 +416,7 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
         cri_stream="cri_stream",
         piece=(pl.col("cri_tag") == "P").fill_null(False),
-        rank=pl.coalesce("rank", worker.field("field_1"), "task").cast(pl.Int64, strict=False),
+        rank=pl.coalesce("rank", worker.field("field_1"), "mpi_rank", "task").cast(pl.Int64, strict=False),
         clock="clock",
         pid=pl.coalesce("worker_pid", "worker_pid_inner", "worker_pid_ranked", "nccl_pid").cast(pl.Int64, strict=False),
         gpu_index=pl.col("nccl_device").cast(pl.Int32, strict=False),
@@ -476,7 +488,8 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     # data, pipeline or expert-parallel rank is given beside it. Only the first line of a message wears it: unlike a
     # rank's tag, it does not set the line's partition.
     tp_rank = pl.when(pl.col("app_iso").is_not_null()).then(pl.col("app")).str.extract(r"^\[[0-9T:.,\- ]+ TP([0-9]+)\]", 1)
-    layers = layers.with_columns(header_rank=tp_rank.cast(pl.Int64, strict=False))
+    trt_rank = pl.when(pl.col("trt_sev").is_not_null()).then(pl.col("app")).str.extract(r"\[RANK ([0-9]+)\]", 1)
+    layers = layers.with_columns(header_rank=pl.coalesce(tp_rank, trt_rank).cast(pl.Int64, strict=False))
     if not layers.select(pl.col("rich_level").is_not_null().any()).item():
         return layers
     # rich's caller, at the end of the line, is no part of the message.
@@ -562,14 +575,16 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "{}-{}-{} {}", us_stamp.str.slice(6, 4), pl.when(month_first).then(us_stamp.str.slice(0, 2)).otherwise(us_stamp.str.slice(3, 2)),
         pl.when(month_first).then(us_stamp.str.slice(3, 2)).otherwise(us_stamp.str.slice(0, 2)), us_stamp.str.slice(11),
     )
+    trt_stamp = c("trt_stamp")
+    trt = pl.format("{}-{}-{} {}", trt_stamp.str.slice(6, 4), trt_stamp.str.slice(0, 2), trt_stamp.str.slice(3, 2), trt_stamp.str.slice(11))
     ctime = pl.when(c("ctime_year").is_not_null()).then(timeutil.ctime_string(c("ctime_year"), c("ctime_mon"), c("ctime_day"), c("ctime_clock")))
     dated = pl.coalesce(
-        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
+        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime, trt,
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "tsl_sev",
-        "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level",
+        "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(

@@ -1,4 +1,4 @@
-"""Multi-line records of the pipeline source: Python tracebacks (also as rich draws them), Java and Go stack dumps.
+"""Multi-line records of the pipeline source: Python tracebacks (also as rich and IPython draw them), Java and Go stack dumps.
 
 Each family is found with whole-column shape tests and shifted neighbours, then a
 cumulative-sum key numbers its records. Neighbours are taken within a *partition* (one
@@ -8,6 +8,8 @@ multi-line log record too (a logging call whose message spans lines).
 """
 
 from __future__ import annotations
+
+import re
 
 import polars as pl
 
@@ -19,10 +21,15 @@ _PY_CHAIN = (
 _INDENTED = r"^\s+\S"
 # rich's traceback (rich.traceback, Lightning, typer): the frames drawn in a box ("╭─── Traceback (most recent call
 # last) ───╮", "│ … │" lines, "╰───╯"), or between two rules without one, then the exception line under it.
-_RICH_TITLE = " Traceback (most recent call last) ─"
+RICH_TITLE = " Traceback (most recent call last) ─"
 _RICH_OPEN = r"^\s*(?:╭─+|─{3,}) Traceback \(most recent call last\) ─+╮?\s*$"
 _RICH_CLOSE = r"^\s*(?:╰─+╯|─{10,})\s*$"
 _PY_FRAME = r'^\s+File "[^"]*", line [0-9]+'
+# IPython's (Jupyter's) traceback: "XlaRuntimeError                           Traceback (most recent call last)" under a
+# rule of dashes, its frames ("Cell In[3], line 92, in inference(…)", "File ~/x.py:12, in f()") and numbered code lines
+# ("---> 92 outputs = …") apart by blank lines, then the exception line.
+_IPYTHON_TITLE = " Traceback (most recent call last)"
+_IPYTHON_HEADER = r"^[A-Za-z_][0-9A-Za-z_.]* +Traceback \(most recent call last\)$"
 # The last line of a traceback: "pkg.ExcType: message", "ExcType:" or a bare exception name.
 PY_EXCEPTION_LINE = r"^[A-Za-z_][0-9A-Za-z_.]*(?::(?:\s.*)?|Error|Exception|Interrupt|Exit|Iteration|Warning)$"
 
@@ -40,7 +47,8 @@ _GO_CONTINUATION = (
 # that terminated the process, the hints of a CUDA error, and the C++ stack ("Exception raised
 # from … (most recent call first):", then "frame #N: symbol + 0x… (0x… in /…/libc10.so)"). XLA's:
 # the buffer assignment behind a RESOURCE_EXHAUSTED (its stats and peak buffers, indented under them).
-# CPython's faulthandler ("Fatal Python error: Segmentation fault"): each thread's stack, its frames indented.
+# CPython's faulthandler ("Fatal Python error: Segmentation fault"): each thread's stack, its frames indented. TensorRT-LLM's: its
+# C++ stack, numbered frames.
 # TensorFlow's error message: the ops it failed in ("\t [[{{node conv1/Conv2D}}]]"), its OOM hint, the function
 # (" [Op:__inference_train_function_1234]") and, for several, each root error ("  (0) Resource exhausted: OOM …");
 # 2.x's "Graph execution error:" puts the error on lines of its own, after the node and where it was defined.
@@ -51,13 +59,17 @@ CPP_TAIL = (
     r"|CUDA kernel errors might be asynchronously reported|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
     r"|Compile with `TORCH_USE_CUDA_DSA`|Search for `cuda[A-Za-z]+' in |BufferAssignment OOM Debugging\.$|BufferAssignment stats:$|Peak buffers:$"
     r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$|Extension modules: "
+    # TensorRT-LLM's C++ stack under its error ("1       0x7fe5480abca5 void tensorrt_llm::common::check<cudaError>(…) + 149")
+    r"|[0-9]+ {2,}0x[0-9a-f]+ "
     r"|\s+\[\[.*\]\]|Hint: If you want to see a list of allocated tensors|\s+\[Op:[^\]\s]+\]|\s+\([0-9]+\) [A-Z][a-z]+(?: [a-z]+)*: "
     r"|OOM when allocating tensor |Detected at node '|Node: '"
     r"|nccl(?:[A-Z][A-Za-z]*Error|InvalidArgument|InvalidUsage): |Last error:$|Memory on the node \(IP: )"
 )
 
 # A multi-line record needs a line of one of these shapes, or an indented line without a time.
-_OPENS_RECORD = "|".join((_PY_HEADER, _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, CPP_TAIL))
+_OPENS_RECORD = "|".join(
+    (_PY_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, CPP_TAIL)
+)
 
 # group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
 # every run below is a contiguous block: neighbours and run starts need no hashed windows.
@@ -139,6 +151,22 @@ def _rich_traceback(body: pl.Expr) -> list[pl.Expr]:
     return [member.alias("rich_member"), pl.when(member).then(pl.when(opens).then(pl.col("line")).forward_fill()).alias("rich_start")]
 
 
+def _ipython_traceback(free: pl.Expr) -> list[pl.Expr]:
+    """``ipython_member`` and ``ipython_start`` of IPython's tracebacks: the header (and the rule above it) to the exception line,
+    its unindented frame lines included. After a blank line only a frame or the exception goes on; a line with a time of its
+    own ends one cut before its exception."""
+    body = pl.col("body")
+    header = pl.when(body.str.ends_with(_IPYTHON_TITLE)).then(body).str.contains(_IPYTHON_HEADER).fill_null(False)
+    rule = body.str.contains(r"^-{20,}$") & _next(header)
+    start = free & (rule | (header & ~_prev(rule)))
+    exception = _shape("exception") & ~_shape("indented") & ~header
+    frame = pl.when(pl.col("after_gap")).then(body).str.contains(r"^(?:Cell In\[[0-9]+\], line |File \S|\S+\.py in |\s+\[\.\.\. skipping )")
+    after_gap = pl.col("after_gap") & ~exception & ~frame.fill_null(False)
+    continuation = free & ~start & pl.col("ts_raw").is_null() & ~_prev(exception) & ~after_gap
+    member, start_line = _runs_started_by(start, continuation)
+    return [member.alias("ipython_member"), start_line.alias("ipython_start")]
+
+
 def records(framed: pl.DataFrame) -> pl.DataFrame:
     """One row per record: a multi-line record's lines joined, every other line as it is.
 
@@ -191,13 +219,17 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     )
     # What NCCL's "Last error:" introduces is the line under it, whatever it says.
     keyed = keyed.with_columns(is_cpp_tail=pl.col("is_cpp_tail") | _prev(pl.col("body").str.ends_with("Last error:")))
-    if keyed.select(pl.col("body").str.contains(_RICH_TITLE, literal=True).any()).item():
+    if keyed.select(pl.col("body").str.contains(RICH_TITLE, literal=True).any()).item():
         keyed = keyed.with_columns(_rich_traceback(pl.col("body")))
     else:
         keyed = keyed.with_columns(rich_member=pl.lit(False), rich_start=pl.lit(None, pl.Int64))
     py_member, py_start = _python()
     keyed = keyed.with_columns(py_member=py_member & ~pl.col("rich_member"), py_start=py_start)
-    free = ~pl.col("py_member") & ~pl.col("rich_member")
+    if keyed.select(pl.col("body").str.ends_with(_IPYTHON_TITLE).any()).item():
+        keyed = keyed.with_columns(_ipython_traceback(~pl.col("py_member") & ~pl.col("rich_member")))
+    else:
+        keyed = keyed.with_columns(ipython_member=pl.lit(False), ipython_start=pl.lit(None, pl.Int64))
+    free = ~pl.col("py_member") & ~pl.col("rich_member") & ~pl.col("ipython_member")
 
     java_continuation = _shape("java_continuation") & free
     java_start = free & ~java_continuation & _next(_shape("java_frame"))
@@ -222,15 +254,40 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     continued_member, continued_start = _runs_started_by(stamped & loose & _next(indented_unstamped), indented_unstamped)
     keyed = keyed.with_columns(continued_member=continued_member, continued_start=continued_start)
 
-    # A rich traceback is a Python traceback drawn otherwise.
-    members = {"python": "py", "java": "java", "go": "go", "cpp": "cpp", "continued": "continued", "rich": "rich"}
+    # rich's and IPython's tracebacks are Python tracebacks drawn otherwise.
+    members = {"python": "py", "java": "java", "go": "go", "cpp": "cpp", "continued": "continued", "rich": "rich", "ipython": "ipython"}
     family = pl.coalesce([
-        pl.when(pl.col(f"{prefix}_member")).then(pl.lit("python" if name == "rich" else name)) for name, prefix in members.items()
+        pl.when(pl.col(f"{prefix}_member")).then(pl.lit("python" if name in {"rich", "ipython"} else name))
+        for name, prefix in members.items()
     ])
     record = pl.coalesce([pl.when(pl.col(f"{prefix}_member")).then(pl.col(f"{prefix}_start")) for prefix in members.values()])
     scratch = [f"{prefix}_{part}" for prefix in members.values() for part in ("member", "start")]
     scratch += ["new_partition", "last_of_partition", *(f"is_{name}" for name in _SHAPES)]
     return keyed.with_columns(family=family, record=record.fill_null(pl.col("line"))).drop(scratch)
+
+
+# glog's and absl's C++ log (XLA, TensorFlow) prefix only the first line of a message that spans lines: an XLA
+# error's HLO dump and its status' "=== Source Location Trace: ===" come bare under it.
+_GLOG_FORMATS = ("klog", "tensorflow")
+
+
+def _glog_continued(lines: pl.DataFrame, new_partition: pl.Expr) -> pl.DataFrame:
+    """``glog_ts`` and ``glog_raw`` of the unstamped one-line records right under a glog line (in ``lines``' (partition, line) order):
+    its time, until a blank line, another stamped line, another writer's line or a record of its own (a traceback
+    under it, which inherits the time itself) comes between.
+    """
+    stamped = pl.col("ts_raw").is_not_null()
+    glog = stamped & pl.col("format").is_in(_GLOG_FORMATS)
+    if not lines.select(glog.any()).item():
+        return lines.with_columns(glog_ts=pl.lit(None, lines.schema["ts"]), glog_raw=pl.lit(None, pl.String))
+    row = pl.int_range(pl.len())
+    in_record = pl.col("family").is_not_null() & (pl.col("family") != "continued")
+    opens_run = stamped | new_partition | pl.col("after_gap") | ~pl.col("prev_adjacent") | in_record
+    under_glog = ~stamped & (pl.when(opens_run).then(row).forward_fill() == pl.when(glog).then(row).forward_fill())
+    return lines.with_columns(
+        glog_ts=pl.when(under_glog).then(pl.when(glog).then(pl.col("ts")).forward_fill()),
+        glog_raw=pl.when(under_glog).then(pl.when(glog).then(pl.col("ts_raw")).forward_fill()),
+    )
 
 
 _CARRIED = ("severity", "pid", "process", "host", "pod", "namespace", "container", "rank", "gpu_index")
@@ -243,6 +300,7 @@ def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
     A traceback or stack dump without a time of its own that directly follows a timed line
     is the tail of that logging call, so it inherits the time ("inherited"); an untagged one
     under another writer's lines (an NCCL_DEBUG line's pid, a rank's tag) follows no line of its own.
+    A line without a time under a glog line is that message's next line, and inherits its time too.
     """
     new_partition = pl.col("partition").ne_missing(pl.col("partition").shift(1))
     with_prev = keyed.with_columns(
@@ -251,8 +309,11 @@ def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
         # An untagged line's neighbour in its partition is the line above only when no tagged writer's lines came between.
         prev_adjacent=~pl.col("partition").str.ends_with(_UNTAGGED) | (pl.col("line").shift(1) == pl.col("file_prev_line")),
     )
+    with_prev = _glog_continued(with_prev, new_partition)
     single = with_prev.filter(pl.col("family").is_null()).with_columns(
-        message=pl.col("body"), n_lines=pl.lit(1, pl.Int32)
+        message=pl.col("body"), n_lines=pl.lit(1, pl.Int32),
+        ts=pl.coalesce("ts", "glog_ts"), ts_raw=pl.coalesce("ts_raw", "glog_raw"),
+        ts_quality=pl.when(pl.col("glog_raw").is_not_null()).then(pl.lit("inherited")).otherwise(pl.col("ts_quality")),
     )
     grouped = (
         with_prev.filter(pl.col("family").is_not_null())

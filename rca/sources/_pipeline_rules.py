@@ -18,7 +18,7 @@ import polars as pl
 
 from rca.sources import _xid
 from rca.sources._base import split_rows
-from rca.sources._pipeline_records import CPP_TAIL, PY_EXCEPTION_LINE
+from rca.sources._pipeline_records import CPP_TAIL, PY_EXCEPTION_LINE, RICH_TITLE
 
 _UNIT_BYTES = {
     "B": 1, "bytes": 1, "KiB": 1024, "kB": 1024, "KB": 1024, "MiB": 1024**2, "MB": 1024**2,
@@ -32,6 +32,9 @@ CUDA_OOM = (
     r"CUDA out of memory|HIP out of memory|CUDA (?:driver )?error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
     r"|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:Out of memory|Failed to allocate)"
     r"|OOM when allocating tensor"
+    # TensorRT-LLM's CUDA check ("CUDA runtime error in ::cudaMallocAsync(…): out of memory (…tllmBuffers.h:112)"), TensorRT's allocator
+    r"|CUDA runtime error in [^\n]*?: out of memory|Cuda Runtime \(out of memory\)"
+    r"|Requested amount of GPU memory \([0-9]+ bytes\) could not be allocated"
     r"|NCCL WARN Cuda failure 'out of memory'"
     # CuPy's memory pool (cupy.cuda.memory.OutOfMemoryError)
     r"|Out of memory allocating [0-9,]+ bytes \(allocated so far: "
@@ -151,7 +154,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     ),
     "reason": ("reason:", "reason="),
     "failure": ("Job failed (",),
-    "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT "),
+    "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT ", " exceeded memory limit ("),
     "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
     "container": ("container",),
     "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
@@ -294,7 +297,7 @@ def _cuda_facts() -> dict[str, pl.Expr]:
         # TensorFlow's and XLA's: "failed to allocate 3.39G (3640655872 bytes) from device", "Failed to allocate request for 3.39GiB (3640655872B)".
         "requested": pl.coalesce(
             size(m, r"Tried to allocate {size}"), size(m, r"Out of memory (?:while trying to allocate|allocating) {size}"),
-            size(m, r"(?i:failed to allocate) [^(\n]*\({size}\)"),
+            size(m, r"(?i:failed to allocate) [^(\n]*\({size}\)"), size(m, r"Requested amount of GPU memory \({size}\)"),
         ),
         "total": pl.coalesce(size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}")),
         "free_bytes": pl.coalesce(size(m, r"of which {size} is free"), size(m, r"{size} free[;)]")),
@@ -362,8 +365,13 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
     since 21.08 "Detected 1 oom_kill event in StepId=…") and of the tasks it killed ("srun: error: node: task 4:
     Out Of Memory", "tasks 0-2,5: Out Of Memory"), srun's report of tasks a signal killed ("task 289: Bus error"), and
     slurmstepd's of a job or step it cancelled ("*** JOB 494583 ON node1 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***":
-    a kill for its reason; without one, scancel's or srun's after a task failed, which is no kill of its own)."""
+    a kill for its reason; without one, scancel's or srun's after a task failed, which is no kill of its own).
+    Without a cgroup OOM killer, slurmstepd kills a job or step its accounting found over its memory limit:
+    "slurmstepd-node1: error: Step 1141810.0 exceeded memory limit (52917772 > 20971520), being killed" (KiB)."""
     m = gated("slurm_oom")
+    over_limit = m.str.extract_groups(
+        r"(?:Job|Step) (?<id>[0-9]+(?:\.[0-9a-z]+)?) exceeded memory limit \((?<used>[0-9]+) > (?<limit>[0-9]+)\), being killed"
+    ).struct
     task = m.str.extract_groups(
         r"^srun: error: (?<node>[^\s:]+): tasks? [0-9][0-9,\-]*: (?<what>Out Of Memory|Killed|Terminated|Bus error|Segmentation fault|Aborted)$"
     ).struct
@@ -379,8 +387,15 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
         "slurm_task_oom": m.str.contains(r"\btasks? [0-9][0-9,\-]*: Out Of Memory").fill_null(False),
         "slurm_task_signal": _signal_of_word(task.field("what")),
         # An author may have cut the node's name ("ON ... CANCELLED").
-        "slurm_node": pl.coalesce(task.field("node"), cancelled.field("node").str.extract(r"^([0-9A-Za-z][0-9A-Za-z_.\-]*)$", 1)),
-        "slurm_step": pl.coalesce(first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"), cancelled.field("id")),
+        "slurm_node": pl.coalesce(
+            task.field("node"), cancelled.field("node").str.extract(r"^([0-9A-Za-z][0-9A-Za-z_.\-]*)$", 1),
+            # slurmstepd names its node after a dash when the node's daemon logs ("slurmstepd-node1: error: …").
+            pl.when(over_limit.field("id").is_not_null()).then(first(m, r"^slurmstepd-([^\s:]+): ")),
+        ),
+        "slurm_step": pl.coalesce(first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"), cancelled.field("id"), over_limit.field("id")),
+        "slurm_limit_kill": over_limit.field("id").is_not_null(),
+        "slurm_limit_used": num(over_limit.field("used")) * 1024,
+        "slurm_limit": num(over_limit.field("limit")) * 1024,
     }
 
 
@@ -391,13 +406,15 @@ def _ray_oom_facts() -> dict[str, pl.Expr]:
     workers = num(first(m, r"([0-9]+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"))
     # Ray 2.0 and 2.1 name the one task they kill: "System memory low at node with IP …, killing latest task with name …".
     one_killed = m.str.contains(r"System memory low at node [^\n]*, killing ").fill_null(False)
-    # "Memory on the node (IP: …) where the task (…, pid=4331, memory used=2.22GB) was running was 59.49GB / 62.58GB";
+    # "Memory on the node (IP: …) where the task (…, pid=4331, memory used=2.22GB) was running was 59.49GB / 62.58GB" (Ray 2.1
+    # names neither the task nor its memory: "where the task was running was 54.86GB / 57.60GB");
     # Ray 2.0: "Used memory (23.63GB) / total capacity (33.28GB)".
     def amount(name: str) -> str:
         return rf"(?<{name}>[0-9]+(?:\.[0-9]+)?) ?(?<{name}_unit>[KMGT]i?B)"
 
     memory = m.str.extract_groups(
-        rf"where the (?:task|actor) \([^)\n]*\bpid=(?<pid>[0-9]+), memory used={amount('rss')}\) was running was {amount('used')} / {amount('total')}"
+        rf"where the (?:task|actor) (?:\([^)\n]*\bpid=(?<pid>[0-9]+), memory used={amount('rss')}\) )?"
+        rf"was running was {amount('used')} / {amount('total')}"
         rf"|Used memory \({amount('used_2')}\) / total capacity \({amount('total_2')}\)"
     ).struct
 
@@ -510,10 +527,11 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.when(c("f_lone_killed")).then(pl.lit("SIGKILL")),
         c("f_exit_signal"),
         pl.when(c("f_reason") == "OOMKilled").then(pl.lit("SIGKILL")),
-        pl.when(c("f_slurm_task_oom") | c("f_ray_oom_kill")).then(pl.lit("SIGKILL")), c("f_slurm_task_signal"),
+        pl.when(c("f_slurm_task_oom") | c("f_ray_oom_kill") | c("f_slurm_limit_kill")).then(pl.lit("SIGKILL")), c("f_slurm_task_signal"),
     )
     oom = pl.coalesce(
         pl.when(c("f_slurm_oom_kill") | c("f_slurm_task_oom")).then(pl.lit("slurm_cgroup")),
+        pl.when(c("f_slurm_limit_kill")).then(pl.lit("slurm_memory_limit")),
         pl.when(c("f_ray_oom_kill") | c("f_ray_task_oom")).then(pl.lit("ray_memory_monitor")),
         c("f_java_oom"),
         pl.when(c("f_go_oom")).then(pl.lit("go_runtime")),
@@ -524,7 +542,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.any_horizontal(
             c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_killed"),
             c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_slurm_task_signal").is_not_null(),
-            c("f_ray_oom_kill"), c("f_slurm_cancel_reason").is_not_null(),
+            c("f_ray_oom_kill"), c("f_slurm_cancel_reason").is_not_null(), c("f_slurm_limit_kill"),
         )
     )
     kind = (
@@ -591,6 +609,8 @@ _GO_EXCEPTION = r"(?m)^((?:fatal error|panic): [^\n]*)$"
 _CPP_WHAT = r"(?m)^\s+what\(\):\s+([^\n]*)$"
 # ... or the exception line the tail is under ("RuntimeError: CUDA error: …", "ResourceExhaustedError: 2 root error(s) found.").
 _CPP_UNDER = r"^([A-Za-z_][0-9A-Za-z_.]*(?:Error|Exception)(?::[ \t][^\n]*)?)(?:\n|$)"
+# What follows the last rule of rich's traceback (its box's bottom, or a bare rule): the exception, maybe wrapped.
+_RICH_EXCEPTION = r"(?s)^.*\n[ \t]*(?:╰─+╯|─{10,})[ \t]*\n(.+)$"
 _PY_FRAME = r"File \"[^\"\n]+\", line [0-9]+, in [^\n]+"
 _PY_FRAME_PARTS = r"^File \"(?<file>[^\"]+)\", line (?<line>[0-9]+), in (?<func>.+)$"
 _EXCEPTION_PARTS = pl.col("exception_line").str.extract_groups(r"^(?<type>[0-9A-Za-z_.$]+(?: error)?)(?::[ \t]*(?<text>.*))?$")
@@ -603,15 +623,21 @@ def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         *(named.any().alias(anchor) for anchor, (named, _) in _ANCHORS.items()),
         *((family == name).any().alias(name) for name in ("python", "java", "go", "cpp")),
         framed=msg.str.contains('File "', literal=True).any(),
+        rich=msg.str.contains(RICH_TITLE, literal=True).any(),
     ).row(0, named=True)
     marker_line = pl.coalesce(
         [first(msg, line) for anchor, (_, line) in _ANCHORS.items() if seen[anchor]] or [pl.lit(None, pl.String)]
     )
     exception_line = marker_line
+    # rich wraps a long exception message at the console's width: the lines under its box's closing rule are one line.
+    rich_exception = pl.lit(None, pl.String)
+    if seen["rich"]:
+        rich_exception = first(msg, _RICH_EXCEPTION).str.replace_all(r"[ \t]*\n", " ")
     for name, line in (
         # The last exception line above the tail of its message (TensorFlow's "Hint: …", NCCL's result code).
         ("python", pl.coalesce(
-            marker_line, msg.str.extract_all(_PY_LAST_EXCEPTION).list.eval(pl.element().filter(~pl.element().str.contains(CPP_TAIL))).list.last(),
+            marker_line, rich_exception,
+            msg.str.extract_all(_PY_LAST_EXCEPTION).list.eval(pl.element().filter(~pl.element().str.contains(CPP_TAIL))).list.last(),
         )),
         ("go", first(msg, _GO_EXCEPTION)),
         ("java", first(msg, _JAVA_EXCEPTION)),

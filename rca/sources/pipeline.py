@@ -38,12 +38,12 @@ from rca.sources._pipeline_rules import (
 
 FORMATS = (
     "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "ray", "logfmt", "iso8601", "epoch", "tensorflow", "nccl",
-    "rich", "ctime", "text",
+    "rich", "ctime", "tensorrt", "text",
 )
 
 _MARKERS = "|".join(
     (
-        r"CUDA out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\):", r"ProcessGroupNCCL",
+        r"CUDA out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\)(?::|$)", r"ProcessGroupNCCL",
         r"Watchdog caught collective operation timeout", r"DataLoader worker \(pid", r"insufficient shared memory \(shm\)",
         r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
         r"Process completed with exit code [0-9]+", r"ERROR: Job failed", r"^Running with gitlab-runner",
@@ -56,10 +56,12 @@ _MARKERS = "|".join(
         r"fatal error: (?:runtime: )?out of memory",
         # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
         r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
-        r"^(?:slurmstepd|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
+        r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+\t(?:DEBUG|INFO|WARNING|ERROR) [0-9A-Za-z_.]+:[0-9]+ -- ",  # Ray's driver
         r"^(?:\((?:raylet|gcs_server)\) )?\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ [IWEF] [0-9]+ [0-9]+\]",  # Ray's C++ daemons
         r"killed due to memory pressure \(OOM\)",
+        # TensorRT's logger and TensorRT-LLM's
+        r"^\[[0-9][0-9]/[0-9][0-9]/[0-9]{4}-[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] \[TRT(?:-LLM)?\] ", r"\[TensorRT-LLM\]\[[A-Z]+\] ",
         # `srun -l`: each line behind the number of the task that printed it
         r"^ {0,3}[0-9]{1,4}: \S",
         # C++ cores' errors and dumps (c10, cuBLAS, XLA, CPython's faulthandler), Open MPI's launcher, TensorFlow's C++ log
@@ -118,9 +120,10 @@ _OUTPUT = {
     "exit_code": pl.col("f_exit_code"),
     "mem_requested_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_requested"))
     .when(pl.col("f_go_oom")).then(pl.col("f_go_request")),
-    "mem_total_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_total")).otherwise(pl.col("f_ray_node_total")),
-    # What Ray's memory monitor saw: the node's memory and the killed task's.
-    "mem_used_bytes": pl.col("f_ray_node_used"),
+    "mem_total_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_total"))
+    .otherwise(pl.coalesce("f_ray_node_total", "f_slurm_limit")),
+    # What Ray's memory monitor saw: the node's memory and the killed task's; what Slurm's accounting saw: the job's use and limit.
+    "mem_used_bytes": pl.coalesce("f_ray_node_used", "f_slurm_limit_used"),
     "rss_bytes": pl.col("f_ray_task_rss"),
     "attrs": pl.col("attrs"),
 }
