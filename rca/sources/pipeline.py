@@ -254,11 +254,12 @@ def _times_stated(events: pl.DataFrame, tz: str) -> pl.DataFrame:
     stated = pl.col("ts").is_null() & pl.col("ts_raw").is_not_null()
     if not events.select(stated.any()).item():
         return events
-    read = timeutil.iso_to_utc(pl.col("ts_raw"), tz)
-    return events.with_columns(
-        ts=pl.when(stated).then(read).otherwise(pl.col("ts")),
-        ts_quality=pl.when(stated & read.is_not_null()).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
-    )
+    # Only the stated stamps are read: the others are null before the conversion, which costs per value.
+    read = events.with_columns(stated_ts=timeutil.iso_to_utc(pl.when(stated).then(pl.col("ts_raw")), tz))
+    return read.with_columns(
+        ts=pl.coalesce("ts", "stated_ts"),
+        ts_quality=pl.when(pl.col("stated_ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
+    ).drop("stated_ts")
 
 
 def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
