@@ -417,9 +417,11 @@ def test_an_ephemeral_storage_eviction_gives_no_memory_figures() -> None:
 
 def test_an_oomkilled_init_container_takes_its_container_id_from_its_block() -> None:
     killed = _events("kubectl_describe_pod_init_oomkilled_01.txt").filter(pl.col("kind") == "container_oomkilled")
-    assert killed.select("container", "exit_code", "container_id").rows() == [
+    assert killed.filter(pl.col("format") == "describe_state").select("container", "exit_code", "container_id").rows() == [
         ("init", 137, "567f505a638e0b42e23d275a5a1b75f40ac6b706490ada9ea7901219b54e43c8")
     ]
+    # The `get pods` row above it shows the same kill as "Init:OOMKilled".
+    assert killed.filter(pl.col("format") == "get_pods")["line"].to_list() == [2]
 
 
 def test_eviction_threshold_met_names_the_resource_reclaimed() -> None:
@@ -717,3 +719,141 @@ def test_get_events_rows_shifted_left_by_a_redaction_are_split_on_their_spaces()
     # Rows that sit under the header are read from their cells as before.
     assert by_line[7]["pod"] == "monitoring-kube-prometheus-operator-67d8d4c647-vwbbr"
     assert [by_line[n]["pid"] for n in (8, 9)] == [2055777, 1559452]
+
+
+def test_go_template_last_state_map_is_the_container_oom_with_its_id_exit_code_and_time() -> None:
+    events = _events("kubectl_go_template_last_state_map_oomkilled_01.txt")
+    oom = events.filter(pl.col("kind") == "container_oomkilled").row(0, named=True)
+    assert (oom["line"], oom["exit_code"], oom["format"]) == (2, 137, "inline_state")
+    assert oom["container_id"] == "8aa1658ad04797da09ac9ccf9fda3448a643c52c3cba3f398ec3139727e1380a"
+    assert oom["ts"] == datetime(2020, 4, 27, 1, 58, 36, tzinfo=UTC)
+    assert json.loads(oom["attrs"])["started"] == "2020-04-27T01:57:48Z"
+    # "-n <namespace> <pod>": placeholders, no names.
+    assert (oom["pod"], oom["namespace"]) == (None, None)
+
+
+def test_a_printed_status_list_gives_each_container_its_terminated_states() -> None:
+    name = "kubectl_template_init_statuses_go_map_root_prompt_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "k8s"
+    states = _events(name).filter(pl.col("line") == 2)
+    assert states["container"].to_list() == ["init-myservice", "init-mydb", "init-failed-test"]
+    assert states["exit_code"].to_list() == [0, 0, 127]
+    assert states["n_lines"].to_list() == [1, 0, 0]
+    assert set(states["pod"].to_list()) == {"myapp-pod"}
+    assert [json.loads(a)["state_field"] for a in states["attrs"]] == ["state", "state", "lastState"]
+    failed = states.row(2, named=True)
+    assert failed["container_id"] == "b5c52e752b0c79b31cd5c0e6111b844e286d5a968dfac055f2968594a78ca783"
+    assert failed["ts"] == datetime(2020, 9, 26, 14, 52, 2, tzinfo=UTC)
+
+
+def test_custom_columns_rows_take_their_pod_from_the_name_column_first() -> None:
+    by_line = {row["line"]: row for row in _events("kubectl_custom_columns_state_go_map_01.txt").iter_rows(named=True)}
+    assert (by_line[3]["pod"], by_line[3]["exit_code"], by_line[3]["kind"]) == ("lifecycle-crashloop", 1, "log")
+    assert by_line[3]["ts"] == datetime(2026, 10, 7, 15, 15, 36, tzinfo=UTC)
+    assert by_line[4]["container_id"] == "da83ed309fc4d0ff11286f8e6351fbfad68b6d4e8042b34b3d72776a52318bdc"
+
+
+def test_jsonpath_state_as_json_is_read_like_the_go_map() -> None:
+    oom = _events("kubectl_jsonpath_inline_json_state_oomkilled_01.txt").filter(pl.col("kind") == "container_oomkilled").row(0, named=True)
+    assert (oom["line"], oom["exit_code"]) == (1, 137)
+    assert oom["ts"] == datetime(2026, 10, 5, 11, 20, 34, tzinfo=UTC)
+    # An id cut short with "…" is no container id.
+    assert oom["container_id"] is None
+    text = (
+        "$ kubectl get pod p1 -n ml -o jsonpath='phase={.status.phase}{\"\\n\"}state={.status.containerStatuses[0].state}{\"\\n\"}'\n"
+        "phase=Failed\n"
+        'state={"terminated":{"containerID":"containerd://' + "a" * 64 + '","exitCode":137,"finishedAt":"2026-01-02T03:04:05Z",'
+        '"reason":"OOMKilled","startedAt":"2026-01-02T03:00:00Z"}}\n'
+    )
+    row = rca.parse_text(text, file="t.txt").filter(pl.col("line") == 3).row(0, named=True)
+    assert (row["kind"], row["pod"], row["namespace"], row["container_id"]) == ("container_oomkilled", "p1", "ml", "a" * 64)
+    assert json.loads(row["attrs"])["state_field"] == "state"
+
+
+def test_a_2015_go_map_with_a_spaced_reason_and_unsorted_keys() -> None:
+    text = (
+        "$ kubectl get pod -o go-template='{{range.status.containerStatuses}}{{\"Container Name: \"}}{{.name}}"
+        "{{\"\\r\\nLastState: \"}}{{.lastState}}{{end}}'  simmemleak-60xbc\n"
+        "Container Name: simmemleak\n"
+        "LastState: map[terminated:map[exitCode:137 reason:OOM Killed startedAt:2015-07-07T20:58:43Z "
+        "finishedAt:2015-07-07T20:58:43Z containerID:docker://" + "0e4095bba1fe" * 5 + "0e40]]\n"
+    )
+    row = rca.parse_text(text, file="t.txt").filter(pl.col("kind") == "container_oomkilled").row(0, named=True)
+    assert (row["line"], row["exit_code"], row["container"], row["pod"]) == (3, 137, "simmemleak", "simmemleak-60xbc")
+    assert row["container_id"] == "0e4095bba1fe" * 5 + "0e40"
+    assert json.loads(row["attrs"])["state_field"] == "lastState"
+
+
+def test_kubectl_events_last_seen_holds_the_count_and_headless_rows_keep_it() -> None:
+    by_line = {row["line"]: row for row in _events("kubectl_events_for_pod_last_seen_count_01.txt").iter_rows(named=True)}
+    backoff = by_line[8]
+    assert (backoff["pod"], backoff["namespace"], backoff["container"], backoff["severity"]) == ("restart-demo", "s14", "app", "warning")
+    assert json.loads(backoff["attrs"])["count"] == 14
+    assert json.loads(by_line[6]["attrs"])["count"] == 8
+    rows = "26s (x393 over 85m)   Warning   BackOff   Pod/rc-oomkilled-b6d999d-m8sl8   Back-off restarting failed container app in pod x\n"
+    row = rca.parse_text(rows, file="t.txt").row(0, named=True)
+    assert (row["source"], row["pod"], row["container"]) == ("k8s", "rc-oomkilled-b6d999d-m8sl8", "app")
+    assert json.loads(row["attrs"])["count"] == 393
+
+
+def test_a_describe_whose_paste_collapsed_the_indent_keeps_its_state_fields() -> None:
+    events = _events("kubectl_describe_pod_collapsed_indent_exit137_01.txt")
+    last = events.filter(pl.col("line") == 32).row(0, named=True)
+    assert (last["exit_code"], last["container"], last["mem_requested_bytes"]) == (137, "prometheus", 20 * 1024**3)
+    # Finished: Mon, 28 Apr 2025 10:10:20 +0800.
+    assert last["ts"] == datetime(2025, 4, 28, 2, 10, 20, tzinfo=UTC)
+    assert json.loads(last["attrs"])["reason"] == "Error"
+    running = events.filter(pl.col("line") == 30).row(0, named=True)
+    assert running["ts"] == datetime(2025, 4, 28, 2, 11, 39, tzinfo=UTC)
+
+
+def test_a_blank_line_ends_a_table_and_a_lone_describe_event_row_is_read_by_its_shape() -> None:
+    events = _events("kubectl_get_pod_then_event_runc_init_oom_01.txt")
+    oom = events.filter(pl.col("line") == 5).row(0, named=True)
+    assert (oom["kind"], oom["severity"], oom["pod"]) == ("container_oomkilled", "warning", None)
+    assert json.loads(oom["attrs"])["source"] == "kubelet"
+    assert oom["message"].startswith("Error: container create failed:")
+
+
+def test_kueue_evicted_due_to_events_are_evictions() -> None:
+    events = _events("kubectl_describe_workload_events_kueue_evicted_01.txt")
+    assert events.filter(pl.col("kind") == "eviction")["line"].to_list() == [6]
+
+
+def test_a_pod_row_cut_after_its_status_is_still_a_pod_row() -> None:
+    row = _events("kubectl_get_pods_row_cut_after_status_oomkilled_01.txt").row(0, named=True)
+    assert (row["kind"], row["pod"], row["namespace"], row["format"]) == (
+        "container_oomkilled",
+        "training-operator-8569f97489-zkxbt",
+        "kubeflow",
+        "get_pods",
+    )
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["❯ kubectl get pods", "➜  ~ kubectl get pods", "user@host ~ % kubectl get pods", "PS C:\\> kubectl get pods", "[root@m1 ~]# kubectl get pods"],
+)
+def test_shell_prompts_of_other_shells_are_prompts(prompt: str) -> None:
+    text = f"{prompt}\nNAME    READY   STATUS      RESTARTS   AGE\nworker-0   0/1     OOMKilled   3          5m\n"
+    events = rca.parse_text(text, file="t.txt")
+    assert events["line"].to_list() == [3]
+    assert events["kind"].to_list() == ["container_oomkilled"]
+
+
+def test_a_selector_is_no_pod_name() -> None:
+    text = "$ kubectl get pods -l app=trainer -o custom-columns=STATE:.status.containerStatuses[*].state\nSTATE\nmap[terminated:map[exitCode:137 reason:OOMKilled]]\n"
+    row = rca.parse_text(text, file="t.txt").filter(pl.col("kind") == "container_oomkilled").row(0, named=True)
+    assert (row["pod"], row["exit_code"], row["ts"]) == (None, 137, None)
+
+
+def test_headless_pod_rows_with_init_statuses() -> None:
+    text = (
+        "gpu-operator   nvidia-device-plugin-daemonset-x7k2p   0/1   Init:0/1   0     12m\n"
+        "gpu-operator   nvidia-driver-daemonset-9qk4d          0/1   Init:OOMKilled   7 (3m ago)   15m\n"
+    )
+    events = rca.parse_text(text, file="t.txt")
+    assert events["source"].to_list() == ["k8s", "k8s"]
+    assert events["kind"].to_list() == ["log", "container_oomkilled"]
+    assert [json.loads(a)["status"] for a in events["attrs"]] == ["Init:0/1", "Init:OOMKilled"]
+    assert events["pod"].to_list() == ["nvidia-device-plugin-daemonset-x7k2p", "nvidia-driver-daemonset-9qk4d"]

@@ -571,3 +571,32 @@ def test_a_klog_stamp_minutes_behind_a_stalled_journal_is_not_taken_for_a_zone()
     text = "Mar 03 10:08:00 node1 kubelet[42]: I0303 10:00:00.000000      42 eviction_manager.go:366] \"Eviction manager: attempting to reclaim\" resourceName=\"memory\"\n"
     row = rca.parse_text(text, file="k.log", reference_time=datetime(2024, 3, 4, tzinfo=UTC)).row(0, named=True)
     assert row["ts"] == datetime(2024, 3, 3, 10, 0, tzinfo=UTC)
+
+
+def test_volcano_scheduler_evicting_a_preempted_pod_names_it() -> None:
+    events = _events("kubelet_klog_volcano_scheduler_evicting_preempted_01.log")
+    evicted = events.filter(pl.col("kind") == "eviction").row(0, named=True)
+    assert (evicted["line"], evicted["pod"], evicted["namespace"], evicted["pid"]) == (1, "job-b-test-2", "default", 8)
+    # "Deleted pod <default/job-b-test-5> from cache.": the pod in angle brackets.
+    assert events.filter(pl.col("line") == 5)["pod"].to_list() == ["job-b-test-5"]
+    # "Updating pod condition for default/job-c-test-4": no pod reference of that shape.
+    assert events.filter(pl.col("line") == 2)["pod"].to_list() == [None]
+
+
+def test_volcano_job_controller_request_names_the_pod_and_the_job_namespace() -> None:
+    events = _events("kubelet_klog_volcano_controller_pod_evicted_request_01.log", reference_time=datetime(2025, 12, 20, tzinfo=UTC))
+    row = events.filter(pl.col("line") == 1).row(0, named=True)
+    assert (row["pod"], row["namespace"], row["kind"]) == ("vjtest-task0-1", "default", "log")
+    assert row["ts"] == datetime(2025, 12, 15, 12, 28, 18, 432174, tzinfo=UTC)
+
+
+def test_device_plugin_xid_on_a_redacted_uuid_keeps_the_xid() -> None:
+    text = (
+        "I0810 15:36:05.551834 1 health.go:169] XidCriticalError: Xid=94 on Device=GPU-XX-X-X-XX-XX; marking device as unhealthy.\n"
+        "I0810 15:36:05.552532 1 server.go:278] 'nvidia.com/gpu' device marked unhealthy: GPU-XX-X-X-XX-XX\n"
+    )
+    events = rca.parse_text(text, file="plugin.log", reference_time=datetime(2026, 12, 1, tzinfo=UTC))
+    xid, unhealthy = events.row(0, named=True), events.row(1, named=True)
+    assert (xid["kind"], xid["xid"], xid["gpu_uuid"], xid["process"]) == ("xid", 94, None, None)
+    assert attrs_of(events)[1]["resource"] == "nvidia.com/gpu"
+    assert (unhealthy["process"], attrs_of(events)[1]["health"]) == (None, "unhealthy")

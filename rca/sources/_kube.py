@@ -113,23 +113,29 @@ _OOM_KILL_REASONS = ("OOMKilling", "SystemOOM")
 _KERNEL_KILL = r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process [0-9]+ \("
 
 
+# runc's error when the memory limit kills the container's init before it starts (a Failed event of the kubelet).
+_RUNC_INIT_OOM = "container init was OOM-killed"
+
+
 def event_kind(reason: pl.Expr, message: pl.Expr) -> pl.Expr:
     """The event kind a Kubernetes Event's reason (and message) stands for.
 
     OOMKilling (node-problem-detector) and SystemOOM (kubelet) report the kernel's OOM
     killer, and so does any event whose message is the kernel's kill line (a custom
     node-problem-detector rule such as PodOOMKilling) or the kubelet's "… OOM encountered,
-    victim process: x, pid: n" (a CgroupOOM event of patched kubelets); EvictionThresholdMet
-    is the kubelet starting to reclaim; Evicted names the pod.
+    victim process: x, pid: n" (a CgroupOOM event of patched kubelets); runc's "container init
+    was OOM-killed" in a Failed event is the container's OOM kill; EvictionThresholdMet
+    is the kubelet starting to reclaim; Evicted names the pod, Kueue's EvictedDueTo… the workload.
     """
     evicted = message.str.contains(EVICTION_MESSAGE, literal=True).fill_null(False)
     kernel_kill = (message.str.contains(_KERNEL_KILL) | message.str.contains("OOM encountered, victim process:", literal=True)).fill_null(False)
     return (
         pl.when(reason.is_in(_OOM_KILL_REASONS) | kernel_kill)
         .then(pl.lit("oom_kill"))
-        .when(reason == "OOMKilled")
+        .when((reason == "OOMKilled") | message.str.contains(_RUNC_INIT_OOM, literal=True).fill_null(False))
         .then(pl.lit("container_oomkilled"))
-        .when(reason.is_in(["Evicted", "EvictionThresholdMet"]) | evicted)
+        # Kueue evicts a whole workload: "EvictedDueToPodsReadyTimeout", "EvictedDueToPreempted", ….
+        .when(reason.is_in(["Evicted", "EvictionThresholdMet"]) | reason.str.starts_with("EvictedDueTo") | evicted)
         .then(pl.lit("eviction"))
         # Karpenter's "Status condition transitioned, Type: MemoryPressure, Status: False -> Unknown"
         # is the condition going away (or unknown), not pressure.

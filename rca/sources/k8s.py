@@ -4,8 +4,9 @@ What an operator pastes into an incident: ``kubectl get events`` (current, NAMES
 and the old FIRSTSEEN/LASTSEEN layouts), ``kubectl describe pod|node`` (header fields,
 container State blocks, Events and Conditions tables), ``kubectl|oc get pods`` tables and
 ``yq``-extracted status fields, rows of those tables without their header (a grep of them),
-and whole ``-o json``/``-o yaml`` documents or pasted pieces of a pod status (handled by
-:mod:`rca.sources._k8s_objects`).
+container states a template printed inline (``-o go-template`` / custom-columns Go maps,
+``-o jsonpath`` JSON), and whole ``-o json``/``-o yaml`` documents or pasted pieces of a pod
+status (handled by :mod:`rca.sources._k8s_objects`).
 
 Tables are sliced at the header's column offsets (kubectl aligns them with a tabwriter),
 so cells that contain single spaces ("kubelet, node1", "17m (x2 over 18m)") stay whole.
@@ -26,12 +27,30 @@ from rca.sources import _k8s_objects, _xid, register
 from rca.sources._base import ParseContext, Parsed, Source, attrs_json, map_distinct
 from rca.sources._kube import EVICTION_MESSAGE, QUANTITY, event_kind, eviction_fields, message_container, oom_victim, quantity_bytes
 
-# A shell prompt (root's bare "#" only before a command), or a kubectl / oc command (or the usual `k`
-# alias's) pasted without one, its flags before the verb or after.
-_PROMPT = r"^\s*(?:\S*\$|\S+#)\s+\S|^\s*#\s+(?:kubectl|oc|k)\s|^(?:kubectl|oc) [-a-z]|^k (?:-|get|describe|logs|events|top) "
+# A shell prompt (root's bare "#" only before a command; bash's "[user@host dir]#" holds a space, and alone on its
+# line ends the output above it; zsh themes' "❯" / "➜"; zsh's and PowerShell's "%" / ">" before kubectl), or a
+# kubectl / oc command (or the usual `k` alias's) pasted without one, its flags before the verb or after.
+_PROMPT = r"^\s*(?:\S*\$|\S+#|[❯➜])\s+\S|^\s*\[[^\]\s]+@[^\]]*\][$#](?:\s|$)|^[^%>]{0,60}[%>]\s+(?:kubectl|oc|k)\s|^\s*#\s+(?:kubectl|oc|k)\s|^(?:kubectl|oc) [-a-z]|^k (?:-|get|describe|logs|events|top) "
 _PROMPT_NAMESPACE = r"\s(?:-n\s*|--namespace[= ])([a-z0-9][-a-z0-9]*)"
-# "kubectl describe pod x", "describe po/x": the pod a describe excerpt (say a grep of it) is about.
-_PROMPT_POD = r"\sdescribe\s+(?:pods?|po)(?:\s+--?[a-z][-a-z]*(?:=\S+|\s+[a-z0-9][-a-z0-9]*)?)*(?:\s+|/)([a-z0-9][-a-z0-9.]*)"
+# "kubectl describe pod x", "get po/x", "get pod -n ns -o go-template=… x": the pod the output under it (a grep of a
+# describe, a template's fields) is about. Read with quoted arguments blanked (a template holds spaces); the flags
+# that take a separate value are named, so that a selector ("-l app=x") is no pod.
+_PROMPT_POD = (
+    r"\s(?:describe|get)\s+(?:pods?|po)(?:\s+(?:--?[A-Za-z][-A-Za-z]*=\S+|(?:-[nolcL]|--(?:namespace|output|selector|template|context|"
+    r"sort-by|field-selector|label-columns|container|kubeconfig))\s+\S+|--?[A-Za-z][-A-Za-z]*))*(?:\s+|/)([a-z0-9][-a-z0-9.]*)(?:\s|$)"
+)
+_QUOTED = r"'[^']*'|\"[^\"]*\""
+# `-o custom-columns=NAME:.metadata.name,…` or `-o jsonpath='{range .items[*]}{.metadata.name}…'`: each row opens with its pod.
+_NAME_FIRST = r"(?:custom-columns=[\"']?[^:,\s]+:|jsonpath=[\"']?(?:\{range \.items\[\*\]\})?\{)\.metadata\.name\b"
+# A container state printed inline: a Go map (`-o go-template`, custom-columns: "map[terminated:map[containerID:…
+# exitCode:137 … reason:OOMKilled …]]", keys sorted, pre-2016 ones not) or compact JSON (`-o jsonpath`:
+# '{"terminated":{"containerID":…,"exitCode":137,…}}'). A printed status list holds one per container, each
+# map opening with its first key; a state's field ("lastState:", "LastState: ", "state=") may name it.
+_INLINE_STATE_LITERALS = ("terminated:map[", '"terminated":{')
+_CONTAINER_STATUS_START = r'(^|[\[\s,])((?:map\[|\{)"?(?:allocatedResources|containerID|image)"?:)'
+_INLINE_TERMINATED = r'(?:"?[A-Za-z]*[Ss]tate"?\s*[:=]\s*)?(?:map\[|\{)"?terminated"?:(?:map\[|\{)[^\[\]{}]*[\]}]'
+_INLINE_NAME = r'(?:^|[\s,])"?name"?:"?([a-z0-9][-a-z0-9.]*)(?:[\s",\]}]|$)'
+_CHUNK_SEPARATOR = "\x1f"
 # "describe node x | grep …": the node an excerpt of its Conditions or Events is about.
 _PROMPT_NODE = r"\sdescribe\s+(?:nodes?|no)(?:\s+|/)([a-z0-9][-a-z0-9.]*)"
 # Old kubectl underlined its describe tables with box-drawing "─".
@@ -46,18 +65,20 @@ _KEY_LINE = r"^\s*(?<key>[A-Z][A-Za-z()/.-]*(?: [A-Za-z()/.-]+){0,2}):(?:\s+(?<v
 _CONTAINER_LINE = r"^\s*([a-z0-9][-a-z0-9.]*):\s*$"
 _EVENTS_HEADER = r"^\s*(?:NAMESPACE\s{2,})?LAST SEEN\s{2,}TYPE\s{2,}REASON\s{2,}OBJECT\s{2,}"
 _OLD_EVENTS_HEADER = r"^\s*(?:FIRSTSEEN|LASTSEEN)\s{2,}(?:FIRSTSEEN|LASTSEEN)\s{2,}COUNT\s{2,}NAME\s{2,}KIND\s{2,}"
-# A `kubectl get events` row without its header (`| grep OOM`, a pasted excerpt): the age, the
-# type and "kind/name" pin the columns down; the message may be empty.
+# A `kubectl get events` row without its header (`| grep OOM`, a pasted excerpt): the age (`kubectl events`, 1.26+,
+# adds its count: "24s (x14 over 12m)"), the type and "kind/name" pin the columns down; the message may be empty.
 _HEADLESS_EVENT = (
-    r"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{2,})?(?<last_seen><unknown>|(?:[0-9]+[smhdy]){1,2})\s{2,}(?<type>Normal|Warning)\s{2,}"
+    r"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{2,})?(?<last_seen><unknown>|(?:[0-9]+[smhdy]){1,2}(?: \(x[0-9]+ over (?:[0-9]+[smhdy]){1,2}\))?)\s{2,}"
+    r"(?<type>Normal|Warning)\s{2,}"
     r"(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}(?<object>[A-Za-z][0-9A-Za-z_.-]*/\S+)(?:\s{2,}(?<message>.*?))?\s*$"
 )
 # `kubectl get pods` rows without their header (`| grep OOMKilled`, `get all` with its "pod/" prefix): READY
-# "n/m", the status, RESTARTS (with "(5m ago)" since 1.23) and the age pin the columns down.
+# "n/m", the status, RESTARTS (with "(5m ago)" since 1.23) and the age pin the columns down; a row cut after
+# its status keeps the first three.
 _HEADLESS_POD = (
     r"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{2,})?(?:pod/)?(?<name>[a-z0-9][-a-z0-9.]*)\s{2,}(?<ready>[0-9]+/[0-9]+)\s{2,}"
-    r"(?<status>[A-Za-z][0-9A-Za-z:]*)\s{2,}(?<restarts>[0-9]+(?: \([0-9a-z]+ ago\))?)\s{2,}(?<age><unknown>|(?:[0-9]+[smhdy]){1,2})"
-    r"(?:\s{2,}\S+\s{2,}(?<node>[^\s<]\S*))?(?:\s.*)?$"
+    r"(?<status>[A-Za-z][0-9A-Za-z:/]*)(?:\s{2,}(?<restarts>[0-9]+(?: \([0-9a-z]+ ago\))?)\s{2,}(?<age><unknown>|(?:[0-9]+[smhdy]){1,2})"
+    r"(?:\s{2,}\S+\s{2,}(?<node>[^\s<]\S*))?(?:\s.*)?|\s*)$"
 )
 # A `describe node` Conditions row without its header (`| grep Pressure`): type, status, two RFC 1123 times.
 _RFC1123 = r"[A-Z][a-z]{2}, [0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} [-+][0-9]{4}"
@@ -65,17 +86,18 @@ _HEADLESS_CONDITION = (
     rf"^\s*(?<type>[A-Z][0-9A-Za-z]+)\s+(?<status>True|False|Unknown)\s+(?<heartbeat>{_RFC1123})\s+(?<transition>{_RFC1123})"
     r"(?:\s+(?<reason>[A-Za-z][0-9A-Za-z_]*))?(?:\s+(?<message>\S.*?))?\s*$"
 )
-# A describe Events row whose cells no longer sit under the header (a node name redacted to a shorter one):
-# split on the runs of spaces instead, which the From cell ("kubelet, node1") and the age never hold.
+# A describe Events row whose cells no longer sit under the header (a node name redacted to a shorter one), or one
+# pasted without it: split on the runs of spaces instead, which the From cell ("kubelet, node1") and the age never hold.
 _DESCRIBE_EVENT_ROW = (
-    r"^\s*(?<type>Normal|Warning)\s{2,}(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}(?<age>\S+(?: \(x[0-9]+ over \S+\))?)\s{2,}"
-    r"(?<source>\S+(?:, \S+)?)\s{2,}(?<message>.*?)\s*$"
+    r"^\s*(?<type>Normal|Warning)\s{2,}(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}"
+    r"(?<age>(?:<unknown>|<invalid>|(?:[0-9]+[smhdy]){1,2})(?: \(x[0-9]+ over \S+\))?)\s{2,}(?<source>\S+(?:, \S+)?)\s{2,}(?<message>.*?)\s*$"
 )
 # Each headless row shape and the fields it fills.
 _HEADLESS_SHAPES = (
     (_HEADLESS_EVENT, ("namespace", "last_seen", "type", "reason", "object", "message")),
     (_HEADLESS_POD, ("namespace", "name", "ready", "status", "restarts", "age", "node")),
     (_HEADLESS_CONDITION, ("type", "status", "heartbeat", "transition", "reason", "message")),
+    (_DESCRIBE_EVENT_ROW, ("type", "reason", "age", "source", "message")),
 )
 # `-o jsonpath='{.metadata.name}{"\t"}{.status.reason}{"\t"}{.status.message}'`: name, reason, message.
 _EVICTED_ROW = r"(?<evicted_pod>[a-z0-9][-a-z0-9.]*)\s+Evicted\s+"
@@ -85,10 +107,11 @@ _DESCRIBE_KEYS = (
     # The head of a pod that never started (Pending) has none of those; its header fields tell it.
     r"|Namespace|Node|Annotations):\s"
 )
-_KUBECTL_PROMPT = r"^\s*(?:\S*\$|\S+#)\s+(?:kubectl|oc)\s"
+_KUBECTL_PROMPT = r"^\s*(?:\S*\$|\S+#|\[[^\]\s]+@[^\]]*\][$#])\s+(?:kubectl|oc)\s"
 _TABLE_LIKE = r"^\s*\S+(?: \S+)*(?:\s{2,}\S+(?: \S+)*){2,}\s*$"
 # "Last Termination State" is what kubectl called "Last State" before 1.3.
 _STATE_KEYS = ("State", "Last State", "Last Termination State")
+_STATE_FIELDS = ("Reason", "Exit Code", "Signal", "Started", "Finished", "Message")
 
 _SECTION_KEYS = (
     "Name",
@@ -157,6 +180,11 @@ def sniff(head: Sequence[str]) -> float:
         return 0.9
     if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}").any():
         return 0.95
+    inline = texts.str.contains(_INLINE_TERMINATED)
+    if inline.any():
+        # A CI job's log may print a pod's state too: weigh it by how much of the head is kubectl's.
+        shaped = (inline | texts.str.contains(rf"{_PROMPT}|{_TABLE_LIKE}|{_KEY_LINE}")).mean() or 0.0
+        return 0.5 + 0.4 * shaped
     headless = texts.alias("text").to_frame().select(pl.any_horizontal(pl.col("text").str.contains(p) for p, _ in _HEADLESS_SHAPES)).to_series()
     if (headless.mean() or 0.0) >= 0.5:
         return 0.9
@@ -182,8 +210,9 @@ def _parse_text(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     frame = _annotate(lines.with_columns(text=_expand_tabs(lines["text"])))
     rows = _table_rows(frame, ctx.tz)
     records = _text_records(frame, ctx.tz)
+    states = _inline_states(frame, ctx.tz)
     skipped = frame.group_by("skip").len().drop_nulls("skip")
-    parts = [part for part in (rows, records) if part.height]
+    parts = [part for part in (rows, records, states) if part.height]
     events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
     return Parsed(events=events, skipped=dict(zip(skipped["skip"].to_list(), skipped["len"].to_list(), strict=True)))
 
@@ -229,7 +258,9 @@ def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
     top_key = pl.when(pl.col("indent") == 0).then(pl.col("key"))
     return tables.with_columns(
         prompt_namespace=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_NAMESPACE, 1)).forward_fill().over("command"),
-        prompt_pod=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_POD, 1)).forward_fill().over("command"),
+        prompt_pod=pl.when(pl.col("prompt")).then(text.str.replace_all(_QUOTED, "Q").str.extract(_PROMPT_POD, 1)).forward_fill().over("command"),
+        name_first=pl.when(pl.col("prompt")).then(text.str.contains(_NAME_FIRST)).forward_fill().over("command").fill_null(False),
+        inline_state=text.str.contains_any(list(_INLINE_STATE_LITERALS)),
         prompt_node=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_NODE, 1)).forward_fill().over("command"),
         section=top_key.forward_fill().over("command"),
         doc=(top_key == "Name").fill_null(False).cum_sum(),
@@ -249,10 +280,17 @@ def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _table_membership(frame: pl.DataFrame) -> pl.DataFrame:
-    """Mark the data rows of each table: below its header, at its indent, until something else starts."""
+    """Mark the data rows of each table: below its header, at its indent, until something else starts (kubectl
+    prints no blank line inside a table: one ends it)."""
     table = pl.col("header").cum_sum()
     header_indent = pl.when(pl.col("header")).then(pl.col("indent")).forward_fill()
-    ends = pl.col("prompt") | (pl.col("indent") < header_indent) | (pl.col("key").is_not_null() & (pl.col("indent") <= header_indent))
+    blank_before = pl.col("line").diff().fill_null(1) > 1
+    ends = (
+        pl.col("prompt")
+        | blank_before
+        | (pl.col("indent") < header_indent)
+        | (pl.col("key").is_not_null() & (pl.col("indent") <= header_indent))
+    )
     return frame.with_columns(table=table).with_columns(
         row=(pl.col("table") > 0) & ~pl.col("header") & ~pl.col("border") & ((ends & ~pl.col("header")).cum_sum().over("table") == 0),
     )
@@ -275,7 +313,7 @@ def _column_offsets(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
-    rows = frame.filter(pl.col("row") & pl.col("skip").is_null())
+    rows = frame.filter(pl.col("row") & pl.col("skip").is_null() & ~pl.col("inline_state"))
     if rows.height == 0:
         return pl.DataFrame()
     offsets = _column_offsets(frame).with_columns(pl.col("table").cast(frame.schema["table"]))
@@ -286,7 +324,7 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     # left) is split on its runs of spaces instead, before its cells: a describe row by _DESCRIBE_EVENT_ROW, a
     # `kubectl get events` row by _HEADLESS_EVENT.
     message_start = pl.col("message_start")
-    misaligned = message_start.is_not_null() & (pl.col("text").str.slice(message_start - 1, 1) != " ")
+    misaligned = ~pl.col("headless") & message_start.is_not_null() & (pl.col("text").str.slice(message_start - 1, 1) != " ")
     realigned = pl.when(misaligned & pl.col("source_start").is_not_null()).then(pl.col("text").str.extract_groups(_DESCRIBE_EVENT_ROW)).struct
     realigned_fields = ("type", "reason", "age", "source", "message")
     get_misaligned = misaligned & pl.col("source_start").is_null() & pl.col("object_start").is_not_null()
@@ -313,9 +351,10 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
 
 
 def _cell(field: str) -> pl.Expr:
+    """The field's cell under its header; a headless row (a table above it ended) has only its shape's cells."""
     start, width = pl.col(f"{field}_start"), pl.col(f"{field}_width")
     sliced = pl.col("text").str.slice(start, width).str.strip_chars()
-    return pl.when(start.is_not_null() & (sliced != "")).then(sliced).alias(field)
+    return pl.when(~pl.col("headless") & start.is_not_null() & (sliced != "")).then(sliced).alias(field)
 
 
 def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:
@@ -339,7 +378,7 @@ def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:
 def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFrame:
     message = pl.col("message")
     is_conditions = pl.col("heartbeat").is_not_null() | pl.col("transition").is_not_null()
-    is_pods = pl.col("ready").is_not_null() & pl.col("restarts").is_not_null()
+    is_pods = pl.col("ready").is_not_null() & (pl.col("restarts").is_not_null() | pl.col("status").is_not_null())
     is_describe_events = pl.col("source").is_not_null() & pl.col("object").is_null() & pl.col("object_kind").is_null()
     # GKE's device plugin sets a node condition XidCriticalError, its reason the Xids seen ('{"31":true}').
     condition_xid = (
@@ -360,7 +399,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
         .then(
             pl.when(pl.col("status") == "Evicted")
             .then(pl.lit("eviction"))
-            .when(pl.col("status") == "OOMKilled")
+            # "Init:OOMKilled": an init container's.
+            .when(pl.col("status").str.strip_prefix("Init:") == "OOMKilled")
             .then(pl.lit("container_oomkilled"))
             .otherwise(pl.lit("log"))
         )
@@ -430,8 +470,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                     "condition": pl.when(is_conditions).then(pl.col("type")),
                     "status": pl.col("status"),
                     "age": pl.when(pl.col("ts").is_null()).then(when_text),
-                    # describe's Age "23m (x4 over 2d5h)" holds the count kubectl get events shows apart.
-                    "count": pl.coalesce(pl.col("count"), pl.col("age").str.extract(r"\(x([0-9]+) over ", 1)).cast(pl.Int64, strict=False),
+                    # describe's Age "23m (x4 over 2d5h)" (and `kubectl events`' LAST SEEN) holds the count kubectl get events shows apart.
+                    "count": pl.coalesce(pl.col("count"), when_text.str.extract(r"\(x([0-9]+) over ", 1)).cast(pl.Int64, strict=False),
                     "object": pl.col("object"),
                     "source": pl.col("source"),
                     "ready": pl.col("ready"),
@@ -445,7 +485,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
 
 def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     """Describe fields, container State blocks and free text, grouped into records."""
-    text_lines = frame.filter(~pl.col("row") & pl.col("skip").is_null())
+    text_lines = frame.filter(~pl.col("row") & pl.col("skip").is_null() & ~pl.col("inline_state"))
     if text_lines.height == 0:
         return pl.DataFrame()
     # A container's name line heads its block under "Containers:", or in an excerpt cut below that
@@ -497,6 +537,68 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     return _record_events(records, _doc_context(frame), tz)
 
 
+def _inline_states(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
+    """Each terminated container state printed inline on a line (see _INLINE_TERMINATED): one event per state,
+    the line's first carrying it. Its container is the status map's "name", else a template's "Container Name:"
+    line above it; its pod the row's first cell where the command printed the name first, else the command's."""
+    labelled = frame.with_columns(
+        label=pl.when(pl.col("key") == "Container Name").then(pl.col("value")).forward_fill().over("command"),
+    ).filter(pl.col("inline_state") & pl.col("skip").is_null())
+    if labelled.height == 0:
+        return pl.DataFrame()
+    chunks = (
+        labelled.with_columns(
+            chunk=pl.col("text").str.replace_all(_CONTAINER_STATUS_START, f"${{1}}{_CHUNK_SEPARATOR}${{2}}").str.split(_CHUNK_SEPARATOR)
+        )
+        .explode("chunk")
+        .with_columns(name=pl.col("chunk").str.extract(_INLINE_NAME, 1), state=pl.col("chunk").str.extract_all(_INLINE_TERMINATED))
+        .explode("state", empty_as_null=True)
+    )
+    # A line cut before its state closes keeps one event of its own.
+    has_state = pl.col("state").is_not_null()
+    chunks = chunks.filter(has_state | (~has_state.any().over("line") & pl.col("line").is_first_distinct()))
+    block = pl.col("state")
+
+    def value(key: str) -> pl.Expr:
+        # Go's "key:value" runs to the next " key:" (a 2015 reason held a space: "OOM Killed"); JSON's to its quote.
+        return block.str.extract(rf'(?:\[|\{{|\s|,)"?{key}"?:"?([^"]*?)"?(?:,"|\s[A-Za-z]+:|[\]}}]|$)', 1)
+
+    fields = chunks.with_columns(
+        reason=value("reason"),
+        exit_code=value("exitCode").cast(pl.Int32, strict=False),
+        finished=value("finishedAt"),
+        started=value("startedAt"),
+        runtime_id=value("containerID"),
+        state_field=block.str.extract(r'^"?([A-Za-z]*[Ss]tate)"?\s*[:=]', 1),
+    ).with_columns(when_text=pl.coalesce("finished", "started"))
+    fields = fields.with_columns(ts=timeutil.iso_to_utc(pl.col("when_text"), tz))
+    field = pl.col("state_field").str.to_lowercase()
+    return fields.select(
+        "line",
+        "exit_code",
+        "ts",
+        n_lines=pl.when(pl.col("line").is_first_distinct()).then(pl.lit(1, pl.Int32)).otherwise(pl.lit(0, pl.Int32)),
+        kind=pl.when(pl.col("reason").str.replace(" ", "", literal=True) == "OOMKilled")
+        .then(pl.lit("container_oomkilled"))
+        .otherwise(pl.lit("log")),
+        ts_raw="when_text",
+        ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
+        format=pl.lit("inline_state"),
+        message=pl.coalesce(block, pl.col("text").str.strip_chars()),
+        pod=pl.coalesce(pl.when(pl.col("name_first")).then(pl.col("text").str.extract(r"^\s*([a-z0-9][-a-z0-9.]*)\s", 1)), "prompt_pod"),
+        namespace="prompt_namespace",
+        container=pl.coalesce("name", "label"),
+        container_id=pl.col("runtime_id").str.extract(_CONTAINER_ID, 1),
+        attrs=attrs_json(
+            {
+                "reason": pl.col("reason"),
+                "state_field": pl.when(field.str.contains("last")).then(pl.lit("lastState")).when(field.is_not_null()).then(pl.lit("state")),
+                "started": pl.col("started"),
+            }
+        ),
+    )
+
+
 def _container_memory(block: str) -> pl.Expr:
     """Bytes of the "memory:" line under a container's ``block`` ("Limits" or "Requests"), on all its lines."""
     owner = pl.when(pl.col("key").is_not_null()).then(pl.col("key")).forward_fill().over(["doc", "section", "container"])
@@ -514,7 +616,10 @@ def _state_blocks(lines: pl.DataFrame) -> pl.DataFrame:
     state_line = pl.col("key").is_in(_STATE_KEYS).fill_null(False)
     block = state_line.cum_sum()
     state_indent = pl.when(state_line).then(pl.col("indent")).forward_fill()
-    outside = ~state_line & (pl.col("indent") <= state_indent)
+    # A paste that collapsed the alignment (a wiki, a blog) leaves a state's fields at its own indent: a field
+    # only a state has (no container field is named so) still belongs to it.
+    own_field = (pl.col("indent") == state_indent) & pl.col("key").is_in(_STATE_FIELDS).fill_null(False)
+    outside = ~state_line & (pl.col("indent") <= state_indent) & ~own_field
     return lines.with_columns(block=block).with_columns(
         state_block=(pl.col("block") > 0) & (outside.fill_null(True).cum_sum().over("block") == 0),
         state_start=state_line,
@@ -635,6 +740,7 @@ SOURCE = register(
             "event_yaml",
             "pod_yaml",
             "pod_fragment",
+            "inline_state",
         ),
     )
 )

@@ -5,7 +5,8 @@ to a file or through journald (``Dec 01 03:17:05 host kubelet[2345]: I1201 …``
 Kubernetes 1.21 most messages are structured (``"Eviction manager: attempting to reclaim"
 resourceName="memory"``); with ``--logging-format=json`` each line is a JSON object whose
 epoch "ts" is exact, rewritten into the structured form for the same rules. NVIDIA's device
-plugin logs klog too: its Xid and unhealthy-GPU lines are read here. The envelope is peeled by :mod:`rca.sources._syslog`; the rules
+plugin logs klog too: its Xid and unhealthy-GPU lines are read here; so are Volcano's scheduler
+and job controller, whose evictions and requests name their pods. The envelope is peeled by :mod:`rca.sources._syslog`; the rules
 here read the klog header and the message: the eviction manager's sequence (reclaim,
 rank, evict), node memory pressure, container OOM kills and the system OOMs the kubelet
 reports. klog carries no year and no zone: the year comes from the context
@@ -65,7 +66,13 @@ _KUBELET_CALLER = (
 
 _SEVERITY_BY_LETTER = {"I": "info", "W": "warning", "E": "error", "F": "critical"}
 
-_SLASH_POD = r'\bpod="?(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a-z0-9.]*)"?'
+# pod="ns/name" (structured), or "pod ns/name" / "pod <ns/name>" in the text of klog lines (Volcano's scheduler:
+# "Evicting pod default/job-b-test-2, because of preempted by …"); Volcano's job controller names the job's
+# namespace and the pod apart: "Try to handle request <Queue: q, Job: ns/job, Task:t, Pod:name, Event:PodEvicted, …>".
+_SLASH_POD = (
+    r'\bpod(?:="?| <?)(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a-z0-9.]*)"?'
+    r"|\bJob: (?<job_namespace>[a-z0-9][-a-z0-9]*)/[^,\s]+, Task:[^,]*, Pod:(?<job_pod>[a-z0-9][-a-z0-9.]*),"
+)
 _POD_UID = r'\bpod(?:UID|ID)="?([0-9a-fA-F-]{32,36})"?'
 _EVENT_POD_UID = r'event=&?\{"?ID"?:"?([0-9a-fA-F-]{32,36})'
 _CONTAINER_ID = (
@@ -223,10 +230,10 @@ _NOTABLE = r"(?i)evict|admit pod|threshold|pressure|insufficient|node condition|
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
 # takes a GPU out of the node's allocatable, and the resource it is taken from. A UUID an author shortened
-# ("GPU-455e672a-...") keeps its hex part.
-_GPU_UUID = r"(?:GPU|MIG)-[0-9a-fA-F-]*[0-9a-fA-F]"
-_XID_CRITICAL = rf"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?<uuid>{_GPU_UUID})"
-_DEVICE_UNHEALTHY = rf"'(?<resource>[^'\s]+)' device marked unhealthy: (?<uuid>{_GPU_UUID})"
+# ("GPU-455e672a-...") keeps its hex part; one redacted ("GPU-XX-X-X-XX-XX") is none, the Xid and resource stay.
+_GPU_UUID = r"(?:GPU|MIG)-[0-9a-fA-F-]*[0-9a-fA-F]\b"
+_XID_CRITICAL = rf"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?<uuid>{_GPU_UUID})?"
+_DEVICE_UNHEALTHY = rf"'(?<resource>[^'\s]+)' device marked unhealthy: (?<uuid>{_GPU_UUID})?"
 
 
 def _classify(records: pl.DataFrame) -> pl.DataFrame:
@@ -274,7 +281,7 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         # The device plugin's lines are not the kubelet's, whatever program a bare file was read as.
         process=pl.when(pl.col("kind") == "oom_kill")
         .then(pl.col("victim_process"))
-        .when(pl.col("gpu_uuid").is_null())
+        .when(pl.col("xid").is_null() & pl.col("gpu_resource").is_null())
         .then(pl.col("program")),
         rss_bytes=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_rss")),
         pod=pl.when(single_pod).then(pl.coalesce("pod", "event_pod")),
@@ -307,8 +314,8 @@ def _pod_facts() -> list[pl.Expr]:
     slash = body.str.extract_groups(_SLASH_POD).struct
     under = body.str.extract_groups(UNDERSCORE_POD_REF).struct
     return [
-        pl.coalesce(slash.field("pod"), under.field("pod")).alias("pod"),
-        pl.coalesce(slash.field("namespace"), under.field("namespace")).alias("namespace"),
+        pl.coalesce(slash.field("pod"), under.field("pod"), slash.field("job_pod")).alias("pod"),
+        pl.coalesce(slash.field("namespace"), under.field("namespace"), slash.field("job_namespace")).alias("namespace"),
         pl.coalesce(body.str.extract(_POD_UID, 1), body.str.extract(_EVENT_POD_UID, 1), under.field("pod_uid")).alias("pod_uid"),
         pl.coalesce(
             # Structured klog names it containerName= or (kuberuntime's own lines) container=; a
@@ -492,7 +499,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "oom_evidence": pl.col("oom_evidence"),
         "pleg_event": pl.col("pleg_event"),
         "klog_pid": pl.when(pl.col("system_oom")).then(pl.col("pid")),
-        "health": pl.when(pl.col("gpu_uuid").is_not_null()).then(pl.lit("unhealthy")),
+        "health": pl.when(pl.col("xid").is_not_null() | pl.col("gpu_resource").is_not_null()).then(pl.lit("unhealthy")),
         **_xid.catalog_attrs(pl.col("xid")),
     }
 
