@@ -83,6 +83,9 @@ def test_a_shortened_gpu_uuid_keeps_no_trailing_dash() -> None:
     assert _pipeline("XidCriticalError: Xid=79 on Device=MIG-7540a9b3-eeb9-1214-1526-f93c9ea826a8;\n")["gpu_uuid"].to_list() == [
         "MIG-7540a9b3-eeb9-1214-1526-f93c9ea826a8"
     ]
+    # A device-plugin note with the UUID redacted (public-code index, a GPU-ops write-up): the Xid stays.
+    (redacted,) = _xid_rows(_pipeline("08:08:58 XidCriticalError: Xid=94 on Device=GPU-XX-X-X-XX-XX; marking device as unhealthy.\n"))
+    assert (redacted["xid"], redacted["gpu_uuid"]) == (94, None)
 
 
 def test_a_lost_gpu_or_driver_as_nvidia_smi_nvml_and_the_container_toolkit_tell_it_is_an_error() -> None:

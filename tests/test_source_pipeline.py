@@ -506,6 +506,16 @@ def test_json_lines_severity_and_kubernetes_block() -> None:
     assert (row["severity"], row["pod"], row["namespace"], row["container"]) == ("error", "p-0", "ns", "c")
 
 
+def test_an_empty_name_in_a_json_line_is_no_name() -> None:
+    # Karpenter's controller log names no namespace for a cluster-scoped NodeClaim.
+    line = (
+        '{"level":"INFO","time":"2024-07-02T10:15:04.213Z","logger":"controller","message":"disrupting nodeclaim(s) via delete",'
+        '"controller":"disruption","namespace":"","name":"","pod":"","reconcileID":"3f0c2b5e"}'
+    )
+    row = _parse(line)[0].row(0, named=True)
+    assert (row["namespace"], row["pod"], row["message"]) == (None, None, "disrupting nodeclaim(s) via delete")
+
+
 def test_python_warnings_are_warnings() -> None:
     events = events_of("pytorch_cuda_oom_capacty_01.log")
     assert events["severity"][1] == "warning"

@@ -232,6 +232,8 @@ _JSON_KEYS = {
     "pid": ("pid", "process"),
 }
 
+_NAMES = ("pod", "namespace", "container", "host")
+
 FRAMED_COLUMNS = (
     "line", "blank", "enveloped_blank", "continued", "body", "ts", "ts_raw", "ts_quality", "severity", "format", "pid", "process",
     "host", "pod", "namespace", "container", "rank", "gpu_index", "partition",
@@ -335,13 +337,14 @@ def _read_objects(objects: pl.DataFrame) -> pl.DataFrame:
     }
     parsed = {f"parsed_{field}": pl.String() for field in _JSON_KEYS}
     objects = _where(objects.with_columns(**flat), pl.col("json_flat").is_null(), _parse_objects, parsed)
+    read = {
+        field: pl.coalesce(*([_scalar(pl.col(f"flat_{field}"))] if f"flat_{field}" in flat else []), pl.col(f"parsed_{field}"))
+        for field in _JSON_KEYS
+    }
+    # An empty name is no name (Karpenter logs "namespace":"" for cluster-scoped objects).
     fields = objects.select(
         "json_text",
-        *(
-            pl.coalesce(*([_scalar(pl.col(f"flat_{field}"))] if f"flat_{field}" in flat else []), pl.col(f"parsed_{field}"))
-            .alias(f"j_{field}")
-            for field in _JSON_KEYS
-        ),
+        *((pl.when(value != "").then(value) if field in _NAMES else value).alias(f"j_{field}") for field, value in read.items()),
     )
     # An object is a JSON-lines record when it gives a time, a level or a message.
     message = pl.when(pl.col("j_exc").is_not_null()).then(

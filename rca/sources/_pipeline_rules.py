@@ -106,7 +106,8 @@ _CUDA_ERROR = (
 
 # A UUID ends on a hex digit: one an author shortened ("GPU-455e672a-...") keeps no trailing dash.
 _UUID = r"(?:GPU|MIG)-[0-9a-fA-F-]*[0-9a-fA-F]"
-_XID_PLUGIN = rf"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?<uuid>{_UUID})"
+# A redacted device ("Device=GPU-XX-X-X-XX-XX") still reports the Xid.
+_XID_PLUGIN = rf"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?:(?<uuid>{_UUID})|\S+)"
 _XID_NVRM = r"NVRM: Xid \(PCI:(?<pci>[0-9a-fA-F:.]+)\): (?<xid>[0-9]+)"
 _UNHEALTHY = rf"'(?<resource>[0-9A-Za-z_./\-]+)' device marked unhealthy: (?<uuid>{_UUID})"
 
