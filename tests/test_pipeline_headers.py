@@ -352,3 +352,35 @@ def test_megatron_iteration_line_gives_step_and_lm_loss() -> None:
         " lm loss: 7.123456E+00 | loss scale: 1.0 | grad norm: 1.234 |\n"
     ))
     assert (rows[0]["attrs"]["loss"], rows[0]["attrs"]["step"]) == (7.123456, 100)
+
+
+# --- DCGM's own logs: "LEVEL [pid:tid]" after the stamp -----------------------------------------
+
+
+def test_dcgm_host_engine_lines_give_their_level_and_pid() -> None:
+    events = _events(
+        # NVIDIA/dcgm-exporter#144 (suchisur, 2023-03-14): nv-hostengine started by hand, its level padded to five
+        "2023-03-14 07:35:17.289 DEBUG [39:39] gpuId 0, arch 6 is on the allowlist. [/workspaces/dcgm-rel_dcgm_3_1-postmerge/dcgmlib/src/"
+        "DcgmCacheManager.cpp:1051] [DcgmCacheManager::IsGpuAllowlisted]\n"
+        "2023-03-14 07:35:17.289 INFO  [39:39] Got 0 excluded GPUs [/workspaces/dcgm-rel_dcgm_3_1-postmerge/dcgmlib/src/"
+        "DcgmCacheManager.cpp:1087] [DcgmCacheManager::ReadAndCacheGpuExclusionList]\n"
+        # NVIDIA/gpu-monitoring-tools#146 (IsQiao, 2021-07-15): /var/log/nv-hostengine.log
+        "2021-07-15 08:17:23.624 ERROR [1:24] GetLatestSample returned No data is available for entityId 0 groupId 1 fieldId 230 "
+        "[/workspaces/dcgm-rel_dcgm_2_1-postmerge/dcgmlib/src/DcgmCacheManager.cpp:4395] [DcgmCacheManager::GetMultipleLatestSamples]\n"
+    )
+    rows = _rows(events)
+    assert [(r["severity"], r["pid"], r["ts"]) for r in rows] == [
+        ("debug", 39, utc(2023, 3, 14, 7, 35, 17, 289000)),
+        ("info", 39, utc(2023, 3, 14, 7, 35, 17, 289000)),
+        ("error", 1, utc(2021, 7, 15, 8, 17, 23, 624000)),
+    ]
+    assert [r["message"].split(" [/")[0] for r in rows] == [
+        "gpuId 0, arch 6 is on the allowlist.", "Got 0 excluded GPUs",
+        "GetLatestSample returned No data is available for entityId 0 groupId 1 fieldId 230",
+    ]
+
+
+def test_a_padded_python_level_before_its_caller_is_a_header() -> None:
+    # logging's "%(asctime)s %(levelname)-8s [%(filename)s:%(lineno)d] %(message)s"
+    (row,) = _rows(_events("2025-03-10 15:07:20,123 WARNING  [trainer.py:88] loss is nan\n"))
+    assert (row["severity"], row["message"], row["pid"]) == ("warning", "loss is nan", None)

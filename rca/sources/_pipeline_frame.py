@@ -127,8 +127,12 @@ _APP_HEADERS = {
         r" (?:\[[^\]\s]+\]|[0-9A-Za-z_.\-]+:[0-9]+\])"
     ),
     # What a python logging format of "%(asctime)s %(levelname)s %(process)d [%(filename)s:%(lineno)d] " leaves
-    # after its stamp (peeled as an outer one, whose format the line keeps); the pid may be left out.
-    "python_caller": rf"(?<caller_level>{LEVEL_WORDS})(?: (?<caller_pid>[0-9]+))? \[[0-9A-Za-z_.\-]+:[0-9]+\]",
+    # after its stamp (peeled as an outer one, whose format the line keeps); the pid may be left out, the level
+    # padded ("%(levelname)-5s"). DCGM's own logs (nv-hostengine, nvvs) put "[pid:tid]" there instead.
+    "python_caller": (
+        rf"(?<caller_level>{LEVEL_WORDS})(?: +(?<caller_pid>[0-9]+))? +"
+        r"\[(?:(?<caller_dcgm_pid>[0-9]+):[0-9]+|[0-9A-Za-z_.\-]+:[0-9]+)\]"
+    ),
     "hf_transformers": rf"\[(?<hf_level>[A-Z]+)\|[^\]\s]+\] (?<hf_iso>{_ISO}) >>",
     "klog": (
         r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEF])(?<glog_raw>(?<glog_mon>[0-9]{1,2})(?<glog_day>[0-9][0-9])"
@@ -649,7 +653,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             pl.when(c("ci_iso").is_not_null()).then(pl.lit("iso8601")),
             pl.lit("text"),
         ),
-        pid=pl.coalesce(c("pid"), pl.coalesce("ray_pid", "caller_pid", "j_pid").cast(pl.Int64, strict=False)),
+        pid=pl.coalesce(c("pid"), pl.coalesce("ray_pid", "caller_pid", "caller_dcgm_pid", "j_pid").cast(pl.Int64, strict=False)),
         host=pl.coalesce("j_host", "nccl_host"),
         pod=pl.coalesce("pod", "j_pod"),
         namespace=c("j_namespace"),
