@@ -106,3 +106,23 @@ def test_a_lost_gpu_or_driver_as_nvidia_smi_nvml_and_the_container_toolkit_tell_
     assert [json.loads(a)["cuda_error"] for a in events["attrs"]] == [
         "Unknown Error", "Unknown Error", "driver not loaded", "couldn't communicate with the NVIDIA driver", "Driver/library version mismatch",
     ]
+
+
+def test_a_dcgm_health_watch_finding_names_its_gpu_system_and_severity() -> None:
+    # NVIDIA/DCGM#270 (47oo, 2025-12-22) quotes the host engine's line from its "ERROR [pid:tid]" on; the stamp is
+    # nv-hostengine's own layout. The FAILURE line is made up in the same shape (no public sample found).
+    finding = (
+        "ERROR [1514002:1514004] [[Health]] Detected a WARNING in health system Thermal: 'Detected clocks event due to thermal "
+        "violation in GPU 2. Verify that the cooling on this machine is functional, including external, thermal material "
+        "interface, fans, and any other components."
+    )
+    events = _pipeline(
+        f"2025-12-22 03:14:07.512 {finding}\n"
+        "2025-12-22 03:15:07.512 ERROR [1514002:1514004] [[Health]] Detected a FAILURE in health system Memory: 'A pending "
+        "retired page has been detected in GPU 5.'\n"
+    )
+    rows = events.sort("line").to_dicts()
+    assert [(r["kind"], r["severity"], r["gpu_index"], r["pid"], json.loads(r["attrs"])) for r in rows] == [
+        ("log", "warning", 2, 1514002, {"health_system": "Thermal"}),
+        ("log", "error", 5, 1514002, {"health_system": "Memory"}),
+    ]

@@ -170,6 +170,7 @@ def _fields(present: set[str]) -> Fields:
         ("ci_event", "ci_event", json_text, label(gated("ci_event"), CI_EVENTS)),
         ("xid", "health", json_text, pl.when(c("f_gpu_uuid").is_not_null() & c("f_unhealthy")).then(pl.lit("unhealthy"))),
         ("xid", "resource", json_text, c("f_resource")),
+        ("dcgm_health", "health_system", json_text, c("f_dcgm_health_system")),
         *(("xid", name, json_text, pl.when(kind == "xid").then(value)) for name, value in _xid.catalog_attrs(c("f_xid")).items()),
         ("xid", "xid_recovery_action", json_text, pl.when(kind == "xid").then(c("f_xid_recovery_action"))),
         ("cuda_error", "cuda_error", json_text, pl.when(kind != "cuda_oom").then(c("f_cuda_error"))),

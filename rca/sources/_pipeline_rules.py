@@ -145,6 +145,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     ),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU"),
+    "dcgm_health": ("[[Health]] Detected ",),
     "java_oom": (_JAVA_OOM_LITERAL,),
     "go_oom": ("out of memory", "VirtualAlloc of "),
     "cuda_error": (
@@ -452,6 +453,21 @@ def _xid_facts() -> dict[str, pl.Expr]:
     }
 
 
+# DCGM's host engine logs what its health watches find: "[[Health]] Detected a WARNING in health system Thermal:
+# 'Detected clocks event due to thermal violation in GPU 2. Verify that the cooling …" (its level is ERROR either way).
+_DCGM_HEALTH = r"\[\[Health\]\] Detected an? (?<result>[A-Z]+) in health system (?<system>[^:]+):(?:.*?\bGPU (?<gpu>[0-9]+)\b)?"
+_DCGM_HEALTH_SEVERITY = {"WARNING": "warning", "FAILURE": "error", "FAIL": "error", "ERROR": "error"}
+
+
+def _dcgm_health_facts() -> dict[str, pl.Expr]:
+    health = gated("dcgm_health").str.extract_groups(_DCGM_HEALTH).struct
+    return {
+        "dcgm_health_severity": health.field("result").replace_strict(_DCGM_HEALTH_SEVERITY, default=None, return_dtype=pl.String),
+        "dcgm_health_system": health.field("system"),
+        "dcgm_health_gpu": num(health.field("gpu"), pl.Int32()),
+    }
+
+
 def _go_oom_facts() -> dict[str, pl.Expr]:
     m = gated("go_oom")
     return {
@@ -486,6 +502,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "named_signal": _named_signal_facts(),
     "exit_pid": {"exit_pid": num(first(gated("exit_pid"), _EXIT_PID))},
     "xid": _xid_facts(),
+    "dcgm_health": _dcgm_health_facts(),
     "java_oom": {
         "java_oom": pl.when(gated("java_oom").is_not_null())
         .then(_java_oom(gated("java_oom").str.extract_groups(_JAVA_OOM).struct.field("what").fill_null("")))
@@ -561,8 +578,10 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     warning = [pl.when(warned).then(pl.lit("warning"))] if "python_warning" in present else []
     return facts.with_columns(kind=kind, f_signal=signal, f_oom=oom).with_columns(
         severity=pl.coalesce(
-            # an Xid's reading wins over the level it was logged at (the device plugin logs critical Xids at info)
+            # an Xid's reading wins over the level it was logged at (the device plugin logs critical Xids at info),
+            # as does what a DCGM health watch found (its host engine logs every finding at ERROR)
             pl.when(c("kind") == "xid").then(c("f_xid_severity")),
+            c("f_dcgm_health_severity"),
             c("severity"),
             pl.when(c("kind").is_in(["cuda_oom", "dataloader_killed", "nccl_timeout", "shm_error", "xid", "process_killed", "traceback", "oom_kill"]))
             .then(pl.lit("error")),

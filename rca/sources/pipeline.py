@@ -113,7 +113,9 @@ _OUTPUT = {
     ),
     "process": pl.coalesce(pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), pl.col("process")),
     "container": pl.coalesce(pl.col("container"), pl.when(pl.col("kind") == "process_killed").then(pl.col("f_container"))),
-    "gpu_index": pl.coalesce(pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_gpu_index").cast(pl.Int32, strict=False)), "gpu_index"),
+    "gpu_index": pl.coalesce(
+        pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_gpu_index").cast(pl.Int32, strict=False)), "f_dcgm_health_gpu", "gpu_index"
+    ),
     "gpu_uuid": pl.col("f_gpu_uuid"),
     "pci_bus": pl.col("f_pci_bus"),
     "xid": pl.when(pl.col("kind") == "xid").then(pl.col("f_xid")),
