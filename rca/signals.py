@@ -54,6 +54,11 @@ def attr_int(name: str) -> pl.Expr:
     return attr(name).cast(pl.Float64, strict=False).round().cast(pl.Int64)
 
 
+# The columns incident_signals reads of ``events``, and the rows: those with a pid, and Xids.
+EVENT_COLUMNS = ("host", "ts", "pid", "pod", "source", "kind", "gpu_index", "gpu_uuid", "mem_used_bytes", "rss_bytes", "xid")
+EVENT_ROWS = pl.col("pid").is_not_null() | (pl.col("kind") == "xid")
+
+
 def incident_signals(incidents: pl.DataFrame, anchors: pl.DataFrame, linked: pl.DataFrame, events: pl.DataFrame,
                      window: timedelta, cgroups: pl.DataFrame | None = None, snapshots: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row of signals per incident.
@@ -61,7 +66,8 @@ def incident_signals(incidents: pl.DataFrame, anchors: pl.DataFrame, linked: pl.
     ``incidents``: incident_id, host, start, end, pid, gpu_index, gpu_uuid. ``anchors``:
     the anchor events with incident_id, root_host, priority and message. ``linked``: the
     linked events (event columns plus incident_id and role). ``events``: all (aligned)
-    events, read only through filters on rare kinds (Xids, RSS reports, pids). ``cgroups``:
+    events, read only through filters on rare kinds (Xids, RSS reports, pids); :data:`EVENT_ROWS`
+    of :data:`EVENT_COLUMNS` are enough. ``cgroups``:
     the cgroup folder readings of the events (``rca.sources.cgroup.merge_readings``), if any;
     ``snapshots``: their ``memory_snapshot`` events, if any.
     """
