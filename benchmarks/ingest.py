@@ -20,15 +20,14 @@ import argparse
 import gzip
 import json
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import polars as pl
+from _children import ChildRun, run_sampled
 
 
 def _corpus_files(root: Path) -> list[Path]:
@@ -83,40 +82,24 @@ def drain3_rate(files: list[Path], max_lines: int) -> tuple[float, float, int]:
     return len(sample) / (time.perf_counter() - start), len(sample) / (time.process_time() - cpu_start), len(sample)
 
 
-def _run_child(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess, int]:
-    """Wall seconds, CPU seconds, the finished process and peak RSS (bytes, largest process so far) of a child command."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
-    seconds = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return seconds, cpu, done, after.ru_maxrss * 1024
+def _finished(run: ChildRun, what: str) -> ChildRun:
+    if run.returncode != 0:
+        raise RuntimeError(f"{what} failed ({run.returncode}): {run.stderr[-2000:]}")
+    return run
 
 
-def rca_ingest(corpus: Path, store: Path, workers: int | None) -> tuple[float, float, dict, int]:
-    """Wall seconds, CPU seconds (all its processes), JSON summary and peak RSS (bytes) of ``rca ingest --no-correlate``."""
+def rca_ingest(corpus: Path, store: Path, workers: int | None) -> tuple[ChildRun, dict]:
+    """``rca ingest --no-correlate`` of ``corpus`` (wall, CPU of all its processes, peak RSS) and its JSON summary."""
     command = [sys.executable, "-m", "rca", "ingest", str(corpus), "--store", str(store), "--json", "--no-correlate"]
     if workers:
         command += ["--workers", str(workers)]
-    seconds, cpu, done, peak = _run_child(command)
-    return seconds, cpu, json.loads(done.stdout), peak
+    run = _finished(run_sampled(command), "rca ingest")
+    return run, json.loads(run.stdout)
 
 
-# ``rca correlate`` runs in one process: it reports its own peak RSS on exit, since the
-# children's ru_maxrss the parent sees is the largest of every child so far (ingest's too).
-_CORRELATE_REPORTING_PEAK = (
-    "import atexit, resource, sys; from rca.cli import main; "
-    "atexit.register(lambda: print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)); "
-    "sys.argv[0] = 'rca'; main()"
-)
-
-
-def rca_correlate(store: Path) -> tuple[float, float, int]:
-    """Wall and CPU seconds and peak RSS (bytes) of ``rca correlate`` on the ingested store (the next stage, timed apart)."""
-    command = [sys.executable, "-c", _CORRELATE_REPORTING_PEAK, "correlate", "--store", str(store)]
-    seconds, cpu, done, _ = _run_child(command)
-    return seconds, cpu, int(done.stderr.split()[-1]) * 1024
+def rca_correlate(store: Path) -> ChildRun:
+    """``rca correlate`` on the ingested store (the next stage, timed apart)."""
+    return _finished(run_sampled([sys.executable, "-m", "rca", "correlate", "--store", str(store)]), "rca correlate")
 
 
 def main() -> None:
@@ -144,15 +127,17 @@ def main() -> None:
 
         polars_s, polars_cpu, lines, raw = polars_line_read(files)
         drain_lps, drain_cpu_lps, drain_n = drain3_rate(files, args.drain_lines)
-        ingest_s, ingest_cpu, summary, peak = rca_ingest(logs, work / "store", args.workers)
-        correlate_s, correlate_cpu, correlate_peak = rca_correlate(work / "store")
+        ingested, summary = rca_ingest(logs, work / "store", args.workers)
+        ingest_s, ingest_cpu, peak = ingested.seconds, ingested.cpu_seconds, ingested.peak_process_rss
+        correlated = rca_correlate(work / "store")
 
         rca_lps = lines / ingest_s
         print(f"corpus: {len(files)} files, {on_disk / 1e6:,.1f} MB on disk, {raw / 1e6:,.1f} MB of text, {lines:,} lines")
         print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall-clock figures suffer from load; CPU-second figures less so)")
         print(f"rca ingest:        {ingest_s:8.2f} s  {rca_lps:12,.0f} lines/s  {raw / 1e6 / ingest_s:8.1f} MB/s  "
               f"CPU {ingest_cpu:7.1f} s ({lines / ingest_cpu:,.0f} lines per CPU-s)  peak RSS {peak / 2**20:,.0f} MiB")
-        print(f"rca correlate:     {correlate_s:8.2f} s  (CPU {correlate_cpu:.1f} s, peak RSS {correlate_peak / 2**20:,.0f} MiB; the next stage, not in the ratios below)")
+        print(f"rca correlate:     {correlated.seconds:8.2f} s  (CPU {correlated.cpu_seconds:.1f} s, peak RSS {correlated.peak_process_rss / 2**20:,.0f} MiB;"
+              " the next stage, not in the ratios below)")
         print(f"polars line read:  {polars_s:8.2f} s  {lines / polars_s:12,.0f} lines/s  CPU {polars_cpu:.2f} s")
         print(f"drain3 loop:       {drain_n / drain_lps:8.2f} s  {drain_lps:12,.0f} lines/s  {drain_cpu_lps:,.0f} lines per CPU-s  (a {drain_n:,}-line sample)")
         print(f"ratio ingest / polars read: {ingest_s / polars_s:6.2f}× wall, {ingest_cpu / polars_cpu:6.2f}× CPU   (target ≤ 4×)")

@@ -29,9 +29,7 @@ import itertools
 import json
 import logging
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import psutil
+from _children import run_sampled
 
 
 @dataclass(frozen=True)
@@ -75,26 +73,11 @@ def ingest(logs: Path, store: Path, *, workers: int | None = None, scheduler: st
         command += ["--workers", str(workers)]
     if scheduler:
         command += ["--scheduler", scheduler]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
     env = {**os.environ, "POLARS_MAX_THREADS": str(polars_threads)} if polars_threads else None
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    peak_one = peak_all = 0
-    watched = psutil.Process(child.pid)
-    while child.poll() is None:
-        try:
-            sizes = [p.memory_info().rss for p in [watched, *watched.children(recursive=True)]]
-        except psutil.Error:
-            sizes = []
-        peak_one, peak_all = max(peak_one, *sizes, 0), max(peak_all, sum(sizes))
-        time.sleep(0.05)
-    out, err = child.communicate()
-    seconds = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    if child.returncode not in (0, 1):
-        raise RuntimeError(f"rca ingest failed ({child.returncode}): {err[-2000:]}")
-    return Run(seconds, cpu, int(json.loads(out)["lines"]), peak_one, peak_all)
+    run = run_sampled(command, env)
+    if run.returncode not in (0, 1):
+        raise RuntimeError(f"rca ingest failed ({run.returncode}): {run.stderr[-2000:]}")
+    return Run(run.seconds, run.cpu_seconds, int(json.loads(run.stdout)["lines"]), run.peak_process_rss, run.peak_total_rss)
 
 
 def _warm(address: str) -> None:
