@@ -132,6 +132,9 @@ def correlate(
     Steps 1–4 run host by host (:func:`host_stage`) through ``map_hosts``: the builtin
     ``map`` runs them one after the other, a process pool's or a Dask client's ``map``
     in parallel, with the same result. The NCCL root (step 5) is the one step across hosts.
+    Above ``_SPILL_ABOVE_ROWS`` events each host's aligned events are spilled to a temporary
+    folder (under ``TMPDIR``) that the later steps read: whatever runs the host stages must
+    see that folder (the builtin ``map``, a local pool, a ``LocalCluster``).
     """
     started = time.perf_counter()
     lazy = events.lazy()
