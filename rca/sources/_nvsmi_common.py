@@ -8,6 +8,8 @@ polars expression so each sub-format converts whole columns at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
 
 from rca import timeutil
@@ -103,31 +105,35 @@ def quality(ts: pl.Expr, resolved: str) -> pl.Expr:
     return pl.when(ts.is_not_null()).then(pl.lit(resolved)).otherwise(pl.lit("missing"))
 
 
-def memory_health(remap_failure: pl.Expr, remap_pending: pl.Expr, uncorrectable: pl.Expr, retire_pending: pl.Expr) -> pl.Expr:
-    """A GPU report's severity from its memory error state (``-q`` and ``-q -x``).
+def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.Expr]:
+    """A GPU report's health (``-q`` and ``-q -x``): its attrs and its severity.
 
-    A failed row remap means the GPU is to be replaced; a pending remap, a page pending
-    retirement (pre-Ampere GPUs) or an uncorrectable ECC error since the driver loaded, that it
-    needs a reset before it can be trusted.
+    ``field`` reads a health field of the report by key (uncorrectable, remap_pending,
+    remap_failure, retire_pending, retired_dbe, hw_slowdown, hw_thermal, hw_power_brake,
+    reset_required, drain_reset). A failed row remap means the GPU is to be replaced; a
+    pending remap, a page pending retirement (pre-Ampere GPUs) or an uncorrectable ECC error
+    since the driver loaded, that it needs a reset before it can be trusted; a hardware
+    slowdown (thermal, power brake) holding the clocks down, or a reset the driver asks for,
+    are warnings too. The attrs keep the flags only where they are set.
     """
-    pending = (remap_pending == "Yes") | (retire_pending == "Yes")
-    return (
-        pl.when(remap_failure == "Yes").then(pl.lit("error"))
-        .when(pending | (number(uncorrectable) > 0)).then(pl.lit("warning"))
+    def when_set(key: str, flag: str) -> pl.Expr:
+        return pl.when(field(key) == flag).then(field(key))
+
+    attrs = {
+        "volatile_uncorr_ecc": field("uncorrectable"), "remapped_rows_pending": field("remap_pending"),
+        "remapped_rows_failure": field("remap_failure"), "retired_pages_pending": field("retire_pending"),
+        "retired_pages_dbe": integer(field("retired_dbe")), "hw_slowdown": when_set("hw_slowdown", "Active"),
+        "hw_thermal_slowdown": when_set("hw_thermal", "Active"), "hw_power_brake_slowdown": when_set("hw_power_brake", "Active"),
+        "reset_required": when_set("reset_required", "Yes"), "drain_and_reset_recommended": when_set("drain_reset", "Yes"),
+    }
+    pending = (field("remap_pending") == "Yes") | (field("retire_pending") == "Yes") | (number(field("uncorrectable")) > 0)
+    flagged = (field("hw_slowdown") == "Active") | (field("reset_required") == "Yes") | (field("drain_reset") == "Yes")
+    severity = (
+        pl.when(field("remap_failure") == "Yes").then(pl.lit("error"))
+        .when(pending | flagged).then(pl.lit("warning"))
         .otherwise(pl.lit("info"))
     )
-
-
-def clock_and_reset_health(severity: pl.Expr, hw_slowdown: pl.Expr, reset_required: pl.Expr, drain_recommended: pl.Expr) -> pl.Expr:
-    """``severity`` raised to a warning where a hardware slowdown (thermal, power brake) holds the
-    clocks down or the driver asks for the GPU to be reset (``-q`` and ``-q -x``)."""
-    flagged = (hw_slowdown == "Active") | (reset_required == "Yes") | (drain_recommended == "Yes")
-    return pl.when((severity == "info") & flagged).then(pl.lit("warning")).otherwise(severity)
-
-
-def when_set(value: pl.Expr, flag: str) -> pl.Expr:
-    """``value`` where it reads ``flag`` ("Active", "Yes"), else null: attrs keep the exceptions only."""
-    return pl.when(value == flag).then(value)
+    return attrs, severity
 
 
 def attrs_json(**fields: pl.Expr) -> pl.Expr:

@@ -17,17 +17,15 @@ from rca.sources._base import ParseContext, Parsed
 from rca.sources._nvsmi_common import (
     CTIME_PATTERN,
     attrs_json,
-    clock_and_reset_health,
     conform_events,
     ctime_to_utc,
+    gpu_health,
     integer,
     known,
     log_rows,
-    memory_health,
     number,
     quality,
     to_bytes,
-    when_set,
 )
 
 FORMAT = "query_text"
@@ -211,6 +209,7 @@ def _sample_columns(attrs: pl.Expr, severity: pl.Expr | None = None) -> dict[str
 def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
     grouped = rows.group_by(_RECORD_KEYS, maintain_order=True).agg(*_record_head(), *_fields(_GPU_FIELDS, "path"))
     f = {key: known(pl.col(f"f_{key}")) for key in _GPU_FIELDS}
+    health_attrs, severity = gpu_health(f.__getitem__)
     return grouped.select(
         "line", "n_lines", "message", "ts", "ts_raw", "gpu_index", "gpu_uuid", "pci_bus",
         mem_used_bytes=to_bytes(f["used"]),
@@ -222,17 +221,9 @@ def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
                 pstate=f["pstate"], fan_pct=number(f["fan"]), persistence=f["persistence"],
                 driver_model=f["driver_model"], driver=known(pl.col("driver")), cuda=known(pl.col("cuda")),
                 mem_free_bytes=to_bytes(f["free"]), mem_reserved_bytes=to_bytes(f["reserved"]),
-                mig_mode=f["mig_mode"], compute_mode=f["compute_mode"], volatile_uncorr_ecc=f["uncorrectable"],
-                remapped_rows_pending=f["remap_pending"], remapped_rows_failure=f["remap_failure"],
-                retired_pages_pending=f["retire_pending"], retired_pages_dbe=integer(f["retired_dbe"]),
-                hw_slowdown=when_set(f["hw_slowdown"], "Active"), hw_thermal_slowdown=when_set(f["hw_thermal"], "Active"),
-                hw_power_brake_slowdown=when_set(f["hw_power_brake"], "Active"),
-                reset_required=when_set(f["reset_required"], "Yes"), drain_and_reset_recommended=when_set(f["drain_reset"], "Yes"),
+                mig_mode=f["mig_mode"], compute_mode=f["compute_mode"], **health_attrs,
             ),
-            clock_and_reset_health(
-                memory_health(f["remap_failure"], f["remap_pending"], f["uncorrectable"], f["retire_pending"]),
-                f["hw_slowdown"], f["reset_required"], f["drain_reset"],
-            ),
+            severity,
         ),
     )
 

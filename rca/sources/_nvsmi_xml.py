@@ -16,17 +16,15 @@ import polars as pl
 from rca.sources._base import ParseContext, Parsed
 from rca.sources._nvsmi_common import (
     attrs_json,
-    clock_and_reset_health,
     conform_events,
     ctime_to_utc,
+    gpu_health,
     integer,
     known,
     log_rows,
-    memory_health,
     number,
     quality,
     to_bytes,
-    when_set,
 )
 
 FORMAT = "query_xml"
@@ -231,6 +229,7 @@ def _field(key: str) -> pl.Expr:
 
 
 def _gpu_columns() -> dict[str, pl.Expr]:
+    health_attrs, severity = gpu_health(_field)
     return {
         "kind": pl.lit("gpu_sample"),
         "mem_used_bytes": to_bytes(_field("used")),
@@ -241,17 +240,9 @@ def _gpu_columns() -> dict[str, pl.Expr]:
             power_cap_w=number(_field("cap")), pstate=_field("pstate"), fan_pct=number(_field("fan")),
             persistence=_field("persistence"), driver_model=_field("driver_model"), driver=pl.col("driver"),
             cuda=pl.col("cuda"), mem_free_bytes=to_bytes(_field("free")), mem_reserved_bytes=to_bytes(_field("reserved")),
-            mig_mode=_field("mig_mode"), compute_mode=_field("compute_mode"), volatile_uncorr_ecc=_field("uncorrectable"),
-            remapped_rows_pending=_field("remap_pending"), remapped_rows_failure=_field("remap_failure"),
-            retired_pages_pending=_field("retire_pending"), retired_pages_dbe=integer(_field("retired_dbe")),
-            hw_slowdown=when_set(_field("hw_slowdown"), "Active"), hw_thermal_slowdown=when_set(_field("hw_thermal"), "Active"),
-            hw_power_brake_slowdown=when_set(_field("hw_power_brake"), "Active"),
-            reset_required=when_set(_field("reset_required"), "Yes"), drain_and_reset_recommended=when_set(_field("drain_reset"), "Yes"),
+            mig_mode=_field("mig_mode"), compute_mode=_field("compute_mode"), **health_attrs,
         ),
-        "severity": clock_and_reset_health(
-            memory_health(_field("remap_failure"), _field("remap_pending"), _field("uncorrectable"), _field("retire_pending")),
-            _field("hw_slowdown"), _field("reset_required"), _field("drain_reset"),
-        ),
+        "severity": severity,
     }
 
 
