@@ -14,8 +14,6 @@ is ``log`` with its fields in ``attrs``.
 
 from __future__ import annotations
 
-import io
-
 import polars as pl
 
 from rca import schema, timeutil
@@ -214,16 +212,16 @@ def _field_names(header: str) -> list[tuple[str, str | None]]:
 
 
 def _read(group: pl.DataFrame, names: list[str]) -> pl.DataFrame | None:
-    """The rows as string columns named ``names``; None when the reader rejects them."""
-    body = group.select(pl.col("text").str.join("\n")).item()
-    try:
-        table = pl.read_csv(io.StringIO(body), has_header=False, new_columns=[f"v:{n}" for n in names],
-                            infer_schema=False, quote_char=None)
-    except pl.exceptions.PolarsError:
+    """The rows' cells as string columns named ``names`` (stripped, an empty cell null); None unless every row has that many.
+
+    nvidia-smi quotes no cell, so a row's cells are what lies between its commas: splitting the
+    column costs a third of joining the rows and reading them back as CSV.
+    """
+    if (group["cells"] != len(names)).any():
         return None
-    if table.height != group.height or table.width != len(names):
-        return None
-    return table.with_columns(pl.all().str.strip_chars())
+    columns = [f"v:{name}" for name in names]
+    cells = group.select(pl.col("text").str.split_exact(",", len(names) - 1).struct.rename_fields(columns)).unnest("text")
+    return cells.select(pl.all().str.strip_chars().replace("", None))
 
 
 # Per-GPU columns that have a column of their own in the event schema, or a common attrs key.
