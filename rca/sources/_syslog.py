@@ -18,6 +18,7 @@ from collections.abc import Callable
 import polars as pl
 
 from rca import timeutil
+from rca.sources import _zones
 from rca.sources._base import (
     MESSAGE_TAIL,
     ParseContext,
@@ -248,6 +249,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         indent=pl.when(has_short | has_iso | has_monotonic).then(pl.col("text")).str.len_chars()
         - pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).when(has_monotonic).then(m.field("message")).str.len_chars(),
     )
+    # A short stamp's zone may be told by the line's own zoned stamp (containerd's time="…+08:00").
+    framed = _zones.envelope_zone_corrected(framed, has_short & banner_minutes.is_null(), within_file(lines))
     inherited = inherit_frame(framed, _CARRIED)
     # journalctl prints the further lines of a multi-line message (a traceback a unit logged) indented to
     # the column its first line's message starts at: without that margin they read as the program wrote them.
