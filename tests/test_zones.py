@@ -70,6 +70,29 @@ def test_a_message_stamp_far_from_a_whole_zone_is_no_vote():
     assert _parse("\n".join(late))["ts"].to_list() == [datetime(2026, 11, 23, 10, 7, 0, tzinfo=UTC)] * 2
 
 
+def test_only_a_stamp_that_opens_the_message_votes():
+    # A time further in need not be now (a schedule), nor an application's JSON "time" (often local time with a Z).
+    scheduled = [f"Nov 23 10:00:0{n} node-c backup[12]: next run scheduled time=\"2026-11-23T11:00:00Z\"" for n in (0, 5)]
+    local_with_z = [f'Nov 23 02:00:0{n} node-e app[12]: {{"time":"2026-11-23T10:00:0{n}Z","level":"info","msg":"step {n}"}}' for n in (0, 1)]
+    assert _parse("\n".join(scheduled))["ts"].dt.hour().to_list() == [10, 10]
+    assert _parse("\n".join(local_with_z))["ts"].dt.hour().to_list() == [2, 2]
+
+
+def test_each_host_of_a_shared_syslog_keeps_its_own_zone():
+    local = datetime(2026, 11, 23, 10, 0, 0)
+    lines = [
+        _containerd(local, "+08:00"),
+        "Nov 23 02:00:01 node-b sshd[77]: Accepted publickey for root",
+        _containerd(local + timedelta(seconds=2), "+08:00"),
+    ]
+    events = _parse("\n".join(lines))
+    assert events.select("host", "ts").rows() == [
+        ("gpu-node-3", datetime(2026, 11, 23, 2, 0, 0, tzinfo=UTC)),
+        ("node-b", datetime(2026, 11, 23, 2, 0, 1, tzinfo=UTC)),
+        ("gpu-node-3", datetime(2026, 11, 23, 2, 0, 2, tzinfo=UTC)),
+    ]
+
+
 def test_a_banner_zone_is_not_applied_twice():
     local = datetime(2026, 11, 23, 10, 0, 0)
     banner = "-- Logs begin at Mon 2026-11-02 08:00:00 +08, end at Mon 2026-11-23 11:00:00 +08. --"

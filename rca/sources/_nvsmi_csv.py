@@ -1,8 +1,8 @@
 """``nvidia-smi --query-gpu=… / --query-compute-apps=… --format=csv[,noheader][,nounits]``.
 
 Any column subset and order: a header line names the columns of the rows under it, until
-the next header (loops and scripts repeat it). Rows are read with polars' CSV reader, one
-read per distinct header. A row with a header-less layout is recognised only when it
+the next header (loops and scripts repeat it), and only a row with as many cells; its cells
+are what lies between its commas, since nvidia-smi quotes none. A row with a header-less layout is recognised only when it
 matches one of a few column orders published by NVIDIA and common tools
 (:data:`NOHEADER_LAYOUTS`); any other header-less row stays ``kind=log``, with the GPU UUID,
 bus id and timestamp read from the cells that have their unmistakable shapes.
@@ -140,8 +140,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     parts = [_identified(unread, ctx)]
     for (columns,), group in rows.filter(pl.col("columns").is_not_null()).group_by("columns", maintain_order=True):
         fields = _field_names(columns)
-        table = _read(group, [name for name, _ in fields])
-        parts.append(log_rows(group, FORMAT) if table is None else _events(group.hstack(table), fields, ctx))
+        parts.append(_events(group.hstack(_read(group, [name for name, _ in fields])), fields, ctx))
     headers = rows.filter(pl.col("is_header"))
     events = pl.concat([conform_events(part) for part in parts])
     return Parsed(events=events, skipped={"header": headers.height} if headers.height else {}, skipped_by_file=_headers_by_file(headers))
@@ -211,14 +210,13 @@ def _field_names(header: str) -> list[tuple[str, str | None]]:
     return fields
 
 
-def _read(group: pl.DataFrame, names: list[str]) -> pl.DataFrame | None:
-    """The rows' cells as string columns named ``names`` (stripped, an empty cell null); None unless every row has that many.
+def _read(group: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """The rows' cells as string columns named ``names`` (stripped, an empty cell null).
 
-    nvidia-smi quotes no cell, so a row's cells are what lies between its commas: splitting the
-    column costs a third of joining the rows and reading them back as CSV.
+    Every row of a group has that many cells (:func:`_assign_columns`, and no layout's cell
+    holds a comma), so splitting the column at its commas is the whole read: a third of the
+    cost of joining the rows and reading them back as CSV.
     """
-    if (group["cells"] != len(names)).any():
-        return None
     columns = [f"v:{name}" for name in names]
     cells = group.select(pl.col("text").str.split_exact(",", len(names) - 1).struct.rename_fields(columns)).unnest("text")
     return cells.select(pl.all().str.strip_chars().replace("", None))
