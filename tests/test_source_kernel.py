@@ -1229,3 +1229,98 @@ def test_the_group_sweep_killing_the_chosen_task_again_is_not_a_second_kill() ->
     (again,) = events.filter(pl.col("line") == 111).to_dicts()
     assert again["kind"] == "log" and again["pid"] == 567
     assert json.loads(again["attrs"])["kill_repeated"] is True
+
+
+def test_dev_kmsg_records_are_read_with_their_level_boot_time_and_dictionary() -> None:
+    # `cat /dev/kmsg` (udisks issue #1231): "prio,seq,usec,flags;message", then the record's " KEY=value" lines
+    events = _events("dmesg_kmsg_nvme_dictionary_udisks_01.log")
+    assert set(events["source"]) == {"kernel"} and set(events["format"]) == {"dmesg_kmsg"}
+    assert events.select("line", "n_lines", "severity", "boot_seconds", "ts_quality").rows() == [
+        (1, 3, "info", 4.307125, "boot_relative"),
+        (4, 3, "info", 4.31395, "boot_relative"),
+        (7, 3, "info", 4.315079, "boot_relative"),
+        (10, 3, "error", 7.382617, "boot_relative"),
+    ]
+    assert events["message"][3] == "nvme nvme1: failed to connect socket: -110\n SUBSYSTEM=nvme\n DEVICE=c241:1"
+
+
+def test_a_dev_kmsg_oom_kill_record_is_a_kill() -> None:
+    (kill,) = _events("dmesg_kmsg_memcg_oom_kill_01.log").to_dicts()
+    assert (kill["kind"], kill["pid"], kill["process"], kill["rss_bytes"]) == ("oom_kill", 988370, "python", 95724 * KI)
+    assert (kill["severity"], kill["boot_seconds"], kill["format"]) == ("error", 35945.901683, "dmesg_kmsg")
+    assert json.loads(kill["attrs"])["oom_score_adj"] == 995
+
+
+def test_journalctl_indents_a_multi_line_kernel_record_and_it_stays_one_event() -> None:
+    # journalctl -k prints the NVRM report's further lines indented to the message column, not as kernel lines
+    events = _events("journalctl_k_nvrm_fallen_off_bus_multiline_p51_01.log")
+    (fallen,) = events.filter(pl.col("line") == 2).to_dicts()
+    assert (fallen["n_lines"], fallen["severity"], fallen["pci_bus"], fallen["host"]) == (3, "critical", "0000:01:00.0", "p51")
+    assert json.loads(fallen["attrs"]) == {"fallen_off_bus": True, "pci_id": "10de:13b6"}
+    assert events["line"].to_list() == [1, 2, 5, 6, 7, 8]
+    # "None of the NVIDIA graphics adapters were initialized!": no GPU came up
+    assert events.filter(pl.col("line") == 7)["severity"].item() == "error"
+
+
+def test_a_kill_in_a_kind_node_inside_rootless_podman_names_the_pod_and_container() -> None:
+    (kill,) = of_kind(_events("dmesg_T_oom_kind_in_rootless_podman_cri_scope_01.log"), "oom_kill").to_dicts()
+    assert (kill["pid"], kill["process"], kill["pod_uid"]) == (32550, "uvicorn", "17d1d0b1-bbeb-4252-a45c-c9f426d1cb34")
+    assert kill["container_id"] == "799855c3e9e23ea07677c581b96f444dffb0932d7a907973bb08a8391803c559"
+    assert json.loads(kill["attrs"])["constraint"] == "CONSTRAINT_MEMCG"
+
+
+def test_a_kill_line_figure_someone_regrouped_is_no_figure_and_wrapped_task_rows_are_read_whole() -> None:
+    # "anon-rss:153,700,88kB" (py-autovod issue #7): not 153 kB
+    events = _events("dmesg_T_oom_wrapped_rows_grouped_figures_01.log")
+    rows = events.filter(pl.col("line").is_in([1, 3]))
+    assert rows.select("n_lines", "pid", "process").rows() == [(2, 7899, "python"), (2, 11794, "init")]
+    assert json.loads(rows["attrs"][0])["rss_pages"] == 3842522
+    (kill,) = of_kind(events, "oom_kill").to_dicts()
+    assert (kill["pid"], kill["process"], kill["cgroup"], kill["rss_bytes"]) == (7899, "python", "/init.scope", None)
+    attrs = json.loads(kill["attrs"])
+    assert "total_vm_kb" not in attrs and "anon_rss_kb" not in attrs
+    assert (attrs["pgtables_kb"], attrs["oom_score_adj"], attrs["global_oom"]) == (38964, 0, True)
+
+
+def test_dmesg_show_delta_stamps_are_boot_stamps_and_the_5x_oops_keeps_its_page_fault_lines() -> None:
+    # `dmesg -d`: "[  925.738225 <    0.188086>]" (dri-devel thread, 5.5.0-rc7); "#PF:" lines decode the fault since 5.1
+    events = _events("dmesg_delta_oops_null_deref_amdgpu_01.log")
+    assert events.select("line", "n_lines", "severity", "pid", "process", "format").rows() == [
+        (1, 4, "critical", None, None, "dmesg_raw"),
+        (5, 20, "critical", 2547, "amdgpu_test", "dmesg_raw"),
+    ]
+    assert events["boot_seconds"].to_list() == [925.738225, 925.738245]
+    assert events["ts_quality"].to_list() == ["boot_relative", "boot_relative"]
+
+
+def test_dmesg_ctime_show_delta_stamp_keeps_its_time() -> None:
+    # `dmesg -T -d` puts the delta after the ctime stamp the same way (util-linux print_timestamp)
+    (event,) = _parse("[Tue Feb 25 00:12:10 2025 <    0.000020>] amdgpu 0000:04:00.0: amdgpu: [gfxhub0] no-retry page fault\n").to_dicts()
+    assert (event["format"], event["ts"], event["ts_quality"]) == ("dmesg_ctime", datetime(2025, 2, 25, 0, 12, 10, tzinfo=UTC), "exact")
+    assert event["message"] == "amdgpu 0000:04:00.0: amdgpu: [gfxhub0] no-retry page fault"
+
+
+def test_a_hung_task_in_a_kern_log_without_host_keeps_its_4x_state_line_and_arm_frames() -> None:
+    # "May 17 18:48:11 kernel: [ 6141.921740] INFO: task …" (raspberrypi/linux issue #2557, 4.14 on a Raspberry Pi)
+    (hung,) = _events("kern_log_hung_task_no_host_arm32_rpi_01.log").to_dicts()
+    assert (hung["n_lines"], hung["pid"], hung["process"], hung["severity"], hung["format"]) == (12, 5, "kworker/u8:0", "error", "syslog")
+    assert (hung["boot_seconds"], hung["host"]) == (6141.92174, None)
+    assert json.loads(hung["attrs"])["blocked_seconds"] == 120
+
+
+def test_an_el8_kern_log_oom_block_with_escaped_meminfo_is_one_invocation_and_one_kill() -> None:
+    events = _events("kern_log_oom_el8_memory_policy_escaped_meminfo_01.log")
+    assert events["kind"].value_counts().sort("kind").rows() == [("log", 36), ("oom_invoked", 1), ("oom_kill", 1)]
+    (header,) = of_kind(events, "oom_invoked").to_dicts()
+    assert (header["n_lines"], header["pid"], header["process"]) == (54, 2074, "oom")
+    assert json.loads(header["attrs"])["kernel"] == "4.18.0-477.13.1.el8_8.x86_64"
+    (kill,) = of_kind(events, "oom_kill").to_dicts()
+    assert (kill["pid"], kill["cgroup"], kill["rss_bytes"]) == (2074, "/user.slice/user-0.slice/session-1.scope", 1872532 * KI)
+    assert json.loads(kill["attrs"])["constraint"] == "CONSTRAINT_MEMORY_POLICY"
+
+
+def test_a_dev_kmsg_capture_is_all_kernel_lines_with_their_boot_seconds() -> None:
+    events = _events("dmesg_kmsg_nvswitch_open_gpud_01.log")
+    assert events.height == 47 and set(events["kind"]) == {"log"} and set(events["severity"]) == {"info"}
+    assert events["boot_seconds"].to_list()[39] == 3757.433151
+    assert events["ts_raw"].to_list()[39] == "3757433151"

@@ -1,4 +1,5 @@
-"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -x, -r), talosctl dmesg, kern.log / messages, journalctl -k.
+"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -d, -x, -r), /dev/kmsg records, talosctl dmesg, kern.log /
+messages, journalctl -k.
 
 Framing strips each line's time prefix: boot seconds, a ctime or ISO date, or the syslog /
 journald envelope (through :mod:`rca.sources._syslog`, which routes a mixed syslog file's
@@ -66,9 +67,14 @@ _TALOS = (
 # with the caller, "[ T1234]" (a task) or "[ C3]" (a CPU in interrupt); util-linux dmesg puts a space before it.
 _CALLER = r"\[ *[TC][0-9]+\]"
 # `journalctl -k -o short-monotonic` puts "host kernel: " after the stamp ("kernel: " alone with --no-hostname).
-_RAW_HEAD = _LEVEL_PREFIX + rf"\[\s*(?<boot>[0-9]+\.[0-9]+)\](?: ?{_CALLER})? ?(?<journal>(?:(?<host>\S+) )?kernel: )?"
+# `dmesg -d` (--show-delta) adds the seconds since the line before inside the brackets: "[  925.738225 <    0.188086>]".
+_DELTA = r"(?: <\s*[0-9]+\.[0-9]+>)?"
+_RAW_HEAD = _LEVEL_PREFIX + rf"\[\s*(?<boot>[0-9]+\.[0-9]+){_DELTA}\](?: ?{_CALLER})? ?(?<journal>(?:(?<host>\S+) )?kernel: )?"
 # A ctime stamp someone cut the year off ("[Sun Mar 29 19:20:37]") is resolved as a syslog stamp is.
-_CTIME_HEAD = _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>[0-9]{1,2}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?: (?<year>[0-9]{4}))?)\] ?"
+_CTIME_HEAD = (
+    _LEVEL_PREFIX + r"\[(?<when>\S+ (?<mon>\S+) +(?<day>[0-9]{1,2}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?: (?<year>[0-9]{4}))?)"
+    + _DELTA + r"\] ?"
+)
 _ISO_HEAD = _LEVEL_PREFIX + rf"(?:(?<iso>[0-9]{{4}}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9],[0-9]+[+-][0-9][0-9]:?[0-9][0-9]) |{_TALOS})"
 # dmesg -e / -H (reltime): "[Jun 3 09:04]" (or "[Jun13 09:04]": "%b%e") when the minute changes, then
 # "[  +0.000123]", the seconds since the line before (in CJK locales the month is "12月").
@@ -76,6 +82,11 @@ _RELTIME_HEAD = (
     _LEVEL_PREFIX + rf"\[(?:(?<minute>(?<mon>{timeutil.MONTH_NAME_PATTERN}) ?(?<day>[0-9]{{1,2}}) (?<clock>[0-9][0-9]:[0-9][0-9]))"
     r"|\s*(?<delta_raw>\+(?<delta>[0-9]+\.[0-9]+)))\] ?"
 )
+# A record read from /dev/kmsg (`cat /dev/kmsg`, what gpud and node-problem-detector read): "6,888,4307125,-;message",
+# the syslog priority (facility × 8 + level), the sequence number, microseconds since boot and the flags ("-", "c" for a
+# fragment, "+" for its continuation; newer kernels may add fields such as ",caller=T1"), then the message. The record's
+# dictionary follows on lines of its own, each " KEY=value" ("SUBSYSTEM=pci", "DEVICE=+pci:0000:3b:00.0").
+_KMSG_HEAD = r"^(?<kmsg_prio>[0-9]{1,4}),[0-9]+,(?<usec>[0-9]+),[-+c](?:,[^;]*)?;"
 # A boot stamp inside a syslog message, or the caller left once a raw stamp is cut off (_framed_boot_stamp).
 _EMBEDDED_BOOT_HEAD = rf"^(?:\[\s*(?<boot>[0-9]+\.[0-9]+)\](?:{_CALLER})?|{_CALLER}) ?"
 _BOOT_STAMP = r"^\[\s*[0-9]+\.[0-9]+\]"
@@ -83,10 +94,16 @@ _HOST_AFTER_STAMP = _BOOT_STAMP + r" ?(?:\S+ )?kernel: "
 # `journalctl -o short-monotonic`: after the stamp, the host and "kernel: " or a program[pid] (dmesg writes
 # no host before a program's name; "traps: a[1] …" is no host).
 _MONOTONIC_JOURNAL = r"^\[ *[0-9]+\.[0-9]{6}\][ \t](?:(?:\S+[ \t])?kernel: |\S*[^ \t:\[\]][ \t][A-Za-z0-9_.\-/@()]+\[[0-9]+\]:?[ \t])"
-_RAW, _CTIME, _ISO, _RELTIME = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD))
+_RAW, _CTIME, _ISO, _RELTIME, _KMSG = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD, _KMSG_HEAD))
 _CTIME_SNIFF = _CTIME_HEAD + r"\s*\S"
 _JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
 _BARE_KERNEL = r"^kernel: "
+# A syslog line of the kernel's without a host ("May 17 18:48:11 kernel: [ 6141.921740] …": a syslog daemon that
+# writes none, `journalctl --no-hostname`), which the syslog heads that hold a host miss; rsyslog writes an empty
+# host as two spaces.
+_SHORT_KERNEL_NO_HOST = (
+    rf"^(?:{timeutil.MONTH_NAME_PATTERN})[ \t]+[0-9]{{1,2}}[ \t][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?[ \t]{{1,2}}kernel: "
+)
 # The NVIDIA module's and the OOM killer's lines copied without any time or envelope (`journalctl -o cat`,
 # `grep -h`, a paste, the dmesg of a kernel built without CONFIG_PRINTK_TIME such as RHEL 6's): kernel lines
 # all the same (framed as raw dmesg). The OOM killer's dump counts too: the task's CPU line (2.6.32's
@@ -119,10 +136,11 @@ _CORRECTED_WORDS = (
 )
 # "Out of memory and no killable processes...": the OOM killer found no victim (a panic follows unless it is a memcg's).
 # RCU stall reports ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "… self-detected stall on CPU") are KERN_ERR.
-# The NVIDIA driver's "RmInitAdapter: Cannot initialize GSP firmware RM" and "cannot proceed with booting GSP": the GPU did not come up.
+# The NVIDIA driver's "RmInitAdapter: Cannot initialize GSP firmware RM" and "cannot proceed with booting GSP": the GPU did not come up;
+# its "None of the NVIDIA graphics adapters were initialized!" (older) / "None of the NVIDIA devices were initialized.": no GPU did.
 _ERROR_WORDS = (
     r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes|detected stalls?|self-detected stall"
-    r"|cannot initiali[sz]e|cannot proceed)\b"
+    r"|cannot initiali[sz]e|cannot proceed|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed)\b"
 )
 _WARNING_WORDS = r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b"
 
@@ -183,13 +201,17 @@ _DUMP_STARTS = (
     r"active_anon:", r"[0-9]+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache|shared|non-shared))",
     r"(?:R[A-Z0-9]{2}|[A-Z]S|CR[0-9]|DR[0-9]): +[0-9a-fA-F]", r"(?:pc|lr|sp|x[0-9]{1,2}) ?: ", r"[a-z_]+ [0-9]+$",
     r"Task in \S+ killed as a result of limit of ", _CPUSET_LINE, r"\[<[0-9a-f]+>\]",
-    # the other reports' (_BLOCK_HEAD): hung task (5.x+ and 4.x state lines), oops, machine check, EDAC, AER, NVRM
-    # (an SXid report's own lines join it by rca.sources._xid.continues_sxid)
-    r'"echo 0 > /proc/sys/kernel/hung_task_timeout_secs"', r"task:\S+ +state:", r"\S.{14} [A-Z] +[0-9a-f]{8,16} +[0-9]+ ",
+    # the other reports' (_BLOCK_HEAD): hung task (5.x+ and 4.x state lines: the comm in 15 columns and the state, then
+    # before 4.10 the task's address and its free stack, since "free stack, pid, ppid, flags"), oops, machine check, EDAC,
+    # AER, NVRM (an SXid report's own lines join it by rca.sources._xid.continues_sxid)
+    r'"echo 0 > /proc/sys/kernel/hung_task_timeout_secs"', r"task:\S+ +state:",
+    r"\S.{14} [A-Z] +(?:[0-9a-f]{8,16} +[0-9]+ |[0-9]+ +[0-9]+ +[0-9]+ 0x[0-9a-f]{8}$)",
     r"Modules linked in:", r"---\[ end ",
     # an oops's (x86 before 4.10): the faulting address, the page-table walk, the task line, the stack heading;
     # arm64's: the abort's decoding, the page-table walk, the processor state; a panic's closing lines
     r"(?:IP: |RIP  )\[<", r"(?:PGD|P4D|PUD|PMD|PTE) [0-9a-f]+(?: |$)", r"task: [0-9a-f]{8,16} ", r"Stack:$",
+    # x86's page-fault decoding since 5.1 ("#PF: supervisor read access in kernel mode", "#PF: error_code(0x0000) - …")
+    r"#PF: ",
     r"(?:Mem|Data) abort info:", r"\S+ pgtable: ", r"\[[0-9a-f]{8,16}\] (?:pgd=|address between)", r"pstate: [0-9a-f]{8} ",
     r"(?:SMP: stopping secondary CPUs|Kernel Offset: |PHYS_OFFSET: |CPU features: |Memory Limit: |Rebooting in [0-9]+ seconds)",
     # a stack frame whose indent a copy lost ("kernel: dump_stack_lvl+0x34/0x48", "kernel: ? __alloc_pages+0xe6/0x230",
@@ -255,7 +277,10 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
 
 def _is_dmesg(text: pl.Expr) -> pl.Expr:
     # A ctime stamp with nothing after it is no kernel line: Snakemake writes "[Wed Nov 12 11:41:00 2025]" over each job.
-    return text.str.contains(_RAW) | text.str.contains(_CTIME_SNIFF) | text.str.contains(_ISO) | text.str.contains(_RELTIME)
+    return (
+        text.str.contains(_RAW) | text.str.contains(_CTIME_SNIFF) | text.str.contains(_ISO) | text.str.contains(_RELTIME)
+        | text.str.contains(_KMSG)
+    )
 
 
 def _is_kernel_envelope(text: pl.Expr) -> pl.Expr:
@@ -313,11 +338,15 @@ def _line_forms(lines: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
     """Whether each line is a syslog / journald line and whether it is a dmesg line (by their heads)."""
     text = pl.col("text")
     if holds_newline(lines["text"]):
-        raw, ctime, iso, reltime, short, iso_line = _RAW, _CTIME, _ISO, _RELTIME, _syslog.SHORT_LINE, _syslog.ISO_LINE
+        raw, ctime, iso, reltime, kmsg, short, iso_line = _RAW, _CTIME, _ISO, _RELTIME, _KMSG, _syslog.SHORT_LINE, _syslog.ISO_LINE
     else:  # the ".*$" tail matches any rest of a line, so the heads decide alone and stop early
-        raw, ctime, iso, reltime, short, iso_line = _RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD, _syslog.SHORT_HEAD, _syslog.ISO_HEAD
-    dmesg = text.str.contains(raw) | text.str.contains(ctime) | text.str.contains(iso) | text.str.contains(reltime)
-    syslog = (text.str.contains(short) | text.str.contains(iso_line) | text.str.contains(_BARE_KERNEL)) & ~text.str.contains(iso)
+        raw, ctime, iso, reltime, kmsg, short, iso_line = (
+            _RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD, _KMSG_HEAD, _syslog.SHORT_HEAD, _syslog.ISO_HEAD
+        )
+    dmesg = text.str.contains(raw) | text.str.contains(ctime) | text.str.contains(iso) | text.str.contains(reltime) | text.str.contains(kmsg)
+    syslog = (
+        text.str.contains(short) | text.str.contains(iso_line) | text.str.contains(_BARE_KERNEL) | text.str.contains(_SHORT_KERNEL_NO_HOST)
+    ) & ~text.str.contains(iso)
     return syslog, dmesg
 
 
@@ -373,9 +402,11 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
         c=head_groups(pl.col("text"), _CTIME_HEAD, one_line=one_line),
         i=head_groups(pl.col("text"), _ISO_HEAD, one_line=one_line),
         e=head_groups(pl.col("text"), _RELTIME_HEAD, one_line=one_line),
+        # a /dev/kmsg record holds a ";" (cheap to look for): the others' lines skip its head
+        k=head_groups(pl.when(pl.col("text").str.contains(";", literal=True)).then(pl.col("text")), _KMSG_HEAD, one_line=one_line),
     )
-    r, c, i, e = pl.col("r").struct, pl.col("c").struct, pl.col("i").struct, pl.col("e").struct
-    has_raw, has_ctime, has_iso, has_reltime = (x.field("message").is_not_null() for x in (r, c, i, e))
+    r, c, i, e, k = pl.col("r").struct, pl.col("c").struct, pl.col("i").struct, pl.col("e").struct, pl.col("k").struct
+    has_raw, has_ctime, has_iso, has_reltime, has_kmsg = (x.field("message").is_not_null() for x in (r, c, i, e, k))
     reltime_ts, reltime_quality = _reltime(parts, ctx) if parts.select(has_reltime.any()).item() else (pl.lit(None), pl.lit(None))
     yearless = has_ctime & c.field("year").is_null()
     yearless_ts, yearless_quality = (
@@ -383,7 +414,11 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
         if parts.select(yearless.any()).item() else (pl.lit(None), pl.lit(None))
     )
     ctime_clock = timeutil.ctime_string(c.field("year"), c.field("mon"), c.field("day"), c.field("clock"))
-    level = pl.coalesce(*(x.field(f) for x in (r, c, i, e) for f in ("prio", "level")), i.field("talos_level"))
+    kmsg_level = (k.field("kmsg_prio").cast(pl.Int32, strict=False) % 8).cast(pl.String)
+    # microseconds written as dmesg's seconds ("3757433151" → "3757.433151"), so a stamp is the same float either way
+    usec = k.field("usec").str.zfill(7)
+    kmsg_seconds = pl.concat_str(usec.str.slice(0, usec.str.len_chars() - 6), pl.lit("."), usec.str.slice(-6))
+    level = pl.coalesce(*(x.field(f) for x in (r, c, i, e) for f in ("prio", "level")), i.field("talos_level"), kmsg_level)
     parts = parts.with_columns(
         ctime_ts=map_distinct(parts.select(ctime_clock).to_series(), lambda text: timeutil.dated_to_utc(text, "%Y-%m-%d %H:%M:%S", ctx.tz)),
         iso_ts=map_distinct(parts.select(pl.coalesce(i.field("iso"), i.field("talos"))).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)),
@@ -394,18 +429,18 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
         *file_column(lines),
         ts=pl.when(yearless).then(yearless_ts).when(has_ctime).then(pl.col("ctime_ts")).when(has_iso).then(pl.col("iso_ts"))
         .when(has_reltime).then(reltime_ts),
-        ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso"), i.field("talos"), e.field("minute"), e.field("delta_raw")),
+        ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso"), i.field("talos"), e.field("minute"), e.field("delta_raw"), k.field("usec")),
         ts_quality=pl.when(yearless).then(yearless_quality).when(has_ctime | has_iso).then(pl.lit("exact")).when(has_reltime).then(reltime_quality),
-        boot_seconds=r.field("boot").cast(pl.Float64, strict=False),
+        boot_seconds=pl.coalesce(r.field("boot"), kmsg_seconds).cast(pl.Float64, strict=False),
         host=pl.coalesce(r.field("host"), i.field("node")),
         program=pl.lit("kernel"),
         pid=pl.lit(None, pl.Int64),
-        message=pl.coalesce(r.field("message"), c.field("message"), i.field("message"), e.field("message"), pl.col("text")),
+        message=pl.coalesce(r.field("message"), c.field("message"), i.field("message"), e.field("message"), k.field("message"), pl.col("text")),
         severity=level.replace_strict(_SEVERITY_BY_LEVEL, default=None),
         format=pl.when(has_raw & r.field("journal").is_not_null()).then(pl.lit("journal_monotonic"))
         .when(has_raw).then(pl.lit("dmesg_raw")).when(has_ctime).then(pl.lit("dmesg_ctime")).when(has_iso).then(pl.lit("dmesg_iso"))
-        .when(has_reltime).then(pl.lit("dmesg_reltime")),
-        framed=has_raw | has_ctime | has_iso | has_reltime,
+        .when(has_reltime).then(pl.lit("dmesg_reltime")).when(has_kmsg).then(pl.lit("dmesg_kmsg")),
+        framed=has_raw | has_ctime | has_iso | has_reltime | has_kmsg,
     )
 
 
@@ -482,12 +517,14 @@ def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     return peeled.with_columns(
         ts=pl.when(from_boot).then(boot_ts).otherwise("ts"),
         ts_quality=pl.when(from_boot & ~keeps_inherited.fill_null(False)).then(boot_quality).otherwise("ts_quality"),
-        continuation=(inherited & pl.col("message").str.contains(r"^\s")).fill_null(False),
+        # a line of a multi-line record: indented in dmesg, or (journalctl, whose framing cut that margin off the
+        # message) indented to the column the record's first message starts at
+        continuation=(inherited & (pl.col("message").str.contains(r"^\s") | pl.col("text").str.contains(r"^\s"))).fill_null(False),
     )
 
 
-def _groups(pattern: str, prefix: str) -> list[pl.Expr]:
-    extracted = pl.col("message").str.extract_groups(pattern)
+def _groups(pattern: str, prefix: str, text: pl.Expr | None = None) -> list[pl.Expr]:
+    extracted = (pl.col("message") if text is None else text).str.extract_groups(pattern)
     return [extracted.struct.field(name).alias(f"{prefix}_{name}") for name in re.findall(r"\(\?<([0-9A-Za-z_]+)>", pattern)]
 
 
@@ -518,17 +555,27 @@ def _line_facts() -> list[pl.Expr]:
           for key in ("constraint", "nodemask", "cpuset", "mems_allowed", "oom_memcg", "task_memcg", "task", "pid", "uid")),
         pl.when(summary.str.contains(r"(?:^|,)global_oom(?:,|$)")).then(pl.lit(True)).alias("summary_global_oom"),
         *_groups(_KILLED, "killed"),
-        *(pl.when(killed).then(message.str.extract(rf"\b{field}:(-?[0-9]+)", 1)).alias(f"killed_{name}")
-          for field, name in (("total-vm", "total_vm"), ("anon-rss", "anon"), ("file-rss", "file"), ("shmem-rss", "shmem"),
-                              ("pgtables", "pgtables"), ("oom_score_adj", "adj"))),
+        # Each number read with what the kernel prints after it: a figure a person regrouped ("anon-rss:153,700,88kB")
+        # is no figure, rather than its first digits.
+        *(pl.when(killed).then(message.str.extract(rf"\b{field}:(-?[0-9]+){after}", 1)).alias(f"killed_{name}")
+          for field, name, after in (("total-vm", "total_vm", "kB"), ("anon-rss", "anon", "kB"), ("file-rss", "file", "kB"),
+                                     ("shmem-rss", "shmem", "kB"), ("pgtables", "pgtables", "kB"), ("oom_score_adj", "adj", r"(?:[^0-9,]|$)"))),
         # "UID:0" since 4.x; "UID 0" before the name (2.6.32) or after it (3.10, RHEL 7).
         pl.when(killed).then(message.str.extract(r"\bUID:? ?(-?[0-9]+)", 1)).alias("killed_uid"),
         *_groups(_SELECTED, "selected"),
         *_groups(_REAPER, "reaper"),
-        *_groups(_TASK_ROW, "task"),
+        *_groups(_TASK_ROW, "task", _task_row_text()),
         *_groups(_BLOCK_HEAD, "head"),
         (message.str.contains(_DUMP) & ~pl.col("continuation")).alias("dump"),
     ]
+
+
+def _task_row_text() -> pl.Expr:
+    """A task-table row as printed: a terminal copy wraps a long one onto an indented line of its own
+    ("[   7899]     0  7899  6546210  3842522 39899136  1039052" / " 0 python"), read across the two."""
+    message = pl.col("message")
+    wrapped = message.str.starts_with("[") & pl.col("continuation").shift(-1, fill_value=False)
+    return pl.when(wrapped).then(message + message.shift(-1)).otherwise(message)
 
 
 def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
@@ -733,7 +780,7 @@ SOURCE = register(
         sniff_heads=sniff_heads,
         parse=parse,
         sniff_literals=("[", "kernel", ","),
-        formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "dmesg_reltime", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
+        formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "dmesg_reltime", "dmesg_kmsg", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
         line_local=True,
         segmented=True,
     )
