@@ -600,3 +600,21 @@ def test_device_plugin_xid_on_a_redacted_uuid_keeps_the_xid() -> None:
     assert (xid["kind"], xid["xid"], xid["gpu_uuid"], xid["process"]) == ("xid", 94, None, None)
     assert attrs_of(events)[1]["resource"] == "nvidia.com/gpu"
     assert (unhealthy["process"], attrs_of(events)[1]["health"]) == (None, "unhealthy")
+
+
+def test_a_pod_list_of_one_pod_names_it() -> None:
+    # kkamji's notes on pods evicted for DiskPressure (public-code index id 31213554873): kubelet 1.3x journal.
+    events = _events("kubelet_journal_image_gc_failed_disk_kill_01.log", year=2025)
+    assert events.select("pod", "namespace").row(2) == ("image-converter-backend-8bc77f4c4-v8w7m", "image-converter")
+    kill = events.row(3, named=True)
+    assert (kill["pod_uid"], kill["container"], kill["container_id"]) == (
+        "1e53a7ad-acc8-4bb3-b6b4-af1b06bfd435", "backend", "c6a5c9ea95e7674f67a4cccab573f533ac148039033b3b845a32607fb305b363"
+    )
+    assert events["severity"][1] == "error"
+    assert events["ts"][0] == datetime(2025, 6, 18, 0, 0, 14, 229011, tzinfo=UTC)
+    assert events["exit_code"][8] == 0
+    # The volume manager names the pod by its uid: pod "<uid>" (UID: "<uid>"), quotes escaped or not.
+    assert events["pod_uid"].to_list()[5:7] == ["1e53a7ad-acc8-4bb3-b6b4-af1b06bfd435"] * 2
+    # A list of several pods names none of them.
+    line = 'Oct 24 06:38:11 m hyperkube[1]: I1024 06:38:11.983026  1 kubelet.go:2141] "SyncLoop ADD" source="api" pods=[a/b c/d]\n'
+    assert rca.parse_text(line, year=2022)["pod"][0] is None

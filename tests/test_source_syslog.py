@@ -797,3 +797,76 @@ def test_daemon_level_words_and_slurm_node_tags() -> None:
         "2015-04-15T08:53:56+08:00 nod0138 sshd[78]: Accepted publickey for x\n"
     )
     assert rca.parse_text(text).select("process", "severity").rows() == [("slurmstepd", "error"), ("sshd", "critical"), ("sshd", None)]
+
+
+def test_rsyslog_empty_host_frames_the_lines_of_every_program() -> None:
+    # Notes on cgroups (public-code index id 13582992531): a /var/log/messages whose host rsyslog left empty
+    # (two spaces after the time); cadvisor and stress-ng give no pid and have no rules, yet are envelopes.
+    events = _events("journal_rsyslog_empty_host_cadvisor_memcg_kill_01.log")
+    assert events["process"].to_list() == ["stress-ng-vm", "stress-ng-vm", "cadvisor", "stress-ng", "stress-ng-vm", "stress-ng-vm", "stress-ng"]
+    assert events["host"].null_count() == events.height
+    assert events["message"][3].startswith("memory (MB): total 63979.26")
+    # The year is the file's own (cadvisor's "at 2021-03-10 …"), not the reference time's.
+    assert events["ts"].to_list()[2:4] == [datetime(2021, 3, 10, 11, 19, 17, tzinfo=UTC)] * 2
+    assert set(events["ts_quality"]) == {"year_inferred"}
+    kills = events.filter(pl.col("kind") == "oom_kill")
+    assert kills.select("pid", "process", "rss_bytes").rows() == [(3691, "stress-ng-vm", 292 * 1024), (3692, "stress-ng-vm", 292 * 1024)]
+
+
+def test_a_log_level_after_the_time_is_still_no_host() -> None:
+    # Only rsyslog's empty host (two spaces) vouches for an envelope of a program without pid or rules.
+    events = rca.parse_text("Mar 10 11:19:17 ERROR main: failed\nMar 10 11:19:17  main: started\n", year=2021)
+    assert events["process"].to_list() == [None, "main"]
+
+
+def test_dockerd_stop_timeout_kills_name_their_container() -> None:
+    # deckhouse/deckhouse issue #336: dockerd at +03:00 forcing containers that outlived their stop signal.
+    events = _events("journal_dockerd_stop_timeout_force_kill_msk_01.log")
+    # The envelope's time, in the zone of dockerd's own stamp.
+    assert events["ts"][0] == datetime(2021, 11, 30, 11, 50, 40, tzinfo=UTC)
+    assert events["container_id"].to_list() == [
+        None, "4dc52d08f25a7940f3e47283871df3eabf6534f59c1561d547002b8c907346f9", None,
+        "7873876b33108c21164fff75a98946706d915628e30c5c9e4c562ee55805233c", None,
+    ]
+    attrs = [json.loads(a) for a in events["attrs"]]
+    assert {a["signal"] for a in attrs} == {"SIGKILL"}
+    assert [a.get("container_id_prefix") for a in attrs] == ["7873876b3310", None, "4dc52d08f25a", None, "7873876b3310"]
+    # A stop's teardown, not a kill of a running job.
+    assert set(events["kind"]) == {"log"}
+    assert set(events["host"]) == {"kube-master-3"}
+
+
+def test_openshift_hyperkube_lines_are_read_as_the_kubelet_klog() -> None:
+    # Public-code index id 9982345903 (OpenShift 4.10 etcd-restore notes): `systemctl status kubelet.service`, whose
+    # journal lines are tagged hyperkube (ellipsized by systemctl); their klog headers give level and microseconds.
+    events = _events("journal_systemctl_status_hyperkube_ocp410_01.log")
+    klog = events.filter(pl.col("process") == "hyperkube")
+    assert klog.height == 10 and set(klog["source"]) == {"kubelet"}
+    assert klog["severity"].to_list() == ["info"] * 3 + ["error"] * 5 + ["warning", "error"]
+    assert klog["ts"][0] == datetime(2022, 10, 24, 2, 2, 8, 812398, tzinfo=UTC)
+    assert set(klog.select("host", "pid").rows()) == {("master2.ocp4.example.com", 58674)}
+    assert json.loads(klog["attrs"][4])["caller"] == "kubelet.go:2484"
+
+
+def test_runtime_lines_name_the_container_a_cri_call_acts_on() -> None:
+    # cri-o/cri-o issue #7053: CRI-O at -07:00 stopping a container; its pod sandbox is no container.
+    crio = _events("journal_crio_stop_container_timeout_pdt_01.log")
+    container = "4bbbc006f606958022cb32f65bdbd0b64159e1247142d34ee43b395cad213207"
+    assert crio["container_id"].to_list() == [container, None, container, None]
+    assert set(crio["process"]) == {"crio"} and set(crio["severity"]) == {"info"}
+    assert crio["ts"][0] == datetime(2023, 6, 15, 6, 50, 37, tzinfo=UTC)
+    # canonical/microk8s issue #651: the snap's containerd, its lines ellipsized by journalctl.
+    microk8s = _events("journal_microk8s_containerd_container_to_stop_nb_01.log")
+    assert microk8s["severity"].to_list() == ["debug"] + ["info"] * 5
+    assert microk8s["container_id"].to_list()[1:3] == [None, "d26e733826de704fd2cf7b1875bdcfa07bc61fe5b066d0c533d76ce729ba4e17"]
+    assert microk8s["ts"][0] == datetime(2020, 10, 29, 14, 5, 55, tzinfo=UTC)
+
+
+def test_docker_before_dockerd_and_cri_dockerd_keep_their_logrus_level() -> None:
+    # moby/moby issue #19728: Docker 1.9's daemon tagged "docker", at +02:00.
+    docker = _events("journal_docker_daemon_pre_dockerd_warning_eet_01.log")
+    assert docker["severity"].to_list() == ["info", "info", None, "info", "info", "warning", "warning", "warning"]
+    assert docker["ts"][0] == datetime(2016, 2, 5, 9, 37, 59, tzinfo=UTC)
+    # kubernetes/minikube PR #20630: cri-dockerd 0.3.15 starting before the Docker daemon.
+    cri_dockerd = _events("journal_cri_dockerd_start_minikube_01.log")
+    assert cri_dockerd.select("process", "severity").rows()[1:] == [("cri-dockerd", "info")] * 2

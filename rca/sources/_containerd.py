@@ -24,10 +24,16 @@ CRI-O (``crio``) logs with logrus too, its level kept; its ``Stopping container 
 Killing`` names the container it SIGKILLs at a stop's timeout (a teardown, not a kill of a running job). conmon, its
 per-container monitor, tells of the container's exit when it is not 0: ``conmon f1ee30489db2a0242ef1 <ninfo>: container
 258213 exited with status 139`` → the container's pid and exit status (128 + the signal: 139 a SIGSEGV, 137 a SIGKILL →
-``process_killed``); the id there is cut to 20 characters, kept in attrs.
+``process_killed``); the id there is cut to 20 characters, kept in attrs. dockerd's ``Container <id> failed to exit
+within 30 seconds of signal 15 - using the force`` is the same SIGKILL at a stop's timeout (its ``Container <short id>
+failed to exit within 10 seconds of kill - trying direct SIGKILL`` the next try, the 12-character id kept in attrs).
 
-Registered with :mod:`rca.sources._syslog` as the rules of programs ``containerd``, ``dockerd``, ``crio`` and
-``conmon``. containerd's lines are logfmt (``time="…" level=… msg="…"``), or JSON with ``[debug] format = "json"``
+The runtimes' lines about a container a CRI call acts on (CRI-O's ``Stopping container: <id> (timeout: 30s)``,
+``Started container`` … ``containerID=<id>``; containerd's ``StopContainer for \\"<id>\\"``) name it: container_id.
+
+Registered with :mod:`rca.sources._syslog` as the rules of programs ``containerd``, ``dockerd``, ``crio``,
+``conmon``, MicroK8s' ``microk8s.daemon-containerd``, ``docker`` (dockerd before 1.12) and ``cri-dockerd``.
+containerd's lines are logfmt (``time="…" level=… msg="…"``), or JSON with ``[debug] format = "json"``
 (``{"level":"info","msg":"TaskOOM event …","time":"…"}``); the level is kept, the envelope's time stands.
 """
 
@@ -38,7 +44,8 @@ import polars as pl
 from rca.sources import _syslog
 from rca.sources._base import ParseContext, attrs_json
 
-_ID = r"[0-9a-f]{64}"
+_ID_LENGTH = 64
+_ID = rf"[0-9a-f]{{{_ID_LENGTH}}}"
 _TASK_EVENT = (
     r"(?:msg=|\"msg\":)\"(?:Task(?<event>OOM|Exit) event (?<sandbox>in podsandbox handler )?|(?<repeat>[Rr]eceived exit event ))"
     r".*?(?:ContainerID:|container_id:\\\")(?<container_id>" + _ID + ")"
@@ -51,6 +58,13 @@ _DOCKERD_EVENT = (
 _CRIO_CONMON = (
     r"^conmon (?<short_id>[0-9a-f]{12,64}) <[a-z]+>: container (?<pid>[0-9]+) exited with status (?<status>[0-9]+)"
     r"|msg=\"Stopping container (?<stopped>" + _ID + r") with stop signal timed out\. Killing"
+    r"|msg=\"Container (?<forced>[0-9a-f]{12,64}) failed to exit within [0-9]+ seconds of (?:signal [0-9]+ - using the force|kill - trying direct SIGKILL)"
+)
+# The container a runtime's CRI call acts on: CRI-O's "Stopping container: <id> (timeout: 30s)", "Created container <id>: …",
+# "Started container" … containerID=<id>; containerd's "StopContainer for \"<id>\"", "Container to stop \"<id>\" …".
+_NAMED_CONTAINER = (
+    r"msg=\"(?:(?:Stopping|Removing|Starting|Created|Removed|Stopped) container:? |(?:Stop|Remove|Start)Container for \\\"|Container to stop \\\")"
+    r"(?<id>" + _ID + r")|\bcontainerID=(?<field>" + _ID + r")\b"
 )
 _LEVEL = r"(?:(?:^|\s)level=|\"level\":\")(?<level>[a-z]+)"
 _SEVERITY = {"trace": "debug", "debug": "debug", "info": "info", "warning": "warning", "error": "error", "fatal": "critical", "panic": "critical"}
@@ -65,7 +79,8 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     framed = framed.with_columns(
         task=message.str.extract_groups(_TASK_EVENT),
         dockerd=pl.when(message.str.contains("msg=event ", literal=True)).then(message).str.extract_groups(_DOCKERD_EVENT),
-        crio=pl.when(message.str.contains_any([" exited with status ", " with stop signal timed out"])).then(message).str.extract_groups(_CRIO_CONMON),
+        crio=pl.when(message.str.contains_any([" exited with status ", " with stop signal timed out", " failed to exit within "]))
+        .then(message).str.extract_groups(_CRIO_CONMON),
     )
     task, dockerd, crio = pl.col("task").struct, pl.col("dockerd").struct, pl.col("crio").struct
     oom = (task.field("event") == "OOM") | (dockerd.field("event") == "oom")
@@ -81,8 +96,16 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     sandbox = task.field("sandbox").is_not_null()
     exec_process = dockerd.field("process_id") != dockerd.field("container_id")
     killed = exited & (status == _SIGKILLED) & ~sandbox & ~exec_process.fill_null(False)
-    container_id = pl.coalesce(task.field("container_id"), dockerd.field("container_id"), crio.field("stopped"))
-    about_a_container = container_id.is_not_null() | crio.field("short_id").is_not_null()
+    # dockerd names a container by its full id at the stop's timeout, by its 12-character short id when it kills it directly.
+    forced = crio.field("forced")
+    full_forced = pl.when(forced.str.len_chars() == _ID_LENGTH).then(forced)
+    container_id = pl.coalesce(task.field("container_id"), dockerd.field("container_id"), crio.field("stopped"), full_forced)
+    # The runtime's own lines about a container it creates, starts, stops or removes: the runtime stays their process.
+    named = pl.when(message.str.contains("ontainer", literal=True)).then(message).str.extract_groups(_NAMED_CONTAINER).struct
+    acted_on = pl.coalesce(named.field("id"), named.field("field"))
+    id_prefix = pl.coalesce(crio.field("short_id"), pl.when(full_forced.is_null()).then(forced))
+    stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null()
+    about_a_container = container_id.is_not_null() | id_prefix.is_not_null()
     level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
     return _syslog.program_events(
         framed,
@@ -92,18 +115,20 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         severity=pl.when(oom | killed | crio.field("status").is_not_null()).then(pl.lit("error")).otherwise(pl.coalesce(level, pl.col("severity"))),
         # A task event is about a container's process, not about the runtime.
         process=pl.when(~about_a_container).then(pl.col("program")),
-        container_id=container_id,
+        container_id=pl.coalesce(container_id, acted_on),
         exit_code=status,
         attrs=attrs_json({
-            "signal": pl.when(killed | crio.field("stopped").is_not_null()).then(pl.lit("SIGKILL")),
+            "signal": pl.when(killed | stop_killed).then(pl.lit("SIGKILL")),
             "runtime": pl.when(about_a_container).then(pl.col("program")),
             "sandbox": pl.when(sandbox).then(pl.lit(True)),
-            "container_id_prefix": crio.field("short_id"),
+            "container_id_prefix": id_prefix,
         }),
     )
 
 
 # Not a source of its own: its lines are the file's, as other programs' lines are.
 _syslog.register_program("containerd", None, containerd_rules)
-for _runtime in ("dockerd", "crio", "conmon"):
+# MicroK8s runs its own containerd as a snap daemon; Docker's daemon was "docker" before 1.12 renamed it; cri-dockerd
+# (the kubelet's shim to Docker since 1.24) writes the same logrus lines.
+for _runtime in ("dockerd", "crio", "conmon", "microk8s.daemon-containerd", "docker", "cri-dockerd"):
     _syslog.register_program(_runtime, None, containerd_rules)

@@ -49,11 +49,11 @@ _REAL_HOST = r"(?<host>[^ \t]*[a-z0-9](?:[^ \t]*[^ \t:])?)"
 # The heads captured for framing take any host and have it checked after (_with_real_host):
 # written so that a field can end in one place only (at a space or tab, which it cannot hold),
 # they are captured 2.7x faster (a 356k-line journal: 0.54 -> 0.20 s for the short head).
-_ANY_HOST = r"(?<host>[^ \t]+)"
+# rsyslog writes an empty host as nothing between two spaces ("11:19:17  cadvisor: …"): the host is then "".
+_ANY_HOST = r"(?<host>[^ \t]*)"
 # journalctl --no-hostname leaves the host out: the lines the heads with a host miss (or misread, taking
 # "systemd[1]:" for the host) are tried again without one; the empty group keeps the heads' fields alike.
-# rsyslog writes an empty host as nothing between two spaces ("03:28:16  kernel: …").
-_NO_HOST = "(?<host>)[ \t]?"
+_NO_HOST = "(?<host>)"
 # rsyslog keeps a tag as the program sent it: "Fledge[16823] ERROR: …" has no colon after the pid. Slurm's
 # step daemon before 15.08 tagged its lines with the node too: "slurmd[node21][2747]: …".
 _PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+)(?:\[[^\]\s0-9][^\]\s]*\])?(?:\[(?<pid>[0-9]+)\]:?|:)[ \t]"
@@ -138,7 +138,8 @@ _BARE_HEAD = rf"^{_PROGRAM}"
 # left out by --no-hostname). A host holds no bracket: "systemd[352]: a: b" is a program's line without one.
 MONOTONIC_HEAD = rf"^\[ *(?<boot>[0-9]+\.[0-9]{{6}})\][ \t](?:(?<host>[^ \t\[\]]*[^ \t:\[\]])[ \t])?{_PROGRAM}"
 
-SHORT_LINE = _short_head(rf"(?:{_REAL_HOST}[ \t])?") + MESSAGE_TAIL
+# (rsyslog's empty host, too: two spaces after the time.)
+SHORT_LINE = _short_head(rf"(?:{_REAL_HOST}[ \t]|[ \t])?") + MESSAGE_TAIL
 # An application's line may start with an ISO time and "name:" too (python logging): without a host, only a
 # program with its pid makes an envelope for sniffing.
 ISO_LINE = _iso_head(rf"{_REAL_HOST}[ \t]") + MESSAGE_TAIL
@@ -200,7 +201,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # (A dmesg line starts with "[" too: the pattern is tried on those lines only.)
     monotonic = head_groups(pl.when(pl.col("text").str.starts_with("[")).then(pl.col("text")), MONOTONIC_HEAD, one_line=one_line)
     parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"), monotonic.alias("m"))
-    parts = _with_real_host(_with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line), "s", "i")
+    parts = _with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line)
+    parts = _with_real_host(parts, "s", "i", empty_host_envelopes=("s",))
     s, i, b, m = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct, pl.col("m").struct
     full = pl.when(i.field("zone").is_not_null()).then(pl.concat_str(i.field("full"), _offset_text(_zone_minutes(i.field("zone")))))
     full = pl.coalesce(full, i.field("full"))
@@ -298,15 +300,20 @@ def _with_or_without_host(parts: pl.DataFrame, hosted: str, no_host_head: str, o
     return parts.with_columns(pl.when(without).then(no_host).otherwise(pl.col(hosted)).alias(hosted))
 
 
-def _with_real_host(parts: pl.DataFrame, *envelopes: str) -> pl.DataFrame:
+def _with_real_host(parts: pl.DataFrame, *envelopes: str, empty_host_envelopes: tuple[str, ...] = ()) -> pl.DataFrame:
     """The ``envelopes`` (struct columns of head groups) nulled where the host is missing or has no lower-case
     letter or digit, unless the program gives its pid or is one with rules of its own ("PC kernel:" is a host
-    of capitals, "ERROR main:" a log level, "2024-12-04T10:00:00Z root: …" python logging)."""
+    of capitals, "ERROR main:" a log level, "2024-12-04T10:00:00Z root: …" python logging). rsyslog's empty host
+    in its traditional format (two spaces after the time, captured as ""), in ``empty_host_envelopes``, is no log
+    level: it is an envelope, its host null."""
     real = {}
     for name in envelopes:
         host, program = pl.col(name).struct.field("host"), pl.col(name).struct.field("program")
-        plausible = host.str.contains("[a-z0-9]").fill_null(False) | pl.col(name).struct.field("pid").is_not_null() | program.is_in(list(_PROGRAM_RULES))
-        real[name] = pl.when(plausible).then(pl.col(name))
+        plausible = (
+            host.str.contains("(?:^$|[a-z0-9])" if name in empty_host_envelopes else "[a-z0-9]").fill_null(False)
+            | pl.col(name).struct.field("pid").is_not_null() | program.is_in(list(_PROGRAM_RULES))
+        )
+        real[name] = pl.when(plausible).then(pl.col(name).struct.with_fields(host=pl.field("host").replace("", None)))
     return parts.with_columns(**real)
 
 

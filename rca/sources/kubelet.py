@@ -37,7 +37,8 @@ from rca.sources._base import (
 )
 from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, event_kind, eviction_fields, oom_victim, quantity_bytes
 
-KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite")
+# OpenShift 4 runs the kubelet as ``hyperkube kubelet``: its journal lines are tagged ``hyperkube``.
+KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite", "hyperkube")
 
 # The klog header before the message (MESSAGE_TAIL); the head alone is captured (see head_groups).
 KLOG_HEAD = (
@@ -73,7 +74,10 @@ _SLASH_POD = (
     r'\bpod(?:="?| <?)(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a-z0-9.]*)"?'
     r"|\bJob: (?<job_namespace>[a-z0-9][-a-z0-9]*)/[^,\s]+, Task:[^,]*, Pod:(?<job_pod>[a-z0-9][-a-z0-9.]*),"
 )
-_POD_UID = r'\bpod(?:UID|ID)="?([0-9a-fA-F-]{32,36})"?'
+# A pod list of one pod names it: "SyncLoop DELETE" source="api" pods=["ns/name"] (unquoted before 1.24).
+_ONE_POD_LIST = r'\bpods=\["?(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a-z0-9.]*)"?\]'
+# podUID="…" (structured), or the volume manager's pod "<uid>" (UID: "<uid>") (its quotes escaped in a structured message).
+_POD_UID = r'(?:\bpod(?:UID|ID)="?|\(UID: \\?")([0-9a-fA-F-]{32,36})'
 _EVENT_POD_UID = r'event=&?\{"?ID"?:"?([0-9a-fA-F-]{32,36})'
 _CONTAINER_ID = (
     r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":")(?:[a-z]+://)?([0-9a-f]{12,64})\b'
@@ -313,9 +317,10 @@ def _pod_facts() -> list[pl.Expr]:
     body = pl.col("body")
     slash = body.str.extract_groups(_SLASH_POD).struct
     under = body.str.extract_groups(UNDERSCORE_POD_REF).struct
+    listed = pl.when(body.str.contains("pods=[", literal=True)).then(body).str.extract_groups(_ONE_POD_LIST).struct
     return [
-        pl.coalesce(slash.field("pod"), under.field("pod"), slash.field("job_pod")).alias("pod"),
-        pl.coalesce(slash.field("namespace"), under.field("namespace"), slash.field("job_namespace")).alias("namespace"),
+        pl.coalesce(slash.field("pod"), under.field("pod"), slash.field("job_pod"), listed.field("pod")).alias("pod"),
+        pl.coalesce(slash.field("namespace"), under.field("namespace"), slash.field("job_namespace"), listed.field("namespace")).alias("namespace"),
         pl.coalesce(body.str.extract(_POD_UID, 1), body.str.extract(_EVENT_POD_UID, 1), under.field("pod_uid")).alias("pod_uid"),
         pl.coalesce(
             # Structured klog names it containerName= or (kuberuntime's own lines) container=; a
