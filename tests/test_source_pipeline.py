@@ -1577,3 +1577,37 @@ def test_ipython_traceback_is_one_traceback_with_its_exception() -> None:
     assert events.select("line", "n_lines", "kind").rows() == [
         (1, 7, "cuda_oom"), (10, 1, "log"), (11, 3, "traceback"), (15, 1, "log"), (16, 1, "log"),  # blank lines are no record's
     ]
+
+
+def test_azure_pipelines_agent_reports_the_exit_code_however_quoted() -> None:
+    # The agent's own report of a task's process, under its 7-digit stamps.
+    killed = one(events_of("ci_azure_pipelines_exit_code_137_returned_from_process_01.log"), "process_killed")
+    assert (killed["line"], killed["exit_code"], killed["severity"], killed["attrs"]["signal"]) == (13, 137, "error", "SIGKILL")
+    assert (killed["ts"], killed["ts_quality"]) == (utc(2017, 3, 10, 18, 44, 22, 793625), "exact")
+    # Docker-exec's report puts the code and the container's id in backticks; "id" there is a label, not a name.
+    exec_killed = one(events_of("ci_azure_pipelines_docker_exec_exit_code_backticks_137_01.log"), "process_killed")
+    assert (exec_killed["line"], exec_killed["exit_code"], exec_killed["container"], exec_killed["container_id"]) == (
+        2, 137, None, "81c9e9bd6fb873d6fbc1403f0906e475e7c99f4a12f73241f5969ffb94780113",
+    )
+    # The Bash task's wording quotes it.
+    events, _, _ = _parse("2024-05-01T12:00:00.1234567Z ##[error]Bash exited with code '137'.\n")
+    assert events.select("kind", "exit_code", "severity").rows() == [("process_killed", 137, "error")]
+
+
+def test_mps_backend_out_of_memory_is_a_device_oom_with_its_limit() -> None:
+    oom = one(events_of("pytorch_mps_backend_oom_fooocus_01.log"), "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["gpu_index"], oom["severity"]) == (1, 1, None, "error")
+    assert (oom["mem_requested_bytes"], oom["mem_total_bytes"], oom["attrs"]["allocated_bytes"]) == (mib(6.25), gib(9.07), gib(8.89))
+    assert oom["attrs"]["exc_type"] == "RuntimeError"
+
+
+def test_tgi_launcher_shard_oom_and_its_tracing_lines() -> None:
+    events = events_of("pytorch_tgi_shard_cuda_oom_rank_field_01.log")
+    oom = one(events, "cuda_oom")
+    assert (oom["line"], oom["gpu_index"], oom["mem_requested_bytes"], oom["mem_total_bytes"]) == (1, 0, mib(128), gib(15.77))
+    assert (oom["attrs"]["allocated_bytes"], oom["attrs"]["free_bytes"], oom["attrs"]["reserved_total_bytes"]) == (
+        gib(15.37), mib(13.62), gib(15.40),
+    )
+    stamped = events.filter(pl.col("ts").is_not_null())
+    assert stamped.select("line", "severity", "ts_quality").rows() == [(4, "error", "exact"), (5, "info", "exact")]
+    assert stamped["ts"][0] == utc(2023, 8, 17, 10, 23, 27, 32737)

@@ -38,6 +38,8 @@ CUDA_OOM = (
     r"|NCCL WARN Cuda failure 'out of memory'"
     # CuPy's memory pool (cupy.cuda.memory.OutOfMemoryError)
     r"|Out of memory allocating [0-9,]+ bytes \(allocated so far: "
+    # PyTorch's Apple-silicon backend (MPS), bound by its high-watermark limit rather than the device
+    r"|MPS backend out of memory"
 )
 DATALOADER = (
     r"DataLoader worker \(pid(?:\(s\))? (?<pid>[0-9]+)[^)\n]*\) "
@@ -62,7 +64,8 @@ _BASH_KILL = (
 )
 _LONE_KILLED = r"^\s*Killed\s*$"
 _EXIT_CODE = (
-    r"(?i)(?:exit(?:ed)?(?: with)? (?:status )?(?:code|status)|exitcode|exits with return code)\s*[:=]?\s*(?<code>-?[0-9]{1,4})\b"
+    # Azure Pipelines quotes the code: "Bash exited with code '137'.", "exit code: `137`;"
+    r"(?i)(?:exit(?:ed)?(?: with)? (?:status )?(?:code|status)|exitcode|exits with return code)\s*[:=]?\s*['`]?(?<code>-?[0-9]{1,4})\b"
     r"|make(?:\[[0-9]+\])?: \*\*\* .*?Error (?<make>[0-9]{1,4})\b"
     # Travis CI's 'The command "…" exited with 137.', a Kubernetes hook's "command '…' exited with 137: "
     r"|\bexited with (?<bare>-?[0-9]{1,4})(?:[.:,]|\s*$)"
@@ -301,7 +304,8 @@ def _cuda_facts() -> dict[str, pl.Expr]:
             size(m, r"Tried to allocate {size}"), size(m, r"Out of memory (?:while trying to allocate|allocating) {size}"),
             size(m, r"(?i:failed to allocate) [^(\n]*\({size}\)"), size(m, r"Requested amount of GPU memory \({size}\)"),
         ),
-        "total": pl.coalesce(size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}")),
+        # MPS's "max allowed" is the most its allocator may hold: the bound the allocation hit.
+        "total": pl.coalesce(size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}"), size(m, r"max allowed: {size}")),
         "free_bytes": pl.coalesce(size(m, r"of which {size} is free"), size(m, r"{size} free[;)]")),
         "process_in_use_bytes": pl.coalesce(this_process, pl.when(alone).then(listed_bytes.list.first())),
         "in_use_pid": pl.when(alone).then(listed_pids.list.first()),
@@ -309,6 +313,7 @@ def _cuda_facts() -> dict[str, pl.Expr]:
         "listed_processes_in_use_bytes": pl.when(several).then(listed_bytes.list.sum()),
         "allocated_bytes": pl.coalesce(
             size(m, r"{size} already allocated"), size(m, r"{size} is allocated by PyTorch"), size(m, r"\(allocated so far: {size}\)"),
+            size(m, r"MPS allocated: {size}"),
         ),
         "reserved_unallocated_bytes": size(m, r"{size} is reserved by PyTorch but unallocated"),
         "reserved_total_bytes": pl.coalesce(size(m, r"{size} reserved in total by PyTorch"), size(m, r"{size} cached\)")),
@@ -482,6 +487,20 @@ def _cuda_error_facts() -> dict[str, pl.Expr]:
         "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "runtime_name", "handle", "smi", "nvml_init", "nvml", "no_driver")))}
 
 
+# A container's name ('container "build"', "container: trainer") or, as Azure Pipelines' Docker-exec report
+# words it, its id ("container id: `81c9…`"), whose label "id" is no name.
+_CONTAINER = (
+    r"\bcontainer(?:[ _](?:id|ID)[: ]+[`'\"]?(?<id>[0-9a-f]{12,64})\b"
+    r"|[: ]+\"?(?<name>[a-z0-9][0-9A-Za-z_.\-]*)\"?)"
+)
+
+
+def _container_facts() -> dict[str, pl.Expr]:
+    container = gated("container").str.extract_groups(_CONTAINER).struct
+    name = container.field("name")
+    return {"container": pl.when(name.str.to_lowercase() != "id").then(name), "container_id": container.field("id")}
+
+
 def _vllm_error_facts() -> dict[str, pl.Expr]:
     m = gated("vllm_error")
     return {
@@ -513,7 +532,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "failure": {"failure_class": first(gated("failure"), r"Job failed \(([a-z ]+ failure)\)")},
     "slurm_oom": _slurm_oom_facts(),
     "ray_oom": _ray_oom_facts(),
-    "container": {"container": first(gated("container"), r"\bcontainer[: ]+\"?([a-z0-9][0-9A-Za-z_.\-]*)\"?")},
+    "container": _container_facts(),
     "vllm_error": _vllm_error_facts(),
 }
 

@@ -43,7 +43,7 @@ FORMATS = (
 
 _MARKERS = "|".join(
     (
-        r"CUDA out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\)(?::|$)", r"ProcessGroupNCCL",
+        r"(?:CUDA|MPS backend) out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\)(?::|$)", r"ProcessGroupNCCL",
         r"Watchdog caught collective operation timeout", r"DataLoader worker \(pid", r"insufficient shared memory \(shm\)",
         r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
         r"Process completed with exit code [0-9]+", r"ERROR: Job failed", r"^Running with gitlab-runner",
@@ -113,6 +113,7 @@ _OUTPUT = {
     ),
     "process": pl.coalesce(pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), pl.col("process")),
     "container": pl.coalesce(pl.col("container"), pl.when(pl.col("kind") == "process_killed").then(pl.col("f_container"))),
+    "container_id": pl.when(pl.col("kind") == "process_killed").then(pl.col("f_container_id")),
     "gpu_index": pl.coalesce(
         pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_gpu_index").cast(pl.Int32, strict=False)), "f_dcgm_health_gpu", "gpu_index"
     ),
@@ -132,11 +133,12 @@ _OUTPUT = {
 # A record no rule concerns is a log line with the time, level and tags its line carried.
 _PLAIN = {
     **{name: pl.col(name) for name in _OUTPUT if name not in {
-        "kind", "gpu_uuid", "pci_bus", "xid", "exit_code", "mem_requested_bytes", "mem_total_bytes", "mem_used_bytes", "rss_bytes", "attrs",
+        "kind", "container_id", "gpu_uuid", "pci_bus", "xid", "exit_code",
+        "mem_requested_bytes", "mem_total_bytes", "mem_used_bytes", "rss_bytes", "attrs",
     }},
     "kind": pl.lit("log"),
     **{name: pl.lit(None, dtype) for name, dtype in (
-        ("gpu_uuid", pl.String), ("pci_bus", pl.String), ("xid", pl.Int32), ("exit_code", pl.Int32),
+        ("container_id", pl.String), ("gpu_uuid", pl.String), ("pci_bus", pl.String), ("xid", pl.Int32), ("exit_code", pl.Int32),
         ("mem_requested_bytes", pl.Int64), ("mem_total_bytes", pl.Int64), ("mem_used_bytes", pl.Int64), ("rss_bytes", pl.Int64),
     )},
     "attrs": json_object({"rank": json_number(pl.col("rank"))}),
