@@ -1324,3 +1324,15 @@ def test_a_dev_kmsg_capture_is_all_kernel_lines_with_their_boot_seconds() -> Non
     assert events.height == 47 and set(events["kind"]) == {"log"} and set(events["severity"]) == {"info"}
     assert events["boot_seconds"].to_list()[39] == 3757.433151
     assert events["ts_raw"].to_list()[39] == "3757433151"
+
+
+def test_a_3_10_oom_report_keeps_its_raw_stack_words_with_its_header() -> None:
+    """3.10 (CentOS 7, TencentOS) prints the stack's raw words above the call trace, four a line; rsyslog left the host empty."""
+    events = _events("kern_log_oom_3_10_stack_words_empty_host_01.log")
+    header = of_kind(events, "oom_invoked")
+    assert header.select("line", "n_lines", "pid", "process").rows() == [(1, 26, 3691, "stress-ng-vm")]
+    kill = of_kind(events, "oom_kill")
+    assert kill.select("line", "pid", "process", "rss_bytes", "cgroup", "mem_used_bytes", "mem_total_bytes").rows() == [
+        (32, 3691, "stress-ng-vm", 292 * KI, "/cgroup-test", 102400 * KI, 102400 * KI),
+    ]
+    assert events.filter(pl.col("line").is_between(27, 30))["pid"].to_list() == [7125, 29937, 29938, 3691]

@@ -201,6 +201,9 @@ _DUMP_STARTS = (
     r"active_anon:", r"[0-9]+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache|shared|non-shared))",
     r"(?:R[A-Z0-9]{2}|[A-Z]S|CR[0-9]|DR[0-9]): +[0-9a-fA-F]", r"(?:pc|lr|sp|x[0-9]{1,2}) ?: ", r"[a-z_]+ [0-9]+$",
     r"Task in \S+ killed as a result of limit of ", _CPUSET_LINE, r"\[<[0-9a-f]+>\]",
+    # the raw stack words x86 printed above its call trace before 4.9 ("ffff880f5d92cd70 0000000094b48ef1 …", four a line;
+    # eight-digit words on 32-bit kernels), their leading space lost to syslog
+    r"[0-9a-f]{8}(?:[0-9a-f]{8})?(?: [0-9a-f]{8}(?:[0-9a-f]{8})?){1,7} *$",
     # the other reports' (_BLOCK_HEAD): hung task (5.x+ and 4.x state lines: the comm in 15 columns and the state, then
     # before 4.10 the task's address and its free stack, since "free stack, pid, ppid, flags"), oops, machine check, EDAC,
     # AER, NVRM (an SXid report's own lines join it by rca.sources._xid.continues_sxid)
