@@ -1611,3 +1611,13 @@ def test_tgi_launcher_shard_oom_and_its_tracing_lines() -> None:
     stamped = events.filter(pl.col("ts").is_not_null())
     assert stamped.select("line", "severity", "ts_quality").rows() == [(4, "error", "exact"), (5, "info", "exact")]
     assert stamped["ts"][0] == utc(2023, 8, 17, 10, 23, 27, 32737)
+
+
+def test_a_driver_older_than_the_cuda_build_is_a_cuda_error() -> None:
+    # PyTorch warns and falls back to the CPU; the job then runs without its GPU.
+    events = events_of("pytorch_cuda_init_driver_too_old_warning_01.log")
+    warning = events.row(0, named=True)
+    assert (warning["kind"], warning["severity"]) == ("log", "error")
+    assert json.loads(warning["attrs"])["cuda_error"] == "NVIDIA driver on your system is too old (found version 12080)"
+    runtime, _, _ = _parse("2025-01-02 03:04:05 ERROR cudaGetDevice() failed. Status: CUDA driver version is insufficient for CUDA runtime version")
+    assert json.loads(runtime["attrs"][0])["cuda_error"] == "CUDA driver version is insufficient for CUDA runtime version"

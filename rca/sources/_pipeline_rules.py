@@ -105,6 +105,9 @@ _CUDA_ERROR = (
     # handle for GPU 0000:09:00.0: Unknown Error" after an Xid 79, "nvml error: driver not loaded", torch's "Found no NVIDIA driver").
     rf"|device handle for GPU ?{_HANDLE_BUS}: (?<handle>[^\n]+)|(?<smi>couldn't communicate with the NVIDIA driver)"
     r"|Failed to initialize NVML: (?<nvml_init>[^\n]+)|nvml error: (?<nvml>[^:\n]+)|(?<no_driver>Found no NVIDIA driver)"
+    # A driver older than the CUDA the framework was built for (an image upgraded past its nodes): PyTorch's wording
+    # ("The NVIDIA driver on your system is too old (found version 12080)") and the CUDA runtime's (cudaErrorInsufficientDriver).
+    r"|(?<old_driver>NVIDIA driver on your system is too old(?: \(found version [0-9]+\))?|CUDA driver version is insufficient for CUDA runtime version)"
 )
 
 # A UUID ends on a hex digit: one an author shortened ("GPU-455e672a-...") keeps no trailing dash.
@@ -155,7 +158,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "CUDA error: ", "CUDA driver error: ", "cuda runtime error", "CUDNN_STATUS_", "NCCL error", "ncclUnhandled", "ncclSystemError",
         "ncclInternalError", "ncclRemoteError", "ncclInvalid", "CUDA_ERROR_", "cudaError",
         "device handle for GPU", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML", "nvml error: ",
-        "Found no NVIDIA driver",
+        "Found no NVIDIA driver", "NVIDIA driver on your system is too old", "CUDA driver version is insufficient",
     ),
     "reason": ("reason:", "reason="),
     "failure": ("Job failed (",),
@@ -484,7 +487,8 @@ def _go_oom_facts() -> dict[str, pl.Expr]:
 def _cuda_error_facts() -> dict[str, pl.Expr]:
     error = gated("cuda_error").str.extract_groups(_CUDA_ERROR).struct
     return {"cuda_error": pl.coalesce(*(error.field(name) for name in (
-        "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "runtime_name", "handle", "smi", "nvml_init", "nvml", "no_driver")))}
+        "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "runtime_name", "handle", "smi", "nvml_init", "nvml", "no_driver",
+        "old_driver")))}
 
 
 # A container's name ('container "build"', "container: trainer") or, as Azure Pipelines' Docker-exec report

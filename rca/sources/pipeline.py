@@ -53,7 +53,7 @@ _MARKERS = "|".join(
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
         r"KV cache", r"EngineCore", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
         r"torch\.distributed", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
-        r"fatal error: (?:runtime: )?out of memory",
+        r"fatal error: (?:runtime: )?out of memory", r"NVIDIA driver on your system is too old",
         # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
         r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
