@@ -170,12 +170,14 @@ def _ipython_traceback(free: pl.Expr) -> list[pl.Expr]:
 def records(framed: pl.DataFrame) -> pl.DataFrame:
     """One row per record: a multi-line record's lines joined, every other line as it is.
 
-    A batch with no line that could open or continue a record skips the grouping.
+    A batch with no line that could open or continue a record, nor a glog line whose bare next lines
+    take its time (:func:`_glog_continued`), skips the grouping.
     """
     if "after_gap" not in framed.columns:
         framed = framed.with_columns(after_gap=pl.lit(False))
     body = pl.col("body")
-    multi_line = body.str.contains(_OPENS_RECORD) | (body.str.contains(_INDENTED) & pl.col("ts_raw").is_null())
+    glog = pl.col("ts_raw").is_not_null() & pl.col("format").is_in(_GLOG_FORMATS)
+    multi_line = body.str.contains(_OPENS_RECORD) | (body.str.contains(_INDENTED) & pl.col("ts_raw").is_null()) | glog
     if not framed.select(multi_line.any()).item():
         single = framed.with_columns(family=pl.lit(None, pl.String), message=body, n_lines=pl.lit(1, pl.Int32))
         return single.select(_RECORD_COLUMNS).sort("line")
