@@ -176,8 +176,7 @@ def records(framed: pl.DataFrame) -> pl.DataFrame:
     if "after_gap" not in framed.columns:
         framed = framed.with_columns(after_gap=pl.lit(False))
     body = pl.col("body")
-    glog = pl.col("ts_raw").is_not_null() & pl.col("format").is_in(_GLOG_FORMATS)
-    multi_line = body.str.contains(_OPENS_RECORD) | (body.str.contains(_INDENTED) & pl.col("ts_raw").is_null()) | glog
+    multi_line = body.str.contains(_OPENS_RECORD) | (body.str.contains(_INDENTED) & pl.col("ts_raw").is_null()) | _GLOG_LINE
     if not framed.select(multi_line.any()).item():
         single = framed.with_columns(family=pl.lit(None, pl.String), message=body, n_lines=pl.lit(1, pl.Int32))
         return single.select(_RECORD_COLUMNS).sort("line")
@@ -269,8 +268,8 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
 
 
 # glog's and absl's C++ log (XLA, TensorFlow) prefix only the first line of a message that spans lines: an XLA
-# error's HLO dump and its status' "=== Source Location Trace: ===" come bare under it.
-_GLOG_FORMATS = ("klog", "tensorflow")
+# error's HLO dump and its status' "=== Source Location Trace: ===" come bare under it. A glog line, by its format:
+_GLOG_LINE = pl.col("ts_raw").is_not_null() & pl.col("format").is_in(["klog", "tensorflow"])
 
 
 def _glog_continued(lines: pl.DataFrame, new_partition: pl.Expr) -> pl.DataFrame:
@@ -279,16 +278,15 @@ def _glog_continued(lines: pl.DataFrame, new_partition: pl.Expr) -> pl.DataFrame
     under it, which inherits the time itself) comes between.
     """
     stamped = pl.col("ts_raw").is_not_null()
-    glog = stamped & pl.col("format").is_in(_GLOG_FORMATS)
-    if not lines.select(glog.any()).item():
+    if not lines.select(_GLOG_LINE.any()).item():
         return lines.with_columns(glog_ts=pl.lit(None, lines.schema["ts"]), glog_raw=pl.lit(None, pl.String))
     row = pl.int_range(pl.len())
     in_record = pl.col("family").is_not_null() & (pl.col("family") != "continued")
     opens_run = stamped | new_partition | pl.col("after_gap") | ~pl.col("prev_adjacent") | in_record
-    under_glog = ~stamped & (pl.when(opens_run).then(row).forward_fill() == pl.when(glog).then(row).forward_fill())
+    under_glog = ~stamped & (pl.when(opens_run).then(row).forward_fill() == pl.when(_GLOG_LINE).then(row).forward_fill())
     return lines.with_columns(
-        glog_ts=pl.when(under_glog).then(pl.when(glog).then(pl.col("ts")).forward_fill()),
-        glog_raw=pl.when(under_glog).then(pl.when(glog).then(pl.col("ts_raw")).forward_fill()),
+        glog_ts=pl.when(under_glog).then(pl.when(_GLOG_LINE).then(pl.col("ts")).forward_fill()),
+        glog_raw=pl.when(under_glog).then(pl.when(_GLOG_LINE).then(pl.col("ts_raw")).forward_fill()),
     )
 
 

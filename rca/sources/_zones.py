@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from rca import timeutil
+
 SLACK_S = 120
 """How far apart the two stamps of one line may be (journald's receipt lags the daemon's write)."""
 MIN_VOTES = 2
@@ -65,9 +67,7 @@ def envelope_zone_corrected(framed: pl.DataFrame, zoneless: pl.Expr, within: str
 
 def _vote() -> pl.Expr:
     """The quarter hours between a line's envelope time and its message's opening zoned stamp, where they are that close."""
-    text = pl.col("message").str.extract(_OPENING_STAMP, 1)
-    iso = text.str.replace(r"Z$", "+00:00").str.replace(r"([+-][0-9][0-9]):?([0-9][0-9])$", "$1:$2").str.replace(" ", "T", literal=True)
-    stamped = iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_zone="UTC", strict=False, time_unit="us")
+    stamped = timeutil.iso_to_utc(pl.col("message").str.extract(_OPENING_STAMP, 1), "UTC")
     gap = (pl.col("ts") - stamped).dt.total_seconds()
     quarters = (gap / _QUARTER_S).round()
     return pl.when((gap - quarters * _QUARTER_S).abs() <= SLACK_S).then(quarters.cast(pl.Int32))
