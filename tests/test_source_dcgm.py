@@ -550,3 +550,11 @@ GPU 1     0
     assert _attrs(rows[3]) == {"entity_group": "GPU-I", "entity_id": 3, "SMACT": 0.1}
     assert rows[1]["attrs"] is None  # N/A readings left out
     assert _accounted(parsed.events, parsed.skipped, lines.height)
+
+
+def test_exporter_xid_errors_active_series_is_an_xid_event_of_its_label() -> None:
+    # dcgm-exporter >= 3.3.5 (PR #239) exports the active Xid as an `xid` label with value 1, not as the sample value.
+    (row,) = _events("dcgm_exporter_xid_errors_active_t400_inject_01.txt").to_dicts()
+    assert {k: row[k] for k in ("kind", "severity", "host", "gpu_index", "gpu_uuid", "xid", "line", "ts", "ts_quality")} == {
+        "kind": "xid", "severity": "error", "host": "workstation", "gpu_index": 0,
+        "gpu_uuid": "GPU-b9f9e81b-bee7-34bc-af17-132ef6592740", "xid": 42, "line": 3, "ts": FIXED_MTIME, "ts_quality": "file_mtime"}

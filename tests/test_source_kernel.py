@@ -11,6 +11,7 @@ short-iso-precise, ``dmesg -x`` and a kern.log shared with other programs.
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -1336,3 +1337,112 @@ def test_a_3_10_oom_report_keeps_its_raw_stack_words_with_its_header() -> None:
         (32, 3691, "stress-ng-vm", 292 * KI, "/cgroup-test", 102400 * KI, 102400 * KI),
     ]
     assert events.filter(pl.col("line").is_between(27, 30))["pid"].to_list() == [7125, 29937, 29938, 3691]
+
+
+def test_dmesg_json_records_are_framed_with_their_level_boot_seconds_and_every_line() -> None:
+    """`dmesg --json` (util-linux): an object a record over several lines; "pri" is facility × 8 + level."""
+    name = "dmesg_json_kmsg_caller_levels_util_linux_01.log"
+    events = _events(name)
+    assert events.height == 58 and set(events["format"]) == {"dmesg_json"} and set(events["source"]) == {"kernel"}
+    assert int(events["n_lines"].sum()) == len(_text(name).splitlines())
+    assert events["severity"].to_list()[:8] == ["critical", "critical", "critical", "error", "warning", "notice", "info", "debug"]
+    first, command, *_ = events.to_dicts()
+    assert (first["line"], first["n_lines"], first["boot_seconds"], first["ts_quality"]) == (1, 7, 0.0, "boot_relative")
+    assert command["message"].startswith("Command line: initrd=\\ucode.img ")
+    daemon = events.filter(pl.col("message").str.starts_with("systemd[1]: Detected")).row(0, named=True)
+    assert (daemon["severity"], daemon["boot_seconds"], daemon["line"]) == ("info", 11.441524, 158)  # pri 30: daemon.info
+
+
+def test_dmesg_json_decoded_levels_and_a_stream_cut_before_its_close() -> None:
+    events = _events("dmesg_json_decode_follow_unclosed_01.log")
+    assert events.select("line", "n_lines", "severity", "boot_seconds").rows() == [(1, 7, "error", 87876.71428), (8, 5, "error", 119412.66746)]
+
+
+def test_dmesg_json_reads_an_oom_block_and_xids_as_the_raw_dmesg_does() -> None:
+    """The same real records printed the way `dmesg --json` prints them give the same events."""
+    stamp = re.compile(r"^\[ *([0-9]+\.[0-9]+)\] (.*)$")
+    for name in ("dmesg_oom_cgroup_01.log", "dmesg_xid_31_62_45_01.log"):
+        records = [stamp.match(line).groups() for line in _text(name).splitlines()]
+        objects = ",".join(f'{{\n         "pri": 6,\n         "time": {seconds:>12},\n         "msg": {json.dumps(msg)}\n      }}'
+                           for seconds, msg in records)
+        rendered = _events_of('{\n   "dmesg": [\n      ' + objects + "\n   ]\n}\n")
+        facts = ["kind", "pid", "process", "xid", "pci_bus", "boot_seconds", "rss_bytes", "mem_used_bytes"]
+        assert set(rendered["format"]) == {"dmesg_json"}
+        assert rendered.select(facts).rows() == _events(name).select(facts).rows()
+
+
+def test_a_hung_task_whose_comm_holds_a_space_keeps_its_state_line_and_stack() -> None:
+    """5.x pads the comm to 15 columns on the state line: "task:CPU 0/KVM       state:D"."""
+    events = _events("dmesg_hung_task_comm_with_space_kvm_01.log")
+    assert events.select("line", "n_lines", "pid", "process", "severity").rows() == [
+        (1, 25, 3487, "qemu-system-x86", "error"), (26, 46, 3543, "CPU 0/KVM", "error"),
+    ]
+
+
+def test_a_log_server_file_gives_each_host_s_gpu_its_own_uuid() -> None:
+    """Nodes of a cluster all have a GPU at 0000:01:00: a UUID named on one host is not another host's."""
+    events = _events_of(
+        "Mar 11 10:37:00 node-a kernel: NVRM: GPU at PCI:0000:01:00: GPU-cccfc25d-fc66-0d40-e289-3b1a1f5d7896\n"
+        "Mar 11 10:37:00 node-a kernel: NVRM: Xid (PCI:0000:01:00): 62, 3239edf9 0000c3d8 00000000 206dae60\n"
+        "Mar 11 10:37:01 node-b kernel: NVRM: Xid (PCI:0000:01:00): 109, channel 0x00000009, errorString CTX SWITCH TIMEOUT, Info 0xb400b\n"
+    )
+    assert of_kind(events, "xid").select("host", "xid", "gpu_uuid").rows() == [
+        ("node-a", 62, "GPU-cccfc25d-fc66-0d40-e289-3b1a1f5d7896"), ("node-b", 109, None),
+    ]
+
+
+def test_an_aks_node_allocatable_oom_names_the_pod_and_the_group_sweep_kills_each_task_once() -> None:
+    """cgroup v2, systemd driver: the limit hit is /kubepods.slice's (node allocatable), the victim a BestEffort pod's container."""
+    events = _events("kern_log_oom_aks_kubepods_slice_oom_group_npd_01.log")
+    kernel_kills = of_kind(events, "oom_kill").filter(pl.col("boot_seconds").is_not_null())
+    assert kernel_kills.select("line", "pid", "process").rows() == [
+        (94, 7788, "bash"), (96, 7620, "nginx"), (97, 7656, "nginx"), (98, 7657, "nginx"), (99, 7712, "bash"),
+    ]
+    assert set(kernel_kills["pod_uid"]) == {"a5d8fdd1-1369-469e-8a7d-2c1047529435"}
+    assert set(kernel_kills["container_id"]) == {"9192cb33411ff69d015a3577db136757f5b145064a1703efea3d0e12e8a64987"}
+    first = kernel_kills.row(0, named=True)
+    assert (first["mem_used_bytes"], first["mem_total_bytes"], first["rss_bytes"]) == (7464436 * KI, 7464436 * KI, 7165824 * KI)
+    assert json.loads(first["attrs"])["oom_memcg"] == "/kubepods.slice"
+    header = of_kind(events, "oom_invoked").row(0, named=True)
+    assert (header["line"], header["n_lines"], header["pid"], header["process"], header["ts"].year) == (1, 64, 7788, "bash", 2025)
+    # node-problem-detector quoting the kill line is no kill of the kernel's
+    assert events.filter(pl.col("line") == 107)["kind"].to_list() == ["log"]
+
+
+def test_the_lock_a_hung_task_waits_on_and_its_likely_owner_s_stack_are_one_event() -> None:
+    """6.16+ names the mutex's likely owner after the hung task's report and dumps the owner's state and stack
+    (`dmesg -r` with the printk caller: "<3>[  125.362363][  T140] …")."""
+    events = _events("dmesg_r_caller_hung_task_mutex_blocker_01.log")
+    assert events.select("line", "n_lines", "pid", "process", "severity").rows() == [
+        (1, 30, 470, "zsh", "error"), (31, 28, 470, "zsh", "error"),
+    ]
+    assert attrs_of(events)[1] == {"lock_owner": "zsh", "lock_owner_pid": 470}
+
+
+def test_dmesg_color_always_output_is_read_without_its_colors() -> None:
+    """`dmesg --color=always -x`: a green stamp, a brown subsystem prefix, a red or bold message, all SGR sequences."""
+    name = "dmesg_x_color_always_util_linux_01.log"
+    assert sources.sniff(head_lines(FOLDER / name))[0] is kernel.SOURCE
+    events = _events(name)
+    assert events.height == 45 and set(events["format"]) == {"dmesg_raw"} and not events["message"].str.contains("\x1b").any()
+    assert events["severity"].to_list()[:8] == ["critical", "critical", "critical", "error", "warning", "notice", "info", "debug"]
+    assert events.row(1, named=True)["message"].startswith("Command line: initrd=\\ucode.img")
+    assert events.row(29, named=True)["boot_seconds"] == 9.398562
+
+
+def test_a_firmware_first_pcie_error_record_of_a_gpu_is_one_corrected_event_on_its_bus() -> None:
+    """APEI GHES: "{8}[Hardware Error]: …" lines, then the AER status the kernel decodes for the GPU's driver; pasted bare."""
+    name = "dmesg_bare_apei_pcie_corrected_gpu_01.log"
+    assert sources.sniff(head_lines(FOLDER / name))[0] is kernel.SOURCE
+    events = _events(name)
+    assert events.select("line", "n_lines", "severity", "pci_bus").rows() == [(1, 14, "warning", "0000:e3:00.0")]
+
+
+def test_a_stamped_firmware_first_record_opens_at_its_source_line() -> None:
+    events = _parse(
+        "[11219.196524] {1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 1\n"
+        "[11219.196558] {1}[Hardware Error]: event severity: recoverable\n"
+        "[11219.196576] {1}[Hardware Error]:  Error 0, type: recoverable\n"
+        "[11219.196591] {1}[Hardware Error]:   section_type: PCIe error\n"
+    )
+    assert events.select("line", "n_lines", "severity", "boot_seconds").rows() == [(1, 4, "error", 11219.196524)]

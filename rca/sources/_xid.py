@@ -271,8 +271,10 @@ def _within_two_before(value: pl.Expr, position: pl.Expr) -> pl.Expr:
 def _with_gpu_uuid(records: pl.DataFrame) -> pl.DataFrame:
     # The driver names a GPU's UUID once ("GPU at PCI:…: GPU-…") before that bus's first Xid;
     # later reports on the bus take the latest UUID named before them, earlier ones the first after.
+    # A bus is one host's: a log server's file holds many nodes, each with a GPU at 0000:01:00.
     bus_key = pl.col("pci_bus").str.to_lowercase().str.replace(r"\.[0-7]$", "")
     uuid = pl.col("gpu_at_uuid")
     return records.with_columns(
-        gpu_uuid=pl.when(pl.col("pci_bus").is_not_null()).then(uuid.forward_fill().backward_fill().over(bus_key, *file_column(records)))
+        gpu_uuid=pl.when(pl.col("pci_bus").is_not_null())
+        .then(uuid.forward_fill().backward_fill().over(bus_key, "host", *file_column(records)))
     )

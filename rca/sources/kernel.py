@@ -1,5 +1,5 @@
-"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -d, -x, -r), /dev/kmsg records, talosctl dmesg, kern.log /
-messages, journalctl -k.
+"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -d, -x, -r, --json), /dev/kmsg records, talosctl dmesg,
+kern.log / messages, journalctl -k.
 
 Framing strips each line's time prefix: boot seconds, a ctime or ISO date, or the syslog /
 journald envelope (through :mod:`rca.sources._syslog`, which routes a mixed syslog file's
@@ -87,6 +87,20 @@ _RELTIME_HEAD = (
 # fragment, "+" for its continuation; newer kernels may add fields such as ",caller=T1"), then the message. The record's
 # dictionary follows on lines of its own, each " KEY=value" ("SUBSYSTEM=pci", "DEVICE=+pci:0000:3b:00.0").
 _KMSG_HEAD = r"^(?<kmsg_prio>[0-9]{1,4}),[0-9]+,(?<usec>[0-9]+),[-+c](?:,[^;]*)?;"
+# `dmesg --json` (-J, util-linux 2.38+) prints {"dmesg": [ … ]}, an object a record and a field a line:
+#       },{
+#          "pri": 6,                ("fac": "kern", "pri": "info" with --decode; no "pri" when the record has none)
+#          "time":   1843.308145,   (seconds since boot, whatever time format was asked for)
+#          "caller": "T1",          (a kernel built with CONFIG_PRINTK_CALLER)
+#          "msg": "NVRM: …"         (a JSON string; a multi-line record's lines joined by "\n")
+# A record opens at "{" or "},{"; the lines outside the records (the outer braces, "dmesg": [) join the one
+# nearest. The time line, padded to its column and always six decimals, tells the format from other JSON.
+_JSON_OPEN = r"^[ \t]*(?:\},[ \t]*)?\{[ \t]*$"
+_JSON_FIELD = r'^[ \t]*"(?<field>fac|pri|time|caller|msg)": (?<value>.*?),?[ \t]*$'
+_JSON_ANCHOR = r'^[ \t]*(?:"time": +[0-9]+\.[0-9]{6},|"dmesg": \[)[ \t]*$'
+_JSON_SYNTAX = r"^[ \t]*(?:\{|\},[ \t]*\{|\}|\]|\],?|\},?)[ \t]*$"
+# The terminal's select-graphic-rendition sequences `dmesg --color=always` (-L, and -H on a terminal) writes.
+_SGR = r"\x1b\[[0-9;]*m"
 # A boot stamp inside a syslog message, or the caller left once a raw stamp is cut off (_framed_boot_stamp).
 _EMBEDDED_BOOT_HEAD = rf"^(?:\[\s*(?<boot>[0-9]+\.[0-9]+)\](?:{_CALLER})?|{_CALLER}) ?"
 _BOOT_STAMP = r"^\[\s*[0-9]+\.[0-9]+\]"
@@ -108,10 +122,13 @@ _SHORT_KERNEL_NO_HOST = (
 # `grep -h`, a paste, the dmesg of a kernel built without CONFIG_PRINTK_TIME such as RHEL 6's): kernel lines
 # all the same (framed as raw dmesg). The OOM killer's dump counts too: the task's CPU line (2.6.32's
 # "Pid: N, comm:"), its cpuset line, the call trace heading, the task-table rows and the kill line.
+# A firmware-first hardware error record (APEI GHES, decoded by the kernel's CPER printer): "{8}[Hardware Error]: …", the
+# record's number in braces on each of its lines.
+_GHES = r"\{[0-9]+\}\[Hardware Error\]: "
 _BARE_MESSAGE = (
     r"^(?:NVRM: |oom-kill:|oom_reaper: reaped process |(?:Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): Kill"
     r"|\S+ invoked oom-killer: |Killed process [0-9]+|Pid: [0-9]+, comm: |CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: "
-    r"|\S+ cpuset=\S* mems_allowed=|Call Trace:|\[ *[0-9]+\] +[0-9]+ +[0-9]+ +[0-9]+ )"
+    r"|\S+ cpuset=\S* mems_allowed=|Call Trace:|\[ *[0-9]+\] +[0-9]+ +[0-9]+ +[0-9]+ |" + _GHES + ")"
 )
 # Uptimes beyond ~300 years are garbage, and would overflow the datetime arithmetic.
 _MAX_BOOT_SECONDS = 1e10
@@ -175,19 +192,23 @@ _TASK_ROW = (
 )
 _CPUSET_LINE = r"\S.* cpuset=\S* mems_allowed=\S+$"
 # Heads of the kernel's other multi-line reports; the dump lines after one join it as after an OOM header.
-# Hung task (then the task's state line and stack), soft lockup, page allocation failure (then a dump like the OOM
-# killer's), a slab allocation failure (then the cache's and the nodes' lines), a user process's segfault or trap
-# (then its "Code:" line), oops / BUG / WARNING (x86's and arm64's), a machine check, an EDAC memory error, a PCIe
-# AER error, an NVSwitch SXid and an NVIDIA Xid (then the driver's indented lines).
+# Hung task (then the task's state line and stack; since 6.16 also the lock it waits on and the state and stack of the
+# task likely holding it, "INFO: task zsh:470 is blocked on a mutex likely owned by task zsh:470."), soft lockup, page
+# allocation failure (then a dump like the OOM killer's), a slab allocation failure (then the cache's and the nodes'
+# lines), a user process's segfault or trap (then its "Code:" line), oops / BUG / WARNING (x86's and arm64's), a machine
+# check, an EDAC memory error, a PCIe AER error, a firmware-first (APEI GHES) hardware error record, an NVSwitch SXid
+# and an NVIDIA Xid (then the driver's indented lines).
 _BLOCK_HEAD = (
-    r"^(?:INFO: task (?<hung_name>.+):(?<hung_pid>[0-9]+) blocked for more than (?<hung_seconds>[0-9]+) seconds"
+    r"^(?:INFO: task (?<hung_name>.+):(?<hung_pid>[0-9]+) (?:blocked for more than (?<hung_seconds>[0-9]+) seconds"
+    r"|(?:is |<[a-z]+> )?blocked on an? \S+(?:, but| likely (?:owned|last held) by task (?<owner_name>.+):(?<owner_pid>[0-9]+))?)"
     r"|(?:NMI )?watchdog: BUG: soft lockup - CPU#[0-9]+ stuck for (?<lockup_seconds>[0-9]+)s! \[(?<lockup_name>.+):(?<lockup_pid>[0-9]+)\]"
     r"|(?<alloc_name>.+?): page allocation failure[:.] order:(?<alloc_order>[0-9]+), mode:(?<alloc_mode>0x[0-9a-f]+(?:\([^)]*\))?)"
     r"|(?<fault_name>\S.*?)\[(?<fault_pid>[0-9]+)\]: segfault at (?<fault_address>[0-9a-f]+) ip +\S+ sp \S+ error [0-9]+(?: in (?<fault_in>[^\[ ]+))?"
     r"|traps: (?<trap_name>\S.*?)\[(?<trap_pid>[0-9]+)\] "
     r"|(?<other>BUG: |Oops: |general protection fault|Kernel panic|Unable to handle kernel |Internal error: |WARNING: CPU: "
     r"|SLUB: Unable to allocate memory|mce: \[Hardware Error\]: CPU [0-9]+: Machine Check"
-    r"|EDAC \S+ MC[0-9]+: HANDLING MCE MEMORY ERROR|\S+ \S+: PCIe Bus Error: |(?:\S+: )?SXid \(|NVRM: Xid \())"
+    r"|EDAC \S+ MC[0-9]+: HANDLING MCE MEMORY ERROR|\S+ \S+: PCIe Bus Error: |(?:\S+: )?SXid \(|NVRM: Xid \()"
+    r"|\{(?<ghes_record>[0-9]+)\}\[Hardware Error\]: Hardware error from APEI )"
 )
 _CRASH_HEADS = ("Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ")
 _PCI_DEVICE = r"\S+ [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: "
@@ -206,8 +227,9 @@ _DUMP_STARTS = (
     r"[0-9a-f]{8}(?:[0-9a-f]{8})?(?: [0-9a-f]{8}(?:[0-9a-f]{8})?){1,7} *$",
     # the other reports' (_BLOCK_HEAD): hung task (5.x+ and 4.x state lines: the comm in 15 columns and the state, then
     # before 4.10 the task's address and its free stack, since "free stack, pid, ppid, flags"), oops, machine check, EDAC,
-    # AER, NVRM (an SXid report's own lines join it by rca.sources._xid.continues_sxid)
-    r'"echo 0 > /proc/sys/kernel/hung_task_timeout_secs"', r"task:\S+ +state:",
+    # AER, NVRM (an SXid report's own lines join it by rca.sources._xid.continues_sxid); the 5.x+ state line pads the comm,
+    # which may hold spaces ("task:CPU 0/KVM       state:D"), to 15 columns
+    r'"echo 0 > /proc/sys/kernel/hung_task_timeout_secs"', r"task:.{1,15} state:",
     r"\S.{14} [A-Z] +(?:[0-9a-f]{8,16} +[0-9]+ |[0-9]+ +[0-9]+ +[0-9]+ 0x[0-9a-f]{8}$)",
     r"Modules linked in:", r"---\[ end ",
     # an oops's (x86 before 4.10): the faulting address, the page-table walk, the task line, the stack heading;
@@ -224,7 +246,9 @@ _DUMP_STARTS = (
     r"Backtrace:", r"Exception stack\(", r"[0-9a-f]{4}: +[0-9a-f]{8}(?: |$)",
     r"mce: \[Hardware Error\]: (?:TSC|RIP|PROCESSOR|ADDR|MISC|PPIN|IPID|SYND|Run the above|Machine check: )",
     r"EDAC \S+ MC[0-9]+: (?:CPU [0-9]+: Machine Check|TSC|ADDR|MISC|PROCESSOR) ", r"EDAC MC[0-9]+: [0-9]+ [CU]E ",
-    _PCI_DEVICE + r"(?: |AER: +TLP Header)", r"NVRM:  ",
+    # a firmware-first record's lines, and the AER status the kernel decodes of its PCIe error for the device's driver
+    # ("nvidia 0000:e3:00.0: aer_status: 0x00001000, aer_mask: 0x00000000")
+    _PCI_DEVICE + r"(?: |AER: +TLP Header|aer_)", r"NVRM:  ", _GHES,
 )
 _DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
 # Every line any rule below reads starts with one of these or holds a keyword (the task-table
@@ -261,9 +285,13 @@ def sniff(head: Sequence[str]) -> float:
 
 def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
+    heads = _uncolored(heads)
+    text = pl.col("text")
+    # a line of `dmesg --json` counts in a head that holds its time line or its "dmesg": [ (braces alone are any JSON's)
+    json_line = (text.str.contains(_JSON_FIELD) | text.str.contains(_JSON_SYNTAX)) & text.str.contains(_JSON_ANCHOR).any().over("head")
     kinds = heads.with_columns(
-        header=pl.col("text").str.contains(_JOURNAL_HEADER),
-        mine=_is_dmesg(pl.col("text")) | _is_kernel_envelope(pl.col("text")),
+        header=text.str.contains(_JOURNAL_HEADER),
+        mine=_is_dmesg(text) | _is_kernel_envelope(text) | json_line,
         bare=pl.col("text").str.contains(_BARE_MESSAGE),
         indented=pl.col("text").str.contains(r"^\s"),
     ).with_columns(
@@ -276,6 +304,14 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     # Bare NVRM / OOM-killer lines (and the indented stack lines after them) make a file kernel only when
     # they are most of it: a few pasted into an application's log leave it the application's.
     return {head: float(row["share"] or 0.0) if (row["bare"] or 0.0) < 0.5 else 1.0 for head, row in found.items()}
+
+
+def _uncolored(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` with their ``text`` rid of the colors of ``dmesg --color=always`` (a green stamp, a brown subsystem, a
+    red or bold message); a batch without an escape byte, nearly every one, as it is."""
+    if not lines["text"].str.contains("\x1b", literal=True).any():
+        return lines
+    return lines.with_columns(pl.col("text").str.replace_all(_SGR, ""))
 
 
 def _is_dmesg(text: pl.Expr) -> pl.Expr:
@@ -299,6 +335,7 @@ def _is_kernel_envelope(text: pl.Expr) -> pl.Expr:
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Frame the batch the way most of its lines are written, then apply the kernel message rules."""
+    lines = _uncolored(lines)
     header = lines["text"].str.contains(_JOURNAL_HEADER)
     body = lines.filter(~header)
     skipped = {"header": int(header.sum())} if header.any() else {}
@@ -320,6 +357,8 @@ def _parse_family(body: pl.DataFrame, family: str, ctx: ParseContext) -> pl.Data
         return _syslog.dispatch(_syslog.frame_text(body, ctx), ctx)
     if family == "mixed":
         return _parse_mixed(body, ctx)
+    if family == "dmesg_json":
+        return _parse_dmesg_json(body, ctx)
     return kernel_rules(_frame_dmesg(body, ctx), ctx)
 
 
@@ -365,14 +404,16 @@ def _families(lines: pl.DataFrame) -> dict[int, str]:
         syslog=syslog.sum(),
         monotonic=pl.when(text.str.starts_with("[")).then(text).str.contains(_MONOTONIC_JOURNAL).sum(),
         journal_json=text.filter(text.str.starts_with("{")).str.json_path_match("$.MESSAGE").is_not_null().sum(),
+        # one time line a `dmesg --json` record, looked for where the literal is
+        dmesg_json=pl.when(text.str.contains('"time": ', literal=True)).then(text).str.contains(_JSON_ANCHOR).sum(),
     )
-    names = ("dmesg", "syslog", "journal_json")
+    names = ("dmesg", "syslog", "journal_json", "dmesg_json")
     families = {}
     for row in counts.iter_rows(named=True):
         family = max(names, key=lambda name: row[name])
         if family == "dmesg" and row["monotonic"] and 2 * row["monotonic"] >= row["dmesg"]:
             family = "syslog"  # its kernel lines go to these rules through the syslog framing, the others to theirs
-        families[row["batch_file"]] = "mixed" if family != "journal_json" and row["dmesg"] and row["syslog"] else family
+        families[row["batch_file"]] = "mixed" if family in ("dmesg", "syslog") and row["dmesg"] and row["syslog"] else family
     return families
 
 
@@ -385,6 +426,56 @@ def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     framed = split_rows(lines, stamped if one_line else pl.lit(False), _framed_boot_stamp, lambda rest: _framed(rest, ctx, one_line))
     carried = ["ts", "ts_raw", "boot_seconds", "host", "format"]
     return inherit_frame(framed, carried).select(*_syslog.FRAMED_SCHEMA, "boot_seconds", *file_column(lines))
+
+
+def _parse_dmesg_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """``dmesg --json`` records: each framed as a dmesg line is (its boot seconds, its level) and read by the
+    rules; an event then covers every line of the records it was made of."""
+    records = _json_records(lines)
+    events = kernel_rules(_framed_json(records), ctx)
+    stop = pl.col("record_lines").cum_sum()
+    bounds = records.select("line", stop=stop, start=stop - pl.col("record_lines"), first=pl.int_range(pl.len()))
+    # an event of n records starts at its first record's first line and ends at its last record's last one
+    covered = events.join(bounds.select("line", "first", "start"), on="line", how="left").with_columns(
+        last=pl.col("first") + pl.col("n_lines") - 1
+    ).join(bounds.select(last="first", last_stop="stop"), on="last", how="left")
+    return covered.with_columns(
+        n_lines=pl.coalesce((pl.col("last_stop") - pl.col("start")).cast(pl.Int32), "n_lines")
+    ).drop("first", "start", "last", "last_stop")
+
+
+def _json_records(lines: pl.DataFrame) -> pl.DataFrame:
+    """One row a ``dmesg --json`` record: its first line, the lines it spans and its fields as written."""
+    text = pl.col("text")
+    field = text.str.extract_groups(_JSON_FIELD).struct
+    opened = (text.str.contains(_JSON_OPEN) | starts_file(lines)).cum_sum()
+    holds_msg = (field.field("field") == "msg").any().over(opened)
+    # the lines of an "object" without a message (the outer "{" and "dmesg": [) go with the record after them,
+    # the closing ones with the record they close
+    own = pl.when(holds_msg).then(opened)
+    within = within_file(lines)
+    record = pl.coalesce(*((fill.over(within) if within else fill) for fill in (own.backward_fill(), own.forward_fill())), opened)
+    rows = lines.with_columns(record=record, name=field.field("field"), value=field.field("value"))
+    return rows.group_by(*file_column(lines), "record", maintain_order=True).agg(
+        pl.col("line").first(),
+        record_lines=pl.len().cast(pl.Int32),
+        **{name: pl.col("value").filter(pl.col("name") == name).first() for name in ("fac", "pri", "time", "msg")},
+    ).sort(*file_column(lines), "line")
+
+
+def _framed_json(records: pl.DataFrame) -> pl.DataFrame:
+    # a string value read as JSON (quotes and escapes undone), "pri" a number (facility × 8 + level) or, decoded, a name
+    msg = pl.concat_str(pl.lit('{"v":'), pl.col("msg"), pl.lit("}")).str.json_path_match("$.v")
+    pri = pl.concat_str(pl.lit('{"v":'), pl.col("pri"), pl.lit("}")).str.json_path_match("$.v")
+    number = pri.cast(pl.Int32, strict=False)
+    level = pl.coalesce((number % 8).cast(pl.String), pri)
+    return records.select(
+        "line", *file_column(records), text=pl.coalesce(msg, pl.col("msg")), ts=pl.lit(None, _syslog.FRAMED_SCHEMA["ts"]),
+        ts_raw=pl.col("time").str.strip_chars(), ts_quality=pl.lit(None, pl.String), host=pl.lit(None, pl.String),
+        program=pl.lit("kernel"), pid=pl.lit(None, pl.Int64), message=pl.coalesce(msg, pl.col("msg"), pl.lit("")),
+        severity=level.replace_strict(_SEVERITY_BY_LEVEL, default=None), format=pl.lit("dmesg_json"),
+        boot_seconds=pl.col("time").str.strip_chars().cast(pl.Float64, strict=False),
+    ).select(*_syslog.FRAMED_SCHEMA, "boot_seconds", *file_column(records))
 
 
 def _framed_boot_stamp(lines: pl.DataFrame) -> pl.DataFrame:
@@ -596,11 +687,13 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
     # The row before a file's first is its file's row -1 (numbered by _numbered), as if read alone.
     before = pl.when(new_file).then(row - row % _FILE_ROWS - 1).otherwise(row.shift(1)).fill_null(-1)
     after_gap = row != before + 1
-    opens_run = head & ~pl.col("dump")
+    # A firmware-first record's first line is one of its "{8}[Hardware Error]: " lines too, and opens the record.
+    dump = pl.col("dump") & pl.col("head_ghes_record").is_null()
+    opens_run = head & ~dump
     run_has_header = (
         pl.when(opens_run).then(opens_dump).when(after_gap).then(pl.lit(False)).when(row % _FILE_ROWS == 0).then(opens_dump).forward_fill()
     )
-    opens_record = head & ~(run_has_header & pl.col("dump")) | new_file
+    opens_record = head & ~(run_has_header & dump) | new_file
     killed = pl.col("killed_pid").is_not_null()
     return lines.with_columns(
         record=opens_record.cum_sum(),
@@ -772,6 +865,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "compute_instance": col("xid_compute_instance"),
         "fallen_off_bus": col("fallen_off_bus"), "pci_id": col("pci_id"), "nvidia_driver": col("nvidia_driver"),
         "sxid": col("sxid"), "blocked_seconds": number("head_hung_seconds"), "stuck_seconds": number("head_lockup_seconds"),
+        "lock_owner": col("head_owner_name"), "lock_owner_pid": number("head_owner_pid"),
         "fault_address": col("head_fault_address"), "fault_in": col("head_fault_in"),
     }
 
@@ -783,7 +877,8 @@ SOURCE = register(
         sniff_heads=sniff_heads,
         parse=parse,
         sniff_literals=("[", "kernel", ","),
-        formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "dmesg_reltime", "dmesg_kmsg", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
+        formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "dmesg_reltime", "dmesg_kmsg", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json",
+                 "dmesg_json"),
         line_local=True,
         segmented=True,
     )
