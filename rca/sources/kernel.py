@@ -292,8 +292,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     kinds = heads.with_columns(
         header=text.str.contains(_JOURNAL_HEADER),
         mine=_is_dmesg(text) | _is_kernel_envelope(text) | json_line,
-        bare=pl.col("text").str.contains(_BARE_MESSAGE),
-        indented=pl.col("text").str.contains(r"^\s"),
+        bare=text.str.contains(_BARE_MESSAGE),
+        indented=text.str.contains(r"^\s"),
     ).with_columns(
         continued=pl.col("indented") & (pl.col("mine").cum_sum().over("head") > 0),
         bare=pl.col("bare") | pl.col("indented") & (pl.col("bare").cum_sum().over("head") > 0),
@@ -464,18 +464,23 @@ def _json_records(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _framed_json(records: pl.DataFrame) -> pl.DataFrame:
-    # a string value read as JSON (quotes and escapes undone), "pri" a number (facility × 8 + level) or, decoded, a name
-    msg = pl.concat_str(pl.lit('{"v":'), pl.col("msg"), pl.lit("}")).str.json_path_match("$.v")
-    pri = pl.concat_str(pl.lit('{"v":'), pl.col("pri"), pl.lit("}")).str.json_path_match("$.v")
+    # "pri" is a number (facility × 8 + level) or, decoded, a name
+    msg, pri = _json_value("msg"), _json_value("pri")
     number = pri.cast(pl.Int32, strict=False)
     level = pl.coalesce((number % 8).cast(pl.String), pri)
     return records.select(
-        "line", *file_column(records), text=pl.coalesce(msg, pl.col("msg")), ts=pl.lit(None, _syslog.FRAMED_SCHEMA["ts"]),
+        "line", *file_column(records), text=msg, ts=pl.lit(None, _syslog.FRAMED_SCHEMA["ts"]),
         ts_raw=pl.col("time").str.strip_chars(), ts_quality=pl.lit(None, pl.String), host=pl.lit(None, pl.String),
-        program=pl.lit("kernel"), pid=pl.lit(None, pl.Int64), message=pl.coalesce(msg, pl.col("msg"), pl.lit("")),
+        program=pl.lit("kernel"), pid=pl.lit(None, pl.Int64), message=msg.fill_null(""),
         severity=level.replace_strict(_SEVERITY_BY_LEVEL, default=None), format=pl.lit("dmesg_json"),
         boot_seconds=pl.col("time").str.strip_chars().cast(pl.Float64, strict=False),
     ).select(*_syslog.FRAMED_SCHEMA, "boot_seconds", *file_column(records))
+
+
+def _json_value(field: str) -> pl.Expr:
+    """A record field's value as JSON reads it (a string's quotes and escapes undone), else as written."""
+    parsed = pl.concat_str(pl.lit('{"v":'), pl.col(field), pl.lit("}")).str.json_path_match("$.v")
+    return pl.coalesce(parsed, pl.col(field))
 
 
 def _framed_boot_stamp(lines: pl.DataFrame) -> pl.DataFrame:
