@@ -857,3 +857,40 @@ def test_headless_pod_rows_with_init_statuses() -> None:
     assert events["kind"].to_list() == ["log", "container_oomkilled"]
     assert [json.loads(a)["status"] for a in events["attrs"]] == ["Init:0/1", "Init:OOMKilled"]
     assert events["pod"].to_list() == ["nvidia-device-plugin-daemonset-x7k2p", "nvidia-driver-daemonset-9qk4d"]
+
+
+def test_kubectl_top_pods_and_nodes_give_memory_by_pod_and_by_node() -> None:
+    events = _events("kubectl_top_pod_all_namespaces_then_node_01.txt")
+    assert events["source"].unique().to_list() == ["k8s"]
+    assert events.height == 18  # 15 pods and 3 nodes; the prompts, headers and blank line are skipped
+    apiserver = events.filter(pl.col("pod") == "kube-apiserver-ub18").row(0, named=True)
+    assert (apiserver["namespace"], apiserver["mem_used_bytes"], apiserver["kind"], apiserver["format"]) == ("kube-system", 343 * KI * KI, "log", "top_pods")
+    assert json.loads(apiserver["attrs"]) == {"cpu": "74m"}
+    # The last row lost some of its trailing spaces: its cells are still read.
+    assert events.filter(pl.col("pod") == "metrics-server-7d9c65958-ghrmp")["mem_used_bytes"].to_list() == [15 * KI * KI]
+    nodes = events.filter(pl.col("format") == "top_nodes")
+    assert nodes["host"].to_list() == ["ub18", "ub18c1", "ub18c2"]
+    assert nodes["pod"].null_count() == 3
+    assert nodes["mem_used_bytes"].to_list() == [2685 * KI * KI, 2244 * KI * KI, 2138 * KI * KI]
+    assert json.loads(nodes["attrs"][0]) == {"cpu": "354m", "cpu_pct": 17, "mem_pct": 45}
+    assert events["ts"].null_count() == events.height  # a snapshot of now, with no clock printed
+
+
+def test_kubectl_top_pod_containers_name_pod_and_container() -> None:
+    text = (
+        "$ kubectl top pod -n ml --containers\n"
+        "POD                          NAME      CPU(cores)   MEMORY(bytes)   \n"
+        "trainer-0                    trainer   3912m        61234Mi         \n"
+        "trainer-0                    sidecar   2m           18Mi            \n"
+        "$ kubectl top node gpu-node-07\n"
+        "NAME          CPU(cores)   CPU%        MEMORY(bytes)   MEMORY%     \n"
+        "gpu-node-07   <unknown>    <unknown>   <unknown>       <unknown>   \n"
+    )
+    events = rca.parse_text(text, file="t.txt")
+    assert events.select("pod", "container", "namespace", "mem_used_bytes").rows() == [
+        ("trainer-0", "trainer", "ml", 61234 * KI * KI),
+        ("trainer-0", "sidecar", "ml", 18 * KI * KI),
+        (None, None, None, None),
+    ]
+    unknown = events.row(2, named=True)
+    assert (unknown["host"], unknown["format"], unknown["attrs"]) == ("gpu-node-07", "top_nodes", None)

@@ -57,8 +57,10 @@ _PROMPT_NODE = r"\sdescribe\s+(?:nodes?|no)(?:\s+|/)([a-z0-9][-a-z0-9.]*)"
 _BORDER = r"^\s*[-─]{2,}(?:\s+[-─]{2,})*\s*$"
 # A describe Events table, current and 2015-era columns: a header even without its underline row.
 _DESCRIBE_EVENTS_HEADER = r"^\s*(?:Type\s{2,}Reason\s{2,}Age|FirstSeen\s{2,}LastSeen\s{2,}Count)\s{2,}From\s{2,}"
+# `kubectl top pod|node`: the namespace with -A, the pod before each container's row with --containers.
+_TOP_HEADER = r"^\s*(?:NAMESPACE\s{2,})?(?:POD\s{2,})?NAME\s{2,}CPU\(cores\)\s{2,}"
 _GET_HEADER = (
-    rf"^\s*(?:NAMESPACE\s{{2,}})?(?:LAST SEEN|LASTSEEN|FIRSTSEEN|NAME)\s{{2,}}[A-Z][A-Z ]*?\s{{2,}}[A-Z]|{_DESCRIBE_EVENTS_HEADER}"
+    rf"^\s*(?:NAMESPACE\s{{2,}})?(?:LAST SEEN|LASTSEEN|FIRSTSEEN|NAME)\s{{2,}}[A-Z][A-Z ]*?\s{{2,}}[A-Z]|{_DESCRIBE_EVENTS_HEADER}|{_TOP_HEADER}"
 )
 _KEY_LINE = r"^\s*(?<key>[A-Z][A-Za-z()/.-]*(?: [A-Za-z()/.-]+){0,2}):(?:\s+(?<value>.*?))?\s*$"
 # Indented as kubectl prints it, or flush left where a paste lost the indent.
@@ -162,6 +164,13 @@ _COLUMNS = {
     "NODE": "node",
     "LASTHEARTBEATTIME": "heartbeat",
     "LASTTRANSITIONTIME": "transition",
+    "POD": "top_pod",
+    "CPU(CORES)": "cpu",
+    "CPU%": "cpu_pct",
+    "MEMORY(BYTES)": "memory",
+    "MEMORY%": "memory_pct",
+    "SWAP(BYTES)": "swap",
+    "SWAP%": "swap_pct",
 }
 _FIELDS = tuple(dict.fromkeys(_COLUMNS.values()))
 _HEADLESS_FIELDS = tuple(dict.fromkeys(field for _, fields in _HEADLESS_SHAPES for field in fields))
@@ -188,7 +197,7 @@ def sniff(head: Sequence[str]) -> float:
     headless = texts.alias("text").to_frame().select(pl.any_horizontal(pl.col("text").str.contains(p) for p, _ in _HEADLESS_SHAPES)).to_series()
     if (headless.mean() or 0.0) >= 0.5:
         return 0.9
-    if texts.str.contains(_PODS_HEADER).any():
+    if texts.str.contains(rf"{_PODS_HEADER}|{_TOP_HEADER}").any():
         # A pod table also turns up inside CI job logs: weigh it by how much of the head is kubectl-shaped.
         shaped = texts.str.contains(rf"{_KUBECTL_PROMPT}|{_TABLE_LIKE}|^\s*{EVICTION_MESSAGE}").mean() or 0.0
         return 0.5 + 0.4 * shaped
@@ -380,6 +389,10 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     is_conditions = pl.col("heartbeat").is_not_null() | pl.col("transition").is_not_null()
     is_pods = pl.col("ready").is_not_null() & (pl.col("restarts").is_not_null() | pl.col("status").is_not_null())
     is_describe_events = pl.col("source").is_not_null() & pl.col("object").is_null() & pl.col("object_kind").is_null()
+    # `kubectl top`: a node's row has its share of the node's allocatable (CPU%), a pod's or container's has none.
+    is_top = pl.col("cpu").is_not_null() & pl.col("memory").is_not_null()
+    is_top_node = is_top & pl.col("cpu_pct").is_not_null()
+    top_pod = pl.when(is_top & ~is_top_node).then(pl.coalesce("top_pod", "name"))
     # GKE's device plugin sets a node condition XidCriticalError, its reason the Xids seen ('{"31":true}').
     condition_xid = (
         pl.when(is_conditions & (pl.col("type") == "XidCriticalError") & (pl.col("status") == "True"))
@@ -395,6 +408,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .then(pl.lit("xid"))
             .otherwise(pl.lit("log"))
         )
+        .when(is_top)
+        .then(pl.lit("log"))
         .when(is_pods)
         .then(
             pl.when(pl.col("status") == "Evicted")
@@ -441,13 +456,18 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .then(pl.lit("get_pods"))
             .when(is_describe_events)
             .then(pl.lit("describe_events"))
+            .when(is_top_node)
+            .then(pl.lit("top_nodes"))
+            .when(is_top)
+            .then(pl.lit("top_pods"))
             .otherwise(pl.lit("get_events")),
             severity=pl.when(condition_xid.is_not_null()).then(_xid.catalog_severity(condition_xid))
             .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
             message=pl.coalesce(message, pl.col("text").str.strip_chars()),
-            host=pl.coalesce(pl.when(object_kind == "node").then(object_name), source_host, node, pl.col("doc_host"), "prompt_node"),
+            host=pl.coalesce(pl.when(object_kind == "node").then(object_name), pl.when(is_top_node).then(pl.col("name")), source_host, node, pl.col("doc_host"), "prompt_node"),
             pod=pl.coalesce(
                 pl.when(object_kind == "pod").then(object_name),
+                top_pod,
                 pl.when(is_pods).then(pl.col("name").str.strip_prefix("pod/")),
                 pl.col("doc_pod"),
                 # A describe pod's Events, pasted under its command without the header fields.
@@ -455,13 +475,14 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             ),
             namespace=pl.coalesce("namespace", "doc_namespace", "prompt_namespace"),
             container=pl.coalesce(
+                pl.when(is_top & pl.col("top_pod").is_not_null()).then(pl.col("name")),
                 pl.col("subobject").str.extract(r"containers\{([^}]+)\}", 1), evicted.struct.field("container"), message_container(message)
             ),
             pid=victim.struct.field("pid"),
             process=victim.struct.field("process"),
             rss_bytes=victim.struct.field("rss_bytes"),
             xid=condition_xid,
-            mem_used_bytes=evicted.struct.field("used_bytes"),
+            mem_used_bytes=pl.coalesce(evicted.struct.field("used_bytes"), pl.when(is_top).then(quantity_bytes(pl.col("memory")))),
             mem_requested_bytes=evicted.struct.field("requested_bytes"),
             attrs=attrs_json(
                 {
@@ -477,10 +498,20 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                     "ready": pl.col("ready"),
                     "restarts": pl.col("restarts"),
                     "resource": evicted.struct.field("resource"),
+                    "cpu": pl.when(is_top).then(pl.col("cpu").replace("<unknown>", None)),
+                    "cpu_pct": _percent(pl.col("cpu_pct")),
+                    "mem_pct": _percent(pl.col("memory_pct")),
+                    "swap_bytes": quantity_bytes(pl.col("swap")),
+                    "swap_pct": _percent(pl.col("swap_pct")),
                 }
             ),
         )
     )
+
+
+def _percent(cell: pl.Expr) -> pl.Expr:
+    """``kubectl top``'s "45%" as 45; "<unknown>" (no metrics for the node) as null."""
+    return cell.str.strip_suffix("%").cast(pl.Int64, strict=False)
 
 
 def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
@@ -726,6 +757,7 @@ SOURCE = register(
             "Pressure",
             "Kubelet",
             "XidCriticalError",
+            "CPU(cores)",
         ),
         formats=(
             "get_events",
@@ -741,6 +773,8 @@ SOURCE = register(
             "pod_yaml",
             "pod_fragment",
             "inline_state",
+            "top_pods",
+            "top_nodes",
         ),
     )
 )
