@@ -16,6 +16,7 @@ import itertools
 import json
 import os
 import uuid
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -433,9 +434,11 @@ def _file_result(
 
 
 def _whole_file_source(task: FileTask) -> Source | None:
-    """The binary source that reads this file whole, if one recognises its first bytes."""
-    with open(task.path, "rb") as handle:
-        head = handle.read(WHOLE_FILE_PROBE)
+    """The binary source that reads this file whole, if one recognises its first bytes (of a gzip file, its content's)."""
+    try:
+        head = _expanded(_head(task.path), WHOLE_FILE_PROBE, whole=False)
+    except (OSError, EOFError, zlib.error):
+        return None  # a damaged gzip file: the line reader reports it
     if not task.options.format:
         return sources.sniff_bytes(head)
     forced = sources.get(task.options.format)
@@ -446,7 +449,13 @@ def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime
     """Parse a binary file in one piece; it counts as one line, covered by its first event or skipped."""
     if size > MAX_WHOLE_FILE_BYTES:
         return _failed(task, size, mtime, "error", f"{source.name} file of {size:,} bytes is over the {MAX_WHOLE_FILE_BYTES:,}-byte limit")
-    data = Path(task.path).read_bytes()
+    raw = Path(task.path).read_bytes()
+    try:
+        data = _expanded(raw, MAX_WHOLE_FILE_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as err:
+        return _failed(task, size, mtime, "error", f"damaged gzip file: {err}")
+    if len(data) > MAX_WHOLE_FILE_BYTES:
+        return _failed(task, size, mtime, "error", f"{source.name} file expands past the {MAX_WHOLE_FILE_BYTES:,}-byte limit")
     ctx = task_context(task, mtime, None)
     try:
         parsed = source.parse_bytes(data, ctx)
@@ -457,14 +466,33 @@ def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime
         return failed
     events = finish_events(parsed.events, ctx, source.name)
     accounting = _Accounting()
-    accounting.add(1, events, parsed.skipped)
+    accounting.add(1 if parsed.lines is None else parsed.lines, events, parsed.skipped)
     parts = writer.write(events, part_name(task, 0, 0))
     row = _manifest_row(
-        task, status="ok", bytes=size, mtime=mtime, sha256=hashlib.sha256(data).hexdigest(), source=source.name,
+        task, status="ok", bytes=size, mtime=mtime, sha256=hashlib.sha256(raw).hexdigest(), source=source.name,
         format=accounting.main_format(), parts=parts, **accounting.as_manifest(),
     )
     dropped = list(task.previous.parts) if task.previous else []
     return FileResult(row, new_parts=parts, dropped_parts=dropped, change="rewritten" if task.previous else "new")
+
+
+def _head(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(WHOLE_FILE_PROBE)
+
+
+def _expanded(data: bytes, limit: int, *, whole: bool = True) -> bytes:
+    """``data``, gunzipped when it is gzip (a journal or a snapshot compressed before it was copied), to at most ``limit`` bytes.
+
+    Of a ``whole`` file, a gzip stream that ends early raises EOFError; of its first bytes, they give what they hold.
+    """
+    if not data.startswith(_reader.GZIP_MAGIC):
+        return data[:limit]
+    stream = zlib.decompressobj(wbits=31)  # 31: the gzip header and trailer
+    expanded = stream.decompress(data, limit)
+    if whole and not stream.eof and len(expanded) < limit:
+        raise EOFError("the gzip stream ends early")
+    return expanded
 
 
 def _resume_point(task: FileTask, size: int) -> tuple[int, int, str]:

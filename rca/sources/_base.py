@@ -73,6 +73,7 @@ class Parsed:
     events: pl.DataFrame
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_by_file: dict[int, dict[str, int]] | None = None
+    lines: int | None = None  # the records a whole-file parse read (a journal's entries); None: the file counts as one line
 
 
 def add_skipped(total: dict[str, int], more: dict[str, int]) -> None:
