@@ -467,7 +467,7 @@ class _Reader:
         head = _read_head(handle)
         kind = sniff_kind(head)
         stream = _Prefixed(head, handle)
-        task = replace(self.task, provenance=provenance, host=host, previous=previous, members={}, scope={})
+        task = replace(self.task, provenance=provenance, host=host, previous=previous, members={}, scope=bundles.container_log_scope(name))
         if kind in ARCHIVE_KINDS:
             self._nested(kind, stream, task, container, size, mtime)
         elif kind in bundles.SECTIONED:

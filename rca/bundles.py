@@ -21,6 +21,11 @@
   ``NAMESPACE/{events,pods,…}.json`` are typed lists (``{"kind": "EventList", …``, written
   kind first, unlike ``kubectl get -o json``): they describe a cluster, not the host whose
   folder they sit in.
+* A node's container logs, as kubelet keeps them: ``/var/log/pods/NAMESPACE_POD_UID/CONTAINER/N.log``
+  (N the container's restart; rotated ones ``N.log.YYYYMMDD-hhmmss``, maybe gzipped) and the links
+  ``/var/log/containers/POD_NAMESPACE_CONTAINER-ID.log`` to the current ones. Their path names the
+  pod, namespace and container of every line (:func:`container_log_scope`). A copy that followed the
+  links holds each current log twice: the planner reads the one under ``pods/``.
 
 Sections are found with whole-column matches per batch; only the few section starts are
 visited one by one.
@@ -72,6 +77,12 @@ _MAX_NAME = 120
 _PROLOGUE_LINES = 40
 _REPORT_DATE = r"^Date: [0-9A-Za-z_]{3} (?P<day>[0-9A-Za-z_]{3} +[0-9]{1,2} [0-9][0-9]:[0-9][0-9]:[0-9][0-9]) (?:(?P<zone>[A-Z]{2,5}) )?(?P<year>[0-9]{4})$"  # date(1)
 
+_NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
+_POD_LOG_PATH = re.compile(
+    rf"(?:^|/)pods/(?P<namespace>{_NAME})_(?P<pod>{_NAME})_[0-9a-f]{{8}}(?:-[0-9a-f]{{4}}){{3}}-[0-9a-f]{{12}}"
+    rf"/(?P<container>{_NAME})/[0-9]+\.log(?:\.[0-9]{{8}}-[0-9]{{6}})?(?:\.gz)?$"
+)
+_CONTAINER_LINK_PATH = re.compile(rf"(?:^|/)containers/(?P<pod>{_NAME})_(?P<namespace>{_NAME})_(?P<container>{_NAME})-[0-9a-f]{{64}}\.log$")
 _POD_START = r"^==== START logs for container (?P<container>\S+) of pod (?P<namespace>[^/\s]+)/(?P<pod>\S+) ====\s*$"
 _POD_END = r"^==== END logs for container \S+ of pod \S+ ====\s*$"
 _DUMP_LIST = re.compile(r'^\s*\{\s*"kind":\s*"[A-Za-z]+List"')
@@ -110,6 +121,17 @@ def sos_hostname_file(parts: Sequence[str]) -> tuple[str, ...] | None:
     if top is None or tuple(parts[top + 1 :]) not in SOS_HOSTNAME_FILES:
         return None
     return tuple(parts[: top + 1])
+
+
+def container_log_scope(provenance: str) -> dict[str, str]:
+    """The pod, namespace and container a kubelet container log's path names (none for any other path)."""
+    found = _POD_LOG_PATH.search(provenance) or _CONTAINER_LINK_PATH.search(provenance)
+    return {name: found[name] for name in ("pod", "namespace", "container")} if found else {}
+
+
+def is_container_link(provenance: str) -> bool:
+    """Whether the path is one of kubelet's ``/var/log/containers`` links (or a copy of one)."""
+    return _CONTAINER_LINK_PATH.search(provenance) is not None
 
 
 def member_host(parts: Sequence[str], outer_host: str | None, sos_hosts: dict[tuple[str, ...], str]) -> str | None:

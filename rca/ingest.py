@@ -778,12 +778,43 @@ def plan(root: Path, store: Store, staging: str, run_id: str, options: IngestOpt
     members = archives.members_by_container(previous)
 
     def task(path: str, provenance: str, host: str | None, problem: str | None = None) -> FileTask:
-        return FileTask(path, provenance, host, staging, run_id, options, previous.get(provenance), problem, members.get(provenance, {}))
+        return FileTask(path, provenance, host, staging, run_id, options, previous.get(provenance), problem, members.get(provenance, {}),
+                        bundles.container_log_scope(provenance))
 
     if root.is_file():
         return [task(str(root), str(root.resolve()), None)]
     tasks = [task(path, provenance, host, problem) for path, provenance, host, problem in _walk(root, store.path)]
-    return sorted(tasks, key=lambda t: t.provenance)
+    return sorted(_without_copied_links(tasks), key=lambda t: t.provenance)
+
+
+def _without_copied_links(tasks: list[FileTask]) -> list[FileTask]:
+    """The tasks, with a copy of a kubelet ``containers/`` link whose log is also here under ``pods/`` marked skipped.
+
+    A copy that followed the links holds each current container log twice; the one under
+    ``pods/`` is read (its path also tells the container's restart). The two are told alike by
+    their size and first MiB.
+    """
+    logs: dict[tuple, list[FileTask]] = {}
+    for task in tasks:
+        if task.scope and task.problem is None and not bundles.is_container_link(task.provenance):
+            logs.setdefault((task.host, *task.scope.values()), []).append(task)
+    marked = []
+    for task in tasks:
+        twins = logs.get((task.host, *task.scope.values()), []) if task.scope and task.problem is None else []
+        twin = next((log for log in twins if bundles.is_container_link(task.provenance) and _same_log(task.path, log.path)), None)
+        marked.append(replace(task, problem=f"the same log as {twin.provenance} (a copy of kubelet's link to it)") if twin else task)
+    return marked
+
+
+def _same_log(path: str, other: str) -> bool:
+    try:
+        size = os.stat(path).st_size
+        if size != os.stat(other).st_size:
+            return False
+    except OSError:
+        return False
+    head = min(size, 1 << 20)
+    return _reader.prefix_digest(path, head) == _reader.prefix_digest(other, head)
 
 
 def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | None, str | None]]:

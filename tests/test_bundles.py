@@ -295,6 +295,61 @@ def test_cluster_dump_pod_logs_carry_pod_namespace_and_container(tmp_path: Path,
     assert all(_balanced(row) for row in rows.values())
 
 
+# --- kubelet's container logs -----------------------------------------------------------------
+
+_POD_DIR = "var/log/pods/research_llama-ft-0_3f1c9a52-8d1e-4b7a-9c3e-2f5d6a7b8c9d/trainer"
+_LINK = "var/log/containers/llama-ft-0_research_trainer-7b41c2e9d0f38a5561c4e2b7a9d03f18e6c5b4a3928170f6e5d4c3b2a1908f7e.log"
+_CRI_LOG = (
+    "2024-06-14T09:58:30.123456789Z stderr F [rank0]: Traceback (most recent call last):\n"
+    '2024-06-14T09:58:30.123456790Z stderr F [rank0]:   File "/workspace/train.py", line 88, in <module>\n'
+    "2024-06-14T09:58:30.123456791Z stderr F [rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+    "GPU 0 has a total capacity of 79.10 GiB of which 1.06 GiB is free.\n"
+)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_container_logs_carry_the_pod_namespace_and_container_their_path_names(tmp_path: Path, packed: bool) -> None:
+    node = tmp_path / "logs" / "gpu-worker-3"
+    (node / _POD_DIR).mkdir(parents=True)
+    (node / _POD_DIR / "0.log").write_text("2024-06-14T08:01:12.000000001Z stdout F starting\n")
+    (node / _POD_DIR / "1.log").write_text(_CRI_LOG)
+    (node / _LINK).parent.mkdir(parents=True)
+    if packed:  # tar keeps kubelet's link a link, to where the log lay on the node
+        (node / _LINK).symlink_to(f"/{_POD_DIR}/1.log")
+    else:  # a copy that followed the link
+        (node / _LINK).write_text(_CRI_LOG)
+    (node / "var/log/containers/dcgm-exporter-x7k2p_gpu-operator_exporter-" f"{'a' * 64}.log").write_text(
+        "2024-06-14T09:58:31.000000000Z stderr F level=info msg=\"scraping\"\n"
+    )
+    if packed:
+        with tarfile.open(tmp_path / "logs" / "gpu-worker-3.tgz", "w:gz") as tar:
+            tar.add(node, arcname="gpu-worker-3")
+        shutil.rmtree(node)
+    rows, events = _store(tmp_path / "logs", tmp_path / "store")
+    oom = events.filter(pl.col("kind") == "cuda_oom").row(0, named=True)
+    assert (oom["pod"], oom["namespace"], oom["container"], oom["host"]) == ("llama-ft-0", "research", "trainer", "gpu-worker-3")
+    exporter = events.filter(pl.col("message").str.contains("scraping")).row(0, named=True)
+    assert (exporter["pod"], exporter["namespace"], exporter["container"]) == ("dcgm-exporter-x7k2p", "gpu-operator", "exporter")
+    assert events.filter(pl.col("pod") == "llama-ft-0").height == 2  # the restart's start line and the OOM, each once
+    link = next(row for path, row in rows.items() if path.endswith(_LINK))
+    assert link["status"] == "skipped"
+    assert ("links are not followed" if packed else "the same log as") in link["error"]
+    assert all(_balanced(row) for row in rows.values() if row["status"] == "ok")
+
+
+@pytest.mark.parametrize(
+    ("path", "scope"),
+    [
+        (f"n/{_POD_DIR}/3.log.20240614-095839.gz", {"pod": "llama-ft-0", "namespace": "research", "container": "trainer"}),
+        (f"n/{_LINK}", {"pod": "llama-ft-0", "namespace": "research", "container": "trainer"}),
+        ("n/var/log/pods/not_a_pod/trainer/0.log", {}),
+        ("n/var/log/containers/trainer.log", {}),
+    ],
+)
+def test_container_log_scope_from_the_path(path: str, scope: dict[str, str]) -> None:
+    assert bundles.container_log_scope(path) == scope
+
+
 def test_text_kinds_are_sniffed_from_content_not_names() -> None:
     assert bundles.text_kind(BUG_REPORT.read_text()[:4000]) == bundles.BUG_REPORT
     assert bundles.text_kind("==== START logs for container app of pod default/web-0 ====\nhello\n") == bundles.POD_LOGS
