@@ -23,9 +23,10 @@
   folder they sit in.
 * A node's container logs, as kubelet keeps them: ``/var/log/pods/NAMESPACE_POD_UID/CONTAINER/N.log``
   (N the container's restart; rotated ones ``N.log.YYYYMMDD-hhmmss``, maybe gzipped) and the links
-  ``/var/log/containers/POD_NAMESPACE_CONTAINER-ID.log`` to the current ones. Their path names the
-  pod, namespace and container of every line (:func:`container_log_scope`). A copy that followed the
-  links holds each current log twice: the planner reads the one under ``pods/``.
+  ``/var/log/containers/POD_NAMESPACE_CONTAINER-ID.log`` to the current ones; Docker's json-file logs,
+  ``/var/lib/docker/containers/ID/ID-json.log``. Their path names the pod, namespace, container or
+  container id of every line (:func:`container_log_scope`). A copy that followed kubelet's links holds
+  each current log twice: the planner reads the one under ``pods/``.
 
 Sections are found with whole-column matches per batch; only the few section starts are
 visited one by one.
@@ -82,7 +83,11 @@ _POD_LOG_PATH = re.compile(
     rf"(?:^|/)pods/(?P<namespace>{_NAME})_(?P<pod>{_NAME})_[0-9a-f]{{8}}(?:-[0-9a-f]{{4}}){{3}}-[0-9a-f]{{12}}"
     rf"/(?P<container>{_NAME})/[0-9]+\.log(?:\.[0-9]{{8}}-[0-9]{{6}})?(?:\.gz)?$"
 )
-_CONTAINER_LINK_PATH = re.compile(rf"(?:^|/)containers/(?P<pod>{_NAME})_(?P<namespace>{_NAME})_(?P<container>{_NAME})-[0-9a-f]{{64}}\.log$")
+_CONTAINER_LINK_PATH = re.compile(
+    rf"(?:^|/)containers/(?P<pod>{_NAME})_(?P<namespace>{_NAME})_(?P<container>{_NAME})-(?P<container_id>[0-9a-f]{{64}})\.log$"
+)
+# Docker's json-file log driver: /var/lib/docker/containers/ID/ID-json.log (rotated: .1, .2, …).
+_DOCKER_LOG_PATH = re.compile(r"(?:^|/)containers/(?P<container_id>[0-9a-f]{64})/(?P=container_id)-json\.log(?:\.[0-9]+)?$")
 _POD_START = r"^==== START logs for container (?P<container>\S+) of pod (?P<namespace>[^/\s]+)/(?P<pod>\S+) ====\s*$"
 _POD_END = r"^==== END logs for container \S+ of pod \S+ ====\s*$"
 _DUMP_LIST = re.compile(r'^\s*\{\s*"kind":\s*"[A-Za-z]+List"')
@@ -124,9 +129,9 @@ def sos_hostname_file(parts: Sequence[str]) -> tuple[str, ...] | None:
 
 
 def container_log_scope(provenance: str) -> dict[str, str]:
-    """The pod, namespace and container a kubelet container log's path names (none for any other path)."""
-    found = _POD_LOG_PATH.search(provenance) or _CONTAINER_LINK_PATH.search(provenance)
-    return {name: found[name] for name in ("pod", "namespace", "container")} if found else {}
+    """The pod, namespace, container and container id a container log's path names (none for any other path)."""
+    found = _POD_LOG_PATH.search(provenance) or _CONTAINER_LINK_PATH.search(provenance) or _DOCKER_LOG_PATH.search(provenance)
+    return {name: value for name, value in found.groupdict().items() if value} if found else {}
 
 
 def is_container_link(provenance: str) -> bool:

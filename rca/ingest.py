@@ -295,7 +295,7 @@ class FileTask:
     previous: Previous | None = None
     problem: str | None = None  # set by the planner for entries that cannot be read at all
     members: dict[str, Previous] = field(default_factory=dict)  # an archive's or bundle's earlier member rows
-    scope: dict[str, str] = field(default_factory=dict)  # pod / namespace / container the layout names
+    scope: dict[str, str] = field(default_factory=dict)  # pod / namespace / container / container id the layout names
 
 
 @dataclass
@@ -794,13 +794,16 @@ def _without_copied_links(tasks: list[FileTask]) -> list[FileTask]:
     ``pods/`` is read (its path also tells the container's restart). The two are told alike by
     their size and first MiB.
     """
+    def container(task: FileTask) -> tuple:
+        return task.host, task.scope.get("namespace"), task.scope.get("pod"), task.scope.get("container")
+
     logs: dict[tuple, list[FileTask]] = {}
     for task in tasks:
-        if task.scope and task.problem is None and not bundles.is_container_link(task.provenance):
-            logs.setdefault((task.host, *task.scope.values()), []).append(task)
+        if task.scope.get("pod") and task.problem is None and not bundles.is_container_link(task.provenance):
+            logs.setdefault(container(task), []).append(task)
     marked = []
     for task in tasks:
-        twins = logs.get((task.host, *task.scope.values()), []) if task.scope and task.problem is None else []
+        twins = logs.get(container(task), []) if task.scope.get("pod") and task.problem is None else []
         twin = next((log for log in twins if bundles.is_container_link(task.provenance) and _same_log(task.path, log.path)), None)
         marked.append(replace(task, problem=f"the same log as {twin.provenance} (a copy of kubelet's link to it)") if twin else task)
     return marked

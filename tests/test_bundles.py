@@ -321,6 +321,9 @@ def test_container_logs_carry_the_pod_namespace_and_container_their_path_names(t
     (node / "var/log/containers/dcgm-exporter-x7k2p_gpu-operator_exporter-" f"{'a' * 64}.log").write_text(
         "2024-06-14T09:58:31.000000000Z stderr F level=info msg=\"scraping\"\n"
     )
+    docker = node / "var/lib/docker/containers" / ("e" * 64)
+    docker.mkdir(parents=True)
+    (docker / f"{'e' * 64}-json.log").write_text('{"log":"Killed\\n","stream":"stderr","time":"2024-06-14T09:58:39.5Z"}\n')
     if packed:
         with tarfile.open(tmp_path / "logs" / "gpu-worker-3.tgz", "w:gz") as tar:
             tar.add(node, arcname="gpu-worker-3")
@@ -331,6 +334,8 @@ def test_container_logs_carry_the_pod_namespace_and_container_their_path_names(t
     exporter = events.filter(pl.col("message").str.contains("scraping")).row(0, named=True)
     assert (exporter["pod"], exporter["namespace"], exporter["container"]) == ("dcgm-exporter-x7k2p", "gpu-operator", "exporter")
     assert events.filter(pl.col("pod") == "llama-ft-0").height == 2  # the restart's start line and the OOM, each once
+    killed = events.filter(pl.col("kind") == "process_killed").row(0, named=True)
+    assert (killed["container_id"], killed["pod"]) == ("e" * 64, None)
     link = next(row for path, row in rows.items() if path.endswith(_LINK))
     assert link["status"] == "skipped"
     assert ("links are not followed" if packed else "the same log as") in link["error"]
@@ -341,7 +346,9 @@ def test_container_logs_carry_the_pod_namespace_and_container_their_path_names(t
     ("path", "scope"),
     [
         (f"n/{_POD_DIR}/3.log.20240614-095839.gz", {"pod": "llama-ft-0", "namespace": "research", "container": "trainer"}),
-        (f"n/{_LINK}", {"pod": "llama-ft-0", "namespace": "research", "container": "trainer"}),
+        (f"n/{_LINK}", {"pod": "llama-ft-0", "namespace": "research", "container": "trainer", "container_id": _LINK[-68:-4]}),
+        (f"n/var/lib/docker/containers/{'c' * 64}/{'c' * 64}-json.log.1", {"container_id": "c" * 64}),
+        (f"n/var/lib/docker/containers/{'c' * 64}/{'d' * 64}-json.log", {}),
         ("n/var/log/pods/not_a_pod/trainer/0.log", {}),
         ("n/var/log/containers/trainer.log", {}),
     ],

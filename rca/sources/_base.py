@@ -32,7 +32,7 @@ class ParseContext:
     "year_from_mtime" from the file's modification time). ``reference_time`` is the
     latest moment the file can describe (its mtime, or the end of the journal its banner
     names, as ``reference_quality`` says): a yearless line that would land after it
-    belongs to the previous year. ``pod``, ``namespace`` and ``container`` are
+    belongs to the previous year. ``pod``, ``namespace``, ``container`` and ``container_id`` are
     named by the layout (a ``kubectl cluster-info dump`` pod log) and fill events that
     carry none of their own. Of the lines of several files (a ``batch_file`` column) whose
     years come from different places, ``file_years`` holds each file's ``(year,
@@ -51,12 +51,13 @@ class ParseContext:
     pod: str | None = None
     namespace: str | None = None
     container: str | None = None
+    container_id: str | None = None
     file_years: tuple[tuple[int | None, str, datetime | None], ...] = ()
     files: tuple[tuple[str, datetime | None], ...] = ()
 
     def scope(self) -> dict[str, str]:
-        """The pod, namespace and container the layout names, for the events that lack them."""
-        return {name: value for name in ("pod", "namespace", "container") if (value := getattr(self, name))}
+        """The pod, namespace, container and container id the layout names, for the events that lack them."""
+        return {name: value for name in ("pod", "namespace", "container", "container_id") if (value := getattr(self, name))}
 
 
 @dataclass
