@@ -47,6 +47,8 @@ OWNER_BY_PREFIX = {
     "lightning_": "pipeline",
     "journal_": "syslog",
     "dcgm_": "dcgm",
+    "fabricmanager_": "fabric_log",
+    "nvidia_imex_": "fabric_log",
 }
 
 

@@ -1,0 +1,77 @@
+"""The log files of NVIDIA's fabric daemons: Fabric Manager (``/var/log/fabricmanager.log``) and IMEX (``/var/log/nvidia-imex.log``).
+
+On an HGX / NVL node the fabric manager trains and watches the NVSwitch fabric, and IMEX (on
+GB200 NVL systems) shares GPU memory across nodes; when either fails, jobs see NCCL hangs and
+``CUDA_ERROR_SYSTEM_NOT_READY`` while the GPUs look healthy. Both daemons write their own file
+(besides the journal) with one header a line::
+
+    [Mar 25 2025 10:39:32] [INFO] [tid 38] Identified this node as ID 0, using bind IP of '10.136.206.48' …
+    [Feb 27 2025 15:10:02] [ERROR] [tid 1921] detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 33
+
+The stamp has a year but no zone (read in ``--tz``), the level is the severity. Each line is
+framed as the journal frames the daemon's own lines (program ``nv-fabricmanager``, or
+``nvidia-imex`` in a file that says it is IMEX's), so the fabric manager's rules
+(:mod:`rca.sources._fabricmanager`: NVSwitch errors by fatality, the daemon giving up) read
+both alike. A line without the header (IMEX's ``IMEX Log initializing at: …`` banner, its
+configuration dump) is a ``log`` event of the file's daemon, without a time of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from rca import timeutil
+from rca.sources import _syslog, register
+from rca.sources._base import ParseContext, Parsed, Source, by_head, one_head
+
+_HEADER = (
+    r"^\[(?<mon>[A-Z][a-z]{2}) +(?<day>[0-9]{1,2}) (?<year>[0-9]{4}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])\]"
+    r" \[(?<level>[A-Z]+)\] \[tid (?<tid>[0-9]+)\] "
+)
+_SEVERITY = {"DEBUG": "debug", "INFO": "info", "WARNING": "warning", "WARN": "warning", "ERROR": "error", "FATAL": "critical"}
+FABRIC_MANAGER, IMEX = "nv-fabricmanager", "nvidia-imex"
+# IMEX opens its file with "IMEX Log initializing at: 8/8/2025 14:23:12.081", then "… IMEX version 570.124.06 is running …".
+_IMEX_BANNER = r"^IMEX Log initializing at: |\] IMEX version [0-9]"
+
+
+def sniff(head: Sequence[str]) -> float:
+    """0.9 for a head whose lines mostly open with the daemons' header."""
+    return one_head(sniff_heads, head)
+
+
+def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
+    """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
+    found = by_head(heads, share=pl.col("text").str.contains(_HEADER).mean())
+    return {head: 0.9 if (row["share"] or 0.0) >= 0.5 else 0.0 for head, row in found.items()}
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Frame each line with its header's time, level and daemon, then apply the daemons' rules."""
+    text = pl.col("text")
+    header = pl.col("header").struct
+    dated = timeutil.ctime_string(header.field("year"), header.field("mon"), header.field("day"), header.field("clock"))
+    ts = timeutil.dated_to_utc(dated, "%Y-%m-%d %H:%M:%S", ctx.tz)
+    imex = text.str.contains(_IMEX_BANNER).any()
+    # Matched once: an expression is evaluated wherever it is used.
+    framed = lines.with_columns(header=text.str.extract_groups(_HEADER)).with_columns(
+        ts=ts,
+        ts_raw=pl.format("{} {} {} {}", header.field("mon"), header.field("day"), header.field("year"), header.field("clock")),
+        ts_quality=pl.when(ts.is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
+        host=pl.lit(None, pl.String),
+        program=pl.when(imex).then(pl.lit(IMEX)).otherwise(pl.lit(FABRIC_MANAGER)),
+        pid=pl.lit(None, pl.Int64),
+        message=text,
+        severity=header.field("level").replace_strict(_SEVERITY, default=None),
+        format=pl.lit("fabric_log"),
+    )
+    return Parsed(events=_syslog.dispatch(framed.select(*_syslog.FRAMED_SCHEMA), ctx))
+
+
+SOURCE = register(
+    Source(
+        name="fabric_log", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=("] [tid ",),
+        formats=("fabric_log",),
+    )
+)
