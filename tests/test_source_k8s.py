@@ -894,3 +894,28 @@ def test_kubectl_top_pod_containers_name_pod_and_container() -> None:
     ]
     unknown = events.row(2, named=True)
     assert (unknown["host"], unknown["format"], unknown["attrs"]) == ("gpu-node-07", "top_nodes", None)
+
+
+def test_an_nvsentinel_gpu_condition_is_an_xid_of_its_gpu() -> None:
+    row = _events("kubectl_describe_node_condition_nvsentinel_xid95_01.txt").row(0, named=True)
+    assert (row["source"], row["kind"], row["xid"], row["severity"]) == ("k8s", "xid", 95, "critical")
+    assert (row["gpu_index"], row["gpu_uuid"], row["pci_bus"]) == (0, "GPU-65e4956a-8db1-af7f-47f8-b355e3b7bf07", "0000:16:00.0")
+    assert row["ts"] == datetime(2026, 3, 9, 6, 11, 19, tzinfo=UTC)  # its transition, +0530 read
+
+
+def test_a_conditions_table_under_its_header_is_k8s_and_its_xid_conditions_xids() -> None:
+    text = (
+        "Conditions:\n"
+        "  Type              Status  LastHeartbeatTime                 LastTransitionTime                Reason                       Message\n"
+        "  ----              ------  -----------------                 ------------------                ------                       -------\n"
+        "  SysLogsXIDError   True    Mon, 11 May 2026 10:35:45 +0530   Mon, 11 May 2026 10:35:45 +0530   SysLogsXIDErrorIsNotHealthy  "
+        "ErrorCode:119 PCI:0002:00:00 GPU_UUID:GPU-22222222-2222-2222-2222-222222222222 kernel: [16450076.435595] NVRM: Xid (PCI:0002:00:00): 119, "
+        "pid=1582259, name=nvc:[driver], Timeout after 6s of waiting for RPC response from GPU1 GSP! Recommended Action=COMPONENT_RESET;\n"
+        "  MemoryPressure    False   Mon, 11 May 2026 10:35:45 +0530   Mon, 04 May 2026 09:10:00 +0530   KubeletHasSufficientMemory   kubelet has sufficient memory available\n"
+    )
+    assert k8s.sniff(text.splitlines()) == 0.95
+    events = rca.parse_text(text, file="t.txt")
+    assert events.select("kind", "xid", "pci_bus", "gpu_uuid").rows() == [
+        ("xid", 119, "0002:00:00", "GPU-22222222-2222-2222-2222-222222222222"),
+        ("log", None, None, None),
+    ]

@@ -84,6 +84,15 @@ _HEADLESS_POD = (
 )
 # A `describe node` Conditions row without its header (`| grep Pressure`): type, status, two RFC 1123 times.
 _RFC1123 = r"[A-Z][a-z]{2}, [0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} [-+][0-9]{4}"
+# A describe node Conditions table's header.
+_CONDITIONS_HEADER = r"^\s*Type\s{2,}Status\s{2,}LastHeartbeatTime\s{2,}LastTransitionTime\s{2,}Reason\s{2,}Message\s*$"
+# NVIDIA NVSentinel's node conditions (GpuAllWatch, GpuMemWatch, SysLogsXIDError, …) name the failing GPU and its Xid:
+# "ErrorCode:DCGM_FR_UNCONTAINED_ERROR GPU:0 PCI:0000:16:00.0 GPU_UUID:GPU-… GPU had an uncontained error (XID 95) …",
+# "ErrorCode:119 PCI:0002:00:00 GPU_UUID:GPU-… kernel: [16450076.435595] NVRM: Xid (PCI:0002:00:00): 119, …" (the first of a list).
+_CONDITION_XID = r"^ErrorCode:([0-9]+) |\(XID ([0-9]+)\)"
+_CONDITION_GPU = r"(?:^|\s)GPU:([0-9]+)\s"
+_CONDITION_PCI = r"(?:^|\s)PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?)\s"
+_CONDITION_UUID = r"(?:^|\s)GPU_UUID:(GPU-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})\b"
 _HEADLESS_CONDITION = (
     rf"^\s*(?<type>[A-Z][0-9A-Za-z]+)\s+(?<status>True|False|Unknown)\s+(?<heartbeat>{_RFC1123})\s+(?<transition>{_RFC1123})"
     r"(?:\s+(?<reason>[A-Za-z][0-9A-Za-z_]*))?(?:\s+(?<message>\S.*?))?\s*$"
@@ -187,7 +196,7 @@ def sniff(head: Sequence[str]) -> float:
         return 0.95
     if texts.str.contains(_k8s_objects.STATUS_FRAGMENT_KEY).any() and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_TERMINATED).any():
         return 0.9
-    if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}").any():
+    if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}").any():
         return 0.95
     inline = texts.str.contains(_INLINE_TERMINATED)
     if inline.any():
@@ -393,12 +402,17 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     is_top = pl.col("cpu").is_not_null() & pl.col("memory").is_not_null()
     is_top_node = is_top & pl.col("cpu_pct").is_not_null()
     top_pod = pl.when(is_top & ~is_top_node).then(pl.coalesce("top_pod", "name"))
-    # GKE's device plugin sets a node condition XidCriticalError, its reason the Xids seen ('{"31":true}').
-    condition_xid = (
-        pl.when(is_conditions & (pl.col("type") == "XidCriticalError") & (pl.col("status") == "True"))
-        .then(pl.concat_str(pl.col("reason"), pl.col("message"), ignore_nulls=True).str.extract(r'"([0-9]+)":true', 1))
-        .cast(pl.Int32, strict=False)
-    )
+    # GKE's device plugin sets a node condition XidCriticalError, its reason the Xids seen ('{"31":true}');
+    # NVSentinel sets its own conditions, the Xid in their message.
+    failing = is_conditions & (pl.col("status") == "True")
+    nvsentinel = pl.when(failing).then(pl.col("message").str.extract_groups(_CONDITION_XID)).struct
+    condition_xid = pl.coalesce(
+        pl.when(failing & (pl.col("type") == "XidCriticalError"))
+        .then(pl.concat_str(pl.col("reason"), pl.col("message"), ignore_nulls=True).str.extract(r'"([0-9]+)":true', 1)),
+        nvsentinel.field("1"),
+        nvsentinel.field("2"),
+    ).cast(pl.Int32, strict=False)
+    condition_gpu = pl.when(condition_xid.is_not_null()).then(pl.col("message"))
     kind = (
         pl.when(is_conditions)
         .then(
@@ -482,6 +496,9 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             process=victim.struct.field("process"),
             rss_bytes=victim.struct.field("rss_bytes"),
             xid=condition_xid,
+            gpu_index=condition_gpu.str.extract(_CONDITION_GPU, 1).cast(pl.Int32, strict=False),
+            gpu_uuid=condition_gpu.str.extract(_CONDITION_UUID, 1),
+            pci_bus=condition_gpu.str.extract(_CONDITION_PCI, 1),
             mem_used_bytes=pl.coalesce(evicted.struct.field("used_bytes"), pl.when(is_top).then(quantity_bytes(pl.col("memory")))),
             mem_requested_bytes=evicted.struct.field("requested_bytes"),
             attrs=attrs_json(
@@ -757,6 +774,10 @@ SOURCE = register(
             "Pressure",
             "Kubelet",
             "XidCriticalError",
+            # Conditions rows of any type (NVSentinel's GpuAllWatch, …), with or without their header.
+            "LastHeartbeatTime",
+            " True ",
+            " False ",
             "CPU(cores)",
         ),
         formats=(
