@@ -1,6 +1,6 @@
 """Reading raw log files into bounded batches of lines, whatever shape the bytes are in.
 
-Handles gzip (also truncated), invalid UTF-8 (kept with replacement characters and
+Handles gzip, xz and Zstandard (also truncated; logrotate's compressors), invalid UTF-8 (kept with replacement characters and
 counted), over-long lines (cut and counted) and binary files (refused), and hashes the
 raw bytes on the way so the manifest can tell unchanged, appended and rewritten files apart.
 """
@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import lzma
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 import polars as pl
+import pyarrow as pa
 
 from rca.sources._base import LINES_SCHEMA
 
 GZIP_MAGIC = b"\x1f\x8b"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+COMPRESSED_MAGICS = (GZIP_MAGIC, XZ_MAGIC, ZSTD_MAGIC)
 _READ_SIZE = 1 << 20
 _BINARY_PROBE = 8192
 
@@ -75,9 +80,10 @@ def prefix_digest(path: str, length: int) -> str:
     return digest.hexdigest()
 
 
-def is_gzip(path: str) -> bool:
+def is_compressed(path: str) -> bool:
+    """Whether the file is gzip, xz or Zstandard (read through a decompressor, never by byte offset)."""
     with open(path, "rb") as handle:
-        return handle.read(2) == GZIP_MAGIC
+        return handle.read(len(XZ_MAGIC)).startswith(COMPRESSED_MAGICS)
 
 
 def iter_batches(
@@ -120,10 +126,16 @@ def iter_stream(
 
 
 def _content(reader: _HashingReader, state: ReadState) -> Iterator[bytes]:
-    """The stream's bytes, gunzipped when they start with the gzip magic."""
+    """The stream's bytes, decompressed when they start with the gzip, xz or Zstandard magic."""
     first = reader.read(_READ_SIZE)
     chunks = itertools.chain([first], _plain(reader))
-    return _gunzip(chunks, state) if first[:2] == GZIP_MAGIC else chunks
+    if first.startswith(GZIP_MAGIC):
+        return _gunzip(chunks, state)
+    if first.startswith(XZ_MAGIC):
+        return _unxz(chunks, state)
+    if first.startswith(ZSTD_MAGIC):
+        return _unzstd(chunks, state)
+    return chunks
 
 
 def _consume(reader: _HashingReader, length: int) -> None:
@@ -171,6 +183,67 @@ def _gunzip(chunks: Iterable[bytes], state: ReadState) -> Iterator[bytes]:
             yield tail
         if not inflater.eof:
             state.damage = "truncated gzip stream (it ends before its end marker); the lines before the cut were kept"
+
+
+def _unxz(chunks: Iterable[bytes], state: ReadState) -> Iterator[bytes]:
+    """Decompress xz (all streams), in pieces of at most ``_READ_SIZE``; keep whatever precedes damage or truncation."""
+    decompressor, opened = lzma.LZMADecompressor(), False
+    try:
+        for data in chunks:
+            while data or not decompressor.needs_input:
+                opened = True
+                if out := decompressor.decompress(data, _READ_SIZE):
+                    yield out
+                data = b""
+                if decompressor.eof:
+                    data, decompressor, opened = decompressor.unused_data, lzma.LZMADecompressor(), False
+    except lzma.LZMAError as damage:
+        state.damage = f"damaged xz stream ({damage}); the lines before the damage were kept"
+        return
+    if opened and not decompressor.eof:
+        state.damage = "truncated xz stream (it ends before its end marker); the lines before the cut were kept"
+
+
+class _Chunks:
+    """Chunks of bytes as a file object that can only be read, for pyarrow's decompressing stream."""
+
+    closed = False
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks, self._held = chunks, b""
+
+    def read(self, size: int = -1) -> bytes:
+        while size < 0 or len(self._held) < size:
+            chunk = next(self._chunks, b"")
+            if not chunk:
+                break
+            self._held += chunk
+        out, self._held = (self._held, b"") if size < 0 else (self._held[:size], self._held[size:])
+        return out
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def zstd_stream(chunks: Iterator[bytes]) -> pa.NativeFile:
+    """A file object of the Zstandard stream in ``chunks``, decompressed (all frames)."""
+    return pa.CompressedInputStream(pa.PythonFile(_Chunks(chunks), mode="r"), "zstd")
+
+
+def _unzstd(chunks: Iterator[bytes], state: ReadState) -> Iterator[bytes]:
+    """Decompress Zstandard, in pieces of at most ``_READ_SIZE``; keep whatever precedes damage or truncation."""
+    stream = zstd_stream(chunks)
+    try:
+        while out := stream.read(_READ_SIZE):
+            yield out
+    except (OSError, pa.ArrowException) as damage:
+        state.damage = f"damaged or truncated Zstandard stream ({damage}); the lines before it were kept"
 
 
 def _text_chunks(chunks: Iterator[bytes]) -> Iterator[bytes]:

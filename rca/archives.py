@@ -52,6 +52,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import BinaryIO
 
+import pyarrow as pa
+
 from rca import _reader, bundles, ingest, store
 
 ARCHIVE_SOURCE = "archive"
@@ -61,6 +63,7 @@ TAR_KINDS: dict[str, Callable[[BinaryIO], BinaryIO] | None] = {
     "tar.gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
     "tar.bz2": bz2.BZ2File,
     "tar.xz": lzma.LZMAFile,
+    "tar.zst": lambda raw: _reader.zstd_stream(iter(lambda: raw.read(1 << 20), b"")),
 }
 ARCHIVE_KINDS = (*TAR_KINDS, "zip")
 MAX_NESTING = 2  # an archive, and archives inside it; deeper ones get a skipped row
@@ -69,10 +72,9 @@ SPOOL_MEMORY = 64 << 20
 HEAD_BYTES = 64 * 1024
 MEMBER_SEPARATOR = "!/"
 
-_STREAM_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, tarfile.TarError, zipfile.BadZipFile)
+_STREAM_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, tarfile.TarError, zipfile.BadZipFile, pa.ArrowException)
 _CAN_NOT_OPEN = (*_STREAM_ERRORS, NotImplementedError, RuntimeError)  # zipfile: unknown method, encrypted member
 _DRIVE = re.compile(r"^[A-Za-z]:")
-_XZ_MAGIC = b"\xfd7zXZ\x00"
 
 
 def members_by_container(previous: dict[str, ingest.Previous]) -> dict[str, dict[str, ingest.Previous]]:
@@ -118,8 +120,10 @@ def sniff_kind(head: bytes) -> str | None:
         return "tar"
     if head.startswith(b"BZh"):
         return "tar.bz2"  # bzip2 gives nothing before a whole block; only a tar is worth opening
-    if head.startswith(_XZ_MAGIC):
+    if head.startswith(_reader.XZ_MAGIC):
         return "tar.xz" if _is_tar(_expanded_head(lzma.LZMADecompressor(), head)) else None
+    if head.startswith(_reader.ZSTD_MAGIC):
+        return "tar.zst" if _is_tar(_zstd_head(head)) else None
     if head.startswith(_reader.GZIP_MAGIC):
         head = _expanded_head(zlib.decompressobj(16 + zlib.MAX_WBITS), head)
         if _is_tar(head):
@@ -129,6 +133,14 @@ def sniff_kind(head: bytes) -> str | None:
 
 def _is_tar(head: bytes) -> bool:
     return head[257:262] == b"ustar"
+
+
+def _zstd_head(head: bytes) -> bytes:
+    """The first bytes a Zstandard head expands to (nothing when it is damaged or too short to tell)."""
+    try:
+        return pa.CompressedInputStream(pa.BufferReader(head), "zstd").read(1024)
+    except (OSError, pa.ArrowException):
+        return b""
 
 
 def _expanded_head(decompressor: zlib._Decompress | lzma.LZMADecompressor, head: bytes) -> bytes:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import lzma
 import re
 import tarfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pytest
 
 import rca
@@ -303,3 +306,32 @@ def test_a_damaged_zip_and_a_bzip2_that_is_no_tar_get_a_row(logs: Path, tmp_path
     _, rows, _ = _ingest(logs, tmp_path / "store")
     assert rows["broken.zip"]["status"] == "error" and rows["broken.zip"]["error"].startswith("not a readable zip archive")
     assert rows["notes.bz2"]["status"] == "skipped" and rows["notes.bz2"]["error"].startswith("not a readable tar.bz2 archive")
+
+
+def _zstd(data: bytes) -> bytes:
+    return pa.compress(data, codec="zstd", asbytes=True)
+
+
+def test_a_tar_zst_is_read_like_a_tgz(logs: Path, tmp_path: Path) -> None:
+    plain = io.BytesIO()
+    with tarfile.open(fileobj=plain, mode="w") as tar:
+        _member(tar, "gpu-node-2/var/log/kern.log", OOM_KILL.encode())
+        _member(tar, "gpu-node-2/var/log/kubelet.log", KLOG.encode())
+    (logs / "node.tar.zst").write_bytes(_zstd(plain.getvalue()))
+    _, rows, events = _ingest(logs, tmp_path / "store")
+    assert rows["node.tar.zst"]["format"] == "tar.zst"
+    kill = events.filter(pl.col("kind") == "oom_kill").row(0, named=True)
+    assert (kill["file"], kill["host"], kill["pid"]) == ("node.tar.zst!/gpu-node-2/var/log/kern.log", "gpu-node-2", 63214)
+    assert all(_balanced(row) for row in rows.values() if row["status"] == "ok")
+
+
+@pytest.mark.parametrize("compress", [lzma.compress, _zstd], ids=["xz", "zstd"])
+def test_logs_rotated_with_xz_or_zstd_are_read_and_a_cut_one_keeps_its_head(logs: Path, tmp_path: Path, compress: Callable[[bytes], bytes]) -> None:
+    data = (KLOG * 3000).encode()
+    (logs / "gpu-node-1" / "kubelet.log.2.z").write_bytes(compress(data))
+    (logs / "gpu-node-1" / "kubelet.log.3.z").write_bytes(compress(data)[: len(compress(data)) // 2])
+    _, rows, events = _ingest(logs, tmp_path / "store")
+    whole, cut = rows["gpu-node-1/kubelet.log.2.z"], rows["gpu-node-1/kubelet.log.3.z"]
+    assert (whole["status"], whole["lines"], whole["events"]) == ("ok", 3000, 3000)
+    assert cut["status"] == "warning" and "stream" in cut["error"] and 0 <= cut["lines"] < 3000
+    assert events.filter(pl.col("file") == "gpu-node-1/kubelet.log.2.z")["pod"].unique().to_list() == ["trainer-0"]
