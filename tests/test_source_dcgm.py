@@ -558,3 +558,4 @@ def test_exporter_xid_errors_active_series_is_an_xid_event_of_its_label() -> Non
     assert {k: row[k] for k in ("kind", "severity", "host", "gpu_index", "gpu_uuid", "xid", "line", "ts", "ts_quality")} == {
         "kind": "xid", "severity": "error", "host": "workstation", "gpu_index": 0,
         "gpu_uuid": "GPU-b9f9e81b-bee7-34bc-af17-132ef6592740", "xid": 42, "line": 3, "ts": FIXED_MTIME, "ts_quality": "file_mtime"}
+    assert json.loads(row["attrs"])["driver_version"] == "545.29.02"

@@ -756,7 +756,8 @@ def _xid_events(rows: pl.DataFrame) -> pl.DataFrame:
         format=pl.lit("exposition"),
         xid=code,
         severity=_xid.catalog_severity(code),
-        attrs=attrs_json({**_xid.catalog_attrs(code), "model_name": pl.col("modelName")}),
+        # The driver that reported it: an Xid's meaning and fix can change between driver branches.
+        attrs=attrs_json({**_xid.catalog_attrs(code), "model_name": pl.col("modelName"), "driver_version": pl.col("DCGM_FI_DRIVER_VERSION")}),
         **_identity(),
     )
 
