@@ -27,7 +27,7 @@ def _events(name: str, **context: object) -> pl.DataFrame:
 
 def test_nvswitch_errors_of_the_fabric_manager_log() -> None:
     events = _events("fabricmanager_gpud_test_lines_01.log")
-    assert events["source"].unique().to_list() == ["fabric_log"]
+    assert events["source"].unique().to_list() == ["syslog"]  # as the daemon's lines in the journal
     assert events["process"].unique().to_list() == [fabric_log.FABRIC_MANAGER]
     assert events["severity"].to_list() == ["warning", "critical", "info", "error", "info"]
     fatal = events.row(1, named=True)

@@ -9,7 +9,7 @@ GB200 NVL systems) shares GPU memory across nodes; when either fails, jobs see N
     [Feb 27 2025 15:10:02] [ERROR] [tid 1921] detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 33
 
 The stamp has a year but no zone (read in ``--tz``), the level is the severity. Each line is
-framed as the journal frames the daemon's own lines (program ``nv-fabricmanager``, or
+framed, and labelled ``syslog``, as the journal frames the daemon's own lines (program ``nv-fabricmanager``, or
 ``nvidia-imex`` in a file that says it is IMEX's), so the fabric manager's rules
 (:mod:`rca.sources._fabricmanager`: NVSwitch errors by fatality, the daemon giving up) read
 both alike. A line without the header (IMEX's ``IMEX Log initializing at: …`` banner, its
@@ -25,6 +25,7 @@ import polars as pl
 from rca import timeutil
 from rca.sources import _syslog, register
 from rca.sources._base import ParseContext, Parsed, Source, by_head, one_head
+from rca.sources.journal_file import as_syslog
 
 _HEADER = (
     r"^\[(?<mon>[A-Z][a-z]{2}) +(?<day>[0-9]{1,2}) (?<year>[0-9]{4}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])\]"
@@ -66,7 +67,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         severity=header.field("level").replace_strict(_SEVERITY, default=None),
         format=pl.lit("fabric_log"),
     )
-    return Parsed(events=_syslog.dispatch(framed.select(*_syslog.FRAMED_SCHEMA), ctx))
+    return Parsed(events=as_syslog(_syslog.dispatch(framed.select(*_syslog.FRAMED_SCHEMA), ctx)))
 
 
 SOURCE = register(

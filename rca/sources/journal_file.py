@@ -68,9 +68,23 @@ def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
         # A yearless stamp inside an entry (klog's) is dated by the entries' own times: the latest bounds
         # them, as the end that journalctl's banner names bounds an export's.
         ctx = dataclasses.replace(ctx, reference_time=latest, reference_quality="year_inferred")
+    parsed = parse(lines, ctx)
+    return Parsed(events=parsed.events, skipped=parsed.skipped, lines=lines.height)
+
+
+def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """``journalctl -o json`` lines read by the syslog source; the lines no program's rules claim are ``syslog``
+    events, as in a ``journalctl`` export."""
     parsed = syslog.parse(lines, ctx)
-    events = parsed.events.with_columns(source=pl.col("source").fill_null("syslog")) if "source" in parsed.events.columns else parsed.events
-    return Parsed(events=events, skipped=parsed.skipped, lines=lines.height)
+    return Parsed(events=as_syslog(parsed.events), skipped=parsed.skipped)
+
+
+def as_syslog(events: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with the ``source`` left null (a program without rules of its own) set to ``syslog``."""
+    if events.width == 0:
+        return events
+    source = pl.col("source").fill_null("syslog") if "source" in events.columns else pl.lit("syslog")
+    return events.with_columns(source=source)
 
 
 def json_lines(data: bytes) -> pl.DataFrame:
@@ -202,7 +216,7 @@ def _never(head: Sequence[str]) -> float:
 
 SOURCE = register(
     Source(
-        name="journal_file", sniff=_never, parse=syslog.parse, sniff_bytes=sniff_bytes, parse_bytes=parse_bytes,
+        name="journal_file", sniff=_never, parse=parse, sniff_bytes=sniff_bytes, parse_bytes=parse_bytes,
         formats=("journal_json",),
     )
 )
