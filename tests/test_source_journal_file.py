@@ -3,7 +3,7 @@
 The fixtures (tests/data/journal, made by make_fixtures.py there) are journal files that
 systemd 252's own writer (systemd-journal-remote) made of one node's journal around a pod's
 OOM kill, in the regular layout and the compact one, with XZ-, LZ4- or Zstandard-compressed
-data objects; node_oom_xid.journalctl.json is what ``journalctl -o json`` printed of the first.
+data objects; reference/node_oom_xid.journalctl.json is what ``journalctl -o json`` printed of the first.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _journal(name: str = "system.journal.gz") -> bytes:
 
 
 def _journalctl_json() -> list[dict]:
-    return [json.loads(line) for line in (FOLDER / "node_oom_xid.journalctl.json").read_text().splitlines()]
+    return [json.loads(line) for line in (FOLDER / "reference" / "node_oom_xid.journalctl.json").read_text().splitlines()]
 
 
 @pytest.mark.parametrize("name", LAYOUTS)
@@ -57,7 +57,7 @@ def test_the_binary_journal_gives_the_events_of_its_journalctl_export() -> None:
     ctx = ParseContext(file="system.journal", host="gpu-worker-3", reference_time=datetime(2024, 6, 14, 10, 36, 58, tzinfo=UTC),
                        reference_quality="year_inferred")
     ours = journal_file.parse_bytes(_journal(), ctx)
-    text = (FOLDER / "node_oom_xid.journalctl.json").read_text()
+    text = (FOLDER / "reference" / "node_oom_xid.journalctl.json").read_text()
     theirs = syslog.parse(lines_frame(text), ctx).events
     columns = ["line", "n_lines", "kind", "ts", "severity", "pid", "process", "message", "xid", "pci_bus", "pod", "container_id", "exit_code"]
     assert_same = ours.events.select(columns).sort("line").equals(theirs.select(columns).sort("line"))

@@ -3,10 +3,11 @@
 The entries are a GPU node's journal around a training pod's OOM kill: the kernel's messages of
 ``tests/data/kernel/dmesg_oom_6x_xid_01.log`` (each at its boot time, the boot at 07:43:16 UTC),
 then containerd's and kubelet's lines about the killed container, as ``journalctl -o export``
-would print them (``node_oom_xid.export``). ``systemd-journal-remote`` (Debian's
+would print them (``reference/node_oom_xid.export``). ``systemd-journal-remote`` (Debian's
 systemd-journal-remote package, systemd 252) writes that stream as journal files in the layouts
 and compressions a node may hold; ``journalctl --file … -o json`` of the first is
-``node_oom_xid.journalctl.json``, what rca must read from each file too. Run from the repository
+``reference/node_oom_xid.journalctl.json`` (a folder of its own: other sources' tests take every file one
+level down for text of theirs, and this one is the journal's), what rca must read from each file too. Run from the repository
 root: ``python tests/data/journal/make_fixtures.py``.
 """
 
@@ -103,7 +104,7 @@ def export_stream() -> bytes:
 
 def main() -> None:
     stream = export_stream()
-    (HERE / "node_oom_xid.export").write_bytes(stream)
+    (HERE / "reference" / "node_oom_xid.export").write_bytes(stream)
     with tempfile.TemporaryDirectory() as work:
         for name, env in LAYOUTS.items():
             journal = Path(work) / name.removesuffix(".gz")
@@ -113,7 +114,7 @@ def main() -> None:
             if name == "system.journal.gz":
                 json_lines = subprocess.run(["journalctl", f"--file={journal}", "-o", "json", "--no-pager"], check=True,
                                             capture_output=True).stdout
-                (HERE / "node_oom_xid.journalctl.json").write_bytes(json_lines)
+                (HERE / "reference" / "node_oom_xid.journalctl.json").write_bytes(json_lines)
 
 
 if __name__ == "__main__":
