@@ -52,6 +52,8 @@ FIELDS = (
     "_PID", "_COMM", "_HOSTNAME", "_TRANSPORT", "_SYSTEMD_UNIT", "_SYSTEMD_USER_UNIT", "UNIT", "USER_UNIT", "_SYSTEMD_CGROUP",
     "MESSAGE",
 )
+# A container's lines that Docker's or Podman's journald log driver wrote name it in fields of their own.
+_CONTAINER_FIELDS = {"CONTAINER_ID_FULL": "container_id", "CONTAINER_NAME": "container"}
 
 
 def sniff_bytes(head: bytes) -> float:
@@ -61,7 +63,8 @@ def sniff_bytes(head: bytes) -> float:
 
 def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
     """The entries of a journal file as events (raises FileFormatError for a file that cannot be read as one)."""
-    lines, latest = _entries(data)
+    entries, latest = _entries(data)
+    lines = entries.select("line", "text")
     if lines.height == 0:
         return Parsed(events=pl.DataFrame(), skipped={}, lines=0)
     if ctx.year is None:
@@ -69,7 +72,19 @@ def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
         # them, as the end that journalctl's banner names bounds an export's.
         ctx = dataclasses.replace(ctx, reference_time=latest, reference_quality="year_inferred")
     parsed = parse(lines, ctx)
-    return Parsed(events=parsed.events, skipped=parsed.skipped, lines=lines.height)
+    return Parsed(events=_with_containers(parsed.events, entries), skipped=parsed.skipped, lines=lines.height)
+
+
+def _with_containers(events: pl.DataFrame, entries: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with the container its entry's log driver named, where the message named none."""
+    named = [column for column in _CONTAINER_FIELDS.values() if column in entries.columns]
+    if not named or events.height == 0:
+        return events
+    joined = events.join(entries.select("line", *named), on="line", how="left", suffix="_entry")
+    return joined.with_columns(
+        pl.coalesce(*([column] if column in events.columns else []), f"{column}_entry" if column in events.columns else column).alias(column)
+        for column in named
+    ).drop([f"{column}_entry" for column in named if column in events.columns])
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -89,16 +104,17 @@ def as_syslog(events: pl.DataFrame) -> pl.DataFrame:
 
 def json_lines(data: bytes) -> pl.DataFrame:
     """``line`` and ``text``: each entry as ``journalctl -o json`` prints it (the fields of :data:`FIELDS` it has)."""
-    return _entries(data)[0]
+    return _entries(data)[0].select("line", "text")
 
 
 def _entries(data: bytes) -> tuple[pl.DataFrame, datetime | None]:
-    """:func:`json_lines`, and the time of the latest entry (None without entries)."""
+    """:func:`json_lines` with the container the entry names (``container_id``, ``container``, where any does), and the
+    time of the latest entry (None without entries)."""
     journal = _Journal(data)
     entries = journal.entry_offsets()
     entry_of_item, data_offsets = journal.items(entries)
     distinct, which = np.unique(data_offsets, return_inverse=True)
-    fields = journal.fields(distinct).with_row_index("data").filter(pl.col("name").is_in(FIELDS))
+    fields = journal.fields(distinct).with_row_index("data").filter(pl.col("name").is_in([*FIELDS, *_CONTAINER_FIELDS]))
     items = pl.DataFrame({"entry": entry_of_item, "data": which.astype(np.uint32)}).join(fields, on="data")
     wide = items.pivot(on="name", index="entry", values="value", aggregate_function="first") if items.height else pl.DataFrame()
     realtime = journal.u64(entries + 24)
@@ -107,7 +123,8 @@ def _entries(data: bytes) -> tuple[pl.DataFrame, datetime | None]:
     if wide.height:
         frame = frame.join(wide.drop("__REALTIME_TIMESTAMP", strict=False), on="entry", how="left")
     present = [name for name in FIELDS if name in frame.columns]
-    return frame.select(line=pl.col("entry") + 1, text=attrs_json({name: pl.col(name) for name in present})), latest
+    containers = {column: pl.col(name) for name, column in _CONTAINER_FIELDS.items() if name in frame.columns}
+    return frame.select(line=pl.col("entry") + 1, text=attrs_json({name: pl.col(name) for name in present}), **containers), latest
 
 
 class _Journal:

@@ -2,10 +2,11 @@
 
 The entries are a GPU node's journal around a training pod's OOM kill: the kernel's messages of
 ``tests/data/kernel/dmesg_oom_6x_xid_01.log`` (each at its boot time, the boot at 07:43:16 UTC),
-then containerd's and kubelet's lines about the killed container, as ``journalctl -o export``
+then containerd's and kubelet's lines about the killed container, and the stderr of a container that
+Docker's journald log driver wrote (a CUDA OOM traceback), as ``journalctl -o export``
 would print them (``reference/node_oom_xid.export``). ``systemd-journal-remote`` (Debian's
 systemd-journal-remote package, systemd 252) writes that stream as journal files in the layouts
-and compressions a node may hold; ``journalctl --file … -o json`` of the first is
+a node may hold (regular, compact; data compressed or not); ``journalctl --file … -o json`` of the first is
 ``reference/node_oom_xid.journalctl.json`` (a folder of its own: other sources' tests take every file one
 level down for text of theirs, and this one is the journal's), what rca must read from each file too. Run from the repository
 root: ``python tests/data/journal/make_fixtures.py``.
@@ -56,11 +57,20 @@ DAEMONS = (
     (8136.310, "kubelet", 2480, "kubelet.service", 6,
      'I0614 09:58:52.310544    2480 kuberuntime_container.go:297] "Container of pod was OOMKilled, restarting" pod="research/llama-ft-0" containerName="trainer" reason="OOMKilled" exitCode=137'),
 )
-# Each file: its name and the environment systemd-journal-remote writes it under.
+# A container run with Docker's journald log driver (the default of Fedora's and RHEL's Docker): its stderr lines.
+DOCKER_ID = "e3a1c7b9d2f4061835a7c9e1b3d5f7092468ace0bdf13579ace02468bdf13579"
+DOCKER_LINES = (
+    (8119.874, "Traceback (most recent call last):"),
+    (8119.875, '  File "/workspace/finetune.py", line 212, in <module>'),
+    (8119.876, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.10 GiB "
+               "of which 1.06 GiB is free. Process 51234 has 78.03 GiB memory in use."),
+)
+# Each file: its name, the layout (SYSTEMD_JOURNAL_COMPACT) and whether data objects past 512 bytes are compressed
+# (with Zstandard, systemd 252's choice; XZ and LZ4, older and other builds' choices, are tested on payloads).
 LAYOUTS = {
-    "system.journal.gz": {"SYSTEMD_JOURNAL_COMPACT": "0", "SYSTEMD_JOURNAL_COMPRESS": "XZ"},
-    "system-compact-zstd.journal.gz": {"SYSTEMD_JOURNAL_COMPACT": "1", "SYSTEMD_JOURNAL_COMPRESS": "ZSTD"},
-    "system-compact-lz4.journal.gz": {"SYSTEMD_JOURNAL_COMPACT": "1", "SYSTEMD_JOURNAL_COMPRESS": "LZ4"},
+    "system.journal.gz": ("0", "yes"),
+    "system-compact.journal.gz": ("1", "yes"),
+    "system-uncompressed.journal.gz": ("1", "no"),
 }
 
 
@@ -79,6 +89,15 @@ def kernel_entries() -> list[tuple[float, dict[str, str]]]:
     return entries
 
 
+def container_entries() -> list[tuple[float, dict[str, str]]]:
+    return [
+        (seconds, {"PRIORITY": "3", "SYSLOG_IDENTIFIER": DOCKER_ID[:12], "_TRANSPORT": "journal", "CONTAINER_ID": DOCKER_ID[:12],
+                   "CONTAINER_ID_FULL": DOCKER_ID, "CONTAINER_NAME": "finetune-7", "CONTAINER_TAG": DOCKER_ID[:12],
+                   "IMAGE_NAME": "nvcr.io/nvidia/pytorch:24.05-py3", "_PID": "1187", "_COMM": "dockerd", "MESSAGE": message})
+        for seconds, message in DOCKER_LINES
+    ]
+
+
 def daemon_entries() -> list[tuple[float, dict[str, str]]]:
     return [
         (seconds, {"PRIORITY": str(level), "SYSLOG_FACILITY": "3", "SYSLOG_IDENTIFIER": name, "_PID": str(pid), "_COMM": name,
@@ -90,7 +109,7 @@ def daemon_entries() -> list[tuple[float, dict[str, str]]]:
 def export_stream() -> bytes:
     """The entries in journalctl's export format (a value holding a newline in its binary-safe form)."""
     out = bytearray()
-    for seconds, fields in sorted(kernel_entries() + daemon_entries(), key=lambda entry: entry[0]):
+    for seconds, fields in sorted(kernel_entries() + container_entries() + daemon_entries(), key=lambda entry: entry[0]):
         micros = round(seconds * 1_000_000)
         realtime = int(BOOT.timestamp()) * 1_000_000 + micros
         head = {"__REALTIME_TIMESTAMP": str(realtime), "__MONOTONIC_TIMESTAMP": str(micros), "_BOOT_ID": BOOT_ID,
@@ -106,10 +125,10 @@ def main() -> None:
     stream = export_stream()
     (HERE / "reference" / "node_oom_xid.export").write_bytes(stream)
     with tempfile.TemporaryDirectory() as work:
-        for name, env in LAYOUTS.items():
+        for name, (compact, compress) in LAYOUTS.items():
             journal = Path(work) / name.removesuffix(".gz")
-            subprocess.run(["/lib/systemd/systemd-journal-remote", f"--output={journal}", "-"], input=stream, check=True,
-                           env={**os.environ, **env})
+            subprocess.run(["/lib/systemd/systemd-journal-remote", f"--output={journal}", f"--compress={compress}", "-"], input=stream,
+                           check=True, env={**os.environ, "SYSTEMD_JOURNAL_COMPACT": compact})
             (HERE / name).write_bytes(gzip.compress(journal.read_bytes(), mtime=0))
             if name == "system.journal.gz":
                 json_lines = subprocess.run(["journalctl", f"--file={journal}", "-o", "json", "--no-pager"], check=True,
