@@ -62,8 +62,8 @@ DOCKER_ID = "e3a1c7b9d2f4061835a7c9e1b3d5f7092468ace0bdf13579ace02468bdf13579"
 DOCKER_LINES = (
     (8119.874, "Traceback (most recent call last):"),
     (8119.875, '  File "/workspace/finetune.py", line 212, in <module>'),
-    (8119.876, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.10 GiB "
-               "of which 1.06 GiB is free. Process 51234 has 78.03 GiB memory in use."),
+    (8119.876, ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.10 GiB "
+                "of which 1.06 GiB is free. Process 51234 has 78.03 GiB memory in use.")),
 )
 # Each file: its name, the layout (SYSTEMD_JOURNAL_COMPACT) and whether data objects past 512 bytes are compressed
 # (with Zstandard, systemd 252's choice; XZ and LZ4, older and other builds' choices, are tested on payloads).
