@@ -1,6 +1,6 @@
 """The journal_file source: systemd's binary journal files, read without systemd.
 
-The fixtures (tests/data/journal, made by make_fixtures.py there) are journal files that
+The fixtures (tests/data/journal, made by tests/make_journal_fixtures.py) are journal files that
 systemd 252's own writer (systemd-journal-remote) made of one node's journal around a pod's
 OOM kill, in the regular layout and the compact one, their long data objects compressed with
 Zstandard or not at all (XZ and LZ4, which other builds choose, are checked on payloads made

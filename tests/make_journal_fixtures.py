@@ -1,4 +1,4 @@
-"""Build the binary journal fixtures of this folder with systemd's own writer (not run by the tests).
+"""Build the binary journal fixtures of tests/data/journal with systemd's own writer (not run by the tests).
 
 The entries are a GPU node's journal around a training pod's OOM kill: the kernel's messages of
 ``tests/data/kernel/dmesg_oom_6x_xid_01.log`` (each at its boot time, the boot at 07:43:16 UTC),
@@ -9,7 +9,7 @@ systemd-journal-remote package, systemd 252) writes that stream as journal files
 a node may hold (regular, compact; data compressed or not); ``journalctl --file … -o json`` of the first is
 ``reference/node_oom_xid.journalctl.json`` (a folder of its own: other sources' tests take every file one
 level down for text of theirs, and this one is the journal's), what rca must read from each file too. Run from the repository
-root: ``python tests/data/journal/make_fixtures.py``.
+root: ``python tests/make_journal_fixtures.py``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent / "data" / "journal"
 KERNEL = HERE.parent / "kernel" / "dmesg_oom_6x_xid_01.log"
 BOOT = datetime(2024, 6, 14, 7, 43, 16, tzinfo=UTC)
 BOOT_ID = "5f0d8a3c2b1e4f6a9c7d8e0b1a2c3d4e"
