@@ -20,6 +20,7 @@ from tests.conftest import DATA, FIXED_MTIME, fixture_path
 EXPECTED = [json.loads(line) for line in (DATA / "real_logs" / "expected.jsonl").read_text().splitlines() if line.strip()]
 
 OWNER_BY_PREFIX = {
+    "docker_inspect_": "k8s",  # before "docker_": the first prefix that fits names the owner
     "dmesg_": "kernel",
     "kern_log_": "kernel",
     "journalctl_k_": "kernel",

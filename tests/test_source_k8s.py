@@ -919,3 +919,58 @@ def test_a_conditions_table_under_its_header_is_k8s_and_its_xid_conditions_xids(
         ("xid", 119, "0002:00:00", "GPU-22222222-2222-2222-2222-222222222222"),
         ("log", None, None, None),
     ]
+
+
+_CRICTL_INSPECT = """{
+  "status": {
+    "id": "e3a1c7b9d2f4061835a7c9e1b3d5f7092468ace0bdf13579ace02468bdf13579",
+    "metadata": {
+      "attempt": 1,
+      "name": "trainer"
+    },
+    "state": "CONTAINER_EXITED",
+    "createdAt": "2024-06-14T08:01:11.912345678Z",
+    "startedAt": "2024-06-14T08:01:12.123456789Z",
+    "finishedAt": "2024-06-14T09:58:39.457083000Z",
+    "exitCode": 137,
+    "reason": "OOMKilled",
+    "message": "",
+    "labels": {
+      "io.kubernetes.container.name": "trainer",
+      "io.kubernetes.pod.name": "llama-ft-0",
+      "io.kubernetes.pod.namespace": "research",
+      "io.kubernetes.pod.uid": "3f1c9a52-8d1e-4b7a-9c3e-2f5d6a7b8c9d"
+    }
+  },
+  "info": {
+    "pid": 48213
+  }
+}
+"""
+
+
+def test_crictl_inspect_of_an_oom_killed_container() -> None:
+    assert k8s.sniff(_CRICTL_INSPECT.splitlines()[:60]) == 0.95
+    (row,) = rca.parse_text(_CRICTL_INSPECT, file="inspect.json").to_dicts()
+    assert (row["kind"], row["exit_code"], row["pod"], row["namespace"], row["container"]) == ("container_oomkilled", 137, "llama-ft-0", "research", "trainer")
+    assert (row["ts"], row["n_lines"], row["format"]) == (datetime(2024, 6, 14, 9, 58, 39, 457083, tzinfo=UTC), 25, "container_json")
+    assert row["container_id"] == "e3a1c7b9d2f4061835a7c9e1b3d5f7092468ace0bdf13579ace02468bdf13579"
+
+
+def test_docker_inspect_list_of_containers() -> None:
+    running = {"Id": "a" * 64, "Name": "/sidecar", "State": {"Status": "running", "OOMKilled": False, "ExitCode": 0,
+                                                            "FinishedAt": "0001-01-01T00:00:00Z"}, "Config": {"Labels": {}}}
+    killed = {"Id": "b" * 64, "Name": "/finetune-7", "State": {"Status": "exited", "OOMKilled": True, "ExitCode": 137,
+                                                              "FinishedAt": "2024-06-14T09:58:39.5Z"}, "Config": {"Labels": {}}}
+    events = rca.parse_text(json.dumps([running, killed], indent=4), file="inspect.json")
+    assert events.select("kind", "container", "container_id", "exit_code", "ts").rows() == [
+        ("log", "sidecar", "a" * 64, 0, None),  # still running: no end, no time
+        ("container_oomkilled", "finetune-7", "b" * 64, 137, datetime(2024, 6, 14, 9, 58, 39, 500000, tzinfo=UTC)),
+    ]
+
+
+def test_a_pasted_docker_state_killed_outside_its_cgroup_limit_is_a_sigkill() -> None:
+    (row,) = _events("docker_inspect_state_redis_exit137_01.txt").to_dicts()
+    assert (row["source"], row["kind"], row["exit_code"], row["n_lines"]) == ("k8s", "process_killed", 137, 13)
+    assert row["ts"] == datetime(2020, 7, 31, 22, 28, 17, 557863, tzinfo=UTC)
+    assert json.loads(row["attrs"])["started"] == "2020-07-31T22:26:20.031194Z"

@@ -1,10 +1,17 @@
-"""Kubernetes object documents: ``kubectl get events|pods -o json`` and ``-o yaml``.
+"""Kubernetes object documents: ``kubectl get events|pods -o json`` and ``-o yaml``; container runtimes' inspect documents.
 
 A document is decoded whole (one ``json`` / ``yaml`` call per document); each item of a
 List becomes one record whose lines are located from the decoder's offsets, so the
 accounting still covers every input line. Events give one row each; a Pod gives a row for
 an eviction and one per OOM-killed container state (the first row of an item carries its
 lines, the others ``n_lines=0``); any other object gives one ``log`` row.
+
+What a node's runtime says of one container is a document too: ``crictl inspect`` (its
+``status``: ``CONTAINER_EXITED``, ``exitCode``, ``reason: OOMKilled``, ``finishedAt``, the pod in
+its ``io.kubernetes.*`` labels) and ``docker inspect`` / ``podman inspect`` (a list of containers,
+each with its ``State``: ``OOMKilled``, ``ExitCode``, ``FinishedAt``). A container the kernel
+killed for memory is ``container_oomkilled``; one killed by a SIGKILL otherwise (exit 137) is
+``process_killed``; any other a ``log`` row with its state.
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from rca.sources._base import ParseContext, Parsed, attrs_json
 from rca.sources._kube import EVICTION_MESSAGE, event_kind, eviction_fields, oom_victim
 
 _YAML_START = re.compile(r"^(?:-? ?apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
-_JSON_MARKERS = ('"apiVersion"', '"kind"', '"involvedObject"', '"containerStatuses"')
+_JSON_MARKERS = ('"apiVersion"', '"kind"', '"involvedObject"', '"containerStatuses"', '"OOMKilled":', '"state": "CONTAINER_')
+_ZERO_TIME = "0001-01-01T00:00:00Z"  # Go's zero time: Docker's FinishedAt of a container still running
 
 _ROW_SCHEMA = {
     "line": pl.Int64,
@@ -111,6 +119,23 @@ def parse_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | No
     for i, row in enumerate(rows):
         row.update(line=lines["line"][0], n_lines=lines.height if i == 0 else 0)
     return Parsed(events=_events(pl.DataFrame(rows, schema=_ROW_SCHEMA), ctx))
+
+
+# A pasted ``"State": {…}`` of ``docker inspect`` / ``podman inspect`` (the rest of the document cut).
+RUNTIME_STATE_KEY = r'^\s*"State":\s*\{\s*$'
+RUNTIME_EXIT_CODE = r'^\s*"ExitCode":\s*-?[0-9]+,?\s*$'
+
+
+def parse_runtime_state_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:
+    """The row of a pasted container ``State`` of a runtime's inspect; None when the text is not one."""
+    texts = lines["text"]
+    if not (texts.str.contains(RUNTIME_STATE_KEY).any() and texts.str.contains(RUNTIME_EXIT_CODE).any()):
+        return None
+    value = _json_fragment("\n".join(texts.to_list()))
+    if not _runtime_state(value):
+        return None
+    row = {**_container_row(value, "container_fragment"), "line": lines["line"][0], "n_lines": lines.height}
+    return Parsed(events=_events(pl.DataFrame([row], schema=_ROW_SCHEMA), ctx))
 
 
 def _json_fragment(text: str) -> Any:
@@ -291,6 +316,8 @@ def _format(item: Any, syntax: str) -> str:
     kind = item.get("kind") if isinstance(item, dict) else None
     if kind == "Event" or (isinstance(item, dict) and "involvedObject" in item):
         return f"event_{syntax}"
+    if _runtime_state(item):
+        return f"container_{syntax}"
     return (
         f"pod_{syntax}" if kind == "Pod" or (isinstance(item, dict) and "containerStatuses" in _get(item, "status")) else f"object_{syntax}"
     )
@@ -299,6 +326,8 @@ def _format(item: Any, syntax: str) -> str:
 def _rows_for(item: Any, fmt: str) -> list[dict[str, Any]]:
     if fmt.startswith("event_"):
         return [_event_row(item, fmt)]
+    if fmt.startswith("container_"):
+        return [_container_row(item, fmt)]
     if fmt.startswith("pod_"):
         return _pod_rows(item, fmt)
     return []
@@ -387,6 +416,43 @@ def _pod_rows(pod: dict[str, Any], fmt: str, *, every_termination: bool = False)
                 }
             )
     return rows
+
+
+def _runtime_state(item: Any) -> dict[str, Any]:
+    """A runtime inspect document's container state (crictl's ``status``, Docker's and Podman's ``State``), else {}."""
+    crictl = _get(item, "status")
+    if str(crictl.get("state", "")).startswith("CONTAINER_"):
+        return crictl
+    docker = _get(item, "State")
+    return docker if "OOMKilled" in docker or "ExitCode" in docker else {}
+
+
+def _container_row(item: dict[str, Any], fmt: str) -> dict[str, Any]:
+    """The row of one container a runtime inspected: its end, what ended it, and the pod its labels name."""
+    state = _runtime_state(item)
+    crictl = "exitCode" in state or "state" in state
+    labels = _get(state, "labels") if crictl else _get(_get(item, "Config"), "Labels")
+    code = _int(state.get("exitCode") if crictl else state.get("ExitCode"))
+    reason = _text(state.get("reason")) if crictl else ("OOMKilled" if state.get("OOMKilled") is True else _text(state.get("Error")) or None)
+    finished = _text(state.get("finishedAt") if crictl else state.get("FinishedAt"))
+    name = _text(labels.get("io.kubernetes.container.name")) or _text(_get(state, "metadata").get("name")) or (_text(item.get("Name")) or "").lstrip("/") or None
+    status = _text(state.get("state") if crictl else state.get("Status"))
+    oom = reason == "OOMKilled"
+    return {
+        "format": fmt,
+        "object": "Container",
+        "kind": "container_oomkilled" if oom else "process_killed" if code == 137 else "log",
+        "reason": reason,
+        "message": " ".join(part for part in ("container", name, f"{status}:", f"{reason or 'no reason given'},", f"exit code {code}") if part),
+        "when": None if finished in (None, "", _ZERO_TIME) else finished,
+        "started": _text(state.get("startedAt") if crictl else state.get("StartedAt")),
+        "pod": _text(labels.get("io.kubernetes.pod.name")),
+        "namespace": _text(labels.get("io.kubernetes.pod.namespace")),
+        "pod_uid": _text(labels.get("io.kubernetes.pod.uid")),
+        "container": name,
+        "container_id": _text(state.get("id") if crictl else item.get("Id")),
+        "exit_code": code,
+    }
 
 
 def _other_row(item: Any, fmt: str) -> dict[str, Any]:

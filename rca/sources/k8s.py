@@ -1,4 +1,4 @@
-"""kubectl output: event tables, describe pod/node, pod tables, status fields, Event/Pod documents.
+"""kubectl output: event tables, describe pod/node, pod tables, status fields, Event/Pod documents; container runtimes' inspect.
 
 What an operator pastes into an incident: ``kubectl get events`` (current, NAMESPACE-first
 and the old FIRSTSEEN/LASTSEEN layouts), ``kubectl describe pod|node`` (header fields,
@@ -196,6 +196,8 @@ def sniff(head: Sequence[str]) -> float:
         return 0.95
     if texts.str.contains(_k8s_objects.STATUS_FRAGMENT_KEY).any() and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_TERMINATED).any():
         return 0.9
+    if texts.str.contains(_k8s_objects.RUNTIME_STATE_KEY).any() and texts.str.contains(_k8s_objects.RUNTIME_EXIT_CODE).any():
+        return 0.9
     if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}").any():
         return 0.95
     inline = texts.str.contains(_INLINE_TERMINATED)
@@ -221,7 +223,12 @@ def sniff(head: Sequence[str]) -> float:
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Parse kubectl output: whole JSON/YAML documents first, else tables and describe text."""
-    return _k8s_objects.parse_documents(lines, ctx) or _k8s_objects.parse_status_fragment(lines, ctx) or _parse_text(lines, ctx)
+    return (
+        _k8s_objects.parse_documents(lines, ctx)
+        or _k8s_objects.parse_status_fragment(lines, ctx)
+        or _k8s_objects.parse_runtime_state_fragment(lines, ctx)
+        or _parse_text(lines, ctx)
+    )
 
 
 def _parse_text(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -779,6 +786,8 @@ SOURCE = register(
             " True ",
             " False ",
             "CPU(cores)",
+            '"State"',
+            '"status"',
         ),
         formats=(
             "get_events",
@@ -794,6 +803,8 @@ SOURCE = register(
             "pod_yaml",
             "pod_fragment",
             "inline_state",
+            "container_json",
+            "container_fragment",
             "top_pods",
             "top_nodes",
         ),
