@@ -384,3 +384,42 @@ def test_a_padded_python_level_before_its_caller_is_a_header() -> None:
     # logging's "%(asctime)s %(levelname)-8s [%(filename)s:%(lineno)d] %(message)s"
     (row,) = _rows(_events("2025-03-10 15:07:20,123 WARNING  [trainer.py:88] loss is nan\n"))
     assert (row["severity"], row["message"], row["pid"]) == ("warning", "loss is nan", None)
+
+
+# --- date(1) stamps that shell scripts echo, a spaced numeric offset, Jupyter's header -----------
+
+
+def test_date_command_stamps_give_their_time_and_zone() -> None:
+    events = _events(
+        "Tue Mar  5 15:17:06 UTC 2019 starting training\n"
+        "Tue Mar  5 15:17:09 2019 step 1\n"
+        "Wed Dec  3 04:11:02 PM UTC 2025 epoch done\n"
+        "Tue Mar  5 15:17:06 +0330 2019 - watchdog fired\n"
+        "Thu Nov 27 07:52:15 CET 2025: job finished with exit code 137\n"
+        "Tue Mar  5 15:17:06 IST 2019 - a zone name that names several zones\n"
+    )
+    rows = _rows(events)
+    assert [row["ts"] for row in rows] == [
+        utc(2019, 3, 5, 15, 17, 6), utc(2019, 3, 5, 15, 17, 9), utc(2025, 12, 3, 16, 11, 2), utc(2019, 3, 5, 11, 47, 6),
+        utc(2025, 11, 27, 7, 52, 15), utc(2019, 3, 5, 15, 17, 6),
+    ]
+    assert {row["ts_quality"] for row in rows} == {"exact"}
+    assert rows[4]["ts_raw"] == "Thu Nov 27 07:52:15 CET 2025"
+    assert [row["message"] for row in rows[:2]] == ["starting training", "step 1"]
+    assert (rows[4]["kind"], rows[4]["exit_code"]) == ("process_killed", 137)
+
+
+def test_an_iso_stamp_with_a_spaced_numeric_offset() -> None:
+    (row,) = _rows(_events("2025-05-12 09:51:40 +0800 loader started\n"))
+    assert (row["ts"], row["message"]) == (utc(2025, 5, 12, 1, 51, 40), "loader started")
+
+
+def test_jupyter_server_header_gives_level_and_time() -> None:
+    rows = _rows(_events(
+        "[W 2025-05-12 09:51:40.123 ServerApp] AsyncIOLoopKernelRestarter: restarting kernel (1/5), keep random ports\n"
+        "[I 2025-05-12 09:51:41.001 ServerApp] Kernel restarted: 7f3c2d6a-1b7a-4c3e-9d2f-0a1b2c3d4e5f\n"
+    ))
+    assert [(row["ts"], row["severity"], row["format"]) for row in rows] == [
+        (utc(2025, 5, 12, 9, 51, 40, 123000), "warning", "tornado"), (utc(2025, 5, 12, 9, 51, 41, 1000), "info", "tornado"),
+    ]
+    assert rows[0]["message"].startswith("AsyncIOLoopKernelRestarter: restarting kernel")

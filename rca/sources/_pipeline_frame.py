@@ -41,7 +41,7 @@ _SEVERITY = {
 
 _UTC = pl.Datetime("us", "UTC")
 # Airflow 2.3+ writes "2022-11-09, 09:59:40 UTC".
-_ISO = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9](?:[T ]|, )[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9]| UTC)?"
+_ISO = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9](?:[T ]|, )[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9]| UTC| [+-][0-9]{4})?"
 # A time of day alone ("18:11:06.680 "), as a terminal recorder or `ts` writes it; its date is the file's (see _clock_dated).
 _CLOCK = r"[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?"
 # A tag ends at a space or a tab (Ray's driver log puts one after its stamp), which it takes, or at the end of the line.
@@ -161,6 +161,15 @@ _APP_HEADERS = {
         r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?<ctime_mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?<ctime_day>[0-9]{1,2})"
         r" (?<ctime_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) (?<ctime_year>[0-9]{4})\]"
     ),
+    # date(1)'s default output, which shell scripts echo before a step ("Tue Mar  5 15:17:06 UTC 2019: starting"; a 12-hour
+    # clock in some locales; a zone name, an offset or none), and Python's time.ctime() ("Tue Mar  5 15:17:09 2019").
+    "date_cmd": (
+        r"(?<date_raw>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? +(?<date_mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?<date_day>[0-9]{1,2})"
+        r" (?<date_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?: (?<date_half>[AP]M))?(?: (?<date_zone>[A-Z]{1,5}|[+-][0-9]{4}))?"
+        r" (?<date_year>[0-9]{4}))(?::| -)?"
+    ),
+    # Jupyter's servers and tornado: "[W 2025-05-12 09:51:40.123 ServerApp] ", the level's first letter and the app.
+    "tornado": rf"\[(?<tornado_sev>[DIWEC]) (?<tornado_iso>{_ISO}) [A-Za-z][0-9A-Za-z_.]*\]",
     # InvokeAI's "[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> " names its logger and level too.
     # SGLang puts its data/tensor/pipeline/expert-parallel ranks inside the bracket: "[2025-05-19 23:22:28 DP1 TP3]".
     "iso8601": rf"\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
@@ -205,7 +214,8 @@ _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.v
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
     "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
-    "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev",
+    "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
+    "tornado": "tornado_sev",
 }
 _RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
 _LEADING_LEVEL = (
@@ -559,6 +569,22 @@ def _clock_dated(stamped: pl.DataFrame, resolved: pl.Expr, ctx: ParseContext, ba
     return _where(stamped, pl.col("clock_raw").is_not_null(), dated, {"ts_clock": _UTC, "clock_quality": pl.String()})
 
 
+# The zone names date(1) prints for UTC; any other name is the host's own (read in --tz, as a zone-less stamp).
+_UTC_NAMES = ("UTC", "GMT", "UCT", "Z")
+
+
+def _date_command_stamp() -> pl.Expr:
+    """date(1)'s or ctime's stamp as ISO text: 24-hour, its offset (UTC's names as +0000) where it gives one."""
+    c = pl.col
+    hour = c("date_clock").str.slice(0, 2).cast(pl.Int32, strict=False)
+    hour = pl.when(c("date_half") == "PM").then(hour % 12 + 12).when(c("date_half") == "AM").then(hour % 12).otherwise(hour)
+    clock = pl.format("{}{}", hour.cast(pl.String).str.zfill(2), c("date_clock").str.slice(2))
+    zone = c("date_zone")
+    offset = pl.when(zone.is_in(list(_UTC_NAMES))).then(pl.lit(" +0000")).when(zone.str.contains("^[+-]")).then(pl.format(" {}", zone))
+    stamp = timeutil.ctime_string(c("date_year"), c("date_mon"), c("date_day"), clock)
+    return pl.when(c("date_year").is_not_null()).then(pl.concat_str(stamp, offset.fill_null("")))
+
+
 def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     c = pl.col
     json_time = pl.when(c("app_format") == "json_lines").then(c("j_time"))
@@ -585,13 +611,14 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     trt_stamp = c("trt_stamp")
     trt = pl.format("{}-{}-{} {}", trt_stamp.str.slice(6, 4), trt_stamp.str.slice(0, 2), trt_stamp.str.slice(3, 2), trt_stamp.str.slice(11))
     ctime = pl.when(c("ctime_year").is_not_null()).then(timeutil.ctime_string(c("ctime_year"), c("ctime_mon"), c("ctime_day"), c("ctime_clock")))
+    date_cmd = _date_command_stamp()
     dated = pl.coalesce(
-        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime, trt,
+        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime, trt, date_cmd, "tornado_iso",
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "tsl_sev",
-        "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level",
+        "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(
@@ -643,7 +670,8 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     return stamped.with_columns(
         ts=pl.coalesce(resolved, "ts_clock"),
         ts_raw=pl.coalesce(
-            pl.when(c("dated_raw") == log4j).then(c("log4j_raw")), "dated_raw", "epoch_raw", "yearless_raw", "clock_raw"
+            pl.when(c("dated_raw") == log4j).then(c("log4j_raw")), pl.when(c("dated_raw") == date_cmd).then(c("date_raw")),
+            "dated_raw", "epoch_raw", "yearless_raw", "clock_raw",
         ),
         ts_quality=quality,
         severity=_severity(printed_level),
