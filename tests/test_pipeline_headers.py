@@ -423,3 +423,5 @@ def test_jupyter_server_header_gives_level_and_time() -> None:
         (utc(2025, 5, 12, 9, 51, 40, 123000), "warning", "tornado"), (utc(2025, 5, 12, 9, 51, 41, 1000), "info", "tornado"),
     ]
     assert rows[0]["message"].startswith("AsyncIOLoopKernelRestarter: restarting kernel")
+    (classic,) = _rows(_events("2025-05-12 09:51:00 starting\n[I 09:51:40.123 NotebookApp] Kernel restarted: 7f3c2d6a\n"))[1:]
+    assert (classic["ts"], classic["severity"], classic["message"]) == (utc(2025, 5, 12, 9, 51, 40, 123000), "info", "Kernel restarted: 7f3c2d6a")

@@ -168,8 +168,9 @@ _APP_HEADERS = {
         r" (?<date_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?: (?<date_half>[AP]M))?(?: (?<date_zone>[A-Z]{1,5}|[+-][0-9]{4}))?"
         r" (?<date_year>[0-9]{4}))(?::| -)?"
     ),
-    # Jupyter's servers and tornado: "[W 2025-05-12 09:51:40.123 ServerApp] ", the level's first letter and the app.
-    "tornado": rf"\[(?<tornado_sev>[DIWEC]) (?<tornado_iso>{_ISO}) [A-Za-z][0-9A-Za-z_.]*\]",
+    # Jupyter's servers and tornado: "[W 2025-05-12 09:51:40.123 ServerApp] ", the level's first letter and the app
+    # (the classic notebook server a time of day alone: "[I 09:51:40.123 NotebookApp] ").
+    "tornado": rf"\[(?<tornado_sev>[DIWEC]) (?:(?<tornado_iso>{_ISO})|(?<tornado_clock>{_CLOCK})) [A-Za-z][0-9A-Za-z_.]*\]",
     # InvokeAI's "[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> " names its logger and level too.
     # SGLang puts its data/tensor/pipeline/expert-parallel ranks inside the bracket: "[2025-05-19 23:22:28 DP1 TP3]".
     "iso8601": rf"\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
@@ -631,7 +632,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         yearless_raw=pl.when(c("dated_raw").is_null() & c("epoch_any").is_null()).then(c("yearless_any")),
         # A time of day counts where the line gives no other time.
         clock_raw=pl.when(c("dated_raw").is_null() & c("epoch_any").is_null() & c("yearless_any").is_null())
-        .then(pl.coalesce("clock", pl.when(~rich_dated).then(rich_stamp))),
+        .then(pl.coalesce("clock", pl.when(~rich_dated).then(rich_stamp), "tornado_clock")),
         leading=_LEADING_GROUPS,
     )
     stamped = _where(stamped, c("dated_raw").is_not_null(), lambda rows: _dated(rows, ctx.tz), {"ts_dated": _UTC})
