@@ -446,7 +446,8 @@ def _whole_file_source(task: FileTask) -> Source | None:
 
 
 def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime, writer: PartWriter) -> FileResult:
-    """Parse a binary file in one piece; it counts as one line, covered by its first event or skipped."""
+    """Parse a binary file in one piece; it counts as one line, covered by its first event or skipped, unless its parser
+    says how many records it read (a journal's entries: each a line of the manifest)."""
     if size > MAX_WHOLE_FILE_BYTES:
         return _failed(task, size, mtime, "error", f"{source.name} file of {size:,} bytes is over the {MAX_WHOLE_FILE_BYTES:,}-byte limit")
     raw = Path(task.path).read_bytes()
