@@ -1446,3 +1446,35 @@ def test_a_stamped_firmware_first_record_opens_at_its_source_line() -> None:
         "[11219.196591] {1}[Hardware Error]:   section_type: PCIe error\n"
     )
     assert events.select("line", "n_lines", "severity", "boot_seconds").rows() == [(1, 4, "error", 11219.196524)]
+
+
+def test_dmesg_delta_without_time_reads_the_delta_prefix_and_keeps_no_time() -> None:
+    # `dmesg -d --notime` prints util-linux's "[<%12.06f>] " alone: the seconds since the line before, never a stamp
+    text = (
+        "[<    0.000000>] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+        "[<    0.000012>] CPU: 3 PID: 4242 Comm: python3 Not tainted 6.8.0-45-generic #45-Ubuntu\n"
+        "[<    0.000031>] Memory cgroup out of memory: Killed process 4242 (python3) total-vm:41943040kB, "
+        "anon-rss:33554432kB, file-rss:1024kB, shmem-rss:0kB, UID:1000 pgtables:65600kB oom_score_adj:0\n"
+        "[<    2.104512>] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has fallen off the bus.\n"
+    )
+    events = _events_of(text)
+    assert events["source"].unique().to_list() == ["kernel"]
+    assert events["kind"].to_list() == ["oom_invoked", "oom_kill", "xid"]
+    assert events["n_lines"].to_list() == [2, 1, 1]
+    assert events["pid"].to_list() == [4242, 4242, 4242] and events["process"].to_list() == ["python3"] * 3
+    assert events["rss_bytes"][1] == 33554432 * 1024 and events["xid"][2] == 79 and events["pci_bus"][2] == "0000:3b:00"
+    assert events["ts"].null_count() == 3 and set(events["ts_quality"]) == {"missing"}
+    assert events["ts_raw"].to_list() == ["<    0.000000>", "<    0.000031>", "<    2.104512>"]  # as written
+    assert events["message"][2].startswith("NVRM: Xid")
+
+
+def test_a_bare_hung_task_head_pasted_without_stamps_is_sniffed_as_kernel() -> None:
+    text = (
+        "INFO: task python3:1234 blocked for more than 120 seconds.\n"
+        "      Not tainted 5.15.0-91-generic #101-Ubuntu\n"
+        '"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.\n'
+    )
+    events = _events_of(text)
+    assert events["source"].unique().to_list() == ["kernel"]
+    assert events["pid"].to_list() == [1234] and events["process"].to_list() == ["python3"]
+    assert events["severity"].to_list() == ["error"] and events["n_lines"].to_list() == [3]

@@ -123,7 +123,7 @@ def test_chained_separator_after_an_oom_line_is_one_event() -> None:
 
 def test_oom_line_before_its_own_traceback_is_not_swallowed() -> None:
     events = events_of("pytorch_cuda_oom_capacty_01.log")
-    assert events["kind"].to_list() == ["cuda_oom", "log", "log", "traceback"]
+    assert events["kind"].to_list() == ["cuda_oom", "log", "traceback"]  # the warning and its source line are one event
     truncated = one(events, "traceback")
     assert truncated["line"] == 4 and truncated["n_lines"] == 7
     assert truncated["attrs"]["last_frame"] == "/usr/local/lib/python3.10/dist-packages/fire/core.py:475 in _Fire"
@@ -1621,3 +1621,34 @@ def test_a_driver_older_than_the_cuda_build_is_a_cuda_error() -> None:
     assert json.loads(warning["attrs"])["cuda_error"] == "NVIDIA driver on your system is too old (found version 12080)"
     runtime, _, _ = _parse("2025-01-02 03:04:05 ERROR cudaGetDevice() failed. Status: CUDA driver version is insufficient for CUDA runtime version")
     assert json.loads(runtime["attrs"][0])["cuda_error"] == "CUDA driver version is insufficient for CUDA runtime version"
+
+
+def test_a_python_warning_and_its_source_line_are_one_event() -> None:
+    # warnings.warn prints the warning, then the source line that warned, indented: one event, not two.
+    events = events_of("pytorch_userwarning_source_line_01.log")
+    assert events.select("line", "n_lines", "kind", "severity").rows() == [
+        (1, 1, "log", None), (2, 1, "log", None), (3, 1, "log", None), (4, 2, "log", "warning"), (6, 2, "log", "warning"),
+        (8, 11, "traceback", "error"),
+    ]
+    assert events["message"][3].endswith("UserWarning: To copy construct from a tensor, it is recommended to use "
+                                         "sourceTensor.clone().detach() or sourceTensor.clone().detach().requires_grad_(True), "
+                                         "rather than torch.tensor(sourceTensor).\n  ngraph = torch.tensor(vgraph.repeat(N,1).view(N,N,-1),requires_grad=False)")
+    # A Windows path has a drive and spaces.
+    windows, _, _ = _parse(
+        "B:\\ML Models\\src\\utils.py:30: YAMLLoadWarning: calling yaml.load() without Loader=... is deprecated.\n"
+        "  config = yaml.load(f)\n"
+    )
+    assert windows.select("line", "n_lines", "severity").rows() == [(1, 2, "warning")]
+    assert windows["message"][0].endswith("is deprecated.\n  config = yaml.load(f)")
+
+
+def test_a_captured_warning_keeps_its_source_line_and_a_lone_warning_stays_alone() -> None:
+    events, _, _ = _parse(
+        "2024-05-01 12:00:00,123 - py.warnings - WARNING - /opt/x/train.py:12: FutureWarning: `foo` is deprecated\n"
+        "  warnings.warn(\n"
+        "/x/y.py:3: UserWarning: lone\n"
+        "building examples...\n"
+    )
+    assert events.select("line", "n_lines", "severity", "ts_quality").rows() == [
+        (1, 2, "warning", "exact"), (3, 1, "warning", "missing"), (4, 1, None, "missing"),
+    ]

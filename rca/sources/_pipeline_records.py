@@ -33,6 +33,11 @@ _IPYTHON_HEADER = r"^[A-Za-z_][0-9A-Za-z_.]* +Traceback \(most recent call last\
 # The last line of a traceback: "pkg.ExcType: message", "ExcType:" or a bare exception name.
 PY_EXCEPTION_LINE = r"^[A-Za-z_][0-9A-Za-z_.]*(?::(?:\s.*)?|Error|Exception|Interrupt|Exit|Iteration|Warning)$"
 
+# warnings.warn's output: "path.py:75: UserWarning: message", then the source line that warned, stripped and indented
+# by two spaces. Unanchored: logging.captureWarnings puts "WARNING:py.warnings:" before it, and a Windows path has spaces.
+PY_WARNING_LINE = r"\.py:[0-9]+: [A-Za-z_][0-9A-Za-z_]*Warning: "
+_PY_WARNING_LITERAL = "Warning: "
+
 _JAVA_FRAME = r"^\s+at [0-9A-Za-z_$.<>/\-]+\("
 _JAVA_CONTINUATION = r"^\s+at [0-9A-Za-z_$.<>/\-]+\(|^\s+\.\.\. [0-9]+ (?:more|common frames omitted)|^\s*(?:Caused by|Suppressed): "
 
@@ -167,6 +172,16 @@ def _ipython_traceback(free: pl.Expr) -> list[pl.Expr]:
     return [member.alias("ipython_member"), start_line.alias("ipython_start")]
 
 
+def _python_warning(free: pl.Expr) -> list[pl.Expr]:
+    """``warning_member`` and ``warning_start`` of Python warnings: the warning's line and the indented source line under it."""
+    body = pl.col("body")
+    warning = free & pl.when(body.str.contains(_PY_WARNING_LITERAL, literal=True)).then(body.str.contains(PY_WARNING_LINE)).otherwise(False)
+    source_line = free & _prev(warning) & _shape("indented")
+    start = pl.when(warning).then(pl.col("line")).when(source_line).then(pl.col("line").shift(1))
+    # A warning without its source line (python -W, a cut log) stays a line of its own.
+    return [(source_line | _next(source_line)).alias("warning_member"), start.alias("warning_start")]
+
+
 def records(framed: pl.DataFrame) -> pl.DataFrame:
     """One row per record: a multi-line record's lines joined, every other line as it is.
 
@@ -230,7 +245,8 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
         keyed = keyed.with_columns(_ipython_traceback(~pl.col("py_member") & ~pl.col("rich_member")))
     else:
         keyed = keyed.with_columns(ipython_member=pl.lit(False), ipython_start=pl.lit(None, pl.Int64))
-    free = ~pl.col("py_member") & ~pl.col("rich_member") & ~pl.col("ipython_member")
+    keyed = keyed.with_columns(_python_warning(~pl.col("py_member") & ~pl.col("rich_member") & ~pl.col("ipython_member")))
+    free = ~pl.col("py_member") & ~pl.col("rich_member") & ~pl.col("ipython_member") & ~pl.col("warning_member")
 
     java_continuation = _shape("java_continuation") & free
     java_start = free & ~java_continuation & _next(_shape("java_frame"))
@@ -256,7 +272,10 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     keyed = keyed.with_columns(continued_member=continued_member, continued_start=continued_start)
 
     # rich's and IPython's tracebacks are Python tracebacks drawn otherwise.
-    members = {"python": "py", "java": "java", "go": "go", "cpp": "cpp", "continued": "continued", "rich": "rich", "ipython": "ipython"}
+    members = {
+        "python": "py", "java": "java", "go": "go", "cpp": "cpp", "continued": "continued", "rich": "rich", "ipython": "ipython",
+        "warning": "warning",
+    }
     family = pl.coalesce([
         pl.when(pl.col(f"{prefix}_member")).then(pl.lit("python" if name in {"rich", "ipython"} else name))
         for name, prefix in members.items()

@@ -18,7 +18,7 @@ import polars as pl
 
 from rca.sources import _xid
 from rca.sources._base import split_rows
-from rca.sources._pipeline_records import CPP_TAIL, PY_EXCEPTION_LINE, RICH_TITLE
+from rca.sources._pipeline_records import CPP_TAIL, PY_EXCEPTION_LINE, PY_WARNING_LINE, RICH_TITLE
 
 _UNIT_BYTES = {
     "B": 1, "bytes": 1, "KiB": 1024, "kB": 1024, "KB": 1024, "MiB": 1024**2, "MB": 1024**2,
@@ -126,8 +126,6 @@ _JAVA_OOM_KINDS = (
 _GO_OOM = r"fatal error: (?:runtime: )?out of memory|^runtime: out of memory|runtime: VirtualAlloc of [0-9]+ bytes failed"
 _GO_REQUEST = r"cannot allocate ([0-9]+)-byte block|VirtualAlloc of ([0-9]+) bytes failed"
 
-# warnings.warn() output: "path.py:614: UserWarning: message"
-_PYTHON_WARNING = r"^\S+\.py:[0-9]+: [0-9A-Za-z_]*Warning: "
 CI_EVENTS = (
     ("The runner has received a shutdown signal", "runner_shutdown"), ("The operation was canceled", "canceled"),
     ("has exceeded the maximum execution time", "timeout"), ("lost communication with the server", "runner_lost"),
@@ -597,7 +595,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         .when(python | (stack & oom.is_null())).then(pl.lit("traceback"))
         .otherwise(pl.lit("log"))
     )
-    warned = gated("python_warning").str.contains(_PYTHON_WARNING)
+    warned = gated("python_warning").str.contains(PY_WARNING_LINE)
     warning = [pl.when(warned).then(pl.lit("warning"))] if "python_warning" in present else []
     return facts.with_columns(kind=kind, f_signal=signal, f_oom=oom).with_columns(
         severity=pl.coalesce(

@@ -77,10 +77,11 @@ _CTIME_HEAD = (
 )
 _ISO_HEAD = _LEVEL_PREFIX + rf"(?:(?<iso>[0-9]{{4}}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9],[0-9]+[+-][0-9][0-9]:?[0-9][0-9]) |{_TALOS})"
 # dmesg -e / -H (reltime): "[Jun 3 09:04]" (or "[Jun13 09:04]": "%b%e") when the minute changes, then
-# "[  +0.000123]", the seconds since the line before (in CJK locales the month is "12月").
+# "[  +0.000123]", the seconds since the line before (in CJK locales the month is "12月"). `dmesg -d --notime` prints
+# the delta alone, "[<    0.000123>]": no minute stamp ever comes, so its lines keep no time.
 _RELTIME_HEAD = (
     _LEVEL_PREFIX + rf"\[(?:(?<minute>(?<mon>{timeutil.MONTH_NAME_PATTERN}) ?(?<day>[0-9]{{1,2}}) (?<clock>[0-9][0-9]:[0-9][0-9]))"
-    r"|\s*(?<delta_raw>\+(?<delta>[0-9]+\.[0-9]+)))\] ?"
+    r"|\s*(?<delta_raw>\+(?<delta>[0-9]+\.[0-9]+))|(?<notime_delta><\s*[0-9]+\.[0-9]+>))\] ?"
 )
 # A record read from /dev/kmsg (`cat /dev/kmsg`, what gpud and node-problem-detector read): "6,888,4307125,-;message",
 # the syslog priority (facility × 8 + level), the sequence number, microseconds since boot and the flags ("-", "c" for a
@@ -128,7 +129,9 @@ _GHES = r"\{[0-9]+\}\[Hardware Error\]: "
 _BARE_MESSAGE = (
     r"^(?:NVRM: |oom-kill:|oom_reaper: reaped process |(?:Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): Kill"
     r"|\S+ invoked oom-killer: |Killed process [0-9]+|Pid: [0-9]+, comm: |CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: "
-    r"|\S+ cpuset=\S* mems_allowed=|Call Trace:|\[ *[0-9]+\] +[0-9]+ +[0-9]+ +[0-9]+ |" + _GHES + ")"
+    r"|\S+ cpuset=\S* mems_allowed=|Call Trace:|\[ *[0-9]+\] +[0-9]+ +[0-9]+ +[0-9]+ |" + _GHES
+    # a hung-task report pasted without its stamps, often its head alone
+    + r"|INFO: task \S.*:[0-9]+ blocked for more than [0-9]+ seconds)"
 )
 # Uptimes beyond ~300 years are garbage, and would overflow the datetime arithmetic.
 _MAX_BOOT_SECONDS = 1e10
@@ -528,7 +531,7 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
         *file_column(lines),
         ts=pl.when(yearless).then(yearless_ts).when(has_ctime).then(pl.col("ctime_ts")).when(has_iso).then(pl.col("iso_ts"))
         .when(has_reltime).then(reltime_ts),
-        ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso"), i.field("talos"), e.field("minute"), e.field("delta_raw"), k.field("usec")),
+        ts_raw=pl.coalesce(r.field("boot"), c.field("when"), i.field("iso"), i.field("talos"), e.field("minute"), e.field("delta_raw"), e.field("notime_delta"), k.field("usec")),
         ts_quality=pl.when(yearless).then(yearless_quality).when(has_ctime | has_iso).then(pl.lit("exact")).when(has_reltime).then(reltime_quality),
         boot_seconds=pl.coalesce(r.field("boot"), kmsg_seconds).cast(pl.Float64, strict=False),
         host=pl.coalesce(r.field("host"), i.field("node")),

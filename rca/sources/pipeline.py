@@ -23,7 +23,7 @@ from rca.sources import _syslog, register
 from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, joined_json, one_head, split_rows
 from rca.sources._pipeline_attrs import json_flag, json_number, json_object, with_attrs
 from rca.sources._pipeline_frame import frame
-from rca.sources._pipeline_records import records
+from rca.sources._pipeline_records import PY_WARNING_LINE, records
 from rca.sources._pipeline_rules import (
     INCIDENT_RULE,
     INCIDENTS,
@@ -68,6 +68,8 @@ _MARKERS = "|".join(
         r"CUDA (?:driver )?error: ", r"CUBLAS_STATUS_[A-Z_]+", r"RESOURCE_EXHAUSTED", r"CUDA_ERROR_[A-Z_]+", r"cuda runtime error \([0-9]+\)",
         r"CUDNN_STATUS_[A-Z_]+", r"OOM when allocating tensor", r"^frame #[0-9]+: ",
         r"^Exception raised from \S+ at ", r"^Fatal Python error: ", r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$",
+        # Python's warnings ("path.py:75: UserWarning: …")
+        PY_WARNING_LINE,
         r"exited on signal [0-9]+ \(", r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:.]+: [IWEF] \S+\.cc:[0-9]+\] ",
         # line headers of vLLM, transformers, PyTorch c10d and DeepSpeed ("[asctime] [LEVEL] [file.py:line:function]")
         r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,.]+\] \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[[0-9A-Za-z_.]+:[0-9]+:",
