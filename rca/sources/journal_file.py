@@ -80,11 +80,11 @@ def _with_containers(events: pl.DataFrame, entries: pl.DataFrame) -> pl.DataFram
     named = [column for column in _CONTAINER_FIELDS.values() if column in entries.columns]
     if not named or events.height == 0:
         return events
-    joined = events.join(entries.select("line", *named), on="line", how="left", suffix="_entry")
+    by_entry = entries.select("line", *(pl.col(column).alias(f"{column}_entry") for column in named))
+    joined = events.join(by_entry, on="line", how="left")
     return joined.with_columns(
-        pl.coalesce(*([column] if column in events.columns else []), f"{column}_entry" if column in events.columns else column).alias(column)
-        for column in named
-    ).drop([f"{column}_entry" for column in named if column in events.columns])
+        pl.coalesce(*([column] if column in events.columns else []), f"{column}_entry").alias(column) for column in named
+    ).drop(f"{column}_entry" for column in named)
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
