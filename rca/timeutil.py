@@ -224,3 +224,30 @@ def rfc1123_to_utc(text: pl.Expr) -> pl.Expr:
     """
     parsed = text.str.strip_chars().str.to_datetime("%a, %d %b %Y %H:%M:%S %z", strict=False, time_unit="us", time_zone="UTC")
     return pl.when(parsed.dt.year() > 1).then(parsed)
+
+
+# Zone abbreviations (as journalctl and date(1) print them) whose offset is not in doubt; CST, IST and BST each name
+# several zones: they, like any name not here, are read in --tz.
+ZONE_MINUTES = {
+    "UTC": 0, "UCT": 0, "GMT": 0, "WET": 0, "WEST": 60, "CET": 60, "CEST": 120, "EET": 120, "EEST": 180, "MSK": 180,
+    "EST": -300, "EDT": -240, "CDT": -300, "MST": -420, "MDT": -360, "PST": -480, "PDT": -420, "AKST": -540, "AKDT": -480,
+    "HST": -600, "JST": 540, "KST": 540, "HKT": 480, "SGT": 480, "AWST": 480, "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780,
+}
+
+
+def zone_minutes(zone: pl.Expr) -> pl.Expr:
+    """Minutes east of UTC of a zone as journalctl prints it: an offset ("+09", "-0530") or an abbreviation
+    whose offset is not in doubt (ZONE_MINUTES); null for any other."""
+    digits = pl.when(zone.str.starts_with("+") | zone.str.starts_with("-")).then(zone.str.replace(":", "", literal=True))
+    minutes = digits.str.slice(1, 2).cast(pl.Int32, strict=False) * 60 + pl.coalesce(digits.str.slice(3, 2).replace("", None), pl.lit("0")).cast(pl.Int32, strict=False)
+    signed = pl.when(digits.str.starts_with("-")).then(-minutes).otherwise(minutes)
+    return pl.coalesce(signed, zone.replace_strict(ZONE_MINUTES, default=None, return_dtype=pl.Int32))
+
+
+def offset_text(minutes: pl.Expr) -> pl.Expr:
+    """ISO 8601's "+HH:MM" of ``minutes`` east of UTC."""
+    size = minutes.abs()
+    return pl.format(
+        "{}{}:{}", pl.when(minutes < 0).then(pl.lit("-")).otherwise(pl.lit("+")),
+        (size // 60).cast(pl.String).str.zfill(2), (size % 60).cast(pl.String).str.zfill(2),
+    )

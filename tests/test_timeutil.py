@@ -122,3 +122,13 @@ def test_iso_with_a_space_before_utc_and_airflow_s_comma_after_the_date() -> Non
     stamps = pl.DataFrame({"t": ["2022-11-09 09:59:40 UTC", "2022-11-09, 09:59:40 UTC", "2022-11-09T09:59:40 UTC"]})
     parsed = stamps.select(timeutil.iso_to_utc(pl.col("t"), "Asia/Tokyo")).to_series().to_list()
     assert parsed == [datetime(2022, 11, 9, 9, 59, 40, tzinfo=UTC)] * 3
+
+
+def test_zone_names_and_offsets_in_minutes_and_as_iso_text() -> None:
+    zones = pl.DataFrame({"zone": ["+09", "-0530", "+05:30", "CET", "PDT", "UCT", "IST", "Europe/Paris"]})
+    minutes = zones.select(timeutil.zone_minutes(pl.col("zone")).alias("m"))
+    # IST is India's, Ireland's and Israel's: a name in doubt gives no offset (the stamp is read in --tz).
+    assert minutes["m"].to_list() == [540, -330, 330, 60, -420, 0, None, None]
+    assert minutes.select(timeutil.offset_text(pl.col("m")).alias("text"))["text"].to_list() == [
+        "+09:00", "-05:30", "+05:30", "+01:00", "-07:00", "+00:00", None, None,
+    ]

@@ -570,18 +570,14 @@ def _clock_dated(stamped: pl.DataFrame, resolved: pl.Expr, ctx: ParseContext, ba
     return _where(stamped, pl.col("clock_raw").is_not_null(), dated, {"ts_clock": _UTC, "clock_quality": pl.String()})
 
 
-# The zone names date(1) prints for UTC; any other name is the host's own (read in --tz, as a zone-less stamp).
-_UTC_NAMES = ("UTC", "GMT", "UCT", "Z")
-
-
 def _date_command_stamp() -> pl.Expr:
-    """date(1)'s or ctime's stamp as ISO text: 24-hour, its offset (UTC's names as +0000) where it gives one."""
+    """date(1)'s or ctime's stamp as ISO text: 24-hour, with its offset where it gives one (a zone name whose offset is
+    not in doubt, :data:`rca.timeutil.ZONE_MINUTES`, or a number; any other is read in --tz, as a stamp without one)."""
     c = pl.col
     hour = c("date_clock").str.slice(0, 2).cast(pl.Int32, strict=False)
     hour = pl.when(c("date_half") == "PM").then(hour % 12 + 12).when(c("date_half") == "AM").then(hour % 12).otherwise(hour)
     clock = pl.format("{}{}", hour.cast(pl.String).str.zfill(2), c("date_clock").str.slice(2))
-    zone = c("date_zone")
-    offset = pl.when(zone.is_in(list(_UTC_NAMES))).then(pl.lit(" +0000")).when(zone.str.contains("^[+-]")).then(pl.format(" {}", zone))
+    offset = pl.format(" {}", timeutil.offset_text(timeutil.zone_minutes(c("date_zone"))))
     stamp = timeutil.ctime_string(c("date_year"), c("date_mon"), c("date_day"), clock)
     return pl.when(c("date_year").is_not_null()).then(pl.concat_str(stamp, offset.fill_null("")))
 

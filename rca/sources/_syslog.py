@@ -80,18 +80,11 @@ _PROGRAM_OR_5424 = (
 
 
 # journalctl -o short-full: "Thu 2024-01-04 12:00:01 UTC host program[pid]: message" (the zone as
-# an abbreviation, or as an offset where the zone has none: "+07"; see _zone_minutes).
+# an abbreviation, or as an offset where the zone has none: "+07"; see timeutil.zone_minutes).
 _FULL = (
     r"(?<weekday>[A-Z][a-z]{2}) (?<full>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
     r" (?<zone>[A-Z][A-Za-z0-9+-]{1,5}|[+-][0-9][0-9](?::?[0-9][0-9])?)"
 )
-# Zone abbreviations journalctl prints whose offset is not in doubt (CST, IST and BST each name several
-# zones: they, like any other, are read as --tz).
-_ZONE_MINUTES = {
-    "UTC": 0, "GMT": 0, "WET": 0, "WEST": 60, "CET": 60, "CEST": 120, "EET": 120, "EEST": 180, "MSK": 180,
-    "EST": -300, "EDT": -240, "CDT": -300, "MST": -420, "MDT": -360, "PST": -480, "PDT": -420, "AKST": -540, "AKDT": -480,
-    "HST": -600, "JST": 540, "KST": 540, "HKT": 480, "SGT": 480, "AWST": 480, "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780,
-}
 # journalctl's lines between entries (its banner, a new boot, an empty result) are lines of their own, not the further
 # lines of a message; the banner names the zone of its output: "-- Logs begin at Sat 2020-04-04 12:49:26 +09, end at …"
 # (before systemd 249), "-- Journal begins at Mon 2026-10-05 01:02:11 UTC, ends at … --".
@@ -204,7 +197,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     parts = _with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line)
     parts = _with_real_host(parts, "s", "i", empty_host_envelopes=("s",))
     s, i, b, m = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct, pl.col("m").struct
-    full = pl.when(i.field("zone").is_not_null()).then(pl.concat_str(i.field("full"), _offset_text(_zone_minutes(i.field("zone")))))
+    full = pl.when(i.field("zone").is_not_null()).then(pl.concat_str(i.field("full"), timeutil.offset_text(timeutil.zone_minutes(i.field("zone")))))
     full = pl.coalesce(full, i.field("full"))
     iso_ts = map_distinct(parts.select(pl.coalesce(i.field("iso"), full)).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz))
     parts = parts.with_columns(iso_ts=pl.coalesce(timeutil.epoch_to_utc(i.field("epoch").str.replace(".", "", literal=True)), iso_ts))
@@ -214,7 +207,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # Short stamps are in the zone of the host journalctl ran on: its banner names that zone, when the file has it.
     # (Each part of a file of several journalctl outputs, by the banner nearest above it.)
     separator = pl.when(pl.col("text").str.starts_with("-- ")).then(pl.col("text")).str.extract_groups(_JOURNAL_SEPARATOR).struct
-    banner = _zone_minutes(separator.field("zone"))
+    banner = timeutil.zone_minutes(separator.field("zone"))
     banner_minutes = banner.forward_fill().backward_fill()
     banner_minutes = banner_minutes.over(within) if (within := within_file(lines)) else banner_minutes
     short_ts = pl.when(banner_minutes.is_not_null()).then(_at_offset(short_ts.dt.convert_time_zone(ctx.tz).dt.replace_time_zone(None), banner_minutes)).otherwise(short_ts)
@@ -262,24 +255,6 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     continued = (margin >= pl.col("indent")).fill_null(False)
     return inherited.with_columns(message=pl.when(continued).then(unframed.str.slice(pl.col("indent"))).otherwise(pl.col("message"))).select(
         *FRAMED_SCHEMA, "boot_seconds", *file_column(lines)
-    )
-
-
-def _zone_minutes(zone: pl.Expr) -> pl.Expr:
-    """Minutes east of UTC of a zone as journalctl prints it: an offset ("+09", "-0530") or an abbreviation
-    whose offset is not in doubt (_ZONE_MINUTES); null for any other."""
-    digits = pl.when(zone.str.starts_with("+") | zone.str.starts_with("-")).then(zone.str.replace(":", "", literal=True))
-    minutes = digits.str.slice(1, 2).cast(pl.Int32, strict=False) * 60 + pl.coalesce(digits.str.slice(3, 2).replace("", None), pl.lit("0")).cast(pl.Int32, strict=False)
-    signed = pl.when(digits.str.starts_with("-")).then(-minutes).otherwise(minutes)
-    return pl.coalesce(signed, zone.replace_strict(_ZONE_MINUTES, default=None, return_dtype=pl.Int32))
-
-
-def _offset_text(minutes: pl.Expr) -> pl.Expr:
-    """ISO 8601's "+HH:MM" of ``minutes`` east of UTC."""
-    size = minutes.abs()
-    return pl.format(
-        "{}{}:{}", pl.when(minutes < 0).then(pl.lit("-")).otherwise(pl.lit("+")),
-        (size // 60).cast(pl.String).str.zfill(2), (size % 60).cast(pl.String).str.zfill(2),
     )
 
 
@@ -400,7 +375,7 @@ def frame_journal_records(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFram
     records = rows.group_by(*file_column(lines), "record", maintain_order=True).agg(
         pl.col("line", "text", "stamp", "zone").first(), record_lines=pl.len().cast(pl.Int32), **fields,
     )
-    minutes = _zone_minutes(pl.col("zone"))
+    minutes = timeutil.zone_minutes(pl.col("zone"))
     stamped = pl.col("stamp").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
     # The record's time at its zone; where that zone is not known, the time its sender gave (exact), else --tz.
     ts = pl.when(minutes.is_not_null()).then(_at_offset(stamped, minutes))
