@@ -1,12 +1,13 @@
 """Reading raw log files into bounded batches of lines, whatever shape the bytes are in.
 
-Handles gzip, xz and Zstandard (also truncated; logrotate's compressors), invalid UTF-8 (kept with replacement characters and
+Handles gzip, bzip2, xz and Zstandard (also truncated; logrotate's compressors), invalid UTF-8 (kept with replacement characters and
 counted), over-long lines (cut and counted) and binary files (refused), and hashes the
 raw bytes on the way so the manifest can tell unchanged, appended and rewritten files apart.
 """
 
 from __future__ import annotations
 
+import bz2
 import hashlib
 import itertools
 import lzma
@@ -24,6 +25,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 COMPRESSED_MAGICS = (GZIP_MAGIC, XZ_MAGIC, ZSTD_MAGIC)
+# bzip2: "BZh", the block size digit, then a block's magic (BCD pi) or, for an empty stream, the end marker (BCD sqrt(pi)).
+_BZIP2_BLOCK_MAGICS = (b"1AY&SY", b"\x17rE8P\x90")
 _READ_SIZE = 1 << 20
 _BINARY_PROBE = 8192
 
@@ -80,10 +83,16 @@ def prefix_digest(path: str, length: int) -> str:
     return digest.hexdigest()
 
 
+def is_bzip2(head: bytes) -> bool:
+    """Whether ``head`` opens a bzip2 stream (checked past "BZh", which a text file may start with)."""
+    return head.startswith(b"BZh") and head[3:4] in (b"1", b"2", b"3", b"4", b"5", b"6", b"7", b"8", b"9") and head[4:10] in _BZIP2_BLOCK_MAGICS
+
+
 def is_compressed(path: str) -> bool:
-    """Whether the file is gzip, xz or Zstandard (read through a decompressor, never by byte offset)."""
+    """Whether the file is gzip, bzip2, xz or Zstandard (read through a decompressor, never by byte offset)."""
     with open(path, "rb") as handle:
-        return handle.read(len(XZ_MAGIC)).startswith(COMPRESSED_MAGICS)
+        head = handle.read(10)
+    return head.startswith(COMPRESSED_MAGICS) or is_bzip2(head)
 
 
 def iter_batches(
@@ -126,13 +135,15 @@ def iter_stream(
 
 
 def _content(reader: _HashingReader, state: ReadState) -> Iterator[bytes]:
-    """The stream's bytes, decompressed when they start with the gzip, xz or Zstandard magic."""
+    """The stream's bytes, decompressed when they start with the gzip, bzip2, xz or Zstandard magic."""
     first = reader.read(_READ_SIZE)
     chunks = itertools.chain([first], _plain(reader))
     if first.startswith(GZIP_MAGIC):
         return _gunzip(chunks, state)
     if first.startswith(XZ_MAGIC):
-        return _unxz(chunks, state)
+        return _unpacked(chunks, state, lzma.LZMADecompressor, "xz", lzma.LZMAError)
+    if is_bzip2(first):
+        return _unpacked(chunks, state, bz2.BZ2Decompressor, "bzip2", OSError)
     if first.startswith(ZSTD_MAGIC):
         return _unzstd(chunks, state)
     return chunks
@@ -185,9 +196,14 @@ def _gunzip(chunks: Iterable[bytes], state: ReadState) -> Iterator[bytes]:
             state.damage = "truncated gzip stream (it ends before its end marker); the lines before the cut were kept"
 
 
-def _unxz(chunks: Iterable[bytes], state: ReadState) -> Iterator[bytes]:
-    """Decompress xz (all streams), in pieces of at most ``_READ_SIZE``; keep whatever precedes damage or truncation."""
-    decompressor, opened = lzma.LZMADecompressor(), False
+def _unpacked(
+    chunks: Iterable[bytes], state: ReadState, decompressor_type: Callable[[], lzma.LZMADecompressor | bz2.BZ2Decompressor],
+    name: str, damage_error: type[Exception],
+) -> Iterator[bytes]:
+    """Decompress xz or bzip2 (all streams: pbzip2 and ``cat`` of rotations write several), in pieces of at most
+    ``_READ_SIZE``; keep whatever precedes damage or truncation. bzip2 gives a block's text only once the whole block
+    (up to 900 kB of text) has arrived, so a cut bzip2 file loses its last block."""
+    decompressor, opened = decompressor_type(), False
     try:
         for data in chunks:
             while data or not decompressor.needs_input:
@@ -196,12 +212,12 @@ def _unxz(chunks: Iterable[bytes], state: ReadState) -> Iterator[bytes]:
                     yield out
                 data = b""
                 if decompressor.eof:
-                    data, decompressor, opened = decompressor.unused_data, lzma.LZMADecompressor(), False
-    except lzma.LZMAError as damage:
-        state.damage = f"damaged xz stream ({damage}); the lines before the damage were kept"
+                    data, decompressor, opened = decompressor.unused_data, decompressor_type(), False
+    except damage_error as damage:
+        state.damage = f"damaged {name} stream ({damage}); the lines before the damage were kept"
         return
     if opened and not decompressor.eof:
-        state.damage = "truncated xz stream (it ends before its end marker); the lines before the cut were kept"
+        state.damage = f"truncated {name} stream (it ends before its end marker); the lines before the cut were kept"
 
 
 class _Chunks:

@@ -70,6 +70,9 @@ MAX_NESTING = 2  # an archive, and archives inside it; deeper ones get a skipped
 RATIO_GRACE = 8 << 20  # small files compress far better than their ratio says about bombs
 SPOOL_MEMORY = 64 << 20
 HEAD_BYTES = 64 * 1024
+# bzip2 expands nothing before a whole block has arrived; a block holds at most 900 kB (after its run-length
+# stage), so this much of the stream always expands to the first bytes.
+BZIP2_HEAD_BYTES = 1024 * 1024 + 64 * 1024
 MEMBER_SEPARATOR = "!/"
 
 _STREAM_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, tarfile.TarError, zipfile.BadZipFile, pa.ArrowException)
@@ -102,7 +105,7 @@ def read_container(task: ingest.FileTask) -> list[ingest.FileResult] | None:
             kind = task.previous.row["format"] if task.previous.row["source"] in (ARCHIVE_SOURCE, BUNDLE_SOURCE) else None
         else:
             with open(task.path, "rb") as handle:
-                kind = sniff_kind(handle.read(HEAD_BYTES))
+                kind = sniff_kind(_read_head(handle))
     except OSError:
         return None  # parse_file reports what is wrong with the file
     if kind == bundles.DUMP_DOCUMENT:
@@ -118,8 +121,8 @@ def sniff_kind(head: bytes) -> str | None:
         return "zip"
     if _is_tar(head):
         return "tar"
-    if head.startswith(b"BZh"):
-        return "tar.bz2"  # bzip2 gives nothing before a whole block; only a tar is worth opening
+    if _reader.is_bzip2(head):
+        return "tar.bz2" if _is_tar(_expanded_head(bz2.BZ2Decompressor(), head)) else None
     if head.startswith(_reader.XZ_MAGIC):
         return "tar.xz" if _is_tar(_expanded_head(lzma.LZMADecompressor(), head)) else None
     if head.startswith(_reader.ZSTD_MAGIC):
@@ -143,11 +146,11 @@ def _zstd_head(head: bytes) -> bytes:
         return b""
 
 
-def _expanded_head(decompressor: zlib._Decompress | lzma.LZMADecompressor, head: bytes) -> bytes:
+def _expanded_head(decompressor: zlib._Decompress | lzma.LZMADecompressor | bz2.BZ2Decompressor, head: bytes) -> bytes:
     """The first bytes a compressed head expands to (nothing when it is damaged)."""
     try:
         return decompressor.decompress(head, HEAD_BYTES)
-    except (zlib.error, lzma.LZMAError):
+    except (zlib.error, lzma.LZMAError, OSError):  # bz2 says OSError
         return b""
 
 
@@ -361,8 +364,7 @@ class _Reader:
         try:
             tar = tarfile.open(fileobj=expanded, mode="r|")
         except (tarfile.TarError, *_STREAM_ERRORS) as err:
-            # bzip2 is opened on its magic alone (its head says nothing): a plain .bz2 is only not read.
-            container.note("skipped" if kind == "tar.bz2" else "error", f"not a readable {kind} archive ({expanded.damage or err})")
+            container.note("error", f"not a readable {kind} archive ({expanded.damage or err})")
             return
         with tar:
             while not self.budget.exceeded:
@@ -657,9 +659,12 @@ def _discard(task: ingest.FileTask, parts: list[str]) -> None:
 
 
 def _read_head(handle: BinaryIO) -> bytes:
-    head = b""
-    while len(head) < HEAD_BYTES and (chunk := handle.read(HEAD_BYTES - len(head))):
+    """The bytes :func:`sniff_kind` needs: ``HEAD_BYTES``, or for a bzip2 stream its first block."""
+    head, wanted = b"", HEAD_BYTES
+    while len(head) < wanted and (chunk := handle.read(wanted - len(head))):
         head += chunk
+        if len(head) >= 10 and _reader.is_bzip2(head):
+            wanted = BZIP2_HEAD_BYTES
     return head
 
 

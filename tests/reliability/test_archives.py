@@ -300,12 +300,15 @@ def test_re_ingesting_an_archive_adds_nothing_and_a_changed_one_only_its_changes
     assert on_disk == manifest_parts
 
 
-def test_a_damaged_zip_and_a_bzip2_that_is_no_tar_get_a_row(logs: Path, tmp_path: Path) -> None:
+def test_a_damaged_zip_gets_a_row_and_a_bzip2_that_is_no_tar_is_read_as_a_log(logs: Path, tmp_path: Path) -> None:
     (logs / "broken.zip").write_bytes(b"PK\x03\x04" + b"\x00" * 200)
-    (logs / "notes.bz2").write_bytes(bz2.compress(b"plain notes, not a tar\n"))
-    _, rows, _ = _ingest(logs, tmp_path / "store")
+    (logs / "kubelet.log.1.bz2").write_bytes(bz2.compress(KLOG.encode()))
+    (logs / "BZh-notes.txt").write_bytes(b"BZh9 is how this note starts, and it is text\n")
+    _, rows, events = _ingest(logs, tmp_path / "store")
     assert rows["broken.zip"]["status"] == "error" and rows["broken.zip"]["error"].startswith("not a readable zip archive")
-    assert rows["notes.bz2"]["status"] == "skipped" and rows["notes.bz2"]["error"].startswith("not a readable tar.bz2 archive")
+    assert (rows["kubelet.log.1.bz2"]["status"], rows["kubelet.log.1.bz2"]["source"], rows["kubelet.log.1.bz2"]["events"]) == ("ok", "kubelet", 1)
+    assert events.filter(pl.col("file") == "kubelet.log.1.bz2")["pod"].to_list() == ["trainer-0"]
+    assert (rows["BZh-notes.txt"]["format"], rows["BZh-notes.txt"]["lines"], rows["BZh-notes.txt"]["events"]) == ("text", 1, 1)
 
 
 def _zstd(data: bytes) -> bytes:
@@ -325,8 +328,8 @@ def test_a_tar_zst_is_read_like_a_tgz(logs: Path, tmp_path: Path) -> None:
     assert all(_balanced(row) for row in rows.values() if row["status"] == "ok")
 
 
-@pytest.mark.parametrize("compress", [lzma.compress, _zstd], ids=["xz", "zstd"])
-def test_logs_rotated_with_xz_or_zstd_are_read_and_a_cut_one_keeps_its_head(logs: Path, tmp_path: Path, compress: Callable[[bytes], bytes]) -> None:
+@pytest.mark.parametrize("compress", [lzma.compress, _zstd, bz2.compress], ids=["xz", "zstd", "bzip2"])
+def test_logs_rotated_with_xz_zstd_or_bzip2_are_read_and_a_cut_one_keeps_its_head(logs: Path, tmp_path: Path, compress: Callable[[bytes], bytes]) -> None:
     data = (KLOG * 3000).encode()
     (logs / "gpu-node-1" / "kubelet.log.2.z").write_bytes(compress(data))
     (logs / "gpu-node-1" / "kubelet.log.3.z").write_bytes(compress(data)[: len(compress(data)) // 2])
@@ -335,3 +338,19 @@ def test_logs_rotated_with_xz_or_zstd_are_read_and_a_cut_one_keeps_its_head(logs
     assert (whole["status"], whole["lines"], whole["events"]) == ("ok", 3000, 3000)
     assert cut["status"] == "warning" and "stream" in cut["error"] and 0 <= cut["lines"] < 3000
     assert events.filter(pl.col("file") == "gpu-node-1/kubelet.log.2.z")["pod"].unique().to_list() == ["trainer-0"]
+
+
+def test_a_bzip2_log_of_several_blocks_and_streams_is_read_whole_and_a_cut_keeps_its_whole_blocks(logs: Path, tmp_path: Path) -> None:
+    # Varied lines, so the text fills several 100 kB blocks (compresslevel 1) instead of collapsing into one run.
+    lines = [f"[{n:6d}.000001] eth0: link state {n % 7} seq {n * 7919 % 100003}\n" for n in range(40_000)]
+    text = "".join(lines).encode()
+    half = len(text) // 2 // len(lines[0]) * len(lines[0])
+    packed = bz2.compress(text[:half], compresslevel=1) + bz2.compress(text[half:], compresslevel=1)  # pbzip2 / cat of two files
+    (logs / "gpu-node-1" / "kern.log.4.bz2").write_bytes(packed)
+    (logs / "gpu-node-1" / "kern.log.5.bz2").write_bytes(packed[: len(packed) * 3 // 4])
+    _, rows, events = _ingest(logs, tmp_path / "store")
+    whole, cut = rows["gpu-node-1/kern.log.4.bz2"], rows["gpu-node-1/kern.log.5.bz2"]
+    assert (whole["status"], whole["lines"], whole["source"]) == ("ok", 40_000, "kernel")
+    assert events.filter(pl.col("file") == "gpu-node-1/kern.log.4.bz2")["boot_seconds"].max() == pytest.approx(39_999.000001)
+    # bzip2 gives text a whole block at a time: the cut file keeps the blocks before the cut, and says it was cut.
+    assert cut["status"] == "warning" and cut["error"].startswith("truncated bzip2 stream") and 20_000 < cut["lines"] < 40_000
