@@ -84,11 +84,16 @@ class Walk:
         row = self.incident
         if row["pod"]:
             return "pod " + "/".join(part for part in (row["namespace"], row["pod"]) if part)
-        return f"pid {row['pid']}" if row["pid"] is not None else f"the failing process on {row['host']}"
+        return f"pid {row['pid']}" if row["pid"] is not None else f"the failing process on {host_name(row['host'])}"
 
     def kinds(self, *kinds: str) -> pl.DataFrame:
         """Its anchor and evidence events of these kinds, in time order."""
         return self.linked.filter(pl.col("kind").is_in(kinds) & (pl.col("role") != "context")).sort("ts", "event_id", nulls_last=True)
+
+
+def host_name(host: str | None) -> str:
+    """A host as a sentence names it: a log copied alone may name none."""
+    return host if host is not None else "an unknown host"
 
 
 def size(value: float | None) -> str:
@@ -278,7 +283,7 @@ def gpu_stage(walk: Walk) -> Stage:
         return Stage("gpu_processes", GPU_QUESTION, "no_data", False, "the incident names no GPU",
                      missing="no GPU named by the failure: a host-memory failure needs no GPU holders; for a GPU job, log the device "
                              "(CUDA_VISIBLE_DEVICES, torch.cuda.current_device()) with its errors")
-    gpu = f"GPU {row['gpu_index'] if row['gpu_index'] is not None else row['gpu_uuid']} of {row['host']}"
+    gpu = f"GPU {row['gpu_index'] if row['gpu_index'] is not None else row['gpu_uuid']} of {host_name(row['host'])}"
     need, total = _need(walk)
     holders = _holders(walk)
     pods = _dcgm_pods(walk)

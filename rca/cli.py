@@ -345,7 +345,7 @@ def incidents_command(
     table = Table("incident", "start (UTC)", "host", "kind", "pod / pid", "GPU", "events", "sources", "signals", title=f"{found.height} incidents")
     for row in found.iter_rows(named=True):
         who = "/".join(x for x in (row["namespace"], row["pod"]) if x) or (f"pid {row['pid']}" if row["pid"] else "-")
-        hosts = row["host"] + (f" +{len(row['hosts']) - 1}" if len(row["hosts"]) > 1 else "")
+        hosts = (row["host"] or "-") + (f" +{len(row['hosts']) - 1}" if len(row["hosts"]) > 1 else "")
         span = relative((row["end"] - row["start"]).total_seconds()) if row["start"] and row["end"] else ""
         table.add_row(row["incident_id"], f"{row['start']:%Y-%m-%d %H:%M:%S}" if row["start"] else "?", hosts, row["anchor_kind"], who,
                       "" if row["gpu_index"] is None else str(row["gpu_index"]), str(row["n_events"]), ",".join(row["sources"] or []),
@@ -562,10 +562,11 @@ def _print_explanation(explanation: Explanation) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
+    from rca._explain_stages import host_name
     from rca.explain import format_figure
 
     start = f"{explanation.start:%Y-%m-%d %H:%M:%S} UTC" if explanation.start else "an unknown time"
-    out.print(f"[bold]rca explain[/] {explanation.incident_id}: {explanation.anchor_kind} on {explanation.host} at {start}", highlight=False)
+    out.print(f"[bold]rca explain[/] {explanation.incident_id}: {explanation.anchor_kind} on {host_name(explanation.host)} at {start}", highlight=False)
     for number, stage in enumerate(explanation.stages, 1):
         figures = Table.grid(padding=(0, 2))
         for name, value in stage.figures.items():

@@ -69,6 +69,10 @@ _NCCL_SLACK = timedelta(minutes=3)
 # 0.8 CPU-s per million events of writing.
 _SPILL_ABOVE_ROWS = 4_000_000
 _OOM_BLOCK = timedelta(seconds=10)  # the kernel prints "invoked oom-killer" a moment before its kill line
+# Events of no known host (a log copied alone whose lines name none) are correlated file by file: each such file is
+# a host of its own, so unrelated files never pair up, and the steps' joins and filters on the host find its rows
+# (a null host matches nothing). What correlate returns has their host null again.
+_FILE_AS_HOST = "\x00file:"
 
 ANCHOR_KINDS = ("oom_kill", "container_oomkilled", "cuda_oom", "dataloader_killed", "eviction", "process_killed", "shm_error", "nccl_timeout")
 # Xids that end the work on a GPU. 63 (a row remapped) and 92 (many corrected errors) are warnings NVIDIA says
@@ -162,9 +166,30 @@ def _correlated(lazy: pl.LazyFrame, alignment: align.Alignment, anchors: pl.Data
     snapshots = layout_identity(lazy.filter(pl.col("kind") == "memory_snapshot")).collect()
     signal_events = work.filter(signals.EVENT_ROWS).select(signals.EVENT_COLUMNS).collect(engine="streaming")
     signal_frame = signals.incident_signals(core, anchors, linked, signal_events, window, cgroups, snapshots)
-    incidents = schema.conform(core.join(signal_frame, on="incident_id", how="left"), schema.INCIDENT_SCHEMA).sort("start", "incident_id", nulls_last=True)
+    incidents = _hosts_named(schema.conform(core.join(signal_frame, on="incident_id", how="left"), schema.INCIDENT_SCHEMA))
+    incidents = incidents.sort("start", "incident_id", nulls_last=True)
+    alignment = dataclasses.replace(
+        alignment, report=_hosts_named(alignment.report), year_shifts=_hosts_named(alignment.year_shifts), inherited=_hosts_named(alignment.inherited),
+    )
     report = _report(work, anchors, incidents, links, alignment, time.perf_counter() - started)
-    return Correlation(incidents, schema.conform(links, schema.INCIDENT_EVENTS_SCHEMA), report)
+    return Correlation(incidents, _hosts_named(schema.conform(links, schema.INCIDENT_EVENTS_SCHEMA)), report)
+
+
+def _file_as_host(events: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with each event of no known host on a host standing for its file (see ``_FILE_AS_HOST``)."""
+    return events.with_columns(host=pl.coalesce("host", pl.lit(_FILE_AS_HOST) + pl.col("file")))
+
+
+def _hosts_named(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with the hosts standing for a file (:func:`_file_as_host`) null again, in ``host`` and, where it has it, ``hosts``."""
+    named = {"host": _named(pl.col("host"))}
+    if "hosts" in frame.columns:
+        named["hosts"] = pl.col("hosts").list.eval(pl.element().filter(~pl.element().str.starts_with(_FILE_AS_HOST)))
+    return frame.with_columns(**named)
+
+
+def _named(host: pl.Expr) -> pl.Expr:
+    return pl.when(~host.str.starts_with(_FILE_AS_HOST)).then(host)
 
 
 def correlate_store(store: Store, *, window: timedelta = DEFAULT_WINDOW, **options: timedelta) -> dict:
@@ -217,7 +242,7 @@ def host_stage(events: pl.DataFrame, *, dedup: timedelta, reference: datetime | 
     With a ``spill`` folder the aligned events are written there and read back lazily, so
     the hosts' stages hold one host's events at a time, not every host's.
     """
-    alignment = align.align_clocks(events, reference)
+    alignment = align.align_clocks(_file_as_host(events), reference)
     work = alignment.events.with_row_index("row")
     anchors = IdentityMaps.learn(work).resolve(_anchors(work))
     if spill is not None:
@@ -414,7 +439,7 @@ def _name_incidents(anchors: pl.DataFrame) -> pl.DataFrame:
     first = anchors.sort("ts", "event_id", nulls_last=True).group_by("incident_group", maintain_order=True).agg(
         root_host=pl.col("host").first(), first_event=pl.col("event_id").first()
     )
-    keys = pl.format("{}\x00{}", pl.col("root_host").fill_null(""), pl.col("first_event"))
+    keys = pl.format("{}\x00{}", _named(pl.col("root_host")).fill_null(""), pl.col("first_event"))
     ids = first.with_columns(incident_id=keys.map_elements(_incident_hash, return_dtype=pl.String))
     return anchors.join(ids.select("incident_group", "incident_id", "root_host"), on="incident_group").sort("aid")
 

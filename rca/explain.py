@@ -116,7 +116,8 @@ def explain(source: Store | Frames, incident_id: str, *, kb: KnowledgeBase | str
         where = source.path if isinstance(source, Store) else "these incidents"
         raise InputError(f"no incident {incident_id!r} in {where}; 'rca incidents' lists them")
     row = incident.row(0, named=True)
-    walk = Walk(row, incident, _linked(links, events, incident_id), events.filter(pl.col("host") == row["host"]), window)
+    linked = _linked(links, events, incident_id)
+    walk = Walk(row, incident, linked, _host_events(events, row["host"], linked), window)
     stages = (cgroup_stage(walk), gpu_stage(walk), allocator_stage(walk))
     deciding, reason = _decide(walk, stages)
     knowledge = kb if isinstance(kb, KnowledgeBase) else load_kb(kb)
@@ -153,6 +154,14 @@ def _tables(source: Store | Frames) -> tuple[pl.DataFrame, pl.DataFrame, pl.Lazy
     if isinstance(source, Store):
         return source.incidents(), source.incident_events(), source.scan_events()
     return source.incidents, source.links, source.events.lazy()
+
+
+def _host_events(events: pl.LazyFrame, host: str | None, linked: pl.DataFrame) -> pl.LazyFrame:
+    """Every event of the incident's root host; for an incident of no known host, those of its own files
+    (correlation takes each file of no known host as a host of its own)."""
+    if host is not None:
+        return events.filter(pl.col("host") == host)
+    return events.filter(pl.col("host").is_null() & pl.col("file").is_in(linked["file"].drop_nulls().unique().implode()))
 
 
 def _linked(links: pl.DataFrame, events: pl.LazyFrame, incident_id: str) -> pl.DataFrame:

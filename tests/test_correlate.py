@@ -95,6 +95,43 @@ def test_sightings_of_different_pods_stay_apart() -> None:
     assert result.incidents["pid"].to_list() == [100, None]
 
 
+def test_a_traceback_copied_alone_with_no_host_or_time_is_an_incident(tmp_path: Path) -> None:
+    # The 3 a.m. case: one training log pasted off a node, whose lines name no host and carry no time.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(Path(__file__).parent / "data" / "pipeline" / "pytorch_cuda_oom_new_01.log", logs / "train.log")
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    store = rca.open_store(tmp_path / "store")
+    report = correlate_store(store)
+    (row,) = store.incidents().to_dicts()
+    assert (row["anchor_kind"], row["host"], row["hosts"], row["start"]) == ("cuda_oom", None, [], None)
+    assert report["incidents"] == 1 and store.incident_events()["host"].to_list() == [None]
+    cli = CliRunner()
+    table = cli.invoke(app, ["incidents", "--store", str(tmp_path / "store")], env={"COLUMNS": "250"})
+    assert table.exit_code == 0 and row["incident_id"] in table.output
+    explained = cli.invoke(app, ["explain", row["incident_id"], "--store", str(tmp_path / "store")], env={"COLUMNS": "250"})
+    assert explained.exit_code == 0 and "cuda_oom on an unknown host at an unknown time" in explained.output
+    assert "fragmentation: 9.3 GiB (51% of the cache) was reserved but unallocated" in explained.output  # read off the traceback
+
+
+def test_files_of_no_known_host_are_each_correlated_alone() -> None:
+    events = event_frame(
+        # the same pid in two files of no known host: two machines' processes, not one
+        {"ts": at(0), "kind": "oom_kill", "source": "kernel", "host": None, "file": "a/kern.log", "pid": 4242},
+        {"ts": at(5), "kind": "process_killed", "source": "pipeline", "host": None, "file": "b/train.log", "pid": 4242},
+        # within one such file, a process's exit 137 and its DataLoader's untimed report are one failure
+        {"ts": at(900), "kind": "process_killed", "source": "pipeline", "host": None, "file": "c/train.log", "pid": 77, "exit_code": 137},
+        {"ts": None, "ts_quality": "missing", "kind": "dataloader_killed", "source": "pipeline", "host": None, "file": "c/train.log", "pid": 77},
+    )
+    result = correlate(events)
+    incidents = result.incidents.sort("start", "anchor_kind")
+    assert incidents.select("anchor_kind", "n_anchors", "host").rows() == [
+        ("oom_kill", 1, None), ("process_killed", 1, None), ("dataloader_killed", 2, None),
+    ]
+    assert result.links["host"].null_count() == result.links.height
+    assert {row["host"] for row in result.report["alignment"] + result.report["inherited_times"]} <= {None}
+
+
 def test_anchor_without_identity_joins_the_nearest_failure_of_its_host() -> None:
     events = event_frame(
         {"ts": at(0), "kind": "oom_kill", "source": "kernel", "pid": 100},
