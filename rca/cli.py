@@ -227,6 +227,12 @@ def _print_correlation(report: dict, store: str) -> None:
         out.print(table)
     for row in report["year_shifts"]:
         out.print(f"[yellow]year corrected:[/] {row['host'] or '(no host)'} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
+    taken: dict[str, list[str]] = {}
+    for row in report.get("hosts_of_folders", []):
+        taken.setdefault(row["host"], []).append(row["file"])
+    for host, files in taken.items():
+        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        out.print(f"[yellow]host taken from the folder:[/] {shown} (naming no host) correlated as {host}'s, the one host their folder's other files name", highlight=False)
 
 
 datasets_app = typer.Typer(help="Synthetic incident corpora with known answers.", no_args_is_help=True)

@@ -148,12 +148,13 @@ def correlate(
         large = lazy.select(pl.len()).collect().item() > _SPILL_ABOVE_ROWS
         spill = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="rca-correlate-"))) if large else None
         stage = functools.partial(host_stage, dedup=dedup, reference=align.exact_reference(ready), spill=spill)
-        alignment, anchors = joined_stages(list(map_hosts(stage, host_frames(lazy))))
-        return _correlated(lazy, alignment, anchors, window=window, dedup=dedup, nccl_window=nccl_window, after=after, started=started)
+        taken = hosts_of_folders(lazy)
+        alignment, anchors = joined_stages(list(map_hosts(stage, host_frames(lazy, taken))))
+        return _correlated(lazy, alignment, anchors, taken, window=window, dedup=dedup, nccl_window=nccl_window, after=after, started=started)
 
 
-def _correlated(lazy: pl.LazyFrame, alignment: align.Alignment, anchors: pl.DataFrame, *, window: timedelta, dedup: timedelta,
-                nccl_window: timedelta, after: timedelta, started: float) -> Correlation:
+def _correlated(lazy: pl.LazyFrame, alignment: align.Alignment, anchors: pl.DataFrame, taken: dict[str, str], *, window: timedelta,
+                dedup: timedelta, nccl_window: timedelta, after: timedelta, started: float) -> Correlation:
     """Steps 5–7 on the hosts' joined stages, whose events are read lazily (from the spill, in :func:`correlate`)."""
     work = alignment.events.lazy().with_row_index("row")
     anchors = _name_incidents(_merge_nccl(anchors, nccl_window, dedup))
@@ -171,7 +172,7 @@ def _correlated(lazy: pl.LazyFrame, alignment: align.Alignment, anchors: pl.Data
     alignment = dataclasses.replace(
         alignment, report=_hosts_named(alignment.report), year_shifts=_hosts_named(alignment.year_shifts), inherited=_hosts_named(alignment.inherited),
     )
-    report = _report(work, anchors, incidents, links, alignment, time.perf_counter() - started)
+    report = _report(work, anchors, incidents, links, alignment, taken, time.perf_counter() - started)
     return Correlation(incidents, _hosts_named(schema.conform(links, schema.INCIDENT_EVENTS_SCHEMA)), report)
 
 
@@ -206,20 +207,47 @@ def correlate_store(store: Store, *, window: timedelta = DEFAULT_WINDOW, **optio
 # --- the per-host stage -----------------------------------------------------------------
 
 
-def host_frames(events: pl.LazyFrame) -> Iterator[pl.DataFrame]:
+def hosts_of_folders(events: pl.LazyFrame) -> dict[str, str]:
+    """The files of no known host that are taken to be on a host: the one host the other files of their folder name.
+
+    A node's logs copied into one folder, without the ``DIR/<host>/`` layout: ``kern.log``'s and
+    the journal's lines name the node, ``train.log``'s name none, yet they are the same node's. A
+    folder whose files name several hosts (or none) says nothing, and its files of no host stay alone.
+    """
+    hostless = events.filter(pl.col("host").is_null()).select("file").unique().collect()
+    if hostless.is_empty():
+        return {}
+    folder = pl.col("file").str.extract(r"^(.*)/[^/]*$").fill_null("").alias("folder")
+    named = events.filter(pl.col("host").is_not_null()).select("file", "host").unique().collect()
+    one_host = named.group_by(folder).agg(pl.col("host").unique()).filter(pl.col("host").list.len() == 1)
+    taken = hostless.with_columns(folder).join(one_host.select("folder", pl.col("host").list.first()), on="folder")
+    return dict(taken.select("file", "host").iter_rows())
+
+
+def host_frames(events: pl.LazyFrame, taken: dict[str, str] | None = None) -> Iterator[pl.DataFrame]:
     """Each host's :func:`prepared` events, collected one host at a time, hosts in order of first appearance.
 
-    Collecting host by host keeps one host's events in flight instead of the whole table and
-    a partitioned copy of it (on the 1 GB corpus, ``partition_by`` held 9.5 GB). The host is
-    chosen before :func:`prepared`, so that the store's reader skips the other hosts' parts.
+    ``taken`` (:func:`hosts_of_folders`) puts files of no known host on a host: their events
+    join that host's frame, with its name. Collecting host by host keeps one host's events in
+    flight instead of the whole table and a partitioned copy of it (on the 1 GB corpus,
+    ``partition_by`` held 9.5 GB). The host is chosen before :func:`prepared`, so that the
+    store's reader skips the other hosts' parts.
     """
+    taken = taken or {}
     hosts = events.select(pl.col("host").unique(maintain_order=True)).collect().to_series()
     if hosts.is_empty():
         yield prepared(events).collect()
     for host in hosts:
-        same_host = pl.col("host").is_null() if host is None else pl.col("host") == host
+        if host is None:
+            frame = events.filter(pl.col("host").is_null() & ~pl.col("file").is_in(list(taken)))
+        elif mine := [file for file, on in taken.items() if on == host]:
+            frame = events.filter((pl.col("host") == host) | pl.col("file").is_in(mine)).with_columns(host=pl.lit(host))
+        else:
+            frame = events.filter(pl.col("host") == host)
         # Streamed, the read holds half the memory (the largest host of the 1 GB store: 0.9 instead of 1.9 GB peak).
-        yield prepared(events.filter(same_host)).collect(engine="streaming")
+        collected = prepared(frame).collect(engine="streaming")
+        if host is not None or not collected.is_empty():
+            yield collected
 
 
 MapHosts = Callable[[Callable[[pl.DataFrame], "HostStage"], Iterable[pl.DataFrame]], Iterable["HostStage"]]
@@ -581,7 +609,7 @@ def _signatures(anchors: pl.DataFrame, links: pl.DataFrame, messages: pl.DataFra
 
 
 def _report(work: pl.LazyFrame, anchors: pl.DataFrame, incidents: pl.DataFrame, links: pl.DataFrame,
-            alignment: align.Alignment, seconds: float) -> dict:
+            alignment: align.Alignment, taken: dict[str, str], seconds: float) -> dict:
     counts = work.select(events=pl.len(), untimed=pl.col("ts").null_count()).collect().row(0, named=True)
     return {
         "events": counts["events"],
@@ -593,6 +621,7 @@ def _report(work: pl.LazyFrame, anchors: pl.DataFrame, incidents: pl.DataFrame, 
         "alignment": [_jsonable(row) for row in alignment.report.to_dicts()],
         "year_shifts": alignment.year_shifts.to_dicts(),
         "inherited_times": alignment.inherited.to_dicts(),
+        "hosts_of_folders": [{"file": file, "host": host} for file, host in sorted(taken.items())],
         "seconds": round(seconds, 3),
     }
 

@@ -132,6 +132,36 @@ def test_files_of_no_known_host_are_each_correlated_alone() -> None:
     assert {row["host"] for row in result.report["alignment"] + result.report["inherited_times"]} <= {None}
 
 
+def test_a_nodes_logs_copied_flat_into_one_folder_are_one_incident_on_the_node_kern_log_names(tmp_path: Path) -> None:
+    # No DIR/<host>/ layout: only kern.log's lines name the node; the kubelet's, the trainer's and the CI's name none.
+    flat = tmp_path / "flat"
+    shutil.copytree(DATA / "one_failure" / "node-a", flat)
+    rca.ingest(flat, tmp_path / "store", IngestOptions(year=2026), workers=1)
+    store = rca.open_store(tmp_path / "store")
+    report = correlate_store(store)
+    (row,) = store.incidents().to_dicts()
+    assert (row["anchor_kind"], row["host"], row["pid"], row["pod"], row["start"]) == ("cuda_oom", "node-a", 4242, "trainer-0", at(0))
+    assert row["sources"] == ["kernel", "kubelet", "nvidia_smi", "pipeline"]
+    assert {taken["file"] for taken in report["hosts_of_folders"]} >= {"train.log", "ci.log", "kubelet.log"}
+    assert {taken["host"] for taken in report["hosts_of_folders"]} == {"node-a"}
+    assert store.events().filter(pl.col("file") == "train.log")["host"].null_count() > 0  # the store keeps what the lines say
+
+
+def test_a_folder_whose_files_name_several_hosts_puts_its_files_of_no_host_on_none() -> None:
+    events = event_frame(
+        {"ts": at(0), "kind": "oom_kill", "source": "kernel", "host": "gpu-node-3", "file": "node/kern.log", "pid": 4242},
+        {"ts": at(2), "kind": "cuda_oom", "source": "pipeline", "host": None, "file": "node/train.log", "pid": 4242},
+        {"ts": at(0), "kind": "oom_kill", "source": "kernel", "host": "gpu-node-4", "file": "mixed/a/kern.log", "pid": 99},
+        {"ts": at(0), "kind": "log", "source": "kernel", "host": "gpu-node-4", "file": "mixed/kern-4.log"},
+        {"ts": at(0), "kind": "log", "source": "kernel", "host": "gpu-node-5", "file": "mixed/kern-5.log"},
+        {"ts": at(1), "kind": "process_killed", "source": "pipeline", "host": None, "file": "mixed/train.log", "pid": 99, "exit_code": 137},
+    )
+    result = correlate(events)
+    assert result.report["hosts_of_folders"] == [{"file": "node/train.log", "host": "gpu-node-3"}]
+    rows = result.incidents.sort("anchor_kind", "host", nulls_last=True).select("anchor_kind", "host", "n_anchors").rows()
+    assert rows == [("cuda_oom", "gpu-node-3", 2), ("oom_kill", "gpu-node-4", 1), ("process_killed", None, 1)]
+
+
 def test_anchor_without_identity_joins_the_nearest_failure_of_its_host() -> None:
     events = event_frame(
         {"ts": at(0), "kind": "oom_kill", "source": "kernel", "pid": 100},
