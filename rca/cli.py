@@ -135,6 +135,9 @@ def _print_summary(report: IngestReport) -> None:
     changes = ", ".join(f"{n} {what}" for what, n in sorted(report.changes.items())) or "no files"
     out.print(f"[bold]rca ingest[/] → {report.store}  ({changes})")
     out.print(f"{s['files']} files, {s['lines']:,} lines, {s['events']:,} new events; hosts: {', '.join(s['hosts']) or '-'}")
+    if s["files_without_host"]:
+        out.print(f"[yellow]{s['files_without_host']} file(s) name no host[/]: lay the folder out as DIR/<host>/… or pass --host "
+                  "(correlation takes a folder's one named host, else each such file alone)")
     if s["time_range"]:
         out.print(f"time range: {s['time_range'][0]} … {s['time_range'][1]}  ({s['events_without_time']:,} events without a time)")
     out.print(f"OOM-class events: [bold]{s['oom_class_events']}[/]   lines kept as plain log: {s['unparsed_lines']:,}")

@@ -13,11 +13,12 @@ def summarize(events: pl.LazyFrame, files: pl.DataFrame) -> dict:
     Aggregated by the streaming engine: a run of tens of millions of events is summed up part by
     part, never held whole (its four columns alone were 5 GB for a 10 GB corpus).
     """
-    by_kind, times, hosts = pl.collect_all(
+    by_kind, times, hosts, hostless = pl.collect_all(
         [
             events.group_by("source", "kind").len().sort("source", "len", "kind", descending=[False, True, False]),
             events.select(first=pl.col("ts").min(), last=pl.col("ts").max(), without_time=pl.col("ts").null_count()),
             events.select(pl.col("host").drop_nulls().unique()),
+            events.filter(pl.col("host").is_null()).select(pl.col("file").n_unique()),
         ],
         engine="streaming",
     )
@@ -29,6 +30,7 @@ def summarize(events: pl.LazyFrame, files: pl.DataFrame) -> dict:
         "events": int(by_kind["len"].sum()),
         "by_source_kind": [{"source": s, "kind": k, "events": n} for s, k, n in by_kind.iter_rows()],
         "hosts": sorted(hosts["host"].to_list()),
+        "files_without_host": int(hostless.item()) if hostless.height else 0,  # files with events that name no host
         "time_range": [first.isoformat(), last.isoformat()] if first is not None else None,
         "events_without_time": int(without_time),
         "oom_class_events": int(by_kind.filter(pl.col("kind").is_in(schema.OOM_CLASS_KINDS))["len"].sum()),

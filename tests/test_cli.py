@@ -31,6 +31,7 @@ def test_ingest_prints_json_summary(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["events"] == 2 and summary["hosts"] == ["node-7"] and summary["oom_class_events"] == 1
+    assert summary["files_without_host"] == 0
     assert summary["time_range"] == ["2026-11-30T10:00:00+00:00", "2026-11-30T10:00:05+00:00"]
     killed = rca.open_store(tmp_path / "store").events().filter(kind="dataloader_killed")
     assert killed["pid"].to_list() == [4242]

@@ -100,7 +100,7 @@ def test_a_traceback_copied_alone_with_no_host_or_time_is_an_incident(tmp_path: 
     logs = tmp_path / "logs"
     logs.mkdir()
     shutil.copy(Path(__file__).parent / "data" / "pipeline" / "pytorch_cuda_oom_new_01.log", logs / "train.log")
-    rca.ingest(logs, tmp_path / "store", workers=1)
+    assert rca.ingest(logs, tmp_path / "store", workers=1).summary["files_without_host"] == 1
     store = rca.open_store(tmp_path / "store")
     report = correlate_store(store)
     (row,) = store.incidents().to_dicts()
