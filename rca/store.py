@@ -58,7 +58,7 @@ import json
 import os
 import posixpath
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -359,21 +359,22 @@ def write_event_parts(events: pl.DataFrame, folder: str, stem: str) -> list[str]
     columns: ``date`` lives in the folder name alone.
     """
     names = []
-    for (date, host), part in _by_day_and_host(events):
-        name = _part_file(date, host, stem)
+    for (day, host), part in _by_day_and_host(events):
+        name = _part_file(day, host, stem)
         _storefs.write_parquet(folder, name, part)
         names.append(name)
     return names
 
 
-_PART_KEYS = (pl.col("ts").dt.date().cast(pl.String).alias("__date"), pl.col("host").alias("__host"))
+# The day as a Date, not text: hashing it for the unique keys costs a quarter of a string's (0.17 vs 0.63 CPU-s on 822k events).
+_PART_KEYS = (pl.col("ts").dt.date().alias("__date"), pl.col("host").alias("__host"))
 
 
-def _part_file(date: str | None, host: str | None, stem: str) -> str:
-    return f"date={partition_value(date)}/host={partition_value(host)}/{stem}.parquet"
+def _part_file(day: date | None, host: str | None, stem: str) -> str:
+    return f"date={partition_value(day.isoformat() if day else None)}/host={partition_value(host)}/{stem}.parquet"
 
 
-def _by_day_and_host(events: pl.DataFrame) -> list[tuple[tuple[str | None, str | None], pl.DataFrame]]:
+def _by_day_and_host(events: pl.DataFrame) -> list[tuple[tuple[date | None, str | None], pl.DataFrame]]:
     """The events of each (UTC day, host), in order of first appearance."""
     found = events.select(_PART_KEYS).unique(maintain_order=True)
     if found.height <= 1:  # most parts; partition_by costs ~2 ms even then
@@ -410,7 +411,7 @@ class SharedPartWriter(PartWriter):
         if events.height == 0:
             return []
         self._held.append(events)
-        return [_part_file(date, host, self.stem) for date, host in events.select(_PART_KEYS).unique(maintain_order=True).rows()]
+        return [_part_file(day, host, self.stem) for day, host in events.select(_PART_KEYS).unique(maintain_order=True).rows()]
 
     def write_batch(self, events: pl.DataFrame) -> dict[int, list[str]]:
         """Hold the events of several files (a ``batch_file`` column); each file's part names by its number."""
@@ -418,8 +419,8 @@ class SharedPartWriter(PartWriter):
             return {}
         self._held.append(events.drop("batch_file"))
         names: dict[int, list[str]] = {}
-        for number, date, host in events.select("batch_file", *_PART_KEYS).unique(maintain_order=True).rows():
-            names.setdefault(number, []).append(_part_file(date, host, self.stem))
+        for number, day, host in events.select("batch_file", *_PART_KEYS).unique(maintain_order=True).rows():
+            names.setdefault(number, []).append(_part_file(day, host, self.stem))
         return names
 
     def flush(self) -> None:
