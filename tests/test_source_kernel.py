@@ -1478,3 +1478,191 @@ def test_a_bare_hung_task_head_pasted_without_stamps_is_sniffed_as_kernel() -> N
     assert events["source"].unique().to_list() == ["kernel"]
     assert events["pid"].to_list() == [1234] and events["process"].to_list() == ["python3"]
     assert events["severity"].to_list() == ["error"] and events["n_lines"].to_list() == [3]
+
+
+def test_dev_kmsg_fragments_of_one_line_are_one_event() -> None:
+    # Kernels 3.5-4.8 (Documentation/ABI/testing/dev-kmsg): a line printed in pieces is a "c" record then "+" records,
+    # the "+" ones at the default level 4; the line is the pieces joined, at the first record's level and time
+    text = (
+        "6,1233,5677000,-;e1000e: Intel(R) PRO/1000 Network Driver - 2.3.2-k\n"
+        "6,1234,5678000,c;CPU: Testing write buffer coherency: \n"
+        "4,1235,5679000,+;ok\n"
+        "3,1237,5681000,c;Memory cgroup out of memory: \n"
+        "4,1238,5682000,+;Killed process 4243 (python3) \n"
+        "4,1239,5683000,+;total-vm:2048kB, anon-rss:1024kB, file-rss:0kB, shmem-rss:0kB\n"
+        "6,1240,5684000,-;sd 0:0:0:0: [sda] Attached SCSI disk\n"
+        " SUBSYSTEM=scsi\n"
+        "4,1241,5685000,+;orphan\n"
+    )
+    events = _events_of(text)
+    assert set(events["source"]) == {"kernel"} and set(events["format"]) == {"dmesg_kmsg"}
+    assert events.select("line", "n_lines", "kind", "severity", "boot_seconds").rows() == [
+        (1, 1, "log", "info", 5.677),
+        (2, 2, "log", "info", 5.678),
+        (4, 3, "oom_kill", "error", 5.681),
+        (7, 2, "log", "info", 5.684),
+        (9, 1, "log", "warning", 5.685),  # a "+" record after a dictionary line continues no record it can be sure of
+    ]
+    assert events["message"][1] == "CPU: Testing write buffer coherency: ok"
+    kill = events.row(2, named=True)
+    assert (kill["pid"], kill["process"], kill["rss_bytes"]) == (4243, "python3", 1024 * KI)
+    assert json.loads(kill["attrs"])["constraint"] == "CONSTRAINT_MEMCG"
+    ctx = ParseContext(file="kmsg", reference_time=FIXED_MTIME)
+    assert _accounted(text, ctx) == (9, 9)
+
+
+def test_a_firmware_first_record_keeps_its_lines_printed_after_an_unrelated_line() -> None:
+    # the record's number ("{1}") is on each of its lines: another CPU's "mce:" line (a rule's line) or a memory-failure
+    # notice (no rule's) printed among them is an event of its own, the record one event of all its lines
+    text = (
+        "[  261.273226] {1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 4\n"
+        "[  261.273227] {1}[Hardware Error]: event severity: recoverable\n"
+        "[  261.273228] mce: [Hardware Error]: Machine check events logged\n"
+        "[  261.273228] {1}[Hardware Error]:  Error 0, type: recoverable\n"
+        "[  261.273229] {1}[Hardware Error]:   section_type: memory error\n"
+        "[  261.273230] Memory failure: 0xe16677: already hardware poisoned\n"
+        "[  261.273230] {1}[Hardware Error]:   physical_address: 0x0000000e16677000\n"
+        "[  261.273233] {1}[Hardware Error]:   DIMM location: CPU 1 DIMM 5\n"
+        "[  262.000000] {2}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 4\n"
+        "[  262.000001] {2}[Hardware Error]: event severity: corrected\n"
+    )
+    events = _parse(text)
+    assert events.select("line", "n_lines", "severity", "boot_seconds").rows() == [
+        (1, 6, "error", 261.273226),
+        (3, 1, "warning", 261.273228),
+        (6, 1, "error", 261.27323),
+        (9, 2, "warning", 262.0),
+    ]
+    assert events["message"][0].splitlines()[-1] == "{1}[Hardware Error]:   DIMM location: CPU 1 DIMM 5"
+    assert _accounted(text, ParseContext(file="ghes")) == (10, 10)
+
+
+_JQ_DMESG = """{
+  "dmesg": [
+    {
+      "pri": 6,
+      "time": 0,
+      "caller": "T1",
+      "msg": "Linux version 6.8.0-45-generic (buildd@lcy02-amd64-115) #45-Ubuntu SMP PREEMPT_DYNAMIC"
+    },
+    {
+      "pri": 4,
+      "time": 1843.3,
+      "caller": "T1234",
+      "msg": "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has fallen off the bus."
+    },
+    {
+      "pri": 3,
+      "time": 1e-06,
+      "msg": "Memory cgroup out of memory: Killed process 4242 (python3) total-vm:41943040kB, anon-rss:33554432kB, file-rss:1024kB, shmem-rss:0kB, UID:1000 pgtables:65600kB oom_score_adj:0"
+    }
+  ]
+}
+"""
+
+
+def test_dmesg_json_through_jq_is_read_as_dmesg_json() -> None:
+    # `dmesg --json | jq .`: two-space indent, "}," and "{" on lines of their own, times as jq writes numbers
+    # (jq 1.6 turned the fixture's "0.000001" into 1e-06 and "0.000000" into 0)
+    events = _events_of(_JQ_DMESG)
+    assert set(events["source"]) == {"kernel"} and set(events["format"]) == {"dmesg_json"}
+    assert events.select("line", "n_lines", "kind", "severity", "boot_seconds", "pid", "xid").rows() == [
+        (1, 8, "log", "info", 0.0, None, None),
+        (9, 6, "xid", "critical", 1843.3, 4242, 79),
+        (15, 7, "oom_kill", "error", 0.000001, 4242, None),
+    ]
+    assert events["pci_bus"][1] == "0000:3b:00" and events["rss_bytes"][2] == 33554432 * KI
+    # a piece of it without the "dmesg": [ line (a large file is read in byte ranges) is still known by its time lines
+    piece = "\n".join(_JQ_DMESG.splitlines()[8:20]) + "\n"
+    assert set(_events_of(piece)["format"]) == {"dmesg_json"}
+
+
+@pytest.mark.parametrize(
+    ("line", "pid", "process", "seconds"),
+    [
+        ("INFO: task python3:1234 blocked for more than 120 seconds.", 1234, "python3", 120),
+        ("INFO: task kworker/u16:3:2345 blocked for more than 122 seconds.", 2345, "kworker/u16:3", 122),
+    ],
+)
+def test_a_bare_hung_task_head_pasted_alone_is_sniffed_as_kernel(line: str, pid: int, process: str, seconds: int) -> None:
+    # no "[", "," or "kernel" in it: the hung-task head must pass the kernel's sniff literals by itself
+    assert sources.sniff([line])[0] is kernel.SOURCE
+    (event,) = _events_of(line + "\n").to_dicts()
+    assert (event["source"], event["kind"], event["severity"], event["pid"], event["process"]) == ("kernel", "log", "error", pid, process)
+    assert event["ts"] is None and event["ts_quality"] == "missing"
+    assert json.loads(event["attrs"])["blocked_seconds"] == seconds
+
+
+@pytest.mark.parametrize(
+    ("name", "host", "lines"),
+    [("kern_log_ghes_memory_recoverable_matrixone_01.log", "mo-srv-128", 11), ("kern_log_ghes_memory_poisoned_mcelog_01.log", "linux-dgwd", 9)],
+)
+def test_a_firmware_first_memory_error_record_in_syslog_is_one_event(name: str, host: str, lines: int) -> None:
+    events = _events(name)
+    assert set(events["source"]) == {"kernel"}
+    record = events.row(0, named=True)
+    assert (record["line"], record["n_lines"], record["severity"], record["host"], record["kind"]) == (1, lines, "error", host, "log")
+    assert record["message"].splitlines()[-1].endswith(("DMI handle: 0x0000", "DIMM location: CPU 1 DIMM 5"))
+    assert events["n_lines"].sum() == _text(name).count("\n")
+
+
+def test_the_memory_failure_notice_after_a_firmware_first_record_is_its_own_event() -> None:
+    events = _events("kern_log_ghes_memory_poisoned_mcelog_01.log")
+    assert events["ts"][0] == _utc(2019, 8, 19, 8, 18, 38, 274652) and events["boot_seconds"][0] == 261.273226
+    notice = events.row(1, named=True)
+    assert (notice["line"], notice["n_lines"], notice["message"]) == (10, 1, "Memory failure: 0xe16677: already hardware poisoned")
+
+
+def test_programs_lines_in_dmesg_carry_their_name_and_pid() -> None:
+    # what systemd, journald or sshd write to /dev/kmsg shows in dmesg (and in a syslog daemon's kernel lines) as "name[pid]: …"
+    events = _events("dmesg_hung_task_khugepaged_mixed_rfc3339_cloud_hypervisor_01.log")
+    assert set(events["source"]) == {"kernel"}
+    assert events.select("line", "pid", "process").rows()[:6] == [
+        (1, 15537, "sshd"), (2, 15537, "sshd"), (3, 15537, "sshd"), (4, 15537, "sshd"), (5, 15479, "sshd"), (6, 1528, "systemd-logind"),
+    ]
+    hung = events.filter(pl.col("line").is_in([7, 10]))
+    assert hung.select("n_lines", "pid", "process", "severity", "format").rows() == [
+        (3, 170, "khugepaged", "error", "dmesg_raw"), (3, 170, "khugepaged", "error", "syslog_iso"),
+    ]
+    assert hung["ts"][1] == _utc(2026, 5, 28, 12, 19, 54, 424175) and hung["host"][1] == "vm-1779970054023451471"
+    assert hung["boot_seconds"][0] == 738.894674
+
+
+def test_a_kernel_line_that_only_looks_bracketed_names_no_program() -> None:
+    events = _parse(
+        "[    5.000001] IPVS: [rr] scheduler registered.\n"
+        "[    5.000002] sd 0:0:0:0: [sda] Attached SCSI disk\n"
+        "[    5.000003] traps: python3[4242] general protection fault ip:7f0 sp:7ffd error:0 in libc.so.6[7f0+1000]\n"
+    )
+    assert events.select("pid", "process").rows() == [(None, None), (None, None), (4242, "python3")]
+
+
+def test_a_headless_memcg_stats_excerpt_names_the_pod_of_the_memcg() -> None:
+    events = _events("dmesg_T_oom_memcg_stats_v2_kind_podman_01.log")
+    assert set(events["source"]) == {"kernel"} and "oom_kill" not in set(events["kind"])
+    (stats,) = events.filter(pl.col("line") == 2).to_dicts()
+    assert stats["pod_uid"] == "304864fc-f2da-4bfb-b9a1-37d0f0f96863"
+    assert stats["cgroup"].endswith("/kubelet-kubepods-burstable-pod304864fc_f2da_4bfb_b9a1_37d0f0f96863.slice")
+    assert stats["ts"] == _utc(2026, 8, 21, 22, 26, 29) and events["n_lines"].sum() == 24
+
+
+def test_an_xid_report_that_ends_at_the_process_name_names_the_process() -> None:
+    # NVIDIA/NVSentinel's syslog-health-monitor parser tests quote such a line ("…: 8, pid=5678, name=idle_timeout")
+    events = _parse(
+        "NVRM: Xid (PCI:0000:9b:00): 8, pid=5678, name=idle_timeout\n"
+        "NVRM: Xid (PCI:0000:66:00): 32, pid=2280636, name=train.3, Channel ID 0000000d intr0 00040000\n"
+        "NVRM: Xid (PCI:0000:3f:00): 46\n"
+    )
+    assert events.select("xid", "pid", "process", "pci_bus").rows() == [
+        (8, 5678, "idle_timeout", "0000:9b:00"), (32, 2280636, "train.3", "0000:66:00"), (46, None, None, "0000:3f:00"),
+    ]
+
+
+def test_a_priority_prefix_of_a_programs_line_is_facility_and_level() -> None:
+    # `dmesg -r` and /proc/kmsg write "<facility × 8 + level>": a 3.0 kernel's dmesg kept it on a program's line
+    events = _events("dmesg_prio_prefix_userspace_udevd_3_0_01.log")
+    (udevd,) = events.filter(pl.col("line") == 3).to_dicts()
+    assert (udevd["boot_seconds"], udevd["severity"], udevd["pid"], udevd["process"]) == (1.823533, "info", 116, "udevd")
+    assert udevd["message"] == "udevd[116]: starting version 173" and udevd["format"] == "dmesg_raw"
+    raw = _parse("<6>[    0.000000] Linux version 6.6.4\n<30>[    9.398562] [    T1] systemd[1]: Detected architecture x86-64.\n<12>[   12.0] x\n")
+    assert raw.select("severity", "boot_seconds", "process").rows() == [("info", 0.0, None), ("info", 9.398562, "systemd"), ("warning", 12.0, None)]

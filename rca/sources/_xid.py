@@ -134,12 +134,12 @@ _BY_CODE = {column: dict(zip(CATALOG["xid"].to_list(), CATALOG[column].to_list()
 
 # domain:bus:device[.function]; drivers before ~2008 wrote bus:device alone, as "0001:00".
 _PCI = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2})?(?:\.[0-7])?"
-# Newer drivers print "pid=…, name=…, " before the detail text; older ones go straight to it. On a MIG
-# GPU the parenthesis also names the GPU instance and the compute instance ("GPU-I:05 GPU-CI:00"); a bus
-# someone redacted ("PCI:...") still leaves the code.
+# Newer drivers print "pid=…, name=…, " before the detail text (a report without one ends at the name); older ones
+# go straight to it. On a MIG GPU the parenthesis also names the GPU instance and the compute instance ("GPU-I:05
+# GPU-CI:00"); a bus someone redacted ("PCI:...") still leaves the code.
 XID_LINE = (
     rf"NVRM: Xid \((?:PCI:)?(?:(?<pci>{_PCI})(?: (?<instance>GPU-I:[0-9]+))?(?: (?<compute>GPU-CI:[0-9]+))?|[^)]*)\): (?<code>[0-9]+)"
-    r"(?:, (?:pid=(?<pid>[^,]*), )?(?:name=(?<name>[^,]*), )?(?<detail>.*))?$"
+    r"(?:, (?:pid=(?<pid>[^,]*)(?:, |,?$))?(?:name=(?<name>[^,]*)(?:, |,?$))?(?<detail>.*))?$"
 )
 GPU_AT_LINE = rf"NVRM: GPU at (?:PCI:)?(?<pci>{_PCI}): (?<uuid>GPU-[0-9A-Fa-f]{{8}}(?:-[0-9A-Fa-f]{{4}}){{3}}-[0-9A-Fa-f]{{12}})"
 # "NVRM: GPU 0000:01:00.0: …", "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: …)", older drivers'

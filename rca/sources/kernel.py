@@ -1,5 +1,5 @@
-"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -d, -x, -r, --json), /dev/kmsg records, talosctl dmesg,
-kern.log / messages, journalctl -k.
+"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -d, -x, -r, --json, also through `jq .`), /dev/kmsg
+records (a line's fragments joined), talosctl dmesg, kern.log / messages, journalctl -k.
 
 Framing strips each line's time prefix: boot seconds, a ctime or ISO date, or the syslog /
 journald envelope (through :mod:`rca.sources._syslog`, which routes a mixed syslog file's
@@ -55,7 +55,9 @@ from rca.sources._base import (
 from rca.sources._kube import memcg_container_id, memcg_pod_uid
 
 _FACILITY = r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7])"
-_LEVEL_PREFIX = rf"^(?:<(?<prio>[0-7])>|{_FACILITY} *:(?<level>emerg|alert|crit|err|warn|notice|info|debug) *: )?"
+# `dmesg -r` and /proc/kmsg write the record's priority, facility × 8 + level: "<6>" for the kernel's own lines, "<30>"
+# (daemon.info) for a program's line written to /dev/kmsg ("<30>[    1.823533] udevd[116]: starting version 173").
+_LEVEL_PREFIX = rf"^(?:<(?<prio>[0-9]{{1,4}})>|{_FACILITY} *:(?<level>emerg|alert|crit|err|warn|notice|info|debug) *: )?"
 # `talosctl dmesg` (Talos Linux reads /dev/kmsg itself): "10.5.0.3: kern:    info: [2022-07-28T11:49:42.489473063Z]: …",
 # the node first (when asked through the API), the level right-aligned, the time converted to UTC.
 _TALOS = (
@@ -88,6 +90,10 @@ _RELTIME_HEAD = (
 # fragment, "+" for its continuation; newer kernels may add fields such as ",caller=T1"), then the message. The record's
 # dictionary follows on lines of its own, each " KEY=value" ("SUBSYSTEM=pci", "DEVICE=+pci:0000:3b:00.0").
 _KMSG_HEAD = r"^(?<kmsg_prio>[0-9]{1,4}),[0-9]+,(?<usec>[0-9]+),[-+c](?:,[^;]*)?;"
+# Kernels 3.5-4.8 store a line printed in pieces (pr_cont) that could not be buffered whole as several records: the
+# first flagged "c", the ones after it "+" (Documentation/ABI/testing/dev-kmsg); a "+" record is the rest of the line
+# of the record above it. (Since 4.9 a "c" record is a KERN_CONT piece stored alone, which names no record it belongs to.)
+_KMSG_FRAGMENT = r"^[0-9]{1,4},[0-9]+,[0-9]+,\+[,;]"
 # `dmesg --json` (-J, util-linux 2.38+) prints {"dmesg": [ … ]}, an object a record and a field a line:
 #       },{
 #          "pri": 6,                ("fac": "kern", "pri": "info" with --decode; no "pri" when the record has none)
@@ -96,9 +102,14 @@ _KMSG_HEAD = r"^(?<kmsg_prio>[0-9]{1,4}),[0-9]+,(?<usec>[0-9]+),[-+c](?:,[^;]*)?
 #          "msg": "NVRM: …"         (a JSON string; a multi-line record's lines joined by "\n")
 # A record opens at "{" or "},{"; the lines outside the records (the outer braces, "dmesg": [) join the one
 # nearest. The time line, padded to its column and always six decimals, tells the format from other JSON.
+# Run through `jq .`, the output is re-indented by two, "}," and "{" are lines of their own and a time is written as
+# jq writes the number ("time": 0, "time": 1.5, "time": 1e-06): such a time line counts where a "caller" or "msg"
+# line follows it, as in every record.
 _JSON_OPEN = r"^[ \t]*(?:\},[ \t]*)?\{[ \t]*$"
 _JSON_FIELD = r'^[ \t]*"(?<field>fac|pri|time|caller|msg)": (?<value>.*?),?[ \t]*$'
 _JSON_ANCHOR = r'^[ \t]*(?:"time": +[0-9]+\.[0-9]{6},|"dmesg": \[)[ \t]*$'
+_JQ_TIME = r'^[ \t]*"time": [0-9]+(?:\.[0-9]+)?(?:e-[0-9]+)?,[ \t]*$'
+_JSON_AFTER_TIME = r'^[ \t]*"(?:caller|msg)": "'
 _JSON_SYNTAX = r"^[ \t]*(?:\{|\},[ \t]*\{|\}|\]|\],?|\},?)[ \t]*$"
 # The terminal's select-graphic-rendition sequences `dmesg --color=always` (-L, and -H on a terminal) writes.
 _SGR = r"\x1b\[[0-9;]*m"
@@ -126,6 +137,7 @@ _SHORT_KERNEL_NO_HOST = (
 # A firmware-first hardware error record (APEI GHES, decoded by the kernel's CPER printer): "{8}[Hardware Error]: …", the
 # record's number in braces on each of its lines.
 _GHES = r"\{[0-9]+\}\[Hardware Error\]: "
+_GHES_NUMBER = r"^\{([0-9]+)\}\[Hardware Error\]: "
 _BARE_MESSAGE = (
     r"^(?:NVRM: |oom-kill:|oom_reaper: reaped process |(?:Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): Kill"
     r"|\S+ invoked oom-killer: |Killed process [0-9]+|Pid: [0-9]+, comm: |CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: "
@@ -270,6 +282,9 @@ _RULE_KEYWORDS = (
     r"|soft lockup|page allocation failure|\]: segfault at |PCIe Bus Error: |SXid \("
 )
 _HEX64 = r"([0-9a-f]{64})"
+# A program's own message written to /dev/kmsg (systemd and journald at boot, a daemon forwarding to it) reads
+# "sshd[15537]: error: …" in dmesg, and so in the kernel lines a syslog daemon reads from there: its name and pid.
+_USERSPACE = r"^(?<name>[A-Za-z0-9_.@/-]+)\[(?<pid>[0-9]+)\]: "
 _FILE_ROWS = 1 << 40  # the rows of file N of a batch start at N << 40 (rca.sources.kernel._numbered)
 
 # Block facts carried onto the kill line → whether the oom-kill: summary must name the same pid.
@@ -291,7 +306,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     heads = _uncolored(heads)
     text = pl.col("text")
     # a line of `dmesg --json` counts in a head that holds its time line or its "dmesg": [ (braces alone are any JSON's)
-    json_line = (text.str.contains(_JSON_FIELD) | text.str.contains(_JSON_SYNTAX)) & text.str.contains(_JSON_ANCHOR).any().over("head")
+    json_line = (text.str.contains(_JSON_FIELD) | text.str.contains(_JSON_SYNTAX)) & _json_anchor(text).any().over("head")
     kinds = heads.with_columns(
         header=text.str.contains(_JOURNAL_HEADER),
         mine=_is_dmesg(text) | _is_kernel_envelope(text) | json_line,
@@ -307,6 +322,14 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     # Bare NVRM / OOM-killer lines (and the indented stack lines after them) make a file kernel only when
     # they are most of it: a few pasted into an application's log leave it the application's.
     return {head: float(row["share"] or 0.0) if (row["bare"] or 0.0) < 0.5 else 1.0 for head, row in found.items()}
+
+
+def _json_anchor(text: pl.Expr) -> pl.Expr:
+    """Whether a line is one only `dmesg --json` (or its output through jq) writes: its "dmesg": [ line or a record's
+    time line (looked for where the literals are)."""
+    keyed = pl.when(text.str.contains('"time": ', literal=True) | text.str.contains('"dmesg": [', literal=True)).then(text)
+    jq_time = pl.when(keyed.str.contains(_JQ_TIME)).then(text.shift(-1)).str.contains(_JSON_AFTER_TIME)
+    return (keyed.str.contains(_JSON_ANCHOR) | jq_time).fill_null(False)
 
 
 def _uncolored(lines: pl.DataFrame) -> pl.DataFrame:
@@ -362,7 +385,7 @@ def _parse_family(body: pl.DataFrame, family: str, ctx: ParseContext) -> pl.Data
         return _parse_mixed(body, ctx)
     if family == "dmesg_json":
         return _parse_dmesg_json(body, ctx)
-    return kernel_rules(_frame_dmesg(body, ctx), ctx)
+    return _dmesg_events(body, ctx)
 
 
 def _parse_mixed(body: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -373,7 +396,7 @@ def _parse_mixed(body: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     run = pl.when(syslog).then(pl.lit(True)).when(dmesg).then(pl.lit(False)).forward_fill()
     in_syslog = body.select((run.over(within_file(body)) if within_file(body) else run).fill_null(False)).to_series()
     parts = [
-        kernel_rules(_frame_dmesg(body.filter(~in_syslog), ctx), ctx),
+        _dmesg_events(body.filter(~in_syslog), ctx),
         _syslog.dispatch(_syslog.frame_text(body.filter(in_syslog), ctx), ctx),
     ]
     return pl.concat([part for part in parts if part.height], how="diagonal_relaxed").sort(*file_column(body), "line")
@@ -408,7 +431,7 @@ def _families(lines: pl.DataFrame) -> dict[int, str]:
         monotonic=pl.when(text.str.starts_with("[")).then(text).str.contains(_MONOTONIC_JOURNAL).sum(),
         journal_json=text.filter(text.str.starts_with("{")).str.json_path_match("$.MESSAGE").is_not_null().sum(),
         # one time line a `dmesg --json` record, looked for where the literal is
-        dmesg_json=pl.when(text.str.contains('"time": ', literal=True)).then(text).str.contains(_JSON_ANCHOR).sum(),
+        dmesg_json=_json_anchor(text).sum(),
     )
     names = ("dmesg", "syslog", "journal_json", "dmesg_json")
     families = {}
@@ -418,6 +441,36 @@ def _families(lines: pl.DataFrame) -> dict[int, str]:
             family = "syslog"  # its kernel lines go to these rules through the syslog framing, the others to theirs
         families[row["batch_file"]] = "mixed" if family in ("dmesg", "syslog") and row["dmesg"] and row["syslog"] else family
     return families
+
+
+def _dmesg_events(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """The events of dmesg lines: framed, a /dev/kmsg line's fragments joined into one row, read by the rules."""
+    framed = _frame_dmesg(lines, ctx)
+    text = pl.col("text")
+    # a "+" record is rare: the patterns read only the lines that hold ",+" and the lines above those
+    fragment = pl.when(text.str.contains(",+", literal=True)).then(text).str.contains(_KMSG_FRAGMENT) & ~starts_file(framed)
+    joined = framed.select(pl.when(fragment).then(text.shift(1)).str.contains(_KMSG_HEAD).fill_null(False)).to_series()
+    if not joined.any():
+        return kernel_rules(framed, ctx)
+    piece = framed.with_columns(piece=(~joined).cum_sum())
+    rows = piece.group_by("piece", maintain_order=True).agg(
+        pl.exclude("message", "piece").first(), pl.col("message").str.join(""), record_lines=pl.len().cast(pl.Int32)
+    )
+    return _covering(kernel_rules(rows.drop("record_lines").select(framed.columns), ctx), rows)
+
+
+def _covering(events: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """``events`` of ``rows`` that each stand for ``record_lines`` lines (a ``dmesg --json`` record, a /dev/kmsg line
+    in fragments), their ``n_lines`` counted in lines: an event of n rows starts at its first row's first line and ends
+    at its last row's last one."""
+    stop = pl.col("record_lines").cum_sum()
+    bounds = rows.select("line", stop=stop, start=stop - pl.col("record_lines"), first=pl.int_range(pl.len()))
+    covered = events.join(bounds.select("line", "first", "start"), on="line", how="left").with_columns(
+        last=pl.col("first") + pl.col("n_lines") - 1
+    ).join(bounds.select(last="first", last_stop="stop"), on="last", how="left")
+    return covered.with_columns(
+        n_lines=pl.coalesce((pl.col("last_stop") - pl.col("start")).cast(pl.Int32), "n_lines")
+    ).drop("first", "start", "last", "last_stop")
 
 
 def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -435,16 +488,7 @@ def _parse_dmesg_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """``dmesg --json`` records: each framed as a dmesg line is (its boot seconds, its level) and read by the
     rules; an event then covers every line of the records it was made of."""
     records = _json_records(lines)
-    events = kernel_rules(_framed_json(records), ctx)
-    stop = pl.col("record_lines").cum_sum()
-    bounds = records.select("line", stop=stop, start=stop - pl.col("record_lines"), first=pl.int_range(pl.len()))
-    # an event of n records starts at its first record's first line and ends at its last record's last one
-    covered = events.join(bounds.select("line", "first", "start"), on="line", how="left").with_columns(
-        last=pl.col("first") + pl.col("n_lines") - 1
-    ).join(bounds.select(last="first", last_stop="stop"), on="last", how="left")
-    return covered.with_columns(
-        n_lines=pl.coalesce((pl.col("last_stop") - pl.col("start")).cast(pl.Int32), "n_lines")
-    ).drop("first", "start", "last", "last_stop")
+    return _covering(kernel_rules(_framed_json(records), ctx), records)
 
 
 def _json_records(lines: pl.DataFrame) -> pl.DataFrame:
@@ -520,7 +564,10 @@ def _framed(lines: pl.DataFrame, ctx: ParseContext, one_line: bool) -> pl.DataFr
     # microseconds written as dmesg's seconds ("3757433151" → "3757.433151"), so a stamp is the same float either way
     usec = k.field("usec").str.zfill(7)
     kmsg_seconds = pl.concat_str(usec.str.slice(0, usec.str.len_chars() - 6), pl.lit("."), usec.str.slice(-6))
-    level = pl.coalesce(*(x.field(f) for x in (r, c, i, e) for f in ("prio", "level")), i.field("talos_level"), kmsg_level)
+    level = pl.coalesce(
+        *((x.field("prio").cast(pl.Int32, strict=False) % 8).cast(pl.String) for x in (r, c, i, e)),
+        *(x.field("level") for x in (r, c, i, e)), i.field("talos_level"), kmsg_level,
+    )
     parts = parts.with_columns(
         ctime_ts=map_distinct(parts.select(ctime_clock).to_series(), lambda text: timeutil.dated_to_utc(text, "%Y-%m-%d %H:%M:%S", ctx.tz)),
         iso_ts=map_distinct(parts.select(pl.coalesce(i.field("iso"), i.field("talos"))).to_series(), lambda text: timeutil.iso_to_utc(text, ctx.tz)),
@@ -575,7 +622,7 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     message, continued = pl.col("message"), pl.col("continuation") | pl.col("continuation").shift(-1, fill_value=False)
     ruled = lines.select(message.str.contains(_RULE_STARTS) | message.str.contains(_RULE_KEYWORDS) | continued).to_series()
     if not ruled.any():  # polars compiles each of the rules' regexes even for no rows: ~1 ms apiece
-        return _plain(lines).drop("row")
+        return _with_program(_plain(lines).with_columns(pid=pl.lit(None, pl.Int64), process=pl.lit(None, pl.String)).drop("row"))
     # A terminal copy pads lines with blanks, and the rules anchor some patterns at the end of a line.
     facts = (
         lines.filter(ruled).with_columns(pl.col("message").str.strip_chars_end()).with_columns(_line_facts()).with_columns(_xid.line_columns())
@@ -583,7 +630,7 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     records = _group(_carry_block_facts(_with_keys(facts)))
     events = _assemble(_xid.record_columns(records, pl.col("position")))
-    return pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row").drop("row")
+    return _with_program(pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row").drop("row"))
 
 
 def _numbered(lines: pl.DataFrame) -> pl.DataFrame:
@@ -602,6 +649,17 @@ def _plain(lines: pl.DataFrame) -> pl.DataFrame:
         "row", "line", pl.lit(1, pl.Int32).alias("n_lines"), "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host",
         "format", kind=pl.lit("log"), severity=pl.coalesce("severity", _wording()),
     )
+
+
+def _with_program(events: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with the name and pid of a program's line written to /dev/kmsg where no rule named a process."""
+    message = pl.col("message")
+    program = pl.when(message.str.contains("]: ", literal=True)).then(message).str.extract_groups(_USERSPACE)
+    named = events.with_columns(program=program)
+    return named.with_columns(
+        pid=pl.coalesce("pid", pl.col("program").struct.field("pid").cast(pl.Int64, strict=False)),
+        process=pl.coalesce("process", pl.col("program").struct.field("name")),
+    ).drop("program")
 
 
 def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -698,17 +756,43 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
     # A firmware-first record's first line is one of its "{8}[Hardware Error]: " lines too, and opens the record.
     dump = pl.col("dump") & pl.col("head_ghes_record").is_null()
     opens_run = head & ~dump
+    rejoins = _rejoins_ghes_record(lines)
     run_has_header = (
-        pl.when(opens_run).then(opens_dump).when(after_gap).then(pl.lit(False)).when(row % _FILE_ROWS == 0).then(opens_dump).forward_fill()
+        pl.when(opens_run).then(opens_dump).when(rejoins).then(pl.lit(True)).when(after_gap).then(pl.lit(False))
+        .when(row % _FILE_ROWS == 0).then(opens_dump).forward_fill()
     )
     opens_record = head & ~(run_has_header & dump) | new_file
     killed = pl.col("killed_pid").is_not_null()
     return lines.with_columns(
-        record=opens_record.cum_sum(),
+        record=_record_ids(lines, opens_record, rejoins),
         position=row - (~opens_record).cast(pl.Int64).cum_sum(),
         block=(is_header | killed.shift(1, fill_value=False) | new_file).cum_sum(),
         episode=(is_header | new_file).cum_sum(),
     )
+
+
+def _rejoins_ghes_record(lines: pl.DataFrame) -> pl.Expr:
+    """Whether a line is a firmware-first record's (not its first) whose record is open: each of the record's lines
+    carries its number ("{8}", counted up through the boot), so a line another CPU printed among them (an "mce:" line,
+    a memory-failure notice) does not end the record, and its lines after that one go on with it."""
+    if not lines["head_ghes_record"].is_not_null().any():
+        return pl.lit(False)
+    message = pl.col("message")
+    number = pl.when(message.str.starts_with("{")).then(message.str.extract(_GHES_NUMBER, 1))
+    return (pl.col("head_ghes_record").is_null() & (number == _filled_in_file(lines, pl.col("head_ghes_record")))).fill_null(False)
+
+
+def _record_ids(lines: pl.DataFrame, opens_record: pl.Expr, rejoins: pl.Expr) -> pl.Expr:
+    """Each line's record: the one its run of lines opened, or for a run a firmware-first record's line goes on with
+    (``rejoins``) that record's, whatever was printed between."""
+    run = (opens_record | rejoins).cum_sum()
+    ghes_run = _filled_in_file(lines, pl.when(pl.col("head_ghes_record").is_not_null()).then(run))
+    return pl.coalesce(pl.when(rejoins).then(ghes_run).when(opens_record).then(run).forward_fill(), run)
+
+
+def _filled_in_file(lines: pl.DataFrame, value: pl.Expr) -> pl.Expr:
+    """``value`` forward-filled within each file of the batch."""
+    return forward_fill_within(value, pl.col("batch_file")) if within_file(lines) else value.forward_fill()
 
 
 def _carry_block_facts(lines: pl.DataFrame) -> pl.DataFrame:
@@ -742,7 +826,9 @@ def _group(lines: pl.DataFrame) -> pl.DataFrame:
     """One row per record; only the records of several lines are aggregated."""
     facts = [name for name in lines.columns if name not in ("record", "line", "message", "text", "continuation", "dump")]
     opens = pl.col("record").ne_missing(pl.col("record").shift(1))
-    several = lines.select(~opens | ~opens.shift(-1, fill_value=True)).to_series()
+    contiguous = lines["record"].is_sorted()
+    # a firmware-first record's lines may have others between them (_rejoins_ghes_record): its lines wherever they are
+    several = lines.select(~opens | ~opens.shift(-1, fill_value=True) if contiguous else pl.col("record").is_duplicated()).to_series()
     merged = lines.filter(several).group_by("record", maintain_order=True).agg(
         pl.col("line").first(),
         pl.len().cast(pl.Int32).alias("n_lines"),
@@ -884,7 +970,8 @@ SOURCE = register(
         sniff=sniff,
         sniff_heads=sniff_heads,
         parse=parse,
-        sniff_literals=("[", "kernel", ","),
+        # every kernel line's form holds one, but a hung-task head pasted alone holds only its own words
+        sniff_literals=("[", "kernel", ",", "INFO: task "),
         formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "dmesg_reltime", "dmesg_kmsg", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json",
                  "dmesg_json"),
         line_local=True,
