@@ -178,6 +178,8 @@ def _correlated(lazy: pl.LazyFrame, alignment: align.Alignment, anchors: pl.Data
 
 def _file_as_host(events: pl.DataFrame) -> pl.DataFrame:
     """``events`` with each event of no known host on a host standing for its file (see ``_FILE_AS_HOST``)."""
+    if not events["host"].has_nulls():  # a host's frame, nearly always: no text built for its millions of rows
+        return events
     return events.with_columns(host=pl.coalesce("host", pl.lit(_FILE_AS_HOST) + pl.col("file")))
 
 
