@@ -90,6 +90,7 @@ def ingest(
         _print_summary(report)
         if correlation is not None:
             _print_correlation(correlation, store)
+            _print_next_steps(store)
     readable = report.files.filter(report.files["status"].is_in(["ok", "warning"])).height
     if report.files.height and not readable and not report.changes.get("unchanged"):
         raise typer.Exit(1)
@@ -236,6 +237,17 @@ def _print_correlation(report: dict, store: str) -> None:
     for host, files in taken.items():
         shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
         out.print(f"[yellow]host taken from the folder:[/] {shown} (naming no host) correlated as {host}'s, the one host their folder's other files name", highlight=False)
+
+
+def _print_next_steps(store: str) -> None:
+    """What to run next, on the incident most recently started (one of no time when none has one)."""
+    incidents = open_store(store).incidents()
+    if incidents.is_empty():
+        return
+    latest = incidents.sort("start", "incident_id", descending=True, nulls_last=True).row(0, named=True)
+    flag = "" if store == "rca-store" else f" --store {store}"
+    out.print(f"next: [bold]rca incidents{flag}[/] lists them; [bold]rca explain {latest['incident_id']}{flag}[/] walks the latest "
+              f"({latest['anchor_kind']}), [bold]rca postmortem {latest['incident_id']}{flag} --html[/] writes its notebook", highlight=False)
 
 
 datasets_app = typer.Typer(help="Synthetic incident corpora with known answers.", no_args_is_help=True)

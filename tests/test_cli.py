@@ -50,6 +50,20 @@ def test_human_summary_names_problem_files(tmp_path: Path) -> None:
     assert "files with problems" in result.output and "blob.bin" in result.output and "binary" in result.output
 
 
+def test_human_summary_ends_with_what_to_run_on_the_latest_incident(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "train.log").write_text(
+        "2026-11-30 10:00:05,000 ERROR DataLoader worker (pid 4242) is killed by signal: Killed.\n"
+        "2026-11-30 11:00:05,000 ERROR DataLoader worker (pid 5151) is killed by signal: Killed.\n"
+    )
+    result = runner.invoke(app, ["ingest", str(logs), "--store", str(tmp_path / "store"), "--workers", "1"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    latest = rca.open_store(tmp_path / "store").incidents().filter(pid=5151)["incident_id"].item()
+    assert "file(s) name no host" in result.output
+    assert f"rca explain {latest} --store {tmp_path / 'store'} walks the latest (dataloader_killed)" in result.output
+
+
 def test_missing_folder_exits_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ingest", str(tmp_path / "absent"), "--store", str(tmp_path / "store")])
     assert result.exit_code == 2 and "does not exist" in result.output
