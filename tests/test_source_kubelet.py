@@ -618,3 +618,27 @@ def test_a_pod_list_of_one_pod_names_it() -> None:
     # A list of several pods names none of them.
     line = 'Oct 24 06:38:11 m hyperkube[1]: I1024 06:38:11.983026  1 kubelet.go:2141] "SyncLoop ADD" source="api" pods=[a/b c/d]\n'
     assert rca.parse_text(line, year=2022)["pod"][0] is None
+
+
+def test_crash_loop_lines_name_the_pod_its_back_off_and_the_removed_container() -> None:
+    # kubernetes/minikube issue #11110: a 1.20 kubelet's pod worker and topology manager during a crash loop.
+    events = _events("kubelet_journal_crashloop_topology_remove_container_01.log", reference_time=datetime(2021, 5, 1, tzinfo=UTC))
+    loop, removed = events.row(0, named=True), events.row(1, named=True)
+    assert (loop["pod"], loop["namespace"], loop["container"]) == (
+        "kube-controller-manager-host-11-1-1-131", "kube-system", "kube-controller-manager",
+    )
+    assert (loop["pod_uid"], loop["severity"], attrs_of(events)[0]["back_off"]) == ("fee973aa24e6d51c26e210ab99143c53", "error", "5m0s")
+    # "[topologymanager] RemoveContainer - Container ID: <id>" names the container the loop left behind.
+    assert removed["container_id"] == "5175a141dcd57d969df30790cc8fe790c9de02113e56a55ff1021de6850f5bc3"
+    assert set(events["kind"]) == {"log"}
+
+
+def test_structured_crash_loop_keeps_the_pod_of_its_err_and_its_back_off() -> None:
+    # kubernetes/kubernetes issue #102715: 1.21 structured klog, the err= value quoting the pod's nested quotes.
+    events = _events("kubelet_journal_structured_crashloop_remove_container_01.log", reference_time=datetime(2021, 7, 1, tzinfo=UTC))
+    loops = events.filter(pl.col("line") != 2)
+    assert set(loops["pod"]) == {"kube-apiserver-ip-xx-xx-xx-176"} and set(loops["container"]) == {"kube-apiserver"}
+    assert set(loops["pod_uid"]) == {"e2c7b04fddb2a572ab8a8dd014822a9f"}
+    assert {attrs["back_off"] for attrs in attrs_of(loops)} == {"5m0s"}
+    assert events.filter(pl.col("line") == 2)["container_id"].to_list() == ["7b2376930da10cc0b28466001052992f93dfb3ad8436a21e78374881d4a99a6d"]
+    assert events["ts"][0] == datetime(2021, 6, 9, 12, 8, 4, 652117, tzinfo=UTC)

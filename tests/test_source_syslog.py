@@ -870,3 +870,154 @@ def test_docker_before_dockerd_and_cri_dockerd_keep_their_logrus_level() -> None
     # kubernetes/minikube PR #20630: cri-dockerd 0.3.15 starting before the Docker daemon.
     cri_dockerd = _events("journal_cri_dockerd_start_minikube_01.log")
     assert cri_dockerd.select("process", "severity").rows()[1:] == [("cri-dockerd", "info")] * 2
+
+
+def test_podman_journal_events_name_their_container() -> None:
+    # arsfeld/nixos issue #152: podman's "container died" event under a `systemctl status` of the unit that ran it.
+    events = _events("journal_podman_container_died_status_est_01.log")
+    died = events.filter(pl.col("line") == 13).row(0, named=True)
+    assert died["container_id"] == "fda645c04037bf8687d590b83c5b8881cea56a6c941c5fd43a6ca12ff921ce4d"
+    assert died["container"] == "actual"
+    # The container's exit, not podman's: neither podman nor its pid is the process.
+    assert (died["kind"], died["process"], died["pid"], died["exit_code"]) == ("log", None, None, None)
+    attrs = json.loads(died["attrs"])
+    assert (attrs["podman_event"], attrs["runtime"], attrs["image"]) == ("died", "podman", "ghcr.io/actualbudget/actual-server:latest")
+    assert (died["host"], died["ts"].year) == ("storage", 2025)
+
+
+def test_podman_acting_on_a_container_stays_podman_and_names_it() -> None:
+    # arsfeld/nixos issue #297 (journalctl -r): podman removes the container a SIGKILL stopped; systemd tells the 137.
+    events = _events("journal_podman_termix_exit_137_reverse_01.log")
+    removed = events.filter(pl.col("line") == 8).row(0, named=True)
+    assert (removed["process"], removed["pid"], removed["container"]) == ("podman", 3060462, "termix")
+    assert removed["container_id"] == "278c60eb3c50137a27ecb7b4c26ba941f078382dddd76e6dfcdaac792072ea22"
+    # A volume's event names no container.
+    assert events.filter(pl.col("line") == 7)["container_id"].to_list() == [None]
+    main = events.filter(pl.col("line") == 5).row(0, named=True)
+    assert (main["exit_code"], main["severity"], main["process"]) == (137, "error", "podman-termix.service")
+
+
+def test_earlyoom_limits_under_ten_percent_are_padded() -> None:
+    # rfjakob/earlyoom issue #354: earlyoom 1.9 under --no-hostname, its SIGTERM limit 1.66 % printed "mem  1.66%".
+    events = _events("journal_earlyoom_padded_limit_no_hostname_01.log")
+    pressure = events.filter(pl.col("kind") == "memory_pressure")
+    assert pressure["line"].to_list() == [2, 8]
+    assert json.loads(pressure["attrs"][0]) == {"signal": "SIGTERM", "mem_limit_pct": 1.66, "swap_limit_pct": 10.0}
+    kill = events.filter(pl.col("kind") == "oom_kill").row(0, named=True)
+    assert (kill["line"], kill["pid"], kill["process"], kill["rss_bytes"]) == (3, 906175, "java", 43912 * KI * KI)
+    assert json.loads(kill["attrs"])["oom_score"] == 1170
+    # The same SIGTERM again after "kill failed: Timer expired": the same kill.
+    assert json.loads(events.filter(pl.col("line") == 9)["attrs"][0])["resent"] is True
+    # The victim outlived the signal: "process 906175 did not exit", "kill failed: Timer expired".
+    assert events.filter(pl.col("severity") == "warning")["line"].to_list() == [2, 5, 6, 8, 11]
+    assert events["host"].null_count() == events.height
+
+
+def test_earlyoom_1_7_victim_and_its_crash() -> None:
+    # rfjakob/earlyoom issue #321: earlyoom v1.7-41 signals cellxgene, then dumps core (SIGSYS).
+    events = _events("journal_earlyoom_cmdline_line_coredump_01.log")
+    kill = events.filter(pl.col("kind") == "oom_kill").row(0, named=True)
+    assert (kill["pid"], kill["process"], kill["rss_bytes"], kill["host"]) == (2595764, "cellxgene", 52562 * KI * KI, "server.name")
+    assert events.filter(pl.col("kind") == "memory_pressure")["line"].to_list() == [6]
+    crash = events.filter(pl.col("line") == 9).row(0, named=True)
+    assert (crash["exit_code"], crash["severity"], crash["pid"]) == (128 + 31, "error", None)
+
+
+def test_systemd_oomd_248_pressure_wording_and_a_cut_podman_event() -> None:
+    # systemd/systemd issue #19142: Fedora Rawhide's systemd 248 rc (its oomd's first wording) and a rootless podman container.
+    events = _events("journal_oomd_248_pressure_libpod_podman_died_01.log")
+    pressure = events.row(0, named=True)
+    assert (pressure["kind"], pressure["severity"], pressure["cgroup"]) == ("memory_pressure", "warning", "/user.slice/user-1000.slice/user@1000.service")
+    assert json.loads(pressure["attrs"]) == {"limit_pct": 10.0}
+    container = "d46b85cb439c68f0e614a2fd6aef42b2bc0b6747e83721793f7c236e57b9ed5e"
+    # The container's scope and podman's "container died" (its line cut by journalctl at "…-latest>") name it.
+    assert events["container_id"].to_list() == [None, container, container, container, None]
+    died = events.row(3, named=True)
+    assert (died["process"], died["container"], json.loads(died["attrs"])["image"]) == (
+        None, None, "dev-registry.sbis.ru/local_stand/inside:21.2100-latest",
+    )
+    # The year is podman's (2021), not the reference's.
+    assert events["ts"][0].year == 2021
+
+
+def test_short_monotonic_journal_lines_of_programs_count_for_syslog() -> None:
+    # systemd/systemd pull #42321 (bluca, 2026-05-26): TEST-55-OOMD's journal in `-o short-monotonic`, the block's
+    # indentation removed (its last, cut line dropped).
+    text = (
+        "[   77.740597] systemd-oomd[659]: Memory pressure for /system.slice is 85.03% > 80.00% for > 2s with reclaim activity\n"
+        "[   77.745326] TEST-55-OOMD.sh[1292]: + journalctl --sync\n"
+        "[   77.749125] systemd-oomd[659]: Considered 19 cgroups for killing, top candidates were:\n"
+        "[   77.749128] systemd-oomd[659]:         Path: /system.slice/systemd-journald.service\n"
+        "[   77.749134] systemd-oomd[659]:                 Current Memory Usage: 55.5M\n"
+        "[   77.749597] systemd-oomd[659]: oomd attempting to kill 407 with KILL\n"
+        "[   77.749670] systemd-oomd[659]: Marked /system.slice/systemd-journald.service for killing due to memory pressure for "
+        "/system.slice being 85.03% > 80.00% for > 2s with reclaim activity\n"
+        "[   77.752252] systemd[1]: systemd-journald.service: systemd-oomd killed 1 process(es) in this unit.\n"
+    )
+    assert sources.get("syslog").sniff(text.splitlines()) == pytest.approx(0.85)
+    events = rca.parse_text(text, format="syslog")
+    assert events.select("line", "kind", "pid", "process").filter(pl.col("kind") != "log").rows() == [
+        (1, "memory_pressure", None, "system.slice"),
+        (6, "process_killed", 407, None),
+        (7, "oom_kill", None, "systemd-journald.service"),
+        (8, "process_killed", None, "systemd-journald.service"),
+    ]
+    assert events["boot_seconds"][6] == 77.74967
+
+
+def test_an_rfc5424_message_a_relay_wrote_after_its_own_stamp_is_read_by_its_header() -> None:
+    # PakshNina/syslog-ng-radius README: syslog-ng's udp() source took `logger -n`'s RFC 5424 message for RFC 3164.
+    events = _events("journal_syslog_ng_relayed_rfc5424_logger_01.log")
+    row = events.row(0, named=True)
+    # The sender's time (its zone, its year) and host, not the relay's "Nov 26 15:54:41 127.0.0.1".
+    assert (row["ts"], row["ts_quality"], row["host"]) == (datetime(2019, 11, 26, 15, 54, 41, 272535, tzinfo=UTC), "exact", "ubu-srv-nfs")
+    assert (row["process"], row["pid"], row["format"]) == ("root", None, "syslog_iso")
+    assert row["message"].startswith("Passed-Authentication: Authentication succeeded")
+
+
+def test_containerd_create_container_names_the_container_its_id_and_attempt() -> None:
+    # containerd/containerd issue #9070: containerd 1.7 logging JSON under --no-hostname; "&" written "\u0026".
+    events = _events("journal_containerd_json_create_container_attempt_01.log")
+    created = events.row(0, named=True)
+    assert (created["container"], created["container_id"]) == ("liveness-probe", "d22beb2e1c464b954bc23a38e2c74743dfa6584796f389224713dd02f5e9ccd5")
+    # The 7th restart of that container; the sandbox named before it is not the container.
+    assert json.loads(created["attrs"]) == {"attempt": 7}
+    assert (created["process"], created["pid"], created["severity"], created["host"]) == ("containerd", 19975, "info", None)
+    assert events["severity"].to_list() == ["info", "debug", "debug"]
+
+
+def test_dockerd_ignoring_event_names_its_container() -> None:
+    # moby/moby issue #44300: an EKS-style node at -07:00 (containerd's and dockerd's logrus stamps tell the zone).
+    events = _events("journal_dockerd_ignoring_event_container_pdt_01.log")
+    assert events["container_id"].to_list() == [None, "bbe37c4cd54bcc5e9ebb6aeb302da23e620f8c362eab1e38ee7a8ec1ee12f8b0", None, None, None]
+    assert events.row(1, named=True)["process"] == "dockerd"
+    assert events["ts"][0] == datetime(2022, 10, 15, 0, 12, 48, tzinfo=UTC)
+    assert events["source"].to_list() == ["syslog", "syslog", "syslog", "kubelet", "syslog"]
+    # systemd's "Created slice libcontainer container kubepods-pod<uid>.slice.": the pod whose cgroup the kubelet made.
+    assert events.row(4, named=True)["pod_uid"] == "4f77ad1d-26a8-4bb8-8170-eaf152f6a77a"
+
+
+def test_a_program_tagged_with_its_path_gets_its_rules() -> None:
+    # podman-container-tools/podman issue #18103: a rootless quadlet's podman, tagged "/usr/bin/podman[109389]", at -07:00.
+    events = _events("journal_podman_path_tag_logrus_debug_pdt_01.log")
+    assert set(events["process"]) == {"podman"} and set(events["pid"]) == {109389}
+    # logrus' level, and the container its cleanup names.
+    assert set(events["severity"]) == {"debug"}
+    container = "c2382b59523f528f9fe0ada162c4f3dbcd601c714a8f60b3231e1ecd3f4ff2c9"
+    assert events["container_id"].to_list() == [container, None, container, container, container, None, None]
+    assert events["ts"][0] == datetime(2023, 4, 12, 20, 4, 13, tzinfo=UTC)
+
+
+def test_crio_names_the_pod_of_a_container_it_creates_and_of_a_network_it_sets_up() -> None:
+    # cri-o/cri-o issue #5709: a devstack node's journal in `-o short-precise`, CRI-O 1.2x at info.
+    events = _events("journal_crio_short_precise_creating_container_pod_01.log")
+    rows = events.select("namespace", "pod", "container", "pod_uid").rows()
+    assert rows == [
+        (None, None, None, None),
+        ("default", "kuryr-pod-90821034", "kuryr-pod-90821034", None),
+        ("default", "kuryr-pod-98895157", None, "1d0c6009-46e1-4633-9b2c-8b9cab2b718f"),
+        (None, None, None, None),
+    ]
+    # The envelope's microseconds, and CRI-O stays the process.
+    assert events["ts"][1] == datetime(2022, 3, 6, 13, 30, 35, 277165, tzinfo=UTC)
+    assert set(events["process"]) == {"crio"} and set(events["severity"]) == {"info"}

@@ -28,11 +28,18 @@ per-container monitor, tells of the container's exit when it is not 0: ``conmon 
 within 30 seconds of signal 15 - using the force`` is the same SIGKILL at a stop's timeout (its ``Container <short id>
 failed to exit within 10 seconds of kill - trying direct SIGKILL`` the next try, the 12-character id kept in attrs).
 
+Podman has no daemon: each ``podman`` command writes the events of the containers it acts on to the journal
+(its default events backend), one line each, opened by the moment in Go's ``time.Time`` layout:
+``podman[1265274]: 2025-12-21 18:01:34.529303815 -0500 EST m=+11.707569919 container died <id> (image=…, name=actual,
+PODMAN_SYSTEMD_UNIT=podman-actual.service)``. ``died`` is the container's exit (the line holds no exit status: the
+unit's ``Main process exited`` line beside it has it); ``create``, ``init``, ``start``, ``remove`` … name the container
+podman acts on. Either way the id and the ``name=`` (the container's name) are kept, the event and image in attrs.
+
 The runtimes' lines about a container a CRI call acts on (CRI-O's ``Stopping container: <id> (timeout: 30s)``,
 ``Started container`` … ``containerID=<id>``; containerd's ``StopContainer for \\"<id>\\"``) name it: container_id.
 
 Registered with :mod:`rca.sources._syslog` as the rules of programs ``containerd``, ``dockerd``, ``crio``,
-``conmon``, MicroK8s' ``microk8s.daemon-containerd``, ``docker`` (dockerd before 1.12) and ``cri-dockerd``.
+``conmon``, MicroK8s' ``microk8s.daemon-containerd``, ``podman``, ``docker`` (dockerd before 1.12) and ``cri-dockerd``.
 containerd's lines are logfmt (``time="…" level=… msg="…"``), or JSON with ``[debug] format = "json"``
 (``{"level":"info","msg":"TaskOOM event …","time":"…"}``); the level is kept, the envelope's time stands.
 """
@@ -61,10 +68,31 @@ _CRIO_CONMON = (
     r"|msg=\"Container (?<forced>[0-9a-f]{12,64}) failed to exit within [0-9]+ seconds of (?:signal [0-9]+ - using the force|kill - trying direct SIGKILL)"
 )
 # The container a runtime's CRI call acts on: CRI-O's "Stopping container: <id> (timeout: 30s)", "Created container <id>: …",
-# "Started container" … containerID=<id>; containerd's "StopContainer for \"<id>\"", "Container to stop \"<id>\" …".
+# "Started container" … containerID=<id>; containerd's "StopContainer for \"<id>\"", "Container to stop \"<id>\" …",
+# "CreateContainer within sandbox \"<sandbox>\" for &ContainerMetadata{Name:<name>,Attempt:<n>,} returns container id \"<id>\""
+# (its name, and the how-manieth restart; "\u0026" for "&" in JSON); dockerd's "ignoring event" … container=<id>; podman's
+# "Cleaning up container <id>", "Container <id> storage is already unmounted".
 _NAMED_CONTAINER = (
     r"msg=\"(?:(?:Stopping|Removing|Starting|Created|Removed|Stopped) container:? |(?:Stop|Remove|Start)Container for \\\"|Container to stop \\\")"
-    r"(?<id>" + _ID + r")|\bcontainerID=(?<field>" + _ID + r")\b"
+    r"(?<id>" + _ID + r")|\bcontainer(?:ID)?=(?<field>" + _ID + r")\b|\b[Cc]ontainer (?<plain>" + _ID + r")\b"
+)
+_CREATED_CONTAINER = r"ContainerMetadata\{Name:(?<name>[^,}]+),Attempt:(?<attempt>[0-9]+),\} returns container id \\\"(?<created>" + _ID + ")"
+# CRI-O names a container it acts on by its pod too ("<namespace>/<pod>/<container>"): "Creating container: default/x/y",
+# "Created container <id>: …", "Started container" … description=…; "Got pod network &{Name:<pod> Namespace:<ns> ID:<sandbox>
+# UID:<pod uid> …}" names the pod whose network it sets up.
+_DNS_LABEL = r"[a-z0-9][-a-z0-9.]*"
+_CRIO_POD = (
+    r"(?:msg=\"(?:Creating|Created|Removed|Stopped) container:? (?:" + _ID + r": )?|\bdescription=)"
+    r"(?<namespace>" + _DNS_LABEL + r")/(?<pod>" + _DNS_LABEL + r")/(?<container>" + _DNS_LABEL + r")"
+    r"|Got pod network &\{Name:(?<network_pod>" + _DNS_LABEL + r") Namespace:(?<network_namespace>" + _DNS_LABEL + r") ID:[0-9a-f]+"
+    r" UID:(?<pod_uid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+)
+# Podman's events: "<Go time> container <event> <id> (image=<image>, name=<name>[, <label>=<value>…])"; the time's monotonic
+# reading ("m=+11.7") is there when the event was made by the process that writes it.
+_PODMAN_EVENT = (
+    r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)? [+-][0-9]{4} \S+ (?:m=[+-][0-9.]+ )?"
+    # journalctl cuts a line past the terminal's width with ">" (the name then lost).
+    r"container (?<event>[a-z_]+) (?<id>" + _ID + r") \(image=(?<image>[^,)>]*)(?:, name=(?<name>[^,)>]*))?"
 )
 _LEVEL = r"(?:(?:^|\s)level=|\"level\":\")(?<level>[a-z]+)"
 _SEVERITY = {"trace": "debug", "debug": "debug", "info": "info", "warning": "warning", "error": "error", "fatal": "critical", "panic": "critical"}
@@ -81,8 +109,18 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         dockerd=pl.when(message.str.contains("msg=event ", literal=True)).then(message).str.extract_groups(_DOCKERD_EVENT),
         crio=pl.when(message.str.contains_any([" exited with status ", " with stop signal timed out", " failed to exit within "]))
         .then(message).str.extract_groups(_CRIO_CONMON),
+        # (Podman's events: read on its lines alone.)
+        podman=pl.when(pl.when(pl.col("program") == "podman").then(message).str.contains(" container ", literal=True))
+        .then(message).str.extract_groups(_PODMAN_EVENT),
+        created=pl.when(message.str.contains("returns container id", literal=True)).then(message).str.extract_groups(_CREATED_CONTAINER),
+        # (CRI-O's wordings: read on its lines alone.)
+        crio_pod=pl.when(
+            pl.when(pl.col("program") == "crio").then(message).str.contains_any(["Creating container: ", "ed container ", "description=", "Got pod network"])
+        ).then(message).str.extract_groups(_CRIO_POD),
     )
-    task, dockerd, crio = pl.col("task").struct, pl.col("dockerd").struct, pl.col("crio").struct
+    task, dockerd, crio, podman, created, crio_pod = (pl.col(name).struct for name in ("task", "dockerd", "crio", "podman", "created", "crio_pod"))
+    # A container's death is about the container; podman's other events name the container it acts on.
+    died = podman.field("event") == "died"
     oom = (task.field("event") == "OOM") | (dockerd.field("event") == "oom")
     # 1.7+ writes the event as protobuf text, which leaves out a field at its zero value: a TaskExit without
     # exit_status exited 0.
@@ -99,10 +137,12 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # dockerd names a container by its full id at the stop's timeout, by its 12-character short id when it kills it directly.
     forced = crio.field("forced")
     full_forced = pl.when(forced.str.len_chars() == _ID_LENGTH).then(forced)
-    container_id = pl.coalesce(task.field("container_id"), dockerd.field("container_id"), crio.field("stopped"), full_forced)
+    container_id = pl.coalesce(
+        task.field("container_id"), dockerd.field("container_id"), crio.field("stopped"), full_forced, pl.when(died).then(podman.field("id"))
+    )
     # The runtime's own lines about a container it creates, starts, stops or removes: the runtime stays their process.
     named = pl.when(message.str.contains("ontainer", literal=True)).then(message).str.extract_groups(_NAMED_CONTAINER).struct
-    acted_on = pl.coalesce(named.field("id"), named.field("field"))
+    acted_on = pl.coalesce(named.field("id"), named.field("field"), named.field("plain"), created.field("created"), podman.field("id"))
     id_prefix = pl.coalesce(crio.field("short_id"), pl.when(full_forced.is_null()).then(forced))
     stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null()
     about_a_container = container_id.is_not_null() | id_prefix.is_not_null()
@@ -116,8 +156,15 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # A task event is about a container's process, not about the runtime.
         process=pl.when(~about_a_container).then(pl.col("program")),
         container_id=pl.coalesce(container_id, acted_on),
+        container=pl.coalesce(podman.field("name"), created.field("name"), crio_pod.field("container")),
+        pod=pl.coalesce(crio_pod.field("pod"), crio_pod.field("network_pod")),
+        namespace=pl.coalesce(crio_pod.field("namespace"), crio_pod.field("network_namespace")),
+        pod_uid=crio_pod.field("pod_uid"),
         exit_code=status,
         attrs=attrs_json({
+            "attempt": created.field("attempt").cast(pl.Int64, strict=False),
+            "podman_event": podman.field("event"),
+            "image": podman.field("image"),
             "signal": pl.when(killed | stop_killed).then(pl.lit("SIGKILL")),
             "runtime": pl.when(about_a_container).then(pl.col("program")),
             "sandbox": pl.when(sandbox).then(pl.lit(True)),
@@ -130,5 +177,5 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 _syslog.register_program("containerd", None, containerd_rules)
 # MicroK8s runs its own containerd as a snap daemon; Docker's daemon was "docker" before 1.12 renamed it; cri-dockerd
 # (the kubelet's shim to Docker since 1.24) writes the same logrus lines.
-for _runtime in ("dockerd", "crio", "conmon", "microk8s.daemon-containerd", "docker", "cri-dockerd"):
+for _runtime in ("dockerd", "crio", "conmon", "microk8s.daemon-containerd", "podman", "docker", "cri-dockerd"):
     _syslog.register_program(_runtime, None, containerd_rules)

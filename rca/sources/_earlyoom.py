@@ -3,14 +3,15 @@
 A desktop or a GPU box without systemd-oomd runs earlyoom; when memory runs low it kills
 before the kernel does, so the journal has no kernel OOM line for its victim:
 
-* ``low memory! at or below SIGTERM limits: mem 10.00%, swap 10.00%`` → ``memory_pressure``;
+* ``low memory! at or below SIGTERM limits: mem 10.00%, swap 10.00%`` (``mem  1.66%`` under 10 %) → ``memory_pressure``;
 * ``sending SIGTERM to process 29410 uid 1000 "cluster": badness 1264, VmRSS 23964 MiB`` (1.6–1.7;
   ``oom_score 1146, oom_score_adj 0, VmRSS … MiB, cmdline "…"`` since 1.8; ``killing process 27541 "bash"
   with signal 15: badness 550, VmRSS 7609 MiB`` or ``Killing process 'tail' with signal 15, pid: 24059,
   badness: 997, VmRSS: 4278 MiB`` in older ones) → ``oom_kill`` of that pid and name, its
   resident memory in ``rss_bytes``, the signal and the user in attrs. When the victim outlives the signal
   (``kill failed: Timer expired``), earlyoom signals it again: a signal to the process its last one went to is
-  the same kill, not a second one (a ``log`` event with ``resent`` in attrs).
+  the same kill, not a second one (a ``log`` event with ``resent`` in attrs); ``process 906175 did not exit`` and
+  ``kill failed: Timer expired`` are warnings.
 
 Registered with :mod:`rca.sources._syslog` as the rules of program ``earlyoom``; the envelope's pid
 is earlyoom's own, kept only on the lines that name no victim.
@@ -28,7 +29,8 @@ _LINE = (
     r"^(?:(?:sending (?<signal>SIG[A-Z0-9]+) to process (?<pid>[0-9]+) uid (?<uid>[0-9]+) \"(?<name>[^\"]*)\""
     r"|[Kk]illing process (?:(?<old_pid>[0-9]+) )?[\"'](?<old_name>[^\"']*)[\"'] with signal (?<signo>[0-9]+)(?:, pid: (?<pid_after>[0-9]+))?)"
     r"[:,] (?<score_name>badness|oom_score):? (?<score>-?[0-9]+).*?VmRSS:? (?<rss>[0-9]+) MiB"
-    r"|(?<low>low memory!) at or below (?<limit_signal>SIG[A-Z0-9]+) limits: mem (?<mem_pct>[0-9.]+) ?%, swap (?<swap_pct>[0-9.]+) ?%)"
+    # The limits are printed "%5.2f": a limit under 10 % is padded ("mem  1.66%").
+    r"|(?<low>low memory!) at or below (?<limit_signal>SIG[A-Z0-9]+) limits: mem +(?<mem_pct>[0-9.]+) ?%, swap +(?<swap_pct>[0-9.]+) ?%)"
 )
 _SIGNALS = {"9": "SIGKILL", "15": "SIGTERM"}
 
@@ -43,11 +45,13 @@ def earlyoom_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # The victim of the earlyoom's signal before this one (one earlyoom: its host and pid, in its file).
     last_victim = pl.when(killed).then(victim).forward_fill().shift(1).over([*file_column(framed), "host", "pid"])
     resent = killed & (victim == last_victim).fill_null(False)
+    survived = pl.col("message").str.starts_with("kill failed: ") | pl.col("message").str.ends_with(" did not exit")
     return _syslog.program_events(
         framed,
         victim_pid=victim,
         kind=pl.when(killed & ~resent).then(pl.lit("oom_kill")).when(low).then(pl.lit("memory_pressure")).otherwise(pl.lit("log")),
-        severity=pl.when(killed).then(pl.lit("error")).when(low).then(pl.lit("warning")).otherwise(pl.col("severity")),
+        # "process 906175 did not exit", "kill failed: Timer expired": the victim outlived the signal, the memory with it.
+        severity=pl.when(killed).then(pl.lit("error")).when(low | survived).then(pl.lit("warning")).otherwise(pl.col("severity")),
         process=pl.when(killed).then(pl.coalesce(line.field("name"), line.field("old_name"))).otherwise(pl.col("program")),
         rss_bytes=line.field("rss").cast(pl.Int64, strict=False) * _MIB,
         attrs=attrs_json({

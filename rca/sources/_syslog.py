@@ -131,6 +131,14 @@ _BARE_HEAD = rf"^{_PROGRAM}"
 # left out by --no-hostname). A host holds no bracket: "systemd[352]: a: b" is a program's line without one.
 MONOTONIC_HEAD = rf"^\[ *(?<boot>[0-9]+\.[0-9]{{6}})\][ \t](?:(?<host>[^ \t\[\]]*[^ \t:\[\]])[ \t])?{_PROGRAM}"
 
+# An RFC 5424 message that a relay took for RFC 3164 (syslog-ng's default network source) is written whole after the
+# relay's short stamp and host: "Nov 26 15:54:41 127.0.0.1 1 2019-11-26T15:54:41.272535+00:00 ubu-srv-nfs root - - […] msg".
+# The group is the message's own header on: its time (with its zone) and the sender's host.
+RELAYED_5424 = (
+    rf"^{timeutil.MONTH_NAME_PATTERN}[ \t]+[0-9]{{1,2}}[ \t][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?[ \t][^ \t]+[ \t]1 "
+    r"([0-9]{4}-[0-9][0-9]-[0-9][0-9]T.*)$"
+)
+
 # (rsyslog's empty host, too: two spaces after the time.)
 SHORT_LINE = _short_head(rf"(?:{_REAL_HOST}[ \t]|[ \t])?") + MESSAGE_TAIL
 # An application's line may start with an ISO time and "name:" too (python logging): without a host, only a
@@ -139,6 +147,9 @@ ISO_LINE = _iso_head(rf"{_REAL_HOST}[ \t]") + MESSAGE_TAIL
 ISO_PID_LINE = _iso_head(_MAYBE_HOSTED, _PROGRAM_WITH_PID) + MESSAGE_TAIL
 # The short lines of a host of capitals (journalctl of a machine named "PC"), for sniffing.
 SHORT_PID_LINE = _short_head(_MAYBE_HOSTED, _PROGRAM_WITH_PID) + MESSAGE_TAIL
+# A short-monotonic line of a program with its pid, for sniffing: dmesg has few of them (systemd's and udevd's
+# early lines through /dev/kmsg), a `journalctl -o short-monotonic` has little else.
+MONOTONIC_PID_LINE = rf"^\[ *[0-9]+\.[0-9]{{6}}\][ \t](?:[^ \t\[\]]*[^ \t:\[\]][ \t])?{_PROGRAM_WITH_PID}" + MESSAGE_TAIL
 
 _SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
 
@@ -189,7 +200,10 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """
     one_line = not holds_newline(lines["text"])
     short = head_groups(pl.col("text"), SHORT_HEAD, one_line=one_line)
-    iso = head_groups(pl.col("text"), ISO_HEAD, one_line=one_line)
+    # (A relay's lines are rare: the text is copied only where there are some.)
+    relayed = lines.select(pl.when(pl.col("text").str.contains(" 1 ", literal=True)).then(pl.col("text")).str.extract(RELAYED_5424, 1)).to_series()
+    iso_text = pl.coalesce(pl.lit(relayed), pl.col("text")) if relayed.is_not_null().any() else pl.col("text")
+    iso = head_groups(iso_text, ISO_HEAD, one_line=one_line)
     bare = head_groups(pl.col("text"), _BARE_HEAD, one_line=one_line)
     # (A dmesg line starts with "[" too: the pattern is tried on those lines only.)
     monotonic = head_groups(pl.when(pl.col("text").str.starts_with("[")).then(pl.col("text")), MONOTONIC_HEAD, one_line=one_line)
@@ -448,6 +462,10 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         if framed.select((pl.col("record_lines") > 1).any()).item():
             records = framed.select("line", "pid", "record_lines", "unit", "cgroup")
         framed = framed.drop("record_lines", "unit", "cgroup")
+    # A program started by its path may tag its lines with it ("/usr/bin/podman[109389]:"): its rules are its name's.
+    if framed.select(pl.col("program").str.contains("/", literal=True).any()).item():
+        named = pl.col("program").str.extract(r"/([^/]+)$", 1)
+        framed = framed.with_columns(program=pl.when(named.is_in(list(_PROGRAM_RULES))).then(named).otherwise(pl.col("program")))
     parts = []
     for program, (source, rules) in _PROGRAM_RULES.items():
         mine = framed.filter(pl.col("program") == program)

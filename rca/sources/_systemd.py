@@ -8,7 +8,8 @@ a kernel OOM kill in the unit's cgroup and of the signal its main process died o
   (``Marked … for killing due to …`` in newer releases; ``due to memory used … / swap used …``
   for the swap rule) → ``oom_kill`` of that cgroup; ``oomd attempting to kill 63 with KILL`` →
   ``process_killed`` of pid 63; ``Memory pressure for /x.slice is 64.15% > 1.00% for > 30s …`` →
-  ``memory_pressure`` of that cgroup; ``Failed to kill any cgroup(s) under … based on pressure: …`` an error;
+  ``memory_pressure`` of that cgroup (247–248: ``… is greater than 10 for more than 10 seconds and there was reclaim
+  activity``); ``Failed to kill any cgroup(s) under … based on pressure: …`` an error;
 * ``systemd[1]: train.service: A process of this unit has been killed by the OOM killer.`` →
   ``oom_kill`` (the unit's cgroup counted a kernel kill); a slice holds no process of its own (cgroup v2),
   so the same line of each slice above the unit (``kubepods-burstable-pod<uid>.slice``, ``user.slice``…)
@@ -43,7 +44,9 @@ _OOMD_LINE = (
     r"^(?:(?:Killed|Marked) (?<killed>/\S+) (?:for killing )?due to (?<trigger>memory pressure|memory used|swap used)"
     r"(?: for (?<pressured>/\S+) being (?<pressure>[0-9.]+)% > (?<limit>[0-9.]+)%)?"
     r"|oomd attempting to kill (?<pid>[0-9]+) with (?<signal>[A-Z]+)"
-    r"|Memory pressure for (?<under_pressure>/\S+) is (?<current>[0-9.]+)% > (?<threshold>[0-9.]+)%)"
+    r"|Memory pressure for (?<under_pressure>/\S+) is (?<current>[0-9.]+)% > (?<threshold>[0-9.]+)%"
+    # systemd 247–248: "… is greater than 10 for more than 10 seconds and there was reclaim activity".
+    r"|Memory pressure for (?<greater>/\S+) is greater than (?<old_threshold>[0-9.]+) for more than [0-9]+ seconds)"
 )
 _UNIT = r"^(?<unit>[^\s:]+\.(?:service|scope|slice|socket|mount|timer)): "
 _UNIT_LINE = (
@@ -69,7 +72,9 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # Matched once: an expression is evaluated wherever it is used.
     framed = framed.with_columns(oomd=pl.col("message").str.extract_groups(_OOMD_LINE))
     oomd = pl.col("oomd").struct
-    killed, signalled, pressured = (oomd.field(name).is_not_null() for name in ("killed", "pid", "under_pressure"))
+    under_pressure = pl.coalesce(oomd.field("under_pressure"), oomd.field("greater"))
+    killed, signalled = (oomd.field(name).is_not_null() for name in ("killed", "pid"))
+    pressured = under_pressure.is_not_null()
     kind = (
         pl.when(killed).then(pl.lit("oom_kill"))
         .when(signalled).then(pl.lit("process_killed"))
@@ -82,10 +87,10 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # "Failed to kill any cgroup(s) under … based on pressure: No such device": the pressure stays.
         severity=pl.when(killed | signalled | pl.col("message").str.starts_with("Failed to ")).then(pl.lit("error"))
         .when(pressured).then(pl.lit("warning")).otherwise(pl.col("severity")),
-        cgroup=pl.coalesce(oomd.field("killed"), oomd.field("under_pressure")),
+        cgroup=pl.coalesce(oomd.field("killed"), under_pressure),
         # A pid it signalled is named by its number alone: that process is not systemd-oomd.
         process=pl.when(~signalled).then(
-            pl.coalesce(pl.coalesce(oomd.field("killed"), oomd.field("under_pressure")).str.extract(r"([^/]+)$"), pl.col("program"))
+            pl.coalesce(pl.coalesce(oomd.field("killed"), under_pressure).str.extract(r"([^/]+)$"), pl.col("program"))
         ),
         victim_pid=oomd.field("pid").cast(pl.Int64, strict=False),
         attrs=attrs_json({
@@ -94,7 +99,7 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             "signal": pl.format("SIG{}", oomd.field("signal")),
             "pressured_cgroup": oomd.field("pressured"),
             "pressure_pct": pl.coalesce(oomd.field("pressure"), oomd.field("current")).cast(pl.Float64, strict=False),
-            "limit_pct": pl.coalesce(oomd.field("limit"), oomd.field("threshold")).cast(pl.Float64, strict=False),
+            "limit_pct": pl.coalesce(oomd.field("limit"), oomd.field("threshold"), oomd.field("old_threshold")).cast(pl.Float64, strict=False),
         }),
     )
 
@@ -117,6 +122,11 @@ def unit_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     signalled = unit.field("code").is_in(["killed", "dumped"])
     exited_failing = (unit.field("code") == "exited") & (unit.field("status") != "0")
     failed = signalled | exited_failing | (unit.field("result").is_not_null() & (unit.field("result") != "success"))
+    # "Created slice libcontainer container kubepods-pod<uid>.slice." / "Removed slice kubepods-burstable-pod<uid>.slice - …":
+    # the kubelet made (or removed) a pod's cgroup.
+    pod_slice = pl.when(pl.col("message").str.contains("kubepods", literal=True)).then(pl.col("message")).str.extract(
+        r"\b(kubepods[-a-z]*-pod[0-9a-f_]{36}\.slice)", 1
+    )
     peak = unit.field("peak").cast(pl.Float64, strict=False) * unit.field("peak_unit").replace_strict(_PEAK_UNIT_BYTES, default=None, return_dtype=pl.Float64)
     return _syslog.program_events(
         framed,
@@ -128,7 +138,7 @@ def unit_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         victim_pid=unit.field("killed_pid").cast(pl.Int64, strict=False),
         # A container's scope (cri-containerd-<id>.scope, docker-<id>.scope) names the container.
         container_id=unit.field("unit").str.extract(MEMCG_CONTAINER_ID, 1),
-        pod_uid=memcg_pod_uid(unit.field("unit")),
+        pod_uid=memcg_pod_uid(pl.coalesce(unit.field("unit"), pod_slice)),
         # A shell's convention, as the container runtimes report it: 128 + the signal a process died of.
         exit_code=pl.when(signalled).then(unit.field("status").cast(pl.Int32, strict=False) + 128)
         .when(unit.field("code") == "exited").then(unit.field("status").cast(pl.Int32, strict=False)),

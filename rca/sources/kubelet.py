@@ -9,7 +9,8 @@ plugin logs klog too: its Xid and unhealthy-GPU lines are read here; so are Volc
 and job controller, whose evictions and requests name their pods. The envelope is peeled by :mod:`rca.sources._syslog`; the rules
 here read the klog header and the message: the eviction manager's sequence (reclaim,
 rank, evict), node memory pressure, container OOM kills and the system OOMs the kubelet
-reports. klog carries no year and no zone: the year comes from the context
+reports; a pod worker's ``… with CrashLoopBackOff: "back-off 5m0s restarting failed container=…"`` keeps the
+back-off in attrs (``back_off``): the container keeps dying. klog carries no year and no zone: the year comes from the context
 (``timeutil.yearless_to_utc``) and the zone is ``ctx.tz``, or inside a journal the zone its envelope
 was read in (journalctl's banner, a short-iso offset). ``talosctl logs kubelet`` puts the node before
 each JSON line: it becomes the host.
@@ -79,8 +80,10 @@ _ONE_POD_LIST = r'\bpods=\["?(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a
 # podUID="…" (structured), or the volume manager's pod "<uid>" (UID: "<uid>") (its quotes escaped in a structured message).
 _POD_UID = r'(?:\bpod(?:UID|ID)="?|\(UID: \\?")([0-9a-fA-F-]{32,36})'
 _EVENT_POD_UID = r'event=&?\{"?ID"?:"?([0-9a-fA-F-]{32,36})'
+# The topology manager of 1.18–1.20 writes "[topologymanager] RemoveContainer - Container ID: <id>".
 _CONTAINER_ID = (
-    r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":")(?:[a-z]+://)?([0-9a-f]{12,64})\b'
+    r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bContainer ID: |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":")'
+    r"(?:[a-z]+://)?([0-9a-f]{12,64})\b"
 )
 
 # Stages of the eviction manager's sequence, in the order the rules are tried.
@@ -330,6 +333,9 @@ def _pod_facts() -> list[pl.Expr]:
         ).alias("container"),
         body.str.extract(_CONTAINER_ID, 1).alias("container_id"),
         body.str.extract(r'"SyncLoop \(PLEG\): event for pod".*?\bType"?:"?([0-9A-Za-z_]+)', 1).alias("pleg_event"),
+        # A container in a crash loop: the kubelet waits this long ("5m0s", the cap) before restarting it again.
+        pl.when(body.str.contains("CrashLoopBackOff", literal=True)).then(body)
+        .str.extract(r'with CrashLoopBackOff: \\*"[Bb]ack-off ([0-9hms.]+) restarting failed container', 1).alias("back_off"),
     ]
 
 
@@ -474,7 +480,7 @@ def _pod_list(text: pl.Expr) -> pl.Expr:
 
 
 # The attrs a record without OOM, eviction or event facts can have (the others are null there).
-_PLAIN_ATTRS = ("caller", "structured", "pleg_event")
+_PLAIN_ATTRS = ("caller", "structured", "pleg_event", "back_off")
 
 
 def _attr_fields() -> dict[str, pl.Expr]:
@@ -503,6 +509,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "observed_at": pl.col("observed_at"),
         "oom_evidence": pl.col("oom_evidence"),
         "pleg_event": pl.col("pleg_event"),
+        "back_off": pl.col("back_off"),
         "klog_pid": pl.when(pl.col("system_oom")).then(pl.col("pid")),
         "health": pl.when(pl.col("xid").is_not_null() | pl.col("gpu_resource").is_not_null()).then(pl.lit("unhealthy")),
         **_xid.catalog_attrs(pl.col("xid")),
