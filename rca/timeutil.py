@@ -19,7 +19,7 @@ _MONTHS = {
     **{m: i for i, m in enumerate(("янв", "фев", "мар", "апр", "май", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"), 1)},
     "мая": 5, "июня": 6, "июля": 7,
     "mär": 3, "mrz": 3, "mai": 5, "okt": 10, "dez": 12,
-    "janv": 1, "févr": 2, "fév": 2, "mars": 3, "avr": 4, "juin": 6, "juil": 7, "août": 8, "déc": 12,
+    "janv": 1, "févr": 2, "fév": 2, "mars": 3, "avr": 4, "avril": 4, "juin": 6, "juil": 7, "août": 8, "sept": 9, "déc": 12,
     "ene": 1, "abr": 4, "ago": 8, "dic": 12,
     # Italian, Portuguese, Dutch, Swedish, Polish (journalctl prints the locale's month)
     "gen": 1, "mag": 5, "giu": 6, "lug": 7, "set": 9, "ott": 10, "fev": 2, "out": 10, "mrt": 3, "mei": 5, "maj": 5,

@@ -124,3 +124,22 @@ def test_any_whole_zone_is_found_whatever_the_receipt_lag(quarters: int, lag_ms:
     events = _parse(f"{line}\n{line}")
     envelope_local = received.replace(microsecond=0)
     assert events["ts"].to_list() == [(envelope_local - offset).replace(tzinfo=UTC)] * 2
+
+
+def test_podman_events_go_stamps_give_the_journal_its_zone() -> None:
+    # Podman's events print Go's time.String() (arsfeld/nixos #297: a host at EST, its journal in local time).
+    lines = [
+        "Feb 08 19:55:42 storage podman[3060462]: 2026-02-08 19:55:42.037424859 -0500 EST m=+12.424044473 volume remove 4755853d97",
+        "Feb 08 19:55:42 storage podman[3060462]: 2026-02-08 19:55:42.03067556 -0500 EST m=+12.417295178 container remove 278c60eb3c50 (image=x, name=termix)",
+        "Feb 08 19:55:43 storage systemd[1]: podman-termix.service: Main process exited, code=exited, status=137/n/a",
+    ]
+    events = _parse("\n".join(lines) + "\n")
+    assert events["ts"].to_list() == [datetime(2026, 2, 9, 0, 55, 42, tzinfo=UTC)] * 2 + [datetime(2026, 2, 9, 0, 55, 43, tzinfo=UTC)]
+    # one such line alone is no agreement: it stays in --tz
+    (alone,) = _parse(lines[0] + "\n")["ts"].to_list()
+    assert alone == datetime(2026, 2, 8, 19, 55, 42, tzinfo=UTC)
+
+
+def test_french_months_as_journalctl_prints_them() -> None:
+    events = _parse("avril 05 10:00:01 gpu-node-3 systemd[1]: Started x.\nsept. 05 10:00:01 gpu-node-3 systemd[1]: Started y.\n")
+    assert [(ts.month, ts.day) for ts in events["ts"].to_list()] == [(4, 5), (9, 5)]

@@ -4,7 +4,8 @@ syslog and journalctl's short stamps (``May 12 09:51:40``) are the host's local 
 zone: they are read in ``--tz`` (UTC unless told), so a host that logs at UTC+08:00 has every
 such line eight hours late. Yet the container runtimes behind many of those lines stamp their
 message themselves, with a zone: logrus' text format, which containerd, dockerd and CRI-O write,
-opens every message with ``time="2025-05-12T09:51:40.24+08:00"``, the moment of writing. Both
+opens every message with ``time="2025-05-12T09:51:40.24+08:00"``, the moment of writing, and podman's
+events with Go's ``2025-12-21 18:01:34.529303815 -0500 EST m=+11.707569919``. Both
 stamps were written within a moment of each other, so on each such line the envelope's time
 minus the message's is the envelope's zone offset from the one it was read in, give or take
 that moment: a whole number of quarter hours (every zone in use is one) within :data:`SLACK_S`.
@@ -36,12 +37,18 @@ AGREEMENT = 0.9
 _QUARTER_S = 900
 _MAX_QUARTERS = 56  # UTC-12:00 … UTC+14:00
 
-# logrus' text format (containerd, dockerd, CRI-O): the message opens with the moment it was written.
+# The message opens with the moment it was written: in logrus' text format (containerd, dockerd, CRI-O), and in
+# podman's events, which print Go's time.String(): "2025-12-21 18:01:34.529303815 -0500 EST m=+11.707569919 container died …".
 _OPENING_STAMP = (
-    r'^time="([0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?'
+    r'^(?:time="(?<logrus>[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?'
     r'(?:Z|[+-][0-9][0-9]:?[0-9][0-9]))"'
+    r"|(?<go>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?) (?<go_offset>[+-][0-9]{4}) [A-Z0-9+-]+ m=[+-])"
 )
-_OPENER = 'time="'
+
+
+def _opens_with_stamp(message: pl.Expr) -> pl.Expr:
+    """The cheap test of a message that may open with its stamp (the pattern then decides)."""
+    return message.str.starts_with('time="') | message.str.contains(" m=+", literal=True)
 
 
 def envelope_zone_corrected(framed: pl.DataFrame, zoneless: pl.Expr, within: str | None) -> pl.DataFrame:
@@ -49,7 +56,7 @@ def envelope_zone_corrected(framed: pl.DataFrame, zoneless: pl.Expr, within: str
     rows moved into the zone that each host's own zoned stamps in the file show; ``within`` names the column
     that tells the files of a batch apart (None: one file)."""
     keys = [within, "host"] if within else ["host"]
-    stamped = framed.filter(zoneless & pl.col("message").str.starts_with(_OPENER).fill_null(False)).select(*keys, "ts", "message")
+    stamped = framed.filter(zoneless & _opens_with_stamp(pl.col("message")).fill_null(False)).select(*keys, "ts", "message")
     if stamped.is_empty():
         return framed
     stride = (pl.len() + SAMPLE - 1) // SAMPLE
@@ -67,7 +74,9 @@ def envelope_zone_corrected(framed: pl.DataFrame, zoneless: pl.Expr, within: str
 
 def _vote() -> pl.Expr:
     """The quarter hours between a line's envelope time and its message's opening zoned stamp, where they are that close."""
-    stamped = timeutil.iso_to_utc(pl.col("message").str.extract(_OPENING_STAMP, 1), "UTC")
+    opening = pl.col("message").str.extract_groups(_OPENING_STAMP)
+    text = pl.coalesce(opening.struct.field("logrus"), pl.concat_str(opening.struct.field("go"), opening.struct.field("go_offset")))
+    stamped = timeutil.iso_to_utc(text, "UTC")
     gap = (pl.col("ts") - stamped).dt.total_seconds()
     quarters = (gap / _QUARTER_S).round()
     return pl.when((gap - quarters * _QUARTER_S).abs() <= SLACK_S).then(quarters.cast(pl.Int32))
