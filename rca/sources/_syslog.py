@@ -448,6 +448,15 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, journal_json: pl.Expr) -> pl.D
     return pl.concat([json, text_or_records(lines.filter(~flags))], how="diagonal_relaxed").sort("line") if (~flags).any() else json
 
 
+def as_syslog(events: pl.DataFrame) -> pl.DataFrame:
+    """:func:`dispatch`'s ``events`` with the ``source`` it left null (a program without rules of its own) set to
+    ``syslog``: for a source whose files are not syslog's but whose lines are (a binary journal, a fabric manager's log)."""
+    if events.width == 0:
+        return events
+    source = pl.col("source").fill_null("syslog") if "source" in events.columns else pl.lit("syslog")
+    return events.with_columns(source=source)
+
+
 def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Apply each registered program's rules to its lines, and the applications' rules to the programs
     they recognise; other programs' lines stay ``kind=log`` (their ``source`` is left null, so the

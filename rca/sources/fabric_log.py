@@ -25,7 +25,6 @@ import polars as pl
 from rca import timeutil
 from rca.sources import _syslog, register
 from rca.sources._base import ParseContext, Parsed, Source, by_head, one_head
-from rca.sources.journal_file import as_syslog
 
 _HEADER = (
     r"^\[(?<mon>[A-Z][a-z]{2}) +(?<day>[0-9]{1,2}) (?<year>[0-9]{4}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])\]"
@@ -67,7 +66,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         severity=header.field("level").replace_strict(_SEVERITY, default=None),
         format=pl.lit("fabric_log"),
     )
-    return Parsed(events=as_syslog(_syslog.dispatch(framed.select(*_syslog.FRAMED_SCHEMA), ctx)))
+    return Parsed(events=_syslog.as_syslog(_syslog.dispatch(framed.select(*_syslog.FRAMED_SCHEMA), ctx)))
 
 
 SOURCE = register(

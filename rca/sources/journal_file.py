@@ -32,7 +32,7 @@ import polars as pl
 import pyarrow as pa
 
 from rca.errors import FileFormatError
-from rca.sources import register, syslog
+from rca.sources import _syslog, register, syslog
 from rca.sources._base import ParseContext, Parsed, Source, attrs_json
 
 SIGNATURE = b"LPKSHHRH"
@@ -91,15 +91,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """``journalctl -o json`` lines read by the syslog source; the lines no program's rules claim are ``syslog``
     events, as in a ``journalctl`` export."""
     parsed = syslog.parse(lines, ctx)
-    return Parsed(events=as_syslog(parsed.events), skipped=parsed.skipped)
-
-
-def as_syslog(events: pl.DataFrame) -> pl.DataFrame:
-    """``events`` with the ``source`` left null (a program without rules of its own) set to ``syslog``."""
-    if events.width == 0:
-        return events
-    source = pl.col("source").fill_null("syslog") if "source" in events.columns else pl.lit("syslog")
-    return events.with_columns(source=source)
+    return Parsed(events=_syslog.as_syslog(parsed.events), skipped=parsed.skipped)
 
 
 def json_lines(data: bytes) -> pl.DataFrame:
