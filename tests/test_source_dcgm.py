@@ -559,3 +559,20 @@ def test_exporter_xid_errors_active_series_is_an_xid_event_of_its_label() -> Non
         "kind": "xid", "severity": "error", "host": "workstation", "gpu_index": 0,
         "gpu_uuid": "GPU-b9f9e81b-bee7-34bc-af17-132ef6592740", "xid": 42, "line": 3, "ts": FIXED_MTIME, "ts_quality": "file_mtime"}
     assert json.loads(row["attrs"])["driver_version"] == "545.29.02"
+
+
+def test_the_reserved_framebuffer_counts_in_the_gpus_total() -> None:
+    (row,) = _events("dcgm_exporter_scrape_l40s_fb_reserved_595_01.txt").to_dicts()
+    assert (row["kind"], row["host"], row["gpu_index"], row["pci_bus"]) == ("gpu_sample", "gpu1-wl8sg", 0, "00000000:00:07.0")
+    # FB_FREE 45459 + FB_USED 0 + FB_RESERVED 608 MiB: nvidia-smi's 46068 MiB L40S, less its rounding.
+    assert (row["mem_used_bytes"], row["mem_total_bytes"], row["n_lines"]) == (0, (45459 + 608) * MIB, 17)
+    assert _attrs(row)["fb_reserved_bytes"] == 608 * MIB
+
+
+def test_a_value_the_exporter_could_not_print_joins_its_gpus_sample() -> None:
+    events = _events("dcgm_exporter_scrape_a800_mig_convert_error_535_01.txt")
+    assert set(events["kind"]) == {"gpu_sample"}
+    assert events.select("gpu_index", "n_lines").rows() == [(0, 2)] * 3 + [(gpu, 2) for gpu in range(1, 8)]
+    first = events.row(0, named=True)
+    assert (first["mem_used_bytes"], _attrs(first)["mig_device"], _attrs(first)["mig_profile"]) == (10 * MIB, 3, "2g.20gb")
+    assert _attrs(first)["DCGM_FI_DEV_VGPU_PER_PROCESS_UTILIZATION"] is None

@@ -974,3 +974,18 @@ def test_a_pasted_docker_state_killed_outside_its_cgroup_limit_is_a_sigkill() ->
     assert (row["source"], row["kind"], row["exit_code"], row["n_lines"]) == ("k8s", "process_killed", 137, 13)
     assert row["ts"] == datetime(2020, 7, 31, 22, 28, 17, 557863, tzinfo=UTC)
     assert json.loads(row["attrs"])["started"] == "2020-07-31T22:26:20.031194Z"
+
+
+def test_an_event_message_naming_the_pod_by_its_full_name_gives_pod_namespace_and_uid() -> None:
+    (row,) = _events("kubectl_describe_pod_events_backoff_in_pod_full_name_01.txt").to_dicts()
+    assert (row["kind"], row["severity"], row["container"]) == ("log", "warning", "serverless-test")
+    assert (row["pod"], row["namespace"], row["pod_uid"]) == (
+        "serverless-test-deployment-6c7657c859-66pn6", "default", "b50a7fa8-bb90-46f1-aba4-f17a2bb67161"
+    )
+    # FailedSync's message before 1.10 spells it "pod=<name>_<namespace>(<uid>)".
+    failed_sync = (
+        "  Warning  FailedSync  1h (x3 over 1h)  kubelet, node1  Error syncing pod, skipping: failed to \"StartContainer\" for \"registry\" "
+        "with CrashLoopBackOff: \"Back-off 10s restarting failed container=registry pod=docker-registry-1-df7qm_ops(68ee35ca-548e-11e7-8b4d-080027893417)\"\n"
+    )
+    (row,) = rca.parse_text(failed_sync, file="events.txt").to_dicts()
+    assert (row["pod"], row["namespace"], row["pod_uid"]) == ("docker-registry-1-df7qm", "ops", "68ee35ca-548e-11e7-8b4d-080027893417")

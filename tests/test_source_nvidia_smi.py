@@ -839,3 +839,62 @@ def test_csv_queries_warn_on_the_same_memory_clock_and_reset_states_as_q() -> No
     events = rca.parse_text(text).sort("line")
     assert events["severity"].to_list() == ["info", "warning", "warning", "warning", "info"]
     assert _accounting(text) == (6, 6)
+
+
+_BLACKWELL_ECC = "nvidia_smi_q_d_ecc_595_blackwell_repair_fields_01.txt"
+
+
+def test_blackwell_ecc_fields_of_a_q_report_are_read() -> None:
+    (row,) = _events(_BLACKWELL_ECC).to_dicts()
+    assert (row["kind"], row["gpu_index"], row["pci_bus"], row["severity"], row["n_lines"]) == ("gpu_sample", 0, "00000000:54:00.0", "info", 27)
+    attrs = json.loads(row["attrs"])
+    assert (attrs["volatile_sram_uncorr_ecc"], attrs["volatile_sram_uncorr_parity"], attrs["driver"]) == (0, 0, "595.58.03")
+    assert not {"channel_repair_pending", "tpc_repair_pending", "unrepairable_memory"} & attrs.keys()
+
+
+@pytest.mark.parametrize(
+    ("line", "value", "severity", "attr"),
+    [
+        ("Unrepairable Memory", "Yes", "error", "unrepairable_memory"),
+        ("Channel Repair Pending", "Yes", "warning", "channel_repair_pending"),
+        ("TPC Repair Pending", "Yes", "warning", "tpc_repair_pending"),
+        ("SRAM Uncorrectable SEC-DED", "2", "warning", "volatile_sram_uncorr_ecc"),
+    ],
+)
+def test_blackwell_memory_health_sets_the_severity(line: str, value: str, severity: str, attr: str) -> None:
+    # The first such line (the volatile counter's, for the SRAM one) set as a failing GPU prints it.
+    text = _text(_BLACKWELL_ECC)
+    start = text.index(f"{line} ")
+    colon, end = text.index(": ", start), text.index("\n", start)
+    (row,) = rca.parse_text(text[: colon + 2] + value + text[end:], file="q.txt").to_dicts()
+    assert row["severity"] == severity
+    assert str(json.loads(row["attrs"])[attr]) == value
+
+
+def test_blackwell_xml_repair_fields_set_the_severity() -> None:
+    xml = (
+        '<?xml version="1.0" ?>\n<nvidia_smi_log>\n<driver_version>595.58.03</driver_version>\n<attached_gpus>1</attached_gpus>\n'
+        '<gpu id="00000000:54:00.0">\n<ecc_errors>\n<volatile>\n<sram_uncorrectable_parity>0</sram_uncorrectable_parity>\n'
+        "<sram_uncorrectable_secded>0</sram_uncorrectable_secded>\n<dram_uncorrectable>0</dram_uncorrectable>\n</volatile>\n"
+        "<channel_repair_pending>No</channel_repair_pending>\n<tpc_repair_pending>No</tpc_repair_pending>\n"
+        "<unrepairable_memory>Yes</unrepairable_memory>\n</ecc_errors>\n</gpu>\n</nvidia_smi_log>\n"
+    )
+    (row,) = rca.parse_text(xml, file="q.xml").to_dicts()
+    assert (row["kind"], row["pci_bus"], row["severity"]) == ("gpu_sample", "00000000:54:00.0", "error")
+    assert json.loads(row["attrs"])["unrepairable_memory"] == "Yes"
+
+
+def test_a_watch_header_names_the_host_of_the_screens_below_it() -> None:
+    events = _events("nvidia_smi_watch_595_a100_vllm_engine_core_01.txt")
+    assert events.select("kind", "host", "gpu_index").rows() == [("log", "dg05", None), ("gpu_sample", "dg05", 2), ("gpu_process", "dg05", 2)]
+    sample = events.row(1, named=True)
+    assert (sample["ts"], sample["mem_used_bytes"], sample["pci_bus"]) == (_utc(2026, 10, 6, 17, 7, 38), 74143 * 2**20, "00000000:81:00.0")
+    # procps before 3.3.10 printed no host: nothing to take.
+    older = _text("nvidia_smi_watch_595_a100_vllm_engine_core_01.txt").replace("dg05: ", "")
+    assert rca.parse_text(older, file="watch.txt")["host"].null_count() == 3
+
+
+def test_an_uncorrectable_ecc_count_in_a_table_excerpt_is_a_warning() -> None:
+    events = _events("nvidia_smi_table_excerpt_rtx_pro_6000_ecc_2_01.txt")
+    assert events.select("gpu_index", "pci_bus", "severity").rows() == [(0, "00000000:54:00.0", "info"), (1, "00000000:55:00.0", "warning")]
+    assert attrs_of(events)[1]["volatile_uncorr_ecc"] == "2"

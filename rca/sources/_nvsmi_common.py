@@ -108,28 +108,35 @@ def quality(ts: pl.Expr, resolved: str) -> pl.Expr:
 def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.Expr]:
     """A GPU report's health (``-q`` and ``-q -x``): its attrs and its severity.
 
-    ``field`` reads a health field of the report by key (uncorrectable, remap_pending,
-    remap_failure, retire_pending, retired_dbe, hw_slowdown, hw_thermal, hw_power_brake,
-    reset_required, drain_reset). A failed row remap means the GPU is to be replaced; a
-    pending remap, a page pending retirement (pre-Ampere GPUs) or an uncorrectable ECC error
-    since the driver loaded, that it needs a reset before it can be trusted; a hardware
-    slowdown (thermal, power brake) holding the clocks down, or a reset the driver asks for,
-    are warnings too. The attrs keep the flags only where they are set.
+    ``field`` reads a health field of the report by key (uncorrectable, sram_uncorrectable,
+    sram_parity, channel_repair, tpc_repair, unrepairable, remap_pending, remap_failure,
+    retire_pending, retired_dbe, hw_slowdown, hw_thermal, hw_power_brake, reset_required,
+    drain_reset). A failed row remap or memory Blackwell calls unrepairable means the GPU is
+    to be replaced; a pending remap, a pending channel or TPC repair (Blackwell), a page
+    pending retirement (pre-Ampere GPUs) or an uncorrectable ECC error (DRAM or SRAM) since
+    the driver loaded, that it needs a reset before it can be trusted; a hardware slowdown
+    (thermal, power brake) holding the clocks down, or a reset the driver asks for, are
+    warnings too. The attrs keep the flags only where they are set.
     """
     def when_set(key: str, flag: str) -> pl.Expr:
         return pl.when(field(key) == flag).then(field(key))
 
     attrs = {
-        "volatile_uncorr_ecc": field("uncorrectable"), "remapped_rows_pending": field("remap_pending"),
+        "volatile_uncorr_ecc": field("uncorrectable"),
+        "volatile_sram_uncorr_ecc": integer(field("sram_uncorrectable")), "volatile_sram_uncorr_parity": integer(field("sram_parity")),
+        "channel_repair_pending": when_set("channel_repair", "Yes"), "tpc_repair_pending": when_set("tpc_repair", "Yes"),
+        "unrepairable_memory": when_set("unrepairable", "Yes"), "remapped_rows_pending": field("remap_pending"),
         "remapped_rows_failure": field("remap_failure"), "retired_pages_pending": field("retire_pending"),
         "retired_pages_dbe": integer(field("retired_dbe")), "hw_slowdown": when_set("hw_slowdown", "Active"),
         "hw_thermal_slowdown": when_set("hw_thermal", "Active"), "hw_power_brake_slowdown": when_set("hw_power_brake", "Active"),
         "reset_required": when_set("reset_required", "Yes"), "drain_and_reset_recommended": when_set("drain_reset", "Yes"),
     }
-    pending = (field("remap_pending") == "Yes") | (field("retire_pending") == "Yes") | (number(field("uncorrectable")) > 0)
+    uncorrected = (number(field("uncorrectable")) > 0) | (number(field("sram_uncorrectable")) > 0) | (number(field("sram_parity")) > 0)
+    repair = (field("remap_pending") == "Yes") | (field("channel_repair") == "Yes") | (field("tpc_repair") == "Yes")
+    pending = repair | (field("retire_pending") == "Yes") | uncorrected
     flagged = (field("hw_slowdown") == "Active") | (field("reset_required") == "Yes") | (field("drain_reset") == "Yes")
     severity = (
-        pl.when(field("remap_failure") == "Yes").then(pl.lit("error"))
+        pl.when((field("remap_failure") == "Yes") | (field("unrepairable") == "Yes")).then(pl.lit("error"))
         .when(pending | flagged).then(pl.lit("warning"))
         .otherwise(pl.lit("info"))
     )

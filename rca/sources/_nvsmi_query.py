@@ -57,6 +57,12 @@ _GPU_FIELDS = {
     "mig_mode": ["MIG Mode/Current"],
     "compute_mode": ["Compute Mode"],
     "uncorrectable": ["ECC Errors/Volatile/DRAM Uncorrectable", "ECC Errors/Volatile/Double Bit/Total"],
+    # Blackwell's (driver 575+) SRAM counters split parity from SEC-DED; Hopper's before them had one "SRAM Uncorrectable".
+    "sram_uncorrectable": ["ECC Errors/Volatile/SRAM Uncorrectable SEC-DED", "ECC Errors/Volatile/SRAM Uncorrectable"],
+    "sram_parity": ["ECC Errors/Volatile/SRAM Uncorrectable Parity"],
+    "channel_repair": ["ECC Errors/Channel Repair Pending"],
+    "tpc_repair": ["ECC Errors/TPC Repair Pending"],
+    "unrepairable": ["ECC Errors/Unrepairable Memory"],
     "remap_pending": ["Remapped Rows/Pending"],
     "remap_failure": ["Remapped Rows/Remapping Failure Occurred"],
     # Page retirement (pre-Ampere): "Pending Page Blacklist", "Pending" before driver 450.

@@ -16,7 +16,7 @@ is one JSON document, read whole (:func:`parse_bytes`), so its size is no line l
 
 Events: one ``gpu_sample`` per GPU (and MIG instance) per timestamp, merging
 ``DCGM_FI_DEV_FB_USED`` / ``FB_FREE`` (MiB → ``mem_used_bytes``, ``mem_total_bytes`` =
-used + free) and ``DCGM_FI_DEV_GPU_UTIL`` (``gpu_util_pct``), with the other DCGM fields in
+used + free + ``FB_RESERVED`` where exported) and ``DCGM_FI_DEV_GPU_UTIL`` (``gpu_util_pct``), with the other DCGM fields in
 ``attrs`` (named ones like ``temp_c``, ``power_w``; the rest under their metric name). GPU,
 UUID, pod, namespace and container come from the labels (``exported_*`` after Prometheus
 relabelling). ``DCGM_FI_DEV_XID_ERRORS`` holds the last Xid seen, so an ``xid`` event is
@@ -95,9 +95,11 @@ _LABELS = (
     "pod", "namespace", "container", "exported_pod", "exported_namespace", "exported_container", "xid",
 )
 _LABEL_VALUE = r'"((?:[^"\\]|\\.)*)"'
+# dcgm-exporter prints "ERROR - FAILED TO CONVERT TO STRING" as the value of a field it cannot render (a vGPU's
+# per-process utilisation): a sample of its GPU still, with no number.
 _SAMPLE_LINE = (
     r'^(?P<metric>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>(?:[^}"]|"(?:[^"\\]|\\.)*")*)\})?'
-    r"\s+(?P<value>\S+)(?:\s+(?P<stamp>-?[0-9]+))?\s*$"
+    r"\s+(?P<value>ERROR - FAILED TO CONVERT TO STRING|\S+)(?:\s+(?P<stamp>-?[0-9]+))?\s*$"
 )
 _DCGM_COMMENT = r"^#\s*(?:HELP|TYPE)\s+DCGM_"
 _DCGM_SAMPLE = r"^DCGM_[A-Z0-9_]+(?:\{|\s)"
@@ -710,7 +712,8 @@ def _gpu_samples(rows: pl.DataFrame, gpu_key: list[str]) -> pl.DataFrame:
         **named,
     )
     used_bytes = (pl.col("used") * MIB).round().cast(pl.Int64, strict=False)
-    total_bytes = ((pl.col("used") + pl.col("free")) * MIB).round().cast(pl.Int64, strict=False)
+    # DCGM 3.x+ exports FB_RESERVED (driver 5xx holds it back): the GPU's total, as nvidia-smi -q's "Total", counts it.
+    total_bytes = ((pl.col("used") + pl.col("free")) * MIB + pl.col("fb_reserved_bytes").fill_null(0)).round().cast(pl.Int64, strict=False)
     attrs = attrs_json({
         "model_name": pl.col("modelName"),
         "driver_version": pl.col("DCGM_FI_DRIVER_VERSION"),

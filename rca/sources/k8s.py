@@ -185,6 +185,12 @@ _FIELDS = tuple(dict.fromkeys(_COLUMNS.values()))
 _HEADLESS_FIELDS = tuple(dict.fromkeys(field for _, fields in _HEADLESS_SHAPES for field in fields))
 
 _SEVERITY_BY_TYPE = {"Normal": "info", "Warning": "warning"}
+# The kubelet names a pod by its full name "<name>_<namespace>(<uid>)" in event messages: "Back-off restarting failed
+# container x in pod <full name>" (1.26+), "… restarting failed container=x pod=<full name>" (FailedSync, before 1.10).
+_MESSAGE_POD = (
+    r"(?:\bin pod |\bpod=)(?<pod>[a-z0-9][-a-z0-9.]*)_(?<namespace>[a-z0-9][-a-z0-9]*)"
+    r"\((?<pod_uid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\)"
+)
 
 
 def sniff(head: Sequence[str]) -> float:
@@ -449,11 +455,12 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
         object_ref=pl.col("object").str.extract_groups(r"^(?<kind>[0-9A-Za-z_.-]+)/(?<name>.+)$"),
         evicted=eviction_fields(message.fill_null("")),
         victim=oom_victim(message.fill_null("")),
+        message_pod=message.str.extract_groups(_MESSAGE_POD),
     )
     parts = parts.with_columns(
         ts=map_distinct(parts["when_text"], lambda text: pl.coalesce(timeutil.rfc1123_to_utc(text), timeutil.iso_to_utc(text, tz)))
     )
-    object_ref, evicted, victim = pl.col("object_ref").struct, pl.col("evicted"), pl.col("victim")
+    object_ref, evicted, victim, message_pod = pl.col("object_ref").struct, pl.col("evicted"), pl.col("victim"), pl.col("message_pod").struct
     object_kind = pl.coalesce(object_ref.field("kind").str.to_lowercase(), pl.col("object_kind").str.to_lowercase())
     object_name = pl.coalesce(object_ref.field("name"), pl.col("name").str.replace(r"\.[0-9a-f]{10,}$", ""))
     # "kernel-monitor, <node>": a placeholder an author put for the name is no host.
@@ -493,8 +500,10 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                 pl.col("doc_pod"),
                 # A describe pod's Events, pasted under its command without the header fields.
                 pl.when(is_describe_events).then(pl.col("prompt_pod")),
+                message_pod.field("pod"),
             ),
-            namespace=pl.coalesce("namespace", "doc_namespace", "prompt_namespace"),
+            namespace=pl.coalesce("namespace", "doc_namespace", "prompt_namespace", message_pod.field("namespace")),
+            pod_uid=message_pod.field("pod_uid"),
             container=pl.coalesce(
                 pl.when(is_top & pl.col("top_pod").is_not_null()).then(pl.col("name")),
                 pl.col("subobject").str.extract(r"containers\{([^}]+)\}", 1), evicted.struct.field("container"), message_container(message)

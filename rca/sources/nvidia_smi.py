@@ -58,6 +58,10 @@ FAILURE_LINE = (
     r"|Failed to initialize NVML|Driver/library version mismatch|Unknown Error"
 )
 
+# ``watch nvidia-smi`` heads each screen with its interval, the command and (procps-ng 3.3.10+) the host and time:
+# "Every 1.0s: nvidia-smi -i 2        dg05: Tue Oct  6 17:07:38 2026". The host is the captures' below it.
+_WATCH_HEADER = r"^Every [0-9.]+s: .*?\s(?<host>[A-Za-z0-9][-A-Za-z0-9_.]*): [A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9:]{8} [0-9]{4}\s*$"
+
 _XML_START = rf"{_nvsmi_xml.DECLARATION_LINE}|{_nvsmi_xml.DOCTYPE_LINE}|{_nvsmi_xml.ROOT_LINE}"
 _TABLE_START = rf"{_nvsmi_table.TIMESTAMP_LINE}|{_nvsmi_table.VERSION_LINE}|{_nvsmi_table.BORDER_LINE}"
 _TABLE_HEADER = (
@@ -182,7 +186,17 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         return Parsed(events=empty_events(), skipped=skipped, skipped_by_file=by_file)
     failure = (pl.col("kind") == "log") & pl.col("message").str.contains(FAILURE_LINE)
     flagged = pl.concat(events).with_columns(severity=pl.when(failure).then(pl.lit("error")).otherwise(pl.col("severity")))
-    return Parsed(events=flagged.sort("line"), skipped=skipped, skipped_by_file=by_file)
+    return Parsed(events=_with_watch_host(flagged, lines, file).sort("line"), skipped=skipped, skipped_by_file=by_file)
+
+
+def _with_watch_host(events: pl.DataFrame, lines: pl.DataFrame, file: pl.Expr) -> pl.DataFrame:
+    """Events under a ``watch`` header (to the next one, within its file) take the host it names."""
+    if not lines["text"].str.starts_with("Every ").any():
+        return events
+    host = pl.col("text").str.extract(_WATCH_HEADER, 1)
+    hosts = lines.select("line", watch_host=forward_fill_within(host, file)).filter(pl.col("watch_host").is_not_null())
+    # No sub-format writes a host of its own.
+    return events.join(hosts.with_columns(pl.col("line").cast(events.schema["line"])), on="line", how="left").rename({"watch_host": "host"})
 
 
 def _with_identified_rows(lines: pl.DataFrame) -> pl.DataFrame:
