@@ -989,3 +989,4 @@ def test_an_event_message_naming_the_pod_by_its_full_name_gives_pod_namespace_an
     )
     (row,) = rca.parse_text(failed_sync, file="events.txt").to_dicts()
     assert (row["pod"], row["namespace"], row["pod_uid"]) == ("docker-registry-1-df7qm", "ops", "68ee35ca-548e-11e7-8b4d-080027893417")
+    assert row["container"] == "registry"

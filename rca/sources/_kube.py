@@ -163,5 +163,6 @@ def oom_victim(message: pl.Expr) -> pl.Expr:
 
 
 def message_container(message: pl.Expr) -> pl.Expr:
-    """The container an event message names ("Stopping container x", "restarting failed container x")."""
-    return message.str.extract(r"(?:Stopping|Started|Created|Killing|restarting failed) container ([a-z0-9][-a-z0-9.]*)\b", 1)
+    """The container an event message names ("Stopping container x", "restarting failed container x"; before
+    Kubernetes 1.10, FailedSync's "restarting failed container=x pod=…")."""
+    return message.str.extract(r"(?:Stopping|Started|Created|Killing|restarting failed) container[ =]([a-z0-9][-a-z0-9.]*)\b", 1)
