@@ -448,6 +448,24 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, journal_json: pl.Expr) -> pl.D
     return pl.concat([json, text_or_records(lines.filter(~flags))], how="diagonal_relaxed").sort("line") if (~flags).any() else json
 
 
+# Docker's and Podman's journald log driver name a container's lines in fields of the entry (journalctl -o json).
+LOG_DRIVER_FIELDS = {"CONTAINER_ID_FULL": "container_id", "CONTAINER_NAME": "container"}
+
+
+def with_log_driver_containers(events: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with the container that their ``journalctl -o json`` entry's log-driver fields name, where the message
+    named none (an entry is one line of ``lines``, and the line of its event)."""
+    text = pl.col("text")
+    named = lines.filter(text.str.starts_with("{") & text.str.contains('"CONTAINER_', literal=True))
+    if named.is_empty() or events.is_empty():
+        return events
+    by_line = named.select("line", *(text.str.json_path_match(f"$.{field}").alias(f"{column}_entry") for field, column in LOG_DRIVER_FIELDS.items()))
+    filled = events.join(by_line, on="line", how="left").with_columns(
+        pl.coalesce(*([column] if column in events.columns else []), f"{column}_entry").alias(column) for column in LOG_DRIVER_FIELDS.values()
+    )
+    return filled.drop(f"{column}_entry" for column in LOG_DRIVER_FIELDS.values())
+
+
 def as_syslog(events: pl.DataFrame) -> pl.DataFrame:
     """:func:`dispatch`'s ``events`` with the ``source`` it left null (a program without rules of its own) set to
     ``syslog``: for a source whose files are not syslog's but whose lines are (a binary journal, a fabric manager's log)."""

@@ -50,10 +50,8 @@ _MAX_OBJECT = 1 << 30
 FIELDS = (
     "__REALTIME_TIMESTAMP", "_SOURCE_REALTIME_TIMESTAMP", "PRIORITY", "SYSLOG_FACILITY", "SYSLOG_IDENTIFIER", "SYSLOG_PID",
     "_PID", "_COMM", "_HOSTNAME", "_TRANSPORT", "_SYSTEMD_UNIT", "_SYSTEMD_USER_UNIT", "UNIT", "USER_UNIT", "_SYSTEMD_CGROUP",
-    "MESSAGE",
+    *_syslog.LOG_DRIVER_FIELDS, "MESSAGE",
 )
-# A container's lines that Docker's or Podman's journald log driver wrote name it in fields of their own.
-_CONTAINER_FIELDS = {"CONTAINER_ID_FULL": "container_id", "CONTAINER_NAME": "container"}
 
 
 def sniff_bytes(head: bytes) -> float:
@@ -72,19 +70,7 @@ def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
         # them, as the end that journalctl's banner names bounds an export's.
         ctx = dataclasses.replace(ctx, reference_time=latest, reference_quality="year_inferred")
     parsed = parse(lines, ctx)
-    return Parsed(events=_with_containers(parsed.events, entries), skipped=parsed.skipped, lines=lines.height)
-
-
-def _with_containers(events: pl.DataFrame, entries: pl.DataFrame) -> pl.DataFrame:
-    """``events`` with the container its entry's log driver named, where the message named none."""
-    named = [column for column in _CONTAINER_FIELDS.values() if column in entries.columns]
-    if not named or events.height == 0:
-        return events
-    by_entry = entries.select("line", *(pl.col(column).alias(f"{column}_entry") for column in named))
-    joined = events.join(by_entry, on="line", how="left")
-    return joined.with_columns(
-        pl.coalesce(*([column] if column in events.columns else []), f"{column}_entry").alias(column) for column in named
-    ).drop(f"{column}_entry" for column in named)
+    return Parsed(events=parsed.events, skipped=parsed.skipped, lines=lines.height)
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -96,17 +82,16 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 def json_lines(data: bytes) -> pl.DataFrame:
     """``line`` and ``text``: each entry as ``journalctl -o json`` prints it (the fields of :data:`FIELDS` it has)."""
-    return _entries(data)[0].select("line", "text")
+    return _entries(data)[0]
 
 
 def _entries(data: bytes) -> tuple[pl.DataFrame, datetime | None]:
-    """:func:`json_lines` with the container the entry names (``container_id``, ``container``, where any does), and the
-    time of the latest entry (None without entries)."""
+    """:func:`json_lines`, and the time of the latest entry (None without entries)."""
     journal = _Journal(data)
     entries = journal.entry_offsets()
     entry_of_item, data_offsets = journal.items(entries)
     distinct, which = np.unique(data_offsets, return_inverse=True)
-    fields = journal.fields(distinct).with_row_index("data").filter(pl.col("name").is_in([*FIELDS, *_CONTAINER_FIELDS]))
+    fields = journal.fields(distinct).with_row_index("data").filter(pl.col("name").is_in(FIELDS))
     items = pl.DataFrame({"entry": entry_of_item, "data": which.astype(np.uint32)}).join(fields, on="data")
     wide = items.pivot(on="name", index="entry", values="value", aggregate_function="first") if items.height else pl.DataFrame()
     realtime = journal.u64(entries + 24)
@@ -115,8 +100,7 @@ def _entries(data: bytes) -> tuple[pl.DataFrame, datetime | None]:
     if wide.height:
         frame = frame.join(wide.drop("__REALTIME_TIMESTAMP", strict=False), on="entry", how="left")
     present = [name for name in FIELDS if name in frame.columns]
-    containers = {column: pl.col(name) for name, column in _CONTAINER_FIELDS.items() if name in frame.columns}
-    return frame.select(line=pl.col("entry") + 1, text=attrs_json({name: pl.col(name) for name in present}), **containers), latest
+    return frame.select(line=pl.col("entry") + 1, text=attrs_json({name: pl.col(name) for name in present})), latest
 
 
 class _Journal:

@@ -56,7 +56,8 @@ def _is_journal_json(texts: pl.Expr) -> pl.Expr:
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Frame every line, route each program's lines to its rules, keep the rest as log events."""
-    return Parsed(events=_syslog.dispatch(_syslog.frame(lines, ctx, _is_journal_json(pl.col("text"))), ctx))
+    events = _syslog.dispatch(_syslog.frame(lines, ctx, _is_journal_json(pl.col("text"))), ctx)
+    return Parsed(events=_syslog.with_log_driver_containers(events, lines))
 
 
 SOURCE = register(
