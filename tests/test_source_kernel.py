@@ -1644,6 +1644,8 @@ def test_a_headless_memcg_stats_excerpt_names_the_pod_of_the_memcg() -> None:
     assert stats["pod_uid"] == "304864fc-f2da-4bfb-b9a1-37d0f0f96863"
     assert stats["cgroup"].endswith("/kubelet-kubepods-burstable-pod304864fc_f2da_4bfb_b9a1_37d0f0f96863.slice")
     assert stats["ts"] == _utc(2026, 8, 21, 22, 26, 29) and events["n_lines"].sum() == 24
+    # the memory.stat lines under it are one report with it (lines 2-24), the swap line before it one of its own
+    assert events.select("line", "n_lines").rows() == [(1, 1), (2, 23)] and stats["message"].split("\n")[1:3] == ["anon 2141384704", "file 0"]
 
 
 def test_an_xid_report_that_ends_at_the_process_name_names_the_process() -> None:
@@ -1666,3 +1668,113 @@ def test_a_priority_prefix_of_a_programs_line_is_facility_and_level() -> None:
     assert udevd["message"] == "udevd[116]: starting version 173" and udevd["format"] == "dmesg_raw"
     raw = _parse("<6>[    0.000000] Linux version 6.6.4\n<30>[    9.398562] [    T1] systemd[1]: Detected architecture x86-64.\n<12>[   12.0] x\n")
     assert raw.select("severity", "boot_seconds", "process").rows() == [("info", 0.0, None), ("info", 9.398562, "systemd"), ("warning", 12.0, None)]
+
+
+# --- dmesg --json through `jq -c '.dmesg[]'`, oom_reaper wordings, a headerless memory.stat paste ------------------
+
+
+def test_jq_compact_dmesg_json_records_are_kernel_lines_with_their_levels() -> None:
+    # the util-linux records of dmesg_json_kmsg_caller_levels_util_linux_01.log, re-printed by jq 1.6 -c '.dmesg[]'
+    # ("time":0 and "time":1e-06 as jq 1.6 writes them)
+    name = "dmesg_json_jq_c_records_01.log"
+    assert sources.sniff(head_lines(FOLDER / name))[0] is kernel.SOURCE
+    events = _events(name)
+    assert set(events["source"]) == {"kernel"} and set(events["format"]) == {"dmesg_json"}
+    assert events["severity"].to_list()[:8] == ["critical", "critical", "critical", "error", "warning", "notice", "info", "debug"]
+    assert events["boot_seconds"].to_list()[:2] == [0.0, 0.000001] and events["boot_seconds"][11] == 0.201607
+    assert events["message"][1].startswith("Command line: initrd=\\ucode.img ") and events["n_lines"].to_list() == [1] * 12
+    # --decode names the level; a message's quotes and backslashes are JSON's escapes
+    decoded = _events_of('{"fac":"kern","pri":"err","time":412.331902,"msg":"NVRM: Xid (PCI:0000:3b:00): 31, pid=60817, name=python"}\n'
+                         '{"pri":4,"time":5e-06,"msg":"x \\"quoted\\" \\\\ back"}\n')
+    assert decoded.select("source", "severity", "xid", "pid", "boot_seconds").rows()[0] == ("kernel", "error", 31, 60817, 412.331902)
+    assert decoded["message"][1] == 'x "quoted" \\ back'
+
+
+def test_jq_compact_oom_records_group_into_one_kill() -> None:
+    records = [(4, 1234567.12345, "java invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=999"),
+               (4, 1234567.12348, "CPU: 3 PID: 20117 Comm: java Not tainted 6.1.0-13-amd64 #1 Debian 6.1.55-1"),
+               (6, 1234567.1241, ("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/a,"
+                                  "task_memcg=/a,task=java,pid=20117,uid=1000")),
+               (3, 1234567.1242, ("Memory cgroup out of memory: Killed process 20117 (java) total-vm:5160444kB, "
+                                  "anon-rss:2075124kB, file-rss:12028kB, shmem-rss:0kB, UID:1000 pgtables:4416kB oom_score_adj:999"))]
+    text = "".join(json.dumps({"pri": pri, "time": time, "msg": msg}, separators=(",", ":")) + "\n" for pri, time, msg in records)
+    events = _events_of(text)
+    assert events["kind"].to_list() == ["oom_invoked", "log", "oom_kill"]
+    invoked, kill = of_kind(events, "oom_invoked").row(0, named=True), of_kind(events, "oom_kill").row(0, named=True)
+    assert (invoked["n_lines"], invoked["process"]) == (2, "java")
+    assert (kill["pid"], kill["process"], kill["cgroup"], kill["rss_bytes"], kill["boot_seconds"]) == (20117, "java", "/a", 2075124 * KI, 1234567.1242)
+
+
+def test_oom_reaper_unable_to_reap_gives_the_victim_and_groups_its_stack() -> None:
+    # 4.17+: the victim's state line (its free stack filling five columns, "D13272") and stack follow
+    events = _events("dmesg_oom_reaper_unable_to_reap_sched_show_task_01.log")
+    assert events["kind"].to_list() == ["oom_kill", "log"]
+    failed = events.row(1, named=True)
+    assert (failed["pid"], failed["process"], failed["line"], failed["n_lines"], failed["boot_seconds"]) == (7558, "a.out", 2, 25, 664.684801)
+    assert json.loads(failed["attrs"]) == {"reap_failed": True}
+
+
+def test_oom_reaper_unable_to_reap_before_4_17_groups_the_locks_held() -> None:
+    # lines of a linux-mm post (Tetsuo Handa, 2016): lockdep's list of the locks held follows
+    text = """\
+[  494.838382] oom_reaper: unable to reap pid:3163 (a.out)
+[  494.847768] 
+[  494.847768] Showing all locks held in the system:
+[  494.861357] 1 lock held by oom_reaper/59:
+[  494.865903]  #0:  (tasklist_lock){.+.+..}, at: [<ffffffff9f0c202d>] debug_show_all_locks+0x3d/0x1a0
+[  494.872934] 1 lock held by khugepaged/63:
+[  494.877426]  #0:  (&mm->mmap_sem){++++++}, at: [<ffffffff9f1d5a4d>] khugepaged+0x99d/0x1af0
+"""
+    events = _events_of(text)
+    assert (events.height, events["pid"][0], events["process"][0], events["n_lines"][0]) == (1, 3163, "a.out", 7)
+
+
+def test_stats_paste_ends_at_a_line_of_another_form() -> None:
+    text = """\
+[Fri Aug 21 22:26:29 2026] Memory cgroup stats for /kubepods.slice/kubepods-pod304864fc_f2da_4bfb_b9a1_37d0f0f96863.slice:
+[Fri Aug 21 22:26:29 2026] anon 2141384704
+[Fri Aug 21 22:26:29 2026] file 0
+[Fri Aug 21 22:26:30 2026] usb 1-1: new high-speed USB device number 2 using xhci_hcd
+[Fri Aug 21 22:26:31 2026] anon 4096
+"""
+    events = _events_of(text)
+    assert events.select("line", "n_lines").rows() == [(1, 3), (4, 1), (5, 1)]
+    assert events["pod_uid"].to_list()[:2] == ["304864fc-f2da-4bfb-b9a1-37d0f0f96863", None]
+
+
+def test_kmsg_escapes_are_read_back_in_kmsg_records_only() -> None:
+    # /dev/kmsg escapes every backslash ("\x5c") and unprintable byte; util-linux's test capture of an Arch 6.6.4 boot
+    events = _events("dmesg_kmsg_escaped_backslash_acpi_util_linux_01.log")
+    assert set(events["format"]) == {"dmesg_kmsg"} and events.height == 12
+    assert events["message"][1] == (
+        "Command line: initrd=\\ucode.img initrd=\\initramfs-linux.img rw cryptdevice=/dev/nvme0n1p3:system:discard root=/dev/mapper/system"
+    )
+    assert events["message"][6] == "ACPI: \\_SB_.PCI0.GP19.NHI1.PWRS: New power resource" and events["boot_seconds"][6] == 0.367657
+    assert (events["n_lines"][11], events["severity"][1]) == (3, "critical")
+    # a newline of a multi-line record and UTF-8 read back; bytes that make no UTF-8 text, and dmesg's own lines, as written
+    records = _parse("4,2,1000,-;a\\x0ab caf\\xc3\\xa9\n6,3,2000,-;bad \\xc3 x\n[    2.000000] dmesg \\x0a\n")
+    assert records["message"].to_list() == ["a\nb café", "bad \\xc3 x", "dmesg \\x0a"]
+
+
+def test_headless_memcg_oom_dump_from_its_cpu_line_is_one_report() -> None:
+    # a journal paste of a 5.15 arm64 Docker memcg OOM that starts at the CPU line (no "invoked oom-killer" header)
+    events = _events("journalctl_k_oom_docker_scope_memcg_stats_arm64_01.log")
+    scope = "/system.slice/docker-3193584578ea07bf5ee503289e7fe7b69f20e60ad236b2b5ce2274419856f8f3.scope"
+    dump = events.row(0, named=True)
+    assert (dump["line"], dump["n_lines"], dump["pid"], dump["process"], dump["cgroup"]) == (1, 75, 3974, "apk", scope)
+    assert events.filter(pl.col("source") == "kernel")["line"].to_list()[1:] == [76, 77, 78, 79, 80]
+    (kill,) = of_kind(events.filter(pl.col("line") == 79), "oom_kill").to_dicts()
+    assert (kill["pid"], kill["cgroup"], kill["container_id"], kill["mem_used_bytes"], kill["rss_bytes"]) == (
+        3974, scope, scope[21:85], 8192 * KI, 7508 * KI
+    )
+
+
+def test_module_loader_refusing_nvidia_peermem_is_a_warning() -> None:
+    events = _events("dmesg_T_peermem_unknown_symbol_gb300_01.log")
+    assert events["severity"].to_list() == ["warning"] * 8 and set(events["kind"]) == {"log"}
+    assert (events["ts"][0], events["ts"][4]) == (_utc(2026, 9, 8, 17, 16, 2), _utc(2026, 9, 8, 17, 21, 18))
+
+
+def test_an_application_json_log_with_time_and_msg_is_not_dmesg_json() -> None:
+    text = '{"time":1700000000.5,"msg":"started server","level":"info"}\n{"time":1700000001.5,"msg":"request done","level":"info"}\n'
+    assert kernel.sniff(text.splitlines()) == 0.0

@@ -1,5 +1,6 @@
-"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -d, -x, -r, --json, also through `jq .`), /dev/kmsg
-records (a line's fragments joined), talosctl dmesg, kern.log / messages, journalctl -k.
+"""Kernel logs: dmesg (raw, -T/--ctime, --time-format iso, -e/-H, -d, -x, -r, --json, also through `jq .` and
+`jq -c '.dmesg[]'`), /dev/kmsg records (a line's fragments joined, their escapes read back), talosctl dmesg, kern.log /
+messages, journalctl -k.
 
 Framing strips each line's time prefix: boot seconds, a ctime or ISO date, or the syslog /
 journald envelope (through :mod:`rca.sources._syslog`, which routes a mixed syslog file's
@@ -13,15 +14,16 @@ and the block's memcg usage and ``oom-kill:`` summary are carried forward onto i
 One kill is one ``oom_kill`` event: the ``Killed process`` line when present, else the
 ``oom-kill:`` summary or the old ``Kill process … or sacrifice child`` selection line.
 
-The kernel's other multi-line reports are grouped the same way, their head and the dump lines
-after it one ``log`` event (:data:`_BLOCK_HEAD`): a hung task (pid and name of the blocked task,
-error), a soft lockup, a page allocation failure (warning, pid from its CPU line), a slab
-allocation failure, a user process's segfault or trap, an oops / BUG / WARNING (x86's and arm64's;
-an oops, a panic critical whatever level printed them), a machine check and an EDAC memory error
-(critical when uncorrected, warning when corrected), a PCIe AER error (the same), an NVSwitch SXid
-report and an NVIDIA Xid with the driver's indented lines. ``talosctl dmesg`` is read as dmesg with
-ISO times; a file of dmesg lines with journal / syslog lines among them (a grep of
-nvidia-bug-report.log) has each run of lines framed as it is written.
+A paste of a report's middle without its header (from the CPU line on, or from "Memory cgroup stats for …:" on)
+keeps its dump lines together the same way, one ``log`` event. The kernel's other multi-line reports are grouped the
+same way, their head and the dump lines after it one ``log`` event (:data:`_BLOCK_HEAD`): a hung task (pid and name of
+the blocked task, error), an OOM reaper that could not reap its victim (its pid and name), a soft lockup, a page
+allocation failure (warning, pid from its CPU line), a slab allocation failure, a user process's segfault or trap, an
+oops / BUG / WARNING (x86's and arm64's; an oops, a panic critical whatever level printed them), a machine check and an
+EDAC memory error (critical when uncorrected, warning when corrected), a PCIe AER error (the same), an NVSwitch SXid
+report and an NVIDIA Xid with the driver's indented lines. ``talosctl dmesg`` is read as dmesg with ISO times; a file
+of dmesg lines with journal / syslog lines among them (a grep of nvidia-bug-report.log) has each run of lines framed as
+it is written.
 """
 
 from __future__ import annotations
@@ -94,6 +96,17 @@ _KMSG_HEAD = r"^(?<kmsg_prio>[0-9]{1,4}),[0-9]+,(?<usec>[0-9]+),[-+c](?:,[^;]*)?
 # first flagged "c", the ones after it "+" (Documentation/ABI/testing/dev-kmsg); a "+" record is the rest of the line
 # of the record above it. (Since 4.9 a "c" record is a KERN_CONT piece stored alone, which names no record it belongs to.)
 _KMSG_FRAGMENT = r"^[0-9]{1,4},[0-9]+,[0-9]+,\+[,;]"
+# /dev/kmsg writes every byte of a record's text and dictionary below " " or from 127 up, and every backslash, as "\xNN"
+# (printk.c, Documentation/ABI/testing/dev-kmsg): "\x0a" a newline of a multi-line record, "\x5c" a backslash, "\xc3\xa9"
+# an "é". No backslash stands for itself there, so each escape is read back, the hex of the text ("\x0a" is 5c783061)
+# rewritten as the byte's hex ("0a"). (util-linux dmesg decodes a record it reads and escapes unprintable bytes itself,
+# but not a backslash: in its output, -r too, "\x0a" may be the text, and it is left as written.)
+_KMSG_ESCAPES = {f"\\x{byte:02x}".encode().hex(): f"{byte:02x}" for byte in range(256)}
+# The hex of a valid UTF-8 text (RFC 3629), pairs from the start: only such a decoding becomes the message.
+_UTF8_HEX = (
+    r"^(?:[0-7][0-9a-f]|(?:c[2-9a-f]|d[0-9a-f])[89ab][0-9a-f]|e0[ab][0-9a-f][89ab][0-9a-f]|e[1-9a-cef](?:[89ab][0-9a-f]){2}"
+    r"|ed[89][0-9a-f][89ab][0-9a-f]|f0[9ab][0-9a-f](?:[89ab][0-9a-f]){2}|f[1-3](?:[89ab][0-9a-f]){3}|f48[0-9a-f](?:[89ab][0-9a-f]){2})*$"
+)
 # `dmesg --json` (-J, util-linux 2.38+) prints {"dmesg": [ … ]}, an object a record and a field a line:
 #       },{
 #          "pri": 6,                ("fac": "kern", "pri": "info" with --decode; no "pri" when the record has none)
@@ -111,6 +124,14 @@ _JSON_ANCHOR = r'^[ \t]*(?:"time": +[0-9]+\.[0-9]{6},|"dmesg": \[)[ \t]*$'
 _JQ_TIME = r'^[ \t]*"time": [0-9]+(?:\.[0-9]+)?(?:e-[0-9]+)?,[ \t]*$'
 _JSON_AFTER_TIME = r'^[ \t]*"(?:caller|msg)": "'
 _JSON_SYNTAX = r"^[ \t]*(?:\{|\},[ \t]*\{|\}|\]|\],?|\},?)[ \t]*$"
+# `dmesg --json | jq -c '.dmesg[]'` writes each record on a line of its own, compact and in dmesg's order of fields:
+# {"pri":6,"time":1.234567,"msg":"…"} ({"fac":"kern","pri":"info",… with --decode; jq before 1.7 writes 0 for
+# 0.000000 and 1e-06 for 0.000001). Its head up to the message tells it from other JSON (an application's JSON log
+# may start with a numeric "time" and a "msg", never with a syslog priority); the message is read as JSON.
+_JSON_COMPACT = (
+    r'^[ \t]*\{(?:"fac": ?"(?<fac>[a-z0-9]+)", ?)?"pri": ?(?<pri>[0-9]+|"[a-z]+"), ?'
+    r'"time": ?(?<time>[0-9]+(?:\.[0-9]+)?(?:e-[0-9]+)?), ?(?:"caller": ?"[TC][0-9]+", ?)?"msg": ?"'
+)
 # The terminal's select-graphic-rendition sequences `dmesg --color=always` (-L, and -H on a terminal) writes.
 _SGR = r"\x1b\[[0-9;]*m"
 # A boot stamp inside a syslog message, or the caller left once a raw stamp is cut off (_framed_boot_stamp).
@@ -139,7 +160,7 @@ _SHORT_KERNEL_NO_HOST = (
 _GHES = r"\{[0-9]+\}\[Hardware Error\]: "
 _GHES_NUMBER = r"^\{([0-9]+)\}\[Hardware Error\]: "
 _BARE_MESSAGE = (
-    r"^(?:NVRM: |oom-kill:|oom_reaper: reaped process |(?:Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): Kill"
+    r"^(?:NVRM: |oom-kill:|oom_reaper: (?:reaped process |unable to reap pid:)|(?:Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): Kill"
     r"|\S+ invoked oom-killer: |Killed process [0-9]+|Pid: [0-9]+, comm: |CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: "
     r"|\S+ cpuset=\S* mems_allowed=|Call Trace:|\[ *[0-9]+\] +[0-9]+ +[0-9]+ +[0-9]+ |" + _GHES
     # a hung-task report pasted without its stamps, often its head alone
@@ -174,7 +195,9 @@ _ERROR_WORDS = (
     r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes|detected stalls?|self-detected stall"
     r"|cannot initiali[sz]e|cannot proceed|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed)\b"
 )
-_WARNING_WORDS = r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b"
+# The module loader's refusals (KERN_WARNING): "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)",
+# "…: disagrees about version of symbol …" (a module built against another kernel's or OFED's symbols; it does not load).
+_WARNING_WORDS = r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b|: Unknown symbol \S+ \(err -?[0-9]+\)|: disagrees about version of symbol "
 
 _OOM_HEADER = r"^(?<name>.*?) invoked oom-killer: (?<args>.*)$"
 # 2.6.32 writes "Pid: 1517, comm: python Tainted: …" where later kernels write "CPU: 0 PID: 1517 Comm: python …".
@@ -206,6 +229,8 @@ _TASK_ROW = (
     r"\s+(?<pgtables>[0-9]+)(?:\s+[0-9]+)?\s+(?<swapents>[0-9]+)\s+(?<adj>-?[0-9]+)\s+(?<name>.+)$"
 )
 _CPUSET_LINE = r"\S.* cpuset=\S* mems_allowed=\S+$"
+# A line of the memcg's memory.stat the OOM killer prints under "Memory cgroup stats for …:" (4.19+: "anon 2141384704").
+_STAT_LINE = r"[a-z_]+ [0-9]+$"
 # Heads of the kernel's other multi-line reports; the dump lines after one join it as after an OOM header.
 # Hung task (then the task's state line and stack; since 6.16 also the lock it waits on and the state and stack of the
 # task likely holding it, "INFO: task zsh:470 is blocked on a mutex likely owned by task zsh:470."), soft lockup, page
@@ -220,6 +245,8 @@ _BLOCK_HEAD = (
     r"|(?<alloc_name>.+?): page allocation failure[:.] order:(?<alloc_order>[0-9]+), mode:(?<alloc_mode>0x[0-9a-f]+(?:\([^)]*\))?)"
     r"|(?<fault_name>\S.*?)\[(?<fault_pid>[0-9]+)\]: segfault at (?<fault_address>[0-9a-f]+) ip +\S+ sp \S+ error [0-9]+(?: in (?<fault_in>[^\[ ]+))?"
     r"|traps: (?<trap_name>\S.*?)\[(?<trap_pid>[0-9]+)\] "
+    # the OOM reaper gave up on a victim (4.6+): then the victim's state line and stack (4.17+), before 4.17 the locks held
+    r"|oom_reaper: unable to reap pid:(?<unreaped_pid>[0-9]+) \((?<unreaped_name>.*)\)"
     r"|(?<other>BUG: |Oops: |general protection fault|Kernel panic|Unable to handle kernel |Internal error: |WARNING: CPU: "
     r"|SLUB: Unable to allocate memory|mce: \[Hardware Error\]: CPU [0-9]+: Machine Check"
     r"|EDAC \S+ MC[0-9]+: HANDLING MCE MEMORY ERROR|\S+ \S+: PCIe Bus Error: |(?:\S+: )?SXid \(|NVRM: Xid \()"
@@ -235,7 +262,7 @@ _DUMP_STARTS = (
     r"\[\s*pid\s*\]\s+uid",
     r"(?:memory|memory\+swap|kmem|swap): usage ", r"Memory cgroup stats for ", r"Unreclaimable slab info:", r"Swap cache stats:",
     r"active_anon:", r"[0-9]+ (?:total pagecache pages|pages (?:RAM|HighMem|reserved|hwpoisoned|cma reserved|in swap cache|shared|non-shared))",
-    r"(?:R[A-Z0-9]{2}|[A-Z]S|CR[0-9]|DR[0-9]): +[0-9a-fA-F]", r"(?:pc|lr|sp|x[0-9]{1,2}) ?: ", r"[a-z_]+ [0-9]+$",
+    r"(?:R[A-Z0-9]{2}|[A-Z]S|CR[0-9]|DR[0-9]): +[0-9a-fA-F]", r"(?:pc|lr|sp|x[0-9]{1,2}) ?: ", _STAT_LINE,
     r"Task in \S+ killed as a result of limit of ", _CPUSET_LINE, r"\[<[0-9a-f]+>\]",
     # the raw stack words x86 printed above its call trace before 4.9 ("ffff880f5d92cd70 0000000094b48ef1 …", four a line;
     # eight-digit words on 32-bit kernels), their leading space lost to syslog
@@ -245,8 +272,11 @@ _DUMP_STARTS = (
     # AER, NVRM (an SXid report's own lines join it by rca.sources._xid.continues_sxid); the 5.x+ state line pads the comm,
     # which may hold spaces ("task:CPU 0/KVM       state:D"), to 15 columns
     r'"echo 0 > /proc/sys/kernel/hung_task_timeout_secs"', r"task:.{1,15} state:",
-    r"\S.{14} [A-Z] +(?:[0-9a-f]{8,16} +[0-9]+ |[0-9]+ +[0-9]+ +[0-9]+ 0x[0-9a-f]{8}$)",
+    # (the free stack may fill its five columns: "a.out           D13272  7558   6931 0x00100084")
+    r"\S.{14} [A-Z](?: +[0-9a-f]{8,16} +[0-9]+ | *[0-9]+ +[0-9]+ +[0-9]+ 0x[0-9a-f]{8}$)",
     r"Modules linked in:", r"---\[ end ",
+    # lockdep's list of the locks held, after a hung task or a victim the OOM reaper could not reap (4.6-4.16)
+    r"Showing all locks held in the system:", r"[0-9]+ locks? held by \S",
     # an oops's (x86 before 4.10): the faulting address, the page-table walk, the task line, the stack heading;
     # arm64's: the abort's decoding, the page-table walk, the processor state; a panic's closing lines
     r"(?:IP: |RIP  )\[<", r"(?:PGD|P4D|PUD|PMD|PTE) [0-9a-f]+(?: |$)", r"task: [0-9a-f]{8,16} ", r"Stack:$",
@@ -272,7 +302,7 @@ _DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
 # only needs a frame and a severity.
 _RULE_STARTS = "^(?:" + "|".join((
     *(start for start in _DUMP_STARTS if start != _CPUSET_LINE),
-    "CPU: ", "Pid: ", "Hardware name: ", "memory: usage ", "Task in ", "Tasks in ", "oom-kill:", "oom_reaper: reaped process ", r"\[",
+    "CPU: ", "Pid: ", "Hardware name: ", "memory: usage ", "Task in ", "Tasks in ", "oom-kill:", "oom_reaper: ", r"\[",
     "INFO: task ", "BUG: ", "Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ",
     "WARNING: CPU: ", "traps: ", "mce: ", "EDAC ", "SLUB: ",
     r"nvidia [0-9a-fA-F]{4}",
@@ -309,7 +339,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     json_line = (text.str.contains(_JSON_FIELD) | text.str.contains(_JSON_SYNTAX)) & _json_anchor(text).any().over("head")
     kinds = heads.with_columns(
         header=text.str.contains(_JOURNAL_HEADER),
-        mine=_is_dmesg(text) | _is_kernel_envelope(text) | json_line,
+        mine=_is_dmesg(text) | _is_kernel_envelope(text) | json_line | _is_compact_record(text),
         bare=text.str.contains(_BARE_MESSAGE),
         indented=text.str.contains(r"^\s"),
     ).with_columns(
@@ -329,7 +359,13 @@ def _json_anchor(text: pl.Expr) -> pl.Expr:
     time line (looked for where the literals are)."""
     keyed = pl.when(text.str.contains('"time": ', literal=True) | text.str.contains('"dmesg": [', literal=True)).then(text)
     jq_time = pl.when(keyed.str.contains(_JQ_TIME)).then(text.shift(-1)).str.contains(_JSON_AFTER_TIME)
-    return (keyed.str.contains(_JSON_ANCHOR) | jq_time).fill_null(False)
+    return (keyed.str.contains(_JSON_ANCHOR) | jq_time | _is_compact_record(text)).fill_null(False)
+
+
+def _is_compact_record(text: pl.Expr) -> pl.Expr:
+    """Whether a line is a whole `dmesg --json` record on a line of its own (through ``jq -c``), looked for where
+    the line opens an object."""
+    return pl.when(text.str.starts_with("{") | text.str.contains(r"^[ \t]+\{")).then(text).str.contains(_JSON_COMPACT).fill_null(False)
 
 
 def _uncolored(lines: pl.DataFrame) -> pl.DataFrame:
@@ -445,7 +481,7 @@ def _families(lines: pl.DataFrame) -> dict[int, str]:
 
 def _dmesg_events(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """The events of dmesg lines: framed, a /dev/kmsg line's fragments joined into one row, read by the rules."""
-    framed = _frame_dmesg(lines, ctx)
+    framed = _unescaped_kmsg(_frame_dmesg(lines, ctx))
     text = pl.col("text")
     # a "+" record is rare: the patterns read only the lines that hold ",+" and the lines above those
     fragment = pl.when(text.str.contains(",+", literal=True)).then(text).str.contains(_KMSG_FRAGMENT) & ~starts_file(framed)
@@ -457,6 +493,19 @@ def _dmesg_events(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pl.exclude("message", "piece").first(), pl.col("message").str.join(""), record_lines=pl.len().cast(pl.Int32)
     )
     return _covering(kernel_rules(rows.drop("record_lines").select(framed.columns), ctx), rows)
+
+
+def _unescaped_kmsg(framed: pl.DataFrame) -> pl.DataFrame:
+    """``framed`` with the "\\xNN" escapes of its /dev/kmsg records' messages read back (:data:`_KMSG_ESCAPES`); a
+    message whose bytes make no valid UTF-8 text as written. Only the records that hold one are read."""
+    message = pl.col("message")
+    escaped = framed.select((pl.col("format") == "dmesg_kmsg") & message.str.contains("\\x", literal=True)).to_series().fill_null(False)
+    if not escaped.any():
+        return framed
+    hex_text = message.str.encode("hex").str.replace_many(list(_KMSG_ESCAPES), list(_KMSG_ESCAPES.values()))
+    decoded = pl.when(hex_text.str.contains(_UTF8_HEX)).then(hex_text).str.decode("hex").cast(pl.String)
+    read = framed.filter(escaped).select(pl.coalesce(decoded, message)).to_series()
+    return framed.with_columns(framed["message"].scatter(escaped.arg_true(), read))
 
 
 def _covering(events: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
@@ -487,12 +536,28 @@ def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 def _parse_dmesg_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """``dmesg --json`` records: each framed as a dmesg line is (its boot seconds, its level) and read by the
     rules; an event then covers every line of the records it was made of."""
-    records = _json_records(lines)
+    compact = lines.select(_is_compact_record(pl.col("text"))).to_series()
+    parts = []
+    if not compact.all():
+        parts.append(_json_records(lines.filter(~compact)))
+    if compact.any():
+        parts.append(_compact_records(lines.filter(compact)))
+    records = pl.concat(parts).sort(*file_column(lines), "line")
     return _covering(kernel_rules(_framed_json(records), ctx), records)
 
 
+def _compact_records(lines: pl.DataFrame) -> pl.DataFrame:
+    """One row a record of `jq -c`'s one-line records, its fields as :func:`_json_records` gives them."""
+    head = pl.col("text").str.extract_groups(_JSON_COMPACT).struct
+    return lines.select(
+        *file_column(lines), "line", record_lines=pl.lit(1, pl.Int32), fac=head.field("fac"),
+        pri=head.field("pri").str.strip_chars('"'), time=head.field("time"), msg=pl.col("text").str.json_path_match("$.msg"),
+    )
+
+
 def _json_records(lines: pl.DataFrame) -> pl.DataFrame:
-    """One row a ``dmesg --json`` record: its first line, the lines it spans and its fields as written."""
+    """One row a ``dmesg --json`` record: its first line, the lines it spans and its fields (a string's quotes and
+    escapes undone, the time as written)."""
     text = pl.col("text")
     field = text.str.extract_groups(_JSON_FIELD).struct
     opened = (text.str.contains(_JSON_OPEN) | starts_file(lines)).cum_sum()
@@ -507,12 +572,12 @@ def _json_records(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("line").first(),
         record_lines=pl.len().cast(pl.Int32),
         **{name: pl.col("value").filter(pl.col("name") == name).first() for name in ("fac", "pri", "time", "msg")},
-    ).sort(*file_column(lines), "line")
+    ).select(*file_column(lines), "line", "record_lines", "fac", _json_value("pri"), "time", _json_value("msg"))
 
 
 def _framed_json(records: pl.DataFrame) -> pl.DataFrame:
     # "pri" is a number (facility × 8 + level) or, decoded, a name
-    msg, pri = _json_value("msg"), _json_value("pri")
+    msg, pri = pl.col("msg"), pl.col("pri")
     number = pri.cast(pl.Int32, strict=False)
     level = pl.coalesce((number % 8).cast(pl.String), pri)
     return records.select(
@@ -527,7 +592,7 @@ def _framed_json(records: pl.DataFrame) -> pl.DataFrame:
 def _json_value(field: str) -> pl.Expr:
     """A record field's value as JSON reads it (a string's quotes and escapes undone), else as written."""
     parsed = pl.concat_str(pl.lit('{"v":'), pl.col(field), pl.lit("}")).str.json_path_match("$.v")
-    return pl.coalesce(parsed, pl.col(field))
+    return pl.coalesce(parsed, pl.col(field)).alias(field)
 
 
 def _framed_boot_stamp(lines: pl.DataFrame) -> pl.DataFrame:
@@ -761,7 +826,7 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
         pl.when(opens_run).then(opens_dump).when(rejoins).then(pl.lit(True)).when(after_gap).then(pl.lit(False))
         .when(row % _FILE_ROWS == 0).then(opens_dump).forward_fill()
     )
-    opens_record = head & ~(run_has_header & dump) | new_file
+    opens_record = head & ~((run_has_header | _in_headless_dump(after_gap | new_file)) & dump) | new_file
     killed = pl.col("killed_pid").is_not_null()
     return lines.with_columns(
         record=_record_ids(lines, opens_record, rejoins),
@@ -769,6 +834,20 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
         block=(is_header | killed.shift(1, fill_value=False) | new_file).cum_sum(),
         episode=(is_header | new_file).cum_sum(),
     )
+
+
+def _in_headless_dump(breaks: pl.Expr) -> pl.Expr:
+    """Whether a line goes on with a dump whose report's head is not there (a paste of an OOM report's middle): the
+    dump lines after a task's CPU line ("CPU: 3 PID: 3974 Comm: apk …", where dump_stack() starts), the memory.stat
+    lines under a "Memory cgroup stats for …:" line; each until a line of another form or a line left out of the
+    rules (``breaks``)."""
+    cpu, stats = pl.col("cpu_pid").is_not_null(), pl.col("stats_memcg").is_not_null()
+    stat_line = pl.col("message").str.contains("^" + _STAT_LINE)
+
+    def run(opens: pl.Expr, goes_on: pl.Expr) -> pl.Expr:
+        return pl.when(opens).then(pl.lit(True)).when(~goes_on | breaks).then(pl.lit(False)).forward_fill().fill_null(False) & ~opens
+
+    return run(cpu, pl.col("dump") | pl.col("continuation")) | run(stats, stat_line)
 
 
 def _rejoins_ghes_record(lines: pl.DataFrame) -> pl.Expr:
@@ -855,8 +934,8 @@ _CGROUP = pl.coalesce(
 _MEMCG_USED = pl.coalesce("memcg_used", "carried_memcg_used")
 _MEMCG_LIMIT = pl.coalesce("memcg_limit", "carried_memcg_limit")
 _CPUSET_VALUE = pl.coalesce("cpuset_cpuset", "summary_cpuset", "carried_summary_cpuset")
-_HEAD_PIDS = ("head_hung_pid", "head_lockup_pid", "head_fault_pid", "head_trap_pid")
-_HEAD_NAMES = ("head_hung_name", "head_lockup_name", "head_fault_name", "head_trap_name", "head_alloc_name")
+_HEAD_PIDS = ("head_hung_pid", "head_lockup_pid", "head_fault_pid", "head_trap_pid", "head_unreaped_pid")
+_HEAD_NAMES = ("head_hung_name", "head_lockup_name", "head_fault_name", "head_trap_name", "head_alloc_name", "head_unreaped_name")
 
 
 def _assemble(records: pl.DataFrame) -> pl.DataFrame:
@@ -950,6 +1029,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "memcg_failcnt": number("memcg_failcnt", "carried_memcg_failcnt"),
         "memcg_unlimited": flag(_MEMCG_LIMIT.cast(pl.Int64, strict=False) >= _UNLIMITED_KB),
         "reaper": flag(col("reaper_pid").is_not_null()),
+        "reap_failed": flag(col("head_unreaped_pid").is_not_null()),
         "task_table": flag(col("task_pid").is_not_null()),
         **{f"{name}_pages": number(f"task_{name}") for name in ("total_vm", "rss", "rss_anon", "rss_file", "rss_shmem")},
         "tgid": number("task_tgid"), "pgtables": number("task_pgtables"), "swapents": number("task_swapents"),
