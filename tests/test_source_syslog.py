@@ -16,7 +16,7 @@ from rca import sources
 from rca.ingest import parse_lines
 from rca.sources import _syslog, kernel, lines_frame
 from rca.sources._base import ParseContext
-from tests.conftest import DATA, FIXED_MTIME
+from tests.conftest import DATA, FIXED_MTIME, fixture_path
 
 FOLDER = DATA / "syslog"
 KI = 1024
@@ -941,21 +941,14 @@ def test_systemd_oomd_248_pressure_wording_and_a_cut_podman_event() -> None:
 
 
 def test_short_monotonic_journal_lines_of_programs_count_for_syslog() -> None:
-    # systemd/systemd pull #42321 (bluca, 2026-05-26): TEST-55-OOMD's journal in `-o short-monotonic`, the block's
-    # indentation removed (its last, cut line dropped).
-    text = (
-        "[   77.740597] systemd-oomd[659]: Memory pressure for /system.slice is 85.03% > 80.00% for > 2s with reclaim activity\n"
-        "[   77.745326] TEST-55-OOMD.sh[1292]: + journalctl --sync\n"
-        "[   77.749125] systemd-oomd[659]: Considered 19 cgroups for killing, top candidates were:\n"
-        "[   77.749128] systemd-oomd[659]:         Path: /system.slice/systemd-journald.service\n"
-        "[   77.749134] systemd-oomd[659]:                 Current Memory Usage: 55.5M\n"
-        "[   77.749597] systemd-oomd[659]: oomd attempting to kill 407 with KILL\n"
-        "[   77.749670] systemd-oomd[659]: Marked /system.slice/systemd-journald.service for killing due to memory pressure for "
-        "/system.slice being 85.03% > 80.00% for > 2s with reclaim activity\n"
-        "[   77.752252] systemd[1]: systemd-journald.service: systemd-oomd killed 1 process(es) in this unit.\n"
-    )
+    # systemd/systemd pull #42321: TEST-55-OOMD's journal in `-o short-monotonic`. Every line is a program's under a
+    # boot stamp: the kernel's sniffer does not count such lines as its own, so the file is the syslog source's.
+    path = fixture_path("journal_monotonic_oomd_marked_journald_01.log")
+    text = path.read_text()
     assert sources.get("syslog").sniff(text.splitlines()) == pytest.approx(0.85)
-    events = rca.parse_text(text, format="syslog")
+    assert sources.get("kernel").sniff(text.splitlines()) == 0.0
+    events = rca.parse_text(text, file=path.name)
+    assert set(events["source"].to_list()) == {"syslog"}
     assert events.select("line", "kind", "pid", "process").filter(pl.col("kind") != "log").rows() == [
         (1, "memory_pressure", None, "system.slice"),
         (6, "process_killed", 407, None),

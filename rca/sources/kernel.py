@@ -337,9 +337,10 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     text = pl.col("text")
     # a line of `dmesg --json` counts in a head that holds its time line or its "dmesg": [ (braces alone are any JSON's)
     json_line = (text.str.contains(_JSON_FIELD) | text.str.contains(_JSON_SYNTAX)) & _json_anchor(text).any().over("head")
-    kinds = heads.with_columns(
+    dmesg, program = pl.col("dmesg"), pl.col("program")
+    kinds = heads.with_columns(dmesg=_is_dmesg(text), program=_is_program_line(text)).with_columns(
         header=text.str.contains(_JOURNAL_HEADER),
-        mine=_is_dmesg(text) | _is_kernel_envelope(text) | json_line | _is_compact_record(text),
+        mine=dmesg & (~program | (dmesg & ~program).any().over("head")) | _is_kernel_envelope(text) | json_line | _is_compact_record(text),
         bare=text.str.contains(_BARE_MESSAGE),
         indented=text.str.contains(r"^\s"),
     ).with_columns(
@@ -374,6 +375,18 @@ def _uncolored(lines: pl.DataFrame) -> pl.DataFrame:
     if not lines["text"].str.contains("\x1b", literal=True).any():
         return lines
     return lines.with_columns(pl.col("text").str.replace_all(_SGR, ""))
+
+
+# A program's own line under a boot stamp ("[   77.740597] systemd-oomd[659]: …"): dmesg holds a few (what systemd and
+# udevd write to /dev/kmsg at boot) among the kernel's, a `journalctl -o short-monotonic` of programs nothing else.
+# For sniffing they are the kernel's only beside lines of its own. The kernel's reports of a process's fault read
+# alike ("python3[4242]: segfault at 0 ip …") and are its own.
+_PROGRAM_UNDER_BOOT_STAMP = r"^\[ *[0-9]+\.[0-9]+\] (?:[^ \t\[\]]+ )?[A-Za-z0-9_.@/-]+\[[0-9]+\]: "
+_PROCESS_FAULT = r"\]: (?:segfault at|general protection|trap )"
+
+
+def _is_program_line(text: pl.Expr) -> pl.Expr:
+    return text.str.contains(_PROGRAM_UNDER_BOOT_STAMP) & ~text.str.contains(_PROCESS_FAULT)
 
 
 def _is_dmesg(text: pl.Expr) -> pl.Expr:
