@@ -1014,3 +1014,14 @@ def test_crio_names_the_pod_of_a_container_it_creates_and_of_a_network_it_sets_u
     # The envelope's microseconds, and CRI-O stays the process.
     assert events["ts"][1] == datetime(2022, 3, 6, 13, 30, 35, 277165, tzinfo=UTC)
     assert set(events["process"]) == {"crio"} and set(events["severity"]) == {"info"}
+
+
+def test_a_host_its_poster_hid_is_no_host() -> None:
+    # gpud #70 and others paste journal lines with the host replaced by "...": the line is still framed, with no host.
+    events = rca.parse_text(
+        "Dec  1 03:17:05 ... kernel: [ 7063.100000] Memory cgroup out of memory: Killed process 4242 (python) total-vm:100kB, "
+        "anon-rss:50kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:10kB oom_score_adj:0\n"
+        "Dec  1 03:17:06 gpu-1 kernel: [ 7064.100000] eth0: link up\n",
+        reference_time=FIXED_MTIME,
+    )
+    assert events.select("host", "kind", "pid", "boot_seconds").rows() == [(None, "oom_kill", 4242, 7063.1), ("gpu-1", "log", None, 7064.1)]

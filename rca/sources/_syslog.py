@@ -294,7 +294,8 @@ def _with_real_host(parts: pl.DataFrame, *envelopes: str, empty_host_envelopes: 
     letter or digit, unless the program gives its pid or is one with rules of its own ("PC kernel:" is a host
     of capitals, "ERROR main:" a log level, "2024-12-04T10:00:00Z root: …" python logging). rsyslog's empty host
     in its traditional format (two spaces after the time, captured as ""), in ``empty_host_envelopes``, is no log
-    level: it is an envelope, its host null."""
+    level: it is an envelope, its host null. A host of no letter or digit at all is one its poster hid ("...",
+    "***"): the envelope stands, its host null."""
     real = {}
     for name in envelopes:
         host, program = pl.col(name).struct.field("host"), pl.col(name).struct.field("program")
@@ -302,7 +303,8 @@ def _with_real_host(parts: pl.DataFrame, *envelopes: str, empty_host_envelopes: 
             host.str.contains("(?:^$|[a-z0-9])" if name in empty_host_envelopes else "[a-z0-9]").fill_null(False)
             | pl.col(name).struct.field("pid").is_not_null() | program.is_in(list(_PROGRAM_RULES))
         )
-        real[name] = pl.when(plausible).then(pl.col(name).struct.with_fields(host=pl.field("host").replace("", None)))
+        named = pl.when(pl.field("host").str.contains("[A-Za-z0-9]")).then(pl.field("host"))
+        real[name] = pl.when(plausible).then(pl.col(name).struct.with_fields(host=named))
     return parts.with_columns(**real)
 
 
