@@ -250,6 +250,8 @@ def host_frames(events: pl.LazyFrame, taken: dict[str, str] | None = None) -> It
         collected = prepared(frame).collect(engine="streaming")
         if host is not None or not collected.is_empty():
             yield collected
+        # Held here while the next host is read, the frame the stage is done with would double the peak (1.4 → 1.9 GB at 1 GB).
+        del collected
 
 
 MapHosts = Callable[[Callable[[pl.DataFrame], "HostStage"], Iterable[pl.DataFrame]], Iterable["HostStage"]]
