@@ -1652,3 +1652,21 @@ def test_a_captured_warning_keeps_its_source_line_and_a_lone_warning_stays_alone
     assert events.select("line", "n_lines", "severity", "ts_quality").rows() == [
         (1, 2, "warning", "exact"), (3, 1, "warning", "missing"), (4, 1, None, "missing"),
     ]
+
+
+def test_a_tgi_shard_traceback_with_blank_separated_frames_ends_at_its_rank_field() -> None:
+    # text-generation-inference issue #1354: the launcher relays a shard's traceback with a blank line after each
+    # frame and the span's fields on a line of their own; n_lines counts the 8 lines that are not blank.
+    frame = 'File "/opt/conda/lib/python3.10/site-packages/text_generation_server/models/custom_modeling/flash_rw_modeling.py"'
+    events, _, _ = _parse(
+        f"  {frame}, line 557, in <listcomp>\n    FlashRWLayer(layer_id, config, weights)\n\n"
+        f"  {frame}, line 385, in __init__\n    self.self_attention = FlashRWAttention(\n\n"
+        f"  {frame}, line 138, in __init__\n    raise ValueError(\n\n"
+        "ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: 71 and `num_shards`: 2\n"
+        " rank=0\n"
+        "2023-12-16T09:36:24.632149Z ERROR text_generation_launcher: Shard 0 failed to start\n"
+    )
+    assert events.select("line", "n_lines", "kind").rows() == [(1, 8, "traceback"), (12, 1, "log")]
+    traceback = one(events, "traceback")
+    assert traceback["attrs"]["exc_type"] == "ValueError"
+    assert traceback["message"].endswith("(got `num_heads`: 71 and `num_shards`: 2\n rank=0")

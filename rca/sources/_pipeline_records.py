@@ -80,8 +80,11 @@ _OPENS_RECORD = "|".join(
 # every run below is a contiguous block: neighbours and run starts need no hashed windows.
 _NEW_PARTITION = pl.col("new_partition")
 # Each shape is matched once, into a column the record logic reads as often as it needs.
+# text-generation-inference's launcher prints a shard's event with its span's fields after the message, so the
+# traceback a shard printed ends in a line " rank=0".
+_SPAN_FIELDS = r"^ rank=[0-9]+$"
 _SHAPES = {
-    "header": _PY_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "py_frame": _PY_FRAME, "exception": PY_EXCEPTION_LINE,
+    "span_fields": _SPAN_FIELDS, "header": _PY_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "py_frame": _PY_FRAME, "exception": PY_EXCEPTION_LINE,
     "java_continuation": _JAVA_CONTINUATION, "java_frame": _JAVA_FRAME,
     "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION, "cpp_tail": CPP_TAIL,
 }
@@ -128,8 +131,11 @@ def _python() -> tuple[pl.Expr, pl.Expr]:
     closing = (~frame_like & ~_next(chain) & ~_next(cpp_tail) & ~(cpp_tail & _next(_shape("indented")))).cast(pl.Int64)
     closings_before = closing.cum_sum() - closing
     closed_before = closings_before - _at_run_start(closings_before, opens_segment) > 0
-    # better_exceptions and loguru's diagnose leave a blank line between the last frame's annotations ("└ …") and the exception.
-    after_frame = exception & ~(pl.col("after_gap") & ~_prev(chain) & ~_prev(pl.col("body").str.contains("└", literal=True)))
+    # better_exceptions and loguru's diagnose leave a blank line between the last frame's annotations ("└ …") and the exception;
+    # text-generation-inference's shard output one after every frame, so there the exception's blank line is one more.
+    gap_frames = (pl.col("after_gap") & frame).cast(pl.Int64)
+    gapped = gap_frames.cum_sum() - _at_run_start(gap_frames.cum_sum() - gap_frames, opens_segment) > 0
+    after_frame = exception & ~(pl.col("after_gap") & ~_prev(chain) & ~_prev(pl.col("body").str.contains("└", literal=True)) & ~gapped)
     member = _at_run_start(start, opens_segment) & ~closed_before & (frame_like | after_frame | _next(chain) | cpp_tail)
     return member, _at_run_start(pl.col("line"), opens_segment)
 
@@ -241,6 +247,7 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
         keyed = keyed.with_columns(rich_member=pl.lit(False), rich_start=pl.lit(None, pl.Int64))
     py_member, py_start = _python()
     keyed = keyed.with_columns(py_member=py_member & ~pl.col("rich_member"), py_start=py_start)
+    keyed = keyed.with_columns(py_member=pl.col("py_member") | (_shape("span_fields") & _prev(pl.col("py_member")) & ~_NEW_PARTITION))
     if keyed.select(pl.col("body").str.ends_with(_IPYTHON_TITLE).any()).item():
         keyed = keyed.with_columns(_ipython_traceback(~pl.col("py_member") & ~pl.col("rich_member")))
     else:
