@@ -221,8 +221,15 @@ def _from_kubelet(killed: pl.DataFrame) -> Stage:
     container = first["container"] or "the container"
     figures = {"oom_kills": killed.height, "exit_code": first["exit_code"]}
     return Stage("cgroup", CGROUP_QUESTION, "limit_hit", True,
-                 f"yes: Kubernetes reports {container} OOMKilled (exit {first['exit_code'] or 137}): the kernel killed it at its cgroup "
+                 f"yes: Kubernetes reports {container} OOMKilled ({_exit_told(first['exit_code'])}): the kernel killed it at its cgroup "
                  "limit (no kernel log or cgroup files to show the figures)", figures, evidence(killed))
+
+
+def _exit_told(exit_code: int | None) -> str:
+    if exit_code is None:
+        return "no exit code given"
+    # The OOM killer took one of the container's processes, not its main one, which then exited on its own.
+    return "exit 0: a process in it was killed, its main process then exited cleanly" if exit_code == 0 else f"exit {exit_code}"
 
 
 def _from_eviction(evictions: pl.DataFrame) -> Stage:

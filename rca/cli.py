@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -13,10 +15,11 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 
-from rca.ingest import FileResult, IngestOptions, IngestReport, ingest as run_ingest
 from rca.errors import RcaError
+from rca.ingest import FileResult, IngestOptions, IngestReport
+from rca.ingest import ingest as run_ingest
 from rca.store import open_store
 
 if TYPE_CHECKING:
@@ -146,12 +149,12 @@ def _print_summary(report: IngestReport) -> None:
     for row in s["by_source_kind"]:
         table.add_row(row["source"], row["kind"], f"{row['events']:,}")
     if s["by_source_kind"]:
-        out.print(table)
+        _print_table(table)
     if s["problem_files"]:
         problems = Table("file", "status", "problem", title="files with problems")
         for row in s["problem_files"]:
             problems.add_row(row["path"], row["status"], row["error"] or "")
-        out.print(problems)
+        _print_table(problems)
 
 
 kb_app = typer.Typer(help="The failure-mode knowledge base: validate, list, show, and explain a match.", no_args_is_help=True)
@@ -185,7 +188,7 @@ def kb_list(kb: KbOption = None) -> None:
     table = Table("id", "title", "rules", "steps", "shared checklist")
     for row in summary.iter_rows(named=True):
         table.add_row(row["id"], row["title"], str(row["rules"]), str(row["steps"]), row["shared_checklist"] or "")
-    out.print(table)
+    _print_table(table)
 
 
 @kb_app.command("show")
@@ -217,7 +220,7 @@ def kb_match(incident_id: str, store: StoreOption = "rca-store", kb: KbOption = 
     table = Table("entry", "rule score", "rule", "weight", "matched")
     for row in why.iter_rows(named=True):
         table.add_row(row["kb_id"], f"{row['rule_score']:.2f}", row["rule"], f"{row['weight']:+g}" + (" (required)" if row["required"] else ""), "yes" if row["matched"] else "")
-    out.print(table)
+    _print_table(table)
 
 
 def _print_correlation(report: dict, store: str) -> None:
@@ -228,7 +231,7 @@ def _print_correlation(report: dict, store: str) -> None:
         for row in report["alignment"]:
             skew = "" if row["residual_skew_s"] is None else f"{row['residual_skew_s']:.3f}"
             table.add_row(row["host"] or "-", row["file"], str(row["boot"]), row["method"], str(row["events"]), str(row["matches"]), row["boot_time"] or "-", skew)
-        out.print(table)
+        _print_table(table)
     for row in report["year_shifts"]:
         out.print(f"[yellow]year corrected:[/] {row['host'] or '(no host)'} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
     taken: dict[str, list[str]] = {}
@@ -301,7 +304,7 @@ def eval_command(
     table = Table("mode", "truth", "matched", "recall", "KB correct", title="per failure mode")
     for row in report.per_mode:
         table.add_row(row["mode_id"], str(row["truth"]), str(row["matched"]), f"{row['recall']:.2f}", "" if row["kb_correct"] is None else str(row["kb_correct"]))
-    out.print(table)
+    _print_table(table)
 
 
 _TIME_FORMATS = ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%d"]
@@ -363,7 +366,8 @@ def incidents_command(
     if as_json:
         sys.stdout.write(found.write_ndjson())
         return
-    table = Table("incident", "start (UTC)", "host", "kind", "pod / pid", "GPU", "events", "sources", "signals", title=f"{found.height} incidents")
+    table = Table(_whole("incident", found["incident_id"]), _whole("start (UTC)", ["0000-00-00 00:00:00"]), "host", "kind", "pod / pid", "GPU",
+                  "events", "sources", "signals", title=f"{found.height} incidents")
     for row in found.iter_rows(named=True):
         who = "/".join(x for x in (row["namespace"], row["pod"]) if x) or (f"pid {row['pid']}" if row["pid"] else "-")
         hosts = (row["host"] or "-") + (f" +{len(row['hosts']) - 1}" if len(row["hosts"]) > 1 else "")
@@ -371,7 +375,17 @@ def incidents_command(
         table.add_row(row["incident_id"], f"{row['start']:%Y-%m-%d %H:%M:%S}" if row["start"] else "?", hosts, row["anchor_kind"], who,
                       "" if row["gpu_index"] is None else str(row["gpu_index"]), str(row["n_events"]), ",".join(row["sources"] or []),
                       _signal_summary(row) + (f" span {span}" if span and span != "+00:00" else ""))
-    out.print(table)
+    _print_table(table)
+
+
+def _print_table(table: Table) -> None:
+    # Piped into a file or a pager with no COLUMNS, rich would squeeze every table into 80 columns.
+    (out if out.is_terminal or "COLUMNS" in os.environ else Console(width=200)).print(table)
+
+
+def _whole(header: str, values: Iterable[str | None]) -> Column:
+    """A column of ids that are copied into the next command: never cut or wrapped, however narrow the terminal."""
+    return Column(header, no_wrap=True, min_width=max((len(v) for v in values if v), default=len(header)))
 
 
 def _signal_summary(row: dict) -> str:
@@ -501,8 +515,8 @@ def modes_command(
 
 
 def _print_modes(modes: pl.DataFrame) -> None:
-    table = Table("mode", "status", "size", "entry", "conf.", "label", "hosts", "first seen (UTC)", "last seen (UTC)", "medoid",
-                  title=f"{modes.height} failure modes")
+    table = Table(_whole("mode", modes["mode_id"]), "status", "size", "entry", "conf.", "label", "hosts", "first seen (UTC)", "last seen (UTC)",
+                  _whole("medoid", modes["medoid_incident"]), title=f"{modes.height} failure modes")
     for row in modes.iter_rows(named=True):
         hosts = ", ".join(row["hosts"][:3]) + (f" +{len(row['hosts']) - 3}" if len(row["hosts"]) > 3 else "")
         entry = f"[red]{row['kb_id']}[/]" if row["kb_id"] == "unknown" else row["kb_id"]
@@ -510,7 +524,7 @@ def _print_modes(modes: pl.DataFrame) -> None:
         new = f" (+{row['new_incidents']})" if row["new_incidents"] and row["status"] != "new" else ""
         table.add_row(row["mode_id"], row["status"], f"{row['size']}{new}", entry, f"{row['kb_confidence']:.2f}", row["label"], hosts,
                       *seen, row["medoid_incident"])
-    out.print(table)
+    _print_table(table)
 
 
 @app.command("digest")
@@ -637,7 +651,7 @@ def snapshot_diff_command(
     for row in grown.iter_rows(named=True):
         table.add_row(row["frame"], _mib(row["bytes_growth"], signed=True), f"{row['count_growth']:+d}", _mib(row["bytes_before"]),
                       _mib(row["bytes_after"]))
-    out.print(table)
+    _print_table(table)
 
 
 def _mib(size: int, signed: bool = False) -> str:

@@ -90,3 +90,22 @@ def test_kb_commands() -> None:
     assert shown.exit_code == 0 and "Xid" in shown.output
     missing = runner.invoke(app, ["kb", "show", "no-such-mode"])
     assert missing.exit_code == 2
+
+
+def test_piped_incident_table_keeps_whole_ids_and_times(tmp_path: Path) -> None:
+    # Piped (no terminal, no COLUMNS), rich would squeeze the table into 80 columns and cut the ids the next command needs.
+    logs = tmp_path / "logs" / "gpu-node-with-a-long-name-07.us-central1-a.c.ml-training-prod.internal"
+    logs.mkdir(parents=True)
+    (logs / "train.log").write_text(
+        "2026-11-30 10:00:05,000 ERROR DataLoader worker (pid 4242) is killed by signal: Killed.\n"
+        "2026-11-30 11:00:05,000 ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity "
+        "of 79.15 GiB of which 1.06 GiB is free.\n"
+    )
+    store = tmp_path / "store"
+    assert runner.invoke(app, ["ingest", str(tmp_path / "logs"), "--store", str(store), "--workers", "1"]).exit_code == 0
+    for narrow in ({"COLUMNS": None}, {"COLUMNS": "60"}):
+        result = runner.invoke(app, ["incidents", "--store", str(store)], env=narrow)
+        assert result.exit_code == 0, result.output
+        for incident in rca.open_store(store).incidents()["incident_id"]:
+            assert incident in result.output
+        assert "2026-11-30 10:00:05" in result.output

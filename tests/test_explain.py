@@ -157,6 +157,16 @@ def test_kernel_memcg_oom_without_cgroup_files() -> None:
     assert explanation.kb_id == "container-memory-limit"
 
 
+@pytest.mark.parametrize(("exit_code", "told"), [(137, "(exit 137)"), (0, "(exit 0: a process in it was killed, its main process then exited cleanly)")])
+def test_kubelet_oomkilled_alone_gives_the_exit_code_it_read(exit_code: int, told: str) -> None:
+    # OOMKilled with exit 0 is real (kubernetes/kubernetes #131530): the report must not turn it into 137.
+    explanation = walk(event_frame(killed_container(exit_code=exit_code)))
+    stage = explanation.stage("cgroup")
+    assert (stage.verdict, stage.figures["exit_code"]) == ("limit_hit", exit_code)
+    assert stage.summary.startswith(f"yes: Kubernetes reports trainer OOMKilled {told}: ")
+    assert explanation.kb_id == "container-memory-limit"
+
+
 def test_global_oom_is_the_node_running_out() -> None:
     events = parse_text(
         "Nov 30 12:00:01 node-a kernel: [ 7063.100300] Out of memory: Killed process 777 (java) total-vm:9000000kB, anon-rss:7000000kB, "

@@ -393,6 +393,9 @@ def test_every_typical_incident_gets_its_own_entry(kb) -> None:
         ({"kinds": ["xid"], "xid_codes": [79]}, "gpu-hardware-fault"),
         ({"anchor_kind": "cuda_oom", "kinds": ["cuda_oom", "nccl_timeout"], "hosts": ["a", "b", "c", "d"]}, "nccl-timeout-cascade"),
         ({"anchor_kind": "cuda_oom", "kinds": ["cuda_oom"], "growth_shape": "steady_leak"}, "gpu-memory-leak-autograd"),
+        # kubelet's OOMKilled alone, from a `kubectl describe pod` copied without the node's logs
+        ({"anchor_kind": "container_oomkilled", "signature": "container_oomkilled: Last State: Terminated Reason: OOMKilled Exit Code: <NUM>",
+          "oom_constraint": None, "cgroup_peak_over_limit": None}, "container-memory-limit"),
         # the container's cgroup files alone (no kernel log): OOM kills counted, peak at the limit
         ({"anchor_kind": "container_oomkilled", "cgroup_oom_kills": 1, "cgroup_peak_over_limit": 1.0, "cgroup_peak_bytes": 16 * GIB},
          "container-memory-limit"),
