@@ -129,7 +129,9 @@ def cgroup_stage(walk: Walk) -> Stage:
     """Peak against limit from the pod's cgroup files, else the kernel's and kubelet's account of the kill."""
     resources = _pod_resources(walk)
     readings = _cgroup_readings(walk)
-    kills = walk.kinds("oom_kill").filter(pl.col("source") == "kernel")
+    # Kubernetes' account of the kernel's kill (kubelet's SystemOOM event, node-problem-detector's quote of the kill
+    # line) stands in for the kernel log when it tells which OOM killer struck.
+    kills = walk.kinds("oom_kill").filter((pl.col("source") == "kernel") | signals.kill_constraint().is_not_null())
     if readings.height:
         stage = _from_readings(walk, readings, kills)
     elif kills.height:
@@ -211,9 +213,11 @@ def _from_kernel(kills: pl.DataFrame) -> Stage:
         at = f": its cgroup {figures['cgroup']} was at {size(usage)} of its {size(limit)} limit" if limit else ""
         rss = f", anon-rss {size(anon)} ({figures['anon_rss_over_limit']:.0%} of the limit)" if figures["anon_rss_over_limit"] else ""
         return Stage("cgroup", CGROUP_QUESTION, "limit_hit", True, f"yes: the memory-cgroup OOM killer killed {victim}{at}{rss}", figures, lines)
+    rss = f" (anon-rss {size(anon)})" if anon is not None else ""
+    told = "" if first["source"] == "kernel" else f", as {first['source']} reports it"
     return Stage("cgroup", CGROUP_QUESTION, "node_exhausted", True,
-                 f"no, the node ran out: the kernel's {first['constraint'] or 'global'} OOM killer killed {victim} (anon-rss {size(anon)}), "
-                 "not a cgroup limit", figures, lines)
+                 f"no, the node ran out: the kernel's {first['constraint'] or 'global'} OOM killer killed {victim}{rss}{told}, not a cgroup limit",
+                 figures, lines)
 
 
 def _from_kubelet(killed: pl.DataFrame) -> Stage:

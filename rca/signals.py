@@ -380,10 +380,12 @@ def _summary_constraint() -> pl.Expr:
 
 
 def kill_constraint() -> pl.Expr:
-    """memcg / system / cpuset / mempolicy of a kernel kill line: its ``oom-kill:`` summary, else the kill line's wording."""
+    """memcg / system / cpuset / mempolicy of a kernel kill line (or kubelet's SystemOOM): its ``oom-kill:`` summary, else its wording."""
     from_message = (
         pl.when(pl.col("message").str.contains("(?i)memory cgroup out of memory")).then(pl.lit("memcg"))
         .when(pl.col("message").str.contains("(?i)out of memory")).then(pl.lit("system"))
+        # kubelet's SystemOOM event: its OOM watcher saw the kernel kill in the root cgroup, the node's own OOM killer.
+        .when(pl.col("message").str.contains("(?i)system oom encountered")).then(pl.lit("system"))
     )
     return pl.coalesce(_summary_constraint(), from_message)
 

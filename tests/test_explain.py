@@ -167,6 +167,20 @@ def test_kubelet_oomkilled_alone_gives_the_exit_code_it_read(exit_code: int, tol
     assert explanation.kb_id == "container-memory-limit"
 
 
+def test_kubelet_system_oom_event_alone_is_the_node_running_out() -> None:
+    # `kubectl describe node` copied without the node's dmesg: kubelet's SystemOOM event is the only account of the kill.
+    events = parse_text(
+        "Events:\n  Type     Reason     Age   From     Message\n  ----     ------     ----  ----     -------\n"
+        "  Warning  SystemOOM  12m   kubelet  System OOM encountered, victim process: python, pid: 4242\n",
+        file="node-a/describe-node.txt", host="node-a", format="k8s",
+    )
+    explanation = walk(events)
+    stage = explanation.stage("cgroup")
+    assert (stage.verdict, stage.figures["constraint"], explanation.deciding_stage) == ("node_exhausted", "system", "cgroup")
+    assert stage.summary == "no, the node ran out: the kernel's system OOM killer killed pid 4242 (python), as k8s reports it, not a cgroup limit"
+    assert explanation.kb_id == "node-memory-overcommit"
+
+
 def test_global_oom_is_the_node_running_out() -> None:
     events = parse_text(
         "Nov 30 12:00:01 node-a kernel: [ 7063.100300] Out of memory: Killed process 777 (java) total-vm:9000000kB, anon-rss:7000000kB, "

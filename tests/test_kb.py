@@ -396,6 +396,8 @@ def test_every_typical_incident_gets_its_own_entry(kb) -> None:
         # kubelet's OOMKilled alone, from a `kubectl describe pod` copied without the node's logs
         ({"anchor_kind": "container_oomkilled", "signature": "container_oomkilled: Last State: Terminated Reason: OOMKilled Exit Code: <NUM>",
           "oom_constraint": None, "cgroup_peak_over_limit": None}, "container-memory-limit"),
+        # kubelet's SystemOOM events alone, from a `kubectl describe node` (the correlation stage reads the constraint off them)
+        ({"anchor_kind": "oom_kill", "oom_constraint": "system", "signature": "oom_kill: System OOM encountered"}, "node-memory-overcommit"),
         # the container's cgroup files alone (no kernel log): OOM kills counted, peak at the limit
         ({"anchor_kind": "container_oomkilled", "cgroup_oom_kills": 1, "cgroup_peak_over_limit": 1.0, "cgroup_peak_bytes": 16 * GIB},
          "container-memory-limit"),
