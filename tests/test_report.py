@@ -219,6 +219,13 @@ def test_empty_week_says_so(stores: ReportStores, tmp_path: Path) -> None:
     assert "**No incidents in this window.**" in markdown and 'id="empty-window"' in html
     assert "No incidents to chart in this window." in markdown and "<img" not in html
     assert "No incidents in this window or the one before." in markdown
+    # It says where the incidents are, and the command that shows their busiest week.
+    timed = rca.open_store(stores.clustered).incidents().filter(pl.col("start").is_not_null())
+    weeks = timed.group_by(week=pl.col("start").dt.strftime("%G-W%V")).len().sort(["len", "week"], descending=[True, False])
+    busiest, count = weeks.row(0)
+    assert f"Its {timed.height} timed incidents start between {timed['start'].min():%Y-%m-%d %H:%M} and " in markdown
+    assert f"the busiest week is {busiest} ({count}): `rca digest --week {busiest}`" in markdown
+    assert f"<code>rca digest --week {busiest}</code>" in html
 
 
 def test_week_after_the_data_shows_every_mode_gone_quiet_with_negative_deltas(stores: ReportStores) -> None:
@@ -292,6 +299,23 @@ def test_data_quality_notes_come_from_the_manifest_and_the_correlation_report(st
     for row in unaligned:
         assert f"Clock not aligned: {code(row['file'])}" in digest.markdown
         assert f"Clock not aligned: <code>{row['file']}</code>" in digest.html
+
+
+def test_an_unaligned_clock_of_no_known_host_says_so(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "dmesg.txt").write_text(
+        "[ 5012.345678] Memory cgroup out of memory: Killed process 4242 (python) total-vm:100kB, anon-rss:10kB, file-rss:0kB, "
+        "shmem-rss:0kB, UID:0 pgtables:10kB oom_score_adj:0\n"
+    )
+    (logs / "train.log").write_text("2026-11-30 10:00:05,000 ERROR DataLoader worker (pid 5151) is killed by signal: Killed.\n")
+    from rca.correlate import correlate_store
+
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    correlate_store(rca.open_store(tmp_path / "store"))
+    digest = build_digest(tmp_path / "store", week="2026-W48")
+    assert "Clock not aligned: `dmesg.txt` on an unknown host (boot 0, " in digest.markdown
+    assert "Clock not aligned: <code>dmesg.txt</code> on an unknown host (boot 0, " in digest.html
 
 
 # --- escaping and the page itself -------------------------------------------------------------------

@@ -56,6 +56,7 @@ class Facts:
     quality: dict[str, Any]
     missing: list[str]  # sections this store cannot fill (the store is not clustered)
     missing_reason: str | None
+    elsewhere: dict[str, Any] | None  # where the store's incidents are, when none is in the window
 
 
 def gather(store: Store, window: Window, kb: KnowledgeBase) -> Facts:
@@ -91,7 +92,18 @@ def gather(store: Store, window: Window, kb: KnowledgeBase) -> Facts:
         quality=_quality(store, raw),
         missing=[] if clustered else list(NEEDS_CLUSTERING),
         missing_reason=None if clustered else _not_clustered(store),
+        elsewhere=None if this.height else _elsewhere(incidents),
     )
+
+
+def _elsewhere(incidents: pl.DataFrame) -> dict[str, Any] | None:
+    """The span of the store's timed incidents and its busiest ISO week, for a window that holds none of them."""
+    timed = incidents.filter(pl.col("start").is_not_null())
+    if timed.is_empty():
+        return None
+    weeks = timed.group_by(week=pl.col("start").dt.strftime("%G-W%V")).len().sort(["len", "week"], descending=[True, False])
+    return {"incidents": timed.height, "first": timed["start"].min(), "last": timed["start"].max(),
+            "busiest_week": weeks["week"][0], "busiest_incidents": int(weeks["len"][0])}
 
 
 def _not_clustered(store: Store) -> str:
