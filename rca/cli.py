@@ -554,7 +554,7 @@ def digest_command(
 def postmortem_command(
     incident_id: Annotated[str, typer.Argument(help="Incident to write up (from 'rca incidents').")],
     store: StoreOption = "rca-store",
-    out_path: Annotated[Path | None, typer.Option("--out", help="Notebook to write (default: postmortem-<incident>.ipynb).")] = None,
+    out_path: Annotated[Path | None, typer.Option("--out", help="Notebook to write, or a folder to write postmortem-<incident>.ipynb into (default: that name here).")] = None,
     html: Annotated[bool, typer.Option("--html", help="Also convert the executed notebook to HTML next to it.")] = False,
     redact: RedactOption = False,
     redact_rules: RedactRulesOption = None,

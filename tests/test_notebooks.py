@@ -109,7 +109,9 @@ def test_postmortem_of_a_gpu_incident_draws_the_timeline_and_the_gpu_curves(stor
 def test_postmortem_before_clustering_shows_the_best_rule_match(stores: ReportStores, tmp_path: Path) -> None:
     incidents = rca.open_store(stores.plain).incidents()
     incident_id = incidents.filter(pl.col("anchor_kind") == "oom_kill").sort("start")["incident_id"][0]
-    result = run_postmortem(stores.plain, incident_id, tmp_path / "plain.ipynb")
+    # --out as a folder, as the digest's is: the notebook gets its default name inside it.
+    result = run_postmortem(stores.plain, incident_id, tmp_path / "postmortems")
+    assert result.notebook == tmp_path / "postmortems" / f"postmortem-{incident_id}.ipynb"
     outputs, by_cell = _outputs(result.notebook)
     _assert_clean_run(outputs)
     assert result.html is None

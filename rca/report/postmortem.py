@@ -53,9 +53,18 @@ def run_postmortem(store: Store | str | os.PathLike[str], incident_id: str, out:
     opened = store if isinstance(store, Store) else open_store(store)
     if opened.incidents().filter(pl.col("incident_id") == incident_id).is_empty():
         raise InputError(f"no incident {incident_id!r} in {opened.path}; 'rca incidents' lists them")
-    target = Path(out) if out is not None else Path(f"postmortem-{incident_id}.ipynb")
+    target = _notebook_path(out, f"postmortem-{incident_id}.ipynb")
     _run(POSTMORTEM, target, {"store": _address(opened), "incident_id": incident_id}, kernel_name, redact)
     return NotebookRun(target, notebook_html(target) if html else None)
+
+
+def _notebook_path(out: str | os.PathLike[str] | None, name: str) -> Path:
+    """``out`` when it names a notebook; ``name`` inside it when it is a folder (one that exists, or a name without a
+    suffix, as the digest's ``--out`` is); ``name`` here when there is no ``out``."""
+    if out is None:
+        return Path(name)
+    path = Path(out)
+    return path / name if path.is_dir() or not path.suffix else path
 
 
 def _address(store: Store) -> str:
@@ -68,7 +77,7 @@ def run_weekly_review(store: Store | str | os.PathLike[str], week: str | None = 
     """Run ``notebooks/weekly_review.ipynb`` for ``week`` (default: the last 7 days of data); ``redact`` as for :func:`run_postmortem`."""
     opened = store if isinstance(store, Store) else open_store(store)
     window = resolve_window(opened, week=week)
-    target = Path(out) if out is not None else Path(f"weekly-review-{window.label}.ipynb")
+    target = _notebook_path(out, f"weekly-review-{window.label}.ipynb")
     _run(WEEKLY_REVIEW, target, {"store": _address(opened), "week": week}, kernel_name, redact)
     return NotebookRun(target, notebook_html(target) if html else None)
 
