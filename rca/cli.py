@@ -149,12 +149,12 @@ def _print_summary(report: IngestReport) -> None:
     for row in s["by_source_kind"]:
         table.add_row(row["source"], row["kind"], f"{row['events']:,}")
     if s["by_source_kind"]:
-        _print_table(table)
+        _wide_out().print(table)
     if s["problem_files"]:
         problems = Table("file", "status", "problem", title="files with problems")
         for row in s["problem_files"]:
             problems.add_row(row["path"], row["status"], row["error"] or "")
-        _print_table(problems)
+        _wide_out().print(problems)
 
 
 kb_app = typer.Typer(help="The failure-mode knowledge base: validate, list, show, and explain a match.", no_args_is_help=True)
@@ -188,7 +188,7 @@ def kb_list(kb: KbOption = None) -> None:
     table = Table("id", "title", "rules", "steps", "shared checklist")
     for row in summary.iter_rows(named=True):
         table.add_row(row["id"], row["title"], str(row["rules"]), str(row["steps"]), row["shared_checklist"] or "")
-    _print_table(table)
+    _wide_out().print(table)
 
 
 @kb_app.command("show")
@@ -220,7 +220,7 @@ def kb_match(incident_id: str, store: StoreOption = "rca-store", kb: KbOption = 
     table = Table("entry", "rule score", "rule", "weight", "matched")
     for row in why.iter_rows(named=True):
         table.add_row(row["kb_id"], f"{row['rule_score']:.2f}", row["rule"], f"{row['weight']:+g}" + (" (required)" if row["required"] else ""), "yes" if row["matched"] else "")
-    _print_table(table)
+    _wide_out().print(table)
 
 
 def _print_correlation(report: dict, store: str) -> None:
@@ -231,7 +231,7 @@ def _print_correlation(report: dict, store: str) -> None:
         for row in report["alignment"]:
             skew = "" if row["residual_skew_s"] is None else f"{row['residual_skew_s']:.3f}"
             table.add_row(row["host"] or "-", row["file"], str(row["boot"]), row["method"], str(row["events"]), str(row["matches"]), row["boot_time"] or "-", skew)
-        _print_table(table)
+        _wide_out().print(table)
     for row in report["year_shifts"]:
         out.print(f"[yellow]year corrected:[/] {row['host'] or '(no host)'} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
     taken: dict[str, list[str]] = {}
@@ -304,7 +304,7 @@ def eval_command(
     table = Table("mode", "truth", "matched", "recall", "KB correct", title="per failure mode")
     for row in report.per_mode:
         table.add_row(row["mode_id"], str(row["truth"]), str(row["matched"]), f"{row['recall']:.2f}", "" if row["kb_correct"] is None else str(row["kb_correct"]))
-    _print_table(table)
+    _wide_out().print(table)
 
 
 _TIME_FORMATS = ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%d"]
@@ -375,12 +375,12 @@ def incidents_command(
         table.add_row(row["incident_id"], f"{row['start']:%Y-%m-%d %H:%M:%S}" if row["start"] else "?", hosts, row["anchor_kind"], who,
                       "" if row["gpu_index"] is None else str(row["gpu_index"]), str(row["n_events"]), ",".join(row["sources"] or []),
                       _signal_summary(row) + (f" span {span}" if span and span != "+00:00" else ""))
-    _print_table(table)
+    _wide_out().print(table)
 
 
-def _print_table(table: Table) -> None:
-    # Piped into a file or a pager with no COLUMNS, rich would squeeze every table into 80 columns.
-    (out if out.is_terminal or "COLUMNS" in os.environ else Console(width=200)).print(table)
+def _wide_out() -> Console:
+    """stdout, 200 columns wide when piped into a file or a pager with no COLUMNS (rich would squeeze everything into 80)."""
+    return out if out.is_terminal or "COLUMNS" in os.environ else Console(width=200)
 
 
 def _whole(header: str, values: Iterable[str | None]) -> Column:
@@ -427,7 +427,8 @@ def timeline_command(
             frame, title = window_timeline(opened, host, _as_utc(since), _as_utc(until)), f"{host} from {since} to {until}"
     except RcaError as err:
         _fail(err)
-    out.print(swimlanes(frame, width=width or out.width, title=title))
+    drawn = _wide_out()
+    drawn.print(swimlanes(frame, width=width or drawn.width, title=title))
 
 
 @app.command("export")
@@ -524,7 +525,7 @@ def _print_modes(modes: pl.DataFrame) -> None:
         new = f" (+{row['new_incidents']})" if row["new_incidents"] and row["status"] != "new" else ""
         table.add_row(row["mode_id"], row["status"], f"{row['size']}{new}", entry, f"{row['kb_confidence']:.2f}", row["label"], hosts,
                       *seen, row["medoid_incident"])
-    _print_table(table)
+    _wide_out().print(table)
 
 
 @app.command("digest")
@@ -651,7 +652,7 @@ def snapshot_diff_command(
     for row in grown.iter_rows(named=True):
         table.add_row(row["frame"], _mib(row["bytes_growth"], signed=True), f"{row['count_growth']:+d}", _mib(row["bytes_before"]),
                       _mib(row["bytes_after"]))
-    _print_table(table)
+    _wide_out().print(table)
 
 
 def _mib(size: int, signed: bool = False) -> str:

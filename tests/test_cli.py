@@ -109,3 +109,6 @@ def test_piped_incident_table_keeps_whole_ids_and_times(tmp_path: Path) -> None:
         for incident in rca.open_store(store).incidents()["incident_id"]:
             assert incident in result.output
         assert "2026-11-30 10:00:05" in result.output
+    latest = rca.open_store(store).incidents().sort("start")["incident_id"][-1]
+    drawn = runner.invoke(app, ["timeline", latest, "--store", str(store)], env={"COLUMNS": None})
+    assert "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" in drawn.output
