@@ -522,7 +522,7 @@ class _Reader:
         if handle.damage:
             note = f"cut short inside the archive ({handle.damage}); the lines before the cut were kept"
             result.manifest.update(status="warning", error="; ".join(filter(None, [result.manifest["error"], note])))
-        elif task.previous and task.previous.sha256 == result.manifest["sha256"]:
+        elif task.previous and task.previous.stands_for(result.manifest["sha256"]):
             _discard(task, result.new_parts)
             result = ingest.FileResult(task.previous.row, change="unchanged")
         self.results.append(result)
@@ -582,7 +582,7 @@ class _Reader:
         written = splitter.written or mtime  # yearless lines take their year from when the report was written
         result = ingest.parse_batches(task, _hashed(group, state), state, size=0, mtime=written, change="rewritten" if previous else "new")
         result.manifest["bytes"] = state.raw_bytes
-        if previous and previous.sha256 == result.manifest["sha256"]:
+        if previous and previous.stands_for(result.manifest["sha256"]):
             _discard(task, result.new_parts)
             result = ingest.FileResult(previous.row, change="unchanged")
         self.results.append(result)

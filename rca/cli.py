@@ -63,7 +63,7 @@ def ingest(
     store: StoreOption = "rca-store",
     format: Annotated[str | None, typer.Option("--format", help="Parse every file as this source (kernel, kubelet, k8s, nvidia_smi, pipeline) instead of sniffing.")] = None,
     host: Annotated[str | None, typer.Option("--host", help="Host name for every event (overrides the folder layout and the log lines).")] = None,
-    tz: Annotated[str, typer.Option("--tz", help="Time zone of timestamps written without one (IANA name); a syslog or journal file whose banner or own zoned stamps tell its zone is read at that zone.")] = "UTC",
+    tz: Annotated[str, typer.Option("--tz", help="Time zone of timestamps written without one (IANA name); a syslog or journal file whose banner or own zoned stamps tell its zone is read at that zone. Files the store read with another --tz are read again.")] = "UTC",
     year: Annotated[int | None, typer.Option("--year", help="Year of timestamps written without one (default: from the file's dated lines, else its mtime).")] = None,
     boot_time: Annotated[datetime | None, typer.Option("--boot-time", help="Boot time (UTC) that boot-relative kernel timestamps count from.", formats=["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"])] = None,
     workers: Annotated[int | None, typer.Option("--workers", "-j", help="Parallel processes (default: all cores).", min=1)] = None,

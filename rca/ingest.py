@@ -19,7 +19,7 @@ import uuid
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -53,7 +53,8 @@ _DATED = (
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """Options that change how files are read; all of them are written to the manifest."""
+    """Options that change how files are read; each run records them in store.json, and a file read with other
+    ones than a run's (all but batch_bytes) is read again by it, whole."""
 
     format: str | None = None
     host: str | None = None
@@ -280,6 +281,11 @@ class Previous:
     lines: int
     parts: tuple[str, ...]
     row: dict
+    read_otherwise: bool = False  # read with other options (--tz, --year, …) than this run's: read again, whole
+
+    def stands_for(self, sha256: str | None) -> bool:
+        """Whether the events read before are those of content hashing to ``sha256``, read as this run reads."""
+        return not self.read_otherwise and self.sha256 == sha256
 
 
 @dataclass(frozen=True)
@@ -337,7 +343,7 @@ def parse_file(task: FileTask, writer: PartWriter | None = None) -> FileResult:
 
 
 def _unchanged(previous: Previous | None, size: int, mtime: datetime) -> bool:
-    return bool(previous and previous.bytes == size and previous.mtime and abs((previous.mtime - mtime).total_seconds()) < 1e-3)
+    return bool(previous and not previous.read_otherwise and previous.bytes == size and previous.mtime and abs((previous.mtime - mtime).total_seconds()) < 1e-3)
 
 
 def _failed(task: FileTask, size: int, mtime: datetime, status: str, error: str) -> FileResult:
@@ -501,7 +507,7 @@ def _resume_point(task: FileTask, size: int) -> tuple[int, int, str]:
     previous = task.previous
     if previous is None:
         return 0, 1, "new"
-    grew = size > previous.bytes and previous.sha256 and not _reader.is_compressed(task.path)
+    grew = size > previous.bytes and previous.sha256 and not previous.read_otherwise and not _reader.is_compressed(task.path)
     if grew and _reader.prefix_digest(task.path, previous.bytes) == previous.sha256:
         return previous.bytes, previous.lines + 1, "appended"
     return 0, 1, "rewritten"
@@ -775,7 +781,7 @@ def plan(root: Path, store: Store, staging: str, run_id: str, options: IngestOpt
     folders are followed once; a loop or a second path to the same file becomes a
     skipped entry, never an endless walk.
     """
-    previous = _previous_by_path(store)
+    previous = _previous_by_path(store, options)
     members = archives.members_by_container(previous)
 
     def task(path: str, provenance: str, host: str | None, problem: str | None = None) -> FileTask:
@@ -854,11 +860,26 @@ def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | 
             yield path, provenance, hosts.of(provenance), problem
 
 
-def _previous_by_path(store: Store) -> dict[str, Previous]:
+def _previous_by_path(store: Store, options: IngestOptions) -> dict[str, Previous]:
     rows = store.manifest().filter(pl.col("status").is_in(["ok", "warning", "skipped"])).to_dicts()
+    read_otherwise = _runs_with_other_options(store.meta().get("runs", []), options)
     return {
-        row["path"]: Previous(row["bytes"], row["mtime"], row["sha256"], row["lines"], tuple(row["parts"] or ()), row)
+        row["path"]: Previous(row["bytes"], row["mtime"], row["sha256"], row["lines"], tuple(row["parts"] or ()), row,
+                              read_otherwise=row["run_id"] in read_otherwise)
         for row in rows
+    }
+
+
+# batch_bytes only decides how the work is cut: the events are the same whatever it is.
+_READING_OPTIONS = tuple(option.name for option in fields(IngestOptions) if option.name != "batch_bytes")
+
+
+def _runs_with_other_options(runs: list[dict], options: IngestOptions) -> set[str]:
+    """The runs that read files with other reading options than ``options`` (an option a run does not record had its default)."""
+    wanted, default = _jsonable(options), _jsonable(IngestOptions())
+    return {
+        run["run_id"] for run in runs
+        if any(run.get("options", {}).get(name, default[name]) != wanted[name] for name in _READING_OPTIONS)
     }
 
 

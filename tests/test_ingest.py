@@ -7,7 +7,7 @@ import gzip
 import json
 import os
 import shutil
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -87,6 +87,25 @@ def test_rewritten_file_replaces_its_events(logs: Path, tmp_path: Path) -> None:
     events = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "gpu-node-2/dmesg.log")
     assert events["message"].to_list() == ["rewritten boot"]
     assert len(list((tmp_path / "store" / "events").glob("date=*/host=*/*.parquet"))) == 2
+
+
+def test_a_file_read_with_other_options_is_read_again_whole(logs: Path, tmp_path: Path) -> None:
+    # The store had every file read in UTC; the engineer learns the nodes log local time (UTC+02:00) and runs again.
+    store = tmp_path / "store"
+    rca.ingest(logs, store, workers=1)
+    utc = rca.open_store(store).events().filter(pl.col("source") == "kubelet").sort("line")
+    with open(logs / "gpu-node-1" / "kubelet.log", "a") as handle:  # grown since: read from the top all the same
+        handle.write(KLOG)
+    berlin = IngestOptions(tz="+02:00")
+    report = rca.ingest(logs, store, workers=1, options=berlin)
+    assert report.changes == {"rewritten": 2}
+    kubelet = rca.open_store(store).events().filter(pl.col("source") == "kubelet").sort("line")
+    assert kubelet["line"].to_list() == [1, 2, 3, 5, 6]
+    assert kubelet["ts"].head(4).to_list() == [ts - timedelta(hours=2) for ts in utc["ts"]]
+    assert all(_balanced(row) for row in _manifest(store).values())
+    # The same options again: nothing to do; a batch size is no reading option.
+    assert rca.ingest(logs, store, workers=1, options=dataclasses.replace(berlin, batch_bytes=1 << 20)).changes == {"unchanged": 2}
+    assert rca.ingest(logs, store, workers=1).changes == {"rewritten": 2}
 
 
 def test_bad_inputs_get_a_manifest_line_and_the_rest_is_ingested(logs: Path, tmp_path: Path) -> None:

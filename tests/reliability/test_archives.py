@@ -15,6 +15,7 @@ import re
 import tarfile
 import zipfile
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import polars as pl
@@ -354,3 +355,17 @@ def test_a_bzip2_log_of_several_blocks_and_streams_is_read_whole_and_a_cut_keeps
     assert events.filter(pl.col("file") == "gpu-node-1/kern.log.4.bz2")["boot_seconds"].max() == pytest.approx(39_999.000001)
     # bzip2 gives text a whole block at a time: the cut file keeps the blocks before the cut, and says it was cut.
     assert cut["status"] == "warning" and cut["error"].startswith("truncated bzip2 stream") and 20_000 < cut["lines"] < 40_000
+
+
+def test_members_read_with_other_options_are_read_again(logs: Path, tmp_path: Path) -> None:
+    _tar(logs / "bundle.tgz", {"n/a.log": KLOG.encode(), "n/b.log": OOM_KILL.encode()})
+    _, _, first = _ingest(logs, tmp_path / "store")
+    report, rows, events = _ingest(logs, tmp_path / "store", IngestOptions(tz="-05:00"))
+    assert report.changes == {"rewritten": 4}
+    assert events.group_by("file").len().sort("file").rows() == first.group_by("file").len().sort("file").rows()
+    shifted = events.filter(pl.col("file") == "bundle.tgz!/n/a.log")["ts"].item()
+    assert shifted == first.filter(pl.col("file") == "bundle.tgz!/n/a.log")["ts"].item() + timedelta(hours=5)
+    assert all(_balanced(row) for row in rows.values())
+    manifest_parts = {part for row in rows.values() for part in row["parts"]}
+    on_disk = {str(path.relative_to(tmp_path / "store" / "events")) for path in (tmp_path / "store" / "events").rglob("*.parquet")}
+    assert on_disk == manifest_parts
