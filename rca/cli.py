@@ -91,6 +91,7 @@ def ingest(
         out.print_json(json.dumps({**summary, "correlation": correlation}, default=str))
     else:
         _print_summary(report)
+        _print_zone_hints(report.summary["zone_hints"], path, tz)
         if correlation is not None:
             _print_correlation(correlation, store)
             _print_next_steps(store)
@@ -155,6 +156,17 @@ def _print_summary(report: IngestReport) -> None:
         for row in s["problem_files"]:
             problems.add_row(row["path"], row["status"], row["error"] or "")
         _wide_out().print(problems)
+
+
+def _print_zone_hints(hints: list[dict], path: Path, tz: str) -> None:
+    for hint in hints:
+        out.print(
+            f"[yellow]{hint['host']} states its zone as UTC{hint['stated_zone']}[/] ({hint['stated_events']:,} stamp(s) in "
+            f"{hint['stated_in']}…) but {hint['zoneless_events']:,} times in {hint['zoneless_files']} file(s) ({hint['zoneless_example']}…) "
+            f"carry no zone and were read at --tz {tz}: if they are its local time, run [bold]rca ingest {path} --tz "
+            f"{hint['stated_zone']}[/] (files read at another --tz are read again)",
+            highlight=False,
+        )
 
 
 kb_app = typer.Typer(help="The failure-mode knowledge base: validate, list, show, and explain a match.", no_args_is_help=True)

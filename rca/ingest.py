@@ -949,7 +949,7 @@ def ingest(
     changes = Counter(r.change for r in results)
     this_run = store.scan_parts([str(store.part_path(p)) for p in new_parts])
     files = manifest.filter(pl.col("path").is_in([r.manifest["path"] for r in results]))
-    return IngestReport(run_id, store.path, files, dict(changes), summarize(this_run, files))
+    return IngestReport(run_id, store.path, files, dict(changes), summarize(this_run, files, options.tz))
 
 
 def _run(tasks: list[FileTask], workers: int | None, scheduler: str | None, progress: Progress | None) -> list[FileResult]:

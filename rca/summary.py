@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import polars as pl
 
-from rca import schema
+from rca import schema, timeutil
 
 
-def summarize(events: pl.LazyFrame, files: pl.DataFrame) -> dict:
-    """Summary of ``events`` (one run's new parts, rca.schema.EVENT_SCHEMA) and the run's manifest rows.
+def summarize(events: pl.LazyFrame, files: pl.DataFrame, tz: str = "UTC") -> dict:
+    """Summary of ``events`` (one run's new parts, rca.schema.EVENT_SCHEMA, zone-less times read in ``tz``) and the
+    run's manifest rows.
 
     Aggregated by the streaming engine: a run of tens of millions of events is summed up part by
     part, never held whole (its four columns alone were 5 GB for a 10 GB corpus).
     """
-    by_kind, times, hosts, hostless = pl.collect_all(
+    by_kind, times, hosts, hostless, zoned, zoneless = pl.collect_all(
         [
             events.group_by("source", "kind").len().sort("source", "len", "kind", descending=[False, True, False]),
             events.select(first=pl.col("ts").min(), last=pl.col("ts").max(), without_time=pl.col("ts").null_count()),
             events.select(pl.col("host").drop_nulls().unique()),
             events.filter(pl.col("host").is_null()).select(pl.col("file").n_unique()),
+            *_zone_queries(events),
         ],
         engine="streaming",
     )
@@ -36,4 +38,64 @@ def summarize(events: pl.LazyFrame, files: pl.DataFrame) -> dict:
         "oom_class_events": int(by_kind.filter(pl.col("kind").is_in(schema.OOM_CLASS_KINDS))["len"].sum()),
         "unparsed_lines": int(files["unparsed_lines"].sum() or 0),
         "problem_files": problems.to_dicts(),
+        "zone_hints": zone_hints(zoned, zoneless, tz),
     }
+
+
+# A stamp that gives its zone as a number ("+0200", "-05:00") states the host's local zone; a "Z" tells only that its
+# program writes UTC whatever the host's zone is (Go, Kubernetes, most JSON loggers).
+_NUMERIC_ZONE = r"[0-9](?<zone>[+-][0-9][0-9]:?[0-9][0-9])(?:\s+[A-Za-z]{2,5})?$"
+_ANY_ZONE = r"(?:Z|[+-][0-9][0-9]:?[0-9][0-9]|[A-Za-z]{2,5})$"
+# Times read as written in --tz: a clock with no zone after it, from the line itself or the file's own stamp.
+_READ_IN_TZ = ("exact", "year_inferred", "year_from_mtime", "inherited")
+AGREEMENT = 0.9
+"""The share of a host's numeric zones that must name the same offset before it is called the host's."""
+
+
+def _zone_queries(events: pl.LazyFrame) -> list[pl.LazyFrame]:
+    named = events.filter(pl.col("host").is_not_null() & pl.col("ts").is_not_null() & pl.col("ts_raw").str.contains(":", literal=True))
+    zoned = (
+        named.select("host", "ts", "file", zone=pl.col("ts_raw").str.extract(_NUMERIC_ZONE, 1))
+        .filter(pl.col("zone").is_not_null())
+        .group_by("host", "file", "zone")
+        .agg(events=pl.len(), ts=pl.col("ts").min())
+    )
+    zoneless = (
+        named.filter(pl.col("ts_quality").is_in(_READ_IN_TZ) & ~pl.col("ts_raw").str.strip_chars_end().str.contains(_ANY_ZONE))
+        .group_by("host", "file")
+        .len("events")
+    )
+    return [zoned, zoneless]
+
+
+def zone_hints(zoned: pl.DataFrame, zoneless: pl.DataFrame, tz: str) -> list[dict]:
+    """The hosts whose stamps state one local zone other than ``tz`` while some of their times, written with no zone,
+    were read in ``tz``: each with the zone, where it is stated, and how many zone-less times it may concern."""
+    if zoned.is_empty() or zoneless.is_empty():
+        return []
+    # A file whose own stamps state its zone has its zone-less ones read at that zone by its parser.
+    zoneless = (
+        zoneless.join(zoned, on=["host", "file"], how="anti")
+        .group_by("host")
+        .agg(pl.col("events").sum(), files=pl.len(), file=pl.col("file").min())
+    )
+    offsets = zoned.with_columns(minutes=timeutil.zone_minutes(pl.col("zone")))
+    stated = (
+        offsets.group_by("host", "minutes")
+        .agg(pl.col("events").sum(), ts=pl.col("ts").min(), file=pl.col("file").min())
+        .with_columns(share=pl.col("events") / pl.col("events").sum().over("host"))
+        .filter(pl.col("share") >= AGREEMENT)
+        # what --tz's offset was at that moment (a named zone's changes with daylight saving time)
+        .with_columns(tz_minutes=_offset_minutes(pl.col("ts").dt.convert_time_zone(tz)))
+        .filter(pl.col("minutes") != pl.col("tz_minutes"))
+    )
+    hints = stated.join(zoneless, on="host", suffix="_zoneless").sort("host")
+    return [
+        {"host": row["host"], "stated_zone": offset, "stated_in": row["file"], "stated_events": row["events"],
+         "zoneless_events": row["events_zoneless"], "zoneless_files": row["files"], "zoneless_example": row["file_zoneless"]}
+        for row, offset in zip(hints.iter_rows(named=True), hints.select(timeutil.offset_text(pl.col("minutes")))[:, 0], strict=True)
+    ]
+
+
+def _offset_minutes(local: pl.Expr) -> pl.Expr:
+    return ((local.dt.base_utc_offset() + local.dt.dst_offset()).dt.total_minutes()).cast(pl.Int32)

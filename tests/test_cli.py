@@ -112,3 +112,14 @@ def test_piped_incident_table_keeps_whole_ids_and_times(tmp_path: Path) -> None:
     latest = rca.open_store(store).incidents().sort("start")["incident_id"][-1]
     drawn = runner.invoke(app, ["timeline", latest, "--store", str(store)], env={"COLUMNS": None})
     assert "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" in drawn.output
+
+
+def test_ingest_names_a_host_whose_stamps_state_another_zone_and_the_command_that_fixes_it(tmp_path: Path) -> None:
+    logs = tmp_path / "logs" / "gpu-eu-1"
+    logs.mkdir(parents=True)
+    (logs / "journal.log").write_text("2026-12-01T03:17:05+0100 gpu-eu-1 systemd[1]: Started Session 5 of User root.\n")
+    (logs / "kern.log").write_text("Dec  1 03:18:01 gpu-eu-1 kernel: Memory cgroup out of memory: Killed process 63214 (python)\n")
+    result = runner.invoke(app, ["ingest", str(tmp_path / "logs"), "--store", str(tmp_path / "store"), "--workers", "1"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    assert "gpu-eu-1 states its zone as UTC+01:00 (1 stamp(s) in gpu-eu-1/journal.log…) but 1 times in 1 file(s) (gpu-eu-1/kern.log…)" in result.output
+    assert f"run rca ingest {tmp_path / 'logs'} --tz +01:00 (files read at another --tz are read again)" in result.output

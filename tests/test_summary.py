@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+import rca
 from rca import schema
 from rca.summary import summarize
 
@@ -22,7 +23,7 @@ def test_the_summary_of_parts_on_disk(tmp_path: Path) -> None:
             ("h1", "kubelet", "container_oomkilled", at, "h1/kubelet.log"), ("h1", "kernel", "oom_invoked", at.replace(minute=10), "h1/kern.log"),
             ("h1", "kubelet", "log", at.replace(hour=5), "h1/kubelet.log"), (None, "pipeline", "log", None, "train.log")]
     columns = {"host": pl.String, "source": pl.String, "kind": pl.String, "ts": schema.UTC_MICROS, "file": pl.String}
-    frame = pl.DataFrame(rows, schema=columns, orient="row")
+    frame = pl.DataFrame(rows, schema=columns, orient="row").with_columns(ts_raw=pl.lit(None, pl.String), ts_quality=pl.lit("exact"))
     # Two parts, as a run writes them: the summary reads them as they lie.
     frame.head(3).write_parquet(tmp_path / "one.parquet")
     frame.tail(3).write_parquet(tmp_path / "two.parquet")
@@ -41,7 +42,31 @@ def test_the_summary_of_parts_on_disk(tmp_path: Path) -> None:
 
 
 def test_the_summary_of_a_run_that_found_nothing(tmp_path: Path) -> None:
-    empty = pl.DataFrame(schema={"host": pl.String, "source": pl.String, "kind": pl.String, "ts": schema.UTC_MICROS, "file": pl.String})
-    summary = summarize(empty.lazy(), _files().head(0))
+    summary = summarize(schema.empty(schema.EVENT_SCHEMA).lazy(), _files().head(0))
     assert (summary["events"], summary["by_source_kind"], summary["hosts"], summary["time_range"]) == (0, [], [], None)
     assert summary["events_without_time"] == 0 and summary["oom_class_events"] == 0 and summary["files_without_host"] == 0
+    assert summary["zone_hints"] == []
+
+
+def test_a_host_that_states_a_zone_other_than_tz_is_named_until_read_at_it(tmp_path: Path) -> None:
+    logs = tmp_path / "logs" / "gpu-eu-1"
+    logs.mkdir(parents=True)
+    # journalctl -o short-iso states the host's zone; kern.log (rsyslog's traditional format) and the trainer's log do not.
+    (logs / "journal.log").write_text(
+        "2026-12-01T03:17:05+0100 gpu-eu-1 systemd[1]: Started Session 5 of User root.\n"
+        "2026-12-01T03:17:09+0100 gpu-eu-1 systemd[1]: Started Session 6 of User root.\n"
+        'time="2026-12-01T03:17:10Z" level=info msg="a Go program writes UTC whatever the host\'s zone"\n'
+    )
+    (logs / "kern.log").write_text("Dec  1 03:18:01 gpu-eu-1 kernel: Memory cgroup out of memory: Killed process 63214 (python)\n")
+    (logs / "train.log").write_text("2026-12-01 03:18:00,123 ERROR torch.OutOfMemoryError: CUDA out of memory.\n")
+    report = rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    assert report.summary["zone_hints"] == [{
+        "host": "gpu-eu-1", "stated_zone": "+01:00", "stated_in": "gpu-eu-1/journal.log", "stated_events": 2,
+        "zoneless_events": 2, "zoneless_files": 2, "zoneless_example": "gpu-eu-1/kern.log",
+    }]
+    again = rca.ingest(tmp_path / "logs", tmp_path / "store", rca.IngestOptions(tz="Europe/Paris"), workers=1)
+    assert again.summary["zone_hints"] == []
+    kill = rca.open_store(tmp_path / "store").events().filter(pl.col("kind") == "oom_kill")
+    assert kill["ts"].to_list() == [datetime(2026, 12, 1, 2, 18, 1, tzinfo=UTC)]
+    # A zone that agrees with --tz is no news.
+    assert rca.ingest(tmp_path / "logs", tmp_path / "other", rca.IngestOptions(tz="+01:00"), workers=1).summary["zone_hints"] == []
