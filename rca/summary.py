@@ -45,23 +45,21 @@ def summarize(events: pl.LazyFrame, files: pl.DataFrame, tz: str = "UTC") -> dic
 # A stamp that gives its zone as a number ("+0200", "-05:00") states the host's local zone; a "Z" tells only that its
 # program writes UTC whatever the host's zone is (Go, Kubernetes, most JSON loggers).
 _NUMERIC_ZONE = r"[0-9](?<zone>[+-][0-9][0-9]:?[0-9][0-9])(?:\s+[A-Za-z]{2,5})?$"
-_ANY_ZONE = r"(?:Z|[+-][0-9][0-9]:?[0-9][0-9]|[A-Za-z]{2,5})$"
-# Times read as written in --tz: a clock with no zone after it, from the line itself or the file's own stamp.
+# Times read as written in --tz: a clock with no zone after it (an epoch needs none), from the line or the file's own stamp.
+_CLOCK_END = r":[0-9][0-9](?:[.,][0-9]+)?(?: [0-9]{4})?$"
 _READ_IN_TZ = ("exact", "year_inferred", "year_from_mtime", "inherited")
 AGREEMENT = 0.9
 """The share of a host's numeric zones that must name the same offset before it is called the host's."""
 
 
 def _zone_queries(events: pl.LazyFrame) -> list[pl.LazyFrame]:
-    named = events.filter(pl.col("host").is_not_null() & pl.col("ts").is_not_null() & pl.col("ts_raw").str.contains(":", literal=True))
-    zoned = (
-        named.select("host", "ts", "file", zone=pl.col("ts_raw").str.extract(_NUMERIC_ZONE, 1))
-        .filter(pl.col("zone").is_not_null())
-        .group_by("host", "file", "zone")
-        .agg(events=pl.len(), ts=pl.col("ts").min())
+    stamped = events.filter(pl.col("host").is_not_null() & pl.col("ts").is_not_null()).select(
+        "host", "file", "ts", "ts_quality", zone=pl.col("ts_raw").str.extract(_NUMERIC_ZONE, 1),
+        clock_end=pl.col("ts_raw").str.contains(_CLOCK_END),
     )
+    zoned = stamped.filter(pl.col("zone").is_not_null()).group_by("host", "file", "zone").agg(events=pl.len(), ts=pl.col("ts").min())
     zoneless = (
-        named.filter(pl.col("ts_quality").is_in(_READ_IN_TZ) & ~pl.col("ts_raw").str.strip_chars_end().str.contains(_ANY_ZONE))
+        stamped.filter(pl.col("zone").is_null() & pl.col("clock_end") & pl.col("ts_quality").is_in(_READ_IN_TZ))
         .group_by("host", "file")
         .len("events")
     )
