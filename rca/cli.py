@@ -611,10 +611,11 @@ def _print_explanation(explanation: Explanation) -> None:
     from rich.text import Text
 
     from rca._explain_stages import host_name
-    from rca.explain import format_figure
+    from rca.explain import format_figure, runtime_label
 
     start = f"{explanation.start:%Y-%m-%d %H:%M:%S} UTC" if explanation.start else "an unknown time"
-    out.print(f"[bold]rca explain[/] {explanation.incident_id}: {explanation.anchor_kind} on {host_name(explanation.host)} at {start}", highlight=False)
+    what = explanation.anchor_kind + (f" ({runtime_label(explanation.runtime_oom)} out of memory)" if explanation.runtime_oom else "")
+    out.print(f"[bold]rca explain[/] {explanation.incident_id}: {what} on {host_name(explanation.host)} at {start}", highlight=False)
     for number, stage in enumerate(explanation.stages, 1):
         figures = Table.grid(padding=(0, 2))
         for name, value in stage.figures.items():

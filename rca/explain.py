@@ -78,6 +78,7 @@ class Explanation:
     host: str | None
     start: datetime | None
     anchor_kind: str | None
+    runtime_oom: str | None  # the runtime that reported running out of memory itself (jvm_heap, go_runtime, …)
     stages: tuple[Stage, ...]
     deciding_stage: str | None  # one of STAGES, or None when no stage explains the failure
     reason: str  # the deciding stage's verdict in words, or why no stage decides
@@ -124,11 +125,21 @@ def explain(source: Store | Frames, incident_id: str, *, kb: KnowledgeBase | str
     failure_mode, kb_id, confidence, basis = _knowledge(incident, knowledge)
     known = kb_id in knowledge
     return Explanation(
-        incident_id=incident_id, host=row["host"], start=row["start"], anchor_kind=row["anchor_kind"], stages=stages,
+        incident_id=incident_id, host=row["host"], start=row["start"], anchor_kind=row["anchor_kind"], runtime_oom=row.get("runtime_oom"),
+        stages=stages,
         deciding_stage=deciding, reason=reason, failure_mode=failure_mode, kb_id=kb_id,
         kb_title=knowledge[kb_id].title if known else None, kb_confidence=confidence, kb_basis=basis,
         checklist=tuple(knowledge.checklist(kb_id)) if known else (),
     )
+
+
+def runtime_label(runtime_oom: str) -> str:
+    """An incident's ``runtime_oom`` in words: "jvm_heap" → "the JVM heap", "go_runtime" → "the Go runtime"."""
+    words = runtime_oom.split("_")
+    return "the " + " ".join(_RUNTIME_WORDS.get(word, word) for word in words)
+
+
+_RUNTIME_WORDS = {"jvm": "JVM", "go": "Go", "node": "Node.js", "python": "Python", "slurm": "Slurm", "ray": "Ray"}
 
 
 def format_figure(name: str, value: Any) -> str:
@@ -180,11 +191,12 @@ def _decide(walk: Walk, stages: tuple[Stage, ...]) -> tuple[str | None, str]:
     if deciding is not None:
         return deciding.name, deciding.summary
     asked = [stage.name for stage in stages if stage.verdict != "no_data"]
-    if not asked:
-        return None, "none of the three stages had evidence (each says what to collect next time)"
     runtime = walk.incident.get("runtime_oom")
+    if not asked:
+        told = f"; the failure is {runtime_label(runtime)}'s own account of running out of memory" if runtime else ""
+        return None, f"none of the three stages had evidence (each says what to collect next time){told}"
     if runtime:
-        return None, f"the {runtime} runtime ran out of its own memory limit, inside the process and below the cgroup's"
+        return None, f"{runtime_label(runtime)} ran out of its own memory limit, inside the process and below the cgroup's"
     return None, f"{', '.join(asked)} had evidence, and it rules {'that stage' if len(asked) == 1 else 'them'} out"
 
 

@@ -15,7 +15,7 @@ from rca import evaluate, signals
 from rca.cli import app
 from rca.correlate import correlate, correlate_store
 from rca.errors import InputError
-from rca.explain import STAGES, Frames, explain
+from rca.explain import STAGES, Frames, explain, runtime_label
 from rca.ingest import IngestOptions, parse_text
 from tests.conftest import DATA, at, event_frame
 from tests.test_report import build_report_stores
@@ -179,6 +179,14 @@ def test_kubelet_system_oom_event_alone_is_the_node_running_out() -> None:
     assert (stage.verdict, stage.figures["constraint"], explanation.deciding_stage) == ("node_exhausted", "system", "cgroup")
     assert stage.summary == "no, the node ran out: the kernel's system OOM killer killed pid 4242 (python), as k8s reports it, not a cgroup limit"
     assert explanation.kb_id == "node-memory-overcommit"
+
+
+def test_a_runtime_that_ran_out_itself_is_named_when_no_stage_has_evidence() -> None:
+    events = parse_text("2026-11-30 12:00:00 fatal error: runtime: out of memory\n", file="node-a/proxy.log", host="node-a", format="pipeline")
+    explanation = walk(events)
+    assert (explanation.runtime_oom, explanation.deciding_stage) == ("go_runtime", None)
+    assert explanation.reason.endswith("; the failure is the Go runtime's own account of running out of memory")
+    assert [runtime_label(name) for name in ("jvm_heap", "slurm_cgroup")] == ["the JVM heap", "the Slurm cgroup"]
 
 
 def test_global_oom_is_the_node_running_out() -> None:
