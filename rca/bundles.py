@@ -55,6 +55,13 @@ SECTIONED = (BUG_REPORT, POD_LOGS)
 SYSTEM_FOLDERS = frozenset(
     {"bin", "boot", "dev", "etc", "home", "lib", "lib64", "mnt", "opt", "proc", "root", "run", "sbin", "srv", "sys", "tmp", "usr", "var"}
 )
+# A node's /var/log copied as the folder to read (`rca ingest ./node7-varlog`) opens with these: its daemons' folders, not hosts.
+LOG_FOLDERS = frozenset({
+    "log", "logs", "journal", "pods", "containers", "kubernetes", "kubelet", "containerd", "crio", "docker", "calico", "nvidia",
+    "apt", "audit", "installer", "dist-upgrade", "unattended-upgrades", "private", "sa", "sysstat", "chrony", "ntpstats", "cups",
+    "samba", "sssd", "libvirt", "anaconda", "tuned", "rhsm", "amazon", "azure", "openvswitch", "nginx", "apache2", "httpd", "mysql",
+    "postgresql", "supervisor", "landscape", "fluent-bit", "td-agent", "slurm", "munge",
+})
 SOS_HOSTNAME_FILES = (("sos_commands", "host", "hostname"), ("sos_commands", "general", "hostname"), ("hostname",))
 HOSTNAME_BYTES = 4096  # a hostname file holds one line; more is not a hostname file
 
@@ -97,8 +104,8 @@ _DUMP_LIST = re.compile(r'^\s*\{\s*"kind":\s*"[A-Za-z]+List"')
 
 
 def first_folder_host(parts: Sequence[str]) -> str | None:
-    """The host a path's first folder names (``gpu-node-1/kern.log``), if it is not a system folder."""
-    if len(parts) < 2 or parts[0] in (".", "..") or parts[0] in SYSTEM_FOLDERS:
+    """The host a path's first folder names (``gpu-node-1/kern.log``), if it is not a system or a log daemon's folder."""
+    if len(parts) < 2 or parts[0] in (".", "..") or parts[0] in SYSTEM_FOLDERS or parts[0] in LOG_FOLDERS:
         return None
     return parts[0]
 

@@ -142,7 +142,7 @@ def _print_summary(report: IngestReport) -> None:
     out.print(f"{s['files']} files, {s['lines']:,} lines, {s['events']:,} new events; hosts: {', '.join(s['hosts']) or '-'}")
     if s["files_without_host"]:
         out.print(f"[yellow]{s['files_without_host']} file(s) name no host[/]: lay the folder out as DIR/<host>/… or pass --host "
-                  "(correlation takes a folder's one named host, else each such file alone)")
+                  "(correlation takes the one host their folder, or the nearest one above, names; else each such file alone)")
     if s["time_range"]:
         out.print(f"time range: {s['time_range'][0]} … {s['time_range'][1]}  ({s['events_without_time']:,} events without a time)")
     out.print(f"OOM-class events: [bold]{s['oom_class_events']}[/]   lines kept as plain log: {s['unparsed_lines']:,}")
@@ -251,7 +251,7 @@ def _print_correlation(report: dict, store: str) -> None:
         taken.setdefault(row["host"], []).append(row["file"])
     for host, files in taken.items():
         shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-        out.print(f"[yellow]host taken from the folder:[/] {shown} (naming no host) correlated as {host}'s, the one host their folder's other files name", highlight=False)
+        out.print(f"[yellow]host taken from the folder:[/] {shown} (naming no host) correlated as {host}'s, the one host their folder (or the nearest one above) names", highlight=False)
 
 
 def _print_next_steps(store: str) -> None:

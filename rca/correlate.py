@@ -214,16 +214,29 @@ def hosts_of_folders(events: pl.LazyFrame) -> dict[str, str]:
 
     A node's logs copied into one folder, without the ``DIR/<host>/`` layout: ``kern.log``'s and
     the journal's lines name the node, ``train.log``'s name none, yet they are the same node's. A
-    folder whose files name several hosts (or none) says nothing, and its files of no host stay alone.
+    folder whose files name no host passes the question to the folder above it (a node's
+    ``/var/log`` copied whole: its ``pods/…/0.log`` name none, its ``syslog`` the node); the
+    nearest folder whose files name any host decides, and one that names several says nothing.
     """
-    hostless = events.filter(pl.col("host").is_null()).select("file").unique().collect()
+    hostless = events.filter(pl.col("host").is_null()).select("file").unique().collect()["file"]
     if hostless.is_empty():
         return {}
-    folder = pl.col("file").str.extract(r"^(.*)/[^/]*$").fill_null("").alias("folder")
-    named = events.filter(pl.col("host").is_not_null()).select("file", "host").unique().collect()
-    one_host = named.group_by(folder).agg(pl.col("host").unique()).filter(pl.col("host").list.len() == 1)
-    taken = hostless.with_columns(folder).join(one_host.select("folder", pl.col("host").list.first()), on="folder")
-    return dict(taken.select("file", "host").iter_rows())
+    hosts_under: dict[str, set[str]] = {}
+    for file, host in events.filter(pl.col("host").is_not_null()).select("file", "host").unique().collect().iter_rows():
+        for folder in _folders_above(file):
+            hosts_under.setdefault(folder, set()).add(host)
+    taken = {}
+    for file in hostless.drop_nulls():
+        hosts = next((hosts_under[folder] for folder in _folders_above(file) if folder in hosts_under), set())
+        if len(hosts) == 1:
+            taken[file] = next(iter(hosts))
+    return taken
+
+
+def _folders_above(file: str) -> list[str]:
+    """The folders a file lies in, its own first, up to the root: ``a/b/f.log`` → ``a/b``, ``a``, ``""``."""
+    parts = file.split("/")[:-1]
+    return ["/".join(parts[:depth]) for depth in range(len(parts), -1, -1)]
 
 
 def host_frames(events: pl.LazyFrame, taken: dict[str, str] | None = None) -> Iterator[pl.DataFrame]:

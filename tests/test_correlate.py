@@ -147,6 +147,24 @@ def test_a_nodes_logs_copied_flat_into_one_folder_are_one_incident_on_the_node_k
     assert store.events().filter(pl.col("file") == "train.log")["host"].null_count() > 0  # the store keeps what the lines say
 
 
+def test_a_nodes_var_log_copied_whole_puts_its_pod_logs_on_the_node_its_kern_log_names(tmp_path: Path) -> None:
+    # `rca ingest ./node-a-varlog`: its kern.log names the node; pods/ and containers/ are kubelet's folders, not hosts, and
+    # the pod log's folder names no host, so the nearest folder above that names one decides.
+    varlog = tmp_path / "node-a-varlog"
+    pod_log = varlog / "pods" / "ml_trainer-0_1b2c3d4e-0000-4000-8000-000000000001" / "trainer" / "0.log"  # the uid kern.log gives
+    pod_log.parent.mkdir(parents=True)
+    shutil.copy(DATA / "one_failure" / "node-a" / "kern.log", varlog / "kern.log")
+    pod_log.write_text((DATA / "one_failure" / "node-a" / "train.log").read_text())
+    rca.ingest(varlog, tmp_path / "store", IngestOptions(year=2026), workers=1)
+    store = rca.open_store(tmp_path / "store")
+    assert store.events().filter(pl.col("file").str.starts_with("pods/"))["host"].drop_nulls().is_empty()  # "pods" is no host
+    report = correlate_store(store)
+    assert report["hosts_of_folders"] == [{"file": str(pod_log.relative_to(varlog)), "host": "node-a"}]
+    incident = store.incidents().filter(pl.col("anchor_kind") == "cuda_oom").row(0, named=True)
+    assert (incident["host"], incident["namespace"], incident["pod"]) == ("node-a", "ml", "trainer-0")
+    assert incident["sources"] == ["kernel", "pipeline"]
+
+
 def test_a_folder_whose_files_name_several_hosts_puts_its_files_of_no_host_on_none() -> None:
     events = event_frame(
         {"ts": at(0), "kind": "oom_kill", "source": "kernel", "host": "gpu-node-3", "file": "node/kern.log", "pid": 4242},
