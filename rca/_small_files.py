@@ -79,9 +79,10 @@ def units(tasks: Sequence[ingest.FileTask], sizes: Sequence[int]) -> list[tuple[
 
 
 def _groupable(task: ingest.FileTask, size: int) -> bool:
-    # A file read before (unchanged, appended or rewritten) keeps the one-file path, which knows its history.
-    # One over a batch is cut into byte ranges instead.
-    return size <= min(SMALL_FILE_BYTES, task.options.batch_bytes) and task.previous is None and task.problem is None and not task.members
+    # A file read before (unchanged, appended or rewritten) keeps the one-file path, which knows its history, unless it
+    # is to be read again whole for other reading options. One over a batch is cut into byte ranges instead.
+    unread = task.previous is None or task.previous.read_otherwise
+    return size <= min(SMALL_FILE_BYTES, task.options.batch_bytes) and unread and task.problem is None and not task.members
 
 
 @dataclass
@@ -275,6 +276,6 @@ def _file_result(
     accounting.add_tally(read.lines.height, tally, skipped)
     accounting.decode_errors, accounting.truncated = read.state.decode_errors, read.state.truncated_lines
     return ingest._file_result(
-        read.task, accounting, parts, read.source.name, size=read.size, mtime=read.mtime, change="new",
+        read.task, accounting, parts, read.source.name, size=read.size, mtime=read.mtime, change="rewritten" if read.task.previous else "new",
         sha256=read.state.sha256.hexdigest(), damage=read.state.damage,
     )

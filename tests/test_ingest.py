@@ -103,6 +103,11 @@ def test_a_file_read_with_other_options_is_read_again_whole(logs: Path, tmp_path
     assert kubelet["line"].to_list() == [1, 2, 3, 5, 6]
     assert kubelet["ts"].head(4).to_list() == [ts - timedelta(hours=2) for ts in utc["ts"]]
     assert all(_balanced(row) for row in _manifest(store).values())
+    # What a fresh store read at those options holds, to the event and the manifest row.
+    rca.ingest(logs, tmp_path / "fresh", workers=1, options=berlin)
+    fresh = rca.open_store(tmp_path / "fresh")
+    assert rca.open_store(store).events().sort("event_id").equals(fresh.events().sort("event_id"))
+    assert rca.open_store(store).manifest().drop("run_id", "parts").sort("path").equals(fresh.manifest().drop("run_id", "parts").sort("path"))
     # The same options again: nothing to do; a batch size is no reading option.
     assert rca.ingest(logs, store, workers=1, options=dataclasses.replace(berlin, batch_bytes=1 << 20)).changes == {"unchanged": 2}
     assert rca.ingest(logs, store, workers=1).changes == {"rewritten": 2}

@@ -15,7 +15,7 @@ from polars.testing import assert_frame_equal
 
 import rca
 from rca import _small_files
-from rca.ingest import FileTask, IngestOptions
+from rca.ingest import FileTask, IngestOptions, Previous
 from tests.conftest import DATA, fail_parsing_on
 
 PER_RUN_COLUMNS = ("run_id", "parts")
@@ -276,8 +276,9 @@ def test_a_column_of_the_wrong_type_from_a_parse_together_fails_only_its_file(tm
 
 
 def test_units_cut_runs_of_small_new_files_by_count_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    def task(name: str, previous: bool = False) -> FileTask:
-        return dataclasses.replace(_TASK, path=name, provenance=name, previous=object() if previous else None)
+    def task(name: str, previous: bool = False, read_otherwise: bool = False) -> FileTask:
+        read = Previous(10, None, None, 1, (), {}, read_otherwise=read_otherwise) if previous else None
+        return dataclasses.replace(_TASK, path=name, provenance=name, previous=read)
 
     monkeypatch.setattr(_small_files, "GROUP_FILES", 3)
     monkeypatch.setattr(_small_files, "GROUP_BYTES", 25)
@@ -285,6 +286,9 @@ def test_units_cut_runs_of_small_new_files_by_count_and_bytes(monkeypatch: pytes
     sizes = [10, 10, _small_files.SMALL_FILE_BYTES + 1, 10, 10, 10, 10, 10, 10]
     assert _small_files.units(tasks, sizes) == [(0, 1), (2,), (3,), (4,), (5, 6), (7, 8)]  # bytes cut e f | g h
     assert _small_files.units(tasks[:1] * 4, [1] * 4) == [(0, 1, 2), (3,)]  # count cuts
+    # Files to be read again whole, for other reading options, group like new ones.
+    again = [task(name, previous=True, read_otherwise=True) for name in "xyz"]
+    assert _small_files.units(again, [10, 10, 10]) == [(0, 1), (2,)]
 
 
 _TASK = FileTask("x", "x", None, "", "run", IngestOptions())
