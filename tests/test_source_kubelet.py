@@ -8,6 +8,7 @@ generic.go, oom_watcher_linux.go) for the structured-logging era.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -642,3 +643,38 @@ def test_structured_crash_loop_keeps_the_pod_of_its_err_and_its_back_off() -> No
     assert {attrs["back_off"] for attrs in attrs_of(loops)} == {"5m0s"}
     assert events.filter(pl.col("line") == 2)["container_id"].to_list() == ["7b2376930da10cc0b28466001052992f93dfb3ad8436a21e78374881d4a99a6d"]
     assert events["ts"][0] == datetime(2021, 6, 9, 12, 8, 4, 652117, tzinfo=UTC)
+
+
+def test_pleg_container_died_of_an_evicted_pod_names_its_pod_uid_and_container_id() -> None:
+    # An AKS node's /var/log/syslog (public notes on exit codes): the eviction manager ranks, stops, and evicts default/nginx.
+    events = _events("kubelet_journal_aks_evicted_pleg_container_died_01.log", year=2023)
+    container = "4296b9e2377fddb0e7e42d20223c36771268cb7a1828315331405b66f0030add"
+    uid = "27aff94d-e0d9-43d1-84d6-9ab000aa57e2"
+    assert events.select("kind", "namespace", "pod", "pod_uid", "container", "container_id").rows() == [
+        ("eviction", None, None, None, None, None),
+        ("log", "default", "nginx", uid, "nginx", container),
+        ("log", "default", "nginx", uid, None, container),
+        ("eviction", "default", "nginx", None, None, None),
+    ]
+    stages = [json.loads(attrs).get("eviction_stage") for attrs in events["attrs"]]
+    assert stages == ["ranked", None, None, "evicted"]
+    assert json.loads(events["attrs"][2])["pleg_event"] == "ContainerDied"
+    assert events["ts"][2] == datetime(2023, 10, 12, 19, 34, 45, 357018, tzinfo=UTC)
+
+
+def test_cadvisor_oom_event_names_the_killed_tasks_cgroup_pod_and_container() -> None:
+    # cAdvisor's Infof("Created an OOM event in container %q at %v") in the kubelet (kubernetes issue #53669 quotes its head):
+    # a memory cgroup of the OOM (cgroupfs layout) names the pod and container; the root ("/") names none.
+    container = "25a38b5b8d556d7983d975577f5ac75ebbcfb4b269e6deaa0a0440c1ffc969ca"
+    cgroup = f"/kubepods/burstable/pod5931aa75-4603-4e65-b552-7c71cf55cfb5/{container}"
+    events = rca.parse_text(
+        f'Oct 10 17:41:58 node kubelet[4991]: I1010 17:41:57.858757    4991 manager.go:1126] Created an OOM event in container "{cgroup}" '
+        "at 2017-10-10 17:41:57.840391563 +0000 UTC\n"
+        'Oct 10 17:41:58 node kubelet[4991]: I1010 17:41:57.858812    4991 manager.go:1126] Created an OOM event in container "/" '
+        "at 2017-10-10 17:41:57.840391563 +0000 UTC\n",
+        year=2017,
+    )
+    assert events.select("source", "cgroup", "pod_uid", "container_id").rows() == [
+        ("kubelet", cgroup, "5931aa75-4603-4e65-b552-7c71cf55cfb5", container),
+        ("kubelet", "/", None, None),
+    ]

@@ -745,7 +745,7 @@ def test_journalctl_json_pretty_records_are_one_event_each() -> None:
     assert parsed.select("line", "n_lines", "source", "kind", "pid", "host").rows() == [
         (1, 6, "kernel", "oom_kill", 4242, "gpu-7"), (7, 6, "syslog", "log", 77, None), (13, 5, "syslog", "log", None, None),
     ]
-    # (A message of bytes stays their list: journalctl wrote it so because it is no text.)
+    # (A message of bytes that are escapes alone, no text, stays their list.)
     assert parsed["message"].to_list()[1:] == ['saved "ckpt" to /tmp\tok', "[27,91,48,109]"]
 
 
@@ -1025,3 +1025,200 @@ def test_a_host_its_poster_hid_is_no_host() -> None:
         reference_time=FIXED_MTIME,
     )
     assert events.select("host", "kind", "pid", "boot_seconds").rows() == [(None, "oom_kill", 4242, 7063.1), ("gpu-1", "log", None, 7064.1)]
+
+
+def test_nohang_signal_to_its_victim_is_an_oom_kill_of_the_victim_its_report_named() -> None:
+    # hakavlad/nohang issue #85: nohang-desktop's report, each line its own journal entry; the excerpt starts after the victim's
+    # PID and Name lines, so the kill has no pid or name, but its memory, cgroup and badness.
+    events = _events("journal_nohang_desktop_victim_report_01.log")
+    kill = events.filter(pl.col("kind") == "oom_kill")
+    assert kill.select("line", "severity", "pid", "process", "rss_bytes", "cgroup", "host").rows() == [
+        (12, "error", None, None, 10432 * KI * KI, "/user.slice/user-1000.slice/session-17.scope", "laptop")
+    ]
+    assert json.loads(kill["attrs"][0]) == {"oom": "nohang", "signal": "SIGTERM", "badness": 824}
+    assert events.filter(pl.col("kind") == "log")["pid"].unique().to_list() == [11871]  # nohang-desktop's own
+    # nohang 0.1 (issue #20): "Victim VmRSS: … KiB", Russian month names.
+    old = _events("journal_nohang_send_sigterm_victim_ru_01.log").filter(pl.col("kind") == "oom_kill")
+    assert old.select("line", "rss_bytes", "host").rows() == [(6, 3268608 * KI, "user-VirtualBox")]
+
+
+def test_nohang_victim_status_names_the_pid_and_process_of_the_signal_after_it() -> None:
+    # hakavlad/nohang issue #85: a victim status block (nohang 0.1.x) cut before nohang acted on it: no kill, the memory
+    # status that requires an action is pressure.
+    text = _text("journal_nohang_desktop_victim_status_pid_01.log")
+    events = rca.parse_text(text, reference_time=FIXED_MTIME)
+    assert events.filter(pl.col("kind") != "log").select("line", "kind", "severity", "pid").rows() == [(6, "memory_pressure", "warning", 32532)]
+    # The signal that would follow (its wording as nohang writes it), and a second report whose victim is another process:
+    # each signal takes the victim named since the one before it.
+    then = (
+        "Feb 12 12:32:22 laptop nohang-desktop[32532]: Implement a corrective action:\n"
+        "Feb 12 12:32:22 laptop nohang-desktop[32532]:   Send SIGTERM to the victim; total response time: 600 ms\n"
+        "Feb 12 12:32:40 laptop nohang-desktop[32532]:   PID:       4242, name: tail, state: R (running), EUID: 1000, SID: 11439 (bash), lifetime: 3 sec\n"
+        "Feb 12 12:32:40 laptop nohang-desktop[32532]:   Vm, MiB:   Size: 9000, RSS: 8000, Swap: 0\n"
+        "Feb 12 12:32:40 laptop nohang-desktop[32532]: Implementing a corrective action:\n"
+        "Feb 12 12:32:40 laptop nohang-desktop[32532]:   Sending SIGKILL to the victim\n"
+    )
+    kills = rca.parse_text(text + then, reference_time=FIXED_MTIME).filter(pl.col("kind") == "oom_kill")
+    assert kills.select("pid", "process", "rss_bytes").rows() == [(32706, "python3", None), (4242, "tail", 8000 * KI * KI)]
+    assert [json.loads(attrs)["signal"] for attrs in kills["attrs"]] == ["SIGTERM", "SIGKILL"]
+
+
+def test_one_container_oom_kill_told_by_the_kernel_systemd_and_containerd_names_its_container() -> None:
+    # An AKS node's /var/log/syslog (public notes on exit codes): the kernel's kill, systemd's line of the container's scope
+    # and containerd's TaskOOM name one container; node-problem-detector (tagged by its start script) quotes the kernel's
+    # kill line: its line stays its own, no second kill.
+    events = _events("journal_aks_memcg_oom_taskoom_npd_01.log")
+    container = "25a38b5b8d556d7983d975577f5ac75ebbcfb4b269e6deaa0a0440c1ffc969ca"
+    kills = events.filter(pl.col("kind") == "oom_kill")
+    assert kills.select("line", "source", "pid", "process", "container_id").rows() == [
+        (2, "kernel", 183960, "stress-ng-vm", container),
+        (3, "syslog", None, f"cri-containerd-{container}.scope", container),
+        (4, "syslog", None, None, container),
+    ]
+    assert events.filter(pl.col("line") == 5).select("kind", "pid", "process").rows() == [("log", 3240, "node-problem-detector-startup.sh")]
+
+
+def test_systemd_oomd_swap_rule_keeps_its_figures_and_a_killed_scope_names_its_container_or_pod() -> None:
+    # The swap rule's wording of systemd 249+ and of 247–248 (src/oom/oomd-manager.c); a container's scope and a pod's slice.
+    docker = "85218894dbf37131575eeb1555f137493d396606214aad2b6bead07a3a55c800"
+    libpod = "d46b85cb439c68f0e614a2fd6aef42b2bc0b6747e83721793f7c236e57b9ed5e"
+    events = rca.parse_text(
+        f"Jul 25 14:31:34 box systemd-oomd[1332]: Marked /system.slice/docker-{docker}.scope for killing due to memory used "
+        "(60776927232) / total (66940563456) and swap used (61069553664) / total (67830013952) being more than 90.00%\n"
+        f"Mar 29 01:08:45 fedora systemd-oomd[1003]: Killed /user.slice/user-1000.slice/user@1000.service/libpod-{libpod}.scope "
+        "due to swap used (8589910016) / total (8589930496) being more than 90.00%\n"
+        "Mar 29 01:08:46 node1 systemd-oomd[50]: Killed /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5931aa75_4603_4e65_"
+        "b552_7c71cf55cfb5.slice due to memory pressure for /kubepods.slice being 85.03% > 80.00% for > 20s with reclaim activity\n",
+        reference_time=FIXED_MTIME,
+    )
+    assert events.select("kind", "container_id", "pod_uid", "mem_used_bytes", "mem_total_bytes").rows() == [
+        ("oom_kill", docker, None, 60776927232, 66940563456),
+        ("oom_kill", libpod, None, None, None),
+        ("oom_kill", None, "5931aa75-4603-4e65-b552-7c71cf55cfb5", None, None),
+    ]
+    attrs = [json.loads(row) for row in events["attrs"]]
+    assert [(a["limit_pct"], a.get("swap_used_bytes"), a.get("swap_total_bytes")) for a in attrs] == [
+        (90.0, 61069553664, 67830013952), (90.0, 8589910016, 8589930496), (80.0, None, None)
+    ]
+
+
+def test_journalctl_with_unit_lines_are_read_by_the_rules_of_the_unit_program() -> None:
+    # `journalctl -o with-unit` (OpenShift CI's journal.log) prints the unit that wrote a line where the identifier is
+    # (src/shared/logs-show.c): PID 1 is "init.scope[1]", a user manager ".../init.scope", daemons "<name>.service".
+    container = "25a38b5b8d556d7983d975577f5ac75ebbcfb4b269e6deaa0a0440c1ffc969ca"
+    events = rca.parse_text(
+        f"Thu 2023-10-12 19:00:20 UTC node init.scope[1]: cri-containerd-{container}.scope: A process of this unit has been "
+        "killed by the OOM killer.\n"
+        f'Thu 2023-10-12 19:00:20 UTC node containerd.service[2388]: time="2023-10-12T19:00:20.879932879Z" level=info '
+        f'msg="TaskOOM event container_id:\\"{container}\\""\n'
+        'Thu 2023-10-12 19:34:45 UTC node kubelet.service[2480]: I1012 19:34:45.445172    2480 eviction_manager.go:595] '
+        '"Eviction manager: pod is evicted successfully" pod="default/nginx"\n'
+        "Thu 2023-10-12 19:35:00 UTC node user@1000.service/init.scope[2122]: app-foo.scope: A process of this unit has been "
+        "killed by the OOM killer.\n"
+        "Thu 2023-10-12 19:35:01 UTC node sshd.service[700]: Accepted publickey for core\n"
+        # A unit's name escapes the "-" of a name it holds.
+        "Thu 2023-10-12 19:35:02 UTC node user@1000.service/app-gnome-firefox\\x2dw-2504.scope[2504]: hello\n",
+        reference_time=FIXED_MTIME,
+    )
+    assert events.select("source", "kind", "process", "container_id", "pod").rows() == [
+        ("syslog", "oom_kill", f"cri-containerd-{container}.scope", container, None),
+        ("syslog", "oom_kill", None, container, None),
+        ("kubelet", "eviction", "kubelet", None, "nginx"),
+        ("syslog", "oom_kill", "app-foo.scope", None, None),
+        ("syslog", "log", "sshd.service", None, None),
+        ("syslog", "log", "user@1000.service/app-gnome-firefox\\x2dw-2504.scope", None, None),
+    ]
+    assert events["pid"][-1] == 2504
+    assert events["ts"][0] == datetime(2023, 10, 12, 19, 0, 20, tzinfo=UTC)
+
+
+def test_rfc5424_message_may_be_left_out_and_a_param_value_may_hold_an_escaped_bracket() -> None:
+    # RFC 5424 section 6.5, example 4: structured data and no MSG; section 6.3.3: '"', '\' and ']' escaped in a PARAM-VALUE.
+    events = rca.parse_text(
+        '<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource='
+        '"Application" eventID="1011"][examplePriority@32473 class="high"]\n'
+        '<165>1 2003-10-11T22:14:16.003Z mymachine.example.com evntslog 77 ID47 [exampleSDID@32473 note="a\\]b"] msg\n',
+        reference_time=FIXED_MTIME,
+    )
+    assert events.select("line", "host", "process", "pid", "message", "severity").rows() == [
+        (1, "mymachine.example.com", "evntslog", None, "", "notice"),
+        (2, "mymachine.example.com", "evntslog", 77, "msg", "notice"),
+    ]
+
+
+def test_earlyoom_1_8_kill_by_oom_score_with_its_cmdline_and_1_3_kill_without_a_uid() -> None:
+    # rfjakob/earlyoom issue #344 (Debian 13): oom_score without oom_score_adj, the cmdline, process_mrelease's report.
+    events = _events("journal_earlyoom_oom_score_kill_release_debian13_01.log")
+    kill = events.filter(pl.col("kind") == "oom_kill")
+    assert kill.select("line", "pid", "process", "rss_bytes", "host").rows() == [(3, 1024668, "Web Content", 79 * KI * KI, "qaa")]
+    assert json.loads(kill["attrs"][0]) == {"oom": "earlyoom", "signal": "SIGTERM", "uid": 1000, "oom_score": 823}
+    assert events.filter(pl.col("line").is_in([4, 5])).select("kind", "pid").rows() == [("log", 1308), ("log", 1308)]
+    # earlyoom 1.3 (Ubuntu 20.04; issue #131 quotes its output) names no uid.
+    old = rca.parse_text(
+        'Apr 29 10:00:00 box earlyoom[900]: sending SIGTERM to process 12006 "python3": badness 209, VmRSS 2891 MiB\n',
+        reference_time=FIXED_MTIME,
+    )
+    assert old.select("kind", "pid", "process", "rss_bytes").rows() == [("oom_kill", 12006, "python3", 2891 * KI * KI)]
+
+
+def test_a_host_placeholder_in_angle_brackets_is_no_host() -> None:
+    # rfjakob/earlyoom issue #261: the poster wrote "<hostname>" for the host; no host name holds "<".
+    events = _events("journal_earlyoom_placeholder_host_padded_limit_01.log")
+    assert events["host"].null_count() == events.height
+    assert events.filter(pl.col("kind") == "oom_kill").select("line", "pid", "process").rows() == [(4, 57834, "code"), (8, 57192, "code")]
+    assert events.filter(pl.col("kind") == "memory_pressure")["line"].to_list() == [3, 7, 11]
+
+
+def test_journalctl_short_delta_lines_keep_their_boot_seconds() -> None:
+    # systemd pull request #24686 (the format's author's own output): `-o short-delta`, the delta measured on the wall
+    # clock ("*"); the first line of an output has sixteen spaces for its delta.
+    events = rca.parse_text(
+        "[    5.858059 <   19.580722*>] zeus systemd[1]: Starting Network Configuration...\n"
+        "[    1.000000                ] zeus systemd[1]: Started Journal Service.\n",
+        reference_time=FIXED_MTIME,
+    )
+    assert events.select("source", "format", "boot_seconds", "host", "process", "pid", "message").rows() == [
+        ("syslog", "journal_monotonic", 5.858059, "zeus", "systemd", 1, "Starting Network Configuration..."),
+        ("syslog", "journal_monotonic", 1.0, "zeus", "systemd", 1, "Started Journal Service."),
+    ]
+
+
+def test_journal_json_message_written_as_bytes_is_its_text_without_colours() -> None:
+    # journald writes a field holding control characters as an array of bytes (systemd's journalctl(1), -o json; moby
+    # issue #15722 shows it for a TTY container's output): an application that colours its log lines.
+    events = rca.parse_text(
+        '{"__REALTIME_TIMESTAMP":"1700000000000000","_HOSTNAME":"gpu1","SYSLOG_IDENTIFIER":"python3","_PID":"42","PRIORITY":"3",'
+        '"MESSAGE":[27,91,51,49,59,49,109,101,114,114,111,114,58,27,91,48,109,32,228,184,173]}\n'
+        '{ "__REALTIME_TIMESTAMP" : "1700000001000000", "_HOSTNAME" : "gpu1", "MESSAGE" : [ 104, 105 ] }\n'
+        '{"__REALTIME_TIMESTAMP":"1700000002000000","_HOSTNAME":"gpu1","MESSAGE":"[1, 2]"}\n'
+        '{"__REALTIME_TIMESTAMP":"1700000003000000","_HOSTNAME":"gpu1","MESSAGE":[255,254]}\n',
+        reference_time=FIXED_MTIME,
+    )
+    assert events["message"].to_list() == ["error: 中", "hi", "[1, 2]", "[255,254]"]
+
+
+def test_conmon_oom_received_is_the_oom_kill_of_its_container() -> None:
+    # conmon's ninfo("OOM received") (src/cgroup.c, syslog "conmon %.20s <ninfo>: %s"), and "OOM event received" before it
+    # where it reads a cgroup v1 eventfd: one kill; the container's exit with 137 after it.
+    events = rca.parse_text(
+        "Jan 09 10:08:20 node-3 conmon[330022]: conmon 0644511bc2734f5ff9f9 <ninfo>: OOM event received\n"
+        "Jan 09 10:08:20 node-3 conmon[330022]: conmon 0644511bc2734f5ff9f9 <ninfo>: OOM received\n"
+        "Jan 09 10:08:20 node-3 conmon[330022]: conmon 0644511bc2734f5ff9f9 <ninfo>: container 330031 exited with status 137\n",
+        reference_time=FIXED_MTIME,
+    )
+    assert events.select("kind", "pid", "exit_code").rows() == [("log", 330022, None), ("oom_kill", None, None), ("process_killed", 330031, 137)]
+    assert json.loads(events["attrs"][1]) == {"runtime": "conmon", "container_id_prefix": "0644511bc2734f5ff9f9"}
+
+
+def test_journalctl_k_short_delta_is_the_syslog_sources_and_the_kernel_rules_read_it() -> None:
+    # `journalctl -k -o short-delta`: kernel lines alone, under a stamp no dmesg writes (the delta); the kill is the kernel's.
+    text = (
+        "[    0.000000                ] zeus kernel: Linux version 6.9.5\n"
+        "[  517.923918 <  517.923918 >] zeus kernel: Out of memory: Killed process 401 (systemd-journal) total-vm:32724kB, "
+        "anon-rss:1112kB, file-rss:8888kB, shmem-rss:4kB\n"
+    )
+    assert sources.sniff(text.splitlines())[0].name == "syslog"
+    events = rca.parse_text(text, reference_time=FIXED_MTIME)
+    assert events.select("source", "kind", "pid", "boot_seconds", "host").rows() == [
+        ("kernel", "log", None, 0.0, "zeus"), ("kernel", "oom_kill", 401, 517.923918, "zeus"),
+    ]

@@ -24,7 +24,9 @@ CRI-O (``crio``) logs with logrus too, its level kept; its ``Stopping container 
 Killing`` names the container it SIGKILLs at a stop's timeout (a teardown, not a kill of a running job). conmon, its
 per-container monitor, tells of the container's exit when it is not 0: ``conmon f1ee30489db2a0242ef1 <ninfo>: container
 258213 exited with status 139`` → the container's pid and exit status (128 + the signal: 139 a SIGSEGV, 137 a SIGKILL →
-``process_killed``); the id there is cut to 20 characters, kept in attrs. dockerd's ``Container <id> failed to exit
+``process_killed``), and of its OOM kill: ``conmon f1ee30489db2a0242ef1 <ninfo>: OOM received`` → ``oom_kill`` (its
+``OOM event received`` just before, where it watches a cgroup v1 eventfd, is the same kill: not counted); the id there is
+cut to 20 characters, kept in attrs. dockerd's ``Container <id> failed to exit
 within 30 seconds of signal 15 - using the force`` is the same SIGKILL at a stop's timeout (its ``Container <short id>
 failed to exit within 10 seconds of kill - trying direct SIGKILL`` the next try, the 12-character id kept in attrs).
 
@@ -63,7 +65,7 @@ _DOCKERD_EVENT = (
     r"containerID=(?<container_id>" + _ID + r") .*?topic=/tasks/(?<event>exit|oom)\b"
 )
 _CRIO_CONMON = (
-    r"^conmon (?<short_id>[0-9a-f]{12,64}) <[a-z]+>: container (?<pid>[0-9]+) exited with status (?<status>[0-9]+)"
+    r"^conmon (?<short_id>[0-9a-f]{12,64}) <[a-z]+>: (?:container (?<pid>[0-9]+) exited with status (?<status>[0-9]+)|(?<oom>OOM received)$)"
     r"|msg=\"Stopping container (?<stopped>" + _ID + r") with stop signal timed out\. Killing"
     r"|msg=\"Container (?<forced>[0-9a-f]{12,64}) failed to exit within [0-9]+ seconds of (?:signal [0-9]+ - using the force|kill - trying direct SIGKILL)"
 )
@@ -107,7 +109,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     framed = framed.with_columns(
         task=message.str.extract_groups(_TASK_EVENT),
         dockerd=pl.when(message.str.contains("msg=event ", literal=True)).then(message).str.extract_groups(_DOCKERD_EVENT),
-        crio=pl.when(message.str.contains_any([" exited with status ", " with stop signal timed out", " failed to exit within "]))
+        crio=pl.when(message.str.contains_any([" exited with status ", " with stop signal timed out", " failed to exit within ", ": OOM received"]))
         .then(message).str.extract_groups(_CRIO_CONMON),
         # (Podman's events: read on its lines alone.)
         podman=pl.when(pl.when(pl.col("program") == "podman").then(message).str.contains(" container ", literal=True))
@@ -121,7 +123,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     task, dockerd, crio, podman, created, crio_pod = (pl.col(name).struct for name in ("task", "dockerd", "crio", "podman", "created", "crio_pod"))
     # A container's death is about the container; podman's other events name the container it acts on.
     died = podman.field("event") == "died"
-    oom = (task.field("event") == "OOM") | (dockerd.field("event") == "oom")
+    oom = (task.field("event") == "OOM") | (dockerd.field("event") == "oom") | crio.field("oom").is_not_null()
     # 1.7+ writes the event as protobuf text, which leaves out a field at its zero value: a TaskExit without
     # exit_status exited 0.
     exited = (task.field("event") == "Exit") | (dockerd.field("event") == "exit") | crio.field("status").is_not_null()

@@ -4,7 +4,7 @@ A desktop or a GPU box without systemd-oomd runs earlyoom; when memory runs low 
 before the kernel does, so the journal has no kernel OOM line for its victim:
 
 * ``low memory! at or below SIGTERM limits: mem 10.00%, swap 10.00%`` (``mem  1.66%`` under 10 %) → ``memory_pressure``;
-* ``sending SIGTERM to process 29410 uid 1000 "cluster": badness 1264, VmRSS 23964 MiB`` (1.6–1.7;
+* ``sending SIGTERM to process 29410 uid 1000 "cluster": badness 1264, VmRSS 23964 MiB`` (1.6–1.7; 1.3 names no uid;
   ``oom_score 1146, oom_score_adj 0, VmRSS … MiB, cmdline "…"`` since 1.8; ``killing process 27541 "bash"
   with signal 15: badness 550, VmRSS 7609 MiB`` or ``Killing process 'tail' with signal 15, pid: 24059,
   badness: 997, VmRSS: 4278 MiB`` in older ones) → ``oom_kill`` of that pid and name, its
@@ -13,8 +13,18 @@ before the kernel does, so the journal has no kernel OOM line for its victim:
   the same kill, not a second one (a ``log`` event with ``resent`` in attrs); ``process 906175 did not exit`` and
   ``kill failed: Timer expired`` are warnings.
 
-Registered with :mod:`rca.sources._syslog` as the rules of program ``earlyoom``; the envelope's pid
-is earlyoom's own, kept only on the lines that name no victim.
+nohang (and its desktop flavour, ``nohang-desktop``) does the same job in Python; it logs a report over many
+lines, each its own journal entry (a multi-line message), naming its victim before it acts on it:
+``Process with highest badness (found in 590 ms):`` / ``  PID: 32706, Name: python3, badness: 572``, then a
+``Victim status (found in 1 ms):`` block (``  Name:      python3``, ``  PID:       32706``, ``  VmRSS:     10432 MiB  (Anon: …)``,
+``  CGroup_v2: /user.slice/…``; since 0.2 ``  PID:       32706, name: python3, …`` and ``  Vm, MiB:   Size: …, RSS: …``;
+0.1's ``Victim VmRSS: 3268608 KiB``), then ``Implement a corrective action:`` / ``  Send SIGTERM to the victim; total
+response time: 2255 ms`` (``Implementing a corrective action:`` / ``  Sending SIGTERM to the victim`` since 0.2) →
+``oom_kill`` of the victim the lines before it named (since its last signal): its pid, name, resident memory and
+cgroup. ``Memory status that requires corrective actions:`` → ``memory_pressure``.
+
+Registered with :mod:`rca.sources._syslog` as the rules of programs ``earlyoom``, ``nohang`` and ``nohang-desktop``;
+the envelope's pid is the daemon's own, kept only on the lines that name no victim.
 """
 
 from __future__ import annotations
@@ -26,13 +36,26 @@ from rca.sources._base import ParseContext, attrs_json, file_column
 
 _MIB = 1024 * 1024
 _LINE = (
-    r"^(?:(?:sending (?<signal>SIG[A-Z0-9]+) to process (?<pid>[0-9]+) uid (?<uid>[0-9]+) \"(?<name>[^\"]*)\""
+    r"^(?:(?:sending (?<signal>SIG[A-Z0-9]+) to process (?<pid>[0-9]+) (?:uid (?<uid>[0-9]+) )?\"(?<name>[^\"]*)\""
     r"|[Kk]illing process (?:(?<old_pid>[0-9]+) )?[\"'](?<old_name>[^\"']*)[\"'] with signal (?<signo>[0-9]+)(?:, pid: (?<pid_after>[0-9]+))?)"
     r"[:,] (?<score_name>badness|oom_score):? (?<score>-?[0-9]+).*?VmRSS:? (?<rss>[0-9]+) MiB"
     # The limits are printed "%5.2f": a limit under 10 % is padded ("mem  1.66%").
     r"|(?<low>low memory!) at or below (?<limit_signal>SIG[A-Z0-9]+) limits: mem +(?<mem_pct>[0-9.]+) ?%, swap +(?<swap_pct>[0-9.]+) ?%)"
 )
 _SIGNALS = {"9": "SIGKILL", "15": "SIGTERM"}
+# One line of nohang's report: a fact about its victim, or the signal it sends it. (Its "Ancestry:  PID 31921 (bash)"
+# names the victim's parents, with no colon after "PID".)
+_NOHANG_LINE = (
+    r"^[ \t]*(?:PID:[ \t]+(?<pid>[0-9]+)(?:, [Nn]ame: (?<listed_name>[^,]+))?(?:.*?, badness: (?<badness>-?[0-9]+))?"
+    r"|Name:[ \t]+(?<name>\S.*?)[ \t]*$"
+    r"|badness:[ \t]+(?<status_badness>-?[0-9]+),"
+    r"|(?:Victim )?VmRSS:[ \t]+(?<rss>[0-9]+) (?<rss_unit>MiB|KiB)"
+    r"|Vm, MiB:[ \t]+Size: [0-9]+, RSS: (?<rss_mib>[0-9]+)"
+    r"|[Cc][Gg]roup_v2:[ \t]+(?<cgroup>/\S*)"
+    r"|Send(?:ing)? (?<signal>SIG[A-Z0-9]+) to the victim"
+    r"|(?<pressure>Memory status that requires corrective actions:))"
+)
+_RSS_UNIT_BYTES = {"MiB": _MIB, "KiB": 1024}
 
 
 def earlyoom_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -67,5 +90,46 @@ def earlyoom_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
 
 
+def nohang_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Event rows for nohang's lines: each signal it sends its victim, with the victim its report named before it."""
+    framed = framed.with_columns(nohang=pl.col("message").str.extract_groups(_NOHANG_LINE))
+    line = pl.col("nohang").struct
+    signalled = line.field("signal").is_not_null()
+    rss = pl.coalesce(
+        line.field("rss").cast(pl.Int64, strict=False) * line.field("rss_unit").replace_strict(_RSS_UNIT_BYTES, default=None, return_dtype=pl.Int64),
+        line.field("rss_mib").cast(pl.Int64, strict=False) * _MIB,
+    )
+    facts = {
+        "victim": line.field("pid").cast(pl.Int64, strict=False), "victim_name": pl.coalesce(line.field("name"), line.field("listed_name")),
+        "victim_rss": rss, "victim_cgroup": line.field("cgroup"),
+        "victim_badness": pl.coalesce(line.field("badness"), line.field("status_badness")).cast(pl.Int64, strict=False),
+    }
+    # The victim of a signal is the one the lines since nohang's signal before it named (one nohang: its host and pid, in its file).
+    since_last_signal = signalled.cast(pl.Int32).cum_sum().shift(1, fill_value=0).over([*file_column(framed), "host", "pid"])
+    framed = framed.with_columns(**facts).with_columns(
+        pl.col(*facts).forward_fill().over([*file_column(framed), "host", "pid", since_last_signal])
+    )
+    # The victim's facts are the signal's line's only.
+    victim_rss, victim_cgroup, victim_badness = (pl.when(signalled).then(pl.col(name)) for name in ("victim_rss", "victim_cgroup", "victim_badness"))
+    pressure = line.field("pressure").is_not_null()
+    return _syslog.program_events(
+        framed,
+        victim_pid=pl.when(signalled).then(pl.col("victim")),
+        kind=pl.when(signalled).then(pl.lit("oom_kill")).when(pressure).then(pl.lit("memory_pressure")).otherwise(pl.lit("log")),
+        severity=pl.when(signalled).then(pl.lit("error")).when(pressure).then(pl.lit("warning")).otherwise(pl.col("severity")),
+        # A victim the report did not name (its lines cut) is no process of nohang's.
+        process=pl.when(signalled).then(pl.col("victim_name")).otherwise(pl.col("program")),
+        rss_bytes=victim_rss,
+        cgroup=victim_cgroup,
+        attrs=attrs_json({
+            "oom": pl.when(signalled).then(pl.lit("nohang")),
+            "signal": line.field("signal"),
+            "badness": victim_badness,
+        }),
+    )
+
+
 # Not a source of its own: its lines are the file's, as other programs' lines are.
 _syslog.register_program("earlyoom", None, earlyoom_rules)
+for _nohang in ("nohang", "nohang-desktop"):
+    _syslog.register_program(_nohang, None, nohang_rules)

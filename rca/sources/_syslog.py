@@ -1,8 +1,8 @@
 """Syslog and journald framing shared by the sources whose lines arrive through them.
 
 ``kern.log``, ``/var/log/messages`` (RFC 3164 or RFC 5424), ``journalctl`` short / short-iso /
-short-full / short-unix / short-monotonic / -o json all wrap a program's message in the same envelope: time, host
-(left out by ``--no-hostname``), program[pid]. journalctl prints the further lines of a multi-line message
+short-full / short-unix / short-monotonic / short-delta / with-unit / -o json all wrap a program's message in the same
+envelope: time, host (left out by ``--no-hostname``), program[pid] (with-unit: the unit that wrote it). journalctl prints the further lines of a multi-line message
 indented under its first: they keep its envelope and lose the indent; its short times are in the zone its
 banner names. ``journalctl -o verbose`` and ``-o json-pretty`` print a record over many lines, its fields one
 a line: a record is one row, its envelope read from its fields.
@@ -55,11 +55,12 @@ _ANY_HOST = r"(?<host>[^ \t]*)"
 # "systemd[1]:" for the host) are tried again without one; the empty group keeps the heads' fields alike.
 _NO_HOST = "(?<host>)"
 # rsyslog keeps a tag as the program sent it: "Fledge[16823] ERROR: …" has no colon after the pid. Slurm's
-# step daemon before 15.08 tagged its lines with the node too: "slurmd[node21][2747]: …".
-_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+)(?:\[[^\]\s0-9][^\]\s]*\])?(?:\[(?<pid>[0-9]+)\]:?|:)[ \t]"
+# step daemon before 15.08 tagged its lines with the node too: "slurmd[node21][2747]: …". A unit's name
+# (journalctl -o with-unit) escapes a "-" in a name it holds: "app-gnome-firefox\x2dw-2504.scope[87]:".
+_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()\\]+)(?:\[[^\]\s0-9][^\]\s]*\])?(?:\[(?<pid>[0-9]+)\]:?|:)[ \t]"
 # A host of capitals alone ("PC", "H") is a host where the program gives its pid: a log level is
 # not followed by "program[pid]:".
-_PROGRAM_WITH_PID = r"(?<program>[A-Za-z0-9_.\-/@()]+)\[(?<pid>[0-9]+)\]:?[ \t]"
+_PROGRAM_WITH_PID = r"(?<program>[A-Za-z0-9_.\-/@()\\]+)\[(?<pid>[0-9]+)\]:?[ \t]"
 _NAMED_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+):[ \t]"
 
 
@@ -73,9 +74,10 @@ def _short_head(host: str, program: str = _PROGRAM) -> str:
 # "2024-04-10T10:15:57.163826-07:00 host kernel - - - message": app-name, procid, msgid and structured
 # data, each "-" when empty, where RFC 3164 has "program[pid]:".
 _RFC5424_PRI = r"(?:<(?<pri>[0-9]{1,3})> ?1 )?"
+# Its message may be left out (NILVALUE-less "SD" ending the line), and a param value escapes "]" as "\]".
 _PROGRAM_OR_5424 = (
-    r"(?<program>[A-Za-z0-9_.\-/@()]+)"
-    r"(?:(?:\[(?<pid>[0-9]+)\])?:| (?:-|(?<procid>[0-9]+)) \S+ (?:-|(?:\[[^\]]*\])+))[ \t]"
+    r"(?<program>[A-Za-z0-9_.\-/@()\\]+)"
+    r"(?:(?:\[(?<pid>[0-9]+)\])?:[ \t]| (?:-|(?<procid>[0-9]+)) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)(?:[ \t]|$))"
 )
 
 
@@ -129,7 +131,13 @@ _SHORT_PROGRAM, _ISO_PROGRAM = _short_head(_MAYBE_HOSTED, _NAMED_PROGRAM), _iso_
 _BARE_HEAD = rf"^{_PROGRAM}"
 # journalctl -o short-monotonic: "[  127.535494] localhost systemd[1]: message" (seconds since boot; the host
 # left out by --no-hostname). A host holds no bracket: "systemd[352]: a: b" is a program's line without one.
-MONOTONIC_HEAD = rf"^\[ *(?<boot>[0-9]+\.[0-9]{{6}})\][ \t](?:(?<host>[^ \t\[\]]*[^ \t:\[\]])[ \t])?{_PROGRAM}"
+# -o short-delta (systemd 252+) adds the time since the line before: "[    5.858059 <   19.580722*>]" ("*": measured on the
+# wall clock, across a boot), sixteen spaces on the first line.
+_DELTA_MARK = r"(?: <[ 0-9]+\.[0-9]{6}[ *]>| {16})"
+_DELTA = rf"{_DELTA_MARK}?"
+# A short-delta line of any program (the kernel's too: no dmesg prints a delta), for sniffing.
+MONOTONIC_DELTA_LINE = rf"^\[ *[0-9]+\.[0-9]{{6}}{_DELTA_MARK}\][ \t]"
+MONOTONIC_HEAD = rf"^\[ *(?<boot>[0-9]+\.[0-9]{{6}}){_DELTA}\][ \t](?:(?<host>[^ \t\[\]]*[^ \t:\[\]])[ \t])?{_PROGRAM}"
 
 # An RFC 5424 message that a relay took for RFC 3164 (syslog-ng's default network source) is written whole after the
 # relay's short stamp and host: "Nov 26 15:54:41 127.0.0.1 1 2019-11-26T15:54:41.272535+00:00 ubu-srv-nfs root - - […] msg".
@@ -149,7 +157,7 @@ ISO_PID_LINE = _iso_head(_MAYBE_HOSTED, _PROGRAM_WITH_PID) + MESSAGE_TAIL
 SHORT_PID_LINE = _short_head(_MAYBE_HOSTED, _PROGRAM_WITH_PID) + MESSAGE_TAIL
 # A short-monotonic line of a program with its pid, for sniffing: dmesg has few of them (systemd's and udevd's
 # early lines through /dev/kmsg), a `journalctl -o short-monotonic` has little else.
-MONOTONIC_PID_LINE = rf"^\[ *[0-9]+\.[0-9]{{6}}\][ \t](?:[^ \t\[\]]*[^ \t:\[\]][ \t])?{_PROGRAM_WITH_PID}" + MESSAGE_TAIL
+MONOTONIC_PID_LINE = rf"^\[ *[0-9]+\.[0-9]{{6}}{_DELTA}\][ \t](?:[^ \t\[\]]*[^ \t:\[\]][ \t])?{_PROGRAM_WITH_PID}" + MESSAGE_TAIL
 
 _SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
 
@@ -295,7 +303,8 @@ def _with_real_host(parts: pl.DataFrame, *envelopes: str, empty_host_envelopes: 
     of capitals, "ERROR main:" a log level, "2024-12-04T10:00:00Z root: …" python logging). rsyslog's empty host
     in its traditional format (two spaces after the time, captured as ""), in ``empty_host_envelopes``, is no log
     level: it is an envelope, its host null. A host of no letter or digit at all is one its poster hid ("...",
-    "***"): the envelope stands, its host null."""
+    "***"), and so is a placeholder in angle brackets ("<hostname>", which no host name can hold): the envelope
+    stands, its host null."""
     real = {}
     for name in envelopes:
         host, program = pl.col(name).struct.field("host"), pl.col(name).struct.field("program")
@@ -303,7 +312,7 @@ def _with_real_host(parts: pl.DataFrame, *envelopes: str, empty_host_envelopes: 
             host.str.contains("(?:^$|[a-z0-9])" if name in empty_host_envelopes else "[a-z0-9]").fill_null(False)
             | pl.col(name).struct.field("pid").is_not_null() | program.is_in(list(_PROGRAM_RULES))
         )
-        named = pl.when(pl.field("host").str.contains("[A-Za-z0-9]")).then(pl.field("host"))
+        named = pl.when(pl.field("host").str.contains("[A-Za-z0-9]") & ~pl.field("host").str.starts_with("<")).then(pl.field("host"))
         real[name] = pl.when(plausible).then(pl.col(name).struct.with_fields(host=named))
     return parts.with_columns(**real)
 
@@ -323,6 +332,31 @@ _JOURNAL_JSON = pl.Struct(
 )
 
 
+# journald writes a field holding control characters (an application's colours, a terminal's escapes) as an array of its
+# bytes: `"MESSAGE":[27,91,51,49,109,…]`.
+_HEX_BYTES = [f"{byte:02x}" for byte in range(256)]
+_ANSI_ESCAPE = r"\x1b\[[0-9;?]*[A-Za-z]"
+# UTF-8 spelled in hex pairs (RFC 3629's table): the bytes decoded to text only where they are UTF-8.
+_CONT = "[89ab][0-9a-f]"
+_UTF8_HEX = (
+    rf"^(?:[0-7][0-9a-f]|(?:c[2-9a-f]|d[0-9a-f]){_CONT}|e0[ab][0-9a-f]{_CONT}|(?:e[1-9a-c]|e[ef]){_CONT}{_CONT}|ed[89][0-9a-f]{_CONT}"
+    rf"|f0[9ab][0-9a-f]{_CONT}{_CONT}|f[1-3]{_CONT}{_CONT}{_CONT}|f48[0-9a-f]{_CONT}{_CONT})*$"
+)
+
+
+def bytes_text(array: pl.Expr) -> pl.Expr:
+    """A journal field written as an array of bytes (JSON text, null where it is none) as the UTF-8 text it holds, its ANSI
+    escape sequences dropped; null where the bytes are no UTF-8 or hold escapes alone."""
+    # (Decoded where it is a whole array of numbers alone: a line cut short is no JSON.)
+    whole = pl.when(array.str.contains(r"^\[[ 0-9,]*\]$")).then(array)
+    hex_codes = whole.str.json_decode(pl.List(pl.Int64)).list.eval(pl.element().replace_strict(list(range(256)), _HEX_BYTES, default=None))
+    utf8 = hex_codes.list.join("")
+    utf8 = pl.when(utf8.str.contains(_UTF8_HEX)).then(utf8)
+    text = utf8.str.decode("hex").cast(pl.String).str.replace_all(_ANSI_ESCAPE, "")
+    # Escapes alone (a colour reset) are no text: the array stays.
+    return pl.when(text.str.len_chars() > 0).then(text)
+
+
 def frame_journal_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Frame ``journalctl -o json`` lines (one JSON object a line)."""
     # json_path_match, unlike json_decode, yields null for a truncated or non-JSON line instead of raising.
@@ -339,7 +373,11 @@ def frame_journal_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         host=j.field("_HOSTNAME"),
         program=program,
         pid=pl.coalesce(j.field("SYSLOG_PID"), j.field("_PID")).cast(pl.Int64, strict=False),
-        message=pl.when(ok).then(j.field("MESSAGE")).otherwise(pl.col("text")),
+        message=pl.coalesce(
+            # (journalctl before 231 spaced its separators: '"MESSAGE" : [ …'.)
+            bytes_text(pl.when(pl.col("text").str.contains_any(['"MESSAGE":[', '"MESSAGE" : ['])).then(j.field("MESSAGE"))),
+            pl.when(ok).then(j.field("MESSAGE")).otherwise(pl.col("text")),
+        ),
         severity=j.field("PRIORITY").replace_strict(_SEVERITY_BY_PRIORITY, default=None),
         format=pl.lit("journal_json"),
     ).select(*FRAMED_SCHEMA, *file_column(lines))
@@ -374,9 +412,12 @@ def frame_journal_records(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFram
     record = pl.when(opened >= 0).then(opened).otherwise(pl.col("line"))
     verbose_field = text.str.extract_groups(_VERBOSE_FIELD).struct
     pretty_field = text.str.extract_groups(_PRETTY_FIELD).struct
-    # A JSON value read as JSON: a string unquoted and unescaped, an array (bytes) kept as written.
+    # A JSON value read as JSON: a string unquoted and unescaped, an array of bytes as its text.
     json_value = pretty_field.field("value")
-    json_value = pl.coalesce(pl.concat_str(pl.lit('{"v":'), json_value, pl.lit("}")).str.json_path_match("$.v"), json_value)
+    json_value = pl.coalesce(
+        bytes_text(pl.when(json_value.str.starts_with("[")).then(json_value)),
+        pl.concat_str(pl.lit('{"v":'), json_value, pl.lit("}")).str.json_path_match("$.v"), json_value,
+    )
     # A verbose value's further lines follow its field's line, indented past "FIELD=".
     name = pl.when(is_header | closing).then(pl.lit("")).otherwise(pl.coalesce(verbose_field.field("field"), pretty_field.field("field")))
     rows = lines.with_columns(
@@ -495,6 +536,7 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     if framed.select(pl.col("program").str.contains("/", literal=True).any()).item():
         named = pl.col("program").str.extract(r"/([^/]+)$", 1)
         framed = framed.with_columns(program=pl.when(named.is_in(list(_PROGRAM_RULES))).then(named).otherwise(pl.col("program")))
+    framed = _programs_of_units(framed)
     parts = []
     for program, (source, rules) in _PROGRAM_RULES.items():
         mine = framed.filter(pl.col("program") == program)
@@ -522,6 +564,21 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         ))
     events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
     return _with_records(events, records) if records is not None and events.height else events
+
+
+def _programs_of_units(framed: pl.DataFrame) -> pl.DataFrame:
+    """``framed`` with the lines ``journalctl -o with-unit`` names by their unit given the rules of its program: it prints
+    the unit that wrote a line (``_SYSTEMD_UNIT``, ``/_SYSTEMD_USER_UNIT`` after it) where the others print its identifier,
+    so "kubelet.service[2480]:" is kubelet's line and "init.scope[1]:" (a user manager's ".../init.scope[2122]:") systemd's."""
+    program = pl.col("program")
+    units = program.str.ends_with(".service") | program.str.ends_with("init.scope")
+    if not framed.select(units.any()).item():
+        return framed
+    service = program.str.strip_suffix(".service")
+    manager = (program == "init.scope") | program.str.ends_with("/init.scope")
+    return framed.with_columns(
+        program=pl.when(manager).then(pl.lit("systemd")).when(service.is_in(list(_PROGRAM_RULES))).then(service).otherwise(program)
+    )
 
 
 def _with_records(events: pl.DataFrame, records: pl.DataFrame) -> pl.DataFrame:

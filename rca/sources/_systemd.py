@@ -5,8 +5,10 @@ journal without a kernel line of its own when systemd-oomd kills it, and systemd
 a kernel OOM kill in the unit's cgroup and of the signal its main process died of:
 
 * ``systemd-oomd[840]: Killed /user.slice/…/x.scope due to memory pressure for /user.slice/… being 51.07% > 50.00% for > 20s with reclaim activity``
-  (``Marked … for killing due to …`` in newer releases; ``due to memory used … / swap used …``
-  for the swap rule) → ``oom_kill`` of that cgroup; ``oomd attempting to kill 63 with KILL`` →
+  (``Marked … for killing due to …`` in newer releases; ``due to memory used (M) / total (T) and swap used (S) /
+  total (W) being more than 90.00%`` for the swap rule, its figures kept: memory in ``mem_used_bytes`` /
+  ``mem_total_bytes``, swap in attrs) → ``oom_kill`` of that cgroup, and of the container or pod it is the scope
+  or slice of (``docker-<id>.scope``, ``libpod-<id>.scope``, ``kubepods-…-pod<uid>.slice``); ``oomd attempting to kill 63 with KILL`` →
   ``process_killed`` of pid 63; ``Memory pressure for /x.slice is 64.15% > 1.00% for > 30s …`` →
   ``memory_pressure`` of that cgroup (247–248: ``… is greater than 10 for more than 10 seconds and there was reclaim
   activity``); ``Failed to kill any cgroup(s) under … based on pressure: …`` an error;
@@ -42,7 +44,11 @@ from rca.sources._kube import MEMCG_CONTAINER_ID, memcg_pod_uid
 
 _OOMD_LINE = (
     r"^(?:(?:Killed|Marked) (?<killed>/\S+) (?:for killing )?due to (?<trigger>memory pressure|memory used|swap used)"
-    r"(?: for (?<pressured>/\S+) being (?<pressure>[0-9.]+)% > (?<limit>[0-9.]+)%)?"
+    r"(?: for (?<pressured>/\S+) being (?<pressure>[0-9.]+)% > (?<limit>[0-9.]+)%"
+    # The swap rule: "memory used (M) / total (T) and swap used (S) / total (W) being more than 90.00%" (249+), bytes;
+    # 247–248 "swap used (S) / total (W) being more than 90.00%".
+    r"| \((?<used>[0-9]+)\) / total \((?<total>[0-9]+)\)(?: and swap used \((?<swap_used>[0-9]+)\) / total \((?<swap_total>[0-9]+)\))?"
+    r" being more than (?<used_limit>[0-9.]+)%)?"
     r"|oomd attempting to kill (?<pid>[0-9]+) with (?<signal>[A-Z]+)"
     r"|Memory pressure for (?<under_pressure>/\S+) is (?<current>[0-9.]+)% > (?<threshold>[0-9.]+)%"
     # systemd 247–248: "… is greater than 10 for more than 10 seconds and there was reclaim activity".
@@ -81,17 +87,23 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         .when(pressured).then(pl.lit("memory_pressure"))
         .otherwise(pl.lit("log"))
     )
+    # 247–248's swap rule names swap alone; 249+ memory, then swap.
+    swap_only = oomd.field("trigger") == "swap used"
+    cgroup = pl.coalesce(oomd.field("killed"), under_pressure)
+    as_int = {name: oomd.field(name).cast(pl.Int64, strict=False) for name in ("used", "total", "swap_used", "swap_total")}
     return _syslog.program_events(
         framed,
         kind=kind,
         # "Failed to kill any cgroup(s) under … based on pressure: No such device": the pressure stays.
         severity=pl.when(killed | signalled | pl.col("message").str.starts_with("Failed to ")).then(pl.lit("error"))
         .when(pressured).then(pl.lit("warning")).otherwise(pl.col("severity")),
-        cgroup=pl.coalesce(oomd.field("killed"), under_pressure),
+        cgroup=cgroup,
+        container_id=cgroup.str.extract(MEMCG_CONTAINER_ID, 1),
+        pod_uid=memcg_pod_uid(cgroup),
+        mem_used_bytes=pl.when(~swap_only).then(as_int["used"]),
+        mem_total_bytes=pl.when(~swap_only).then(as_int["total"]),
         # A pid it signalled is named by its number alone: that process is not systemd-oomd.
-        process=pl.when(~signalled).then(
-            pl.coalesce(pl.coalesce(oomd.field("killed"), under_pressure).str.extract(r"([^/]+)$"), pl.col("program"))
-        ),
+        process=pl.when(~signalled).then(pl.coalesce(cgroup.str.extract(r"([^/]+)$"), pl.col("program"))),
         victim_pid=oomd.field("pid").cast(pl.Int64, strict=False),
         attrs=attrs_json({
             "oom": pl.when(killed | signalled).then(pl.lit("systemd_oomd")),
@@ -99,7 +111,10 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             "signal": pl.format("SIG{}", oomd.field("signal")),
             "pressured_cgroup": oomd.field("pressured"),
             "pressure_pct": pl.coalesce(oomd.field("pressure"), oomd.field("current")).cast(pl.Float64, strict=False),
-            "limit_pct": pl.coalesce(oomd.field("limit"), oomd.field("threshold"), oomd.field("old_threshold")).cast(pl.Float64, strict=False),
+            "limit_pct": pl.coalesce(oomd.field("limit"), oomd.field("threshold"), oomd.field("old_threshold"), oomd.field("used_limit"))
+            .cast(pl.Float64, strict=False),
+            "swap_used_bytes": pl.coalesce(as_int["swap_used"], pl.when(swap_only).then(as_int["used"])),
+            "swap_total_bytes": pl.coalesce(as_int["swap_total"], pl.when(swap_only).then(as_int["total"])),
         }),
     )
 

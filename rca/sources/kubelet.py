@@ -9,7 +9,8 @@ plugin logs klog too: its Xid and unhealthy-GPU lines are read here; so are Volc
 and job controller, whose evictions and requests name their pods. The envelope is peeled by :mod:`rca.sources._syslog`; the rules
 here read the klog header and the message: the eviction manager's sequence (reclaim,
 rank, evict), node memory pressure, container OOM kills and the system OOMs the kubelet
-reports; a pod worker's ``… with CrashLoopBackOff: "back-off 5m0s restarting failed container=…"`` keeps the
+reports (cAdvisor's ``Created an OOM event in container "/kubepods/…/pod<uid>/<id>"`` names the OOM's cgroup, pod and
+container); a pod worker's ``… with CrashLoopBackOff: "back-off 5m0s restarting failed container=…"`` keeps the
 back-off in attrs (``back_off``): the container keeps dying. klog carries no year and no zone: the year comes from the context
 (``timeutil.yearless_to_utc``) and the zone is ``ctx.tz``, or inside a journal the zone its envelope
 was read in (journalctl's banner, a short-iso offset). ``talosctl logs kubelet`` puts the node before
@@ -36,7 +37,16 @@ from rca.sources._base import (
     starts_file,
     within_file,
 )
-from rca.sources._kube import QUANTITY, UNDERSCORE_POD_REF, event_kind, eviction_fields, oom_victim, quantity_bytes
+from rca.sources._kube import (
+    QUANTITY,
+    UNDERSCORE_POD_REF,
+    event_kind,
+    eviction_fields,
+    memcg_container_id,
+    memcg_pod_uid,
+    oom_victim,
+    quantity_bytes,
+)
 
 # OpenShift 4 runs the kubelet as ``hyperkube kubelet``: its journal lines are tagged ``hyperkube``.
 KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite", "hyperkube")
@@ -293,9 +303,9 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         rss_bytes=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_rss")),
         pod=pl.when(single_pod).then(pl.coalesce("pod", "event_pod")),
         namespace=pl.when(single_pod).then(pl.coalesce("namespace", "event_namespace")),
-        pod_uid=pl.when(single_pod).then(pl.col("pod_uid")),
+        pod_uid=pl.when(single_pod).then(pl.coalesce(pl.col("pod_uid"), memcg_pod_uid(pl.col("victim_cgroup")))),
         container=pl.coalesce("container", "oom_container", pl.col("evicted").struct.field("container")),
-        container_id=pl.coalesce("oom_container_id", "container_id"),
+        container_id=pl.coalesce("oom_container_id", "container_id", memcg_container_id(pl.col("victim_cgroup"))),
         cgroup="victim_cgroup",
         exit_code=pl.col("exit_code").cast(pl.Int32, strict=False),
         mem_used_bytes=pl.col("evicted").struct.field("used_bytes"),
@@ -379,7 +389,11 @@ def _oom_facts() -> list[pl.Expr]:
             "victim_process"
         ),
         victim.field("rss_bytes").alias("victim_rss"),
-        body.str.extract(r"\bVictimContainerName:([^\s,}]+)", 1).alias("victim_cgroup"),
+        # cAdvisor's Infof("Created an OOM event in container %q at %v") names a memory cgroup of the OOM: the killed task's
+        # (oom-kill:…,task_memcg=), or on kernels before 4.19 that of the task or of the limit, as cAdvisor's release reads them.
+        pl.coalesce(
+            body.str.extract(r"\bVictimContainerName:([^\s,}]+)", 1), body.str.extract(r'\bCreated an OOM event in container "([^"]+)"', 1)
+        ).alias("victim_cgroup"),
     ]
 
 
