@@ -576,3 +576,87 @@ def test_a_value_the_exporter_could_not_print_joins_its_gpus_sample() -> None:
     first = events.row(0, named=True)
     assert (first["mem_used_bytes"], _attrs(first)["mig_device"], _attrs(first)["mig_profile"]) == (10 * MIB, 3, "2g.20gb")
     assert _attrs(first)["DCGM_FI_DEV_VGPU_PER_PROCESS_UTILIZATION"] is None
+
+
+# --- dcgmi diag -j ---------------------------------------------------------------------------
+
+
+def test_diag_json_452_gives_an_event_per_result_with_its_warning() -> None:
+    """DCGM 4.5.2 on a GB10 (``dcgmi diag -r 2 -j``): a Fail with an error id, two Passes with their info lines."""
+    events = _events("dcgm_diag_j_452_gb10_level2_fail_pass_01.json")
+    assert set(events["source"]) == {"dcgm"} and set(events["format"]) == {"diag_json"}
+    assert events.select("kind", "severity", "gpu_index").rows() == [
+        ("log", "error", 0), ("log", "info", 0), ("log", "info", 0), ("log", "info", 0)]
+    failed, summary, memory, pcie = events.to_dicts()
+    assert failed["message"] == ('software: GPU 0: Fail: Persistence Mode: Persistence mode for GPU 0 is disabled. '
+                                 'Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.')
+    assert _attrs(failed) == {"test": "software", "section": "Deployment", "result": "Fail", "error_id": 29, "device_id": "2e12",
+                              "dcgm_version": "4.5.2", "driver_version": "580.82.09"}
+    # the summary repeats the result's warning: only its own info line is an event
+    assert summary["message"].startswith("software: Error getting the SRAM Threshold Count for GPU 0.")
+    assert _attrs(summary)["detail"] == "summary"
+    assert memory["message"] == "memory: GPU 0: Pass: Allocated 112427837082 bytes (87.5%)"
+    assert "Host to GPU bandwidth: 58.88 GB/s; bidirectional bandwidth: 58.69 GB/s" in pcie["message"]
+    assert (failed["ts"], failed["ts_quality"], failed["line"], failed["n_lines"]) == (FIXED_MTIME, "file_mtime", 1, 129)
+    assert events["n_lines"].sum() == 129
+
+
+def test_diag_json_is_read_whole_by_ingest(tmp_path: Path) -> None:
+    manifest, events = _parse_file(FOLDER / "dcgm_diag_j_423_gb10_level1_persistence_01.json", tmp_path)
+    assert (manifest["source"], manifest["format"], manifest["lines"], manifest["events"]) == ("dcgm", "diag_json", 1, 2)
+    assert events.select("severity", "gpu_index").rows() == [("error", 0), ("info", 0)]
+    assert _attrs(events.row(0, named=True))["dcgm_version"] == "4.2.3"
+
+
+def test_diag_json_3x_layout_reads_gpu_ids_string_warnings_and_xids() -> None:
+    """The DCGM 2.x/3.x layout (nvvs JsonOutput): ``gpu_ids`` strings, a CSV for software tests, warnings as text or objects."""
+    document = {"DCGM GPU Diagnostic": {"test_categories": [
+        {"category": "Deployment", "tests": [{"name": "Denylist", "results": [{"gpu_ids": "0,1", "status": "PASS"}]}]},
+        {"category": "Hardware", "tests": [{"name": "GPU Memory", "results": [
+            None,
+            {"gpu_ids": "1", "status": "FAIL", "warnings": [{"warning": "GPU 1: Detected XID 48 error", "error_id": 43}], "info": "Allocated 1 bytes"},
+            {"gpu_ids": "2", "status": "WARN", "warnings": ["Thermal violations"]},
+            {"gpu_ids": "3", "status": "SKIPPED"},
+        ]}]},
+    ], "version": "3.3.1"}}
+    events = rca.parse_text(json.dumps(document, indent=4), file="diag.json", reference_time=FIXED_MTIME)
+    assert events.select("kind", "severity", "gpu_index", "xid").rows() == [
+        ("log", "info", None, None), ("xid", "error", 1, 48), ("log", "warning", 2, None), ("log", "info", 3, None)]
+    assert events["message"].to_list()[:2] == ["Denylist: GPUs 0,1: Pass", "GPU Memory: GPU 1: Fail: GPU 1: Detected XID 48 error; Allocated 1 bytes"]
+    assert {k: _attrs(events.row(0, named=True)).get(k) for k in ("gpus", "dcgm_version")} == {"gpus": "0,1", "dcgm_version": "3.3.1"}
+    assert _attrs(events.row(1, named=True))["error_id"] == 43
+
+
+def test_diag_json_that_is_not_a_report_is_a_format_error() -> None:
+    ctx = ParseContext(file="diag.json", reference_time=FIXED_MTIME)
+    with pytest.raises(rca.errors.FileFormatError):
+        dcgm.parse_bytes(b'{"DCGM Diagnostic": [1, 2', ctx)
+
+
+def test_diag_json_after_dcgmis_banner_keeps_the_banner_as_a_log_line() -> None:
+    text = "Successfully ran diagnostic for group.\n" + (FOLDER / "dcgm_diag_j_423_gb10_level1_persistence_01.json").read_text()
+    events = rca.parse_text(text, file="diag.txt", reference_time=FIXED_MTIME)
+    assert events.select("source", "line", "n_lines", "severity").rows() == [
+        ("dcgm", 1, 1, None), ("dcgm", 2, 53, "error"), ("dcgm", 2, 0, "info")]
+    assert events["message"][0] == "Successfully ran diagnostic for group."
+
+
+def test_diag_json_runtime_error_is_an_error_event() -> None:
+    document = {"DCGM Diagnostic": {"runtime_error": "Unable to run diagnostic on unsupported GPU 0."}, "metadata": {"version": "4.2.3"}}
+    events = rca.parse_text(json.dumps(document), file="diag.json", reference_time=FIXED_MTIME)
+    assert events.select("kind", "severity", "message").rows() == [
+        ("log", "error", "DCGM diagnostic runtime error: Unable to run diagnostic on unsupported GPU 0.")]
+    assert _attrs(events.row(0, named=True)) == {"dcgm_version": "4.2.3"}
+
+
+def test_diag_json_310_after_a_warning_reads_csv_and_integer_gpu_ids() -> None:
+    """DCGM 3.1.0's JsonCpp document (NVIDIA's nvvs unit-test copy of a real run): a warning line before it, ``null`` between
+    tests, software tests under one ``gpu_ids`` CSV, the Custom software test with integer ``gpu_ids`` per GPU."""
+    events = _events("dcgm_diag_j_310_8gpu_pass_warning_preamble_01.json")
+    assert events.select("line", "n_lines", "severity").row(0) == (1, 1, None)
+    results = events.filter(pl.col("line") == 2)
+    assert results.height == 17 and results["n_lines"].sum() == 157 and set(results["severity"]) == {"info"}
+    denylist = results.row(0, named=True)
+    assert (denylist["message"], denylist["gpu_index"]) == ("Denylist: GPUs 0,1,2,3,4,5,6,7: Pass", None)
+    assert {k: _attrs(denylist)[k] for k in ("gpus", "section", "dcgm_version")} == {"gpus": "0,1,2,3,4,5,6,7", "section": "Deployment", "dcgm_version": "3.1.0"}
+    assert results.filter(pl.col("message").str.starts_with("software"))["gpu_index"].to_list() == list(range(8))

@@ -33,7 +33,12 @@ ids) and sections of tests, each ``| Test | Pass |`` with per-GPU rows under it 
 whose text is cut into fixed-width chunks over several rows (mid-word). Each result row is
 an event (Fail → error, Warn → warning, Pass/Skip → info), each Warning/Info its chunks
 joined into one event; kind ``xid`` where the text names an Xid, else ``log``; test, result
-and the metadata in ``attrs``. ``dcgmi discovery -l`` prints the same box, a GPU per row
+and the metadata in ``attrs``. ``dcgmi diag -j`` prints the same results as one JSON document (DCGM 2.x/3.x
+``{"DCGM GPU Diagnostic": {"test_categories": [{"category", "tests": [{"name", "results": [{"gpu_ids",
+"status", "warnings", "info"}]}]}]}}``; DCGM 4.x keys it ``"DCGM Diagnostic"``, gives each result an
+``entity_group`` / ``entity_id``, a ``test_summary`` per test and the versions under ``metadata``), read
+whole: an event per result as the table's rows, its warnings and info in the message, the first warning's
+``error_id`` in ``attrs``, and one per test summary's text the results do not already carry. ``dcgmi discovery -l`` prints the same box, a GPU per row
 (name, PCI bus id and UUID wrapped under its index): one ``log`` event per GPU carrying
 them. The tables have no time: the file's modification time.
 
@@ -60,6 +65,7 @@ in ``attrs``; MIG instance rows carry their entity instead of a GPU index), at t
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -125,6 +131,15 @@ _DIAG_DETAILS = {"Warning": "warning", "Info": "info", "Error": "error"}
 _DIAG_SEVERITY = {"Fail": "error", "Warn": "warning", "Pass": "info", "Skip": "info"}
 _DIAG_METADATA = {"DCGM Version": "dcgm_version", "Driver Version Detected": "driver_version", "GPU Device IDs Detected": "gpu_device_ids"}
 _XID_IN_TEXT = r"(?i)\bXID\s*(?:error\s*)?([0-9]+)"
+# dcgmi diag -j: DCGM 2.x/3.x key the report "DCGM GPU Diagnostic", DCGM 4.x "DCGM Diagnostic"; the key opens the document.
+_DIAG_JSON_KEY = r'"DCGM (?:GPU )?Diagnostic"\s*:'
+_DIAG_JSON_HEAD = 4096
+_DIAG_JSON_PREAMBLE = 3  # lines a dcgmi run may print before its document
+_DIAG_JSON_SCHEMA = {
+    "section": pl.String, "test": pl.String, "status": pl.String, "entity_group": pl.String,
+    "entity_id": pl.Int64, "gpus": pl.String, "warnings": pl.String, "info": pl.String, "error_id": pl.Int64,
+    "device_id": pl.String, "summary": pl.Boolean,
+}
 
 # dcgmi dmon: "#Entity  GPUTL  FBUSD" over "ID", then "GPU 0   34   15640" (MIG: "GPU-I 3", "GPU-CI 5").
 _DMON_HEADER = r"^#\s*Entity\s+(\S.*)$"  # "# Entity" in DCGM 2's docs
@@ -164,6 +179,8 @@ def sniff(head: Sequence[str]) -> float:
         return 0.0
     if _is_json_export(head):
         return 0.9
+    if _diag_json_opening(head) is not None:
+        return 0.95
     lines = pl.DataFrame({"text": list(head)}, schema={"text": pl.String})
     found = lines.select(
         comment=pl.col("text").str.contains(_DCGM_COMMENT).any(),
@@ -186,6 +203,18 @@ def _is_json_export(head: Sequence[str]) -> bool:
     return joined.lstrip().startswith("{") and '"resultType"' in joined and "DCGM_" in joined
 
 
+def _is_diag_json(text: str) -> bool:
+    """``dcgmi diag -j``'s document: an object whose key names the diagnostic (DCGM 4's sorted keys put it first too)."""
+    return text.lstrip().startswith("{") and re.search(_DIAG_JSON_KEY, text) is not None
+
+
+def _diag_json_opening(head: Sequence[str]) -> int | None:
+    """The index of the line opening a ``dcgmi diag -j`` document: the first, or one after the few lines printed before it
+    ("Successfully ran diagnostic for group.", a warning: DCGM's own reader skips to the first brace too)."""
+    opening = next((index for index, line in enumerate(head[: _DIAG_JSON_PREAMBLE + 1]) if line.lstrip().startswith("{")), None)
+    return opening if opening is not None and _is_diag_json("\n".join(head[opening:])) else None
+
+
 def _is_diag_line(text: pl.Expr) -> pl.Expr:
     """A dcgmi table's header or section rule (cheap literal first: most lines have neither)."""
     text = text.str.strip_chars()
@@ -205,25 +234,23 @@ def _is_dmon_header(text: pl.Expr) -> pl.Expr:
 
 
 def sniff_bytes(head: bytes) -> float:
-    """0.95 for a Prometheus query-API JSON document about DCGM metrics."""
+    """0.95 for a Prometheus query-API JSON document about DCGM metrics or a ``dcgmi diag -j`` report."""
     start = head.lstrip()[:1]
-    return 0.95 if start == b"{" and b'"resultType"' in head and b"DCGM_" in head else 0.0
+    if start != b"{":
+        return 0.0
+    query_export = b'"resultType"' in head and b"DCGM_" in head
+    return 0.95 if query_export or _is_diag_json(head[:_DIAG_JSON_HEAD].decode("utf-8", errors="replace")) else 0.0
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Text exposition: samples grouped into GPU events; comments skipped; other lines kept as ``log``.
 
-    A JSON export handed over as lines (``rca.parse_text``) is parsed as one document covering them.
+    A JSON export or ``dcgmi diag -j`` document handed over as lines (``rca.parse_text``) is parsed as one document covering them.
     """
-    if _is_json_export(lines["text"].head(60).to_list()):
-        try:
-            parsed = parse_bytes("\n".join(lines["text"].to_list()).encode("utf-8"), ctx)
-        except FileFormatError:
-            return Parsed(events=lines.select("line", message="text", n_lines=pl.lit(1, pl.Int32)))
-        first = pl.int_range(pl.len()) == 0
-        covering = pl.when(first).then(pl.lit(lines.height)).otherwise(0).cast(pl.Int32)
-        return Parsed(events=parsed.events.with_columns(line=pl.lit(lines["line"][0], pl.Int64), n_lines=covering),
-                      skipped={} if parsed.events.height else {reason: lines.height for reason in parsed.skipped})
+    head = lines["text"].head(60).to_list()
+    opening = _diag_json_opening(head)
+    if _is_json_export(head) or opening is not None:
+        return _parse_document(lines.head(opening or 0), lines.slice(opening or 0), ctx)
     if lines.select(_is_dmon_header(pl.col("text")).any()).item():
         return _parse_dmon(lines, ctx)
     if lines.select((_is_diag_line(pl.col("text")) | _is_result_row(pl.col("text"))).any()).item():
@@ -242,9 +269,25 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     return Parsed(events=pl.concat([events, unparsed], how="diagonal_relaxed").sort("line"), skipped=skipped)
 
 
+def _parse_document(preamble: pl.DataFrame, document: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """A JSON document handed over as lines, parsed whole: its first event covers them; the lines before it are kept as logs."""
+    kept = preamble.select("line", message="text", n_lines=pl.lit(1, pl.Int32))
+    try:
+        parsed = parse_bytes("\n".join(document["text"].to_list()).encode("utf-8"), ctx)
+    except FileFormatError:
+        return Parsed(events=pl.concat([kept, document.select("line", message="text", n_lines=pl.lit(1, pl.Int32))]))
+    first = pl.int_range(pl.len()) == 0
+    covering = pl.when(first).then(pl.lit(document.height)).otherwise(0).cast(pl.Int32)
+    events = parsed.events.with_columns(line=pl.lit(document["line"][0], pl.Int64), n_lines=covering)
+    return Parsed(events=pl.concat([kept, events], how="diagonal_relaxed"),
+                  skipped={} if parsed.events.height else {reason: document.height for reason in parsed.skipped})
+
+
 def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
-    """A Prometheus query-API JSON export (matrix or vector): one document, counted as one line."""
+    """A Prometheus query-API JSON export (matrix or vector) or a ``dcgmi diag -j`` report: one document, counted as one line."""
     text = data.decode("utf-8", errors="replace")
+    if _is_diag_json(text[:_DIAG_JSON_HEAD]):
+        return _parse_diag_json(text, ctx)
     try:
         document = pl.DataFrame({"doc": [text]}).select(pl.col("doc").str.json_decode(_JSON_DTYPE).struct.unnest())
     except pl.exceptions.PolarsError as err:
@@ -583,6 +626,151 @@ def _parse_diag(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     return Parsed(events=pl.concat([events, unparsed], how="diagonal_relaxed").sort("line"), skipped=skipped)
 
 
+# --- dcgmi diag -j: the same results as one JSON document ---------------------------------------
+
+
+def _parse_diag_json(text: str, ctx: ParseContext) -> Parsed:
+    """``dcgmi diag -j``: an event per (test, entity) result, as the table's result rows, and one per test summary's own text.
+
+    DCGM 3.x gives a result per GPU as ``gpu_ids`` (a CSV of all GPUs for software tests), warnings as
+    strings or ``{"warning", "error_id"}`` objects and info as a list or one string; DCGM 4.x a result per
+    entity (``entity_group`` / ``entity_id``), a ``test_summary`` and the versions under ``metadata``.
+    The document is a few hundred results at most and its members change type between versions, so it is
+    walked as Python objects and the events built from the rows that walk yields.
+    """
+    try:
+        document = json.loads(text)
+    except ValueError as err:
+        raise FileFormatError(f"not a readable dcgmi diag JSON report: {_first_line(str(err))}") from None
+    diag = next((document.get(key) for key in ("DCGM Diagnostic", "DCGM GPU Diagnostic") if isinstance(document, dict) and key in document), None)
+    if not isinstance(diag, dict):
+        raise FileFormatError("dcgmi diag JSON report without its diagnostic object")
+    metadata = _members(document.get("metadata"))
+    meta = {
+        "dcgm_version": _text(metadata.get("version")) or _text(diag.get("version")),
+        "driver_version": _text(metadata.get("Driver Version Detected")) or _text(diag.get("Driver Version Detected")),
+    }
+    records = pl.DataFrame(_diag_json_rows(diag, _device_ids(document.get("entity_groups"))), schema=_DIAG_JSON_SCHEMA)
+    runtime_error = _text(diag.get("runtime_error")) or _text(document.get("runtime_error"))
+    events = _diag_json_events(records, runtime_error, meta, ctx)
+    first = pl.int_range(pl.len()) == 0
+    return Parsed(
+        events=events.with_columns(line=pl.lit(1, pl.Int64), n_lines=pl.when(first).then(1).otherwise(0).cast(pl.Int32)),
+        skipped={} if events.height else {"no diagnostic results": 1},
+    )
+
+
+def _members(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _items(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: object) -> str | None:
+    return str(value) if isinstance(value, str | int | float) and not isinstance(value, bool) and str(value) != "" else None
+
+
+def _messages(value: object) -> list[tuple[str, int | None]]:
+    """Warning or info texts with their DCGM error id: one string, a list of strings, or DCGM's message objects."""
+    found = []
+    for item in [value] if isinstance(value, str) else _items(value):
+        entry = _members(item)
+        message = _text(item) if isinstance(item, str) else _text(entry.get("warning")) or _text(entry.get("message"))
+        error_id = entry.get("error_id")
+        if message:
+            found.append((message, error_id if isinstance(error_id, int) and not isinstance(error_id, bool) else None))
+    return found
+
+
+def _device_ids(groups: object) -> dict[tuple[str, int], str]:
+    """DCGM 4's ``entity_groups``: each entity's PCI device id (``2e12``)."""
+    return {
+        (str(group.get("entity_group")), entity["entity_id"]): str(entity["device_id"])
+        for group in map(_members, _items(groups))
+        for entity in map(_members, _items(group.get("entities")))
+        if isinstance(entity.get("entity_id"), int) and _text(entity.get("device_id"))
+    }
+
+
+def _diag_json_rows(diag: dict, devices: dict[tuple[str, int], str]) -> list[dict]:
+    rows: list[dict] = []
+    for category in map(_members, _items(diag.get("test_categories"))):
+        for test in map(_members, _items(category.get("tests"))):
+            base = {"section": _text(category.get("category")), "test": _text(test.get("name"))}
+            seen: set[str] = set()
+            # DCGM 3's JsonCpp output holds a null where a GPU index has no result
+            for result in (result for result in _items(test.get("results")) if isinstance(result, dict)):
+                warnings, info = _messages(result.get("warnings")), _messages(result.get("info"))
+                seen.update(message for message, _ in warnings)
+                group, entity = _text(result.get("entity_group")), result.get("entity_id")
+                entity = entity if isinstance(entity, int) and not isinstance(entity, bool) else None
+                rows.append({
+                    **base, "status": _text(result.get("status")), "entity_group": group, "entity_id": entity,
+                    "gpus": _text(result.get("gpu_ids")) or _text(result.get("gpu_id")),
+                    "warnings": "; ".join(message for message, _ in warnings) or None, "info": "; ".join(message for message, _ in info) or None,
+                    "error_id": next((code for _, code in warnings if code is not None), None),
+                    "device_id": devices.get((group or "GPU", entity)) if entity is not None else None, "summary": False,
+                })
+            # DCGM 4 repeats the results' warnings in the test summary: only what it adds is an event.
+            summary = _members(test.get("test_summary"))
+            extra = [(message, code) for message, code in _messages(summary.get("warnings")) if message not in seen]
+            info = _messages(summary.get("info"))
+            if extra or info:
+                rows.append({
+                    **base, "status": "Warn" if extra else None, "warnings": "; ".join(message for message, _ in extra) or None,
+                    "info": "; ".join(message for message, _ in info) or None,
+                    "error_id": next((code for _, code in extra if code is not None), None), "summary": True,
+                })
+    return rows
+
+
+def _diag_json_events(records: pl.DataFrame, runtime_error: str | None, meta: dict[str, str | None], ctx: ParseContext) -> pl.DataFrame:
+    # "PASS" / "Pass" / "SKIPPED" / "Skip": the table's four results
+    outcome = pl.col("status").str.slice(0, 4).str.to_titlecase()
+    on_gpu = pl.col("entity_group").is_null() | (pl.col("entity_group") == "GPU")
+    joined = pl.concat_str(["warnings", "info"], separator="; ", ignore_nulls=True)
+    text = pl.when(joined != "").then(joined)
+    gpu = pl.coalesce(
+        pl.when(on_gpu).then(pl.col("entity_id")),
+        pl.col("gpus").str.extract(r"^\s*([0-9]+)\s*$", 1).cast(pl.Int64, strict=False),
+        pl.when(pl.col("summary")).then(text.str.extract(r"\bGPU\s*([0-9]+)\b", 1).cast(pl.Int64, strict=False)),
+    ).cast(pl.Int32)
+    entity = pl.coalesce(
+        pl.when(on_gpu & pl.col("entity_id").is_not_null()).then(pl.format("GPU {}", "entity_id")),
+        pl.format("{} {}", "entity_group", "entity_id"),
+        pl.when(pl.col("gpus").str.contains(",")).then(pl.format("GPUs {}", "gpus")).otherwise(pl.format("GPU {}", "gpus")),
+    )
+    xid = text.str.extract(_XID_IN_TEXT, 1).cast(pl.Int32, strict=False)
+    severity = pl.when(pl.col("summary")).then(pl.when(pl.col("warnings").is_not_null()).then(pl.lit("warning")).otherwise(pl.lit("info")))
+    results = records.select(
+        **_file_time(ctx),
+        kind=pl.when(xid.is_not_null()).then(pl.lit("xid")).otherwise(pl.lit("log")),
+        format=pl.lit("diag_json"),
+        severity=pl.coalesce(severity, outcome.replace_strict(_DIAG_SEVERITY, default=None)),
+        gpu_index=gpu,
+        xid=xid,
+        # tabs align dcgmi's own bandwidth lines: one space in a message
+        message=pl.concat_str(["test", pl.when(~pl.col("summary")).then(entity), outcome, text.str.replace_all(r"\s+", " ")],
+                              separator=": ", ignore_nulls=True),
+        attrs=attrs_json({
+            "test": pl.col("test"), "section": pl.col("section"), "result": outcome,
+            "gpus": pl.when(pl.col("gpus").str.contains(",")).then(pl.col("gpus")),
+            "entity_group": pl.when(~on_gpu).then(pl.col("entity_group")), "entity_id": pl.when(~on_gpu).then(pl.col("entity_id")),
+            "detail": pl.when(pl.col("summary")).then(pl.lit("summary")), "error_id": pl.col("error_id"), "device_id": pl.col("device_id"),
+            **_xid.catalog_attrs(xid),
+            **{key: pl.lit(value, pl.String) for key, value in meta.items()},
+        }),
+    )
+    failure = pl.DataFrame({"message": [f"DCGM diagnostic runtime error: {runtime_error}"] if runtime_error else []}, schema={"message": pl.String})
+    errors = failure.select(
+        **_file_time(ctx), kind=pl.lit("log"), format=pl.lit("diag_json"), severity=pl.lit("error"), message="message",
+        attrs=attrs_json({key: pl.lit(value, pl.String) for key, value in meta.items()}),
+    )
+    return pl.concat([errors, results], how="diagonal_relaxed")
+
+
 # --- samples: one row per (metric, series, time) -----------------------------------------------
 
 
@@ -775,7 +963,7 @@ SOURCE = register(
             "| Pass", "| Fail", "| Warn", "| Skip",  # result rows of a diag excerpt (DCGM 4's "| GPU0: Pass" too)
             ": Pass", ": Fail", ": Warn",
         ),
-        formats=("exposition", "prometheus_json", "diag", "discovery", "health", "stats", "dmon"),
+        formats=("exposition", "prometheus_json", "diag", "diag_json", "discovery", "health", "stats", "dmon"),
         host_in_content=True,
         sniff_bytes=sniff_bytes,
         parse_bytes=parse_bytes,
