@@ -1670,3 +1670,70 @@ def test_a_tgi_shard_traceback_with_blank_separated_frames_ends_at_its_rank_fiel
     traceback = one(events, "traceback")
     assert traceback["attrs"]["exc_type"] == "ValueError"
     assert traceback["message"].endswith("(got `num_heads`: 71 and `num_shards`: 2\n rank=0")
+
+
+def test_nemo_indented_traceback_and_a_line_interleaved_in_a_traceback() -> None:
+    # NeMo's "Model instantiation failed!" (line 14) prints the traceback indented inside its message, after two
+    # unstamped lines; uvicorn's "INFO:     Application startup complete." (line 48) comes out amid the next traceback's frames.
+    events = events_of("pytorch_nemo_instantiation_failed_indented_traceback_01.log").sort("line")
+    by_line = {row["line"]: row for row in events.iter_rows(named=True)}
+    nemo = by_line[14]
+    assert (nemo["kind"], nemo["severity"], nemo["n_lines"], nemo["ts"]) == ("log", "error", 3, datetime(2026, 6, 8, 14, 47, 46, tzinfo=UTC))
+    indented = by_line[17]
+    assert (indented["kind"], indented["n_lines"], indented["ts"], indented["ts_quality"]) == (
+        "traceback", 18, datetime(2026, 6, 8, 14, 47, 46, tzinfo=UTC), "inherited",
+    )
+    attrs = json.loads(indented["attrs"])
+    assert attrs["exc_type"] == "RuntimeError"
+    assert attrs["exc_message"].startswith("The NVIDIA driver on your system is too old (found version 12060).")
+    assert attrs["last_frame"] == "/usr/local/lib/python3.11/site-packages/torch/cuda/__init__.py:491 in _lazy_init"
+    # The traceback under "Failed to preload" runs on past the interleaved line, which stays a line of its own.
+    tail = by_line[37]
+    assert (tail["kind"], tail["severity"], tail["n_lines"], tail["ts_quality"]) == ("traceback", "error", 22, "inherited")
+    assert json.loads(tail["attrs"])["exc_type"] == "TypeError"
+    assert (by_line[48]["kind"], by_line[48]["severity"], by_line[48]["n_lines"]) == ("log", "info", 1)
+    assert not set(range(49, 60)) & set(by_line)
+
+
+def test_indented_traceback_exception_only_at_its_headers_indentation() -> None:
+    # A traceback cut above its exception line: the last frame's code line ("else:") is not an exception.
+    text = (
+        "[NeMo E 2024-05-01 12:00:00 common:506] Model instantiation failed!\n"
+        "    Traceback (most recent call last):\n"
+        '      File "/x/common.py", line 485, in from_config_dict\n'
+        "        else:\n"
+    )
+    row = _parse(text)[0].filter(pl.col("kind") == "traceback").row(0, named=True)
+    attrs = json.loads(row["attrs"]) if row["attrs"] else {}
+    assert "exc_type" not in attrs
+    assert (row["ts"], row["ts_quality"]) == (datetime(2024, 5, 1, 12, 0, tzinfo=UTC), "inherited")
+
+
+def test_jenkins_lost_wrapper_exit_code_minus_one_is_no_signal() -> None:
+    # Jenkins' sh step reports a script it lost track of (after a restart) as exit code -1: not SIGHUP, not a kill.
+    events = events_of("ci_jenkins_script_returned_exit_code_minus1_01.log")
+    row = events.filter(pl.col("line") == 3).row(0, named=True)
+    assert (row["kind"], row["severity"], row["exit_code"], row["attrs"]) == ("log", "error", -1, None)
+    # A Python launcher's negative code is still the signal that killed the child.
+    deepspeed = _parse("[2024-05-01 12:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['python', 'train.py'] exits with return code = -9\n")[0]
+    assert json.loads(deepspeed.row(0, named=True)["attrs"])["signal"] == "SIGKILL"
+
+
+def test_untagged_ranks_interleaved_tracebacks_are_one_event_each() -> None:
+    # Twelve MPI ranks print the same traceback at once, untagged, their lines shuffled: each header opens its
+    # own event, and no event names another exception than the one the ranks raised.
+    events = events_of("mpi_openmpi_untagged_rank_tracebacks_interleaved_01.log")
+    tracebacks = events.filter(pl.col("kind") == "traceback").sort("line")
+    assert tracebacks["line"].to_list() == [1, 3, 10, 16, 17, 19, 31, 33, 36, 46, 49, 56]
+    assert set(tracebacks["severity"]) == {"error"}
+    exc_types = {json.loads(a).get("exc_type") if a else None for a in tracebacks["attrs"]}
+    assert exc_types == {"TypeError", None}
+    assert tracebacks.filter(pl.col("attrs").str.contains('"exc_type"'))["line"].to_list() == [3, 10, 19, 36, 49, 56]
+    # mpiexec's report of the first rank that failed.
+    exit_row = events.filter(pl.col("line") == 70).row(0, named=True)
+    assert (exit_row["exit_code"], exit_row["severity"]) == (1, "error")
+
+
+def test_jenkins_durable_task_lost_script_events() -> None:
+    events = events_of("ci_jenkins_script_returned_exit_code_minus1_01.log").sort("line")
+    assert attrs_of(events)[:2] == [{"ci_event": "controller_restart"}, {"ci_event": "script_lost"}]

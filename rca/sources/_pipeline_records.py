@@ -83,7 +83,11 @@ _NEW_PARTITION = pl.col("new_partition")
 # text-generation-inference's launcher prints a shard's event with its span's fields after the message, so the
 # traceback a shard printed ends in a line " rank=0".
 _SPAN_FIELDS = r"^ rank=[0-9]+$"
+# A line of another writer's log that a logging level opens ("INFO:     Application startup complete.", uvicorn's),
+# which Python never prints as an exception line: its classes are not named in capitals.
+_LEVEL_LINE = r"^[A-Z]+:(?:\s|$)"
 _SHAPES = {
+    "level_line": _LEVEL_LINE,
     "span_fields": _SPAN_FIELDS, "header": _PY_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "py_frame": _PY_FRAME, "exception": PY_EXCEPTION_LINE,
     "java_continuation": _JAVA_CONTINUATION, "java_frame": _JAVA_FRAME,
     "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION, "cpp_tail": CPP_TAIL,
@@ -125,10 +129,13 @@ def _python() -> tuple[pl.Expr, pl.Expr]:
     cut_above = _NEW_PARTITION & (frame | (_shape("indented") & (_next(frame) | _next(_next(frame)))))
     start = (header & ~_prev(chain)) | (exception & _next(chain) & ~_prev(frame_like)) | cut_above
     opens_segment = start | _NEW_PARTITION
+    # Another writer's log line printed amid the frames (a server thread's, while the traceback was being written)
+    # neither belongs to the traceback nor ends it.
+    interleaved = _shape("level_line") & _prev(frame_like) & _next(_shape("indented"))
     # A c10 error's tail follows its exception line (RuntimeError: CUDA error: …) and stays with it.
     # Python prints a traceback's exception line right under its last frame: one after a blank line
     # ("Note: …" below a cut traceback) is a line of the log.
-    closing = (~frame_like & ~_next(chain) & ~_next(cpp_tail) & ~(cpp_tail & _next(_shape("indented")))).cast(pl.Int64)
+    closing = (~frame_like & ~interleaved & ~_next(chain) & ~_next(cpp_tail) & ~(cpp_tail & _next(_shape("indented")))).cast(pl.Int64)
     closings_before = closing.cum_sum() - closing
     closed_before = closings_before - _at_run_start(closings_before, opens_segment) > 0
     # better_exceptions and loguru's diagnose leave a blank line between the last frame's annotations ("└ …") and the exception;
@@ -136,7 +143,7 @@ def _python() -> tuple[pl.Expr, pl.Expr]:
     gap_frames = (pl.col("after_gap") & frame).cast(pl.Int64)
     gapped = gap_frames.cum_sum() - _at_run_start(gap_frames.cum_sum() - gap_frames, opens_segment) > 0
     after_frame = exception & ~(pl.col("after_gap") & ~_prev(chain) & ~_prev(pl.col("body").str.contains("└", literal=True)) & ~gapped)
-    member = _at_run_start(start, opens_segment) & ~closed_before & (frame_like | after_frame | _next(chain) | cpp_tail)
+    member = _at_run_start(start, opens_segment) & ~closed_before & ~interleaved & (frame_like | after_frame | _next(chain) | cpp_tail)
     return member, _at_run_start(pl.col("line"), opens_segment)
 
 
@@ -329,9 +336,18 @@ def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
     A line without a time under a glog line is that message's next line, and inherits its time too.
     """
     new_partition = pl.col("partition").ne_missing(pl.col("partition").shift(1))
+    # The unstamped lines of a multi-line log record carry its time: a traceback under them (NeMo's "Model instantiation
+    # failed!" prints one indented after its "Target class:" and "Error(s):" lines) is still that logging call's tail.
+    # A record's lines are contiguous and its first is stamped, so a forward fill within the partition (a file's, a
+    # writer's) reaches no other record's time.
+    continued = pl.col("family") == "continued"
     with_prev = keyed.with_columns(
-        prev_ts=pl.when(new_partition).then(None).otherwise(pl.col("ts").shift(1)),
-        prev_raw=pl.when(new_partition).then(None).otherwise(pl.col("ts_raw").shift(1)),
+        prev_ts=pl.when(new_partition).then(None).otherwise(
+            pl.when(continued).then(pl.col("ts").forward_fill().over("partition")).otherwise(pl.col("ts")).shift(1)
+        ),
+        prev_raw=pl.when(new_partition).then(None).otherwise(
+            pl.when(continued).then(pl.col("ts_raw").forward_fill().over("partition")).otherwise(pl.col("ts_raw")).shift(1)
+        ),
         # An untagged line's neighbour in its partition is the line above only when no tagged writer's lines came between.
         prev_adjacent=~pl.col("partition").str.ends_with(_UNTAGGED) | (pl.col("line").shift(1) == pl.col("file_prev_line")),
     )

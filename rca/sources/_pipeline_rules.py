@@ -129,6 +129,9 @@ _GO_REQUEST = r"cannot allocate ([0-9]+)-byte block|VirtualAlloc of ([0-9]+) byt
 CI_EVENTS = (
     ("The runner has received a shutdown signal", "runner_shutdown"), ("The operation was canceled", "canceled"),
     ("has exceeded the maximum execution time", "timeout"), ("lost communication with the server", "runner_lost"),
+    # Jenkins' durable-task sh step: the script's wrapper stopped touching its log (the agent or the script died; its exit
+    # code is then -1), and a build that survived a restart of the controller.
+    ("wrapper script does not seem to be touching the log file", "script_lost"), ("Resuming build after Jenkins restart", "controller_restart"),
 )
 
 
@@ -347,7 +350,10 @@ def _bash_facts() -> dict[str, pl.Expr]:
 def _exit_facts() -> dict[str, pl.Expr]:
     exit_code = gated("exit").str.extract_groups(_EXIT_CODE).struct
     code = num(pl.coalesce(exit_code.field("code"), exit_code.field("make"), exit_code.field("bare")), pl.Int32())
-    return {"exit_code": code, "exit_signal": _signal_of_exit(code)}
+    # Jenkins' sh step reports a wrapper script it lost track of as "script returned exit code -1": its Java launcher
+    # gives a killed script 128+N, so a negative code there names no signal (Python's launchers' -N does).
+    sentinel = (code < 0) & gated("exit").str.contains("script returned exit code", literal=True)
+    return {"exit_code": code, "exit_signal": pl.when(~sentinel).then(_signal_of_exit(code))}
 
 
 def _named_signal_facts() -> dict[str, pl.Expr]:
@@ -644,6 +650,10 @@ _ANCHORS = {
     )
 }
 _PY_LAST_EXCEPTION = "(?m)" + PY_EXCEPTION_LINE.replace(r"(?:\s.*)?", r"(?:[ \t][^\n]*)?")
+# A traceback printed inside a multi-line log message (NeMo's "Model instantiation failed!") is indented as a whole:
+# its exception line sits at its header's indentation, the frames' code lines deeper.
+_PY_INDENTED_TRACEBACK = r"^[ \t]+Traceback \(most recent call last\):"
+_PY_INDENTED_EXCEPTION = _PY_LAST_EXCEPTION.replace("(?m)^", "(?m)^[ \t]+")
 _JAVA_EXCEPTION = r"(?m)^(?:Exception in thread \"[^\"\n]*\" )?((?:[0-9A-Za-z_$]+\.)*[0-9A-Za-z_$]*(?:Exception|Error|Throwable)(?::[^\n]*)?)$"
 _GO_EXCEPTION = r"(?m)^((?:fatal error|panic): [^\n]*)$"
 # What a C++ exception that terminated the process said ("terminate called after throwing …" then "  what():  …").
@@ -657,6 +667,20 @@ _PY_FRAME_PARTS = r"^File \"(?<file>[^\"]+)\", line (?<line>[0-9]+), in (?<func>
 _EXCEPTION_PARTS = pl.col("exception_line").str.extract_groups(r"^(?<type>[0-9A-Za-z_.$]+(?: error)?)(?::[ \t]*(?<text>.*))?$")
 
 
+def _last_exception(msg: pl.Expr, pattern: str) -> pl.Expr:
+    """The last line of ``msg`` of an exception's shape that is not a C++ tail's line."""
+    return msg.str.extract_all(pattern).list.eval(pl.element().filter(~pl.element().str.contains(CPP_TAIL))).list.last()
+
+
+def _indented_exception(msg: pl.Expr) -> pl.Expr:
+    """The exception line of an indented traceback, unindented: the last exception-shaped line at its header's indentation
+    (a deeper one is a frame's code line, "else:", left last by a traceback cut above its exception)."""
+    indent = msg.str.extract(r"^([ \t]+)Traceback", 1)
+    line = _last_exception(msg, _PY_INDENTED_EXCEPTION)
+    at_header = line.str.starts_with(indent) & ~line.str.slice(indent.str.len_chars(), 1).is_in([" ", "\t"])
+    return pl.when(at_header).then(line.str.strip_chars_start())
+
+
 def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     """The exception facts of candidate records; a family or anchor none of them has is not looked for."""
     msg, family = _msg(), pl.col("family")
@@ -664,6 +688,7 @@ def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         *(named.any().alias(anchor) for anchor, (named, _) in _ANCHORS.items()),
         *((family == name).any().alias(name) for name in ("python", "java", "go", "cpp")),
         framed=msg.str.contains('File "', literal=True).any(),
+        indented=msg.str.contains(_PY_INDENTED_TRACEBACK).any(),
         rich=msg.str.contains(RICH_TITLE, literal=True).any(),
     ).row(0, named=True)
     marker_line = pl.coalesce(
@@ -678,7 +703,8 @@ def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         # The last exception line above the tail of its message (TensorFlow's "Hint: …", NCCL's result code).
         ("python", pl.coalesce(
             marker_line, rich_exception,
-            msg.str.extract_all(_PY_LAST_EXCEPTION).list.eval(pl.element().filter(~pl.element().str.contains(CPP_TAIL))).list.last(),
+            _last_exception(msg, _PY_LAST_EXCEPTION),
+            _indented_exception(msg) if seen["indented"] else pl.lit(None, pl.String),
         )),
         ("go", first(msg, _GO_EXCEPTION)),
         ("java", first(msg, _JAVA_EXCEPTION)),

@@ -46,7 +46,7 @@ _MARKERS = "|".join(
         r"(?:CUDA|MPS backend) out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\)(?::|$)", r"ProcessGroupNCCL",
         r"Watchdog caught collective operation timeout", r"DataLoader worker \(pid", r"insufficient shared memory \(shm\)",
         r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
-        r"Process completed with exit code [0-9]+", r"ERROR: Job failed", r"^Running with gitlab-runner",
+        r"Process completed with exit code [0-9]+", r"ERROR: Job failed", r"script returned exit code -?[0-9]+",  # Jenkins' sh step r"^Running with gitlab-runner",
         r"^(?:\[[0-9T:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?[0-9]+",
         r"The runner has received a shutdown signal", r"line [0-9]+: +[0-9]+ (?:Killed|Terminated|Aborted|Segmentation fault|Bus error)(?: |$)", r"^Killed$",
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
