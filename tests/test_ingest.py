@@ -113,6 +113,16 @@ def test_a_file_read_with_other_options_is_read_again_whole(logs: Path, tmp_path
     assert rca.ingest(logs, store, workers=1).changes == {"rewritten": 2}
 
 
+def test_a_timeless_log_whose_only_fact_is_an_exit_code_is_recognised(tmp_path: Path) -> None:
+    logs = tmp_path / "logs" / "ci-runner-3"
+    logs.mkdir(parents=True)
+    (logs / "job.log").write_text("+ make test\nmake: *** [Makefile:12: test] Error 2\nProcess completed with exit code 2.\n")
+    rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    row = _manifest(tmp_path / "store")["ci-runner-3/job.log"]
+    assert (row["status"], row["error"]) == ("ok", None)
+    assert rca.open_store(tmp_path / "store").events()["exit_code"].drop_nulls().to_list() == [2, 2]
+
+
 def test_bad_inputs_get_a_manifest_line_and_the_rest_is_ingested(logs: Path, tmp_path: Path) -> None:
     bad = logs / "gpu-node-2"
     (bad / "core.bin").write_bytes(b"\x7fELF\x00\x00\x01" * 500)
