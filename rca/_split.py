@@ -96,19 +96,56 @@ def digest_and_line_counts(path: str, size: int, start: int, cuts: list[int]) ->
     return digest.hexdigest(), counts
 
 
+def holds_cut(path: str, offset: int, size: int, max_line_chars: int, parse: ParseWindow) -> bool:
+    """Whether the lines from ``offset`` on parse, within a window, as they do after the lines before it.
+
+    An incremental run reads what was appended to a file on its own only where this holds:
+    the earlier bytes ended a line and no record runs on into the appended ones.
+    """
+    if offset == 0:
+        return True
+    with open(path, "rb") as handle:
+        low = max(offset - WINDOW_BYTES, 0)
+        handle.seek(low)
+        data = handle.read(min(offset + WINDOW_BYTES, size) - low)
+    if data[offset - low - 1 : offset - low] != b"\n":
+        return False  # the earlier bytes ended inside a line
+    window = _window_lines(data, low, size, max_line_chars)
+    if window is None:
+        return True
+    lines, offsets = window
+    after = lines.filter(offsets >= offset)
+    if after.height == 0:
+        return True
+    cut = after["line"][0]
+    halves = pl.concat([parse(lines.filter(pl.col("line") < cut)), parse(after)])
+    return halves.equals(parse(lines))
+
+
+def _window_lines(data: bytes, low: int, size: int, max_line_chars: int) -> tuple[pl.DataFrame, pl.Series] | None:
+    """The whole lines of ``data`` (the file's bytes from ``low``) and the offset of each, or None where it holds no whole line.
+
+    A window reaching the end of the file keeps its last line even without a newline.
+    """
+    begin = data.find(b"\n") + 1 if low else 0
+    end = len(data) if low + len(data) == size else data.rfind(b"\n") + 1
+    if (low and begin == 0) or end <= begin:
+        return None
+    body = data[begin:end]
+    newlines = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == ord("\n"))
+    starts = np.concatenate([[0], newlines[newlines < len(body) - 1] + 1])
+    return _reader.decode_lines(body, max_line_chars), pl.Series(starts + low + begin, dtype=pl.Int64)
+
+
 def _cut_near(handle: BinaryIO, target: int, size: int, window: int, max_line_chars: int, parse: ParseWindow) -> int | None:
     """The first line start at or after ``target`` where cutting leaves the parse of its window unchanged."""
     low = max(target - window, 0)
     handle.seek(low)
     data = handle.read(min(2 * window, size - low))
-    begin = data.find(b"\n") + 1 if low else 0  # the first whole line (none when the window holds no newline)
-    end = data.rfind(b"\n") + 1
-    if (low and begin == 0) or end <= begin:
+    found = _window_lines(data, low, size, max_line_chars)
+    if found is None:
         return None
-    body = data[begin:end]
-    newlines = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == ord("\n"))
-    offsets = pl.Series(np.concatenate([[0], newlines[:-1] + 1]) + low + begin, dtype=pl.Int64)
-    lines = _reader.decode_lines(body, max_line_chars)
+    lines, offsets = found
     whole = parse(lines)
     covered = _covered_lines(whole)
     # Candidates lie in the first half of the window after the target, so the second half of each check has lines to parse.

@@ -352,13 +352,14 @@ def _failed(task: FileTask, size: int, mtime: datetime, status: str, error: str)
 
 
 def _read_and_parse(task: FileTask, size: int, mtime: datetime, writer: PartWriter) -> FileResult:
-    start, first_line, change = _resume_point(task, size)
+    start, first_line, change = _resume_point(task, size, mtime)
     state = _reader.ReadState()
     batches = _reader.iter_batches(
         task.path, state, start=start, first_line=first_line,
         batch_bytes=task.options.batch_bytes, max_line_chars=task.options.max_line_chars,
     )
-    return parse_batches(task, batches, state, size=size, mtime=mtime, change=change, writer=writer)
+    source = _appended_source(task) if change == "appended" else None
+    return parse_batches(task, batches, state, size=size, mtime=mtime, change=change, source=source, writer=writer)
 
 
 def parse_batches(
@@ -502,15 +503,38 @@ def _expanded(data: bytes, limit: int, *, whole: bool = True) -> bytes:
     return expanded
 
 
-def _resume_point(task: FileTask, size: int) -> tuple[int, int, str]:
-    """Where to start reading: after the old bytes if the file only grew, else from the top."""
+def _resume_point(task: FileTask, size: int, mtime: datetime) -> tuple[int, int, str]:
+    """Where to start reading: after the old bytes if the file only grew and what grew reads on its own, else from the top."""
     previous = task.previous
     if previous is None:
         return 0, 1, "new"
     grew = size > previous.bytes and previous.sha256 and not previous.read_otherwise and not _reader.is_compressed(task.path)
-    if grew and _reader.prefix_digest(task.path, previous.bytes) == previous.sha256:
+    if grew and _reader.prefix_digest(task.path, previous.bytes) == previous.sha256 and _appends_cleanly(task, size, mtime):
         return previous.bytes, previous.lines + 1, "appended"
     return 0, 1, "rewritten"
+
+
+def _appends_cleanly(task: FileTask, size: int, mtime: datetime) -> bool:
+    """Whether what was appended to a file reads the same on its own as after the file's earlier lines.
+
+    Its source must read line by line (a CSV's rows need the header far above) and no record
+    may run on from the earlier bytes into the new ones (a traceback the earlier run saw cut).
+    Else the file is read again whole, so an incremental store always equals a fresh one.
+    """
+    source = _appended_source(task)
+    if source is None or not source.line_local:
+        return False
+    ctx = _task_context(task, mtime, pl.Series("text", [], dtype=pl.String))
+    try:
+        return _split.holds_cut(task.path, task.previous.bytes, size, task.options.max_line_chars, lambda lines: parse_lines(lines, ctx, source)[0])
+    except (OSError, *SOURCE_FAILURES):
+        return False
+
+
+def _appended_source(task: FileTask) -> Source | None:
+    """The source that read the file's earlier bytes, which reads what was appended to them too."""
+    name = task.options.format or (task.previous.row.get("source") if task.previous else None)
+    return sources.get(name) if name else None
 
 
 def _task_context(task: FileTask, mtime: datetime, head: pl.Series) -> ParseContext:
@@ -703,14 +727,17 @@ def split_plan(task: FileTask) -> SplitPlan | None:
             return None
         if _reader.is_compressed(task.path) or _whole_file_source(task) is not None:
             return None
-        start, first_line, change = _resume_point(task, stat.st_size)
+        start, first_line, change = _resume_point(task, stat.st_size, mtime)
         if stat.st_size - start <= options.batch_bytes:
             return None
         head = next(_reader.iter_batches(
             task.path, _reader.ReadState(), start=start, end=min(stat.st_size, start + _HEAD_BYTES),
             batch_bytes=_HEAD_BYTES, max_line_chars=options.max_line_chars,
         ))
-        source = sources.get(options.format) if options.format else _sniff_or_fallback(head.lines["text"], task.provenance)
+        if change == "appended":
+            source = _appended_source(task)
+        else:
+            source = sources.get(options.format) if options.format else _sniff_or_fallback(head.lines["text"], task.provenance)
         if not source.line_local:
             return None
         probe = _task_context(task, mtime, head.lines["text"])

@@ -79,6 +79,55 @@ def test_appended_lines_are_the_only_new_work(logs: Path, tmp_path: Path) -> Non
     assert (row["lines"], row["events"], _balanced(row)) == (6, 5, True)
 
 
+def _fresh_events(logs: Path, store: Path) -> pl.DataFrame:
+    rca.ingest(logs, store, workers=1)
+    return rca.open_store(store).events().sort("file", "line")
+
+
+def test_a_record_running_on_into_appended_lines_is_read_whole_again(logs: Path, tmp_path: Path) -> None:
+    # The training log was copied while the traceback was being written: its rest arrives with the next copy.
+    train = logs / "gpu-node-1" / "train.log"
+    train.write_text("2026-12-01 10:00:02,000 ERROR step failed\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n")
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    with open(train, "a") as handle:
+        handle.write("    main()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n2026-12-01 10:00:09,000 INFO next\n")
+    report = rca.ingest(logs, tmp_path / "store", workers=1)
+    assert report.changes == {"rewritten": 1, "unchanged": 2}
+    events = rca.open_store(tmp_path / "store").events().sort("file", "line")
+    oom = events.filter(pl.col("kind") == "cuda_oom").row(0, named=True)
+    assert (oom["line"], oom["n_lines"]) == (2, 4)
+    assert events.equals(_fresh_events(logs, tmp_path / "fresh"))
+
+
+def test_a_line_finished_by_the_append_is_read_whole_again(logs: Path, tmp_path: Path) -> None:
+    kubelet = logs / "gpu-node-1" / "kubelet.log"
+    kubelet.write_text(KLOG + KLOG[:40])  # copied mid-line
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    with open(kubelet, "a") as handle:
+        handle.write(KLOG[40:] + KLOG)
+    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"rewritten": 1, "unchanged": 1}
+    events = rca.open_store(tmp_path / "store").events().sort("file", "line")
+    assert events.filter(pl.col("source") == "kubelet")["pod"].to_list() == ["trainer-0"] * 3
+    assert events.equals(_fresh_events(logs, tmp_path / "fresh"))
+
+
+def test_rows_appended_below_a_csv_header_are_read_with_it(logs: Path, tmp_path: Path) -> None:
+    # `nvidia-smi --query-gpu=... --format=csv -l 1 > gpu.csv` grows between two copies; its header is at the top alone.
+    samples = logs / "gpu-node-1" / "gpu.csv"
+    header = "timestamp, index, memory.used [MiB], memory.total [MiB]\n"
+    row = "2026/12/01 10:00:0{}.000, 0, 7000{} MiB, 81920 MiB\n"
+    samples.write_text(header + "".join(row.format(k, k) for k in range(1, 4)))
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    with open(samples, "a") as handle:
+        handle.write("".join(row.format(k, k) for k in range(4, 7)))
+    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"rewritten": 1, "unchanged": 2}
+    events = rca.open_store(tmp_path / "store").events().sort("file", "line")
+    gpu = events.filter(pl.col("file") == "gpu-node-1/gpu.csv")
+    assert gpu["kind"].to_list() == ["gpu_sample"] * 6
+    assert gpu["mem_used_bytes"].to_list() == [(70000 + k) * 2**20 for k in range(1, 7)]
+    assert events.equals(_fresh_events(logs, tmp_path / "fresh"))
+
+
 def test_rewritten_file_replaces_its_events(logs: Path, tmp_path: Path) -> None:
     rca.ingest(logs, tmp_path / "store", workers=1)
     (logs / "gpu-node-2" / "dmesg.log").write_text("[    1.000000] rewritten boot\n")

@@ -56,11 +56,9 @@ class Corpus:
             target.write_bytes(self.originals[target])
             self.written.append(target)
         if round_number:
-            # Only a file that opens with a record's first line grows by whole records when its text is appended again: an
-            # excerpt that opens inside a traceback would carry the cut record's rest, which a clean run (one read) joins to the
-            # record before it and an incremental one cannot (the limit the README states under "Idempotent and incremental").
-            whole = [path for path in self.written[:-3] if not self.originals[path][:1].isspace()]
-            grown = whole[self.rng.randrange(len(whole))]
+            # An excerpt may open inside a traceback: appended again, its rest runs on into the record before it, and
+            # the incremental run must read the file again whole to join them as a clean run does.
+            grown = self.written[self.rng.randrange(len(self.written) - 3)]
             with open(grown, "ab") as handle:  # whole records of the same format appended: the file grew, its old bytes unchanged
                 handle.write(self.originals[grown])
         if round_number % 2:
