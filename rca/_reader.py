@@ -1,6 +1,7 @@
 """Reading raw log files into bounded batches of lines, whatever shape the bytes are in.
 
-Handles gzip, bzip2, xz and Zstandard (also truncated; logrotate's compressors), invalid UTF-8 (kept with replacement characters and
+Handles gzip, bzip2, xz and Zstandard (also truncated; logrotate's compressors), UTF-16 and UTF-8 with a byte-order
+mark (what Windows tools write), invalid UTF-8 (kept with replacement characters and
 counted), over-long lines (cut and counted) and binary files (refused), and hashes the
 raw bytes on the way so the manifest can tell unchanged, appended and rewritten files apart.
 """
@@ -8,6 +9,7 @@ raw bytes on the way so the manifest can tell unchanged, appended and rewritten 
 from __future__ import annotations
 
 import bz2
+import codecs
 import hashlib
 import itertools
 import lzma
@@ -27,6 +29,7 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 COMPRESSED_MAGICS = (GZIP_MAGIC, XZ_MAGIC, ZSTD_MAGIC)
 # bzip2: "BZh", the block size digit, then a block's magic (BCD pi) or, for an empty stream, the end marker (BCD sqrt(pi)).
 _BZIP2_BLOCK_MAGICS = (b"1AY&SY", b"\x17rE8P\x90")
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _READ_SIZE = 1 << 20
 _BINARY_PROBE = 8192
 
@@ -88,11 +91,11 @@ def is_bzip2(head: bytes) -> bool:
     return head.startswith(b"BZh") and head[3:4] in (b"1", b"2", b"3", b"4", b"5", b"6", b"7", b"8", b"9") and head[4:10] in _BZIP2_BLOCK_MAGICS
 
 
-def is_compressed(path: str) -> bool:
-    """Whether the file is gzip, bzip2, xz or Zstandard (read through a decompressor, never by byte offset)."""
+def reads_by_offset(path: str) -> bool:
+    """Whether a byte offset of the file is one of the text it holds: neither compressed nor UTF-16 (transcoded as read)."""
     with open(path, "rb") as handle:
         head = handle.read(10)
-    return head.startswith(COMPRESSED_MAGICS) or is_bzip2(head)
+    return not (head.startswith(COMPRESSED_MAGICS + _UTF16_BOMS) or is_bzip2(head))
 
 
 def iter_batches(
@@ -135,18 +138,37 @@ def iter_stream(
 
 
 def _content(reader: _HashingReader, state: ReadState) -> Iterator[bytes]:
-    """The stream's bytes, decompressed when they start with the gzip, bzip2, xz or Zstandard magic."""
+    """The stream's text as UTF-8, decompressed when it starts with the gzip, bzip2, xz or Zstandard magic."""
     first = reader.read(_READ_SIZE)
     chunks = itertools.chain([first], _plain(reader))
     if first.startswith(GZIP_MAGIC):
-        return _gunzip(chunks, state)
+        return _utf8(_gunzip(chunks, state))
     if first.startswith(XZ_MAGIC):
-        return _unpacked(chunks, state, lzma.LZMADecompressor, "xz", lzma.LZMAError)
+        return _utf8(_unpacked(chunks, state, lzma.LZMADecompressor, "xz", lzma.LZMAError))
     if is_bzip2(first):
-        return _unpacked(chunks, state, bz2.BZ2Decompressor, "bzip2", OSError)
+        return _utf8(_unpacked(chunks, state, bz2.BZ2Decompressor, "bzip2", OSError))
     if first.startswith(ZSTD_MAGIC):
-        return _unzstd(chunks, state)
-    return chunks
+        return _utf8(_unzstd(chunks, state))
+    return _utf8(chunks)
+
+
+def _utf8(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Text whose byte-order mark says UTF-16, transcoded to UTF-8; a UTF-8 byte-order mark dropped.
+
+    Windows PowerShell 5.1 writes UTF-16 with a mark for ``kubectl logs POD > pod.log``, and a
+    mark before UTF-8 for ``Out-File -Encoding utf8``; read as they are, the one is refused
+    as binary (its NUL bytes) and the other's first line carries the mark before its stamp.
+    """
+    first = next(chunks, b"")
+    if first.startswith(_UTF16_BOMS):
+        decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
+        for chunk in itertools.chain([first], chunks):
+            yield decoder.decode(chunk).encode()
+        yield decoder.decode(b"", final=True).encode()
+        return
+    if first:
+        yield first.removeprefix(codecs.BOM_UTF8)
+    yield from chunks
 
 
 def _consume(reader: _HashingReader, length: int) -> None:

@@ -508,7 +508,7 @@ def _resume_point(task: FileTask, size: int, mtime: datetime) -> tuple[int, int,
     previous = task.previous
     if previous is None:
         return 0, 1, "new"
-    grew = size > previous.bytes and previous.sha256 and not previous.read_otherwise and not _reader.is_compressed(task.path)
+    grew = size > previous.bytes and previous.sha256 and not previous.read_otherwise and _reader.reads_by_offset(task.path)
     if grew and _reader.prefix_digest(task.path, previous.bytes) == previous.sha256 and _appends_cleanly(task, size, mtime):
         return previous.bytes, previous.lines + 1, "appended"
     return 0, 1, "rewritten"
@@ -725,7 +725,7 @@ def split_plan(task: FileTask) -> SplitPlan | None:
         mtime = datetime.fromtimestamp(stat.st_mtime, UTC)
         if stat.st_size <= options.batch_bytes or _unchanged(task.previous, stat.st_size, mtime):
             return None
-        if _reader.is_compressed(task.path) or _whole_file_source(task) is not None:
+        if not _reader.reads_by_offset(task.path) or _whole_file_source(task) is not None:
             return None
         start, first_line, change = _resume_point(task, stat.st_size, mtime)
         if stat.st_size - start <= options.batch_bytes:

@@ -128,6 +128,19 @@ def test_rows_appended_below_a_csv_header_are_read_with_it(logs: Path, tmp_path:
     assert events.equals(_fresh_events(logs, tmp_path / "fresh"))
 
 
+def test_a_log_saved_as_utf16_by_windows_powershell_is_read_and_grows_whole(logs: Path, tmp_path: Path) -> None:
+    # `kubectl logs trainer-0 > trainer.log` in Windows PowerShell 5.1 writes UTF-16 with a byte-order mark.
+    trainer = logs / "gpu-node-1" / "trainer.log"
+    trainer.write_bytes("2026-12-01 10:00:02,000 ERROR step failed\r\n".encode("utf-16"))
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    with open(trainer, "ab") as handle:  # PowerShell's `>>` goes on in UTF-16, without a second mark
+        handle.write("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\r\n".encode("utf-16-le"))
+    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"rewritten": 1, "unchanged": 2}
+    events = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "gpu-node-1/trainer.log").sort("line")
+    assert events.select("line", "kind", "severity", "mem_requested_bytes").rows() == [(1, "log", "error", None), (2, "cuda_oom", "error", 2 * 2**30)]
+    assert events["ts"][0] == datetime(2026, 12, 1, 10, 0, 2, tzinfo=UTC)
+
+
 def test_rewritten_file_replaces_its_events(logs: Path, tmp_path: Path) -> None:
     rca.ingest(logs, tmp_path / "store", workers=1)
     (logs / "gpu-node-2" / "dmesg.log").write_text("[    1.000000] rewritten boot\n")

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import codecs
+import gzip
+from pathlib import Path
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rca._reader import ReadState, _decode
+from rca._reader import ReadState, _decode, iter_batches, reads_by_offset
 
 # The bytes on which a CSV reader could read a line otherwise than str.split: separators, quotes, comment
 # and carriage-return characters, a byte-order mark, NUL, bytes that are not UTF-8 (stray, surrogates, overlong, past U+10FFFF), multi-byte characters.
@@ -47,3 +52,41 @@ def test_a_batch_of_log_lines_keeps_blank_lines_quotes_and_crlf() -> None:
         (10, 'Dec  1 03:17:05 gpu-1 kernel: "quoted", a,b'), (11, ""), (12, "   "), (13, "# not a comment"),
         (14, "last line without newline"),
     ]
+
+
+# --- what Windows tools write: UTF-16 and UTF-8 with a byte-order mark ------------------------------------------------
+
+_KUBECTL_LOGS = "2026-12-01T03:17:05.123Z INFO step 1 loss=0.25 — ok\r\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\r\n"
+
+
+def _read(path: Path, batch_bytes: int = 1 << 20) -> list[str]:
+    batches = iter_batches(str(path), ReadState(), batch_bytes=batch_bytes, max_line_chars=1000)
+    return [text for batch in batches for text in batch.lines["text"]]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_with_a_byte_order_mark_is_read_as_its_text(tmp_path: Path, encoding: str) -> None:
+    # Windows PowerShell 5.1: `kubectl logs trainer-0 > trainer.log` writes UTF-16 (little-endian) with a mark.
+    path = tmp_path / "trainer.log"
+    mark = {"utf-16": b"", "utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE}[encoding]
+    path.write_bytes(mark + (_KUBECTL_LOGS * 8000).encode(encoding))  # past one 1 MiB read: a character may be cut between reads
+    assert _read(path) == _KUBECTL_LOGS.replace("\r\n", "\n").splitlines() * 8000
+
+
+def test_utf16_compressed_is_read_as_its_text(tmp_path: Path) -> None:
+    path = tmp_path / "trainer.log.gz"
+    path.write_bytes(gzip.compress(_KUBECTL_LOGS.encode("utf-16")))
+    assert _read(path) == _KUBECTL_LOGS.replace("\r\n", "\n").splitlines()
+
+
+def test_a_utf8_byte_order_mark_is_not_part_of_the_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "trainer.log"
+    path.write_bytes(codecs.BOM_UTF8 + _KUBECTL_LOGS.encode())
+    assert _read(path)[0].startswith("2026-12-01T03:17:05.123Z INFO")
+
+
+def test_utf16_is_never_read_by_byte_offset(tmp_path: Path) -> None:
+    utf16, plain = tmp_path / "a.log", tmp_path / "b.log"
+    utf16.write_bytes(_KUBECTL_LOGS.encode("utf-16"))
+    plain.write_bytes(codecs.BOM_UTF8 + _KUBECTL_LOGS.encode())
+    assert (reads_by_offset(str(utf16)), reads_by_offset(str(plain))) == (False, True)
