@@ -12,7 +12,9 @@ back by line. Each file still gets its own manifest row and ids, equal to those 
 it alone: a yearless time takes its own file's year (``ParseContext.file_years``), and
 where the events cannot be split back exactly the files are parsed again alone. The
 group's events are written together, one part per (day, host) that every file with events
-in it lists (:class:`rca.store.SharedPartWriter`).
+in it lists (:class:`rca.store.SharedPartWriter`). A file read before is in a group too: unchanged,
+it keeps its row; grown, its new lines are read alone where its seam holds (checked for all the
+group's grown files of a source at once), else, like a rewritten file, it is read again whole.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import polars as pl
 
-from rca import _reader, archives, ingest, schema, sources, templates
+from rca import _reader, _split, archives, ingest, schema, sources, templates
 from rca.sources._base import SOURCE_FAILURES, ParseContext, Parsed, Source
 from rca.store import PartWriter, SharedPartWriter
 
@@ -79,10 +81,8 @@ def units(tasks: Sequence[ingest.FileTask], sizes: Sequence[int]) -> list[tuple[
 
 
 def _groupable(task: ingest.FileTask, size: int) -> bool:
-    # A file read before (unchanged, appended or rewritten) keeps the one-file path, which knows its history, unless it
-    # is to be read again whole for other reading options. One over a batch is cut into byte ranges instead.
-    unread = task.previous is None or task.previous.read_otherwise
-    return size <= min(SMALL_FILE_BYTES, task.options.batch_bytes) and unread and task.problem is None and not task.members
+    # One over a batch is cut into byte ranges instead; an archive's members are read by the archive's task.
+    return size <= min(SMALL_FILE_BYTES, task.options.batch_bytes) and task.problem is None and not task.members
 
 
 @dataclass
@@ -97,6 +97,18 @@ class _Read:
     mtime: datetime
     source: Source | None  # None until sniffed (:func:`_with_sources`)
     ctx: ParseContext | None  # None until :func:`_with_contexts`
+    change: str = "new"  # new, rewritten (read whole again) or appended (its new lines alone)
+
+
+@dataclass(frozen=True)
+class _Grown:
+    """A small file that only grew since the last run, whose new lines are read alone if its seam holds (:func:`_holding_seams`)."""
+
+    index: int
+    task: ingest.FileTask
+    seam: _split.Seam
+    size: int
+    mtime: datetime
 
 
 def run_group(group: FileGroup) -> GroupResult:
@@ -105,10 +117,20 @@ def run_group(group: FileGroup) -> GroupResult:
     writer = SharedPartWriter(first.staging, f"{ingest.file_key(first.provenance)}-{first.run_id}-group")
     results: dict[int, list[ingest.FileResult]] = {}
     loaded: list[_Read] = []
+    grown: list[_Grown] = []
     for index, task in zip(group.indices, group.tasks, strict=True):
         read = _read(index, task, writer)
         if isinstance(read, list):
             results[index] = read
+        elif isinstance(read, _Grown):
+            grown.append(read)
+        else:
+            loaded.append(read)
+    holding = _holding_seams(grown)
+    for file in grown:
+        read = _read_lines(file.index, file.task, file.size, file.mtime, appended=file.index in holding)
+        if isinstance(read, list):
+            results[file.index] = read
         else:
             loaded.append(read)
     together: dict[tuple, list[_Read]] = {}
@@ -133,26 +155,86 @@ def _year_context(ctx: ParseContext) -> tuple[int | None, str, datetime | None]:
     return ctx.year, ctx.year_quality, None
 
 
-def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | list[ingest.FileResult]:
-    """The file in one batch with its context (its source is named by --format or sniffed later), or its results when it takes another path."""
+def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | _Grown | list[ingest.FileResult]:
+    """The file in one batch with its context (its source is named by --format or sniffed later), a grown file's seam to
+    check first, or its results when it takes another path."""
     contained = archives.read_container(task)
     if contained is not None:
         return contained
     try:
         stat = os.stat(task.path)
+        mtime = datetime.fromtimestamp(stat.st_mtime, UTC)
+        if ingest._unchanged(task.previous, stat.st_size, mtime):
+            return [ingest.FileResult(task.previous.row, change="unchanged")]
         if ingest._whole_file_source(task) is not None:
             return [ingest.parse_file(task, writer)]
+        if ingest.may_append(task, stat.st_size):
+            seam = _split.seam(task.path, task.previous.bytes, stat.st_size, task.options.max_line_chars)
+            if seam is not None:
+                return _Grown(index, task, seam, stat.st_size, mtime)
+    except OSError:
+        return [ingest.parse_file(task)]  # which says what is wrong with it
+    return _read_lines(index, task, stat.st_size, mtime)
+
+
+def _read_lines(index: int, task: ingest.FileTask, size: int, mtime: datetime, *, appended: bool = False) -> _Read | list[ingest.FileResult]:
+    """The file's lines in one batch (of a grown file whose seam holds, the new ones alone, read by the source that read the old)."""
+    previous = task.previous
+    start, first_line = (previous.bytes, previous.lines + 1) if appended and previous else (0, 1)
+    try:
         state = _reader.ReadState()
         batches = list(_reader.iter_batches(
-            task.path, state, batch_bytes=task.options.batch_bytes, max_line_chars=task.options.max_line_chars,
+            task.path, state, start=start, first_line=first_line, batch_bytes=task.options.batch_bytes, max_line_chars=task.options.max_line_chars,
         ))
     except (OSError, _reader.BinaryFileError):
         return [ingest.parse_file(task)]  # which says what is wrong with it
-    mtime = datetime.fromtimestamp(stat.st_mtime, UTC)
     if len(batches) != 1:  # empty, or grown past a batch since it was planned
         return [ingest.parse_file(task)]
+    if appended:
+        return _Read(index, task, batches[0].lines, state, size, mtime, ingest.appended_source(task), None, "appended")
     source = sources.get(task.options.format) if task.options.format else None
-    return _Read(index, task, batches[0].lines, state, stat.st_size, mtime, source, None)
+    return _Read(index, task, batches[0].lines, state, size, mtime, source, None, "rewritten" if previous else "new")
+
+
+def _holding_seams(grown: list[_Grown]) -> set[int]:
+    """The grown files whose new lines parse alone as after their old ones (:func:`rca._split.holds_cut`), by place in the plan.
+
+    The seams of the files of one source are parsed together, whole and past the old end,
+    instead of each on its own: a parse of a few lines costs what a parse of many does.
+    """
+    holding = {file.index for file in grown if file.seam.trivial()}
+    by_source: dict[tuple, list[tuple[_split.Seam, _Read]]] = {}
+    for file in grown:
+        if file.index not in holding:
+            ctx = ingest.seam_context(file.task, file.mtime)
+            window = _Read(file.index, file.task, file.seam.lines, _reader.ReadState(), file.size, file.mtime, ingest.appended_source(file.task), ctx)
+            by_source.setdefault((window.source.name, ctx.tz, ctx.boot_time), []).append((file.seam, window))
+    for checked in by_source.values():
+        holding |= _holding(*map(list, zip(*checked, strict=True)))
+    return holding
+
+
+def _holding(seams: list[_split.Seam], windows: list[_Read]) -> set[int]:
+    """Of grown files of one source, those whose seams hold (:meth:`rca._split.Seam.holds`)."""
+    whole = _events_by_file(windows, [seam.lines for seam in seams])
+    after = _events_by_file(windows, [seam.after().with_columns(pl.col("line") - (seam.cut - 1)) for seam in seams])
+    if whole is None or after is None:
+        return set()
+    return {
+        window.index for number, (seam, window) in enumerate(zip(seams, windows, strict=True))
+        if seam.holds(whole(number), after(number).with_columns(pl.col("line") + (seam.cut - 1)))
+    }
+
+
+def _events_by_file(windows: list[_Read], pieces: list[pl.DataFrame]) -> Callable[[int], pl.DataFrame] | None:
+    """The events of the pieces of lines (each numbered from 1) parsed together, by the piece's number; None if the parse failed."""
+    content = [ingest.without_blank_lines(piece)[0] for piece in pieces]
+    offsets = list(itertools.accumulate((piece.height for piece in pieces), initial=0))[:-1]
+    parsed = _parse_joined(windows, content, offsets)
+    if parsed is None:
+        return None
+    own = _with_own_lines(parsed.events, offsets)
+    return lambda number: own.filter(pl.col("batch_file") == number).drop("batch_file")
 
 
 def _with_contexts(reads: list[_Read]) -> list[_Read]:
@@ -186,12 +268,19 @@ def _parse_together(reads: list[_Read], writer: SharedPartWriter) -> dict[int, l
     files are read alone instead. The events of all the files are finished, counted and
     held for writing in one pass each.
     """
-    content, blanks = zip(*(ingest.without_blank_lines(read.lines) for read in reads), strict=True)
+    # An appended file's new lines go on from its old last line: numbered from 1 in the joined parse, and back after it.
+    before = [read.lines["line"][0] - 1 if read.lines.height else 0 for read in reads]
+    content, blanks = zip(
+        *(ingest.without_blank_lines(read.lines.with_columns(pl.col("line") - lines_before)) for read, lines_before in zip(reads, before, strict=True)),
+        strict=True,
+    )
     offsets = list(itertools.accumulate((read.lines.height for read in reads), initial=0))[:-1]
     parsed = _parse_joined(reads, content, offsets)
     if parsed is None:
         return _parse_each(reads, writer)
     own = _with_own_lines(parsed.events, offsets)
+    if any(before):
+        own = own.with_columns(pl.col("line") + pl.col("batch_file").replace_strict(dict(enumerate(before)), return_dtype=pl.Int64))
     uncovered = [part.height - covered for part, covered in zip(content, _covered_by_file(own, len(reads)), strict=True)]
     skipped = _skipped_by_file(parsed, uncovered)
     if skipped is None:
@@ -276,6 +365,6 @@ def _file_result(
     accounting.add_tally(read.lines.height, tally, skipped)
     accounting.decode_errors, accounting.truncated = read.state.decode_errors, read.state.truncated_lines
     return ingest._file_result(
-        read.task, accounting, parts, read.source.name, size=read.size, mtime=read.mtime, change="rewritten" if read.task.previous else "new",
+        read.task, accounting, parts, read.source.name, size=read.size, mtime=read.mtime, change=read.change,
         sha256=read.state.sha256.hexdigest(), damage=read.state.damage,
     )

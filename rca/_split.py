@@ -96,30 +96,60 @@ def digest_and_line_counts(path: str, size: int, start: int, cuts: list[int]) ->
     return digest.hexdigest(), counts
 
 
-def holds_cut(path: str, offset: int, size: int, max_line_chars: int, parse: ParseWindow) -> bool:
-    """Whether the lines from ``offset`` on parse, within a window, as they do after the lines before it.
+@dataclass(frozen=True)
+class Seam:
+    """The whole lines around a file's old end (numbered from 1) and the number of the first line past it."""
 
-    An incremental run reads what was appended to a file on its own only where this holds:
-    the earlier bytes ended a line and no record runs on into the appended ones.
+    lines: pl.DataFrame
+    cut: int
+
+    def after(self) -> pl.DataFrame:
+        return self.lines.filter(pl.col("line") >= self.cut)
+
+    def trivial(self) -> bool:
+        """Whether one side holds no line, so nothing can run on across the seam."""
+        return self.cut <= 1 or self.cut > self.lines.height
+
+    def holds(self, whole: pl.DataFrame, after: pl.DataFrame) -> bool:
+        """Whether, given the events of the window and of the lines past the old end, those lines read alone as after the old ones.
+
+        No event that starts before the old end may run on past it (a traceback the earlier run
+        saw cut), and the events past it must be the same either way (a time or a GPU's UUID
+        that unstamped lines take from the lines above).
+        """
+        ends = pl.col("line") + pl.col("n_lines").fill_null(1) - 1
+        if not whole.filter((pl.col("line") < self.cut) & (ends >= self.cut)).is_empty():
+            return False
+        return whole.filter(pl.col("line") >= self.cut).equals(after)
+
+
+def seam(path: str, offset: int, size: int, max_line_chars: int) -> Seam | None:
+    """The window of :data:`WINDOW_BYTES` either side of ``offset`` (a file's old end); None where the bytes before it end inside a line.
+
+    What was appended after ``offset`` reads on its own only where :meth:`Seam.holds` (a
+    group of small files checks many seams in one parse of each side: rca._small_files).
     """
     if offset == 0:
-        return True
+        return Seam(pl.DataFrame(schema=_reader.LINES_SCHEMA), 1)
     with open(path, "rb") as handle:
         low = max(offset - WINDOW_BYTES, 0)
         handle.seek(low)
         data = handle.read(min(offset + WINDOW_BYTES, size) - low)
     if data[offset - low - 1 : offset - low] != b"\n":
-        return False  # the earlier bytes ended inside a line
+        return None
     window = _window_lines(data, low, size, max_line_chars)
     if window is None:
-        return True
+        return Seam(pl.DataFrame(schema=_reader.LINES_SCHEMA), 1)
     lines, offsets = window
-    after = lines.filter(offsets >= offset)
-    if after.height == 0:
-        return True
-    cut = after["line"][0]
-    halves = pl.concat([parse(lines.filter(pl.col("line") < cut)), parse(after)])
-    return halves.equals(parse(lines))
+    return Seam(lines, int((offsets < offset).sum()) + 1)
+
+
+def holds_cut(path: str, offset: int, size: int, max_line_chars: int, parse: ParseWindow) -> bool:
+    """Whether what was appended to a file after ``offset`` reads on its own as after the lines before it (:meth:`Seam.holds`)."""
+    found = seam(path, offset, size, max_line_chars)
+    if found is None:
+        return False
+    return found.trivial() or found.holds(parse(found.lines), parse(found.after()))
 
 
 def _window_lines(data: bytes, low: int, size: int, max_line_chars: int) -> tuple[pl.DataFrame, pl.Series] | None:

@@ -358,7 +358,7 @@ def _read_and_parse(task: FileTask, size: int, mtime: datetime, writer: PartWrit
         task.path, state, start=start, first_line=first_line,
         batch_bytes=task.options.batch_bytes, max_line_chars=task.options.max_line_chars,
     )
-    source = _appended_source(task) if change == "appended" else None
+    source = appended_source(task) if change == "appended" else None
     return parse_batches(task, batches, state, size=size, mtime=mtime, change=change, source=source, writer=writer)
 
 
@@ -508,30 +508,46 @@ def _resume_point(task: FileTask, size: int, mtime: datetime) -> tuple[int, int,
     previous = task.previous
     if previous is None:
         return 0, 1, "new"
-    grew = size > previous.bytes and previous.sha256 and not previous.read_otherwise and _reader.reads_by_offset(task.path)
-    if grew and _reader.prefix_digest(task.path, previous.bytes) == previous.sha256 and _appends_cleanly(task, size, mtime):
+    if may_append(task, size) and _appends_cleanly(task, size, mtime):
         return previous.bytes, previous.lines + 1, "appended"
     return 0, 1, "rewritten"
+
+
+def may_append(task: FileTask, size: int) -> bool:
+    """Whether the file only grew since the last run, in bytes that can be read from its old end by the source that read it.
+
+    The old bytes must be unchanged, read as they are (not compressed, not transcoded) and
+    more than the window a seam is checked in, and the source must read line by line (a CSV's
+    rows need the header far above).
+    """
+    previous = task.previous
+    if previous is None or size <= previous.bytes or not previous.sha256 or previous.read_otherwise or not _reader.reads_by_offset(task.path):
+        return False
+    if previous.bytes <= _split.WINDOW_BYTES:
+        return False  # checking the seam would parse all of the old bytes: reading them again costs no more
+    source = appended_source(task)
+    return source is not None and source.line_local and _reader.prefix_digest(task.path, previous.bytes) == previous.sha256
+
+
+def seam_context(task: FileTask, mtime: datetime) -> ParseContext:
+    """The context the lines either side of a grown file's old end are parsed in, to compare them (whatever its year hint)."""
+    return task_context(task, mtime, None)
 
 
 def _appends_cleanly(task: FileTask, size: int, mtime: datetime) -> bool:
     """Whether what was appended to a file reads the same on its own as after the file's earlier lines.
 
-    Its source must read line by line (a CSV's rows need the header far above) and no record
-    may run on from the earlier bytes into the new ones (a traceback the earlier run saw cut).
-    Else the file is read again whole, so an incremental store always equals a fresh one.
+    No record may run on from the earlier bytes into the new ones (a traceback the earlier
+    run saw cut). Else the file is read again whole, so an incremental store equals a fresh one.
     """
-    source = _appended_source(task)
-    if source is None or not source.line_local:
-        return False
-    ctx = _task_context(task, mtime, pl.Series("text", [], dtype=pl.String))
+    source, ctx = appended_source(task), seam_context(task, mtime)
     try:
         return _split.holds_cut(task.path, task.previous.bytes, size, task.options.max_line_chars, lambda lines: parse_lines(lines, ctx, source)[0])
     except (OSError, *SOURCE_FAILURES):
         return False
 
 
-def _appended_source(task: FileTask) -> Source | None:
+def appended_source(task: FileTask) -> Source | None:
     """The source that read the file's earlier bytes, which reads what was appended to them too."""
     name = task.options.format or (task.previous.row.get("source") if task.previous else None)
     return sources.get(name) if name else None
@@ -735,7 +751,7 @@ def split_plan(task: FileTask) -> SplitPlan | None:
             batch_bytes=_HEAD_BYTES, max_line_chars=options.max_line_chars,
         ))
         if change == "appended":
-            source = _appended_source(task)
+            source = appended_source(task)
         else:
             source = sources.get(options.format) if options.format else _sniff_or_fallback(head.lines["text"], task.provenance)
         if not source.line_local:

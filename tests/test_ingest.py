@@ -66,17 +66,32 @@ def test_second_run_on_same_folder_adds_nothing(logs: Path, tmp_path: Path) -> N
     assert rca.open_store(tmp_path / "store").events().equals(first)
 
 
+# Lines enough to take a file past the 64 KiB window its seam is checked in: a smaller file that grew is read again whole.
+_PAST_THE_SEAM_WINDOW = 600
+
+
 def test_appended_lines_are_the_only_new_work(logs: Path, tmp_path: Path) -> None:
+    kubelet = logs / "gpu-node-1" / "kubelet.log"
+    kubelet.write_text(KLOG * _PAST_THE_SEAM_WINDOW + "\n")
     rca.ingest(logs, tmp_path / "store", workers=1)
-    with open(logs / "gpu-node-1" / "kubelet.log", "a") as handle:
+    with open(kubelet, "a") as handle:
         handle.write(KLOG.replace("ready", "unready"))
     report = rca.ingest(logs, tmp_path / "store", workers=1)
     assert report.changes == {"appended": 1, "unchanged": 1}
     assert report.summary["events"] == 1
     events = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "gpu-node-1/kubelet.log")
-    assert events["line"].to_list() == [1, 2, 3, 5, 6]
+    assert events["line"].to_list()[-2:] == [_PAST_THE_SEAM_WINDOW, _PAST_THE_SEAM_WINDOW + 2]
     row = _manifest(tmp_path / "store")["gpu-node-1/kubelet.log"]
-    assert (row["lines"], row["events"], _balanced(row)) == (6, 5, True)
+    assert (row["lines"], row["events"], _balanced(row)) == (_PAST_THE_SEAM_WINDOW + 2, _PAST_THE_SEAM_WINDOW + 1, True)
+
+
+def test_a_small_file_that_grew_is_read_again_whole(logs: Path, tmp_path: Path) -> None:
+    # Checking where its old lines end would parse all of them: reading them again costs no more.
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    with open(logs / "gpu-node-1" / "kubelet.log", "a") as handle:
+        handle.write(KLOG.replace("ready", "unready"))
+    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"rewritten": 1, "unchanged": 1}
+    assert _fresh_events(logs, tmp_path / "fresh").equals(rca.open_store(tmp_path / "store").events().sort("file", "line"))
 
 
 def _fresh_events(logs: Path, store: Path) -> pl.DataFrame:
@@ -87,7 +102,8 @@ def _fresh_events(logs: Path, store: Path) -> pl.DataFrame:
 def test_a_record_running_on_into_appended_lines_is_read_whole_again(logs: Path, tmp_path: Path) -> None:
     # The training log was copied while the traceback was being written: its rest arrives with the next copy.
     train = logs / "gpu-node-1" / "train.log"
-    train.write_text("2026-12-01 10:00:02,000 ERROR step failed\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n")
+    steps = "".join(f"2026-12-01 10:00:01,000 INFO step {step} loss 0.25 lr 0.0003 tokens/s 151234\n" for step in range(_PAST_THE_SEAM_WINDOW * 2))
+    train.write_text(steps + "2026-12-01 10:00:02,000 ERROR step failed\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n")
     rca.ingest(logs, tmp_path / "store", workers=1)
     with open(train, "a") as handle:
         handle.write("    main()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n2026-12-01 10:00:09,000 INFO next\n")
@@ -95,19 +111,34 @@ def test_a_record_running_on_into_appended_lines_is_read_whole_again(logs: Path,
     assert report.changes == {"rewritten": 1, "unchanged": 2}
     events = rca.open_store(tmp_path / "store").events().sort("file", "line")
     oom = events.filter(pl.col("kind") == "cuda_oom").row(0, named=True)
-    assert (oom["line"], oom["n_lines"]) == (2, 4)
+    assert (oom["line"], oom["n_lines"]) == (_PAST_THE_SEAM_WINDOW * 2 + 2, 4)
     assert events.equals(_fresh_events(logs, tmp_path / "fresh"))
+
+
+@pytest.mark.parametrize("rest", ["    main()\ntorch.OutOfMemoryError: CUDA out of memory.\n", "2026-12-01 10:00:09,000 INFO next\n"])
+def test_a_file_read_alone_checks_its_seam_too(tmp_path: Path, rest: str) -> None:
+    # One file in the folder is a task of its own, not a group's: the same rule, checked on its own.
+    train = tmp_path / "logs" / "gpu-node-1" / "train.log"
+    train.parent.mkdir(parents=True)
+    steps = "".join(f"2026-12-01 10:00:01,000 INFO step {step} loss 0.25 lr 0.0003 tokens/s 151234\n" for step in range(_PAST_THE_SEAM_WINDOW * 2))
+    train.write_text(steps + "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n")
+    rca.ingest(train.parent.parent, tmp_path / "store", workers=1)
+    with open(train, "a") as handle:
+        handle.write(rest)
+    report = rca.ingest(train.parent.parent, tmp_path / "store", workers=1)
+    assert report.changes == ({"rewritten": 1} if rest.startswith(" ") else {"appended": 1})
+    assert rca.open_store(tmp_path / "store").events().sort("line").equals(_fresh_events(train.parent.parent, tmp_path / "fresh"))
 
 
 def test_a_line_finished_by_the_append_is_read_whole_again(logs: Path, tmp_path: Path) -> None:
     kubelet = logs / "gpu-node-1" / "kubelet.log"
-    kubelet.write_text(KLOG + KLOG[:40])  # copied mid-line
+    kubelet.write_text(KLOG * _PAST_THE_SEAM_WINDOW + KLOG[:40])  # copied mid-line
     rca.ingest(logs, tmp_path / "store", workers=1)
     with open(kubelet, "a") as handle:
         handle.write(KLOG[40:] + KLOG)
     assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"rewritten": 1, "unchanged": 1}
     events = rca.open_store(tmp_path / "store").events().sort("file", "line")
-    assert events.filter(pl.col("source") == "kubelet")["pod"].to_list() == ["trainer-0"] * 3
+    assert events.filter(pl.col("source") == "kubelet")["pod"].to_list() == ["trainer-0"] * (_PAST_THE_SEAM_WINDOW + 2)
     assert events.equals(_fresh_events(logs, tmp_path / "fresh"))
 
 

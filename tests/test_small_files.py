@@ -284,9 +284,9 @@ def test_units_cut_runs_of_small_new_files_by_count_and_bytes(monkeypatch: pytes
     monkeypatch.setattr(_small_files, "GROUP_BYTES", 25)
     tasks = [task(name, previous=name == "d") for name in "ab.cdefgh"]
     sizes = [10, 10, _small_files.SMALL_FILE_BYTES + 1, 10, 10, 10, 10, 10, 10]
-    assert _small_files.units(tasks, sizes) == [(0, 1), (2,), (3,), (4,), (5, 6), (7, 8)]  # bytes cut e f | g h
+    # Files read before (unchanged, grown or rewritten since) group like new ones; bytes cut c d | e f | g h.
+    assert _small_files.units(tasks, sizes) == [(0, 1), (2,), (3, 4), (5, 6), (7, 8)]
     assert _small_files.units(tasks[:1] * 4, [1] * 4) == [(0, 1, 2), (3,)]  # count cuts
-    # Files to be read again whole, for other reading options, group like new ones.
     again = [task(name, previous=True, read_otherwise=True) for name in "xyz"]
     assert _small_files.units(again, [10, 10, 10]) == [(0, 1), (2,)]
 
@@ -294,14 +294,14 @@ def test_units_cut_runs_of_small_new_files_by_count_and_bytes(monkeypatch: pytes
 _TASK = FileTask("x", "x", None, "", "run", IngestOptions())
 
 
-def _pod_logs(root: Path, count: int) -> list[Path]:
-    """``count`` small pipeline logs of one host, all on one day."""
+def _pod_logs(root: Path, count: int, steps: int = 3) -> list[Path]:
+    """``count`` small pipeline logs of one host, all on one day, of ``steps`` lines each."""
     folder = root / "n1" / "pods"
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for number in range(count):
         path = folder / f"job-{number}.log"
-        path.write_text("".join(f"2026-11-27 01:45:{second:02d},000 INFO step {number}.{second} loss 0.5\n" for second in range(3)))
+        path.write_text("".join(f"2026-11-27 01:45:{second % 60:02d},000 INFO step {number}.{second} loss 0.5\n" for second in range(steps)))
         paths.append(path)
     return paths
 
@@ -321,17 +321,24 @@ def test_small_files_read_together_share_their_parts(tmp_path: Path, monkeypatch
     assert_frame_equal(together_files, alone_files)
 
 
-@pytest.mark.parametrize("change", ["rewritten", "appended"])
-def test_a_file_read_again_keeps_the_events_of_the_files_it_shared_parts_with(tmp_path: Path, change: str) -> None:
-    paths = _pod_logs(tmp_path / "logs", 6)
+# A file that grew past the window its seam is checked in has its new lines read alone; a smaller one is read again whole.
+_PAST_THE_SEAM_WINDOW = 1600
+
+
+@pytest.mark.parametrize(("change", "grown"), [("rewritten", None), ("appended", "2026-11-27 01:46:00,000 INFO appended\n"),
+                                               ("rewritten", "  File \"train.py\", line 9, in <module>\n")])
+def test_a_file_read_again_keeps_the_events_of_the_files_it_shared_parts_with(tmp_path: Path, change: str, grown: str | None) -> None:
+    paths = _pod_logs(tmp_path / "logs", 6, steps=_PAST_THE_SEAM_WINDOW)
+    if grown and grown.startswith(" "):  # the last copy cut a traceback, whose rest this one brings: the file is read whole
+        paths[2].write_text(paths[2].read_text() + "Traceback (most recent call last):\n")
     store = tmp_path / "store"
     _ingest(tmp_path / "logs", store, workers=1)
     shared = _part_files(store)
-    if change == "rewritten":
+    if grown is None:
         paths[2].write_text("2026-11-28 09:00:00,000 ERROR rewritten\n")
     else:
         with paths[2].open("a") as handle:
-            handle.write("2026-11-27 01:46:00,000 INFO appended\n")
+            handle.write(grown)
     report = rca.ingest(tmp_path / "logs", store, workers=1)
     assert report.changes == {change: 1, "unchanged": 5}
     events, files = _ingest(tmp_path / "logs", store, workers=1)  # a third run changes nothing

@@ -6,7 +6,6 @@ server on 127.0.0.1 so that worker processes write their parts to it themselves.
 
 from __future__ import annotations
 
-import importlib
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -19,16 +18,14 @@ from polars.testing import assert_frame_equal
 from typer.testing import CliRunner
 
 import rca
-from rca import schema
+from rca import _storefs, schema
 from rca.cli import app
 from rca.cluster import cluster_store
 from rca.correlate import correlate_store
 from rca.errors import StoreLockedError
 from rca.store import Store
-
 from tests.conftest import DATA
 
-ingest_module = importlib.import_module("rca.ingest")  # ``rca.ingest`` itself is the function
 ONE_FAILURE = DATA / "correlate" / "one_failure"
 
 
@@ -119,15 +116,15 @@ def test_a_failed_run_leaves_the_previous_memory_store_intact(logs: Path, memory
     events, manifest, parts = before.events(), before.manifest(), _stored_parts(memory_url)
     for log in logs.rglob("*.log"):
         log.write_text(log.read_text() + log.read_text())  # every file grew: new parts for each
-    parse_file, parsed = ingest_module.parse_file, []
+    write_parquet, written = _storefs.write_parquet, []
 
-    def dies_on_the_third_file(task: ingest_module.FileTask) -> ingest_module.FileResult:
-        if len(parsed) == 2:
+    def dies_on_the_second_part(folder: str, name: str, frame: pl.DataFrame) -> None:
+        if written:
             raise RuntimeError("worker killed")
-        parsed.append(task.path)
-        return parse_file(task)
+        written.append(name)
+        write_parquet(folder, name, frame)
 
-    monkeypatch.setattr(ingest_module, "parse_file", dies_on_the_third_file)
+    monkeypatch.setattr(_storefs, "write_parquet", dies_on_the_second_part)
     with pytest.raises(RuntimeError, match="worker killed"):
         rca.ingest(logs, memory_url, workers=1)
     monkeypatch.undo()
@@ -152,7 +149,7 @@ def test_a_run_killed_mid_commit_leaves_unlisted_parts_the_next_run_removes(
         rca.ingest(logs, memory_url, workers=1)
     monkeypatch.undo()
     assert_frame_equal(rca.open_store(memory_url).events(), events)
-    listed = lambda: sorted({name for parts in rca.open_store(memory_url).manifest()["parts"] for name in parts})  # noqa: E731
+    listed = lambda: sorted({name for parts in rca.open_store(memory_url).manifest()["parts"] for name in parts})
     assert set(_stored_parts(memory_url)) > set(listed())  # the parts copied in before the manifest write
 
     rca.ingest(logs, memory_url, workers=1)
@@ -161,10 +158,9 @@ def test_a_run_killed_mid_commit_leaves_unlisted_parts_the_next_run_removes(
 
 
 def test_a_second_writer_of_a_memory_store_is_refused_until_the_lock_is_gone(memory_url: str) -> None:
-    with Store(memory_url).writing():
-        with pytest.raises(StoreLockedError, match=r"being written by rca pid \d+ on .+ since "):
-            with Store(memory_url).writing():
-                pass
+    with Store(memory_url).writing(), pytest.raises(StoreLockedError, match=r"being written by rca pid \d+ on .+ since "):
+        with Store(memory_url).writing():
+            pass
     with Store(memory_url).writing():
         pass
 
