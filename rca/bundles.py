@@ -62,6 +62,12 @@ LOG_FOLDERS = frozenset({
     "samba", "sssd", "libvirt", "anaconda", "tuned", "rhsm", "amazon", "azure", "openvswitch", "nginx", "apache2", "httpd", "mysql",
     "postgresql", "supervisor", "landscape", "fluent-bit", "td-agent", "slurm", "munge",
 })
+# What a desktop leaves in a folder it copied or zipped: never a log, so never a problem to report.
+_OS_METADATA_FOLDERS = {
+    "__MACOSX": "macOS Finder", ".Spotlight-V100": "macOS Finder", ".Trashes": "macOS Finder", ".fseventsd": "macOS Finder", ".TemporaryItems": "macOS Finder",
+    "$RECYCLE.BIN": "Windows Explorer", "System Volume Information": "Windows Explorer",
+}
+_OS_METADATA_FILES = {".DS_Store": "macOS Finder", "Thumbs.db": "Windows Explorer", "ehthumbs.db": "Windows Explorer", "desktop.ini": "Windows Explorer"}
 SOS_HOSTNAME_FILES = (("sos_commands", "host", "hostname"), ("sos_commands", "general", "hostname"), ("hostname",))
 HOSTNAME_BYTES = 4096  # a hostname file holds one line; more is not a hostname file
 
@@ -392,3 +398,18 @@ class PodLogSplitter(Splitter):
 def splitter_for(kind: str, tz: str) -> Splitter:
     """A fresh splitter for a sectioned bundle kind (:data:`SECTIONED`); ``tz`` is the zone of times written without one."""
     return BugReportSplitter(tz) if kind == BUG_REPORT else PodLogSplitter()
+
+
+def os_metadata(path: str) -> str | None:
+    """Which desktop's metadata the file at ``path`` (relative, "/"-separated) is, or None for any other file.
+
+    macOS Finder writes ``.DS_Store`` in folders and, zipping them, an AppleDouble twin
+    ``__MACOSX/…/._NAME`` of every file; Windows Explorer its thumbnail caches and ``desktop.ini``.
+    """
+    *folders, name = path.replace("\\", "/").split("/")
+    for folder in folders:
+        if folder in _OS_METADATA_FOLDERS:
+            return _OS_METADATA_FOLDERS[folder]
+    if name.startswith("._"):
+        return "macOS Finder"
+    return _OS_METADATA_FILES.get(name)

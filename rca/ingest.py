@@ -323,6 +323,8 @@ def parse_file(task: FileTask, writer: PartWriter | None = None) -> FileResult:
     writer = writer or PartWriter(task.staging)
     dropped = list(task.previous.parts) if task.previous else []
     if task.problem:
+        if bundles.os_metadata(task.provenance):
+            return FileResult(_manifest_row(task, status="ignored", error=task.problem), dropped_parts=dropped, change="ignored")
         return FileResult(_manifest_row(task, status="skipped", error=task.problem), dropped_parts=dropped, change="failed")
     try:
         stat = os.stat(task.path)
@@ -901,6 +903,8 @@ def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | 
                 continue
             first = seen_files.setdefault((st.st_dev, st.st_ino), provenance)
             problem = None if first == provenance else f"same file as {first}"
+            if desktop := bundles.os_metadata(provenance):
+                problem = f"{desktop} metadata, not a log"
             yield path, provenance, hosts.of(provenance), problem
 
 

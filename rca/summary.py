@@ -25,7 +25,7 @@ def summarize(events: pl.LazyFrame, files: pl.DataFrame, tz: str = "UTC") -> dic
         engine="streaming",
     )
     first, last, without_time = times.row(0) if times.height else (None, None, 0)
-    problems = files.filter(pl.col("status") != "ok").select("path", "status", "error")
+    problems = files.filter(~pl.col("status").is_in(["ok", "ignored"])).select("path", "status", "error")
     return {
         "files": files.height,
         "lines": int(files["lines"].sum() or 0),
@@ -38,6 +38,7 @@ def summarize(events: pl.LazyFrame, files: pl.DataFrame, tz: str = "UTC") -> dic
         "oom_class_events": int(by_kind.filter(pl.col("kind").is_in(schema.OOM_CLASS_KINDS))["len"].sum()),
         "unparsed_lines": int(files["unparsed_lines"].sum() or 0),
         "problem_files": problems.to_dicts(),
+        "ignored_files": int((files["status"] == "ignored").sum()),  # a desktop's metadata (.DS_Store, __MACOSX/…)
         "zone_hints": zone_hints(by_zone, tz),
     }
 

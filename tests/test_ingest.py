@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import shutil
+import zipfile
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -170,6 +171,25 @@ def test_a_log_saved_as_utf16_by_windows_powershell_is_read_and_grows_whole(logs
     events = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "gpu-node-1/trainer.log").sort("line")
     assert events.select("line", "kind", "severity", "mem_requested_bytes").rows() == [(1, "log", "error", None), (2, "cuda_oom", "error", 2 * 2**30)]
     assert events["ts"][0] == datetime(2026, 12, 1, 10, 0, 2, tzinfo=UTC)
+
+
+def test_desktop_metadata_is_listed_as_ignored_never_read(logs: Path, tmp_path: Path) -> None:
+    # A folder zipped by macOS Finder holds an AppleDouble twin of every file; Windows Explorer leaves thumbnail caches.
+    (logs / "gpu-node-1" / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    (logs / "__MACOSX" / "gpu-node-2").mkdir(parents=True)
+    (logs / "__MACOSX" / "gpu-node-2" / "._dmesg.log").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X")
+    (logs / "gpu-node-2" / "Thumbs.db").write_bytes(b"\xd0\xcf\x11\xe0")
+    with zipfile.ZipFile(logs / "bundle.zip", "w") as bundle:
+        bundle.writestr("gpu-node-3/kern.log", DMESG)
+        bundle.writestr("__MACOSX/gpu-node-3/._kern.log", b"\x00\x05\x16\x07")
+    report = rca.ingest(logs, tmp_path / "store", workers=1)
+    assert report.changes == {"ignored": 4, "new": 4}  # the zip has a row of its own
+    assert report.summary["problem_files"] == [] and report.summary["ignored_files"] == 4
+    manifest = _manifest(tmp_path / "store")
+    assert manifest["__MACOSX/gpu-node-2/._dmesg.log"]["error"] == "macOS Finder metadata, not a log"
+    assert manifest["gpu-node-2/Thumbs.db"]["status"] == "ignored"
+    assert manifest["bundle.zip!/__MACOSX/gpu-node-3/._kern.log"]["status"] == "ignored"
+    assert set(rca.open_store(tmp_path / "store").events()["file"]) == {"gpu-node-1/kubelet.log", "gpu-node-2/dmesg.log", "bundle.zip!/gpu-node-3/kern.log"}
 
 
 def test_rewritten_file_replaces_its_events(logs: Path, tmp_path: Path) -> None:
