@@ -382,7 +382,7 @@ class _Reader:
         self._note_stream_end(container, expanded, kind)
 
     def _tar_member(self, tar: tarfile.TarFile, member: tarfile.TarInfo, container: _Container, expanded: _Guarded) -> None:
-        if not self.budget.take_member() or self._os_metadata(container, member.name):
+        if not self.budget.take_member() or self._not_a_log(container, member.name):
             return
         name = member.name
         if member.issym() or member.islnk():
@@ -409,7 +409,7 @@ class _Reader:
                 self._zip_member(archive, info, container)
 
     def _zip_member(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, container: _Container) -> None:
-        if not self.budget.take_member() or self._os_metadata(container, info.filename):
+        if not self.budget.take_member() or self._not_a_log(container, info.filename):
             return
         mode = info.external_attr >> 16
         if info.create_system == 3 and stat.S_ISLNK(mode):
@@ -607,16 +607,15 @@ class _Reader:
         self.seen.add(task.provenance)
         self._append_row(task, status="skipped", error=reason)
 
-    def _os_metadata(self, container: _Container, name: str) -> bool:
-        """Whether the member is a desktop's metadata (a zip made by macOS Finder holds a ``__MACOSX/._NAME`` of every file): listed as ignored, never read."""
-        desktop = bundles.os_metadata(name)
-        if desktop:
+    def _not_a_log(self, container: _Container, name: str) -> bool:
+        """Whether the member is never a log (a zip made by macOS Finder holds a ``__MACOSX/._NAME`` of every file): listed as ignored, never read."""
+        reason = bundles.not_a_log(name)
+        if reason:
             task = self._member_task(container, name)
             self.seen.add(task.provenance)
             dropped = list(task.previous.parts) if task.previous else []
-            row = ingest._manifest_row(task, status="ignored", error=f"{desktop} metadata, not a log")
-            self.results.append(ingest.FileResult(row, dropped_parts=dropped, change="ignored"))
-        return bool(desktop)
+            self.results.append(ingest.FileResult(ingest._manifest_row(task, status="ignored", error=reason), dropped_parts=dropped, change="ignored"))
+        return bool(reason)
 
     def _fail(self, container: _Container, name: str, reason: str) -> None:
         task = self._member_task(container, name)

@@ -62,12 +62,15 @@ LOG_FOLDERS = frozenset({
     "samba", "sssd", "libvirt", "anaconda", "tuned", "rhsm", "amazon", "azure", "openvswitch", "nginx", "apache2", "httpd", "mysql",
     "postgresql", "supervisor", "landscape", "fluent-bit", "td-agent", "slurm", "munge",
 })
-# What a desktop leaves in a folder it copied or zipped: never a log, so never a problem to report.
-_OS_METADATA_FOLDERS = {
-    "__MACOSX": "macOS Finder", ".Spotlight-V100": "macOS Finder", ".Trashes": "macOS Finder", ".fseventsd": "macOS Finder", ".TemporaryItems": "macOS Finder",
-    "$RECYCLE.BIN": "Windows Explorer", "System Volume Information": "Windows Explorer",
+# Files that are never logs to read, though a copied folder holds them: a desktop's metadata and the login databases.
+_FINDER, _EXPLORER = "macOS Finder metadata, not a log", "Windows Explorer metadata, not a log"
+_NOT_LOG_FOLDERS = {
+    "__MACOSX": _FINDER, ".Spotlight-V100": _FINDER, ".Trashes": _FINDER, ".fseventsd": _FINDER, ".TemporaryItems": _FINDER,
+    "$RECYCLE.BIN": _EXPLORER, "System Volume Information": _EXPLORER,
 }
-_OS_METADATA_FILES = {".DS_Store": "macOS Finder", "Thumbs.db": "Windows Explorer", "ehthumbs.db": "Windows Explorer", "desktop.ini": "Windows Explorer"}
+_NOT_LOG_FILES = {".DS_Store": _FINDER, "Thumbs.db": _EXPLORER, "ehthumbs.db": _EXPLORER, "desktop.ini": _EXPLORER}
+# /var/log's binary login records, rotated as logrotate names them (wtmp.1, btmp-20261201, .gz).
+_LOGIN_RECORDS = re.compile(r"^(?:wtmp|btmp|utmp|lastlog|faillog)(?:[.-][0-9]+)?(?:\.gz)?$")
 SOS_HOSTNAME_FILES = (("sos_commands", "host", "hostname"), ("sos_commands", "general", "hostname"), ("hostname",))
 HOSTNAME_BYTES = 4096  # a hostname file holds one line; more is not a hostname file
 
@@ -400,16 +403,25 @@ def splitter_for(kind: str, tz: str) -> Splitter:
     return BugReportSplitter(tz) if kind == BUG_REPORT else PodLogSplitter()
 
 
-def os_metadata(path: str) -> str | None:
-    """Which desktop's metadata the file at ``path`` (relative, "/"-separated) is, or None for any other file.
+def never_logs(folder: str) -> str | None:
+    """Why no file in a folder of this name is a log to read (macOS Finder's ``__MACOSX``, ``.Spotlight-V100``…), or None."""
+    return _NOT_LOG_FOLDERS.get(folder)
+
+
+def not_a_log(path: str) -> str | None:
+    """Why the file at ``path`` (relative, "/"-separated) is not a log to read, or None for any other file.
 
     macOS Finder writes ``.DS_Store`` in folders and, zipping them, an AppleDouble twin
-    ``__MACOSX/…/._NAME`` of every file; Windows Explorer its thumbnail caches and ``desktop.ini``.
+    ``__MACOSX/…/._NAME`` of every file; Windows Explorer its thumbnail caches and
+    ``desktop.ini``; a node's ``/var/log`` holds the binary login records ``last`` reads.
     """
-    *folders, name = path.replace("\\", "/").split("/")
-    for folder in folders:
-        if folder in _OS_METADATA_FOLDERS:
-            return _OS_METADATA_FOLDERS[folder]
+    parts = path.replace("\\", "/").rstrip("/").split("/")
+    for part in parts:  # the folder itself, or a file in it
+        if part in _NOT_LOG_FOLDERS:
+            return _NOT_LOG_FOLDERS[part]
+    name = parts[-1]
     if name.startswith("._"):
-        return "macOS Finder"
-    return _OS_METADATA_FILES.get(name)
+        return _FINDER
+    if _LOGIN_RECORDS.match(name):
+        return "binary login records (`last -f FILE` reads them), not a text log"
+    return _NOT_LOG_FILES.get(name)

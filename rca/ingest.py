@@ -323,7 +323,7 @@ def parse_file(task: FileTask, writer: PartWriter | None = None) -> FileResult:
     writer = writer or PartWriter(task.staging)
     dropped = list(task.previous.parts) if task.previous else []
     if task.problem:
-        if bundles.os_metadata(task.provenance):
+        if bundles.not_a_log(task.provenance):
             return FileResult(_manifest_row(task, status="ignored", error=task.problem), dropped_parts=dropped, change="ignored")
         return FileResult(_manifest_row(task, status="skipped", error=task.problem), dropped_parts=dropped, change="failed")
     try:
@@ -890,6 +890,10 @@ def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | 
             continue
         seen_dirs.add((info.st_dev, info.st_ino))
         dirnames.sort()
+        for name in [name for name in dirnames if bundles.never_logs(name)]:
+            dirnames.remove(name)  # one row for the folder, not one for each of its thousands of files
+            provenance = os.path.normpath(os.path.join(rel_dir, name))
+            yield os.path.join(directory, name), provenance, hosts.of(provenance), bundles.never_logs(name)
         for name in sorted(filenames):
             path = os.path.join(directory, name)
             provenance = os.path.normpath(os.path.join(rel_dir, name))
@@ -903,8 +907,7 @@ def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | 
                 continue
             first = seen_files.setdefault((st.st_dev, st.st_ino), provenance)
             problem = None if first == provenance else f"same file as {first}"
-            if desktop := bundles.os_metadata(provenance):
-                problem = f"{desktop} metadata, not a log"
+            problem = bundles.not_a_log(provenance) or problem
             yield path, provenance, hosts.of(provenance), problem
 
 

@@ -121,7 +121,7 @@ MANIFEST_SCHEMA: dict[str, pl.DataType] = {
     "unparsed_lines": pl.Int64(),  # lines kept as kind=log
     "decode_errors": pl.Int64(),  # lines holding bytes that were not valid UTF-8
     "truncated_lines": pl.Int64(),  # lines cut to the maximum line length
-    "status": pl.String(),  # ok / warning / error / skipped / ignored (a desktop's metadata: .DS_Store, __MACOSX/…)
+    "status": pl.String(),  # ok / warning / error / skipped / ignored (never a log: .DS_Store, __MACOSX/…, wtmp)
     "error": pl.String(),
     "run_id": pl.String(),  # the run that last changed this file's events
     "parts": pl.List(pl.String()),  # event parts holding this file's events, as date=…/host=…/NAME.parquet under events/

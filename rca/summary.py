@@ -38,7 +38,7 @@ def summarize(events: pl.LazyFrame, files: pl.DataFrame, tz: str = "UTC") -> dic
         "oom_class_events": int(by_kind.filter(pl.col("kind").is_in(schema.OOM_CLASS_KINDS))["len"].sum()),
         "unparsed_lines": int(files["unparsed_lines"].sum() or 0),
         "problem_files": problems.to_dicts(),
-        "ignored_files": int((files["status"] == "ignored").sum()),  # a desktop's metadata (.DS_Store, __MACOSX/…)
+        "ignored_files": int((files["status"] == "ignored").sum()),  # never logs: a desktop's metadata (.DS_Store, __MACOSX/…), login records
         "zone_hints": zone_hints(by_zone, tz),
     }
 

@@ -173,21 +173,23 @@ def test_a_log_saved_as_utf16_by_windows_powershell_is_read_and_grows_whole(logs
     assert events["ts"][0] == datetime(2026, 12, 1, 10, 0, 2, tzinfo=UTC)
 
 
-def test_desktop_metadata_is_listed_as_ignored_never_read(logs: Path, tmp_path: Path) -> None:
+def test_files_that_are_never_logs_are_listed_as_ignored_never_read(logs: Path, tmp_path: Path) -> None:
     # A folder zipped by macOS Finder holds an AppleDouble twin of every file; Windows Explorer leaves thumbnail caches.
     (logs / "gpu-node-1" / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
     (logs / "__MACOSX" / "gpu-node-2").mkdir(parents=True)
     (logs / "__MACOSX" / "gpu-node-2" / "._dmesg.log").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X")
     (logs / "gpu-node-2" / "Thumbs.db").write_bytes(b"\xd0\xcf\x11\xe0")
+    (logs / "gpu-node-2" / "wtmp.1").write_bytes(b"\x07\x00\x00\x00" * 96)  # a node's /var/log copied whole
     with zipfile.ZipFile(logs / "bundle.zip", "w") as bundle:
         bundle.writestr("gpu-node-3/kern.log", DMESG)
         bundle.writestr("__MACOSX/gpu-node-3/._kern.log", b"\x00\x05\x16\x07")
     report = rca.ingest(logs, tmp_path / "store", workers=1)
-    assert report.changes == {"ignored": 4, "new": 4}  # the zip has a row of its own
-    assert report.summary["problem_files"] == [] and report.summary["ignored_files"] == 4
+    assert report.changes == {"ignored": 5, "new": 4}  # the zip has a row of its own
+    assert report.summary["problem_files"] == [] and report.summary["ignored_files"] == 5
+    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"ignored": 4, "unchanged": 4}  # the zip's rows come with it
     manifest = _manifest(tmp_path / "store")
-    assert manifest["__MACOSX/gpu-node-2/._dmesg.log"]["error"] == "macOS Finder metadata, not a log"
-    assert manifest["gpu-node-2/Thumbs.db"]["status"] == "ignored"
+    assert manifest["__MACOSX"]["error"] == "macOS Finder metadata, not a log"  # the folder is one row
+    assert manifest["gpu-node-2/Thumbs.db"]["status"] == manifest["gpu-node-2/wtmp.1"]["status"] == "ignored"
     assert manifest["bundle.zip!/__MACOSX/gpu-node-3/._kern.log"]["status"] == "ignored"
     assert set(rca.open_store(tmp_path / "store").events()["file"]) == {"gpu-node-1/kubelet.log", "gpu-node-2/dmesg.log", "bundle.zip!/gpu-node-3/kern.log"}
 
