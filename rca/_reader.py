@@ -116,6 +116,7 @@ def iter_batches(
         if end is not None:
             raw_handle.seek(start)
             content = _plain(raw, end - start)
+            content = _utf8(content) if start == 0 else content  # the first range of a file with a UTF-8 mark drops it
         else:
             if start:
                 _consume(raw, start)

@@ -85,6 +85,15 @@ def test_a_utf8_byte_order_mark_is_not_part_of_the_first_line(tmp_path: Path) ->
     assert _read(path)[0].startswith("2026-12-01T03:17:05.123Z INFO")
 
 
+def test_a_utf8_byte_order_mark_is_dropped_from_the_first_range_of_a_split_file(tmp_path: Path) -> None:
+    path = tmp_path / "trainer.log"
+    path.write_bytes(codecs.BOM_UTF8 + _KUBECTL_LOGS.encode() * 2)
+    middle = len(codecs.BOM_UTF8) + len(_KUBECTL_LOGS.encode())
+    ranges = [iter_batches(str(path), ReadState(), start=start, end=end, batch_bytes=1 << 20, max_line_chars=1000, probe=False)
+              for start, end in ((0, middle), (middle, path.stat().st_size))]
+    assert [text for batches in ranges for batch in batches for text in batch.lines["text"]] == _KUBECTL_LOGS.replace("\r\n", "\n").splitlines() * 2
+
+
 def test_utf16_is_never_read_by_byte_offset(tmp_path: Path) -> None:
     utf16, plain = tmp_path / "a.log", tmp_path / "b.log"
     utf16.write_bytes(_KUBECTL_LOGS.encode("utf-16"))
