@@ -97,7 +97,7 @@ class _Read:
     mtime: datetime
     source: Source | None  # None until sniffed (:func:`_with_sources`)
     ctx: ParseContext | None  # None until :func:`_with_contexts`
-    change: str = "new"  # new, rewritten (read whole again) or appended (its new lines alone)
+    change: str = "new"  # new; appended (its new lines alone); grown or rewritten (read whole again)
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def run_group(group: FileGroup) -> GroupResult:
             loaded.append(read)
     holding = _holding_seams(grown)
     for file in grown:
-        read = _read_lines(file.index, file.task, file.size, file.mtime, appended=file.index in holding)
+        read = _read_lines(file.index, file.task, file.size, file.mtime, "appended" if file.index in holding else "grown")
         if isinstance(read, list):
             results[file.index] = read
         else:
@@ -168,19 +168,22 @@ def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | _Gro
             return [ingest.FileResult(task.previous.row, change="unchanged")]
         if ingest._whole_file_source(task) is not None:
             return [ingest.parse_file(task, writer)]
-        if ingest.may_append(task, stat.st_size):
+        grown = task.previous is not None and ingest.grew(task, stat.st_size)
+        if grown and ingest.may_append(task):
             seam = _split.seam(task.path, task.previous.bytes, stat.st_size, task.options.max_line_chars)
             if seam is not None:
                 return _Grown(index, task, seam, stat.st_size, mtime)
     except OSError:
         return [ingest.parse_file(task)]  # which says what is wrong with it
-    return _read_lines(index, task, stat.st_size, mtime)
+    return _read_lines(index, task, stat.st_size, mtime, "grown" if grown else None)
 
 
-def _read_lines(index: int, task: ingest.FileTask, size: int, mtime: datetime, *, appended: bool = False) -> _Read | list[ingest.FileResult]:
-    """The file's lines in one batch (of a grown file whose seam holds, the new ones alone, read by the source that read the old)."""
+def _read_lines(index: int, task: ingest.FileTask, size: int, mtime: datetime, change: str | None = None) -> _Read | list[ingest.FileResult]:
+    """The file's lines in one batch: of an "appended" file (one that grew, whose seam holds) the new ones alone, read by
+    the source that read the old; of any other, all of them (``change`` says why, when the file was read before)."""
     previous = task.previous
-    start, first_line = (previous.bytes, previous.lines + 1) if appended and previous else (0, 1)
+    appended = change == "appended" and previous is not None
+    start, first_line = (previous.bytes, previous.lines + 1) if appended else (0, 1)
     try:
         state = _reader.ReadState()
         batches = list(_reader.iter_batches(
@@ -193,7 +196,7 @@ def _read_lines(index: int, task: ingest.FileTask, size: int, mtime: datetime, *
     if appended:
         return _Read(index, task, batches[0].lines, state, size, mtime, ingest.appended_source(task), None, "appended")
     source = sources.get(task.options.format) if task.options.format else None
-    return _Read(index, task, batches[0].lines, state, size, mtime, source, None, "rewritten" if previous else "new")
+    return _Read(index, task, batches[0].lines, state, size, mtime, source, None, change or ("rewritten" if previous else "new"))
 
 
 def _holding_seams(grown: list[_Grown]) -> set[int]:

@@ -506,29 +506,37 @@ def _expanded(data: bytes, limit: int, *, whole: bool = True) -> bytes:
 
 
 def _resume_point(task: FileTask, size: int, mtime: datetime) -> tuple[int, int, str]:
-    """Where to start reading: after the old bytes if the file only grew and what grew reads on its own, else from the top."""
+    """Where to start reading and the file's change: after the old bytes if it only grew and what grew reads on its own
+    ("appended"), else from the top ("grown", "rewritten")."""
     previous = task.previous
     if previous is None:
         return 0, 1, "new"
-    if may_append(task, size) and _appends_cleanly(task, size, mtime):
+    if not grew(task, size):
+        return 0, 1, "rewritten"
+    if may_append(task) and _appends_cleanly(task, size, mtime):
         return previous.bytes, previous.lines + 1, "appended"
-    return 0, 1, "rewritten"
+    return 0, 1, "grown"
 
 
-def may_append(task: FileTask, size: int) -> bool:
-    """Whether the file only grew since the last run, in bytes that can be read from its old end by the source that read it.
-
-    The old bytes must be unchanged, read as they are (not compressed, not transcoded) and
-    more than the window a seam is checked in, and the source must read line by line (a CSV's
-    rows need the header far above).
-    """
+def grew(task: FileTask, size: int) -> bool:
+    """Whether the file only grew since the last run read it: longer, its old bytes unchanged and read as they are
+    (not compressed, not transcoded), and read with this run's options."""
     previous = task.previous
     if previous is None or size <= previous.bytes or not previous.sha256 or previous.read_otherwise or not _reader.reads_by_offset(task.path):
         return False
-    if previous.bytes <= _split.WINDOW_BYTES:
+    return _reader.prefix_digest(task.path, previous.bytes) == previous.sha256
+
+
+def may_append(task: FileTask) -> bool:
+    """Whether the bytes a file that :func:`grew` has gained may be read from its old end, if its seam holds.
+
+    Its old bytes must be more than the window a seam is checked in, and its source must
+    read line by line (a CSV's rows need the header far above).
+    """
+    if task.previous is None or task.previous.bytes <= _split.WINDOW_BYTES:
         return False  # checking the seam would parse all of the old bytes: reading them again costs no more
     source = appended_source(task)
-    return source is not None and source.line_local and _reader.prefix_digest(task.path, previous.bytes) == previous.sha256
+    return source is not None and source.line_local
 
 
 def seam_context(task: FileTask, mtime: datetime) -> ParseContext:

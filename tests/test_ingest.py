@@ -91,7 +91,7 @@ def test_a_small_file_that_grew_is_read_again_whole(logs: Path, tmp_path: Path) 
     rca.ingest(logs, tmp_path / "store", workers=1)
     with open(logs / "gpu-node-1" / "kubelet.log", "a") as handle:
         handle.write(KLOG.replace("ready", "unready"))
-    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"rewritten": 1, "unchanged": 1}
+    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"grown": 1, "unchanged": 1}
     assert _fresh_events(logs, tmp_path / "fresh").equals(rca.open_store(tmp_path / "store").events().sort("file", "line"))
 
 
@@ -109,7 +109,7 @@ def test_a_record_running_on_into_appended_lines_is_read_whole_again(logs: Path,
     with open(train, "a") as handle:
         handle.write("    main()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n2026-12-01 10:00:09,000 INFO next\n")
     report = rca.ingest(logs, tmp_path / "store", workers=1)
-    assert report.changes == {"rewritten": 1, "unchanged": 2}
+    assert report.changes == {"grown": 1, "unchanged": 2}
     events = rca.open_store(tmp_path / "store").events().sort("file", "line")
     oom = events.filter(pl.col("kind") == "cuda_oom").row(0, named=True)
     assert (oom["line"], oom["n_lines"]) == (_PAST_THE_SEAM_WINDOW * 2 + 2, 4)
@@ -127,7 +127,7 @@ def test_a_file_read_alone_checks_its_seam_too(tmp_path: Path, rest: str) -> Non
     with open(train, "a") as handle:
         handle.write(rest)
     report = rca.ingest(train.parent.parent, tmp_path / "store", workers=1)
-    assert report.changes == ({"rewritten": 1} if rest.startswith(" ") else {"appended": 1})
+    assert report.changes == ({"grown": 1} if rest.startswith(" ") else {"appended": 1})
     assert rca.open_store(tmp_path / "store").events().sort("line").equals(_fresh_events(train.parent.parent, tmp_path / "fresh"))
 
 
@@ -137,7 +137,7 @@ def test_a_line_finished_by_the_append_is_read_whole_again(logs: Path, tmp_path:
     rca.ingest(logs, tmp_path / "store", workers=1)
     with open(kubelet, "a") as handle:
         handle.write(KLOG[40:] + KLOG)
-    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"rewritten": 1, "unchanged": 1}
+    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"grown": 1, "unchanged": 1}
     events = rca.open_store(tmp_path / "store").events().sort("file", "line")
     assert events.filter(pl.col("source") == "kubelet")["pod"].to_list() == ["trainer-0"] * (_PAST_THE_SEAM_WINDOW + 2)
     assert events.equals(_fresh_events(logs, tmp_path / "fresh"))
@@ -152,7 +152,7 @@ def test_rows_appended_below_a_csv_header_are_read_with_it(logs: Path, tmp_path:
     rca.ingest(logs, tmp_path / "store", workers=1)
     with open(samples, "a") as handle:
         handle.write("".join(row.format(k, k) for k in range(4, 7)))
-    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"rewritten": 1, "unchanged": 2}
+    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"grown": 1, "unchanged": 2}
     events = rca.open_store(tmp_path / "store").events().sort("file", "line")
     gpu = events.filter(pl.col("file") == "gpu-node-1/gpu.csv")
     assert gpu["kind"].to_list() == ["gpu_sample"] * 6

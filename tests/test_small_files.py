@@ -326,7 +326,7 @@ _PAST_THE_SEAM_WINDOW = 1600
 
 
 @pytest.mark.parametrize(("change", "grown"), [("rewritten", None), ("appended", "2026-11-27 01:46:00,000 INFO appended\n"),
-                                               ("rewritten", "  File \"train.py\", line 9, in <module>\n")])
+                                               ("grown", "  File \"train.py\", line 9, in <module>\n")])
 def test_a_file_read_again_keeps_the_events_of_the_files_it_shared_parts_with(tmp_path: Path, change: str, grown: str | None) -> None:
     paths = _pod_logs(tmp_path / "logs", 6, steps=_PAST_THE_SEAM_WINDOW)
     if grown and grown.startswith(" "):  # the last copy cut a traceback, whose rest this one brings: the file is read whole
