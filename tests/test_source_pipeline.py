@@ -1737,3 +1737,100 @@ def test_untagged_ranks_interleaved_tracebacks_are_one_event_each() -> None:
 def test_jenkins_durable_task_lost_script_events() -> None:
     events = events_of("ci_jenkins_script_returned_exit_code_minus1_01.log").sort("line")
     assert attrs_of(events)[:2] == [{"ci_event": "controller_restart"}, {"ci_event": "script_lost"}]
+
+
+def test_yarn_kill_over_a_containers_memory_limit() -> None:
+    # Spark's YARN backend repeats the NodeManager's diagnostics on three lines (endpoint, scheduler, task set): each is
+    # the kill, with the physical memory it quotes as used and limit (Hadoop's 1024-based "8.2 GB").
+    events = events_of("spark_yarn_container_killed_physical_memory_01.log")
+    killed = events.filter(pl.col("kind") == "process_killed").sort("line")
+    assert killed.select("line", "severity", "mem_used_bytes", "mem_total_bytes").rows() == [
+        (1, "warning", gib(8.2), gib(8)), (2, "error", gib(8.2), gib(8)), (3, "warning", gib(8.2), gib(8)),
+    ]
+    assert attrs_of(killed) == [{"yarn_limit": "physical", "oom": "yarn_memory_limit"}] * 3
+    assert events.filter(pl.col("line") == 4)["kind"].to_list() == ["log"]
+    # The ApplicationMaster's report: the container's process and id, its exit status (-104: KILLED_EXCEEDED_PMEM), and
+    # of the two memories the NodeManager quotes, the physical one whose limit it broke.
+    # The process tree the NodeManager dumps under its diagnostics is part of that one message.
+    am_events = events_of("tf_easyrec_yarn_am_container_beyond_physical_memory_01.log")
+    assert am_events.height == 1
+    am = one(am_events, "process_killed")
+    assert (am["line"], am["n_lines"], am["pid"], am["container"], am["exit_code"]) == (
+        1, 3, 8788, "container_1598507699008_0094_01_000010", -104,
+    )
+    assert (am["mem_used_bytes"], am["mem_total_bytes"], am["ts"]) == (gib(9.8), gib(9.8), datetime(2020, 9, 4, 11, 43, 51, 536000, tzinfo=UTC))
+    # A virtual-memory kill quotes the virtual pair (an OpenPAI job's diagnostics, microsoft/pai issue #2158; its last row cut short).
+    vmem, _, _ = _parse(
+        "[2019-02-13 07:44:33.796]Container [pid=188212,containerID=container_e04_1548839040935_6713_01_000002] is running beyond"
+        " virtual memory limits. Current usage: 264.3 MB of 1 GB physical memory used; 2.8 GB of 2.1 GB virtual memory used."
+        " Killing container.\n"
+        "Dump of the process-tree for container_e04_1548839040935_6713_01_000002 :\n"
+        "|- PID PPID PGRPID SESSID CMD_NAME USER_MODE_TIME(MILLIS) SYSTEM_TIME(MILLIS) VMEM_USAGE(BYTES) RSSMEM_USAGE(PAGES) FULL_CMD_LINE\n"
+        "|- 188295 188212 188212 188212 (bash) 0 1 18620416 780 /bin/bash -c source YarnContainerScripts/0.sh\n"
+    )
+    assert vmem.select("kind", "n_lines", "pid", "mem_used_bytes", "mem_total_bytes").rows() == [
+        ("process_killed", 4, 188212, gib(2.8), gib(2.1)),
+    ]
+    assert attrs_of(vmem) == [{"yarn_limit": "virtual", "oom": "yarn_memory_limit"}]
+    # Hadoop 3.1+ words the limit "beyond the 'PHYSICAL' memory limit".
+    hadoop3, _, _ = _parse(
+        "Container [pid=1,containerID=container_1_0001_01_000002] is running 31457280B beyond the 'PHYSICAL' memory limit."
+        " Current usage: 1.0 GB of 1 GB physical memory used; 2.6 GB of 2.1 GB virtual memory used. Killing container.\n"
+    )
+    assert hadoop3.select("kind", "mem_used_bytes", "mem_total_bytes").rows() == [("process_killed", gib(1.0), gib(1))]
+
+
+def test_yarn_container_killed_on_request_names_its_exit_code() -> None:
+    # A MapReduce client's report of a failed attempt (Hadoop 2.7.5; public-code index id 6797265373): the NodeManager's
+    # diagnostics come unstamped under it, "Exit code is 137" as well as "non-zero exit code 137".
+    events, _, _ = _parse(
+        "18/01/08 22:02:44 INFO mapreduce.Job: Task Id : attempt_1515459417185_0001_m_000001_0, Status : FAILED\n"
+        "Container killed on request. Exit code is 137\n"
+        "Container exited with a non-zero exit code 137\n"
+        "Killed by external signal\n"
+    )
+    assert events.sort("line").select("line", "kind", "exit_code").rows() == [
+        (1, "log", None), (2, "process_killed", 137), (3, "process_killed", 137), (4, "log", None),
+    ]
+    assert attrs_of(events.filter(pl.col("line") == 2)) == [{"signal": "SIGKILL"}]
+
+
+def test_triton_fatal_signal_and_its_boost_stack_are_one_kill() -> None:
+    # Triton's handler of a fatal signal prints "Signal (11) received." and the boost stacktrace under it, unstamped.
+    events = events_of("tf_triton_signal11_boost_stacktrace_01.log")
+    crash = one(events, "process_killed")
+    assert (crash["line"], crash["n_lines"], crash["severity"], crash["ts_quality"]) == (2, 8, "error", "inherited")
+    assert crash["ts"] == datetime(2025, 1, 9, 4, 42, 35, 404094, tzinfo=UTC)
+    assert crash["attrs"]["signal"] == "SIGSEGV"
+    assert events.height == 2
+    # The signal it shuts down on gracefully is no kill.
+    graceful, _, _ = _parse("I0602 16:34:04.094388 1 server.cc:100] Interrupt signal (15) received.\n")
+    assert graceful["kind"].to_list() == ["log"]
+
+
+def test_cloud_logging_severity_before_the_time() -> None:
+    # Triton's output as Google Cloud Logging's console shows it (triton-inference-server/server issue #7016): the entry's
+    # severity, then its time, then the line.
+    events, _, _ = _parse(
+        "INFO 2024-03-20T12:09:07.685054971Z == Triton Inference Server ==\n"
+        "INFO 2024-03-20T12:09:07.687115734Z NVIDIA Release 24.02 (build 83572450)\n"
+    )
+    assert events.select("ts", "ts_quality", "format", "severity", "message").rows() == [
+        (datetime(2024, 3, 20, 12, 9, 7, 685054, tzinfo=UTC), "exact", "iso8601", "info", "== Triton Inference Server =="),
+        (datetime(2024, 3, 20, 12, 9, 7, 687115, tzinfo=UTC), "exact", "iso8601", "info", "NVIDIA Release 24.02 (build 83572450)"),
+    ]
+
+
+def test_spark_names_the_failed_container_and_its_node() -> None:
+    # Spark's reason for a lost executor, as a job's driver reported it (public-code index id 46831626100; the node redacted there).
+    events, _, _ = _parse(
+        "Caused by: org.apache.spark.SparkException: Job aborted due to stage failure: Task 2 in stage 3.0 failed 4 times, most"
+        " recent failure: Lost task 2.3 in stage 3.0 (TID 23, ip-xxx-xxx-xx-xxx.compute.internal, executor 4): ExecutorLostFailure"
+        " (executor 4 exited caused by one of the running tasks) Reason: Container marked as failed:"
+        " container_1516900607498_6585_01_000008 on host: ip-xxx-xxx-xx-xxx.compute.internal. Exit status: 137. Diagnostics:"
+        " Container killed on request. Exit code is 137\n"
+    )
+    assert events.select("kind", "exit_code", "container", "host").rows() == [
+        ("process_killed", 137, "container_1516900607498_6585_01_000008", "ip-xxx-xxx-xx-xxx.compute.internal"),
+    ]
+    assert attrs_of(events) == [{"signal": "SIGKILL"}]

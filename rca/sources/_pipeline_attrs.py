@@ -135,7 +135,7 @@ def _fields(present: set[str]) -> Fields:
     ranks += [num(_PG.field("rank"))] if "pg" in present else []
     ranks += [c("f_named_rank")] if "named_signal" in present else []
     nccl_scope = gated("pg").str.contains("ProcessGroupNCCL|WorkNCCL|NCCL work")
-    signalled = present & {"dataloader", "bash", "killed", "exit", "named_signal", "reason", "slurm_oom", "ray_oom"}
+    signalled = present & {"dataloader", "bash", "killed", "exit", "named_signal", "reason", "slurm_oom", "ray_oom", "yarn"}
     work_item, watchdog = _nccl(present)
     fields: Fields = {
         "rank": (json_number, pl.coalesce(*ranks, c("rank"))),
@@ -167,6 +167,7 @@ def _fields(present: set[str]) -> Fields:
         ("slurm_oom", "slurm_step", json_text, c("f_slurm_step")),
         ("slurm_oom", "cancel_reason", json_text, c("f_slurm_cancel_reason")),
         ("ray_oom", "workers_killed", json_number, c("f_ray_workers_killed")),
+        ("yarn", "yarn_limit", json_text, c("f_yarn_limit")),
         ("ci_event", "ci_event", json_text, label(gated("ci_event"), CI_EVENTS)),
         ("xid", "health", json_text, pl.when(c("f_gpu_uuid").is_not_null() & c("f_unhealthy")).then(pl.lit("unhealthy"))),
         ("xid", "resource", json_text, c("f_resource")),

@@ -173,7 +173,8 @@ _APP_HEADERS = {
     "tornado": rf"\[(?<tornado_sev>[DIWEC]) (?:(?<tornado_iso>{_ISO})|(?<tornado_clock>{_CLOCK})) [A-Za-z][0-9A-Za-z_.]*\]",
     # InvokeAI's "[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> " names its logger and level too.
     # SGLang puts its data/tensor/pipeline/expert-parallel ranks inside the bracket: "[2025-05-19 23:22:28 DP1 TP3]".
-    "iso8601": rf"\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
+    # Google Cloud Logging's console puts each entry's severity before its time ("INFO 2024-03-20T12:09:07.685051946Z …").
+    "iso8601": rf"(?:(?<iso_level_first>{LEVEL_WORDS}) )?\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
     # TensorFlow's and XLA's C++ log after its stamp ("2019-06-08 03:44:36.084180: ", peeled as an outer stamp).
     "tensorflow": r"(?<tsl_sev>[IWEF]) [^\]\s]+\.(?:cc|h):[0-9]+\]",
     # NeMo's logging: "[NeMo W 2024-01-02 03:04:05 nemo_logging:349] ", the level's first letter.
@@ -614,7 +615,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
-        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "tsl_sev",
+        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )

@@ -64,8 +64,12 @@ CPP_TAIL = (
     r"|CUDA kernel errors might be asynchronously reported|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
     r"|Compile with `TORCH_USE_CUDA_DSA`|Search for `cuda[A-Za-z]+' in |BufferAssignment OOM Debugging\.$|BufferAssignment stats:$|Peak buffers:$"
     r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$|Extension modules: "
-    # TensorRT-LLM's C++ stack under its error ("1       0x7fe5480abca5 void tensorrt_llm::common::check<cudaError>(…) + 149")
-    r"|[0-9]+ {2,}0x[0-9a-f]+ "
+    # TensorRT-LLM's C++ stack under its error ("1       0x7fe5480abca5 void tensorrt_llm::common::check<cudaError>(…) + 149"),
+    # and the boost stacktrace Triton Inference Server prints under "Signal (11) received." (" 0# 0x000055E8FF51477D in tritonserver")
+    r"|[0-9]+ {2,}0x[0-9a-f]+ | ?[0-9]{1,3}# \S"
+    # YARN's NodeManager dumps the process tree of a container it kills over its memory limit under its diagnostics
+    # ("Dump of the process-tree for container_… :", then "|- PID PPID …" and a "|- 8795 8788 …" row per process).
+    r"|Dump of the process-tree for \S+ :$|\s*\|- (?:PID |[0-9]+ )"
     r"|\s+\[\[.*\]\]|Hint: If you want to see a list of allocated tensors|\s+\[Op:[^\]\s]+\]|\s+\([0-9]+\) [A-Z][a-z]+(?: [a-z]+)*: "
     r"|OOM when allocating tensor |Detected at node '|Node: '"
     r"|nccl(?:[A-Z][A-Za-z]*Error|InvalidArgument|InvalidUsage): |Last error:$|Memory on the node \(IP: )"

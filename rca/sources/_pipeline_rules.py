@@ -64,14 +64,18 @@ _BASH_KILL = (
 )
 _LONE_KILLED = r"^\s*Killed\s*$"
 _EXIT_CODE = (
-    # Azure Pipelines quotes the code: "Bash exited with code '137'.", "exit code: `137`;"
-    r"(?i)(?:exit(?:ed)?(?: with)? (?:status )?(?:code|status)|exitcode|exits with return code)\s*[:=]?\s*['`]?(?<code>-?[0-9]{1,4})\b"
+    # Azure Pipelines quotes the code: "Bash exited with code '137'.", "exit code: `137`;"; YARN's NodeManager says
+    # "Container killed on request. Exit code is 137".
+    r"(?i)(?:exit(?:ed)?(?: with)? (?:status )?(?:code|status)|exitcode|exits with return code)\s*[:=]?\s*(?:is )?['`]?(?<code>-?[0-9]{1,4})\b"
     r"|make(?:\[[0-9]+\])?: \*\*\* .*?Error (?<make>[0-9]{1,4})\b"
     # Travis CI's 'The command "…" exited with 137.', a Kubernetes hook's "command '…' exited with 137: "
     r"|\bexited with (?<bare>-?[0-9]{1,4})(?:[.:,]|\s*$)"
 )
 _SIGNAL_NAMED = (
     r"died with <Signals\.(?<died>SIG[A-Z0-9]+): [0-9]+>|Signal [0-9]+ \((?<torchrun>SIG[A-Z0-9]+)\) received by PID (?<pid>[0-9]+)"
+    # Triton Inference Server's handler of a fatal signal, on its own line above its stack ("Signal (11) received."); a signal
+    # it shuts down on it words "Interrupt signal (15) received.".
+    r"|(?m:^Signal \((?<triton>[0-9]{1,2})\) received\.$)"
     r"|\bsignal: (?<go>killed|terminated|segmentation fault|aborted|bus error)\b"
     # torch.multiprocessing.spawn's: "ProcessExitedException: process 0 terminated with signal SIGKILL".
     r"|process [0-9]+ terminated with signal (?<spawn>SIG[A-Z0-9]+)"
@@ -124,6 +128,21 @@ _JAVA_OOM_KINDS = (
     ("Requested array size", "jvm_array_size"), ("Compressed class space", "jvm_compressed_class"),
 )
 _GO_OOM = r"fatal error: (?:runtime: )?out of memory|^runtime: out of memory|runtime: VirtualAlloc of [0-9]+ bytes failed"
+# YARN's NodeManager kills a container whose process tree outgrows its share, and says so in the container's
+# diagnostics: "Container [pid=8788,containerID=container_…] is running beyond physical memory limits. Current usage:
+# 9.8 GB of 9.8 GB physical memory used; 43.0 GB of 47.6 TB virtual memory used. Killing container." (Hadoop 3.1+:
+# "is running 1234B beyond the 'PHYSICAL' memory limit."); Spark's YARN backend repeats it for the executor it lost:
+# "Container killed by YARN for exceeding memory limits. 8.2 GB of 8 GB physical memory used." (Spark 3: "exceeding physical
+# memory limits"). Sizes are Hadoop's 1024-based "9.8 GB".
+# Spark names the container of an executor that failed and its node: "Container marked as failed:
+# container_1516900607498_6585_01_000008 on host: node1.example.com. Exit status: 137. Diagnostics: …".
+_YARN_LITERALS = (
+    "Container killed by YARN for exceeding ", "memory limits. Current usage: ", "memory limit. Current usage: ", "Container marked as failed: ",
+)
+_YARN_FAILED = r"Container marked as failed: (?<id>container_[0-9a-z_]+)(?: on host: (?<host>[0-9A-Za-z_.\-]*[0-9A-Za-z_\-]))?"
+_YARN_LIMIT = r"(?i)(?:exceeding|beyond) (?:the ')?(physical|virtual)\b"
+_YARN_AMOUNT = r"(?<used>[0-9]+(?:\.[0-9]+)?) ?(?<used_unit>[KMGT]?B) of (?<total>[0-9]+(?:\.[0-9]+)?) ?(?<total_unit>[KMGT]?B) {} memory used"
+_YARN_CONTAINER = r"Container \[pid=(?<pid>[0-9]+),containerID=(?<id>container_[0-9a-z_]+)\]"
 _GO_REQUEST = r"cannot allocate ([0-9]+)-byte block|VirtualAlloc of ([0-9]+) bytes failed"
 
 CI_EVENTS = (
@@ -147,7 +166,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "killed": ("Killed",),
     "exit": r"(?i)exit|make",
     "named_signal": (
-        "died with <Signals.", ") received by PID ", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
+        "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
         "returned non-zero exit status -",
     ),
     "exit_pid": ("(pid: ",),
@@ -164,6 +183,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "reason": ("reason:", "reason="),
     "failure": ("Job failed (",),
     "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT ", " exceeded memory limit ("),
+    "yarn": _YARN_LITERALS,
     "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
     "container": ("container",),
     "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
@@ -365,7 +385,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     return {
         "named_signal": pl.coalesce(
             named.field("died"), torchrun, named.field("spawn"), _signal_of_word(pl.coalesce(named.field("go"), named.field("make"))),
-            _signal_of_exit(-num(pl.coalesce(named.field("mpi_signal"), named.field("status_signal")), pl.Int32())),
+            _signal_of_exit(-num(pl.coalesce(named.field("mpi_signal"), named.field("status_signal"), named.field("triton")), pl.Int32())),
         ),
         # Open MPI prints PID 0 for a process whose pid it never learnt.
         "named_pid": num(pl.coalesce(pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None))),
@@ -443,6 +463,36 @@ def _ray_oom_facts() -> dict[str, pl.Expr]:
         "ray_workers_killed": pl.coalesce(workers, pl.when(one_killed).then(1)),
         "ray_oom_kill": (workers > 0).fill_null(False) | one_killed,
         "ray_task_oom": m.str.contains("killed due to the node running low on memory", literal=True).fill_null(False),
+    }
+
+
+def _yarn_facts() -> dict[str, pl.Expr]:
+    """YARN's kill of a container over its physical or virtual memory limit: the limit it broke, that memory's use and
+    size (Spark's message names one kind of memory; the NodeManager's both, the broken one in its verb), the container's
+    process and id, and the container's exit status as the ApplicationMaster got it ("exitStatus=-104": KILLED_EXCEEDED_PMEM).
+    Also the container and node Spark names for an executor that failed (whether it was killed is its exit status' to say)."""
+    m = gated("yarn")
+    # Spark 2 says only "exceeding memory limits": the one kind of memory it then quotes is the one exceeded.
+    limit = pl.coalesce(first(m, _YARN_LIMIT), first(m, _YARN_AMOUNT.format("(physical|virtual)"), 5)).str.to_lowercase()
+    physical = m.str.extract_groups(_YARN_AMOUNT.format("physical")).struct
+    virtual = m.str.extract_groups(_YARN_AMOUNT.format("virtual")).struct
+    container = m.str.extract_groups(_YARN_CONTAINER).struct
+    failed = m.str.extract_groups(_YARN_FAILED).struct
+
+    def read(name: str) -> pl.Expr:
+        return pl.when(limit == "virtual").then(_bytes(virtual.field(name), virtual.field(f"{name}_unit"))).otherwise(
+            _bytes(physical.field(name), physical.field(f"{name}_unit"))
+        )
+
+    return {
+        "yarn_limit_kill": limit.is_not_null(),
+        "yarn_limit": limit,
+        "yarn_used": read("used"),
+        "yarn_total": read("total"),
+        "yarn_pid": num(container.field("pid")),
+        "yarn_container": pl.coalesce(container.field("id"), failed.field("id")),
+        "yarn_host": failed.field("host"),
+        "yarn_exit_status": num(first(m, r"\bexitStatus=(-?[0-9]+)"), pl.Int32()),
     }
 
 
@@ -540,6 +590,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "failure": {"failure_class": first(gated("failure"), r"Job failed \(([a-z ]+ failure)\)")},
     "slurm_oom": _slurm_oom_facts(),
     "ray_oom": _ray_oom_facts(),
+    "yarn": _yarn_facts(),
     "container": _container_facts(),
     "vllm_error": _vllm_error_facts(),
 }
@@ -578,6 +629,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.when(c("f_slurm_oom_kill") | c("f_slurm_task_oom")).then(pl.lit("slurm_cgroup")),
         pl.when(c("f_slurm_limit_kill")).then(pl.lit("slurm_memory_limit")),
         pl.when(c("f_ray_oom_kill") | c("f_ray_task_oom")).then(pl.lit("ray_memory_monitor")),
+        pl.when(c("f_yarn_limit_kill")).then(pl.lit("yarn_memory_limit")),
         c("f_java_oom"),
         pl.when(c("f_go_oom")).then(pl.lit("go_runtime")),
         pl.when(c("message").str.contains("JavaScript heap out of memory", literal=True)).then(pl.lit("node_heap")),
@@ -587,7 +639,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.any_horizontal(
             c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_killed"),
             c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_slurm_task_signal").is_not_null(),
-            c("f_ray_oom_kill"), c("f_slurm_cancel_reason").is_not_null(), c("f_slurm_limit_kill"),
+            c("f_ray_oom_kill"), c("f_slurm_cancel_reason").is_not_null(), c("f_slurm_limit_kill"), c("f_yarn_limit_kill"),
         )
     )
     kind = (

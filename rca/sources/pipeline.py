@@ -60,6 +60,8 @@ _MARKERS = "|".join(
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+\t(?:DEBUG|INFO|WARNING|ERROR) [0-9A-Za-z_.]+:[0-9]+ -- ",  # Ray's driver
         r"^(?:\((?:raylet|gcs_server)\) )?\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ [IWEF] [0-9]+ [0-9]+\]",  # Ray's C++ daemons
         r"killed due to memory pressure \(OOM\)",
+        # YARN's kill of a container over its memory limit, as Spark and the NodeManager report it
+        r"Container killed by YARN for exceeding ", r"memory limits?\. Current usage: ",
         # TensorRT's logger and TensorRT-LLM's
         r"^\[[0-9][0-9]/[0-9][0-9]/[0-9]{4}-[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] \[TRT(?:-LLM)?\] ", r"\[TensorRT-LLM\]\[[A-Z]+\] ",
         # `srun -l`: each line behind the number of the task that printed it
@@ -106,15 +108,17 @@ _OUTPUT = {
     "ts_raw": pl.coalesce("ts_raw", pl.when(pl.col("ts").is_null()).then(pl.col("f_slurm_cancel_at"))),
     "ts_quality": pl.col("ts_quality"),
     "format": pl.col("format"),
-    "host": pl.coalesce(pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_named_host", "f_slurm_node")), "host"),
+    "host": pl.coalesce(pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_named_host", "f_slurm_node", "f_yarn_host")), "host"),
     "pod": pl.col("pod"),
     "namespace": pl.col("namespace"),
     "pid": pl.coalesce(
-        "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_ray_task_pid",
+        "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_ray_task_pid", "f_yarn_pid",
         pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "pid",
     ),
     "process": pl.coalesce(pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), pl.col("process")),
-    "container": pl.coalesce(pl.col("container"), pl.when(pl.col("kind") == "process_killed").then(pl.col("f_container"))),
+    "container": pl.coalesce(
+        pl.col("container"), pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_yarn_container", "f_container"))
+    ),
     "container_id": pl.when(pl.col("kind") == "process_killed").then(pl.col("f_container_id")),
     "gpu_index": pl.coalesce(
         pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_gpu_index").cast(pl.Int32, strict=False)), "f_dcgm_health_gpu", "gpu_index"
@@ -122,13 +126,14 @@ _OUTPUT = {
     "gpu_uuid": pl.col("f_gpu_uuid"),
     "pci_bus": pl.col("f_pci_bus"),
     "xid": pl.when(pl.col("kind") == "xid").then(pl.col("f_xid")),
-    "exit_code": pl.col("f_exit_code"),
+    "exit_code": pl.coalesce("f_exit_code", "f_yarn_exit_status"),
     "mem_requested_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_requested"))
     .when(pl.col("f_go_oom")).then(pl.col("f_go_request")),
     "mem_total_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_total"))
-    .otherwise(pl.coalesce("f_ray_node_total", "f_slurm_limit")),
-    # What Ray's memory monitor saw: the node's memory and the killed task's; what Slurm's accounting saw: the job's use and limit.
-    "mem_used_bytes": pl.coalesce("f_ray_node_used", "f_slurm_limit_used"),
+    .otherwise(pl.coalesce("f_ray_node_total", "f_slurm_limit", "f_yarn_total")),
+    # What Ray's memory monitor saw: the node's memory and the killed task's; what Slurm's accounting saw: the job's use and limit;
+    # what YARN's saw: the container's use of the memory whose limit it broke, and that limit.
+    "mem_used_bytes": pl.coalesce("f_ray_node_used", "f_slurm_limit_used", "f_yarn_used"),
     "rss_bytes": pl.col("f_ray_task_rss"),
     "attrs": pl.col("attrs"),
 }
