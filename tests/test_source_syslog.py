@@ -1222,3 +1222,100 @@ def test_journalctl_k_short_delta_is_the_syslog_sources_and_the_kernel_rules_rea
     assert events.select("source", "kind", "pid", "boot_seconds", "host").rows() == [
         ("kernel", "log", None, 0.0, "zeus"), ("kernel", "oom_kill", 401, 517.923918, "zeus"),
     ]
+
+
+def _bare(envelope_lines: str) -> str:
+    """The logrus lines of a journal with their envelopes cut off, as a runtime writes them to its own file."""
+    return "".join(line.split(": ", 1)[1] + "\n" for line in envelope_lines.splitlines())
+
+
+def test_a_bare_containerd_log_is_read_with_the_runtimes_rules() -> None:
+    # k3s' and rke2's agent/containerd/containerd.log, `journalctl -u containerd -o cat`: no envelope, the same lines.
+    text = _bare(CONTAINERD_TASK_EVENTS)
+    assert sources.sniff(text.splitlines())[0].name == "syslog"
+    events = rca.parse_text(text, file="containerd.log", reference_time=FIXED_MTIME)
+    container = "93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76"
+    assert events.select("kind", "severity", "pid", "process", "container_id", "exit_code").rows() == [
+        ("oom_kill", "error", None, None, container, None),
+        ("oom_kill", "error", None, None, container, None),
+        ("process_killed", "error", 4242, None, container, 137),
+        ("log", "info", 4250, None, container, 1),
+        ("log", "error", None, "containerd", None, None),
+    ]
+    assert set(events["source"]) == {"syslog"} and set(events["format"]) == {"logrus"} and events["host"].null_count() == events.height
+    assert set(events["ts_quality"]) == {"exact"} and events["ts"][0] == datetime(2026, 11, 27, 18, 29, 58, 992738, tzinfo=UTC)
+    assert events["ts_raw"][2] == "2026-11-27T18:29:59.1Z"
+
+
+def test_a_bare_runtime_log_is_the_runtime_its_wordings_name() -> None:
+    dockerd = (
+        'time="2024-05-01T12:00:00.1Z" level=info msg="API listen on /var/run/docker.sock"\n'
+        'time="2024-05-01T12:00:01.2Z" level=info msg="shim disconnected" id=4296b9e2c1d8a7f6e5d4c3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a2918f7e6\n'
+    )
+    events = rca.parse_text(dockerd, file="docker.log", reference_time=FIXED_MTIME)
+    assert events.select("source", "process").rows() == [("syslog", "dockerd"), ("syslog", "dockerd")]
+
+
+def test_a_go_programs_own_logrus_lines_stay_the_pipelines() -> None:
+    text = 'time="2024-05-01T12:00:00Z" level=info msg="server started" port=8080\ntime="2024-05-01T12:00:01Z" level=error msg="request failed"\n'
+    assert sources.sniff(text.splitlines())[0].name == "pipeline"
+
+
+def test_k3s_containerd_log_read_bare_keeps_the_stamps_zone() -> None:
+    # k3s-io/k3s issues #2961 (containerd 1.4, UTC) and #11973 (containerd 2.0, +01:00).
+    old = _events("journal_k3s_containerd_log_bare_plugins_01.log")
+    assert set(old["process"]) == {"containerd"} and set(old["severity"]) == {"info"} and set(old["ts_quality"]) == {"exact"}
+    assert old["ts"][0] == datetime(2021, 3, 4, 18, 13, 14, 213018, tzinfo=UTC)
+    new = _events("journal_k3s_containerd2_log_bare_plugin_ids_cet_01.log")
+    assert set(new["source"]) == {"syslog"} and set(new["process"]) == {"containerd"}
+    assert new["ts"][0] == datetime(2025, 3, 15, 11, 7, 55, 654247, tzinfo=UTC) and new["ts_raw"][0] == "2025-03-15T12:07:55.654247488+01:00"
+
+
+def test_crio_log_read_bare_names_the_pod_of_a_k8s_container_name() -> None:
+    # cri-o/cri-o issue #5569: CRI-O's stamps ("2022-01-25 22:39:47.503233946+08:00"); "k8s_POD_<pod>_<namespace>_<uid>_0" is a pod's sandbox.
+    events = _events("journal_crio_bare_restore_sandbox_cst_01.log")
+    assert set(events["process"]) == {"crio"} and set(events["severity"]) == {"warning"}
+    assert events["ts"][0] == datetime(2022, 1, 25, 14, 39, 47, 503233, tzinfo=UTC)
+    assert events.select("pod", "namespace", "pod_uid", "container").row(1) == ("zhaoyangsun-sun-3", "tispace", "f86ce375-c518-4d61-a1e4-b10474ca42c0", None)
+    assert events["pod"].null_count() == 3
+
+
+def test_containerd_run_pod_sandbox_names_its_pod() -> None:
+    line = (
+        'Jun 15 11:56:54 k8s-master containerd[34171]: time="2023-06-15T11:56:54.3Z" level=info msg="RunPodSandbox for '
+        '&PodSandboxMetadata{Name:etcd-fedora,Uid:0fb6f2418c919ed2b7682b30e5168935,Namespace:kube-system,Attempt:0,}"\n'
+    )
+    events = rca.parse_text(line, file="syslog", reference_time=FIXED_MTIME)
+    assert events.select("process", "pod", "namespace", "pod_uid").row(0) == ("containerd", "etcd-fedora", "kube-system", "0fb6f2418c919ed2b7682b30e5168935")
+
+
+def test_docker_daemon_log_read_bare_is_dockerds() -> None:
+    # moby/moby issue #19331: /var/log/docker.log of Docker 1.9, each line ending in a space.
+    events = _events("journal_docker_log_bare_api_listen_cet_01.log")
+    assert set(events["source"]) == {"syslog"} and set(events["process"]) == {"dockerd"} and events["host"].null_count() == events.height
+    assert events["severity"].to_list() == ["info", "warning", "info", "warning", "info"]
+    assert events["ts"][0] == datetime(2016, 1, 15, 13, 44, 4, 995587, tzinfo=UTC)
+
+
+def test_dockerd_logrus_on_a_terminal_keeps_its_time_and_level() -> None:
+    # moby/moby issue #40066: "ERRO[<stamp>] message   key=value", dockerd run in the foreground.
+    events = _events("journal_dockerd_tty_nvidia_runtime_missing_cst_01.log")
+    assert set(events["source"]) == {"syslog"} and set(events["process"]) == {"dockerd"} and set(events["kind"]) == {"log"}
+    assert events["severity"].to_list() == ["info", "error", "error", "error", "error", "info", "warning"]
+    assert events["ts"][4] == datetime(2019, 10, 8, 23, 10, 3, 707613, tzinfo=UTC) and set(events["ts_quality"]) == {"exact"}
+    assert events["container_id"][4] == "41a3c0b43d384b93a83a822ec58499b0651de23fcc850d23f99d655f15dc7f34"
+
+
+def test_a_go_programs_own_logrus_lines_on_a_terminal_are_not_a_runtimes() -> None:
+    text = "INFO[2024-05-01T12:00:00Z] server started                                port=8080\nERRO[2024-05-01T12:00:01Z] request failed\n"
+    assert sources.sniff(text.splitlines())[0].name != "syslog"
+
+
+def test_a_bare_runtime_head_sniffed_with_others_leaves_their_scores() -> None:
+    from rca.sources import syslog
+    from rca.sources._base import heads_frame
+
+    bare = _bare(CONTAINERD_TASK_EVENTS).splitlines()
+    journal = ["Nov 27 18:29:58 node-a kernel: Memory cgroup out of memory: Killed process 4242 (python)"]
+    together = syslog.sniff_heads(heads_frame([bare, journal]))
+    assert together == {0: syslog.sniff(bare), 1: syslog.sniff(journal)} and together[1] < together[0]

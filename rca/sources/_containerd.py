@@ -43,7 +43,10 @@ The runtimes' lines about a container a CRI call acts on (CRI-O's ``Stopping con
 Registered with :mod:`rca.sources._syslog` as the rules of programs ``containerd``, ``dockerd``, ``crio``,
 ``conmon``, MicroK8s' ``microk8s.daemon-containerd``, ``podman``, ``docker`` (dockerd before 1.12) and ``cri-dockerd``.
 containerd's lines are logfmt (``time="…" level=… msg="…"``), or JSON with ``[debug] format = "json"``
-(``{"level":"info","msg":"TaskOOM event …","time":"…"}``); the level is kept, the envelope's time stands.
+(``{"level":"info","msg":"TaskOOM event …","time":"…"}``); the level is kept, the envelope's time stands. A runtime's own
+log file read bare (k3s' containerd.log, ``journalctl -u containerd -o cat``, dockerd's or CRI-O's log) has no envelope: its
+lines come here with the logrus stamp as their time and the runtime its wordings name as their program
+(:data:`rca.sources._syslog.LOGRUS_LINE`).
 """
 
 from __future__ import annotations
@@ -89,6 +92,13 @@ _CRIO_POD = (
     r"|Got pod network &\{Name:(?<network_pod>" + _DNS_LABEL + r") Namespace:(?<network_namespace>" + _DNS_LABEL + r") ID:[0-9a-f]+"
     r" UID:(?<pod_uid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
 )
+# A CRI call names the pod it acts on: containerd's "RunPodSandbox for &PodSandboxMetadata{Name:<pod>,Uid:<uid>,Namespace:<ns>,
+# Attempt:<n>,}"; dockershim and CRI-O name a container "k8s_<container>_<pod>_<namespace>_<pod uid>_<attempt>" (its pod's
+# sandbox "k8s_POD_…": no container of the pod's spec).
+_CRI_POD = (
+    r"PodSandboxMetadata\{Name:(?<sandbox_pod>" + _DNS_LABEL + r"),Uid:(?<sandbox_uid>[0-9a-f-]+),Namespace:(?<sandbox_namespace>" + _DNS_LABEL + "),"
+    r"|\bk8s_(?<container>[^_\s]+)_(?<pod>" + _DNS_LABEL + r")_(?<namespace>" + _DNS_LABEL + r")_(?<pod_uid>[0-9a-f-]{32,36})_[0-9]+\b"
+)
 # Podman's events: "<Go time> container <event> <id> (image=<image>, name=<name>[, <label>=<value>…])"; the time's monotonic
 # reading ("m=+11.7") is there when the event was made by the process that writes it.
 _PODMAN_EVENT = (
@@ -115,12 +125,15 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         podman=pl.when(pl.when(pl.col("program") == "podman").then(message).str.contains(" container ", literal=True))
         .then(message).str.extract_groups(_PODMAN_EVENT),
         created=pl.when(message.str.contains("returns container id", literal=True)).then(message).str.extract_groups(_CREATED_CONTAINER),
+        cri_pod=pl.when(message.str.contains_any(["PodSandboxMetadata{Name:", "k8s_"])).then(message).str.extract_groups(_CRI_POD),
         # (CRI-O's wordings: read on its lines alone.)
         crio_pod=pl.when(
             pl.when(pl.col("program") == "crio").then(message).str.contains_any(["Creating container: ", "ed container ", "description=", "Got pod network"])
         ).then(message).str.extract_groups(_CRIO_POD),
     )
-    task, dockerd, crio, podman, created, crio_pod = (pl.col(name).struct for name in ("task", "dockerd", "crio", "podman", "created", "crio_pod"))
+    task, dockerd, crio, podman, created, crio_pod, cri_pod = (
+        pl.col(name).struct for name in ("task", "dockerd", "crio", "podman", "created", "crio_pod", "cri_pod")
+    )
     # A container's death is about the container; podman's other events name the container it acts on.
     died = podman.field("event") == "died"
     oom = (task.field("event") == "OOM") | (dockerd.field("event") == "oom") | crio.field("oom").is_not_null()
@@ -158,10 +171,12 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # A task event is about a container's process, not about the runtime.
         process=pl.when(~about_a_container).then(pl.col("program")),
         container_id=pl.coalesce(container_id, acted_on),
-        container=pl.coalesce(podman.field("name"), created.field("name"), crio_pod.field("container")),
-        pod=pl.coalesce(crio_pod.field("pod"), crio_pod.field("network_pod")),
-        namespace=pl.coalesce(crio_pod.field("namespace"), crio_pod.field("network_namespace")),
-        pod_uid=crio_pod.field("pod_uid"),
+        container=pl.coalesce(
+            podman.field("name"), created.field("name"), crio_pod.field("container"), pl.when(cri_pod.field("container") != "POD").then(cri_pod.field("container"))
+        ),
+        pod=pl.coalesce(crio_pod.field("pod"), crio_pod.field("network_pod"), cri_pod.field("sandbox_pod"), cri_pod.field("pod")),
+        namespace=pl.coalesce(crio_pod.field("namespace"), crio_pod.field("network_namespace"), cri_pod.field("sandbox_namespace"), cri_pod.field("namespace")),
+        pod_uid=pl.coalesce(crio_pod.field("pod_uid"), cri_pod.field("sandbox_uid"), cri_pod.field("pod_uid")),
         exit_code=status,
         attrs=attrs_json({
             "attempt": created.field("attempt").cast(pl.Int64, strict=False),

@@ -159,6 +159,56 @@ SHORT_PID_LINE = _short_head(_MAYBE_HOSTED, _PROGRAM_WITH_PID) + MESSAGE_TAIL
 # early lines through /dev/kmsg), a `journalctl -o short-monotonic` has little else.
 MONOTONIC_PID_LINE = rf"^\[ *[0-9]+\.[0-9]{{6}}{_DELTA}\][ \t](?:[^ \t\[\]]*[^ \t:\[\]][ \t])?{_PROGRAM_WITH_PID}" + MESSAGE_TAIL
 
+# A container runtime's own log read bare, without an envelope (k3s' and rke2's agent/containerd/containerd.log,
+# `journalctl -u containerd -o cat`, dockerd's or CRI-O's log file): logrus' text lines, opened by the moment of writing with
+# its zone ("time="2024-05-01T12:00:05.1Z" level=info msg="…""; CRI-O's with a space for the "T"). Such a line is the runtime's
+# only in a file that holds the runtime's own wordings: a generic Go program writes the same lines. The wordings tell the
+# runtime too: dockerd's log names containerd's shims and plugins, not the reverse; CRI-O's neither.
+LOGRUS_LINE = (
+    r'^time="(?<stamp>[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9]))"'
+    r" level=[a-z]+ msg="
+)
+# The same lines as logrus writes them on a terminal (dockerd or containerd run in the foreground, `docker logs` of a
+# docker:dind container): "ERRO[2019-10-09T07:10:03.707613785+08:00] Failed to start container …   key=value".
+LOGRUS_TTY_LINE = (
+    r"^(?<level>PANI|FATA|ERRO|WARN|INFO|DEBU|TRAC)\[(?<stamp>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
+    r"(?:Z|[+-][0-9][0-9]:?[0-9][0-9]))\] "
+)
+_TTY_SEVERITY = {"PANI": "critical", "FATA": "critical", "ERRO": "error", "WARN": "warning", "INFO": "info", "DEBU": "debug", "TRAC": "debug"}
+RUNTIME_WORDINGS = {
+    "dockerd": (
+        'msg="Loading containers: ', 'msg="API listen on ', 'msg="Docker daemon"', 'msg="Daemon has completed initialization"',
+        "module=libcontainerd",
+    ),
+    "crio": (
+        'msg="Starting CRI-O', 'msg="Ran pod sandbox ', 'msg="Got pod network ', "name=/runtime.v1.", 'msg="Checking image status',
+        'msg="Could not restore sandbox ', 'msg="Could not restore container ', 'msg="Deleting all containers under sandbox ',
+    ),
+    "containerd": (
+        'msg="starting containerd"', 'msg="loading plugin', "io.containerd.", 'msg="TaskOOM event', 'msg="TaskExit event',
+        'msg="received exit event', 'msg="RunPodSandbox for', 'msg="StartContainer for', 'msg="CreateContainer within sandbox',
+        'msg="StopPodSandbox for', 'msg="shim disconnected"', 'msg="ImageCreate event', "containerd-shim",
+    ),
+}
+
+
+def runtime_of_bare_lines(text: pl.Expr, within: str | None) -> pl.Expr:
+    """The runtime (containerd, dockerd, crio) whose bare logrus line ``text`` is, by the wordings of its file (``within``
+    tells the files of a batch apart); null on other lines and in files without such wordings."""
+    # (On a terminal a message is not quoted: "] API listen on …" where a file has 'msg="API listen on …"'.)
+    spelled = {runtime: [*wordings, *("] " + w.removeprefix('msg="').rstrip('"') for w in wordings if w.startswith('msg="'))] for runtime, wordings in RUNTIME_WORDINGS.items()}
+    named = {runtime: text.str.contains_any(wordings).any() for runtime, wordings in spelled.items()}
+    if within:
+        named = {runtime: said.over(within) for runtime, said in named.items()}
+    runtime = pl.when(named["dockerd"]).then(pl.lit("dockerd")).when(named["crio"]).then(pl.lit("crio")).when(named["containerd"]).then(pl.lit("containerd"))
+    return pl.when(text.str.contains(LOGRUS_LINE) | text.str.contains(LOGRUS_TTY_LINE)).then(runtime)
+
+
+def opens_like_logrus(text: pl.Expr) -> pl.Expr:
+    """The cheap test of a line that may be a bare logrus line (:data:`LOGRUS_LINE`, :data:`LOGRUS_TTY_LINE`)."""
+    return text.str.starts_with('time="') | (text.str.slice(4, 1) == "[")
+
+
 _SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
 
 # What a line without an envelope takes from the line above (rca.sources._base.inherit_frame); "indent"
@@ -218,6 +268,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"), monotonic.alias("m"))
     parts = _with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line)
     parts = _with_real_host(parts, "s", "i", empty_host_envelopes=("s",))
+    parts = _with_bare_runtime_lines(parts, within_file(lines))
     s, i, b, m = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct, pl.col("m").struct
     full = pl.when(i.field("zone").is_not_null()).then(pl.concat_str(i.field("full"), timeutil.offset_text(timeutil.zone_minutes(i.field("zone")))))
     full = pl.coalesce(full, i.field("full"))
@@ -238,31 +289,38 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     has_bare = b.field("message").is_not_null() & b.field("program").is_in(list(_PROGRAM_RULES))
     # A dmesg line ("[    5.1] usb 1-1: new device") has no program[pid] after its stamp, nor a program with rules.
     has_monotonic = m.field("message").is_not_null() & (m.field("pid").is_not_null() | m.field("program").is_in(list(_PROGRAM_RULES)))
+    # A runtime's bare logrus line: its own time (with its zone) and the runtime as its program; no host, no pid.
+    has_runtime = pl.col("runtime").is_not_null()
+    runtime_ts = timeutil.iso_to_utc(pl.col("runtime_stamp"), ctx.tz)
     boot_seconds = pl.when(has_monotonic).then(m.field("boot").cast(pl.Float64))
     boot_ts, boot_quality = timeutil.boot_to_utc(boot_seconds, ctx)
     message = pl.coalesce(s.field("message"), i.field("message"), m.field("message"))
     # Daemons that write no syslog level name it first (Slurm's, sshd's, munged's "error: …").
     level = pl.when(message.str.starts_with("error: ")).then(pl.lit("error")).when(message.str.starts_with("fatal: ")).then(pl.lit("critical"))
     framed = parts.with_columns(
-        ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")).when(has_monotonic).then(boot_ts),
+        ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")).when(has_monotonic).then(boot_ts).when(has_runtime).then(runtime_ts),
         ts_raw=pl.when(has_short).then(s.field("stamp"))
         .when(has_iso).then(pl.coalesce(i.field("iso"), pl.format("{} {} {}", i.field("weekday"), i.field("full"), i.field("zone")), i.field("epoch")))
-        .when(has_monotonic).then(m.field("boot")),
-        ts_quality=pl.when(has_short).then(short_quality).when(has_iso).then(pl.lit("exact")).when(has_monotonic).then(boot_quality),
+        .when(has_monotonic).then(m.field("boot")).when(has_runtime).then(pl.col("runtime_stamp")),
+        ts_quality=pl.when(has_short).then(short_quality).when(has_iso).then(pl.lit("exact")).when(has_monotonic).then(boot_quality)
+        .when(has_runtime).then(pl.lit("exact")),
         boot_seconds=boot_seconds,
         host=pl.coalesce(s.field("host"), i.field("host"), pl.when(has_monotonic).then(m.field("host"))),
         program=pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program"))
-        .when(has_monotonic).then(m.field("program")).when(has_bare).then(b.field("program")),
+        .when(has_monotonic).then(m.field("program")).when(has_bare).then(b.field("program")).when(has_runtime).then(pl.col("runtime")),
         # strict=False: a pid past 2**63 (damage, not a process) is null rather than an error for the whole batch.
         pid=pl.coalesce(
             s.field("pid"), i.field("pid"), i.field("procid"), pl.when(has_monotonic).then(m.field("pid")), pl.when(has_bare).then(b.field("pid"))
         ).cast(pl.Int64, strict=False),
         message=pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message"))
         .when(has_monotonic).then(m.field("message")).when(has_bare).then(b.field("message")).otherwise(pl.col("text")),
-        severity=pl.coalesce((i.field("pri").cast(pl.Int32, strict=False) % 8).cast(pl.String).replace_strict(_SEVERITY_BY_PRIORITY, default=None), level),
+        severity=pl.coalesce(
+            (i.field("pri").cast(pl.Int32, strict=False) % 8).cast(pl.String).replace_strict(_SEVERITY_BY_PRIORITY, default=None), level,
+            pl.when(has_runtime).then(pl.col("runtime_level")),
+        ),
         format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso"))
-        .when(has_monotonic).then(pl.lit("journal_monotonic")).when(has_bare).then(pl.lit("syslog_bare")),
-        framed=has_short | has_iso | has_monotonic | has_bare | separator.field("separator").is_not_null(),
+        .when(has_monotonic).then(pl.lit("journal_monotonic")).when(has_bare).then(pl.lit("syslog_bare")).when(has_runtime).then(pl.lit("logrus")),
+        framed=has_short | has_iso | has_monotonic | has_bare | has_runtime | separator.field("separator").is_not_null(),
         indent=pl.when(has_short | has_iso | has_monotonic).then(pl.col("text")).str.len_chars()
         - pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).when(has_monotonic).then(m.field("message")).str.len_chars(),
     )
@@ -277,6 +335,21 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     continued = (margin >= pl.col("indent")).fill_null(False)
     return inherited.with_columns(message=pl.when(continued).then(unframed.str.slice(pl.col("indent"))).otherwise(pl.col("message"))).select(
         *FRAMED_SCHEMA, "boot_seconds", *file_column(lines)
+    )
+
+
+def _with_bare_runtime_lines(parts: pl.DataFrame, within: str | None) -> pl.DataFrame:
+    """``parts`` with the ``runtime`` whose bare logrus line each is (:func:`runtime_of_bare_lines`) and its ``runtime_stamp``."""
+    # (Most files have no line opening with a logrus time: the wordings are looked for in those that do.)
+    if not parts.select(opens_like_logrus(pl.col("text")).any()).item():
+        return parts.with_columns(runtime=pl.lit(None, pl.String), runtime_stamp=pl.lit(None, pl.String), runtime_level=pl.lit(None, pl.String))
+    parts = parts.with_columns(runtime=runtime_of_bare_lines(pl.col("text"), within))
+    text = pl.when(pl.col("runtime").is_not_null()).then(pl.col("text"))
+    tty = text.str.extract_groups(LOGRUS_TTY_LINE).struct
+    return parts.with_columns(
+        runtime_stamp=pl.coalesce(text.str.extract(LOGRUS_LINE, 1), tty.field("stamp")),
+        # (A file's line names its level in the message, "level=error", which the runtime's rules read.)
+        runtime_level=tty.field("level").replace_strict(_TTY_SEVERITY, default=None),
     )
 
 

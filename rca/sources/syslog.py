@@ -5,7 +5,8 @@ The envelope (time, host, program[pid]) is peeled off by :mod:`rca.sources._sysl
 line then goes to the rules of the program that wrote it (the kernel's, kubelet's), an
 application's (a program that printed a traceback, a CUDA OOM, NCCL lines) to the pipeline
 source's rules, and lines of programs nobody has rules for (sshd, cron…) are
-kept as ``kind=log`` events with their time, host, process and pid. The kernel and kubelet
+kept as ``kind=log`` events with their time, host, process and pid. A container runtime's own log file, its logrus lines
+bare (no envelope), is read here too, with the runtime's rules. The kernel and kubelet
 sources claim files written mostly by their own program; this source claims the mixed rest.
 """
 
@@ -28,6 +29,9 @@ from rca.sources._base import ParseContext, Parsed, Source, by_head, one_head
 # Below a dedicated source's score for a file that is all its own program's lines, above
 # its score for a file where that program is a minority.
 _ENVELOPE_CONFIDENCE = 0.85
+# A container runtime's bare log (logrus lines, its own wordings among them) is also the pipeline source's logfmt, which
+# scores it up to 0.8: this source claims it above that.
+_BARE_RUNTIME_CONFIDENCE = 0.9
 
 
 def sniff(head: Sequence[str]) -> float:
@@ -48,7 +52,16 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     # The further lines of a multi-line message are indented under its first (journalctl): they are the envelope's;
     # so are the indented fields of a `journalctl -o verbose` or `-o json-pretty` record.
     share = (framed | record).filter(~text.str.starts_with(" ") | record).mean()
-    return {head: float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE for head, row in by_head(heads, share=share).items()}
+    if not heads.select(_syslog.opens_like_logrus(text).any()).item():
+        return {head: float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE for head, row in by_head(heads, share=share).items()}
+    # (The runtime's wordings are looked for in the heads with a line that opens like logrus' only.)
+    runtime = _syslog.runtime_of_bare_lines(text, None).is_not_null()
+    bare = (framed | record | runtime).filter(~text.str.starts_with(" ") | record).mean()
+    # (A head without a runtime's bare line keeps the envelope's score: the heads of a batch are sniffed together.)
+    return {
+        head: float(row["bare"] or 0.0) * _BARE_RUNTIME_CONFIDENCE if row["runtime"] else float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE
+        for head, row in by_head(heads, share=share, bare=bare, runtime=runtime.any()).items()
+    }
 
 
 def _is_journal_json(texts: pl.Expr) -> pl.Expr:
@@ -64,7 +77,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 SOURCE = register(
     Source(
         name="syslog", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=(":",),
-        formats=("syslog", "syslog_iso", "syslog_bare", "journal_monotonic", "journal_json", "journal_verbose"),
+        formats=("syslog", "syslog_iso", "syslog_bare", "logrus", "journal_monotonic", "journal_json", "journal_verbose"),
         line_local=True, segmented=True,
     )
 )
