@@ -110,18 +110,25 @@ def iter_batches(
     that range alone). Raises :class:`BinaryFileError` before yielding anything if the
     content is binary (unless ``probe`` is False: a later range of a file whose start was
     already found to be text).
+
+    What the file's first bytes tell (compression, a byte-order mark, NUL bytes of a binary
+    file) is looked for there only: bytes from a later ``start`` are read as they are, as a
+    whole read reads them (an appended gzip stream or mark is text in the middle of a file).
     """
     with open(path, "rb") as raw_handle:
         raw = _HashingReader(raw_handle, state)
         if end is not None:
             raw_handle.seek(start)
             content = _plain(raw, end - start)
-            content = _utf8(content) if start == 0 else content  # the first range of a file with a UTF-8 mark drops it
+        elif start:
+            _consume(raw, start)
+            content = _plain(raw)
         else:
-            if start:
-                _consume(raw, start)
             content = _content(raw, state)
-        yield from _batches(_text_chunks(content) if probe else content, state, first_line, batch_bytes, max_line_chars)
+        if start == 0:
+            content = _text_chunks(content) if probe else content
+            content = _utf8(content) if end is not None else content  # the first range of a file with a UTF-8 mark drops it
+        yield from _batches(content, state, first_line, batch_bytes, max_line_chars)
 
 
 def iter_stream(

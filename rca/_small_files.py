@@ -109,6 +109,7 @@ class _Grown:
     seam: _split.Seam
     size: int
     mtime: datetime
+    ctx: ParseContext  # what a fresh read gives its lines (:func:`rca.ingest.fresh_context`)
 
 
 def run_group(group: FileGroup) -> GroupResult:
@@ -128,7 +129,8 @@ def run_group(group: FileGroup) -> GroupResult:
             loaded.append(read)
     holding = _holding_seams(grown)
     for file in grown:
-        read = _read_lines(file.index, file.task, file.size, file.mtime, "appended" if file.index in holding else "grown")
+        appended = file.index in holding
+        read = _read_lines(file.index, file.task, file.size, file.mtime, "appended" if appended else "grown", file.ctx if appended else None)
         if isinstance(read, list):
             results[file.index] = read
         else:
@@ -168,19 +170,21 @@ def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | _Gro
             return [ingest.FileResult(task.previous.row, change="unchanged")]
         if ingest._whole_file_source(task) is not None:
             return [ingest.parse_file(task, writer)]
-        grown = task.previous is not None and ingest.grew(task, stat.st_size)
+        grown = task.previous is not None and ingest.only_grew(task, stat.st_size)
         if grown and ingest.may_append(task):
             seam = _split.seam(task.path, task.previous.bytes, stat.st_size, task.options.max_line_chars)
             if seam is not None:
-                return _Grown(index, task, seam, stat.st_size, mtime)
+                return _Grown(index, task, seam, stat.st_size, mtime, ingest.fresh_context(task, mtime, stat.st_size))
     except OSError:
         return [ingest.parse_file(task)]  # which says what is wrong with it
     return _read_lines(index, task, stat.st_size, mtime, "grown" if grown else None)
 
 
-def _read_lines(index: int, task: ingest.FileTask, size: int, mtime: datetime, change: str | None = None) -> _Read | list[ingest.FileResult]:
+def _read_lines(
+    index: int, task: ingest.FileTask, size: int, mtime: datetime, change: str | None = None, ctx: ParseContext | None = None
+) -> _Read | list[ingest.FileResult]:
     """The file's lines in one batch: of an "appended" file (one that grew, whose seam holds) the new ones alone, read by
-    the source that read the old; of any other, all of them (``change`` says why, when the file was read before)."""
+    the source that read the old in ``ctx``; of any other, all of them (``change`` says why, when the file was read before)."""
     previous = task.previous
     appended = change == "appended" and previous is not None
     start, first_line = (previous.bytes, previous.lines + 1) if appended else (0, 1)
@@ -194,7 +198,7 @@ def _read_lines(index: int, task: ingest.FileTask, size: int, mtime: datetime, c
     if len(batches) != 1:  # empty, or grown past a batch since it was planned
         return [ingest.parse_file(task)]
     if appended:
-        return _Read(index, task, batches[0].lines, state, size, mtime, ingest.appended_source(task), None, "appended")
+        return _Read(index, task, batches[0].lines, state, size, mtime, ingest.appended_source(task), ctx, "appended")
     source = sources.get(task.options.format) if task.options.format else None
     return _Read(index, task, batches[0].lines, state, size, mtime, source, None, change or ("rewritten" if previous else "new"))
 
@@ -209,9 +213,8 @@ def _holding_seams(grown: list[_Grown]) -> set[int]:
     by_source: dict[tuple, list[tuple[_split.Seam, _Read]]] = {}
     for file in grown:
         if file.index not in holding:
-            ctx = ingest.seam_context(file.task, file.mtime)
-            window = _Read(file.index, file.task, file.seam.lines, _reader.ReadState(), file.size, file.mtime, ingest.appended_source(file.task), ctx)
-            by_source.setdefault((window.source.name, ctx.tz, ctx.boot_time), []).append((file.seam, window))
+            window = _Read(file.index, file.task, file.seam.lines, _reader.ReadState(), file.size, file.mtime, ingest.appended_source(file.task), file.ctx)
+            by_source.setdefault((window.source.name, file.ctx.tz, file.ctx.boot_time), []).append((file.seam, window))
     for checked in by_source.values():
         holding |= _holding(*map(list, zip(*checked, strict=True)))
     return holding
@@ -241,9 +244,10 @@ def _events_by_file(windows: list[_Read], pieces: list[pl.DataFrame]) -> Callabl
 
 
 def _with_contexts(reads: list[_Read]) -> list[_Read]:
-    """The files with their contexts, their years looked for in one query (--year, when given, wins over them)."""
-    hints = ingest.year_hints([read.lines["text"] for read in reads])
-    return [dataclasses.replace(read, ctx=ingest.task_context(read.task, read.mtime, hint)) for read, hint in zip(reads, hints, strict=True)]
+    """The files with their contexts, their years looked for in one query (--year, when given, wins over them); an
+    appended file's new lines keep the context of the whole file they came with."""
+    hints = iter(ingest.year_hints([read.lines["text"] for read in reads if read.ctx is None]))
+    return [read if read.ctx is not None else dataclasses.replace(read, ctx=ingest.task_context(read.task, read.mtime, next(hints))) for read in reads]
 
 
 def _with_sources(reads: list[_Read]) -> list[_Read]:

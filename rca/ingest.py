@@ -354,26 +354,26 @@ def _failed(task: FileTask, size: int, mtime: datetime, status: str, error: str)
 
 
 def _read_and_parse(task: FileTask, size: int, mtime: datetime, writer: PartWriter) -> FileResult:
-    start, first_line, change = _resume_point(task, size, mtime)
+    resume = _resume_point(task, size, mtime)
     state = _reader.ReadState()
     batches = _reader.iter_batches(
-        task.path, state, start=start, first_line=first_line,
+        task.path, state, start=resume.start, first_line=resume.first_line,
         batch_bytes=task.options.batch_bytes, max_line_chars=task.options.max_line_chars,
     )
-    source = appended_source(task) if change == "appended" else None
-    return parse_batches(task, batches, state, size=size, mtime=mtime, change=change, source=source, writer=writer)
+    source = appended_source(task) if resume.change == "appended" else None
+    return parse_batches(task, batches, state, size=size, mtime=mtime, change=resume.change, source=source, ctx=resume.ctx, writer=writer)
 
 
 def parse_batches(
     task: FileTask, batches: Iterable[_reader.Batch], state: _reader.ReadState, *, size: int, mtime: datetime, change: str = "new",
-    source: Source | None = None, writer: PartWriter | None = None,
+    source: Source | None = None, ctx: ParseContext | None = None, writer: PartWriter | None = None,
 ) -> FileResult:
     """Sniff (unless ``source`` is given) and parse a file's batches of lines (read from disk, an archive member or a bundle's section).
 
     Writes the event parts into ``task.staging`` (or hands them to ``writer``); ``change``
     says whether ``task.previous``'s parts are kept ("appended") or replaced.
     """
-    accounting, parts, source = _parse_into_parts(task, batches, mtime, source=source, writer=writer)
+    accounting, parts, source = _parse_into_parts(task, batches, mtime, source=source, ctx=ctx, writer=writer)
     accounting.decode_errors, accounting.truncated = state.decode_errors, state.truncated_lines
     return _file_result(
         task, accounting, parts, source.name if source else None,
@@ -505,20 +505,32 @@ def _expanded(data: bytes, limit: int, *, whole: bool = True) -> bytes:
     return expanded
 
 
-def _resume_point(task: FileTask, size: int, mtime: datetime) -> tuple[int, int, str]:
-    """Where to start reading and the file's change: after the old bytes if it only grew and what grew reads on its own
-    ("appended"), else from the top ("grown", "rewritten")."""
+@dataclass(frozen=True)
+class Resume:
+    """Where to read a file from, its change ("new", "appended", "grown", "rewritten"), and of an appended file the
+    context its new lines are parsed in: the one a fresh read of the whole file gives, as its year comes from its head."""
+
+    start: int
+    first_line: int
+    change: str
+    ctx: ParseContext | None = None
+
+
+def _resume_point(task: FileTask, size: int, mtime: datetime) -> Resume:
+    """After the old bytes if the file only grew and what grew reads on its own ("appended"), else from the top."""
     previous = task.previous
     if previous is None:
-        return 0, 1, "new"
-    if not grew(task, size):
-        return 0, 1, "rewritten"
-    if may_append(task) and _appends_cleanly(task, size, mtime):
-        return previous.bytes, previous.lines + 1, "appended"
-    return 0, 1, "grown"
+        return Resume(0, 1, "new")
+    if not only_grew(task, size):
+        return Resume(0, 1, "rewritten")
+    if may_append(task):
+        ctx = fresh_context(task, mtime, size)
+        if _appends_cleanly(task, size, ctx):
+            return Resume(previous.bytes, previous.lines + 1, "appended", ctx)
+    return Resume(0, 1, "grown")
 
 
-def grew(task: FileTask, size: int) -> bool:
+def only_grew(task: FileTask, size: int) -> bool:
     """Whether the file only grew since the last run read it: longer, its old bytes unchanged and read as they are
     (not compressed, not transcoded), and read with this run's options."""
     previous = task.previous
@@ -528,7 +540,7 @@ def grew(task: FileTask, size: int) -> bool:
 
 
 def may_append(task: FileTask) -> bool:
-    """Whether the bytes a file that :func:`grew` has gained may be read from its old end, if its seam holds.
+    """Whether the bytes a file that :func:`only_grew` has gained may be read from its old end, if its seam holds.
 
     Its old bytes must be more than the window a seam is checked in, and its source must
     read line by line (a CSV's rows need the header far above).
@@ -539,18 +551,19 @@ def may_append(task: FileTask) -> bool:
     return source is not None and source.line_local
 
 
-def seam_context(task: FileTask, mtime: datetime) -> ParseContext:
-    """The context the lines either side of a grown file's old end are parsed in, to compare them (whatever its year hint)."""
-    return task_context(task, mtime, None)
+def fresh_context(task: FileTask, mtime: datetime, size: int) -> ParseContext:
+    """The context a fresh read gives the lines of a plain file of ``size`` bytes: a yearless time takes the year its first
+    batch's first dated line gives (or the journal's end its banner names), which the old bytes may hold."""
+    return _first_range_context(task, mtime, 0, min(size, task.options.batch_bytes))
 
 
-def _appends_cleanly(task: FileTask, size: int, mtime: datetime) -> bool:
+def _appends_cleanly(task: FileTask, size: int, ctx: ParseContext) -> bool:
     """Whether what was appended to a file reads the same on its own as after the file's earlier lines.
 
     No record may run on from the earlier bytes into the new ones (a traceback the earlier
     run saw cut). Else the file is read again whole, so an incremental store equals a fresh one.
     """
-    source, ctx = appended_source(task), seam_context(task, mtime)
+    source = appended_source(task)
     try:
         return _split.holds_cut(task.path, task.previous.bytes, size, task.options.max_line_chars, lambda lines: parse_lines(lines, ctx, source)[0])
     except (OSError, *SOURCE_FAILURES):
@@ -753,7 +766,8 @@ def split_plan(task: FileTask) -> SplitPlan | None:
             return None
         if not _reader.reads_by_offset(task.path) or _whole_file_source(task) is not None:
             return None
-        start, first_line, change = _resume_point(task, stat.st_size, mtime)
+        resume = _resume_point(task, stat.st_size, mtime)
+        start, first_line, change = resume.start, resume.first_line, resume.change
         if stat.st_size - start <= options.batch_bytes:
             return None
         head = next(_reader.iter_batches(
@@ -766,13 +780,13 @@ def split_plan(task: FileTask) -> SplitPlan | None:
             source = sources.get(options.format) if options.format else _sniff_or_fallback(head.lines["text"], task.provenance)
         if not source.line_local:
             return None
-        probe = _task_context(task, mtime, head.lines["text"])
+        probe = resume.ctx or _task_context(task, mtime, head.lines["text"])
         cuts = _split.find_cuts(
             task.path, start, stat.st_size, options.batch_bytes, options.max_line_chars, lambda lines: parse_lines(lines, probe, source)[0]
         )
         if not cuts:
             return None
-        ctx = _first_range_context(task, mtime, start, cuts[0])
+        ctx = resume.ctx or _first_range_context(task, mtime, start, cuts[0])
         sha256, lines_before = _split.digest_and_line_counts(task.path, stat.st_size, start, cuts)
     except (OSError, _reader.BinaryFileError, StopIteration, *SOURCE_FAILURES):
         return None  # read whole, where parse_file reports what is wrong with it (or keeps lines its parser fails on)

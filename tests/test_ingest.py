@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import gzip
 import json
@@ -129,6 +130,35 @@ def test_a_file_read_alone_checks_its_seam_too(tmp_path: Path, rest: str) -> Non
     report = rca.ingest(train.parent.parent, tmp_path / "store", workers=1)
     assert report.changes == ({"grown": 1} if rest.startswith(" ") else {"appended": 1})
     assert rca.open_store(tmp_path / "store").events().sort("line").equals(_fresh_events(train.parent.parent, tmp_path / "fresh"))
+
+
+def test_appended_bytes_are_read_as_they_are_not_as_a_files_start(logs: Path, tmp_path: Path) -> None:
+    # `cat notes.txt >> train.log` where notes.txt opens with a UTF-8 mark, or a gzip stream appended by mistake: in the
+    # middle of a file these are text as they are, as a fresh read takes them, never a mark or a stream to open.
+    train = logs / "gpu-node-1" / "train.log"
+    steps = "".join(f"2026-12-01 10:00:01,000 INFO step {step} loss 0.25 lr 0.0003 tokens/s 151234\n" for step in range(_PAST_THE_SEAM_WINDOW * 2))
+    train.write_text(steps)
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    with open(train, "ab") as handle:
+        handle.write(codecs.BOM_UTF8 + b"note appended after a mark\n" + gzip.compress(b"a compressed line\n") + b"\n")
+    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"appended": 1, "unchanged": 2}
+    events = rca.open_store(tmp_path / "store").events().sort("file", "line")
+    assert events.filter(pl.col("file") == "gpu-node-1/train.log")["message"][_PAST_THE_SEAM_WINDOW * 2] == "\ufeffnote appended after a mark"
+    assert events.equals(_fresh_events(logs, tmp_path / "fresh"))
+
+
+def test_appended_yearless_lines_take_the_year_the_files_head_gives(logs: Path, tmp_path: Path) -> None:
+    # The year of a yearless file comes from its first dated line, which the appended bytes do not repeat.
+    kern = logs / "gpu-node-2" / "kern.log"
+    kern.write_text("2023-06-01T10:00:00+00:00 node1 kernel: Linux version 6.5.0\n" + "Jun  1 10:00:01 node1 kernel: usb 1-1: new device\n" * 1500)
+    os.utime(kern, (datetime(2025, 6, 4, tzinfo=UTC).timestamp(),) * 2)
+    rca.ingest(logs, tmp_path / "store", workers=1)
+    with open(kern, "a") as handle:
+        handle.write("Jun  1 11:00:00 node1 kernel: appended\n")
+    assert rca.ingest(logs, tmp_path / "store", workers=1).changes == {"appended": 1, "unchanged": 2}
+    events = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "gpu-node-2/kern.log").sort("line")
+    assert events["ts"][-1] == datetime(2023, 6, 1, 11, 0, tzinfo=UTC)
+    assert rca.open_store(tmp_path / "store").events().sort("file", "line").equals(_fresh_events(logs, tmp_path / "fresh"))
 
 
 def test_a_line_finished_by_the_append_is_read_whole_again(logs: Path, tmp_path: Path) -> None:
