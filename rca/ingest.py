@@ -311,7 +311,7 @@ class FileResult:
     manifest: dict
     new_parts: list[str] = field(default_factory=list)
     dropped_parts: list[str] = field(default_factory=list)
-    change: str = "new"  # new / appended / rewritten / unchanged / failed / removed (a member gone from its archive)
+    change: str = "new"  # new / appended / grown (read whole again) / rewritten / unchanged / failed / ignored / removed (a member gone from its archive)
 
 
 def parse_file(task: FileTask, writer: PartWriter | None = None) -> FileResult:
@@ -966,7 +966,7 @@ class IngestReport:
     run_id: str
     store: Path | str
     files: pl.DataFrame
-    changes: dict[str, int]
+    changes: dict[str, int]  # files by what changed since the last run (FileResult.change)
     summary: dict
 
 
