@@ -678,3 +678,18 @@ def test_cadvisor_oom_event_names_the_killed_tasks_cgroup_pod_and_container() ->
         ("kubelet", cgroup, "5931aa75-4603-4e65-b552-7c71cf55cfb5", container),
         ("kubelet", "/", None, None),
     ]
+
+
+def test_a_klog_stamp_in_an_envelope_of_full_date_and_zone_is_exact() -> None:
+    # journalctl -o short-iso: the envelope states the year and the zone the klog stamp leaves out.
+    text = (
+        '2024-01-15T10:23:46.000321+0000 gpu-node-3 kubelet[2345]: I0115 10:23:46.000000    2345 kubelet.go:2457] "SyncLoop (PLEG): '
+        'event for pod" pod="ml/trainer-0" event={"ID":"0b4c","Type":"ContainerDied","Data":"4296b9e2c1d8"}\n'
+        # journald wrote the next line ten minutes late: the klog stamp stays, its year inferred as before.
+        "2024-01-15T10:33:47.000000+0000 gpu-node-3 kubelet[2345]: I0115 10:23:47.000000    2345 kubelet.go:2457] \"SyncLoop (probe)\"\n"
+    )
+    events = rca.parse_text(text, file="kubelet.log", reference_time=datetime(2026, 12, 1, tzinfo=UTC))
+    assert events.select("ts", "ts_quality", "pod").rows() == [
+        (datetime(2024, 1, 15, 10, 23, 46, tzinfo=UTC), "exact", "trainer-0"),
+        (datetime(2024, 1, 15, 10, 23, 47, tzinfo=UTC), "year_inferred", None),
+    ]

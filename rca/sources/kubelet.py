@@ -206,11 +206,15 @@ def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # A column, not an expression: it is read four times and an expression is evaluated per read.
     stamped = records.with_columns(klog_ts=klog_ts, json_ts=_json_time(j.field("ts"))).with_columns(klog_ts=_in_envelope_zone(pl.col("klog_ts")))
     use_klog = has_header & (pl.col("klog_ts").is_not_null() | pl.col("ts").is_null())
+    # Inside an envelope of full date and zone (journalctl -o short-iso, RFC 5424) that agrees with it to the moment
+    # journald took to receive the line, the klog stamp's year is no longer inferred: the envelope states it.
+    confirmed = (pl.col("ts_quality") == "exact") & ((pl.col("klog_ts") - pl.col("ts")).abs() < pl.duration(minutes=2))
     # A JSON line's epoch stamp is exact, better than the envelope's year-less one.
     use_json = is_json & pl.col("json_ts").is_not_null()
     return stamped.with_columns(
         ts=pl.when(use_klog).then(pl.col("klog_ts")).when(use_json).then(pl.col("json_ts")).otherwise(pl.col("ts")),
-        ts_quality=pl.when(use_klog).then(klog_quality).when(use_json).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
+        ts_quality=pl.when(use_klog & confirmed).then(pl.lit("exact")).when(use_klog).then(klog_quality)
+        .when(use_json).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
         ts_raw=pl.when(use_klog)
         .then(pl.format("{}{} {}", k.field("month"), k.field("day"), k.field("clock")))
         .when(use_json)
