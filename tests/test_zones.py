@@ -38,7 +38,7 @@ def test_a_real_journal_at_utc_plus_8_is_read_at_its_zone():
     events = rca.parse_text(fixture_path("journal_containerd2_podsandbox_taskexit_01.log").read_text(), file="j.log", reference_time=FIXED_MTIME)
     assert events["ts"][0] == datetime(2025, 5, 12, 1, 51, 40, tzinfo=UTC)
     assert events["ts_raw"][0] == "May 12 09:51:40"
-    assert events["ts_quality"][0] == "year_inferred"
+    assert events["ts_quality"][0] == "exact"  # containerd's own stamp names the same moment, with its year
 
 
 def test_every_zone_less_line_of_the_file_moves_klog_stamps_too():
@@ -143,3 +143,11 @@ def test_podman_events_go_stamps_give_the_journal_its_zone() -> None:
 def test_french_months_as_journalctl_prints_them() -> None:
     events = _parse("avril 05 10:00:01 gpu-node-3 systemd[1]: Started x.\nsept. 05 10:00:01 gpu-node-3 systemd[1]: Started y.\n")
     assert [(ts.month, ts.day) for ts in events["ts"].to_list()] == [(4, 5), (9, 5)]
+
+
+def test_an_opening_stamp_confirms_the_year_only_of_its_own_year():
+    local = datetime(2026, 11, 23, 10, 0, 0)
+    # The second line's message says it was written a year before journald got it: its envelope's year stays inferred.
+    lines = [_containerd(local, "Z"), _containerd(local + timedelta(seconds=3), "Z").replace("2026-11-23T10:00:03", "2025-11-23T10:00:03")]
+    events = _parse("\n".join(lines))
+    assert events["ts_quality"].to_list() == ["exact", "year_inferred"]

@@ -16,8 +16,11 @@ The votes of each host of a file come from at most :data:`SAMPLE` of its stamped
 over it: a journal can hold a million containerd lines, and a zone is told by a few dozen. When
 they agree on one non-zero offset (:data:`MIN_VOTES` lines at least, and :data:`AGREEMENT` of
 those that vote), that host's zone-less envelope times in the file are moved by it; a host whose
-lines disagree more (a daylight-saving change near the middle of the file) is left as read. The
-stamps' own quality stays: a short stamp still has no year of its own.
+lines disagree more (a daylight-saving change near the middle of the file) is left as read.
+
+A short stamp has no year of its own; the line's opening stamp has one. Where it is the year the
+envelope's time was given, the program wrote that year, and the line's time is exact
+(:func:`with_confirmed_years`).
 
 What one file shows is not carried to the host's other files: its ``kern.log``, ``dmesg -T`` or
 a bare ``kubelet.log`` stay in ``--tz``.
@@ -72,12 +75,28 @@ def envelope_zone_corrected(framed: pl.DataFrame, zoneless: pl.Expr, within: str
     return shifted.drop("quarters")
 
 
+def with_confirmed_years(framed: pl.DataFrame, yearless: pl.Expr) -> pl.DataFrame:
+    """``framed`` with the ``ts_quality`` of its ``yearless`` rows "exact" where the message opens with a stamp of the
+    year the envelope's time was given: the program wrote that year (a stamp of another year, or of a zone on the other
+    side of New Year, leaves the year inferred)."""
+    message = pl.col("message")
+    stamp_year = (
+        pl.when(message.str.starts_with('time="')).then(message.str.slice(6, 4))
+        .when(message.str.contains(" m=+", literal=True)).then(message.str.slice(0, 4))
+    )
+    confirmed = yearless & (stamp_year == pl.col("ts").dt.year().cast(pl.String)).fill_null(False)
+    return framed.with_columns(ts_quality=pl.when(confirmed).then(pl.lit("exact")).otherwise(pl.col("ts_quality")))
+
+
+def _opening_moment(message: pl.Expr) -> pl.Expr:
+    """The UTC moment of the stamp ``message`` opens with (:data:`_OPENING_STAMP`), or null."""
+    opening = message.str.extract_groups(_OPENING_STAMP)
+    return timeutil.iso_to_utc(pl.coalesce(opening.struct.field("logrus"), pl.concat_str(opening.struct.field("go"), opening.struct.field("go_offset"))), "UTC")
+
+
 def _vote() -> pl.Expr:
     """The quarter hours between a line's envelope time and its message's opening zoned stamp, where they are that close."""
-    opening = pl.col("message").str.extract_groups(_OPENING_STAMP)
-    text = pl.coalesce(opening.struct.field("logrus"), pl.concat_str(opening.struct.field("go"), opening.struct.field("go_offset")))
-    stamped = timeutil.iso_to_utc(text, "UTC")
-    gap = (pl.col("ts") - stamped).dt.total_seconds()
+    gap = (pl.col("ts") - _opening_moment(pl.col("message"))).dt.total_seconds()
     quarters = (gap / _QUARTER_S).round()
     return pl.when((gap - quarters * _QUARTER_S).abs() <= SLACK_S).then(quarters.cast(pl.Int32))
 
