@@ -142,3 +142,11 @@ def test_a_damaged_journal_never_breaks_the_reader(flips: list[tuple[int, int]])
         return  # a header it cannot trust
     assert lines.columns == ["line", "text"]
     assert lines["line"].to_list() == list(range(1, lines.height + 1))
+
+
+def test_an_entry_array_chain_pointing_past_any_offset_ends_the_entries() -> None:
+    # A flipped byte made the header's first entry array offset larger than a signed 64-bit integer (found by the test above).
+    data = bytearray(_journal())
+    first_array_at = journal_file._HEADER.size - 8  # the header's last field: the offset of the first entry array
+    data[first_array_at : first_array_at + 8] = (2**64 - 8).to_bytes(8, "little")
+    assert journal_file.json_lines(bytes(data)).height == 0

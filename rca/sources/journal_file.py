@@ -139,7 +139,8 @@ class _Journal:
         """The offsets of the entries, in the order the chain of entry arrays lists them; those cut off dropped."""
         width = 4 if self.compact else 8
         chunks, seen, offset = [], set(), self.first_array
-        while offset and offset not in seen and sum(len(chunk) for chunk in chunks) < self.n_entries:
+        # A damaged header or array may point anywhere, even past what a signed 64-bit offset holds.
+        while 0 < offset < len(self.data) and offset not in seen and sum(len(chunk) for chunk in chunks) < self.n_entries:
             seen.add(offset)
             if not self._objects(np.array([offset], dtype=np.int64), _ENTRY_ARRAY, 24)[0]:
                 break
