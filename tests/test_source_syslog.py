@@ -185,15 +185,20 @@ Nov 27 18:29:59 node-a containerd[753]: time="2026-11-27T18:29:59.3Z" level=erro
 """
 
 
+_TASK_CONTAINER = "93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76"
+# kind, severity, pid, process, container_id and exit_code of CONTAINERD_TASK_EVENTS' task lines, envelope or not.
+_TASK_EVENT_ROWS = [
+    ("oom_kill", "error", None, None, _TASK_CONTAINER, None),
+    ("oom_kill", "error", None, None, _TASK_CONTAINER, None),
+    ("process_killed", "error", 4242, None, _TASK_CONTAINER, 137),
+    ("log", "info", 4250, None, _TASK_CONTAINER, 1),
+]
+
+
 def test_containerd_task_events_are_the_runtime_view_of_a_container() -> None:
     events = rca.parse_text(CONTAINERD_TASK_EVENTS, file="syslog", reference_time=FIXED_MTIME)
-    container = "93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76"
     assert events.select("kind", "severity", "pid", "process", "container_id", "exit_code").rows() == [
-        ("oom_kill", "error", None, None, container, None),
-        ("oom_kill", "error", None, None, container, None),
-        ("process_killed", "error", 4242, None, container, 137),
-        ("log", "info", 4250, None, container, 1),
-        ("log", "error", 753, "containerd", None, None),
+        *_TASK_EVENT_ROWS, ("log", "error", 753, "containerd", None, None),
     ]
 
 
@@ -1234,13 +1239,8 @@ def test_a_bare_containerd_log_is_read_with_the_runtimes_rules() -> None:
     text = _bare(CONTAINERD_TASK_EVENTS)
     assert sources.sniff(text.splitlines())[0].name == "syslog"
     events = rca.parse_text(text, file="containerd.log", reference_time=FIXED_MTIME)
-    container = "93f3c8f1030de7193833d2f79dacdd4884e21b5c0990f74450b8b1f8796f1d76"
     assert events.select("kind", "severity", "pid", "process", "container_id", "exit_code").rows() == [
-        ("oom_kill", "error", None, None, container, None),
-        ("oom_kill", "error", None, None, container, None),
-        ("process_killed", "error", 4242, None, container, 137),
-        ("log", "info", 4250, None, container, 1),
-        ("log", "error", None, "containerd", None, None),
+        *_TASK_EVENT_ROWS, ("log", "error", None, "containerd", None, None),  # no envelope: no pid
     ]
     assert set(events["source"]) == {"syslog"} and set(events["format"]) == {"logrus"} and events["host"].null_count() == events.height
     assert set(events["ts_quality"]) == {"exact"} and events["ts"][0] == datetime(2026, 11, 27, 18, 29, 58, 992738, tzinfo=UTC)
