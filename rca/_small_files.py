@@ -170,7 +170,7 @@ def _read(index: int, task: ingest.FileTask, writer: PartWriter) -> _Read | _Gro
             return [ingest.FileResult(task.previous.row, change="unchanged")]
         if ingest._whole_file_source(task) is not None:
             return [ingest.parse_file(task, writer)]
-        grown = task.previous is not None and ingest.only_grew(task, stat.st_size)
+        grown = ingest.only_grew(task, stat.st_size)
         if grown and ingest.may_append(task):
             seam = _split.seam(task.path, task.previous.bytes, stat.st_size, task.options.max_line_chars)
             if seam is not None:
@@ -210,25 +210,28 @@ def _holding_seams(grown: list[_Grown]) -> set[int]:
     instead of each on its own: a parse of a few lines costs what a parse of many does.
     """
     holding = {file.index for file in grown if file.seam.trivial()}
-    by_source: dict[tuple, list[tuple[_split.Seam, _Read]]] = {}
+    by_source: dict[tuple, list[_Grown]] = {}
     for file in grown:
         if file.index not in holding:
-            window = _Read(file.index, file.task, file.seam.lines, _reader.ReadState(), file.size, file.mtime, ingest.appended_source(file.task), file.ctx)
-            by_source.setdefault((window.source.name, file.ctx.tz, file.ctx.boot_time), []).append((file.seam, window))
-    for checked in by_source.values():
-        holding |= _holding(*map(list, zip(*checked, strict=True)))
+            by_source.setdefault((ingest.appended_source(file.task).name, file.ctx.tz, file.ctx.boot_time), []).append(file)
+    for files in by_source.values():
+        holding |= _holding(files)
     return holding
 
 
-def _holding(seams: list[_split.Seam], windows: list[_Read]) -> set[int]:
+def _holding(files: list[_Grown]) -> set[int]:
     """Of grown files of one source, those whose seams hold (:meth:`rca._split.Seam.holds`)."""
-    whole = _events_by_file(windows, [seam.lines for seam in seams])
-    after = _events_by_file(windows, [seam.after().with_columns(pl.col("line") - (seam.cut - 1)) for seam in seams])
+    windows = [
+        _Read(file.index, file.task, file.seam.lines, _reader.ReadState(), file.size, file.mtime, ingest.appended_source(file.task), file.ctx)
+        for file in files
+    ]
+    whole = _events_by_file(windows, [file.seam.lines for file in files])
+    after = _events_by_file(windows, [file.seam.after().with_columns(pl.col("line") - (file.seam.cut - 1)) for file in files])
     if whole is None or after is None:
         return set()
     return {
-        window.index for number, (seam, window) in enumerate(zip(seams, windows, strict=True))
-        if seam.holds(whole(number), after(number).with_columns(pl.col("line") + (seam.cut - 1)))
+        file.index for number, file in enumerate(files)
+        if file.seam.holds(whole(number), after(number).with_columns(pl.col("line") + (file.seam.cut - 1)))
     }
 
 

@@ -129,8 +129,6 @@ def seam(path: str, offset: int, size: int, max_line_chars: int) -> Seam | None:
     What was appended after ``offset`` reads on its own only where :meth:`Seam.holds` (a
     group of small files checks many seams in one parse of each side: rca._small_files).
     """
-    if offset == 0:
-        return Seam(pl.DataFrame(schema=_reader.LINES_SCHEMA), 1)
     with open(path, "rb") as handle:
         low = max(offset - WINDOW_BYTES, 0)
         handle.seek(low)

@@ -602,19 +602,16 @@ class _Reader:
         host = bundles.member_host(safe.split("/"), container.host, container.sos_hosts) if safe else container.host
         return replace(self.task, provenance=provenance, host=host, previous=self.task.members.get(provenance), members={}, scope={})
 
-    def _skip(self, container: _Container, name: str, reason: str) -> None:
+    def _skip(self, container: _Container, name: str, reason: str, *, status: str = "skipped", change: str = "failed") -> None:
         task = self._member_task(container, name)
         self.seen.add(task.provenance)
-        self._append_row(task, status="skipped", error=reason)
+        self._append_row(task, change=change, status=status, error=reason)
 
     def _not_a_log(self, container: _Container, name: str) -> bool:
         """Whether the member is never a log (a zip made by macOS Finder holds a ``__MACOSX/._NAME`` of every file): listed as ignored, never read."""
         reason = bundles.not_a_log(name)
         if reason:
-            task = self._member_task(container, name)
-            self.seen.add(task.provenance)
-            dropped = list(task.previous.parts) if task.previous else []
-            self.results.append(ingest.FileResult(ingest._manifest_row(task, status="ignored", error=reason), dropped_parts=dropped, change="ignored"))
+            self._skip(container, name, reason, status="ignored", change="ignored")
         return bool(reason)
 
     def _fail(self, container: _Container, name: str, reason: str) -> None:
@@ -622,9 +619,9 @@ class _Reader:
         self.seen.add(task.provenance)
         self._append_row(task, status="error", error=reason)
 
-    def _append_row(self, task: ingest.FileTask, **values: object) -> None:
+    def _append_row(self, task: ingest.FileTask, change: str = "failed", **values: object) -> None:
         dropped = list(task.previous.parts) if task.previous else []
-        self.results.append(ingest.FileResult(ingest._manifest_row(task, **values), dropped_parts=dropped, change="failed"))
+        self.results.append(ingest.FileResult(ingest._manifest_row(task, **values), dropped_parts=dropped, change=change))
 
     def _keep(self, provenance: str) -> None:
         """A member unchanged since the last run keeps its row, and so does everything inside it."""

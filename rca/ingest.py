@@ -912,10 +912,11 @@ def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | 
             continue
         seen_dirs.add((info.st_dev, info.st_ino))
         dirnames.sort()
-        for name in [name for name in dirnames if bundles.never_logs(name)]:
+        pruned = {name: reason for name in dirnames if (reason := bundles.never_logs(name))}
+        for name, reason in pruned.items():
             dirnames.remove(name)  # one row for the folder, not one for each of its thousands of files
             provenance = os.path.normpath(os.path.join(rel_dir, name))
-            yield os.path.join(directory, name), provenance, hosts.of(provenance), bundles.never_logs(name)
+            yield os.path.join(directory, name), provenance, hosts.of(provenance), reason
         for name in sorted(filenames):
             path = os.path.join(directory, name)
             provenance = os.path.normpath(os.path.join(rel_dir, name))
