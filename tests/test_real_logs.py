@@ -21,6 +21,7 @@ EXPECTED = [json.loads(line) for line in (DATA / "real_logs" / "expected.jsonl")
 
 OWNER_BY_PREFIX = {
     "docker_inspect_": "k8s",  # before "docker_": the first prefix that fits names the owner
+    "docker_events_": "syslog",
     "dmesg_": "kernel",
     "kern_log_": "kernel",
     "journalctl_k_": "kernel",

@@ -886,7 +886,7 @@ def test_podman_journal_events_name_their_container() -> None:
     # The container's exit, not podman's: neither podman nor its pid is the process.
     assert (died["kind"], died["process"], died["pid"], died["exit_code"]) == ("log", None, None, None)
     attrs = json.loads(died["attrs"])
-    assert (attrs["podman_event"], attrs["runtime"], attrs["image"]) == ("died", "podman", "ghcr.io/actualbudget/actual-server:latest")
+    assert (attrs["runtime_event"], attrs["runtime"], attrs["image"]) == ("died", "podman", "ghcr.io/actualbudget/actual-server:latest")
     assert (died["host"], died["ts"].year) == ("storage", 2025)
 
 
@@ -1319,3 +1319,52 @@ def test_a_bare_runtime_head_sniffed_with_others_leaves_their_scores() -> None:
     journal = ["Nov 27 18:29:58 node-a kernel: Memory cgroup out of memory: Killed process 4242 (python)"]
     together = syslog.sniff_heads(heads_frame([bare, journal]))
     assert together == {0: syslog.sniff(bare), 1: syslog.sniff(journal)} and together[1] < together[0]
+
+
+def test_docker_events_saved_to_a_file_give_the_oom_and_the_kubelets_labels() -> None:
+    # docker/for-linux issue #670: `docker events` on a dockershim node, a JupyterHub pod's container OOM-killed
+    # (the paste wraps the line inside the sandbox id: one event).
+    events = _events("docker_events_k8s_dockershim_oom_labels_01.log")
+    assert events.height == 1
+    oom = events.row(0, named=True)
+    assert (oom["source"], oom["format"], oom["kind"], oom["severity"], oom["n_lines"]) == ("syslog", "docker_events", "oom_kill", "error", 2)
+    assert (oom["ts"], oom["ts_quality"]) == (datetime(2019, 5, 4, 23, 5, 45, 11072, tzinfo=UTC), "exact")
+    assert oom["container_id"] == "29d72966e0beb17d9b0b9fbcbfc734e2df2eb5428690115f9b24430357de08e5"
+    assert (oom["pod"], oom["namespace"], oom["container"], oom["pod_uid"]) == (
+        "jupyter-******", "jhub-prod", "notebook", "efa75591-6e89-11e9-bf85-001a4a16016d",
+    )
+    # The container's OOM, not the daemon's.
+    assert (oom["process"], json.loads(oom["attrs"])["runtime"]) == (None, "dockerd")
+
+
+def test_docker_events_die_tells_the_exit_code_and_kill_the_signal_sent() -> None:
+    # A tutorial's `docker events` (public-code index file id 1759192825): a run, an exit 1, and a `docker stop` that
+    # sent SIGTERM, then SIGKILL ten seconds later.
+    events = _events("docker_events_stop_kill_die_137_01.log")
+    assert set(events["format"]) == {"docker_events"} and set(events["ts_quality"]) == {"exact"}
+    died = events.filter(pl.col("line").is_in([6, 9, 14])).select("kind", "severity", "exit_code", "container").rows()
+    assert died == [("log", None, 0, "flamboyant_hawking"), ("log", "error", 1, "mystifying_rosalind"), ("process_killed", "error", 137, "boring_heisenberg")]
+    assert events.filter(pl.col("line") == 14)["container_id"].item() == "7f5bb63030f2d64f0d94e6e1512ea35261d9b8af8a09903caa00b29b3f11b77d"
+    signals = [json.loads(attrs)["signal"] for attrs in events.filter(pl.col("line").is_in([12, 13]))["attrs"]]
+    assert signals == ["SIGTERM", "SIGKILL"]
+    # The daemon acting on a container stays its process; a network's event names the container it disconnects.
+    assert events.filter(pl.col("line") == 16).select("process", "container").row(0) == ("dockerd", "boring_heisenberg")
+    assert events.filter(pl.col("line") == 15)["container_id"].item() == "7f5bb63030f2d64f0d94e6e1512ea35261d9b8af8a09903caa00b29b3f11b77d"
+    assert events["ts"][0] == datetime(2017, 2, 16, 9, 2, 53, 530980, tzinfo=UTC)
+
+
+def test_podman_events_saved_to_a_file_keep_their_go_time() -> None:
+    # podman-container-tools/podman PR #2621: the first "container died" event, as `podman events` prints it.
+    line = (
+        "2019-03-12 16:25:27.088574667 -0400 EDT container died 70f01ba82a02575d3efc3579ee5951f1b3b3383243b204a54c21989e4b2d41fa"
+        " (image=docker.io/library/fedora:latest, name=pensive_payne)"
+    )
+    died = rca.parse_text(line + "\n", file="podman-events.log", reference_time=FIXED_MTIME).row(0, named=True)
+    assert (died["source"], died["format"], died["ts"], died["ts_quality"]) == ("syslog", "podman_events", datetime(2019, 3, 12, 20, 25, 27, 88574, tzinfo=UTC), "exact")
+    assert (died["container"], died["container_id"][:12], died["kind"]) == ("pensive_payne", "70f01ba82a02", "log")
+
+
+def test_a_file_of_iso_stamped_lines_is_not_a_runtimes_events() -> None:
+    text = "2024-05-01T12:00:00.123Z container start took 3 s (cold cache)\n2024-05-01T12:00:01Z image pull done\n2024-05-01T12:00:02Z volume mount ok\n"
+    events = rca.parse_text(text, file="app.log", reference_time=FIXED_MTIME)
+    assert set(events["source"]) == {"pipeline"}

@@ -35,7 +35,12 @@ Podman has no daemon: each ``podman`` command writes the events of the container
 ``podman[1265274]: 2025-12-21 18:01:34.529303815 -0500 EST m=+11.707569919 container died <id> (image=…, name=actual,
 PODMAN_SYSTEMD_UNIT=podman-actual.service)``. ``died`` is the container's exit (the line holds no exit status: the
 unit's ``Main process exited`` line beside it has it); ``create``, ``init``, ``start``, ``remove`` … name the container
-podman acts on. Either way the id and the ``name=`` (the container's name) are kept, the event and image in attrs.
+podman acts on. ``docker events`` (and ``podman events``) saved to a file give the same lines bare, Docker's in RFC 3339:
+``2017-02-16T10:04:37.854997858+01:00 container die <id> (exitCode=137, image=…, name=…)``. Docker's ``oom`` is the
+container's OOM kill (``oom_kill``), its ``die`` the exit with its code (137: ``process_killed``), its ``kill`` the signal
+it sends (kept in attrs); a pod's container carries the kubelet's labels (``io.kubernetes.pod.name=…``), which name its
+pod, namespace, uid and container. Either way the id and the ``name=`` (the container's name) are kept, the event and
+image in attrs.
 
 The runtimes' lines about a container a CRI call acts on (CRI-O's ``Stopping container: <id> (timeout: 30s)``,
 ``Started container`` … ``containerID=<id>``; containerd's ``StopContainer for \\"<id>\\"``) name it: container_id.
@@ -50,6 +55,9 @@ lines come here with the logrus stamp as their time and the runtime its wordings
 """
 
 from __future__ import annotations
+
+import re
+import signal
 
 import polars as pl
 
@@ -99,13 +107,23 @@ _CRI_POD = (
     r"PodSandboxMetadata\{Name:(?<sandbox_pod>" + _DNS_LABEL + r"),Uid:(?<sandbox_uid>[0-9a-f-]+),Namespace:(?<sandbox_namespace>" + _DNS_LABEL + "),"
     r"|\bk8s_(?<container>[^_\s]+)_(?<pod>" + _DNS_LABEL + r")_(?<namespace>" + _DNS_LABEL + r")_(?<pod_uid>[0-9a-f-]{32,36})_[0-9]+\b"
 )
-# Podman's events: "<Go time> container <event> <id> (image=<image>, name=<name>[, <label>=<value>…])"; the time's monotonic
-# reading ("m=+11.7") is there when the event was made by the process that writes it.
-_PODMAN_EVENT = (
-    r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)? [+-][0-9]{4} \S+ (?:m=[+-][0-9.]+ )?"
-    # journalctl cuts a line past the terminal's width with ">" (the name then lost).
-    r"container (?<event>[a-z_]+) (?<id>" + _ID + r") \(image=(?<image>[^,)>]*)(?:, name=(?<name>[^,)>]*))?"
+# A container's event as Podman and Docker tell it: "<time> container <event> <id> (<attribute>=<value>, …)". Podman's time is in
+# Go's layout (in the journal with its monotonic reading "m=+11.7" when the process that made the event writes it), Docker's
+# in RFC 3339 (`docker events` saved to a file). Docker sorts the attributes by name (a container's labels among them), so
+# each is looked for on its own.
+_CONTAINER_EVENT = (
+    r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9](?: [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)? [+-][0-9]{4} \S+ (?:m=[+-][0-9.]+ )?"
+    r"|T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?(?:Z|[+-][0-9][0-9]:[0-9][0-9]) )"
+    r"container (?<event>[a-z_]+) (?<id>[0-9a-f]{12,64})(?: \((?<attributes>.*))?"
 )
+_SIGNAL_NAMES = {str(number.value): number.name for number in signal.Signals}
+
+
+def _attribute(attributes: pl.Expr, name: str) -> pl.Expr:
+    # (journalctl cuts a line past the terminal's width with ">".)
+    return attributes.str.extract(rf"(?:^|, ){re.escape(name)}=([^,)>]*)", 1)
+
+
 _LEVEL = r"(?:(?:^|\s)level=|\"level\":\")(?<level>[a-z]+)"
 _SEVERITY = {"trace": "debug", "debug": "debug", "info": "info", "warning": "warning", "error": "error", "fatal": "critical", "panic": "critical"}
 _SIGKILLED = 137
@@ -121,9 +139,9 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         dockerd=pl.when(message.str.contains("msg=event ", literal=True)).then(message).str.extract_groups(_DOCKERD_EVENT),
         crio=pl.when(message.str.contains_any([" exited with status ", " with stop signal timed out", " failed to exit within ", ": OOM received"]))
         .then(message).str.extract_groups(_CRIO_CONMON),
-        # (Podman's events: read on its lines alone.)
-        podman=pl.when(pl.when(pl.col("program") == "podman").then(message).str.contains(" container ", literal=True))
-        .then(message).str.extract_groups(_PODMAN_EVENT),
+        # (Podman's and Docker's events: read on their lines alone.)
+        event=pl.when(pl.when(pl.col("program").is_in(["podman", "dockerd"])).then(message).str.contains(" container ", literal=True))
+        .then(message).str.extract_groups(_CONTAINER_EVENT),
         created=pl.when(message.str.contains("returns container id", literal=True)).then(message).str.extract_groups(_CREATED_CONTAINER),
         cri_pod=pl.when(message.str.contains_any(["PodSandboxMetadata{Name:", "k8s_"])).then(message).str.extract_groups(_CRI_POD),
         # (CRI-O's wordings: read on its lines alone.)
@@ -131,18 +149,22 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             pl.when(pl.col("program") == "crio").then(message).str.contains_any(["Creating container: ", "ed container ", "description=", "Got pod network"])
         ).then(message).str.extract_groups(_CRIO_POD),
     )
-    task, dockerd, crio, podman, created, crio_pod, cri_pod = (
-        pl.col(name).struct for name in ("task", "dockerd", "crio", "podman", "created", "crio_pod", "cri_pod")
+    task, dockerd, crio, event, created, crio_pod, cri_pod = (
+        pl.col(name).struct for name in ("task", "dockerd", "crio", "event", "created", "crio_pod", "cri_pod")
     )
-    # A container's death is about the container; podman's other events name the container it acts on.
-    died = podman.field("event") == "died"
-    oom = (task.field("event") == "OOM") | (dockerd.field("event") == "oom") | crio.field("oom").is_not_null()
+    attributes = event.field("attributes")
+    # A container's death is about the container; the runtime's other events name the container it acts on.
+    died = event.field("event").is_in(["died", "die"])
+    oom = (task.field("event") == "OOM") | dockerd.field("event").is_in(["oom"]) | crio.field("oom").is_not_null() | (event.field("event") == "oom")
     # 1.7+ writes the event as protobuf text, which leaves out a field at its zero value: a TaskExit without
     # exit_status exited 0.
     exited = (task.field("event") == "Exit") | (dockerd.field("event") == "exit") | crio.field("status").is_not_null()
+    # Docker's "die" tells the container's exit code (Podman's "died" does not); an exec'd process's "exec_die" is not the container's.
+    died_with = pl.when(died).then(_attribute(attributes, "exitCode"))
+    exited = exited | died_with.is_not_null()
     # "received exit event …" repeats a TaskExit logged beside it: its process and status, not a second kill.
     repeat = task.field("repeat").is_not_null()
-    status = pl.coalesce(task.field("status"), dockerd.field("status"), crio.field("status")).cast(pl.Int32, strict=False)
+    status = pl.coalesce(task.field("status"), dockerd.field("status"), crio.field("status"), died_with).cast(pl.Int32, strict=False)
     status = pl.coalesce(status, pl.when(exited | repeat).then(pl.lit(0, pl.Int32)))
     # The sandbox's handler reports the pod's pause process, which a pod's teardown stops with SIGKILL:
     # its 137 is a pod going away, not a kill; nor is an exec'd process's 137 the container's.
@@ -152,37 +174,49 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # dockerd names a container by its full id at the stop's timeout, by its 12-character short id when it kills it directly.
     forced = crio.field("forced")
     full_forced = pl.when(forced.str.len_chars() == _ID_LENGTH).then(forced)
+    event_id = event.field("id")
+    full_event_id = pl.when(event_id.str.len_chars() == _ID_LENGTH).then(event_id)
     container_id = pl.coalesce(
-        task.field("container_id"), dockerd.field("container_id"), crio.field("stopped"), full_forced, pl.when(died).then(podman.field("id"))
+        task.field("container_id"), dockerd.field("container_id"), crio.field("stopped"), full_forced, pl.when(died | oom).then(full_event_id)
     )
     # The runtime's own lines about a container it creates, starts, stops or removes: the runtime stays their process.
     named = pl.when(message.str.contains("ontainer", literal=True)).then(message).str.extract_groups(_NAMED_CONTAINER).struct
-    acted_on = pl.coalesce(named.field("id"), named.field("field"), named.field("plain"), created.field("created"), podman.field("id"))
-    id_prefix = pl.coalesce(crio.field("short_id"), pl.when(full_forced.is_null()).then(forced))
+    acted_on = pl.coalesce(named.field("id"), named.field("field"), named.field("plain"), created.field("created"), full_event_id)
+    id_prefix = pl.coalesce(crio.field("short_id"), pl.when(full_forced.is_null()).then(forced), pl.when(full_event_id.is_null()).then(event_id))
     stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null()
     about_a_container = container_id.is_not_null() | id_prefix.is_not_null()
     level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
+    name = _attribute(attributes, "name")
     return _syslog.program_events(
         framed,
         victim_pid=pl.coalesce(task.field("pid"), dockerd.field("pid"), crio.field("pid")).cast(pl.Int64, strict=False),
         kind=pl.when(oom).then(pl.lit("oom_kill")).when(killed).then(pl.lit("process_killed")).otherwise(pl.lit("log")),
-        # conmon tells of an exit only when its status is not 0.
-        severity=pl.when(oom | killed | crio.field("status").is_not_null()).then(pl.lit("error")).otherwise(pl.coalesce(level, pl.col("severity"))),
+        # conmon tells of an exit only when its status is not 0; Docker of every container's.
+        severity=pl.when(oom | killed | crio.field("status").is_not_null() | (died_with != "0")).then(pl.lit("error")).otherwise(pl.coalesce(level, pl.col("severity"))),
         # A task event is about a container's process, not about the runtime.
         process=pl.when(~about_a_container).then(pl.col("program")),
         container_id=pl.coalesce(container_id, acted_on),
+        # A pod's container carries the kubelet's labels (dockershim names it "k8s_<container>_<pod>_…", read below).
         container=pl.coalesce(
-            podman.field("name"), created.field("name"), crio_pod.field("container"), pl.when(cri_pod.field("container") != "POD").then(cri_pod.field("container"))
+            _attribute(attributes, "io.kubernetes.container.name"), pl.when(~name.str.starts_with("k8s_")).then(name), created.field("name"),
+            crio_pod.field("container"), pl.when(cri_pod.field("container") != "POD").then(cri_pod.field("container")),
         ),
-        pod=pl.coalesce(crio_pod.field("pod"), crio_pod.field("network_pod"), cri_pod.field("sandbox_pod"), cri_pod.field("pod")),
-        namespace=pl.coalesce(crio_pod.field("namespace"), crio_pod.field("network_namespace"), cri_pod.field("sandbox_namespace"), cri_pod.field("namespace")),
-        pod_uid=pl.coalesce(crio_pod.field("pod_uid"), cri_pod.field("sandbox_uid"), cri_pod.field("pod_uid")),
+        pod=pl.coalesce(
+            _attribute(attributes, "io.kubernetes.pod.name"), crio_pod.field("pod"), crio_pod.field("network_pod"), cri_pod.field("sandbox_pod"), cri_pod.field("pod")
+        ),
+        namespace=pl.coalesce(
+            _attribute(attributes, "io.kubernetes.pod.namespace"), crio_pod.field("namespace"), crio_pod.field("network_namespace"),
+            cri_pod.field("sandbox_namespace"), cri_pod.field("namespace"),
+        ),
+        pod_uid=pl.coalesce(_attribute(attributes, "io.kubernetes.pod.uid"), crio_pod.field("pod_uid"), cri_pod.field("sandbox_uid"), cri_pod.field("pod_uid")),
         exit_code=status,
         attrs=attrs_json({
             "attempt": created.field("attempt").cast(pl.Int64, strict=False),
-            "podman_event": podman.field("event"),
-            "image": podman.field("image"),
-            "signal": pl.when(killed | stop_killed).then(pl.lit("SIGKILL")),
+            "runtime_event": event.field("event"),
+            "image": _attribute(attributes, "image"),
+            # (Docker's "kill" event is the signal it sends.)
+            "signal": pl.when(killed | stop_killed).then(pl.lit("SIGKILL"))
+            .otherwise(_attribute(attributes, "signal").replace_strict(_SIGNAL_NAMES, default=None)),
             "runtime": pl.when(about_a_container).then(pl.col("program")),
             "sandbox": pl.when(sandbox).then(pl.lit(True)),
             "container_id_prefix": id_prefix,

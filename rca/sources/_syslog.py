@@ -174,6 +174,17 @@ LOGRUS_TTY_LINE = (
     r"^(?<level>PANI|FATA|ERRO|WARN|INFO|DEBU|TRAC)\[(?<stamp>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
     r"(?:Z|[+-][0-9][0-9]:?[0-9][0-9]))\] "
 )
+# A container runtime's event stream saved to a file: `docker events` ("<RFC 3339 time> <type> <action> <id> (<attribute>=<value>, …)";
+# before Docker 1.10 "<time> <id>: (from <image>) <action>") or `podman events` (the same after Go's time layout and the zone's name).
+# The shape alone tells the runtime: no other program writes it.
+RUNTIME_EVENT_LINE = (
+    r"^(?:(?<docker>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?(?:Z|[+-][0-9][0-9]:[0-9][0-9]))"
+    r"|(?<podman>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)? [+-][0-9]{4}) [A-Za-z0-9+-]+)"
+    # A container by its id, its attributes at times none; any other object with its attributes.
+    r" (?:container [a-z_]+(?:: [a-z]+)? [0-9a-f]{12,64}(?: \(|$)"
+    r"|(?:image|network|volume|plugin|daemon|service|node|secret|config|builder|pod|system) [a-z_]+ [^ (]+ \("
+    r"|[0-9a-f]{12,64}(?:\.\.\.)?: \(from )"
+)
 _TTY_SEVERITY = {"PANI": "critical", "FATA": "critical", "ERRO": "error", "WARN": "warning", "INFO": "info", "DEBU": "debug", "TRAC": "debug"}
 RUNTIME_WORDINGS = {
     "dockerd": (
@@ -207,6 +218,13 @@ def runtime_of_bare_lines(text: pl.Expr, within: str | None) -> pl.Expr:
 def opens_like_logrus(text: pl.Expr) -> pl.Expr:
     """The cheap test of a line that may be a bare logrus line (:data:`LOGRUS_LINE`, :data:`LOGRUS_TTY_LINE`)."""
     return text.str.starts_with('time="') | (text.str.slice(4, 1) == "[")
+
+
+def runtime_event(text: pl.Expr) -> pl.Expr:
+    """The runtime (dockerd, podman) whose saved event line ``text`` is, and the line's time: a struct of ``runtime`` and ``stamp``."""
+    found = pl.when(text.str.contains(RUNTIME_EVENT_LINE)).then(text).str.extract_groups(RUNTIME_EVENT_LINE).struct
+    runtime = pl.when(found.field("docker").is_not_null()).then(pl.lit("dockerd")).when(found.field("podman").is_not_null()).then(pl.lit("podman"))
+    return pl.struct(runtime.alias("runtime"), pl.coalesce(found.field("docker"), found.field("podman")).alias("stamp"))
 
 
 _SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
@@ -319,7 +337,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             pl.when(has_runtime).then(pl.col("runtime_level")),
         ),
         format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso"))
-        .when(has_monotonic).then(pl.lit("journal_monotonic")).when(has_bare).then(pl.lit("syslog_bare")).when(has_runtime).then(pl.lit("logrus")),
+        .when(has_monotonic).then(pl.lit("journal_monotonic")).when(has_bare).then(pl.lit("syslog_bare")).when(has_runtime).then(pl.col("runtime_format")),
         framed=has_short | has_iso | has_monotonic | has_bare | has_runtime | separator.field("separator").is_not_null(),
         indent=pl.when(has_short | has_iso | has_monotonic).then(pl.col("text")).str.len_chars()
         - pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).when(has_monotonic).then(m.field("message")).str.len_chars(),
@@ -340,18 +358,26 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 
 def _with_bare_runtime_lines(parts: pl.DataFrame, within: str | None) -> pl.DataFrame:
-    """``parts`` with the ``runtime`` whose bare logrus line each is (:func:`runtime_of_bare_lines`) and its ``runtime_stamp``."""
-    # (Most files have no line opening with a logrus time: the wordings are looked for in those that do.)
-    if not parts.select(opens_like_logrus(pl.col("text")).any()).item():
-        return parts.with_columns(runtime=pl.lit(None, pl.String), runtime_stamp=pl.lit(None, pl.String), runtime_level=pl.lit(None, pl.String))
-    parts = parts.with_columns(runtime=runtime_of_bare_lines(pl.col("text"), within))
-    text = pl.when(pl.col("runtime").is_not_null()).then(pl.col("text"))
-    tty = text.str.extract_groups(LOGRUS_TTY_LINE).struct
+    """``parts`` with the ``runtime`` whose bare line each is, a logrus line (:func:`runtime_of_bare_lines`) or a saved event
+    (:func:`runtime_event`), its ``runtime_stamp``, ``runtime_level`` and ``runtime_format``."""
+    text = pl.col("text")
+    # (Most files have neither: the wordings and the events' fields are looked for in those that have such lines.)
+    logrus, events = parts.select(opens_like_logrus(text).any().alias("logrus"), text.str.contains(RUNTIME_EVENT_LINE).any().alias("events")).row(0)
+    if not (logrus or events):
+        return parts.with_columns(**dict.fromkeys(("runtime", "runtime_stamp", "runtime_level", "runtime_format"), pl.lit(None, pl.String)))
+    event = runtime_event(text).struct if events else pl.struct(runtime=pl.lit(None, pl.String), stamp=pl.lit(None, pl.String)).struct
+    logrus_runtime = runtime_of_bare_lines(text, within) if logrus else pl.lit(None, pl.String)
+    parts = parts.with_columns(logrus_runtime=logrus_runtime, event_runtime=event.field("runtime"), event_stamp=event.field("stamp"))
+    logrus_text = pl.when(pl.col("logrus_runtime").is_not_null()).then(text)
+    tty = logrus_text.str.extract_groups(LOGRUS_TTY_LINE).struct
     return parts.with_columns(
-        runtime_stamp=pl.coalesce(text.str.extract(LOGRUS_LINE, 1), tty.field("stamp")),
+        runtime=pl.coalesce("logrus_runtime", "event_runtime"),
+        runtime_stamp=pl.coalesce(logrus_text.str.extract(LOGRUS_LINE, 1), tty.field("stamp"), "event_stamp"),
         # (A file's line names its level in the message, "level=error", which the runtime's rules read.)
         runtime_level=tty.field("level").replace_strict(_TTY_SEVERITY, default=None),
-    )
+        runtime_format=pl.when(pl.col("logrus_runtime").is_not_null()).then(pl.lit("logrus"))
+        .when(pl.col("event_runtime").is_not_null()).then(pl.format("{}_events", pl.col("event_runtime").replace("dockerd", "docker"))),
+    ).drop("logrus_runtime", "event_runtime", "event_stamp")
 
 
 def _at_offset(naive: pl.Expr, minutes: pl.Expr) -> pl.Expr:
