@@ -1306,6 +1306,20 @@ def test_dockerd_logrus_on_a_terminal_keeps_its_time_and_level() -> None:
     assert events["container_id"][4] == "41a3c0b43d384b93a83a822ec58499b0651de23fcc850d23f99d655f15dc7f34"
 
 
+def test_containerd_on_a_terminal_tells_its_oom_and_exit_events_unquoted() -> None:
+    # containerd 1.7 in the foreground: logrus' terminal lines put the message bare, its protobuf text's quotes unescaped.
+    container = "4296b9e2c1d6f0e5a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0"
+    text = (
+        'INFO[2024-05-01T12:00:00.000000000Z] starting containerd                           revision=1234 version=v1.7.13\n'
+        f'INFO[2024-05-01T12:00:05.000000000Z] TaskOOM event container_id:"{container}"\n'
+        f'INFO[2024-05-01T12:00:05.100000000Z] TaskExit event in podsandbox handler container_id:"{container}" id:"{container}"'
+        " pid:4242 exit_status:137 exited_at:{seconds:1714564805 nanos:100000000}\n"
+    )
+    events = rca.parse_text(text, file="containerd.log", reference_time=FIXED_MTIME)
+    assert events.select("kind", "container_id", "pid", "exit_code").rows()[1:] == [("oom_kill", container, None, None), ("log", container, 4242, 137)]
+    assert events["ts"][1] == datetime(2024, 5, 1, 12, 0, 5, tzinfo=UTC)
+
+
 def test_a_go_programs_own_logrus_lines_on_a_terminal_are_not_a_runtimes() -> None:
     text = "INFO[2024-05-01T12:00:00Z] server started                                port=8080\nERRO[2024-05-01T12:00:01Z] request failed\n"
     assert sources.sniff(text.splitlines())[0].name != "syslog"

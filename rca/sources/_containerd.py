@@ -66,13 +66,15 @@ from rca.sources._base import ParseContext, attrs_json
 
 _ID_LENGTH = 64
 _ID = rf"[0-9a-f]{{{_ID_LENGTH}}}"
+# (On a terminal logrus writes the message bare after the level and time, "INFO[…] TaskOOM event container_id:"<id>"", where a
+# file has it quoted, its quotes escaped.)
 _TASK_EVENT = (
-    r"(?:msg=|\"msg\":)\"(?:Task(?<event>OOM|Exit) event (?<sandbox>in podsandbox handler )?|(?<repeat>[Rr]eceived exit event ))"
-    r".*?(?:ContainerID:|container_id:\\\")(?<container_id>" + _ID + ")"
+    r"(?:(?:msg=|\"msg\":)\"|\] )(?:Task(?<event>OOM|Exit) event (?<sandbox>in podsandbox handler )?|(?<repeat>[Rr]eceived exit event ))"
+    r".*?(?:ContainerID:|container_id:\\?\")(?<container_id>" + _ID + ")"
     r"(?:.*?(?:Pid:|pid:)(?<pid>[0-9]+))?(?:.*?(?:ExitStatus:|exit_status:)(?<status>[0-9]+))?"
 )
 _DOCKERD_EVENT = (
-    r"msg=event (?:ExitStatus=(?<status>[0-9]+) .*?Pid=(?<pid>[0-9]+) ProcessID=(?<process_id>\S+) )?"
+    r"(?:msg=event |\] event +)(?:ExitStatus=(?<status>[0-9]+) .*?Pid=(?<pid>[0-9]+) ProcessID=(?<process_id>\S+) )?"
     r"containerID=(?<container_id>" + _ID + r") .*?topic=/tasks/(?<event>exit|oom)\b"
 )
 _CRIO_CONMON = (
@@ -136,7 +138,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     message = pl.col("message")
     framed = framed.with_columns(
         task=message.str.extract_groups(_TASK_EVENT),
-        dockerd=pl.when(message.str.contains("msg=event ", literal=True)).then(message).str.extract_groups(_DOCKERD_EVENT),
+        dockerd=pl.when(message.str.contains_any(["msg=event ", "] event "])).then(message).str.extract_groups(_DOCKERD_EVENT),
         crio=pl.when(message.str.contains_any([" exited with status ", " with stop signal timed out", " failed to exit within ", ": OOM received"]))
         .then(message).str.extract_groups(_CRIO_CONMON),
         # (Podman's and Docker's events: read on their lines alone.)
