@@ -1367,6 +1367,23 @@ def test_docker_events_die_tells_the_exit_code_and_kill_the_signal_sent() -> Non
     assert events["ts"][0] == datetime(2017, 2, 16, 9, 2, 53, 530980, tzinfo=UTC)
 
 
+def test_docker_events_as_json_give_the_oom_and_the_exit_code() -> None:
+    # moby/moby issue #18470: Docker 1.9's /events stream (status, id, from); then a 1.10+ object with its Actor's attributes.
+    events = _events("docker_events_api_json_oom_01.log")
+    assert set(events["format"]) == {"docker_events"} and events["kind"].to_list() == ["log", "log", "log", "oom_kill"]
+    oom = events.row(3, named=True)
+    assert (oom["ts"], oom["ts_quality"]) == (datetime(2015, 12, 7, 14, 17, 51, 593721, tzinfo=UTC), "exact")
+    assert oom["container_id"] == "36eb96d6c134895854e77f65ac47955b6ee08eb62bceee37cc605157f1c9482b"
+    assert json.loads(oom["attrs"])["image"] == "9e0d5e071a2b"
+    died = rca.parse_text(
+        '{"status":"die","id":"7f5bb63030f2d64f0d94e6e1512ea35261d9b8af8a09903caa00b29b3f11b77d","from":"alpine","Type":"container","Action":"die",'
+        '"Actor":{"ID":"7f5bb63030f2d64f0d94e6e1512ea35261d9b8af8a09903caa00b29b3f11b77d","Attributes":{"exitCode":"137","image":"alpine",'
+        '"name":"boring"}},"scope":"local","time":1487235877,"timeNano":1487235877854997858}\n',
+        file="docker-events.json", reference_time=FIXED_MTIME,
+    ).row(0, named=True)
+    assert (died["source"], died["kind"], died["exit_code"], died["container"]) == ("syslog", "process_killed", 137, "boring")
+
+
 def test_podman_events_saved_to_a_file_keep_their_go_time() -> None:
     # podman-container-tools/podman PR #2621: the first "container died" event, as `podman events` prints it.
     line = (

@@ -35,12 +35,12 @@ Podman has no daemon: each ``podman`` command writes the events of the container
 ``podman[1265274]: 2025-12-21 18:01:34.529303815 -0500 EST m=+11.707569919 container died <id> (image=…, name=actual,
 PODMAN_SYSTEMD_UNIT=podman-actual.service)``. ``died`` is the container's exit (the line holds no exit status: the
 unit's ``Main process exited`` line beside it has it); ``create``, ``init``, ``start``, ``remove`` … name the container
-podman acts on. ``docker events`` (and ``podman events``) saved to a file give the same lines bare, Docker's in RFC 3339:
-``2017-02-16T10:04:37.854997858+01:00 container die <id> (exitCode=137, image=…, name=…)``. Docker's ``oom`` is the
-container's OOM kill (``oom_kill``), its ``die`` the exit with its code (137: ``process_killed``), its ``kill`` the signal
-it sends (kept in attrs); a pod's container carries the kubelet's labels (``io.kubernetes.pod.name=…``), which name its
-pod, namespace, uid and container. Either way the id and the ``name=`` (the container's name) are kept, the event and
-image in attrs.
+podman acts on. ``docker events`` (and ``podman events``) saved to a file give the same lines bare, Docker's in RFC 3339
+(``2017-02-16T10:04:37.854997858+01:00 container die <id> (exitCode=137, image=…, name=…)``) or as JSON objects
+(``--format '{{json .}}'``, the API's stream). Docker's ``oom`` is the container's OOM kill (``oom_kill``), its ``die``
+the exit with its code (137: ``process_killed``), its ``kill`` the signal it sends (kept in attrs); a pod's container
+carries the kubelet's labels (``io.kubernetes.pod.name=…``), which name its pod, namespace, uid and container. Either
+way the id and the ``name=`` (the container's name) are kept, the event and image in attrs.
 
 The runtimes' lines about a container a CRI call acts on (CRI-O's ``Stopping container: <id> (timeout: 30s)``,
 ``Started container`` … ``containerID=<id>``; containerd's ``StopContainer for \\"<id>\\"``) name it: container_id.
@@ -121,9 +121,19 @@ _CONTAINER_EVENT = (
 _SIGNAL_NAMES = {str(number.value): number.name for number in signal.Signals}
 
 
-def _attribute(attributes: pl.Expr, name: str) -> pl.Expr:
+# `docker events --format '{{json .}}'`: '…"Type":"container","Action":"die","Actor":{"ID":"<id>","Attributes":{"exitCode":"137",…}}…';
+# before Docker 1.10 only '{"status":"oom","id":"<id>","from":"<image>","time":…}'.
+_CONTAINER_EVENT_JSON = (
+    r'"Type":"container","Action":"(?<action>[a-z_]+)","Actor":\{"ID":"(?<id>[0-9a-f]{12,64})","Attributes":\{(?<attributes>[^}]*)\}'
+    r'|^\{"status":"(?<status>[a-z_]+)","id":"(?<old_id>[0-9a-f]{12,64})","from":"(?<image>[^"]*)","time"'
+)
+
+
+def _attribute(name: str) -> pl.Expr:
+    """A container event's attribute ``name``: Podman's and Docker's "(name=value, …)", or Docker's JSON '"name":"value"'."""
     # (journalctl cuts a line past the terminal's width with ">".)
-    return attributes.str.extract(rf"(?:^|, ){re.escape(name)}=([^,)>]*)", 1)
+    listed = pl.col("event_attributes").str.extract(rf"(?:^|, ){re.escape(name)}=([^,)>]*)", 1)
+    return pl.coalesce(listed, pl.col("event_json_attributes").str.extract(rf'(?:^|,)"{re.escape(name)}":"([^"]*)"', 1))
 
 
 _LEVEL = r"(?:(?:^|\s)level=|\"level\":\")(?<level>[a-z]+)"
@@ -144,6 +154,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # (Podman's and Docker's events: read on their lines alone.)
         event=pl.when(pl.when(pl.col("program").is_in(["podman", "dockerd"])).then(message).str.contains(" container ", literal=True))
         .then(message).str.extract_groups(_CONTAINER_EVENT),
+        json_event=pl.when(pl.when(pl.col("program") == "dockerd").then(message).str.starts_with("{")).then(message).str.extract_groups(_CONTAINER_EVENT_JSON),
         created=pl.when(message.str.contains("returns container id", literal=True)).then(message).str.extract_groups(_CREATED_CONTAINER),
         cri_pod=pl.when(message.str.contains_any(["PodSandboxMetadata{Name:", "k8s_"])).then(message).str.extract_groups(_CRI_POD),
         # (CRI-O's wordings: read on its lines alone.)
@@ -151,18 +162,23 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             pl.when(pl.col("program") == "crio").then(message).str.contains_any(["Creating container: ", "ed container ", "description=", "Got pod network"])
         ).then(message).str.extract_groups(_CRIO_POD),
     )
-    task, dockerd, crio, event, created, crio_pod, cri_pod = (
-        pl.col(name).struct for name in ("task", "dockerd", "crio", "event", "created", "crio_pod", "cri_pod")
+    event, json_event = pl.col("event").struct, pl.col("json_event").struct
+    framed = framed.with_columns(
+        event_name=pl.coalesce(event.field("event"), json_event.field("action"), json_event.field("status")),
+        event_id=pl.coalesce(event.field("id"), json_event.field("id"), json_event.field("old_id")),
+        event_attributes=event.field("attributes"),
+        event_json_attributes=json_event.field("attributes"),
     )
-    attributes = event.field("attributes")
+    task, dockerd, crio, created, crio_pod, cri_pod = (pl.col(name).struct for name in ("task", "dockerd", "crio", "created", "crio_pod", "cri_pod"))
+    event_name = pl.col("event_name")
     # A container's death is about the container; the runtime's other events name the container it acts on.
-    died = event.field("event").is_in(["died", "die"])
-    oom = (task.field("event") == "OOM") | dockerd.field("event").is_in(["oom"]) | crio.field("oom").is_not_null() | (event.field("event") == "oom")
+    died = event_name.is_in(["died", "die"])
+    oom = (task.field("event") == "OOM") | dockerd.field("event").is_in(["oom"]) | crio.field("oom").is_not_null() | (event_name == "oom")
     # 1.7+ writes the event as protobuf text, which leaves out a field at its zero value: a TaskExit without
     # exit_status exited 0.
     exited = (task.field("event") == "Exit") | (dockerd.field("event") == "exit") | crio.field("status").is_not_null()
     # Docker's "die" tells the container's exit code (Podman's "died" does not); an exec'd process's "exec_die" is not the container's.
-    died_with = pl.when(died).then(_attribute(attributes, "exitCode"))
+    died_with = pl.when(died).then(_attribute("exitCode"))
     exited = exited | died_with.is_not_null()
     # "received exit event …" repeats a TaskExit logged beside it: its process and status, not a second kill.
     repeat = task.field("repeat").is_not_null()
@@ -176,7 +192,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # dockerd names a container by its full id at the stop's timeout, by its 12-character short id when it kills it directly.
     forced = crio.field("forced")
     full_forced = pl.when(forced.str.len_chars() == _ID_LENGTH).then(forced)
-    event_id = event.field("id")
+    event_id = pl.col("event_id")
     full_event_id = pl.when(event_id.str.len_chars() == _ID_LENGTH).then(event_id)
     container_id = pl.coalesce(
         task.field("container_id"), dockerd.field("container_id"), crio.field("stopped"), full_forced, pl.when(died | oom).then(full_event_id)
@@ -188,7 +204,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null()
     about_a_container = container_id.is_not_null() | id_prefix.is_not_null()
     level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
-    name = _attribute(attributes, "name")
+    name = _attribute("name")
     return _syslog.program_events(
         framed,
         victim_pid=pl.coalesce(task.field("pid"), dockerd.field("pid"), crio.field("pid")).cast(pl.Int64, strict=False),
@@ -200,25 +216,25 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         container_id=pl.coalesce(container_id, acted_on),
         # A pod's container carries the kubelet's labels (dockershim names it "k8s_<container>_<pod>_…", read below).
         container=pl.coalesce(
-            _attribute(attributes, "io.kubernetes.container.name"), pl.when(~name.str.starts_with("k8s_")).then(name), created.field("name"),
+            _attribute("io.kubernetes.container.name"), pl.when(~name.str.starts_with("k8s_")).then(name), created.field("name"),
             crio_pod.field("container"), pl.when(cri_pod.field("container") != "POD").then(cri_pod.field("container")),
         ),
         pod=pl.coalesce(
-            _attribute(attributes, "io.kubernetes.pod.name"), crio_pod.field("pod"), crio_pod.field("network_pod"), cri_pod.field("sandbox_pod"), cri_pod.field("pod")
+            _attribute("io.kubernetes.pod.name"), crio_pod.field("pod"), crio_pod.field("network_pod"), cri_pod.field("sandbox_pod"), cri_pod.field("pod")
         ),
         namespace=pl.coalesce(
-            _attribute(attributes, "io.kubernetes.pod.namespace"), crio_pod.field("namespace"), crio_pod.field("network_namespace"),
+            _attribute("io.kubernetes.pod.namespace"), crio_pod.field("namespace"), crio_pod.field("network_namespace"),
             cri_pod.field("sandbox_namespace"), cri_pod.field("namespace"),
         ),
-        pod_uid=pl.coalesce(_attribute(attributes, "io.kubernetes.pod.uid"), crio_pod.field("pod_uid"), cri_pod.field("sandbox_uid"), cri_pod.field("pod_uid")),
+        pod_uid=pl.coalesce(_attribute("io.kubernetes.pod.uid"), crio_pod.field("pod_uid"), cri_pod.field("sandbox_uid"), cri_pod.field("pod_uid")),
         exit_code=status,
         attrs=attrs_json({
             "attempt": created.field("attempt").cast(pl.Int64, strict=False),
-            "runtime_event": event.field("event"),
-            "image": _attribute(attributes, "image"),
+            "runtime_event": event_name,
+            "image": pl.coalesce(_attribute("image"), json_event.field("image")),
             # (Docker's "kill" event is the signal it sends.)
             "signal": pl.when(killed | stop_killed).then(pl.lit("SIGKILL"))
-            .otherwise(_attribute(attributes, "signal").replace_strict(_SIGNAL_NAMES, default=None)),
+            .otherwise(_attribute("signal").replace_strict(_SIGNAL_NAMES, default=None)),
             "runtime": pl.when(about_a_container).then(pl.col("program")),
             "sandbox": pl.when(sandbox).then(pl.lit(True)),
             "container_id_prefix": id_prefix,

@@ -185,6 +185,9 @@ RUNTIME_EVENT_LINE = (
     r"|(?:image|network|volume|plugin|daemon|service|node|secret|config|builder|pod|system) [a-z_]+ [^ (]+ \("
     r"|[0-9a-f]{12,64}(?:\.\.\.)?: \(from )"
 )
+# `docker events --format '{{json .}}'` (or the API's /events stream) saved to a file: an object an event, its time last
+# ('…,"time":1487235877,"timeNano":1487235877854997858}').
+RUNTIME_EVENT_JSON = r'"time":[0-9]+,"timeNano":([0-9]{10,19})\}$'
 _TTY_SEVERITY = {"PANI": "critical", "FATA": "critical", "ERRO": "error", "WARN": "warning", "INFO": "info", "DEBU": "debug", "TRAC": "debug"}
 RUNTIME_WORDINGS = {
     "dockerd": (
@@ -220,11 +223,21 @@ def opens_like_logrus(text: pl.Expr) -> pl.Expr:
     return text.str.starts_with('time="') | (text.str.slice(4, 1) == "[")
 
 
+def is_runtime_event(text: pl.Expr) -> pl.Expr:
+    """Whether ``text`` is a saved runtime event: a line (:data:`RUNTIME_EVENT_LINE`) or Docker's JSON (:data:`RUNTIME_EVENT_JSON`)."""
+    return text.str.contains(RUNTIME_EVENT_LINE) | (text.str.starts_with("{") & text.str.contains(RUNTIME_EVENT_JSON))
+
+
 def runtime_event(text: pl.Expr) -> pl.Expr:
-    """The runtime (dockerd, podman) whose saved event line ``text`` is, and the line's time: a struct of ``runtime`` and ``stamp``."""
+    """The runtime (dockerd, podman) whose saved event ``text`` is, and the event's time: a struct of ``runtime`` and ``stamp``
+    (an RFC 3339 or Go time, or nanoseconds since the epoch)."""
     found = pl.when(text.str.contains(RUNTIME_EVENT_LINE)).then(text).str.extract_groups(RUNTIME_EVENT_LINE).struct
-    runtime = pl.when(found.field("docker").is_not_null()).then(pl.lit("dockerd")).when(found.field("podman").is_not_null()).then(pl.lit("podman"))
-    return pl.struct(runtime.alias("runtime"), pl.coalesce(found.field("docker"), found.field("podman")).alias("stamp"))
+    nanos = pl.when(text.str.starts_with("{")).then(text).str.extract(RUNTIME_EVENT_JSON, 1)
+    runtime = (
+        pl.when(found.field("docker").is_not_null() | nanos.is_not_null()).then(pl.lit("dockerd"))
+        .when(found.field("podman").is_not_null()).then(pl.lit("podman"))
+    )
+    return pl.struct(runtime.alias("runtime"), pl.coalesce(found.field("docker"), found.field("podman"), nanos).alias("stamp"))
 
 
 _SEVERITY_BY_PRIORITY = {"0": "critical", "1": "critical", "2": "critical", "3": "error", "4": "warning", "5": "notice", "6": "info", "7": "debug"}
@@ -309,7 +322,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     has_monotonic = m.field("message").is_not_null() & (m.field("pid").is_not_null() | m.field("program").is_in(list(_PROGRAM_RULES)))
     # A runtime's bare logrus line: its own time (with its zone) and the runtime as its program; no host, no pid.
     has_runtime = pl.col("runtime").is_not_null()
-    runtime_ts = timeutil.iso_to_utc(pl.col("runtime_stamp"), ctx.tz)
+    runtime_stamp = pl.col("runtime_stamp")
+    runtime_ts = pl.when(runtime_stamp.str.contains("^[0-9]+$")).then(timeutil.epoch_to_utc(runtime_stamp)).otherwise(timeutil.iso_to_utc(runtime_stamp, ctx.tz))
     boot_seconds = pl.when(has_monotonic).then(m.field("boot").cast(pl.Float64))
     boot_ts, boot_quality = timeutil.boot_to_utc(boot_seconds, ctx)
     message = pl.coalesce(s.field("message"), i.field("message"), m.field("message"))
@@ -362,7 +376,7 @@ def _with_bare_runtime_lines(parts: pl.DataFrame, within: str | None) -> pl.Data
     (:func:`runtime_event`), its ``runtime_stamp``, ``runtime_level`` and ``runtime_format``."""
     text = pl.col("text")
     # (Most files have neither: the wordings and the events' fields are looked for in those that have such lines.)
-    logrus, events = parts.select(opens_like_logrus(text).any().alias("logrus"), text.str.contains(RUNTIME_EVENT_LINE).any().alias("events")).row(0)
+    logrus, events = parts.select(opens_like_logrus(text).any().alias("logrus"), is_runtime_event(text).any().alias("events")).row(0)
     if not (logrus or events):
         return parts.with_columns(**dict.fromkeys(("runtime", "runtime_stamp", "runtime_level", "runtime_format"), pl.lit(None, pl.String)))
     event = runtime_event(text).struct if events else pl.struct(runtime=pl.lit(None, pl.String), stamp=pl.lit(None, pl.String)).struct

@@ -52,7 +52,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     # The further lines of a multi-line message are indented under its first (journalctl): they are the envelope's;
     # so are the indented fields of a `journalctl -o verbose` or `-o json-pretty` record.
     share = (framed | record).filter(~text.str.starts_with(" ") | record).mean()
-    if not heads.select((_syslog.opens_like_logrus(text) | text.str.contains(_syslog.RUNTIME_EVENT_LINE)).any()).item():
+    if not heads.select((_syslog.opens_like_logrus(text) | _syslog.is_runtime_event(text)).any()).item():
         return {head: float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE for head, row in by_head(heads, share=share).items()}
     # (The runtime's wordings are looked for in the heads with a line that opens like logrus' only.)
     runtime = _syslog.runtime_of_bare_lines(text, None).is_not_null() | _syslog.runtime_event(text).struct.field("runtime").is_not_null()
