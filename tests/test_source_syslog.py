@@ -1399,3 +1399,17 @@ def test_a_file_of_iso_stamped_lines_is_not_a_runtimes_events() -> None:
     text = "2024-05-01T12:00:00.123Z container start took 3 s (cold cache)\n2024-05-01T12:00:01Z image pull done\n2024-05-01T12:00:02Z volume mount ok\n"
     events = rca.parse_text(text, file="app.log", reference_time=FIXED_MTIME)
     assert set(events["source"]) == {"pipeline"}
+
+
+_LABEL_VALUES = st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["io.x/label", "maintainer", "org.version", "annotation.ports"]), _LABEL_VALUES), max_size=4), st.integers(0, 255))
+def test_a_docker_die_event_keeps_its_container_and_exit_code_whatever_its_labels(labels: list[tuple[str, str]], code: int) -> None:
+    container = "c2bae9196988677a65583af8b768f08588ec86745c2cc429e59f734fa3f2e2cf"
+    attributes = sorted([("exitCode", str(code)), ("image", "bad_dog"), ("name", "mybad_dog"), *labels])
+    line = f"2019-09-19T23:36:39.709344777Z container die {container} ({', '.join(f'{k}={v}' for k, v in attributes)})"
+    events = rca.parse_text(line + "\n" + line + "\n", file="docker-events.log", reference_time=FIXED_MTIME)
+    assert events.height == 2 and set(events["container_id"]) == {container} and set(events["exit_code"]) == {code}
+    assert set(events["kind"]) == {"process_killed" if code == 137 else "log"}
