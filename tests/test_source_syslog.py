@@ -1357,7 +1357,9 @@ def test_docker_events_die_tells_the_exit_code_and_kill_the_signal_sent() -> Non
     events = _events("docker_events_stop_kill_die_137_01.log")
     assert set(events["format"]) == {"docker_events"} and set(events["ts_quality"]) == {"exact"}
     died = events.filter(pl.col("line").is_in([6, 9, 14])).select("kind", "severity", "exit_code", "container").rows()
-    assert died == [("log", None, 0, "flamboyant_hawking"), ("log", "error", 1, "mystifying_rosalind"), ("process_killed", "error", 137, "boring_heisenberg")]
+    # The 137 after the SIGKILL Docker sent itself at the stop's timeout is the stop, not a failure.
+    assert died == [("log", None, 0, "flamboyant_hawking"), ("log", "error", 1, "mystifying_rosalind"), ("log", "warning", 137, "boring_heisenberg")]
+    assert json.loads(events.filter(pl.col("line") == 14)["attrs"].item())["runtime_stop"] is True
     assert events.filter(pl.col("line") == 14)["container_id"].item() == "7f5bb63030f2d64f0d94e6e1512ea35261d9b8af8a09903caa00b29b3f11b77d"
     signals = [json.loads(attrs)["signal"] for attrs in events.filter(pl.col("line").is_in([12, 13]))["attrs"]]
     assert signals == ["SIGTERM", "SIGKILL"]
@@ -1413,3 +1415,15 @@ def test_a_docker_die_event_keeps_its_container_and_exit_code_whatever_its_label
     events = rca.parse_text(line + "\n" + line + "\n", file="docker-events.log", reference_time=FIXED_MTIME)
     assert events.height == 2 and set(events["container_id"]) == {container} and set(events["exit_code"]) == {code}
     assert set(events["kind"]) == {"process_killed" if code == 137 else "log"}
+
+
+def test_a_docker_kill_before_a_restart_does_not_excuse_the_next_137() -> None:
+    container = "c2bae9196988677a65583af8b768f08588ec86745c2cc429e59f734fa3f2e2cf"
+    lines = [
+        f"2019-09-19T23:36:39.621984668Z container kill {container} (image=bad_dog, name=mybad_dog, signal=9)",
+        f"2019-09-19T23:36:39.709344777Z container die {container} (exitCode=137, image=bad_dog, name=mybad_dog)",
+        f"2019-09-19T23:40:00.000000000Z container start {container} (image=bad_dog, name=mybad_dog)",
+        f"2019-09-19T23:45:00.000000000Z container die {container} (exitCode=137, image=bad_dog, name=mybad_dog)",
+    ]
+    events = rca.parse_text("\n".join(lines) + "\n", file="docker-events.log", reference_time=FIXED_MTIME)
+    assert events["kind"].to_list() == ["log", "log", "log", "process_killed"]

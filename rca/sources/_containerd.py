@@ -62,7 +62,7 @@ import signal
 import polars as pl
 
 from rca.sources import _syslog
-from rca.sources._base import ParseContext, attrs_json
+from rca.sources._base import ParseContext, attrs_json, file_column
 
 _ID_LENGTH = 64
 _ID = rf"[0-9a-f]{{{_ID_LENGTH}}}"
@@ -141,6 +141,14 @@ _SEVERITY = {"trace": "debug", "debug": "debug", "info": "info", "warning": "war
 _SIGKILLED = 137
 
 
+def _stopped_by_runtime(framed: pl.DataFrame) -> pl.Expr:
+    """Whether a container's death event follows the SIGKILL its runtime sent it, with no OOM or start between."""
+    event_name = pl.col("event_name")
+    marker = pl.when(event_name == "kill").then(pl.format("kill:{}", _attribute("signal"))).when(event_name.is_in(["start", "oom", "restart"])).then(event_name)
+    after_kill = marker.forward_fill().over([*file_column(framed), "event_id"]) == f"kill:{signal.SIGKILL.value}"
+    return (event_name.is_in(["died", "die"]) & after_kill).fill_null(False)
+
+
 def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Event rows for containerd's lines: a container's OOM event, a container process's exit."""
     # Each wording is matched once (an expression is evaluated wherever it is used), the rarer ones on the lines
@@ -188,7 +196,10 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # its 137 is a pod going away, not a kill; nor is an exec'd process's 137 the container's.
     sandbox = task.field("sandbox").is_not_null()
     exec_process = dockerd.field("process_id") != dockerd.field("container_id")
-    killed = exited & (status == _SIGKILLED) & ~sandbox & ~exec_process.fill_null(False)
+    # Docker tells the SIGKILL it sends itself ("kill … signal=9": a stop's timeout, `docker kill`): the 137 after it, with no
+    # OOM or start between, is the runtime's stop, not a failure.
+    stopped_by_runtime = _stopped_by_runtime(framed) if framed.select(pl.col("event_id").is_not_null().any()).item() else pl.lit(False)
+    killed = exited & (status == _SIGKILLED) & ~sandbox & ~exec_process.fill_null(False) & ~stopped_by_runtime
     # dockerd names a container by its full id at the stop's timeout, by its 12-character short id when it kills it directly.
     forced = crio.field("forced")
     full_forced = pl.when(forced.str.len_chars() == _ID_LENGTH).then(forced)
@@ -201,7 +212,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     named = pl.when(message.str.contains("ontainer", literal=True)).then(message).str.extract_groups(_NAMED_CONTAINER).struct
     acted_on = pl.coalesce(named.field("id"), named.field("field"), named.field("plain"), created.field("created"), full_event_id)
     id_prefix = pl.coalesce(crio.field("short_id"), pl.when(full_forced.is_null()).then(forced), pl.when(full_event_id.is_null()).then(event_id))
-    stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null()
+    stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null() | stopped_by_runtime
     about_a_container = container_id.is_not_null() | id_prefix.is_not_null()
     level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
     name = _attribute("name")
@@ -210,7 +221,8 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         victim_pid=pl.coalesce(task.field("pid"), dockerd.field("pid"), crio.field("pid")).cast(pl.Int64, strict=False),
         kind=pl.when(oom).then(pl.lit("oom_kill")).when(killed).then(pl.lit("process_killed")).otherwise(pl.lit("log")),
         # conmon tells of an exit only when its status is not 0; Docker of every container's.
-        severity=pl.when(oom | killed | crio.field("status").is_not_null() | (died_with != "0")).then(pl.lit("error")).otherwise(pl.coalesce(level, pl.col("severity"))),
+        severity=pl.when(oom | killed | crio.field("status").is_not_null() | ((died_with != "0") & ~stopped_by_runtime)).then(pl.lit("error"))
+        .when(stopped_by_runtime).then(pl.lit("warning")).otherwise(pl.coalesce(level, pl.col("severity"))),
         # A task event is about a container's process, not about the runtime.
         process=pl.when(~about_a_container).then(pl.col("program")),
         container_id=pl.coalesce(container_id, acted_on),
@@ -237,6 +249,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             .otherwise(_attribute("signal").replace_strict(_SIGNAL_NAMES, default=None)),
             "runtime": pl.when(about_a_container).then(pl.col("program")),
             "sandbox": pl.when(sandbox).then(pl.lit(True)),
+            "runtime_stop": pl.when(stopped_by_runtime).then(pl.lit(True)),
             "container_id_prefix": id_prefix,
         }),
     )
