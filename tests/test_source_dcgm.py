@@ -552,6 +552,30 @@ GPU 1     0
     assert _accounted(parsed.events, parsed.skipped, lines.height)
 
 
+def test_dmon_of_a_group_of_mig_instances_names_each_instance() -> None:
+    events = _events("dcgm_dmon_e_1001_1004_gpu_i_entities_01.txt").sort("line")
+    assert events["kind"].unique().to_list() == ["gpu_sample"] and events["gpu_index"].null_count() == events.height
+    assert [_attrs(r)["entity_id"] for r in events.to_dicts()] == [21, 22, 29, 30, 31, 28, 35]
+    assert _attrs(events.row(5, named=True)) == {"entity_group": "GPU-I", "entity_id": 28, "GRACT": 0.993, "SMACT": 0.987, "SMOCC": 0.123, "TENSO": 0.94}
+
+
+def test_dmon_that_could_not_set_its_watches_is_an_error() -> None:
+    # DCGM 2's header ("# Entity" over an indented "Id"), then dcgmi's failure line instead of rows.
+    (row,) = _events("dcgm_dmon_e_1004_profiling_module_error_01.txt").to_dicts()
+    assert (row["source"], row["kind"], row["severity"], row["line"], row["format"]) == ("dcgm", "log", "error", 3, "dmon")
+    assert row["message"].startswith("Error setting watches. Result: The third-party Profiling module")
+
+
+def test_a_scrape_kept_with_its_doc_indent_is_read_as_one() -> None:
+    # A reST code block indents every sample; the whole GPU's series and the MIG instance's are two samples.
+    name = "dcgm_exporter_scrape_a100_mig_rst_indented_01.txt"
+    assert dcgm.sniff((FOLDER / name).read_text().splitlines()) == 0.95
+    gpu, mig = _events(name).sort("line").to_dicts()
+    assert (gpu["line"], gpu["n_lines"], gpu["host"], gpu["gpu_index"]) == (1, 17, "ub20-a100-k8s", 0)
+    assert (gpu["mem_used_bytes"], gpu["mem_total_bytes"]) == (4845 * MIB, (4845 + 35690) * MIB)
+    assert (mig["line"], mig["n_lines"], _attrs(mig)["mig_device"], _attrs(mig)["mig_profile"]) == (19, 4, 13, "1g.5gb")
+
+
 def test_exporter_xid_errors_active_series_is_an_xid_event_of_its_label() -> None:
     # dcgm-exporter >= 3.3.5 (PR #239) exports the active Xid as an `xid` label with value 1, not as the sample value.
     (row,) = _events("dcgm_exporter_xid_errors_active_t400_inject_01.txt").to_dicts()

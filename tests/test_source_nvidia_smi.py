@@ -898,3 +898,72 @@ def test_an_uncorrectable_ecc_count_in_a_table_excerpt_is_a_warning() -> None:
     events = _events("nvidia_smi_table_excerpt_rtx_pro_6000_ecc_2_01.txt")
     assert events.select("gpu_index", "pci_bus", "severity").rows() == [(0, "00000000:54:00.0", "info"), (1, "00000000:55:00.0", "warning")]
     assert attrs_of(events)[1]["volatile_uncorr_ecc"] == "2"
+
+
+def test_accounted_apps_give_each_process_its_utilisation_and_lifetime_as_numbers() -> None:
+    # --format=csv prints "97 %" and "41397 ms"; the header's unit says what the number is.
+    events = rca.parse_text(_text("nvidia_smi_h200_mig_compute_accounted_apps_590_01.csv"), file="apps.csv")
+    processes = of_kind(events, "gpu_process")
+    assert processes["line"].to_list() == [2, 3, 4, 7, 8, 9, 10, 11, 12]
+    running = processes.row(2, named=True)
+    assert (running["pid"], running["process"], running["mem_used_bytes"], running["pci_bus"]) == (12267, "./gpu_burn", 13526 * MIB, "00000000:83:00.0")
+    accounted = processes.row(8, named=True)
+    assert (accounted["pid"], accounted["mem_used_bytes"], accounted["ts"]) == (10550, None, datetime(2026, 7, 3, 22, 22, 27, 394000, tzinfo=UTC))
+    attrs = json.loads(accounted["attrs"])
+    assert (attrs["gpu_util_pct"], attrs["mem_util_pct"], attrs["time_ms"], attrs["max_memory_bytes"]) == (97.0, 7.0, 41397.0, 14410 * MIB)
+    retired = events.filter(pl.col("line") == 15).row(0, named=True)
+    assert (retired["kind"], json.loads(retired["attrs"])["retired_pages.cause"]) == ("log", "Single Bit ECC")
+
+
+def test_a_table_indented_as_a_notebook_output_cell_is_read() -> None:
+    # nbconvert's markdown indents a cell's output by four spaces; every row keeps its shape after the indent.
+    name = "nvidia_smi_table_535_t4_notebook_indented_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    events = rca.parse_text(_text(name), file=name)
+    (gpu,) = of_kind(events, "gpu_sample").to_dicts()
+    assert (gpu["line"], gpu["n_lines"], gpu["gpu_index"], gpu["pci_bus"]) == (9, 3, 0, "00000000:00:04.0")
+    assert (gpu["mem_used_bytes"], gpu["mem_total_bytes"], gpu["gpu_util_pct"]) == (0, 15360 * MIB, 0.0)
+    assert (gpu["ts"], gpu["ts_quality"]) == (datetime(2025, 1, 7, 16, 29, 27, tzinfo=UTC), "inherited")
+    assert json.loads(gpu["attrs"])["driver"] == "535.104.05"
+    assert events.filter(pl.col("kind") == "log")["line"].to_list() == [19]  # "No running processes found"
+
+
+def test_q_reports_indented_in_a_doc_are_read_from_their_banners_margin() -> None:
+    # Two "-q -d" reports pasted with a 4-space indent: sections nest relative to the banner's indent.
+    name = "nvidia_smi_q_d_performance_ecc_555_a100_indented_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    samples = rca.parse_text(_text(name), file=name)
+    assert samples["kind"].unique().to_list() == ["gpu_sample"]
+    assert samples.select("line", "n_lines", "gpu_index", "pci_bus").rows() == [
+        (8, 13, 0, "00000000:12:00.0"), (22, 13, 1, "00000000:8A:00.0"), (43, 24, 0, "00000000:12:00.0"), (68, 24, 1, "00000000:8A:00.0")]
+    assert (samples["ts"] == datetime(2024, 6, 13, 17, 51, 27, tzinfo=UTC)).all()
+    performance, ecc = attrs_of(samples.head(1))[0], attrs_of(samples.slice(2, 1))[0]
+    assert (performance["pstate"], performance["driver"]) == ("P0", "555.42.02")
+    assert (ecc["volatile_sram_uncorr_ecc"], ecc["volatile_sram_uncorr_parity"], ecc["volatile_uncorr_ecc"]) == (0, 0, "0")
+
+
+def test_nvidia_smi_crashing_mid_table_is_an_error() -> None:
+    # Under WSL 2 (driver 555.99) nvidia-smi printed the header and died; the shell's report is the only event.
+    events = rca.parse_text(_text("nvidia_smi_table_555_wsl2_segfault_01.txt"), file="smi.txt")
+    (crash,) = events.to_dicts()
+    assert (crash["kind"], crash["severity"], crash["line"], crash["message"]) == ("log", "error", 9, "Segmentation fault")
+    assert crash["ts"] == datetime(2024, 6, 21, 13, 11, 6, tzinfo=UTC)
+
+
+def test_q_excerpt_with_a_deep_blog_indent_keeps_its_sections() -> None:
+    # 24 spaces before the banner, 28 before a GPU's fields: the MIG Mode section still nests under the GPU.
+    (gpu,) = rca.parse_text(_text("nvidia_smi_q_535_a100_mig_openshift_indented_01.txt"), file="q.txt").to_dicts()
+    assert (gpu["kind"], gpu["line"], gpu["n_lines"], gpu["pci_bus"], gpu["gpu_index"]) == ("gpu_sample", 6, 11, "00000001:00:00.0", 0)
+    assert json.loads(gpu["attrs"]) == {"name": "NVIDIA A100 80GB PCIe", "persistence": "Enabled", "driver": "535.104.12", "mig_mode": "Enabled"}
+
+
+def test_dmon_log_indented_in_a_readme_is_read() -> None:
+    # A Slurm job's "nvidia-smi dmon" log quoted in a README list item, 4 spaces before the header.
+    name = "nvidia_smi_dmon_a100_slurm_job_indented_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    samples = rca.parse_text(_text(name), file=name)
+    assert samples["kind"].unique().to_list() == ["gpu_sample"]
+    assert samples.select("line", "gpu_index", "mem_used_bytes").rows() == [
+        (3, 0, 4 * MIB), (4, 1, 4 * MIB), (5, 0, 452 * MIB), (6, 1, 24 * MIB), (7, 0, 916 * MIB)]
+    last = attrs_of(samples.tail(1))[0]
+    assert (last["power_w"], last["pclk_mhz"], last["bar1_used_mib"]) == (87.0, 1410.0, 4.0)

@@ -232,6 +232,8 @@ _NAMED_ATTRS = {
     "memory.free": ("mem_free_bytes", "bytes"), "memory.reserved": ("mem_reserved_bytes", "bytes"),
     "max_memory_usage": ("max_memory_bytes", "bytes"), "type": ("type", "text"),
     "utilization.memory": ("mem_util_pct", "number"),  # as dmon's "mem" column
+    # --query-accounted-apps: a process's share of time with a kernel running / memory busy over its life, and that life.
+    "gpu_utilization": ("gpu_util_pct", "number"), "mem_utilization": ("mem_util_pct", "number"), "time": ("time_ms", "number"),
 }
 
 

@@ -17,8 +17,9 @@ from rca import timeutil
 from rca.sources._base import ParseContext, Parsed
 from rca.sources._nvsmi_common import MIB, attrs_json, conform_events, integer, log_rows, quality
 
-HEADER_LINE = r"^#\s*(?:Date\s+)?(?:Time\s+)?gpu(?:\s+[A-Za-z][0-9A-Za-z_.]*)+\s*$"
-UNITS_LINE = r"^#\s*(?:YYYYMMDD\s+)?(?:HH:MM:SS\s+)?Idx\b"
+# A monitor log pasted into docs may keep their indent: the header, units and rows are read after it.
+HEADER_LINE = r"^[ \t]*#\s*(?:Date\s+)?(?:Time\s+)?gpu(?:\s+[A-Za-z][0-9A-Za-z_.]*)+\s*$"
+UNITS_LINE = r"^[ \t]*#\s*(?:YYYYMMDD\s+)?(?:HH:MM:SS\s+)?Idx\b"
 _RENAMED = {
     "pwr": "power_w", "gtemp": "temp_c", "temp": "temp_c", "mtemp": "mem_temp_c", "mem": "mem_util_pct",
     "enc": "enc_util_pct", "dec": "dec_util_pct", "jpg": "jpg_util_pct", "ofa": "ofa_util_pct",
@@ -36,7 +37,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         is_units=text.str.contains(UNITS_LINE),
     ).with_columns(
         columns=pl.when(pl.col("is_header")).then(words.str.strip_chars_start("# ")).forward_fill(),
-        values=pl.when(~text.str.starts_with("#")).then(words.str.split(" ")),
+        values=pl.when(~words.str.starts_with("#")).then(words.str.split(" ")),
     )
     width = pl.col("columns").str.count_matches(" ") + 1
     # Only pmon's last column, the command name, may itself contain spaces.

@@ -30,10 +30,11 @@ from rca.sources._nvsmi_common import (
 
 FORMAT = "query_text"
 
-BANNER_LINE = r"^=+NVSMI LOG=+\s*$"
+# A report pasted into docs or a notebook's output keeps their indent: its lines are read relative to the banner's.
+BANNER_LINE = r"^[ \t]*=+NVSMI LOG=+\s*$"
 # The first line under the banner; an excerpt pasted without the banner starts with it.
-STAMP_LINE = rf"^Timestamp\s+:\s+{CTIME_PATTERN}\s*$"
-GPU_LINE = r"^GPU\s+(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$"
+STAMP_LINE = rf"^[ \t]*Timestamp\s+:\s+{CTIME_PATTERN}\s*$"
+GPU_LINE = r"^[ \t]*GPU\s+(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$"
 _KEY_VALUE = r"^(?<key>[^:]*?\S)\s*:(?:\s+(?<value>.*?))?\s*$"
 _LEVELS = (4, 8, 12, 16, 20)
 _RECORD_KEYS = ["doc", "gpu"]
@@ -112,8 +113,12 @@ def _paths(lines: pl.DataFrame) -> pl.DataFrame:
     """Indentation, key, value and the section path of every line."""
     stripped = pl.col("text").str.strip_chars()
     kv = stripped.str.extract_groups(_KEY_VALUE).struct
+    own_indent = pl.col("text").str.len_chars() - pl.col("text").str.strip_chars_start().str.len_chars()
+    # The indent of the banner (or the Timestamp line of an excerpt) is the report's left margin.
+    opens = pl.col("text").str.contains(BANNER_LINE) | pl.col("text").str.contains(STAMP_LINE)
+    margin = pl.when(opens).then(own_indent).forward_fill().fill_null(0)
     staged = lines.with_columns(
-        indent=pl.col("text").str.len_chars() - pl.col("text").str.strip_chars_start().str.len_chars(),
+        indent=(own_indent - margin).clip(lower_bound=0),
         is_kv=kv.field("key").is_not_null(),
         name=pl.coalesce(kv.field("key"), stripped),
         value=kv.field("value"),

@@ -34,15 +34,17 @@ from rca.sources._nvsmi_common import (
 
 FORMAT = "table"
 
+# Every row pattern allows an indent before its first bar: a table pasted into docs or a notebook's
+# output cell keeps it, and the rows keep their shape after it.
 TIMESTAMP_LINE = rf"^\s*{CTIME_PATTERN}\s*$"
 BORDER_LINE = r"^\s*[+|][-=+|]*[-=]{3}[-=+|]*\s*$"
 # Drivers 610+ name the versions "KMD Version" and "CUDA UMD Version".
 VERSION_LINE = (
-    r"^\|\s*NVIDIA-SMI\s+(?<smi>\S+)\s+(?:Driver|KMD) Version:\s*(?<driver>\S+)"
+    r"^[ \t]*\|\s*NVIDIA-SMI\s+(?<smi>\S+)\s+(?:Driver|KMD) Version:\s*(?<driver>\S+)"
     r"(?:\s+CUDA (?:UMD )?Version:\s*(?<cuda>\S+))?\s*\|"
 )
 HEADER_LINE = (
-    r"^\|.*(?:Persistence-M|Driver-Model|Pwr:Usage/Cap|MIG M\.|Processes:|Process name|MIG devices:"
+    r"^[ \t]*\|.*(?:Persistence-M|Driver-Model|Pwr:Usage/Cap|MIG M\.|Processes:|Process name|MIG devices:"
     r"|GPU\s+GI\s+CI|\bID\s+ID\b|BAR1-Usage|Memory-Usage|GPU Memory|\bECC\s*\|"
     r"|(?:GPU|Compute) instance(?:s| profiles):|Placement\s*\||Profile\s+Instance|\bID\s+\|\s*$)"
 )
@@ -50,29 +52,29 @@ HEADER_LINE = (
 # ``|   0  MIG 3g.20gb       9        1          4:4     |`` (-lci puts the GPU instance before the name;
 # older drivers print no placement there).
 MIG_INSTANCE_ROW = (
-    r"^\|\s*(?<gpu>[0-9]+)\s+(?:(?<parent_gi>[0-9]+)\s+)?MIG\s+(?<profile>\S+)\s+(?<profile_id>[0-9]+)\s+(?<id>[0-9]+)"
+    r"^[ \t]*\|\s*(?<gpu>[0-9]+)\s+(?:(?<parent_gi>[0-9]+)\s+)?MIG\s+(?<profile>\S+)\s+(?<profile_id>[0-9]+)\s+(?<id>[0-9]+)"
     r"(?:\s+(?<placement>[0-9]+:[0-9]+))?\s*\|\s*$"
 )
 _BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
 GPU_NAME_ROW = (
-    r"^\|\s*(?<index>[0-9]+)\s+(?<name>.*?)(?:\s+(?<persistence>On|Off|WDDM|TCC|MCDM|N/A))?\s*\|"
+    r"^[ \t]*\|\s*(?<index>[0-9]+)\s+(?<name>.*?)(?:\s+(?<persistence>On|Off|WDDM|TCC|MCDM|N/A))?\s*\|"
     rf"\s*(?<bus>{_BUS}|N/A)\s+(?<disp>\S+)\s*\|\s*(?<ecc>\S*)\s*\|\s*$"
 )
 GPU_USAGE_ROW = (
-    r"^\|\s*(?<fan>\S+)\s+(?<temp>\S+)\s+(?<perf>\S+)\s+(?<power>\S+)\s*/\s*(?<cap>\S+)\s*\|"
+    r"^[ \t]*\|\s*(?<fan>\S+)\s+(?<temp>\S+)\s+(?<perf>\S+)\s+(?<power>\S+)\s*/\s*(?<cap>\S+)\s*\|"
     r"\s*(?:(?<used>\S+)\s*/\s*(?<total>\S+)|Not Supported)\s*\|\s*(?<util>\S+)\s+(?<compute>.*?)\s*\|\s*$"
 )
-GPU_MIG_ROW = r"^\|\s*\|\s*\|\s*(?<mig>\S.*?)\s*\|\s*$"
+GPU_MIG_ROW = r"^[ \t]*\|\s*\|\s*\|\s*(?<mig>\S.*?)\s*\|\s*$"
 MIG_DEVICE_ROW = (
-    r"^\|\s*(?<gpu>[0-9]+)\s+(?<gi>[0-9]+)\s+(?<ci>[0-9]+)\s+(?<dev>[0-9]+)\s*\|\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|"
+    r"^[ \t]*\|\s*(?<gpu>[0-9]+)\s+(?<gi>[0-9]+)\s+(?<ci>[0-9]+)\s+(?<dev>[0-9]+)\s*\|\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|"
     r"\s*(?<sm>\S+)\s+(?<ecc>\S+)\s*\|\s*(?<ce>\S+)\s+(?<enc>\S+)\s+(?<dec>\S+)\s+(?<ofa>\S+)\s+(?<jpg>\S+)\s*\|\s*$"
 )
-MIG_BAR1_ROW = r"^\|\s*\|\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|\s*\|\s*\|\s*$"
+MIG_BAR1_ROW = r"^[ \t]*\|\s*\|\s*(?<used>\S+)\s*/\s*(?<total>\S+)\s*\|\s*\|\s*\|\s*$"
 PROCESS_ROW = (
-    r"^\|\s*(?<gpu>[0-9]+|N/A)\s+(?:(?<gi>[0-9]+|N/A)\s+(?<ci>[0-9]+|N/A)\s+)?(?<pid>[0-9]+)\s+"
+    r"^[ \t]*\|\s*(?<gpu>[0-9]+|N/A)\s+(?:(?<gi>[0-9]+|N/A)\s+(?<ci>[0-9]+|N/A)\s+)?(?<pid>[0-9]+)\s+"
     r"(?:(?<type>C\+G|G\+C|M\+C|C\+M|C|G|M)\s+)?(?<name>\S.*?)\s+(?<mem>[0-9]+(?:\.[0-9]+)?[KMG]i?B|N/A)\s*\|\s*$"
 )
-NO_PROCESSES_ROW = r"^\|\s*No running (?:compute )?processes found\s*\|\s*$"
+NO_PROCESSES_ROW = r"^[ \t]*\|\s*No running (?:compute )?processes found\s*\|\s*$"
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:

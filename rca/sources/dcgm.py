@@ -107,8 +107,9 @@ _SAMPLE_LINE = (
     r'^(?P<metric>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>(?:[^}"]|"(?:[^"\\]|\\.)*")*)\})?'
     r"\s+(?P<value>ERROR - FAILED TO CONVERT TO STRING|\S+)(?:\s+(?P<stamp>-?[0-9]+))?\s*$"
 )
-_DCGM_COMMENT = r"^#\s*(?:HELP|TYPE)\s+DCGM_"
-_DCGM_SAMPLE = r"^DCGM_[A-Z0-9_]+(?:\{|\s)"
+# A scrape pasted into docs keeps their indent (a reST code block); the samples are read stripped.
+_DCGM_COMMENT = r"^[ \t]*#\s*(?:HELP|TYPE)\s+DCGM_"
+_DCGM_SAMPLE = r"^[ \t]*DCGM_[A-Z0-9_]+(?:\{|\s)"
 _JSON_NUMBER = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$"
 # The exporter's own pod, or its Docker container's default hostname (the container id's first 12 hex
 # digits, when run without --hostname): neither names the node.
@@ -143,6 +144,8 @@ _DIAG_JSON_SCHEMA = {
 
 # dcgmi dmon: "#Entity  GPUTL  FBUSD" over "ID", then "GPU 0   34   15640" (MIG: "GPU-I 3", "GPU-CI 5").
 _DMON_HEADER = r"^#\s*Entity\s+(\S.*)$"  # "# Entity" in DCGM 2's docs
+# dcgmi's own failure lines: "Error setting watches. Result: …", "Error: Unable to connect to host engine. …".
+_DCGMI_ERROR = r"^Error(?::| setting| getting| adding| creating)"
 _DMON_ROW = r"^(?<group>GPU-CI|GPU-I|GPU|Switch|Link|CPU_CORE|CPU|ConnectX)\s+(?<entity>[0-9]+)\s+(?<values>\S.*)$"
 # field tag -> (attribute or column, factor); the tags of DCGM's field table (dcgmlib/src/dcgm_fields.cpp)
 _DMON_FIELDS: dict[str, tuple[str, float]] = {
@@ -549,7 +552,11 @@ def _parse_dmon(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         ),
     )
     headers = framed.filter(pl.col("header")).height
-    kept = framed.filter(~paired & ~pl.col("header")).select("line", **_file_time(ctx), message=pl.col("text"), n_lines=pl.lit(1, pl.Int32))
+    # dcgmi reports a failure as a line of its own ("Error setting watches. Result: …"): monitoring stopped there.
+    failed = pl.when(pl.col("text").str.strip_chars().str.contains(_DCGMI_ERROR)).then(pl.lit("error"))
+    kept = framed.filter(~paired & ~pl.col("header")).select(
+        "line", **_file_time(ctx), message=pl.col("text"), severity=failed, format=pl.lit("dmon"), n_lines=pl.lit(1, pl.Int32)
+    )
     return Parsed(events=pl.concat([events, kept], how="diagonal_relaxed").sort("line"), skipped={"header": headers} if headers else {})
 
 

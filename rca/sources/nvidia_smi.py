@@ -20,8 +20,9 @@ list           this module                                log per ``-L`` line (i
                                                           ``nvlink -s/-e/-R`` link row (its GPU's)
 =============  =========================================  ======================================
 
-A MIG devices table saved on its own is a table; ``nvidia-smi topo -m`` (a matrix of links,
-no readings) is claimed by its header and kept as log lines.
+A table, ``-q`` report or dmon log pasted with an indent (a doc's code block, a notebook's output cell)
+reads as the same capture without it. A MIG devices table saved on its own is a table;
+``nvidia-smi topo -m`` (a matrix of links, no readings) is claimed by its header and kept as log lines.
 
 Conventions shared by all of them: memory in ``mem_*_bytes`` (MiB and the old "MB" are
 2**20 bytes); N/A is null, never 0; the GPU name and readings that have no schema column
@@ -52,10 +53,11 @@ MIG_LIST_LINE = r"^\s+MIG (?<profile>\S+)\s+Device\s+(?<device>[0-9]+): \(UUID: 
 NVLINK_LINE = r"^\s+Link (?<link>[0-9]+): (?:(?<counter>[A-Za-z][A-Za-z ]*?(?:Errors?|Counts?)): (?<count>[0-9]+)|(?<state>.+?))\s*$"
 
 # What nvidia-smi prints instead of a report when a GPU or the driver is gone (Xid 79, a
-# crashed or mismatched driver): kept as log lines, but flagged so they are not lost in noise.
+# crashed or mismatched driver), or when it crashes itself mid-table (the shell's "Segmentation
+# fault", seen under WSL 2): kept as log lines, but flagged so they are not lost in noise.
 FAILURE_LINE = (
     r"Unable to determine the device handle|GPU is lost|No devices were found|NVIDIA-SMI has failed"
-    r"|Failed to initialize NVML|Driver/library version mismatch|Unknown Error"
+    r"|Failed to initialize NVML|Driver/library version mismatch|Unknown Error|^Segmentation fault"
 )
 
 # ``watch nvidia-smi`` heads each screen with its interval, the command and (procps-ng 3.3.10+) the host and time:
@@ -65,8 +67,8 @@ _WATCH_HEADER = r"^Every [0-9.]+s: .*?\s(?<host>[A-Za-z0-9][-A-Za-z0-9_.]*): [A-
 _XML_START = rf"{_nvsmi_xml.DECLARATION_LINE}|{_nvsmi_xml.DOCTYPE_LINE}|{_nvsmi_xml.ROOT_LINE}"
 _TABLE_START = rf"{_nvsmi_table.TIMESTAMP_LINE}|{_nvsmi_table.VERSION_LINE}|{_nvsmi_table.BORDER_LINE}"
 _TABLE_HEADER = (
-    r"^\|\s*GPU\s+Name\s.*(?:Persistence-M|Driver-Model)|^\|\s*(?:Compute )?[Pp]rocesses:|^\|\s*MIG devices:"
-    r"|^\|\s*(?:GPU|Compute) instance(?:s| profiles):"
+    r"^[ \t]*\|\s*GPU\s+Name\s.*(?:Persistence-M|Driver-Model)|^[ \t]*\|\s*(?:Compute )?[Pp]rocesses:|^[ \t]*\|\s*MIG devices:"
+    r"|^[ \t]*\|\s*(?:GPU|Compute) instance(?:s| profiles):"
 )
 # ``nvidia-smi topo -m``: a matrix of links, read as log lines (it holds no reading). Its header
 # row is underlined with an SGR escape even when written to a file (driver 580).
@@ -129,7 +131,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         | text.str.contains(_nvsmi_query.BANNER_LINE)
         | text.str.contains(r"^\s*<nvidia_smi_log\b|<!DOCTYPE\s+nvidia_smi_log\b")
         # a -q excerpt without its banner: its timestamp over the driver version
-        | (text.str.contains(_nvsmi_query.STAMP_LINE) & next_line.str.contains(r"^(?:Driver|KMD) Version\s+:")).fill_null(False)
+        | (text.str.contains(_nvsmi_query.STAMP_LINE) & next_line.str.contains(r"^[ \t]*(?:Driver|KMD) Version\s+:")).fill_null(False)
     )
     structured = (
         _nvsmi_csv.header_expr(text)
