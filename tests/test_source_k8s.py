@@ -341,7 +341,9 @@ def test_yq_status_yaml_fragment() -> None:
     )
     assert k8s.sniff(text.splitlines()) > 0
     events = rca.parse_text(text)
-    assert events["kind"].to_list() == ["eviction", "log", "log"]
+    # The pod-level fields of one status: one eviction event of all three lines.
+    assert events["kind"].to_list() == ["eviction"]
+    assert events["n_lines"].to_list() == [3]
     assert events["container"][0] == "dptp-controller-manager"
     assert events["mem_requested_bytes"][0] == 15 * KI**3
 
@@ -990,3 +992,149 @@ def test_an_event_message_naming_the_pod_by_its_full_name_gives_pod_namespace_an
     (row,) = rca.parse_text(failed_sync, file="events.txt").to_dicts()
     assert (row["pod"], row["namespace"], row["pod_uid"]) == ("docker-registry-1-df7qm", "ops", "68ee35ca-548e-11e7-8b4d-080027893417")
     assert row["container"] == "registry"
+
+
+def test_rows_shifted_off_their_header_are_split_on_their_spaces() -> None:
+    # kubernetes issue #112927: a pods row and a `top nodes` row no longer under their headers' offsets (names edited
+    # to another length), and root's "#" glued to the command, once inside markdown bold ("**#kubectl ...").
+    events = _events("kubectl_get_pods_top_nodes_shifted_rows_evicted_01.txt")
+    pods = events.filter(pl.col("format") == "get_pods").to_dicts()
+    assert [(r["line"], r["kind"], r["pod"], r["namespace"]) for r in pods] == [
+        (3, "eviction", "istio-citadel-894d98c88-zkt23", "istio-system")
+    ]
+    assert attrs_of(events.filter(pl.col("line") == 3))[0]["status"] == "Evicted"
+    (message,) = events.filter(pl.col("line") == 6).to_dicts()
+    assert (message["kind"], message["pod"], message["namespace"], message["container"]) == (
+        "eviction", "istio-citadel-894d98c88-zkt23", "istio-system", "citadel"
+    )
+    assert (message["mem_used_bytes"], message["mem_requested_bytes"]) == (43536 * KI, 0)
+    (node,) = events.filter(pl.col("format") == "top_nodes").to_dicts()
+    assert (node["host"], node["namespace"], node["mem_used_bytes"]) == ("k8s-107", None, 127894 * KI**2)
+    assert attrs_of(events.filter(pl.col("format") == "top_nodes"))[0]["cpu_pct"] == 2
+    # The describe node cut above its Name: the node its command names.
+    assert events.filter(pl.col("line") >= 18)["host"].unique().to_list() == ["k8s-107"]
+
+
+def test_an_evicted_pods_status_fields_folded_over_lines_are_one_eviction() -> None:
+    (row,) = _events("kubectl_status_yaml_fragment_evicted_memory_request_01.yaml").to_dicts()
+    assert (row["kind"], row["format"], row["n_lines"], row["container"]) == ("eviction", "pod_fragment", 9, "node")
+    assert (row["mem_used_bytes"], row["mem_requested_bytes"]) == (35505620 * KI, 12 * KI**3)
+    assert row["ts"] is None  # startTime is when the pod started, not when it was evicted
+
+
+def test_a_status_fragment_with_container_status_unknown_is_no_oom() -> None:
+    events = _events("kubectl_status_yaml_fragment_container_status_unknown_01.yaml")
+    assert events.select("kind", "exit_code", "ts").rows() == [
+        ("log", 103, datetime(2022, 3, 16, 7, 0, tzinfo=UTC)),
+        ("log", 137, None),  # exit 137 of a container the kubelet could not find: no OOM kill, no time
+    ]
+    assert [a["reason"] for a in attrs_of(events)] == ["Error", "ContainerStatusUnknown"]
+
+
+def test_event_rows_whose_names_hold_a_spaced_placeholder() -> None:
+    events = _events("kubectl_get_events_headerless_placeholder_names_evicted_01.txt")
+    assert events["source"].unique().to_list() == ["k8s"]
+    assert events.select("kind", "severity", "container").rows() == [
+        ("eviction", "warning", "egg"),
+        ("log", "info", "egg"),
+        ("log", "warning", None),
+        ("log", "info", None),
+        ("eviction", "warning", None),
+    ]
+    assert events["mem_used_bytes"][0] == 5053216 * KI
+    # "pod/egg-<id here>": a placeholder names no pod.
+    assert events["pod"].null_count() == events.height
+
+
+def test_a_state_block_cut_to_its_reason_is_describe_output() -> None:
+    name = "kubectl_describe_state_block_only_last_state_oomkilled_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "k8s"
+    events = _events(name)
+    assert events.select("line", "kind", "n_lines", "exit_code", "ts").rows() == [
+        (1, "log", 2, None, None),
+        (3, "container_oomkilled", 2, None, None),  # no Exit Code printed: none inferred
+    ]
+
+
+def test_a_describe_events_table_collapsed_to_single_spaces() -> None:
+    # A blog's scrape of kubectl 1.7's describe node Events: every run of padding is one space.
+    name = "kubectl_describe_node_events_collapsed_spaces_eviction_threshold_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "k8s"
+    events = _events(name)
+    rows = events.filter(pl.col("format") == "describe_events")
+    assert rows["line"].to_list() == list(range(6, 15))
+    assert rows["host"].unique().to_list() == ["ubuntu-k8s-3"]
+    evictions = rows.filter(pl.col("kind") == "eviction")
+    assert evictions.select("line", "severity", "message").rows() == [
+        (7, "warning", "Attempting to reclaim nodefs"),
+        (14, "warning", "Attempting to reclaim nodefs"),
+    ]
+    assert [(a["count"], a["resource"], a["age"]) for a in attrs_of(evictions)] == [(49428, "nodefs", "51m"), (23, "nodefs", "14s")]
+    assert attrs_of(rows.filter(pl.col("line") == 6))[0]["reason"] == "NodeNotSchedulable"
+
+
+def test_get_nodes_rows_name_their_node() -> None:
+    events = _events("kubectl_oc_get_nodes_not_ready_pods_wide_nominated_01.txt")
+    nodes = events.filter(pl.col("format") == "get_nodes")
+    assert nodes["host"].to_list() == [f"{role}{i}.ocp4.example.com" for role, i in [("master", 0), ("master", 1), ("master", 2), ("worker", 0), ("worker", 1)]]
+    assert {(a["status"], a["version"]) for a in attrs_of(nodes)} == {("NotReady", "v1.23.5+8471591")}
+    assert nodes["pod"].null_count() == nodes.height
+    pods = events.filter(pl.col("format") == "get_pods")
+    assert pods.height == 23
+    assert pods["namespace"].unique().to_list() == ["openshift-etcd"]
+    assert set(pods["host"]) == {"master0.ocp4.example.com", "master1.ocp4.example.com", "master2.ocp4.example.com"}
+
+
+def test_events_k8s_io_v1_names_its_object_regarding() -> None:
+    # The events.k8s.io/v1 shape (`kubectl get events.events.k8s.io -o yaml`): regarding, note, deprecated* fields.
+    text = """apiVersion: v1
+items:
+- apiVersion: events.k8s.io/v1
+  deprecatedCount: 14
+  deprecatedFirstTimestamp: "2024-05-02T09:10:00Z"
+  deprecatedLastTimestamp: "2024-05-02T09:58:00Z"
+  deprecatedSource:
+    component: kubelet
+    host: gpu-node-7
+  eventTime: null
+  kind: Event
+  metadata:
+    name: trainer-0.17cb0a1b2c3d4e5f
+    namespace: ml
+  note: 'Memory cgroup out of memory: Killed process 4242 (python) total-vm:9000kB, anon-rss:4096kB, file-rss:0kB, shmem-rss:0kB'
+  reason: OOMKilling
+  regarding:
+    kind: Pod
+    name: trainer-0
+    namespace: ml
+    fieldPath: spec.containers{trainer}
+  reportingController: kubelet
+  reportingInstance: gpu-node-7
+  type: Warning
+kind: List
+"""
+    (row,) = rca.parse_text(text, file="events.yaml").to_dicts()
+    assert (row["format"], row["kind"], row["severity"]) == ("event_yaml", "oom_kill", "warning")
+    assert (row["pod"], row["namespace"], row["container"], row["host"]) == ("trainer-0", "ml", "trainer", "gpu-node-7")
+    assert (row["pid"], row["process"], row["rss_bytes"]) == (4242, "python", 4096 * KI)
+    assert row["ts"] == datetime(2024, 5, 2, 9, 58, tzinfo=UTC)
+    attrs = json.loads(row["attrs"])
+    assert (attrs["count"], attrs["component"]) == (14, "kubelet")
+
+
+def test_a_current_describe_events_table_collapsed_to_single_spaces() -> None:
+    name = "kubectl_describe_pod_events_collapsed_spaces_liveness_killing_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "k8s"
+    rows = _events(name).filter(pl.col("format") == "describe_events")
+    assert rows.select("line", "severity", "container").rows() == [
+        (6, "warning", None),
+        (7, "info", "liveness-exec"),  # "Container liveness-exec failed liveness probe, will be restarted"
+        (8, "info", "liveness-exec"),
+        (9, "info", "liveness-exec"),
+    ]
+    assert rows["pod"].unique().to_list() == ["liveness-exec-165f6d5j4-fh9xu"]
+    assert [(a["reason"], a.get("count")) for a in attrs_of(rows)] == [("Unhealthy", None), ("Killing", None), ("Created", 2), ("Started", 2)]
+    # The From cell is one word, or "kubelet, <node>" (before 1.20), which names the host.
+    text = "Events:\nType Reason Age From Message\n---- ------ ---- ---- -------\nNormal Pulled 3m kubelet, node1 Container image \"nginx\" already present\n"
+    (row,) = rca.parse_text(text, file="describe.txt").to_dicts()
+    assert (row["format"], row["host"], row["message"]) == ("describe_events", "node1", 'Container image "nginx" already present')

@@ -693,3 +693,66 @@ def test_a_klog_stamp_in_an_envelope_of_full_date_and_zone_is_exact() -> None:
         (datetime(2024, 1, 15, 10, 23, 46, tzinfo=UTC), "exact", "trainer-0"),
         (datetime(2024, 1, 15, 10, 23, 47, tzinfo=UTC), "year_inferred", None),
     ]
+
+
+def test_the_event_recorders_field_path_names_the_container() -> None:
+    events = _events("kubelet_journal_kind_grace_period_override_container_exited_01.log")
+    container_id = "0782dd0d297258a8f747621ef2b2e349c72bbede25c0d2740eb3eea125d0dbd7"
+    rows = events.filter(pl.col("line").is_in([4, 5, 6, 14])).select("line", "kind", "pod", "namespace", "container", "container_id").rows()
+    assert rows == [
+        (4, "log", "lws-1", "lws-e2e-thznm", "c", container_id),
+        (5, "log", "lws-1", "lws-e2e-thznm", "c", container_id),
+        (6, "log", "lws-1", "lws-e2e-thznm", "c", None),  # "Event occurred" … fieldPath="spec.containers{c}"
+        (14, "log", "lws-1", "lws-e2e-thznm", "c", container_id),  # "Container exited normally"
+    ]
+    assert events["host"].unique().to_list() == ["kind-worker"]
+    assert events["pid"].unique().to_list() == [202]
+    legacy = (
+        'I0222 21:48:12.045321    3709 server.go:691] Event(v1.ObjectReference{Kind:"Pod", Namespace:"ns", Name:"p", UID:"17eed503", '
+        'APIVersion:"v1", ResourceVersion:"111", FieldPath:"spec.initContainers{init}"}): type: \'Normal\' reason: \'Killing\' Stopping\n'
+    )
+    assert rca.parse_text(legacy, file="kubelet.log", year=2017)["container"].to_list() == ["init"]
+
+
+def test_fields_a_pager_chopped_name_nothing() -> None:
+    # `systemctl status kubelet` (OpenShift's hyperkube): journal lines that less chopped at the terminal's width with ">".
+    events = _events("kubelet_journal_hyperkube_chopped_fields_ocp_01.log")
+    assert events["host"].unique().to_list() == ["master2.ocp4.example.com"]
+    assert events["process"].unique().to_list() == ["hyperkube"]
+    # containerID="37a3…bf8c> and pod="openshift-marketplace/cert> are cut: no container id, no pod.
+    cut = events.filter(pl.col("line").is_in([1, 2, 5]))
+    assert cut[["pod", "namespace", "container_id"]].null_count().row(0) == (3, 3, 3)
+    assert events.filter(pl.col("line") == 3).select("pod", "namespace").row(0) == ("redhat-marketplace-t2g47", "openshift-marketplace")
+    # A whole value may end with ">" after its "<".
+    whole = 'I1024 06:38:11.949063  110225 kubelet.go:1] "Pod done" pod="ns/p" err=<nil>\n'
+    assert rca.parse_text(whole, file="kubelet.log", year=2022)["pod"].to_list() == ["p"]
+
+
+def test_a_zh_cn_journal_month_and_old_eviction_lines() -> None:
+    # journalctl in a zh_CN locale prints the month as "10月"; kubelet 1.7's eviction manager lines.
+    events = _events("kubelet_journal_zh_cn_month_eviction_nodefs_01.log", reference_time=datetime(2017, 12, 1, tzinfo=UTC))
+    assert events["ts"][0] == datetime(2017, 10, 16, 9, 50, 55, 56703, tzinfo=UTC)
+    assert events.select("kind", "severity", "pid").rows() == [
+        ("eviction", "warning", 17144),
+        ("eviction", "info", 17144),
+        ("log", "error", 17144),  # thresholds met but no pod to evict: nothing evicted
+        ("eviction", "warning", 12844),
+        ("eviction", "warning", 12844),
+    ]
+    assert events.filter(pl.col("line") >= 4).select("pod", "namespace", "pod_uid").rows() == [
+        ("weave-net-3svfg", "kube-system", "e5a5d474-b214-11e7-a98b-0650cc001a5b"),
+        ("kube-proxy-d9lk0", "kube-system", "e5ff8fde-b214-11e7-a98b-0650cc001a5b"),
+    ]
+    assert [a.get("eviction_stage") for a in attrs_of(events)] == ["reclaim_attempt", "must_evict", None, "admission_rejected", "admission_rejected"]
+
+
+def test_a_json_line_of_a_named_logger() -> None:
+    # --logging-format=json writes a named logger's name between "ts" and "caller" (component-base's encoder keys).
+    line = (
+        '{"ts":1700000000323.4,"logger":"kubelet","caller":"kuberuntime/kuberuntime_container.go:809","msg":"Killing container with '
+        'a grace period","v":0,"pod":{"name":"pod-1","namespace":"kube-system"},"containerName":"c","gracePeriod":30}\n'
+    )
+    assert sources.sniff(line.splitlines())[0].name == "kubelet"
+    (row,) = rca.parse_text(line, file="kubelet.json").to_dicts()
+    assert (row["format"], row["severity"], row["pod"], row["namespace"], row["container"]) == ("klog_json", "info", "pod-1", "kube-system", "c")
+    assert row["ts"] == datetime(2023, 11, 14, 22, 13, 20, 323400, tzinfo=UTC)

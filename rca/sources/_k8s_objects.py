@@ -98,6 +98,9 @@ def parse_documents(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:
 # dropped: the container state keys that open it, and a terminated state inside.
 STATUS_FRAGMENT_KEY = r'^\s*"?(?:status|containerStatuses|initContainerStatuses|lastState|state)"?:\s*\{?\s*$'
 STATUS_FRAGMENT_TERMINATED = r'^\s*"?terminated"?:\s*\{?\s*$'
+# Or the pod-level fields of an evicted pod's status (`-o yaml | grep -A8 message`): its reason, and its phase.
+STATUS_FRAGMENT_EVICTED = r'^\s*"?reason"?:\s*"?Evicted"?,?\s*$'
+STATUS_FRAGMENT_PHASE = r'^\s*"?phase"?:\s*"?[A-Z][a-z]+"?,?\s*$'
 _ELISION = r"^\s*(?:\.\.\.|…)\s*$"
 _STATE_KEYS = ("state", "lastState")
 
@@ -108,7 +111,7 @@ def parse_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | No
     first line (a fragment keeps no offsets worth mapping back)."""
     texts = lines["text"]
     kept = texts.filter(~texts.str.contains(_ELISION))
-    if not kept.str.contains(STATUS_FRAGMENT_TERMINATED).any():
+    if not kept.str.contains(STATUS_FRAGMENT_TERMINATED).any() and not kept.str.contains(STATUS_FRAGMENT_EVICTED).any():
         return None
     text = "\n".join(kept.to_list())
     value = _json_fragment(text) if text.lstrip().startswith('"') else _yaml_fragment(text)
@@ -159,7 +162,8 @@ def _yaml_fragment(text: str) -> Any:
 
 
 def _status_as_pod(value: Any) -> dict[str, Any] | None:
-    """The fragment as the pod it came from: a status, its container statuses, or one container's states."""
+    """The fragment as the pod it came from: a status (its container statuses, or an evicted pod's own fields),
+    its container statuses, or one container's states."""
     if not isinstance(value, dict):
         return None
     status = value.get("status") if isinstance(value.get("status"), dict) else value
@@ -169,7 +173,8 @@ def _status_as_pod(value: Any) -> dict[str, Any] | None:
         # An elision can leave a single container's fields without their list item.
         if isinstance(status.get(key), dict):
             status = {**status, key: [status[key]]}
-    if not any(isinstance(status.get(key), list) for key in ("initContainerStatuses", "containerStatuses")):
+    has_containers = any(isinstance(status.get(key), list) for key in ("initContainerStatuses", "containerStatuses"))
+    if not has_containers and status.get("reason") != "Evicted":
         return None
     return {"status": status}
 
@@ -314,7 +319,7 @@ def _watched(item: Any) -> Any:
 
 def _format(item: Any, syntax: str) -> str:
     kind = item.get("kind") if isinstance(item, dict) else None
-    if kind == "Event" or (isinstance(item, dict) and "involvedObject" in item):
+    if kind == "Event" or (isinstance(item, dict) and ("involvedObject" in item or "regarding" in item)):
         return f"event_{syntax}"
     if _runtime_state(item):
         return f"container_{syntax}"
@@ -334,7 +339,10 @@ def _rows_for(item: Any, fmt: str) -> list[dict[str, Any]]:
 
 
 def _event_row(event: dict[str, Any], fmt: str) -> dict[str, Any]:
-    involved = _get(event, "involvedObject")
+    """A core/v1 Event's row, or an events.k8s.io/v1 one's: that API names the object ``regarding``, its text
+    ``note``, and keeps the core fields as ``deprecatedCount`` / ``deprecatedLastTimestamp`` / ``deprecatedSource``."""
+    involved = _get(event, "involvedObject") or _get(event, "regarding")
+    source = _get(event, "source") or _get(event, "deprecatedSource")
     series = _get(event, "series")
     metadata = _get(event, "metadata")
     object_kind = _text(involved.get("kind"))
@@ -347,19 +355,21 @@ def _event_row(event: dict[str, Any], fmt: str) -> dict[str, Any]:
         "type": _text(event.get("type")),
         "when": _text(
             event.get("lastTimestamp")
+            or event.get("deprecatedLastTimestamp")
             or series.get("lastObservedTime")
             or event.get("eventTime")
             or event.get("firstTimestamp")
+            or event.get("deprecatedFirstTimestamp")
             or metadata.get("creationTimestamp")
         ),
         "pod": _text(involved.get("name")) if object_kind == "Pod" else None,
         "namespace": _text(involved.get("namespace") or metadata.get("namespace")),
         "pod_uid": _text(involved.get("uid")) if object_kind == "Pod" else None,
         "node_object": _text(involved.get("name")) if object_kind == "Node" else None,
-        "host": _text(_get(event, "source").get("host") or event.get("reportingInstance")),
+        "host": _text(source.get("host") or event.get("reportingInstance")),
         "container": _first_match(r"containers\{([^}]+)\}", _text(involved.get("fieldPath"))),
-        "count": _int(event.get("count") or series.get("count")),
-        "component": _text(_get(event, "source").get("component") or event.get("reportingComponent")),
+        "count": _int(event.get("count") or series.get("count") or event.get("deprecatedCount")),
+        "component": _text(source.get("component") or event.get("reportingComponent") or event.get("reportingController")),
     }
 
 

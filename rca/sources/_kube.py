@@ -164,5 +164,9 @@ def oom_victim(message: pl.Expr) -> pl.Expr:
 
 def message_container(message: pl.Expr) -> pl.Expr:
     """The container an event message names ("Stopping container x", "restarting failed container x"; before
-    Kubernetes 1.10, FailedSync's "restarting failed container=x pod=…")."""
-    return message.str.extract(r"(?:Stopping|Started|Created|Killing|restarting failed) container[ =]([a-z0-9][-a-z0-9.]*)\b", 1)
+    Kubernetes 1.10, FailedSync's "restarting failed container=x pod=…"; the Killing event of a failed probe,
+    "Container x failed liveness probe, will be restarted")."""
+    return pl.coalesce(
+        message.str.extract(r"(?:Stopping|Started|Created|Killing|restarting failed) container[ =]([a-z0-9][-a-z0-9.]*)\b", 1),
+        message.str.extract(r"^Container ([a-z0-9][-a-z0-9.]*) (?:failed (?:liveness|startup) probe|definition changed)", 1),
+    )

@@ -29,8 +29,12 @@ from rca.sources._kube import EVICTION_MESSAGE, QUANTITY, event_kind, eviction_f
 
 # A shell prompt (root's bare "#" only before a command; bash's "[user@host dir]#" holds a space, and alone on its
 # line ends the output above it; zsh themes' "❯" / "➜"; zsh's and PowerShell's "%" / ">" before kubectl), or a
-# kubectl / oc command (or the usual `k` alias's) pasted without one, its flags before the verb or after.
-_PROMPT = r"^\s*(?:\S*\$|\S+#|[❯➜])\s+\S|^\s*\[[^\]\s]+@[^\]]*\][$#](?:\s|$)|^[^%>]{0,60}[%>]\s+(?:kubectl|oc|k)\s|^\s*#\s+(?:kubectl|oc|k)\s|^(?:kubectl|oc) [-a-z]|^k (?:-|get|describe|logs|events|top) "
+# kubectl / oc command (or the usual `k` alias's) pasted without one, its flags before the verb or after. Root's
+# "#" may touch the command ("#kubectl top nodes"), and an issue's markdown may set the line in bold ("**#kubectl").
+_PROMPT = (
+    r"^\s*(?:\S*\$|\S+#|[❯➜])\s+\S|^\s*\[[^\]\s]+@[^\]]*\][$#](?:\s|$)|^[^%>]{0,60}[%>]\s+(?:kubectl|oc|k)\s"
+    r"|^\s*(?:\*\*)?#(?:\s+(?:kubectl|oc|k)|\s*(?:kubectl|oc))\s|^(?:kubectl|oc) [-a-z]|^k (?:-|get|describe|logs|events|top) "
+)
 _PROMPT_NAMESPACE = r"\s(?:-n\s*|--namespace[= ])([a-z0-9][-a-z0-9]*)"
 # "kubectl describe pod x", "get po/x", "get pod -n ns -o go-template=… x": the pod the output under it (a grep of a
 # describe, a template's fields) is about. Read with quoted arguments blanked (a template holds spaces); the flags
@@ -69,10 +73,11 @@ _EVENTS_HEADER = r"^\s*(?:NAMESPACE\s{2,})?LAST SEEN\s{2,}TYPE\s{2,}REASON\s{2,}
 _OLD_EVENTS_HEADER = r"^\s*(?:FIRSTSEEN|LASTSEEN)\s{2,}(?:FIRSTSEEN|LASTSEEN)\s{2,}COUNT\s{2,}NAME\s{2,}KIND\s{2,}"
 # A `kubectl get events` row without its header (`| grep OOM`, a pasted excerpt): the age (`kubectl events`, 1.26+,
 # adds its count: "24s (x14 over 12m)"), the type and "kind/name" pin the columns down; the message may be empty.
+# An author's placeholder in the name may hold spaces ("pod/egg-<id here>").
 _HEADLESS_EVENT = (
     r"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{2,})?(?<last_seen><unknown>|(?:[0-9]+[smhdy]){1,2}(?: \(x[0-9]+ over (?:[0-9]+[smhdy]){1,2}\))?)\s{2,}"
     r"(?<type>Normal|Warning)\s{2,}"
-    r"(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}(?<object>[A-Za-z][0-9A-Za-z_.-]*/\S+)(?:\s{2,}(?<message>.*?))?\s*$"
+    r"(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}(?<object>[A-Za-z][0-9A-Za-z_.-]*/(?:[^\s<]|<[^<>]*>)+)(?:\s{2,}(?<message>.*?))?\s*$"
 )
 # `kubectl get pods` rows without their header (`| grep OOMKilled`, `get all` with its "pod/" prefix): READY
 # "n/m", the status, RESTARTS (with "(5m ago)" since 1.23) and the age pin the columns down; a row cut after
@@ -103,12 +108,36 @@ _DESCRIBE_EVENT_ROW = (
     r"^\s*(?<type>Normal|Warning)\s{2,}(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}"
     r"(?<age>(?:<unknown>|<invalid>|(?:[0-9]+[smhdy]){1,2})(?: \(x[0-9]+ over \S+\))?)\s{2,}(?<source>\S+(?:, \S+)?)\s{2,}(?<message>.*?)\s*$"
 )
+_DESCRIBE_EVENT_FIELDS = ("type", "reason", "age", "source", "message")
+# A describe Events row of kubectl before 1.10 (FirstSeen LastSeen Count From SubObjectPath Type Reason Message) whose
+# padding a blog or wiki collapsed to single spaces: the ages, the count, and the type after the From cell pin it down.
+_COLLAPSED_EVENT_ROW = (
+    r"^\s*(?<first_seen><unknown>|(?:[0-9]+[smhdy]){1,2}) (?<last_seen><unknown>|(?:[0-9]+[smhdy]){1,2}) (?<count>[0-9]+) "
+    r"(?<source>\{[^{}]*\}|[0-9A-Za-z_.-]+(?:, [^\s,]+)?) (?:(?<subobject>spec\.\S+) )?(?<type>Normal|Warning) "
+    r"(?<reason>[A-Za-z][0-9A-Za-z_]*)(?: (?<message>.*?))?\s*$"
+)
+_COLLAPSED_EVENT_FIELDS = ("first_seen", "last_seen", "count", "source", "subobject", "type", "reason", "message")
+# The current layout collapsed (Type Reason Age From Message): the From cell is one word, or "kubelet, <node>".
+_COLLAPSED_CURRENT_EVENT_ROW = (
+    r"^\s*(?<type>Normal|Warning) (?<reason>[A-Za-z][0-9A-Za-z_]*) "
+    r"(?<age>(?:<unknown>|<invalid>|(?:[0-9]+[smhdy]){1,2})(?: \(x[0-9]+ over \S+\))?) (?<source>[^\s,]+(?:, [^\s,]+)?)(?: (?<message>.*?))?\s*$"
+)
+# Either header collapsed: the table is kubectl's whatever else the head holds.
+_COLLAPSED_EVENTS_HEADER = r"^\s*(?:Type Reason Age From Message|FirstSeen LastSeen Count From SubObjectPath(?: Type)? Reason Message)\s*$"
+# A `kubectl top node` row split on its runs of spaces: name, CPU, CPU%, memory, memory%.
+_TOP_NODE_ROW = (
+    r"^\s*(?<name>\S+)\s+(?<cpu>[0-9]+m?|<unknown>)\s+(?<cpu_pct>[0-9]+%|<unknown>)\s+"
+    rf"(?<memory>{QUANTITY}|<unknown>)\s+(?<memory_pct>\S+)\s*$"
+)
+_TOP_NODE_FIELDS = ("name", "cpu", "cpu_pct", "memory", "memory_pct")
 # Each headless row shape and the fields it fills.
 _HEADLESS_SHAPES = (
     (_HEADLESS_EVENT, ("namespace", "last_seen", "type", "reason", "object", "message")),
     (_HEADLESS_POD, ("namespace", "name", "ready", "status", "restarts", "age", "node")),
     (_HEADLESS_CONDITION, ("type", "status", "heartbeat", "transition", "reason", "message")),
-    (_DESCRIBE_EVENT_ROW, ("type", "reason", "age", "source", "message")),
+    (_DESCRIBE_EVENT_ROW, _DESCRIBE_EVENT_FIELDS),
+    (_COLLAPSED_EVENT_ROW, _COLLAPSED_EVENT_FIELDS),
+    (_COLLAPSED_CURRENT_EVENT_ROW, _DESCRIBE_EVENT_FIELDS),
 )
 # `-o jsonpath='{.metadata.name}{"\t"}{.status.reason}{"\t"}{.status.message}'`: name, reason, message.
 _EVICTED_ROW = r"(?<evicted_pod>[a-z0-9][-a-z0-9.]*)\s+Evicted\s+"
@@ -123,6 +152,7 @@ _TABLE_LIKE = r"^\s*\S+(?: \S+)*(?:\s{2,}\S+(?: \S+)*){2,}\s*$"
 # "Last Termination State" is what kubectl called "Last State" before 1.3.
 _STATE_KEYS = ("State", "Last State", "Last Termination State")
 _STATE_FIELDS = ("Reason", "Exit Code", "Signal", "Started", "Finished", "Message")
+_STATE_HEAD = r"^\s*(?:State|Last State|Last Termination State):\s+(?:Terminated|Waiting|Running)\s*$"
 
 _SECTION_KEYS = (
     "Name",
@@ -171,6 +201,8 @@ _COLUMNS = {
     "READY": "ready",
     "RESTARTS": "restarts",
     "NODE": "node",
+    "ROLES": "roles",
+    "VERSION": "version",
     "LASTHEARTBEATTIME": "heartbeat",
     "LASTTRANSITIONTIME": "transition",
     "POD": "top_pod",
@@ -202,9 +234,11 @@ def sniff(head: Sequence[str]) -> float:
         return 0.95
     if texts.str.contains(_k8s_objects.STATUS_FRAGMENT_KEY).any() and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_TERMINATED).any():
         return 0.9
+    if texts.str.contains(_k8s_objects.STATUS_FRAGMENT_EVICTED).any() and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_PHASE).any():
+        return 0.9
     if texts.str.contains(_k8s_objects.RUNTIME_STATE_KEY).any() and texts.str.contains(_k8s_objects.RUNTIME_EXIT_CODE).any():
         return 0.9
-    if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}").any():
+    if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}|{_COLLAPSED_EVENTS_HEADER}").any():
         return 0.95
     inline = texts.str.contains(_INLINE_TERMINATED)
     if inline.any():
@@ -220,7 +254,9 @@ def sniff(head: Sequence[str]) -> float:
         return 0.5 + 0.4 * shaped
     describe = texts.str.contains(_DESCRIBE_KEYS).sum()
     shaped = texts.str.contains(rf"{_KEY_LINE}|{_CONTAINER_LINE}").mean() or 0.0
-    if describe >= 2 and shaped >= 0.5:
+    # A container's State block cut to its state and reason (`describe pod | grep -A1 State`) is describe output too.
+    state_block = texts.str.contains(_STATE_HEAD).any() and texts.str.contains(r"^\s+Reason:\s+[A-Z][0-9A-Za-z]+\s*$").any()
+    if (describe >= 2 or state_block) and shaped >= 0.5:
         return 0.9
     if texts.str.contains(rf"^(?:\s*message:\s*['\"]?|{_EVICTED_ROW})?{EVICTION_MESSAGE}").any():
         return 0.6
@@ -331,15 +367,18 @@ def _column_offsets(frame: pl.DataFrame) -> pl.DataFrame:
     """Start and width of each known column of every table header (a handful of lines)."""
     rows = []
     for table, header in frame.filter(pl.col("header")).select("table", "text").iter_rows():
-        cells = [(m.group().replace(" ", "").upper(), m.start()) for m in re.finditer(r"\S+(?: \S+)*", header)]
-        entry: dict[str, int | None] = {"table": table}
+        # A header whose cells are one space apart: the table's padding was collapsed, no offset holds (its rows are
+        # split by their shape), and each word is a cell.
+        collapsed = "  " not in header.strip()
+        cells = [(m.group().replace(" ", "").upper(), m.start()) for m in re.finditer(r"\S+" if collapsed else r"\S+(?: \S+)*", header)]
+        entry: dict[str, int | bool | None] = {"table": table, "collapsed": collapsed}
         for i, (name, start) in enumerate(cells):
             field = _COLUMNS.get(name)
             if field is not None and f"{field}_start" not in entry:
                 entry[f"{field}_start"] = start
                 entry[f"{field}_width"] = cells[i + 1][1] - start if i + 1 < len(cells) else None
         rows.append(entry)
-    schema = {"table": pl.UInt32, **{f"{f}_{p}": pl.Int64 for f in _FIELDS for p in ("start", "width")}}
+    schema = {"table": pl.UInt32, "collapsed": pl.Boolean, **{f"{f}_{p}": pl.Int64 for f in _FIELDS for p in ("start", "width")}}
     return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
 
 
@@ -351,27 +390,38 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     headless = [
         (pl.when(pl.col("headless")).then(pl.col("text").str.extract_groups(pattern)).struct, fields) for pattern, fields in _HEADLESS_SHAPES
     ]
-    # An Events row that its header's offsets cut mid-word (a name redacted to a shorter one shifted its cells
-    # left) is split on its runs of spaces instead, before its cells: a describe row by _DESCRIBE_EVENT_ROW, a
-    # `kubectl get events` row by _HEADLESS_EVENT.
+    # A row that its header's offsets cut mid-word (a name redacted or edited to another length shifted its cells)
+    # is split on its runs of spaces instead, before its cells: an Events row of describe by _DESCRIBE_EVENT_ROW (or, its
+    # padding collapsed to single spaces, _COLLAPSED_EVENT_ROW / _COLLAPSED_CURRENT_EVENT_ROW), of
+    # `kubectl get events` by _HEADLESS_EVENT, a pods row by _HEADLESS_POD, a `kubectl top node` row by _TOP_NODE_ROW.
     message_start = pl.col("message_start")
-    misaligned = ~pl.col("headless") & message_start.is_not_null() & (pl.col("text").str.slice(message_start - 1, 1) != " ")
-    realigned = pl.when(misaligned & pl.col("source_start").is_not_null()).then(pl.col("text").str.extract_groups(_DESCRIBE_EVENT_ROW)).struct
-    realigned_fields = ("type", "reason", "age", "source", "message")
-    get_misaligned = misaligned & pl.col("source_start").is_null() & pl.col("object_start").is_not_null()
-    get_realigned = pl.when(get_misaligned).then(pl.col("text").str.extract_groups(_HEADLESS_EVENT)).struct
-    get_realigned_fields = _HEADLESS_SHAPES[0][1]
+    misaligned = ~pl.col("headless") & message_start.is_not_null() & (
+        (pl.col("text").str.slice(message_start - 1, 1) != " ") | pl.col("collapsed").fill_null(False)
+    )
+    pods_misaligned = ~pl.col("headless") & pl.col("ready_start").is_not_null() & _cut_mid_word("ready", "status", "restarts", "age")
+    top_misaligned = ~pl.col("headless") & pl.col("cpu_pct_start").is_not_null() & _cut_mid_word("cpu", "cpu_pct", "memory", "memory_pct")
+    realignments = [
+        (pl.when(misaligned & pl.col("source_start").is_not_null()).then(pl.col("text").str.extract_groups(_DESCRIBE_EVENT_ROW)).struct,
+         _DESCRIBE_EVENT_FIELDS),
+        (pl.when(misaligned & pl.col("source_start").is_not_null()).then(pl.col("text").str.extract_groups(_COLLAPSED_EVENT_ROW)).struct,
+         _COLLAPSED_EVENT_FIELDS),
+        (pl.when(misaligned & pl.col("source_start").is_not_null()).then(pl.col("text").str.extract_groups(_COLLAPSED_CURRENT_EVENT_ROW))
+         .struct, _DESCRIBE_EVENT_FIELDS),
+        (pl.when(misaligned & pl.col("source_start").is_null() & pl.col("object_start").is_not_null())
+         .then(pl.col("text").str.extract_groups(_HEADLESS_EVENT)).struct, _HEADLESS_SHAPES[0][1]),
+        (pl.when(pods_misaligned).then(pl.col("text").str.extract_groups(_HEADLESS_POD)).struct, _HEADLESS_SHAPES[1][1]),
+        (pl.when(top_misaligned).then(pl.col("text").str.extract_groups(_TOP_NODE_ROW)).struct, _TOP_NODE_FIELDS),
+    ]
 
     def filled(shape: pl.Expr, field: str) -> pl.Expr:
         return pl.when(shape.field(field) != "").then(shape.field(field))
 
-    shaped_fields = dict.fromkeys((*_HEADLESS_FIELDS, *realigned_fields))
+    shaped_fields = dict.fromkeys((*_HEADLESS_FIELDS, *(field for _, fields in realignments for field in fields)))
     cells = rows.join(offsets, on="table", how="left").with_columns(
         *(_cell(field) for field in _FIELDS if field not in shaped_fields),
         *(
             pl.coalesce(
-                *([filled(realigned, field)] if field in realigned_fields else []),
-                *([filled(get_realigned, field)] if field in get_realigned_fields else []),
+                *(filled(shape, field) for shape, fields in realignments if field in fields),
                 _cell(field),
                 *(filled(shape, field) for shape, fields in headless if field in fields),
             ).alias(field)
@@ -381,11 +431,25 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     return _row_events(cells, _doc_context(frame), tz)
 
 
+def _cut_mid_word(*fields: str) -> pl.Expr:
+    """Whether a column of the row's header starts inside one of its words: kubectl pads every cell with
+    spaces, so in a row that sits under its header the character before each column is a space."""
+    text = pl.col("text")
+    return pl.any_horizontal(
+        pl.col(f"{field}_start").is_between(1, text.str.len_chars() - 1)
+        & (text.str.slice(pl.col(f"{field}_start") - 1, 1) != " ")
+        & (text.str.slice(pl.col(f"{field}_start"), 1) != " ")
+        for field in fields
+    ).fill_null(False)
+
+
 def _cell(field: str) -> pl.Expr:
-    """The field's cell under its header; a headless row (a table above it ended) has only its shape's cells."""
+    """The field's cell under its header; a headless row (a table above it ended), or one of a collapsed table, has
+    only its shape's cells."""
     start, width = pl.col(f"{field}_start"), pl.col(f"{field}_width")
     sliced = pl.col("text").str.slice(start, width).str.strip_chars()
-    return pl.when(~pl.col("headless") & start.is_not_null() & (sliced != "")).then(sliced).alias(field)
+    aligned = ~pl.col("headless") & ~pl.col("collapsed").fill_null(False)
+    return pl.when(aligned & start.is_not_null() & (sliced != "")).then(sliced).alias(field)
 
 
 def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:
@@ -411,6 +475,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     is_conditions = pl.col("heartbeat").is_not_null() | pl.col("transition").is_not_null()
     is_pods = pl.col("ready").is_not_null() & (pl.col("restarts").is_not_null() | pl.col("status").is_not_null())
     is_describe_events = pl.col("source").is_not_null() & pl.col("object").is_null() & pl.col("object_kind").is_null()
+    # `kubectl get nodes`: each row names a node (NAME STATUS ROLES AGE VERSION).
+    is_nodes = pl.col("roles").is_not_null() & pl.col("version").is_not_null() & pl.col("ready").is_null()
     # `kubectl top`: a node's row has its share of the node's allocatable (CPU%), a pod's or container's has none.
     is_top = pl.col("cpu").is_not_null() & pl.col("memory").is_not_null()
     is_top_node = is_top & pl.col("cpu_pct").is_not_null()
@@ -463,6 +529,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     object_ref, evicted, victim, message_pod = pl.col("object_ref").struct, pl.col("evicted"), pl.col("victim"), pl.col("message_pod").struct
     object_kind = pl.coalesce(object_ref.field("kind").str.to_lowercase(), pl.col("object_kind").str.to_lowercase())
     object_name = pl.coalesce(object_ref.field("name"), pl.col("name").str.replace(r"\.[0-9a-f]{10,}$", ""))
+    # "pod/egg-<id here>": a name an author replaced with a placeholder names no pod or node.
+    object_name = pl.when(~object_name.str.contains("<", literal=True)).then(object_name)
     # "kernel-monitor, <node>": a placeholder an author put for the name is no host.
     source_host = pl.col("source").str.extract(r"^\{?[0-9A-Za-z_-]+,? ([^\s{}<>]+)\}?$", 1)
     # A node name has no spaces: a cell that runs on past it is a row whose redacted IP pushed the columns right.
@@ -488,11 +556,20 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .then(pl.lit("top_nodes"))
             .when(is_top)
             .then(pl.lit("top_pods"))
+            .when(is_nodes)
+            .then(pl.lit("get_nodes"))
             .otherwise(pl.lit("get_events")),
             severity=pl.when(condition_xid.is_not_null()).then(_xid.catalog_severity(condition_xid))
             .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
             message=pl.coalesce(message, pl.col("text").str.strip_chars()),
-            host=pl.coalesce(pl.when(object_kind == "node").then(object_name), pl.when(is_top_node).then(pl.col("name")), source_host, node, pl.col("doc_host"), "prompt_node"),
+            host=pl.coalesce(
+                pl.when(object_kind == "node").then(object_name),
+                pl.when(is_top_node | is_nodes).then(pl.col("name")),
+                source_host,
+                node,
+                pl.col("doc_host"),
+                "prompt_node",
+            ),
             pod=pl.coalesce(
                 pl.when(object_kind == "pod").then(object_name),
                 top_pod,
@@ -529,6 +606,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                     "object": pl.col("object"),
                     "source": pl.col("source"),
                     "ready": pl.col("ready"),
+                    "roles": pl.col("roles"),
+                    "version": pl.col("version"),
                     "restarts": pl.col("restarts"),
                     "resource": evicted.struct.field("resource"),
                     "cpu": pl.when(is_top).then(pl.col("cpu").replace("<unknown>", None)),
@@ -581,7 +660,7 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
             pl.col("line").first(),
             pl.len().cast(pl.Int32).alias("n_lines"),
             pl.col("text").str.join("\n").alias("message"),
-            pl.col("doc", "prompt_namespace", "prompt_pod", "container", "container_id", "section", "memory_limit", "memory_request").first(),
+            pl.col("doc", "prompt_namespace", "prompt_pod", "prompt_node", "container", "container_id", "section", "memory_limit", "memory_request").first(),
             pl.col("state_block").first().alias("is_state"),
             pl.col("key").first().alias("first_key"),
             _field("State").alias("state"),
@@ -725,7 +804,8 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
             .when(pl.col("first_key").is_not_null() | pl.col("section").is_not_null())
             .then(pl.lit("describe"))
             .otherwise(pl.lit("text")),
-            host="doc_host",
+            # A describe node cut above its Name: the node its command names.
+            host=pl.coalesce("doc_host", "prompt_node"),
             pod=pl.coalesce(
                 "doc_pod", "prompt_pod", pl.when(is_eviction).then(pl.col("message").str.extract(f"^{_EVICTED_ROW}The node", 1))
             ),
@@ -803,6 +883,7 @@ SOURCE = register(
             "describe_events",
             "describe_conditions",
             "get_pods",
+            "get_nodes",
             "describe",
             "describe_state",
             "text",

@@ -58,9 +58,10 @@ KLOG_HEAD = (
 )
 _KLOG_GO_LINE = r"^[IWEF][0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?\s+[0-9]+ [^\s:\]]+\.go:[0-9]+\] "
 # klog's JSON format (``--logging-format=json``): ``{"ts":<epoch ms>,"caller":"pkg/file.go:N","msg":"…","v":0,…}``;
-# "v" marks an info line (errors carry none). The key/value pairs after it are kept as ``fields``.
+# "v" marks an info line (errors carry none). The key/value pairs after it are kept as ``fields``. A named logger
+# (contextual logging) writes its name between the time and the caller: ``{"ts":…,"logger":"…","caller":…}``.
 _JSON_LINE = (
-    r'^\{"ts":(?<ts>[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)(?:,"caller":"(?<caller>[^"]*)")?,"msg":"(?<msg>(?:[^"\\]|\\.)*)"'
+    r'^\{"ts":(?<ts>[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)(?:,"logger":"[^"]*")?(?:,"caller":"(?<caller>[^"]*)")?,"msg":"(?<msg>(?:[^"\\]|\\.)*)"'
     r'(?:,"v":(?<v>[0-9]+))?,?(?<fields>.*?)\}\s*$'
 )
 # A key and its value at the top level of those fields: a string, a flat object or array, or a bare scalar.
@@ -69,7 +70,7 @@ _JSON_PAIR = r'(?:^|,)"(?<key>[A-Za-z_][0-9A-Za-z_]*)":(?<value>"(?:[^"\\]|\\.)*
 _JSON_OBJECT_REF = r'\{"name":"(?<name>[^"]*)","namespace":"(?<namespace>[^"]*)"\}'
 # `talosctl logs kubelet` puts the node before each JSON line: "10.200.1.3: {"ts":…}".
 _NODE_PREFIX = r"^([0-9A-Za-z][-0-9A-Za-z.:]*): \{"
-_JSON_KLOG_LINE = r'^(?:[0-9A-Za-z][-0-9A-Za-z.:]*: )?\{"ts":[0-9.eE+-]+(?:,"caller":"[^"]*\.go:[0-9]+")?,"msg":"'
+_JSON_KLOG_LINE = r'^(?:[0-9A-Za-z][-0-9A-Za-z.:]*: )?\{"ts":[0-9.eE+-]+(?:,"logger":"[^"]*")?(?:,"caller":"[^"]*\.go:[0-9]+")?,"msg":"'
 _KUBELET_CALLER = (
     r"\b(?:eviction_manager|kubelet|kubelet_pods|kuberuntime_[0-9A-Za-z_]+|pod_workers|prober|generic|status_manager|oom_watcher[0-9A-Za-z_]*)\.go:[0-9]+\] "
     # The JSON format's caller keeps the package: the kubelet's own ones.
@@ -95,6 +96,9 @@ _CONTAINER_ID = (
     r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bContainer ID: |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":")'
     r"(?:[a-z]+://)?([0-9a-f]{12,64})\b"
 )
+
+# The last key=value of a line cut by a pager: its value runs, without a "=" or "<", to the ">" that marks the cut.
+_CHOPPED_FIELD = r"\s[A-Za-z][0-9A-Za-z]*=[^=<]*>$"
 
 # Stages of the eviction manager's sequence, in the order the rules are tried.
 _EVICTION_STAGES: tuple[tuple[str, str], ...] = (
@@ -329,9 +333,16 @@ def _plain_events(records: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _unchopped(body: pl.Expr) -> pl.Expr:
+    """The body without a field that `systemctl status` (less -S) chopped at the terminal's width, marking the cut
+    with ">": ``pod="openshift-marketplace/cert>`` names no pod. A whole value may end with ">" only after its "<"
+    (``err=<nil>``, ``pod <ns/name>``)."""
+    return pl.when(body.str.ends_with(">")).then(body.str.replace(_CHOPPED_FIELD, "")).otherwise(body)
+
+
 def _pod_facts() -> list[pl.Expr]:
     """Pod, container and PLEG fields that any kubelet message may carry."""
-    body = pl.col("body")
+    body = _unchopped(pl.col("body"))
     slash = body.str.extract_groups(_SLASH_POD).struct
     under = body.str.extract_groups(UNDERSCORE_POD_REF).struct
     listed = pl.when(body.str.contains("pods=[", literal=True)).then(body).str.extract_groups(_ONE_POD_LIST).struct
@@ -344,6 +355,11 @@ def _pod_facts() -> list[pl.Expr]:
             # container name is a DNS label, which keeps out older lines' "container=&Container{…}".
             body.str.extract(r'\bcontainer(?:Name)?="?([a-z0-9][-a-z0-9]*)(?:"|\s|$)', 1),
             body.str.extract(r'\bcontainer "([a-z0-9][-a-z0-9.]*)"', 1),
+            # The event recorder's object reference names the container by its field path:
+            # fieldPath="spec.containers{c}" (structured), FieldPath:"spec.initContainers{init}" (before 1.20).
+            pl.when(body.str.contains("ieldPath", literal=True))
+            .then(body)
+            .str.extract(r'\b[Ff]ieldPath[=:]"spec\.(?:initC|c|ephemeralC)ontainers\{([a-z0-9][-a-z0-9.]*)\}"', 1),
         ).alias("container"),
         body.str.extract(_CONTAINER_ID, 1).alias("container_id"),
         body.str.extract(r'"SyncLoop \(PLEG\): event for pod".*?\bType"?:"?([0-9A-Za-z_]+)', 1).alias("pleg_event"),
