@@ -1778,3 +1778,104 @@ def test_module_loader_refusing_nvidia_peermem_is_a_warning() -> None:
 def test_an_application_json_log_with_time_and_msg_is_not_dmesg_json() -> None:
     text = '{"time":1700000000.5,"msg":"started server","level":"info"}\n{"time":1700000001.5,"msg":"request done","level":"info"}\n'
     assert kernel.sniff(text.splitlines()) == 0.0
+
+
+def test_warning_banner_of_6_19_names_the_task_and_opens_its_dump() -> None:
+    # 6.19 moved the task to the banner's end: "WARNING: <file>:<line> at <func>, CPU#0: (udev-worker)/429" (Fedora 7.0)
+    events = _events("journalctl_k_warning_v6_19_banner_nouveau_gsp_fc44_01.log")
+    warning = events.row(6, named=True)
+    assert (warning["line"], warning["n_lines"], warning["severity"], warning["pid"], warning["process"]) == (
+        7, 5, "warning", 429, "(udev-worker)"
+    )
+    assert events.height == 7 and warning["host"] == "fedora"
+    # a comm holding "/" keeps it: the pid is what follows the last one
+    assert _parse("[    1.000000] WARNING: at foo+0x1/0x2, CPU#3: kworker/15:0/84678\n").select("pid", "process").row(0) == (
+        84678, "kworker/15:0"
+    )
+
+
+def test_bug_on_and_its_invalid_opcode_oops_are_critical() -> None:
+    # a 6.8 BUG_ON(): "kernel BUG at …!" (KERN_CRIT), another CPU's line, then x86's oops header "invalid opcode: 0000 [#1]"
+    events = _events("dmesg_kernel_bug_at_invalid_opcode_cet_vmnet_01.log")
+    assert events.filter(pl.col("severity") == "critical").select("line", "n_lines", "pid", "process").rows() == [
+        (7, 1, None, None), (9, 8, 760, "modprobe")
+    ]
+    assert events.height == 9
+
+
+def test_irq_nobody_cared_is_one_error_report_with_its_dump() -> None:
+    events = _events("dmesg_irq_nobody_cared_arm64_rk3568_01.log")
+    report = events.row(6, named=True)
+    assert (report["line"], report["n_lines"], report["severity"], report["pid"], report["process"]) == (7, 15, "error", 9, "ksoftirqd/0")
+    assert events.height == 7
+
+
+def test_taint_flags_line_of_6_10_and_a_debug_checks_caller_stay_in_the_report() -> None:
+    # 6.10+ spells a tainted kernel's flags out under the CPU line ("Tainted: [P]=PROPRIETARY_MODULE, …"): the nvidia
+    # driver taints every GPU node's kernel, so this line is in each of their dumps (an OOM header's included)
+    events = _events("journalctl_k_bug_smp_processor_id_taint_flags_line_nvidia_modeset_01.log")
+    assert events.select("line", "n_lines", "pid", "process", "severity").rows() == [(1, 18, 1183, "Xorg", "critical")]
+    oom = _parse(
+        "[ 5.000000] python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+        "[ 5.000001] CPU: 3 UID: 0 PID: 77 Comm: python Tainted: P           O       6.12.8 #1\n"
+        "[ 5.000002] Tainted: [P]=PROPRIETARY_MODULE, [O]=OOT_MODULE\n"
+        "[ 5.000003] Hardware name: QEMU Standard PC (Q35 + ICH9, 2009)\n"
+        "[ 5.000004] Call Trace:\n"
+    )
+    assert oom.select("kind", "n_lines", "pid").rows() == [("oom_invoked", 5, 77)]
+
+
+def test_rcu_stall_report_is_one_error_event_with_its_backtraces() -> None:
+    # each "rcu: INFO: rcu_sched detected stalls on CPUs/tasks:" opens a report though its "rcu: " lines are dump lines
+    events = _events("dmesg_rcu_sched_stall_kthread_starved_tetragon_01.log")
+    assert events.select("line", "n_lines", "severity").rows() == [(1, 19, "error"), (20, 4, "error")]
+    # an expedited stall on a serial console, systemd's status lines before it
+    console = _events("dmesg_serial_console_rcu_expedited_stall_lkrg_01.log")
+    assert console.filter(pl.col("line") == 5).select("n_lines", "severity", "boot_seconds").row(0) == (16, "error", 27.285351)
+    assert console.height == 5
+
+
+def test_hard_lockup_and_a_warn_message_under_its_banner_join_their_reports() -> None:
+    lockup = _events("kern_log_nmi_watchdog_hard_lockup_modules_01.log")
+    assert lockup.select("line", "n_lines", "severity", "host").rows() == [(1, 2, "critical", "chi412")]
+    # 3.16's WARN() prints its message under the banner, before the module list: one report of 14 lines
+    warning = _events("dmesg_warning_message_under_banner_hard_lockup_3_16_01.log")
+    assert warning.select("line", "n_lines", "pid", "process").rows() == [(1, 14, 31758, "sqlvpn")]
+    # a WARN_ON() without a message: the banner and the module list, nothing between them to take
+    bare = _parse("[ 1.0] WARNING: CPU: 0 PID: 1 at a.c:1 f+0x1/0x2\n[ 1.1] Modules linked in:\n[ 1.2] next line\n")
+    assert bare.select("line", "n_lines").rows() == [(1, 2), (3, 1)]
+
+
+def test_vmalloc_failure_report_is_one_warning_with_its_dump() -> None:
+    events = _events("dmesg_vmalloc_allocation_failure_kmodloader_armada_01.log")
+    report = events.row(1, named=True)
+    assert (report["line"], report["n_lines"], report["severity"], report["pid"], report["process"]) == (2, 16, "warning", 1134, "kmodloader")
+    assert json.loads(report["attrs"])["gfp_mask"] == "0x14000c0(GFP_KERNEL)"
+    # 5.16+ words it "vmalloc error: size …" (syzbot's report, caller stamps included)
+    newer = _parse(
+        "[ 2564.414170][T20674] syz-executor.5: vmalloc error: size 20480, page order 0, failed to allocate pages, "
+        "mode:0xdc0(GFP_KERNEL|__GFP_ZERO), nodemask=(null),cpuset=/,mems_allowed=0-1\n"
+        "[ 2564.465408][T20674] CPU: 1 PID: 20674 Comm: syz-executor.5 Not tainted 5.16.0-rc2-next-20211125-syzkaller #0\n"
+    )
+    assert newer.select("n_lines", "severity", "pid", "process").row(0) == (2, "warning", 20674, "syz-executor.5")
+
+
+def test_gsp_rpc_history_table_after_an_xid_119_is_one_event() -> None:
+    events = _events("journalctl_k_xid119_gsp_rpc_history_table_rtx4070_01.log")
+    xid = of_kind(events, "xid").row(0, named=True)
+    assert (xid["line"], xid["xid"], xid["pid"], xid["process"], xid["pci_bus"]) == (5, 119, 1671935, "kworker/1:3", "0000:01:00")
+    assert xid["gpu_uuid"] == "GPU-02187fd8-22a1-3f71-cd52-22af54f42481"
+    assert events.select("line", "n_lines").rows()[-2:] == [(6, 1), (7, 3)]
+
+
+def test_arm64_serror_is_a_critical_report_with_its_registers() -> None:
+    events = _events("dmesg_arm64_serror_interrupt_odroid_m1_01.log")
+    assert events.select("line", "n_lines", "severity", "pid", "process").rows()[-1] == (3, 15, "critical", 2930, "Xorg")
+    assert events.height == 3
+
+
+def test_irq_nobody_cared_report_ends_with_its_handlers_and_the_irq_disabled() -> None:
+    events = _events("dmesg_irq_nobody_cared_handlers_disabling_rt61pci_2_6_38_01.log")
+    assert events.select("line", "n_lines", "severity").rows()[0] == (1, 21, "error")
+    assert events["message"][0].endswith("handlers:\n[<ffffffffa0ce0ea0>] (rt61pci_interrupt+0x0/0x90 [rt61pci])\nDisabling IRQ #18")
+    assert events["line"].to_list()[1:] == [22, 23, 24, 25]

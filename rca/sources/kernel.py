@@ -17,13 +17,14 @@ One kill is one ``oom_kill`` event: the ``Killed process`` line when present, el
 A paste of a report's middle without its header (from the CPU line on, or from "Memory cgroup stats for …:" on)
 keeps its dump lines together the same way, one ``log`` event. The kernel's other multi-line reports are grouped the
 same way, their head and the dump lines after it one ``log`` event (:data:`_BLOCK_HEAD`): a hung task (pid and name of
-the blocked task, error), an OOM reaper that could not reap its victim (its pid and name), a soft lockup, a page
-allocation failure (warning, pid from its CPU line), a slab allocation failure, a user process's segfault or trap, an
-oops / BUG / WARNING (x86's and arm64's; an oops, a panic critical whatever level printed them), a machine check and an
-EDAC memory error (critical when uncorrected, warning when corrected), a PCIe AER error (the same), an NVSwitch SXid
-report and an NVIDIA Xid with the driver's indented lines. ``talosctl dmesg`` is read as dmesg with ISO times; a file
-of dmesg lines with journal / syslog lines among them (a grep of nvidia-bug-report.log) has each run of lines framed as
-it is written.
+the blocked task, error), an OOM reaper that could not reap its victim (its pid and name), a soft or hard lockup, an RCU
+stall (error), an interrupt nobody handled (error), a page or vmalloc allocation failure (warning, pid from its CPU
+line), a slab allocation failure, a user process's segfault or trap, an oops / BUG / BUG_ON / WARNING (x86's and
+arm64's, 6.19's banner too; an oops, a BUG_ON, a panic critical whatever level printed them), an arm64 SError
+(critical), a machine check and an EDAC memory error (critical when uncorrected, warning when corrected), a PCIe AER
+error (the same), an NVSwitch SXid report, an NVIDIA Xid with the driver's indented lines and the GSP RPC history it
+prints. ``talosctl dmesg`` is read as dmesg with ISO times; a file of dmesg lines with journal / syslog lines among
+them (a grep of nvidia-bug-report.log) has each run of lines framed as it is written.
 """
 
 from __future__ import annotations
@@ -188,11 +189,12 @@ _CORRECTED_WORDS = (
     rf"\bCorrected error|severity=Corrected|event severity: corrected|\bCE [Mm]emory|Machine check events logged|{_MCE_STATUS}[0-9a-f]{{16}}"
 )
 # "Out of memory and no killable processes...": the OOM killer found no victim (a panic follows unless it is a memcg's).
-# RCU stall reports ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "… self-detected stall on CPU") are KERN_ERR.
+# RCU stall reports ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "… detected expedited stalls …", "… self-detected
+# stall on CPU") are KERN_ERR.
 # The NVIDIA driver's "RmInitAdapter: Cannot initialize GSP firmware RM" and "cannot proceed with booting GSP": the GPU did not come up;
 # its "None of the NVIDIA graphics adapters were initialized!" (older) / "None of the NVIDIA devices were initialized.": no GPU did.
 _ERROR_WORDS = (
-    r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes|detected stalls?|self-detected stall"
+    r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes|detected (?:expedited )?stalls?|self-detected stall"
     r"|cannot initiali[sz]e|cannot proceed|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed)\b"
 )
 # The module loader's refusals (KERN_WARNING): "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)",
@@ -237,27 +239,51 @@ _STAT_LINE = r"[a-z_]+ [0-9]+$"
 # allocation failure (then a dump like the OOM killer's), a slab allocation failure (then the cache's and the nodes'
 # lines), a user process's segfault or trap (then its "Code:" line), oops / BUG / WARNING (x86's and arm64's), a machine
 # check, an EDAC memory error, a PCIe AER error, a firmware-first (APEI GHES) hardware error record, an NVSwitch SXid
-# and an NVIDIA Xid (then the driver's indented lines).
+# and an NVIDIA Xid (then the driver's indented lines). Since 6.19 a WARNING's banner names the task after the place,
+# "WARNING: drivers/…/rpc.c:164 at r535_gsp_msgq_wait+0xb4/0xd0 [nouveau], CPU#0: (udev-worker)/429" (before it
+# "WARNING: CPU: 0 PID: 429 at …"); a BUG_ON() prints "kernel BUG at mm/slub.c:1234!" (KERN_CRIT), then on x86 the
+# oops header of its trap, "invalid opcode: 0000 [#1] SMP NOPTI" (before 6.9's "Oops: invalid opcode: …"); an
+# interrupt no handler claimed, "irq 16: nobody cared (try booting with the "irqpoll" option)" (KERN_ERR, then a dump); an
+# RCU stall, "rcu: INFO: rcu_sched detected stalls on CPUs/tasks:" (KERN_ERR, "rcu: " dropped before 4.20); a hard
+# lockup, "NMI watchdog: Watchdog detected hard LOCKUP on cpu 79" (KERN_EMERG, then the CPU's dump); the table of the
+# last RPCs the NVIDIA driver prints when GSP firmware times out, "NVRM: GPU0 RPC history (CPU -> GSP):" (then its
+# "NVRM:     " rows, and the same of the events GSP sent, "… RPC event history (CPU <- GSP):"); an arm64 asynchronous
+# external abort, "SError Interrupt on CPU3, code 0xbe000011 -- SError" (KERN_CRIT, then the CPU's registers; a RAS error).
 _BLOCK_HEAD = (
     r"^(?:INFO: task (?<hung_name>.+):(?<hung_pid>[0-9]+) (?:blocked for more than (?<hung_seconds>[0-9]+) seconds"
     r"|(?:is |<[a-z]+> )?blocked on an? \S+(?:, but| likely (?:owned|last held) by task (?<owner_name>.+):(?<owner_pid>[0-9]+))?)"
     r"|(?:NMI )?watchdog: BUG: soft lockup - CPU#[0-9]+ stuck for (?<lockup_seconds>[0-9]+)s! \[(?<lockup_name>.+):(?<lockup_pid>[0-9]+)\]"
     r"|(?<alloc_name>.+?): page allocation failure[:.] order:(?<alloc_order>[0-9]+), mode:(?<alloc_mode>0x[0-9a-f]+(?:\([^)]*\))?)"
+    # the same report of a failed vmalloc(): "kmodloader: vmalloc: allocation failure: 425984 bytes, mode:0x14000c0(GFP_KERNEL), …"
+    # (5.x: "…, allocated 12288 of 20480 bytes, mode:…"; 5.16+: "vmalloc error: size 20480, page order 0, …, mode:…")
+    r"|(?<vmalloc_name>.+?): vmalloc(?: error)?: (?:allocation failure|size [0-9]+).*?, mode:(?<vmalloc_mode>0x[0-9a-f]+(?:\([^)]*\))?)"
     r"|(?<fault_name>\S.*?)\[(?<fault_pid>[0-9]+)\]: segfault at (?<fault_address>[0-9a-f]+) ip +\S+ sp \S+ error [0-9]+(?: in (?<fault_in>[^\[ ]+))?"
     r"|traps: (?<trap_name>\S.*?)\[(?<trap_pid>[0-9]+)\] "
     # the OOM reaper gave up on a victim (4.6+): then the victim's state line and stack (4.17+), before 4.17 the locks held
     r"|oom_reaper: unable to reap pid:(?<unreaped_pid>[0-9]+) \((?<unreaped_name>.*)\)"
+    r"|(?:rcu: )?INFO: (?<rcu_flavor>rcu_[a-z_]+) (?:detected (?:expedited )?stalls on CPUs/tasks|self-detected stall on CPU)"
+    r"|WARNING: (?:\S+:[0-9]+ )?at .+?, CPU#[0-9]+: (?<warn_name>.+)/(?<warn_pid>[0-9]+)$"
+    r"|irq (?:event )?(?<bad_irq>[0-9]+): (?:nobody cared|bogus return value)"
     r"|(?<other>BUG: |Oops: |general protection fault|Kernel panic|Unable to handle kernel |Internal error: |WARNING: CPU: "
+    r"|kernel BUG at |invalid opcode: |(?:NMI )?watchdog: Watchdog detected hard LOCKUP on cpu |SError Interrupt on CPU"
     r"|SLUB: Unable to allocate memory|mce: \[Hardware Error\]: CPU [0-9]+: Machine Check"
-    r"|EDAC \S+ MC[0-9]+: HANDLING MCE MEMORY ERROR|\S+ \S+: PCIe Bus Error: |(?:\S+: )?SXid \(|NVRM: Xid \()"
+    r"|EDAC \S+ MC[0-9]+: HANDLING MCE MEMORY ERROR|\S+ \S+: PCIe Bus Error: |(?:\S+: )?SXid \(|NVRM: Xid \("
+    r"|NVRM: GPU[0-9]+ RPC (?:event )?history \(CPU (?:->|<-) GSP\):)"
     r"|\{(?<ghes_record>[0-9]+)\}\[Hardware Error\]: Hardware error from APEI )"
 )
-_CRASH_HEADS = ("Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ")
+_CRASH_HEADS = (
+    "Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ", "kernel BUG at ", "invalid opcode: ",
+    "SError Interrupt on CPU",
+)
 _PCI_DEVICE = r"\S+ [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: "
 # Starts of the lines the kernel prints as part of an OOM header's dump (and of other stack dumps).
 _DUMP_STARTS = (
     # an indented line, or an empty one (a panic's message ends with a newline of its own)
-    r"\s", r"$", r"CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: ", r"Pid: [0-9]+, comm: ", r"Hardware name: ", r"Call [Tt]race:", r"</?(?:TASK|IRQ|NMI)>", r"Code: ", r"RIP: ",
+    r"\s", r"$", r"CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: ", r"Pid: [0-9]+, comm: ", r"Hardware name: ",
+    # since 6.10 a tainted kernel spells its taint flags out under the CPU line ("Tainted: [P]=PROPRIETARY_MODULE, [O]=OOT_MODULE")
+    r"Tainted: \[[A-Z]\]=",
+    # the caller a debug check names under its "BUG: using smp_processor_id() in preemptible [00000000] code: Xorg/1183"
+    r"caller is \S+\+0x[0-9a-f]+/0x", r"Call [Tt]race:", r"</?(?:TASK|IRQ|NMI)>", r"Code: ", r"RIP: ",
     r"Workqueue: ", r"Mem-Info:", r"Node [0-9]+ ", r"[A-Za-z0-9]+ per-cpu:", r"CPU +[0-9]+: hi: ", r"lowmem_reserve\[\]:", r"Free swap", r"Total swap", r"Tasks state ",
     r"\[\s*pid\s*\]\s+uid",
     r"(?:memory|memory\+swap|kmem|swap): usage ", r"Memory cgroup stats for ", r"Unreclaimable slab info:", r"Swap cache stats:",
@@ -282,6 +308,12 @@ _DUMP_STARTS = (
     r"(?:IP: |RIP  )\[<", r"(?:PGD|P4D|PUD|PMD|PTE) [0-9a-f]+(?: |$)", r"task: [0-9a-f]{8,16} ", r"Stack:$",
     # x86's page-fault decoding since 5.1 ("#PF: supervisor read access in kernel mode", "#PF: error_code(0x0000) - …")
     r"#PF: ",
+    # an RCU stall report's (its lines "rcu: "-prefixed since 4.20, or tab-indented), the backtraces it asks of the CPUs
+    # that stall, and the task it names ("Task dump for CPU 0:", then the task's state line and stack)
+    r"rcu: ", r"Sending NMI from CPU [0-9]+ to CPUs ", r"NMI backtrace for cpu [0-9]+", r"Task dump for CPU [0-9]+:",
+    # the close of an "irq 16: nobody cared" report: the interrupt's handlers ("[<…>] usb_hcd_irq" under "handlers:"),
+    # then the line disabling it (KERN_EMERG)
+    r"handlers:$", r"Disabling IRQ #[0-9]+$",
     r"(?:Mem|Data) abort info:", r"\S+ pgtable: ", r"\[[0-9a-f]{8,16}\] (?:pgd=|address between)", r"pstate: [0-9a-f]{8} ",
     r"(?:SMP: stopping secondary CPUs|Kernel Offset: |PHYS_OFFSET: |CPU features: |Memory Limit: |Rebooting in [0-9]+ seconds)",
     # a stack frame whose indent a copy lost ("kernel: dump_stack_lvl+0x34/0x48", "kernel: ? __alloc_pages+0xe6/0x230",
@@ -303,13 +335,13 @@ _DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
 _RULE_STARTS = "^(?:" + "|".join((
     *(start for start in _DUMP_STARTS if start != _CPUSET_LINE),
     "CPU: ", "Pid: ", "Hardware name: ", "memory: usage ", "Task in ", "Tasks in ", "oom-kill:", "oom_reaper: ", r"\[",
-    "INFO: task ", "BUG: ", "Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ",
-    "WARNING: CPU: ", "traps: ", "mce: ", "EDAC ", "SLUB: ",
+    "INFO: task ", "INFO: rcu_", "BUG: ", "Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ",
+    "WARNING: ", "kernel BUG at ", "invalid opcode: ", "irq ", "SError ", "traps: ", "mce: ", "EDAC ", "SLUB: ",
     r"nvidia [0-9a-fA-F]{4}",
 )) + ")"
 _RULE_KEYWORDS = (
     r"invoked oom-killer: |cpuset=|Killed process |[Kk]ill process |NVRM: |fallen off the bus"
-    r"|soft lockup|page allocation failure|\]: segfault at |PCIe Bus Error: |SXid \("
+    r"|soft lockup|hard LOCKUP|page allocation failure|: vmalloc(?: error)?: |\]: segfault at |PCIe Bus Error: |SXid \("
 )
 _HEX64 = r"([0-9a-f]{64})"
 # A program's own message written to /dev/kmsg (systemd and journald at boot, a daemon forwarding to it) reads
@@ -698,7 +730,9 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """
     lines = _numbered(_timed(framed, ctx))
     message, continued = pl.col("message"), pl.col("continuation") | pl.col("continuation").shift(-1, fill_value=False)
-    ruled = lines.select(message.str.contains(_RULE_STARTS) | message.str.contains(_RULE_KEYWORDS) | continued).to_series()
+    ruled = lines.select(
+        message.str.contains(_RULE_STARTS) | message.str.contains(_RULE_KEYWORDS) | continued | _is_warn_message(message)
+    ).to_series()
     if not ruled.any():  # polars compiles each of the rules' regexes even for no rows: ~1 ms apiece
         return _with_program(_plain(lines).with_columns(pid=pl.lit(None, pl.Int64), process=pl.lit(None, pl.String)).drop("row"))
     # A terminal copy pads lines with blanks, and the rules anchor some patterns at the end of a line.
@@ -709,6 +743,17 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     records = _group(_carry_block_facts(_with_keys(facts)))
     events = _assemble(_xid.record_columns(records, pl.col("position")))
     return _with_program(pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row").drop("row"))
+
+
+def _is_warn_message(message: pl.Expr) -> pl.Expr:
+    """Whether a line is the message a WARN(cond, fmt, …) printed under its "WARNING: " banner, which is any text. Where
+    warn_slowpath_fmt() prints it (x86 before 4.11, architectures without __WARN_FLAGS) it comes between the banner and
+    the module list (__warn: banner, message, print_modules()); x86 and arm64 now print it above the banner instead, a
+    line of its own."""
+    return (
+        message.shift(1).str.starts_with("WARNING: ") & message.shift(-1).str.starts_with("Modules linked in:")
+        & ~message.str.starts_with("Modules linked in:")
+    ).fill_null(False)
 
 
 def _numbered(lines: pl.DataFrame) -> pl.DataFrame:
@@ -804,7 +849,7 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_REAPER, "reaper"),
         *_groups(_TASK_ROW, "task", _task_row_text()),
         *_groups(_BLOCK_HEAD, "head"),
-        (message.str.contains(_DUMP) & ~pl.col("continuation")).alias("dump"),
+        ((message.str.contains(_DUMP) | _is_warn_message(message)) & ~pl.col("continuation")).alias("dump"),
     ]
 
 
@@ -831,8 +876,10 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
     # The row before a file's first is its file's row -1 (numbered by _numbered), as if read alone.
     before = pl.when(new_file).then(row - row % _FILE_ROWS - 1).otherwise(row.shift(1)).fill_null(-1)
     after_gap = row != before + 1
-    # A firmware-first record's first line is one of its "{8}[Hardware Error]: " lines too, and opens the record.
-    dump = pl.col("dump") & pl.col("head_ghes_record").is_null()
+    # Some reports' heads open their record though their words are a dump line's: a firmware-first record's first line is
+    # one of its "{8}[Hardware Error]: " lines, an RCU stall's head one of its "rcu: " lines. (An SXid report's lines are
+    # each an SXid head, and join the first: rca.sources._xid.continues_sxid.)
+    dump = pl.col("dump") & pl.col("head_ghes_record").is_null() & pl.col("head_rcu_flavor").is_null()
     opens_run = head & ~dump
     rejoins = _rejoins_ghes_record(lines)
     run_has_header = (
@@ -947,8 +994,11 @@ _CGROUP = pl.coalesce(
 _MEMCG_USED = pl.coalesce("memcg_used", "carried_memcg_used")
 _MEMCG_LIMIT = pl.coalesce("memcg_limit", "carried_memcg_limit")
 _CPUSET_VALUE = pl.coalesce("cpuset_cpuset", "summary_cpuset", "carried_summary_cpuset")
-_HEAD_PIDS = ("head_hung_pid", "head_lockup_pid", "head_fault_pid", "head_trap_pid", "head_unreaped_pid")
-_HEAD_NAMES = ("head_hung_name", "head_lockup_name", "head_fault_name", "head_trap_name", "head_alloc_name", "head_unreaped_name")
+_HEAD_PIDS = ("head_hung_pid", "head_lockup_pid", "head_fault_pid", "head_trap_pid", "head_unreaped_pid", "head_warn_pid")
+_HEAD_NAMES = (
+    "head_hung_name", "head_lockup_name", "head_fault_name", "head_trap_name", "head_alloc_name", "head_vmalloc_name", "head_unreaped_name",
+    "head_warn_name",
+)
 
 
 def _assemble(records: pl.DataFrame) -> pl.DataFrame:
@@ -986,10 +1036,11 @@ def _severity(kind: pl.Expr) -> pl.Expr:
         pl.when(kind == "xid").then("xid_severity").when(kind == "oom_kill").then(pl.lit("error"))
         .when(kind == "oom_invoked").then(pl.lit("warning")).when(pl.col("fallen_off_bus")).then(pl.lit("critical"))
         .when(pl.col("sxid_severity").is_not_null()).then("sxid_severity")
-        # the levels the kernel prints them at: a task in D state past the timeout (KERN_ERR), a failed
+        # the levels the kernel prints them at: a task in D state past the timeout, an interrupt nobody claimed (KERN_ERR), a failed
         # allocation the caller may survive (KERN_WARNING), a user process's trap (not the kernel's own GP fault)
-        .when(pl.col("head_hung_pid").is_not_null() | pl.col("head_trap_pid").is_not_null()).then(pl.lit("error"))
-        .when(pl.col("head_alloc_order").is_not_null()).then(pl.lit("warning"))
+        .when(pl.col("head_hung_pid").is_not_null() | pl.col("head_trap_pid").is_not_null() | pl.col("head_bad_irq").is_not_null())
+        .then(pl.lit("error"))
+        .when(pl.col("head_alloc_order").is_not_null() | pl.col("head_vmalloc_mode").is_not_null()).then(pl.lit("warning"))
         # an oops, a general protection fault, a panic: the kernel's own crash, whatever level printed it (KERN_DEFAULT)
         .when(pl.col("head_other").is_in(_CRASH_HEADS)).then(pl.lit("critical"))
         .otherwise(pl.coalesce("severity", pl.when(pl.col("reaper_pid").is_not_null()).then(pl.lit("info")), _wording()))
@@ -1016,7 +1067,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         return pl.when(condition).then(pl.lit(True))
 
     return {
-        "gfp_mask": pl.coalesce("header_gfp_mask", "head_alloc_mode"), "order": number("header_order", "head_alloc_order"), "cpu": col("cpu_cpu"), "kernel": col("cpu_kernel"),
+        "gfp_mask": pl.coalesce("header_gfp_mask", "head_alloc_mode", "head_vmalloc_mode"), "order": number("header_order", "head_alloc_order"), "cpu": col("cpu_cpu"), "kernel": col("cpu_kernel"),
         "hardware": col("hw_hardware"),
         "memcg_oom": flag(_IS_HEADER & col("message").str.contains("mem_cgroup_out_of_memory", literal=True)),
         "constraint": pl.coalesce("summary_constraint", "carried_summary_constraint",
