@@ -150,7 +150,7 @@ def _stopped_by_runtime(framed: pl.DataFrame) -> pl.Expr:
 
 
 def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
-    """Event rows for containerd's lines: a container's OOM event, a container process's exit."""
+    """Event rows for the container runtimes' lines: a container's OOM event, its process's exit, the container a line acts on."""
     # Each wording is matched once (an expression is evaluated wherever it is used), the rarer ones on the lines
     # that hold their literals only.
     message = pl.col("message")
@@ -181,7 +181,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     event_name = pl.col("event_name")
     # A container's death is about the container; the runtime's other events name the container it acts on.
     died = event_name.is_in(["died", "die"])
-    oom = (task.field("event") == "OOM") | dockerd.field("event").is_in(["oom"]) | crio.field("oom").is_not_null() | (event_name == "oom")
+    oom = (task.field("event") == "OOM") | (dockerd.field("event") == "oom") | crio.field("oom").is_not_null() | (event_name == "oom")
     # 1.7+ writes the event as protobuf text, which leaves out a field at its zero value: a TaskExit without
     # exit_status exited 0.
     exited = (task.field("event") == "Exit") | (dockerd.field("event") == "exit") | crio.field("status").is_not_null()
