@@ -1834,3 +1834,177 @@ def test_spark_names_the_failed_container_and_its_node() -> None:
         ("process_killed", 137, "container_1516900607498_6585_01_000008", "ip-xxx-xxx-xx-xxx.compute.internal"),
     ]
     assert attrs_of(events) == [{"signal": "SIGKILL"}]
+
+
+# --- llama.cpp / Ollama (ggml's CUDA backend), docker compose and Docker Desktop views ---------------------------
+
+
+def test_ggml_cudamalloc_oom_under_a_compose_container_name() -> None:
+    # `docker compose logs` of a service given a container_name: its tag has no replica number ("ollama  | ").
+    events = events_of("docker_compose_ollama_cudamalloc_oom_go_panic_01.log")
+    assert set(events["container"]) == {"ollama"}
+    oom = one(events, "cuda_oom")
+    assert (oom["line"], oom["severity"], oom["gpu_index"], oom["mem_requested_bytes"]) == (11, "error", 0, mib(35533.34))
+    assert oom["message"].startswith("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 35533.34 MiB")
+    assert "exc_type" not in oom["attrs"]  # ggml's function name is no exception class
+    panic = one(events, "traceback")
+    assert (panic["line"], panic["n_lines"], panic["attrs"]["exc_type"]) == (14, 4, "panic")
+    assert events.height == 14
+
+
+def test_ggml_cudamalloc_oom_and_a_go_panic_whose_tabs_docker_desktop_dropped() -> None:
+    events = events_of("docker_desktop_ollama_cudamalloc_oom_go_panic_01.log")
+    oom = one(events, "cuda_oom")
+    assert (oom["line"], oom["gpu_index"], oom["mem_requested_bytes"]) == (3, 0, mib(3257.82))
+    assert (oom["ts"], oom["ts_quality"]) == (utc(2025, 3, 6, 23, 36, 39), "exact")
+    # The stack's file lines ("runner.go:851 +0x375") lost their tab: still the panic's, up to its last frame.
+    panic = one(events, "traceback")
+    assert (panic["line"], panic["n_lines"]) == (6, 6)
+    last = events.row(-1, named=True)
+    assert (last["line"], last["kind"], last["severity"], last["exit_code"], last["format"]) == (13, "log", "error", 2, "logfmt")
+
+
+def test_compose_tag_without_a_number_needs_the_padding_and_is_no_level() -> None:
+    text = "Train | loss 0.5\nTrain | loss 0.4\n"
+    assert _parse(text)[0]["container"].to_list() == [None, None]
+    levels, _, _ = _parse("INFO     | loading\nERROR    | failed\n")
+    assert levels["container"].to_list() == [None, None]
+    assert levels["severity"].to_list() == ["info", "error"]
+
+
+def test_runner_events_that_end_a_job_carry_its_level() -> None:
+    lost = one(events_of("ci_github_actions_self_hosted_runner_lost_communication_01.log"), "log")
+    assert (lost["severity"], lost["attrs"]) == ("error", {"ci_event": "runner_lost"})
+    events = events_of("ci_github_actions_exit137_05_shutdown.log")
+    assert events["severity"].to_list() == ["error", "error", "warning"]
+
+
+def test_accelerator_error_cuda_oom_chained_into_a_cut_traceback() -> None:
+    # PyTorch 2.8+ raises torch.AcceleratorError for a CUDA error; the traceback it was handled in is cut before its exception.
+    oom = one(events_of("pytorch_accelerator_error_cuda_oom_chained_cut_01.log"), "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["severity"]) == (1, 18, "error")
+    assert (oom["attrs"]["exc_type"], oom["attrs"]["exc_message"]) == ("torch.AcceleratorError", "CUDA error: out of memory")
+
+
+def test_llama_cpp_prefixed_log_gives_the_level_and_no_clock() -> None:
+    # llama-server with --log-prefix --log-timestamps, from a comment (Aidan24, 2026-08-01) on ggml-org/llama.cpp pull request
+    # #26297: the time since start (minutes.seconds.ms.us) is no clock time; the letter is the level.
+    events, _, _ = _parse(
+        "1.06.520.077 E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 51748.72 MiB on device 1: cudaMalloc failed: out of memory\n"
+        "1.06.520.084 E ggml_gallocr_reserve_n_impl: failed to allocate CUDA1 buffer of size 54262464512\n"
+        "1.06.520.086 E graph_reserve: failed to allocate compute buffers\n"
+        "1.06.520.107 W sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism\n"
+        "1.07.304.130 I srv    load_model: initializing, n_slots = 1, n_ctx_slot = 50176, kv_unified = 'false'\n"
+    )
+    assert events.select("kind", "severity", "ts_quality", "gpu_index", "mem_requested_bytes").rows() == [
+        ("cuda_oom", "error", "missing", 1, mib(51748.72)), ("log", "error", "missing", None, None), ("log", "error", "missing", None, None),
+        ("log", "warning", "missing", None, None), ("log", "info", "missing", None, None),
+    ]
+    assert events["message"][2] == "graph_reserve: failed to allocate compute buffers"
+
+
+def test_github_actions_toolkit_names_the_process_that_failed() -> None:
+    events = events_of("ci_github_actions_raw_process_failed_exit137_01.log")
+    killed = events.filter(pl.col("kind") == "process_killed")
+    assert killed.select("line", "process", "exit_code", "ts").rows() == [
+        (3, None, None, utc(2024, 4, 14, 22, 5, 23, 860590)), (6, "bash", 137, utc(2024, 4, 14, 22, 5, 47, 763030)),
+    ]
+    assert [a["signal"] for a in attrs_of(killed)] == ["SIGKILL", "SIGKILL"]
+    windows, _, _ = _parse("##[error]The process 'C:\\Program Files\\Git\\bin\\bash.exe' failed with exit code 1\n")
+    assert windows.select("kind", "severity", "process", "exit_code").rows() == [("log", "error", "bash.exe", 1)]
+
+
+def test_vllm_startup_short_of_free_gpu_memory_is_a_gpu_oom() -> None:
+    # vLLM 0.9+ will not start where another process holds the memory its --gpu-memory-utilization share needs.
+    oom = one(events_of("vllm_v1_free_memory_short_on_startup_01.log"), "cuda_oom")
+    assert (oom["process"], oom["pid"], oom["gpu_index"], oom["severity"]) == ("EngineCore_DP0", 6940, 1, "error")
+    assert (oom["mem_total_bytes"], oom["mem_requested_bytes"], oom["attrs"]["free_bytes"]) == (gib(22.05), gib(19.84), gib(19.77))
+    assert (oom["ts"], oom["attrs"]["exc_type"]) == (utc(2026, 2, 24, 20, 21, 58), "ValueError")
+
+
+def test_cloud_logging_console_severity_yields_to_the_lines_own_level() -> None:
+    # Argo's executor in its init container, as the Logs Explorer showed it (argoproj/argo-workflows issue #13373, yonirab,
+    # 2024-08-22): GKE gives every line written to stderr the severity ERROR; logrus' level=info is the line's own. The third
+    # line is made up: a line with no level of its own keeps the console's.
+    events, _, _ = _parse(
+        'ERROR 2024-08-22T06:28:01.550152336Z [resource.labels.containerName: init] time="2024-08-22T06:28:01.549Z" level=info'
+        ' msg="Starting Workflow Executor" version=v3.5.6\n'
+        'ERROR 2024-08-22T06:28:01.554005551Z [resource.labels.containerName: init] time="2024-08-22T06:28:01.553Z" level=info'
+        ' msg="Using executor retry strategy" Duration=1s Factor=1.6 Jitter=0.5 Steps=5\n'
+        "ERROR 2024-08-22T06:28:01.665699834Z oops\n"
+    )
+    assert events.select("severity", "container", "format", "ts").rows() == [
+        ("info", "init", "logfmt", utc(2024, 8, 22, 6, 28, 1, 550152)), ("info", "init", "logfmt", utc(2024, 8, 22, 6, 28, 1, 554005)),
+        ("error", None, "iso8601", utc(2024, 8, 22, 6, 28, 1, 665699)),
+    ]
+    assert events["message"][0] == 'msg="Starting Workflow Executor" version=v3.5.6'
+
+
+def test_a_containers_oom_kill_reason_as_argo_and_jenkins_word_it() -> None:
+    # Argo's step message (argoproj/argo-workflows issue #13373's title and hadim's comment on #8456), and the Kubernetes
+    # plugin's report of an agent container (jenkinsci/kubernetes-plugin pull request #772, its test's expected line).
+    events, _, _ = _parse("OOMKilled (exit code 137)\nContainer jnlp was terminated (Exit Code: 137, Reason: OOMKilled)\n")
+    assert events.select("kind", "exit_code").rows() == [("process_killed", 137), ("process_killed", 137)]
+    assert attrs_of(events) == [{"signal": "SIGKILL", "reason": "OOMKilled"}] * 2
+
+
+def test_a_word_after_container_is_no_name_unless_marked_as_one() -> None:
+    # Made-up lines: a name is labelled, quoted or closed by a colon; "container to" is a sentence's.
+    events, _, _ = _parse(
+        "Error (exit code 137): failed to wait for main container to complete\n"
+        'ERROR: Job failed: command terminated with exit code 137 in container "build"\n'
+        "container: trainer exited with code 137\n"
+    )
+    assert events["container"].to_list() == [None, "build", "trainer"]
+
+
+def test_nccl_cuda_failure_with_the_errors_number_is_a_gpu_oom() -> None:
+    # NCCL 2.19+'s wording, as quoted from runs' logs in public notes (public-code index ids 61024599153, 60791250268).
+    events, _, _ = _parse(
+        "include/alloc.h:228 NCCL WARN Cuda failure 2 'out of memory'\n"
+        "include/alloc.h:320 (ncclCuMemAlloc) NCCL WARN Cuda failure 2 'out of memory'\n"
+    )
+    assert events.select("kind", "severity").rows() == [("cuda_oom", "warning"), ("cuda_oom", "warning")]
+
+
+def test_xla_cudamallocasync_oom_with_what_cuda_reported() -> None:
+    events = events_of("jax_xla_cudamallocasync_oom_reported_by_cuda_01.log")
+    oom = one(events, "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["severity"], oom["gpu_index"]) == (1, 2, "error", 1)
+    assert (oom["mem_requested_bytes"], oom["mem_total_bytes"], oom["attrs"]["free_bytes"]) == (1225195446464, 85095874560, 22635544576)
+    # The allocator's stats and histogram are log lines, the unstamped ones at the time of the line above them.
+    assert events.height == 17
+    assert set(events.filter(pl.col("line").is_between(4, 10))["ts_quality"]) == {"inherited"}
+
+
+def test_tgi_shard_a_signal_ended_is_a_kill_of_its_rank() -> None:
+    events = events_of("pytorch_tgi_shard_signal4_cannot_start_01.log")
+    killed = one(events, "process_killed")
+    assert (killed["line"], killed["severity"], killed["ts"]) == (5, "error", utc(2024, 3, 6, 17, 53, 31, 52444))
+    assert killed["attrs"] == {"rank": 0, "signal": "SIGILL"}
+    # The shard's empty standard error: its span's field closes the launcher's line above.
+    assert events.filter(pl.col("line") == 3)["n_lines"].to_list() == [2]
+
+
+def test_gitlab_job_timeout_terminates_its_script() -> None:
+    events = events_of("ci_gitlab_step_script_timeout_terminated_01.log")
+    assert events.select("kind", "severity").rows() == [("process_killed", "error"), ("log", "warning"), ("log", "error")]
+    assert attrs_of(events) == [{"signal": "SIGTERM"}, {"ci_event": "timeout"}, {"ci_event": "timeout"}]
+
+
+def test_circleci_no_output_timeout() -> None:
+    # nspcc-dev/neo-go pull request #2436 (AnnaShaleva, 2022-04-14): a step that printed nothing for 10 minutes.
+    events, _, _ = _parse("go test -v -race ./...\n\nToo long with no output (exceeded 10m0s): context deadline exceeded\n")
+    assert events.select("line", "kind", "severity").rows() == [(1, "log", None), (3, "log", "error")]
+    assert attrs_of(events)[1] == {"ci_event": "timeout"}
+
+
+def test_github_actions_runner_diagnostic_log() -> None:
+    events = events_of("ci_github_actions_runner_diag_worker_finished_01.log")
+    assert set(events["format"]) == {"actions_runner"} and set(events["severity"]) == {"info"} and set(events["kind"]) == {"log"}
+    first = events.row(0, named=True)
+    assert (first["ts"], first["ts_quality"]) == (utc(2024, 9, 2, 5, 18, 28), "exact")
+    assert first["message"].startswith("Successfully renew job request 581691")
+    # The worker's exit code is the job's result (100: it finished), logged at INFO: no failure.
+    finished = events.filter(pl.col("line") == 5).row(0, named=True)
+    assert (finished["exit_code"], finished["severity"]) == (100, "info")

@@ -36,6 +36,8 @@ _SEVERITY = {
     # TensorRT's V(ERBOSE)
     "V": "debug",
     # bunyan / pino
+    # the GitHub Actions runner's VERB(OSE)
+    "VERB": "debug",
     "10": "debug", "20": "debug", "30": "info", "40": "warning", "50": "error", "60": "critical",
 }
 
@@ -88,8 +90,9 @@ def _worker_tag(suffix: str) -> str:
 
 _OUTER_LAYERS = (
     # `docker compose logs`: "<service>-<n>  | " (v2; "<project>_<service>_<n>" in v1), padded to the longest name
-    # (kept only in a file most of whose lines wear it: _without_stray_tags).
-    r"(?<compose>[A-Za-z][A-Za-z0-9_.\-]*[\-_][1-9][0-9]?) *\| ",
+    # (kept only in a file most of whose lines wear it: _without_stray_tags). A service given a container_name has no
+    # number ("ollama  | "): v2 pads every name a column past its end, which text's "Train | loss 0.5" is not.
+    r"(?<compose>[A-Za-z][A-Za-z0-9_.\-]*(?:[\-_][1-9][0-9]? *| {2,}))\| ",
     r"\[pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)\]" + _ENDS_TAG,
     # Ray tags a worker's output outside what the worker prints (its stamps, torch's rank tags);
     # a CI runner's stamp is outside Ray's tag.
@@ -97,9 +100,12 @@ _OUTER_LAYERS = (
     # The gutter is what Buildkite's web UI adds when a log is copied from it; the short hex id
     # and "||" after the stamp, Determined's (its task's allocation); the stream and P(artial) or
     # F(ull) tag, the container runtime's (CRI) log file under /var/log/pods. A bare time of day is
-    # a recorder's stamp (a bracketed one is rich's header: _APP_HEADERS).
-    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}))"
-    r"(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF]))?" + _ENDS_TAG,
+    # a recorder's stamp (a bracketed one is rich's header: _APP_HEADERS). Google Cloud Logging's console puts each entry's
+    # severity before its time ("ERROR 2024-08-22T06:28:01.550152336Z ", GKE's ERROR for any line written to stderr: the
+    # line's own level wins) and a summary field's chip after it ("[resource.labels.containerName: init]").
+    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?:(?<ci_level>{LEVEL_WORDS}) )?(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}))"
+    r"(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF])"
+    r"| \[resource\.labels\.container_?[Nn]ame: (?<gcl_container>[^\]\s]+)\])?" + _ENDS_TAG,
     # `srun --label`'s task number, right-aligned: " 0: ", "12: " (kept only in a file most of whose lines wear it:
     # _without_stray_tags).
     r" *(?<task>[0-9]{1,6}): ",
@@ -155,6 +161,9 @@ _APP_HEADERS = {
         r"(?:(?:caller|logger)=\S+ |(?:level|lvl)=(?<logfmt_level_first>[A-Za-z]+) )*"
         rf'(?:time|ts|t)="?(?<logfmt_time>{_ISO})"?(?: caller=\S+)?(?: (?:level|lvl)=(?<logfmt_level>[A-Za-z]+))?(?: (?:caller|source)=\S+)?'
     ),
+    # llama.cpp's log with --log-prefix and --log-timestamps: the time since it started ("minutes.ss.ms.us", no clock
+    # time) and the level's letter ("1.06.520.077 E ggml_backend_cuda_buffer_type_alloc_buffer: …").
+    "llama_cpp": r"[0-9]+\.[0-9][0-9]\.[0-9]{3}\.[0-9]{3} (?<llama_sev>[IWED])",
     "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
     # A C ctime in brackets: Snakemake's stamp over each job ("[Wed Nov 12 11:40:15 2025]", on a line of its own).
     "ctime": (
@@ -174,6 +183,9 @@ _APP_HEADERS = {
     # InvokeAI's "[2025-02-10 21:49:50,346]::[InvokeAI]::INFO --> " names its logger and level too.
     # SGLang puts its data/tensor/pipeline/expert-parallel ranks inside the bracket: "[2025-05-19 23:22:28 DP1 TP3]".
     # Google Cloud Logging's console puts each entry's severity before its time ("INFO 2024-03-20T12:09:07.685051946Z …").
+    # The GitHub Actions runner's own diagnostic log (_diag/Runner_*.log, Worker_*.log): "[2024-09-02 05:19:40Z INFO JobDispatcher] ",
+    # its level padded to four columns ("ERR ", "VERB"), then the component (a class of the runner, not a process) that wrote the line.
+    "actions_runner": rf"\[(?<runner_iso>{_ISO}) (?<runner_level>INFO|WARN|ERR|VERB) +[A-Za-z][0-9A-Za-z_.]*\]",
     "iso8601": rf"(?:(?<iso_level_first>{LEVEL_WORDS}) )?\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
     # TensorFlow's and XLA's C++ log after its stamp ("2019-06-08 03:44:36.084180: ", peeled as an outer stamp).
     "tensorflow": r"(?<tsl_sev>[IWEF]) [^\]\s]+\.(?:cc|h):[0-9]+\]",
@@ -217,13 +229,14 @@ _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
     "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
     "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
-    "tornado": "tornado_sev",
+    "tornado": "tornado_sev", "actions_runner": "runner_level",
 }
 _RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
 _LEADING_LEVEL = (
     rf"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+(?:\s+-|:)\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
     r"|^(?<title>Error|Warning|Fatal):|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
-    r"|^(?:[0-9A-Za-z_./\-]+:[0-9]+ )?NCCL (?<nccl>INFO|WARN|ERROR|TRACE)\b"
+    # NCCL names its file and line, maybe the function too ("include/alloc.h:320 (ncclCuMemAlloc) NCCL WARN …").
+    r"|^(?:[0-9A-Za-z_./\-]+:[0-9]+ (?:\([0-9A-Za-z_]+\) )?)?NCCL (?<nccl>INFO|WARN|ERROR|TRACE)\b"
     # A tool's diagnostic ("srun: error: …", "slurmstepd: error: …"), and Airflow's "{file.py:N} LEVEL - …".
     r"|^[a-z][0-9a-z_.\-]*(?:\[[0-9]+\])?: (?<tool>error|warning|fatal):|^\{[^{}\s]+\} (?<airflow>" + LEVEL_WORDS + r") - "
 )
@@ -427,7 +440,8 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         *_partition_keys(lines),
         "pod",
         "nccl_host",
-        container=pl.coalesce("container", "compose"),
+        container=pl.coalesce("container", pl.col("compose").str.strip_chars_end(), "gcl_container"),
+        ci_level="ci_level",
         process=worker.field("field_0"),
         blank=~text.str.contains(r"\S"),
         # A line that is only its envelope (a runtime's or CI runner's stamp) is an empty line of the log.
@@ -477,7 +491,11 @@ def _without_stray_tags(layers: pl.DataFrame) -> pl.DataFrame:
     """Undo the layers of lines whose compose-like tag ("epoch_1 | loss 0.5") or task number ("1: install
     the driver") is text: in a file written by `docker compose logs` or `srun --label` most lines wear one;
     elsewhere a few that look so are lines of the log. A stray task number keeps the layers outside it."""
-    stray_compose = pl.col("compose").is_not_null() & (_share(pl.col("compose").is_not_null(), layers) < 0.5)
+    # A level padded to its column ("INFO     | message", loguru without its stamp) is no service.
+    compose = pl.col("compose").str.strip_chars_end()
+    stray_compose = compose.is_not_null() & (
+        (_share(compose.is_not_null(), layers) < 0.5) | compose.str.to_uppercase().is_in(LEVEL_WORDS.split("|"))
+    )
     stray_task = pl.col("task").is_not_null() & (_share(pl.col("task").is_not_null(), layers) < 0.5)
     stray = layers.select(compose=stray_compose.any(), task=stray_task.any()).row(0, named=True)
     if stray["compose"]:
@@ -612,11 +630,13 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     date_cmd = _date_command_stamp()
     dated = pl.coalesce(
         "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime, trt, date_cmd, "tornado_iso",
+        "runner_iso",
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
+        "llama_sev", "runner_level",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(
@@ -662,7 +682,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     leading = c("leading").struct
     printed_level = pl.coalesce(
         c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl"),
-        leading.field("tool"), leading.field("airflow"),
+        leading.field("tool"), leading.field("airflow"), c("ci_level"),
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     return stamped.with_columns(

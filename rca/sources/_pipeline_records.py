@@ -43,9 +43,10 @@ _JAVA_CONTINUATION = r"^\s+at [0-9A-Za-z_$.<>/\-]+\(|^\s+\.\.\. [0-9]+ (?:more|c
 
 _GO_PRELUDE = r"^runtime: (?:out of memory|VirtualAlloc of [0-9]+ bytes failed)"
 _GO_FATAL = r"^(?:fatal error|panic): "
+# A frame's file line is indented by a tab, which a log viewer may drop (Docker Desktop's: "runner.go:851 +0x375").
 _GO_CONTINUATION = (
     r"^(?:\s+\S|goroutine [0-9]+ .*\]:$|runtime stack:$|created by |\[signal |exit status [0-9]+$"
-    r"|\[recovered\]|[0-9A-Za-z_$./*()\-]+\(.*\)$)"
+    r"|\[recovered\]|[0-9A-Za-z_$./*()\-]+\(.*\)$|\S+\.go:[0-9]+(?: \+0x[0-9a-f]+)?$)"
 )
 
 # What C++ cores append to an error's message. c10 (PyTorch's): the ``what():`` of a C++ exception

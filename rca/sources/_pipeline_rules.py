@@ -35,11 +35,17 @@ CUDA_OOM = (
     # TensorRT-LLM's CUDA check ("CUDA runtime error in ::cudaMallocAsync(…): out of memory (…tllmBuffers.h:112)"), TensorRT's allocator
     r"|CUDA runtime error in [^\n]*?: out of memory|Cuda Runtime \(out of memory\)"
     r"|Requested amount of GPU memory \([0-9]+ bytes\) could not be allocated"
-    r"|NCCL WARN Cuda failure 'out of memory'"
+    # NCCL 2.19+ puts the CUDA error's number before its text ("NCCL WARN Cuda failure 2 'out of memory'")
+    r"|NCCL WARN Cuda failure (?:[0-9]+ )?'out of memory'"
     # CuPy's memory pool (cupy.cuda.memory.OutOfMemoryError)
     r"|Out of memory allocating [0-9,]+ bytes \(allocated so far: "
     # PyTorch's Apple-silicon backend (MPS), bound by its high-watermark limit rather than the device
     r"|MPS backend out of memory"
+    # ggml's CUDA backend (llama.cpp, Ollama): "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 3257.82 MiB on device 0:
+    # cudaMalloc failed: out of memory" (the ROCm build words it so too)
+    r"|cudaMalloc failed: out of memory"
+    # vLLM (0.9+) refusing to start on a GPU whose free memory is short of its share (another process holds the rest)
+    r"|on startup is less than desired GPU memory utilization"
 )
 DATALOADER = (
     r"DataLoader worker \(pid(?:\(s\))? (?<pid>[0-9]+)[^)\n]*\) "
@@ -62,7 +68,9 @@ _BASH_KILL = (
     r"line [0-9]+: +(?<pid>[0-9]+) (?<signal>Killed|Terminated|Segmentation fault|Aborted|Bus error|Hangup"
     r"|Illegal instruction|Floating point exception|Quit|Interrupt)(?: +\(core dumped\))?(?: +(?<command>\S.*))?\s*$"
 )
-_LONE_KILLED = r"^\s*Killed\s*$"
+# bash's report of a foreground job a signal ended, on a line of its own: "Killed" (SIGKILL: the OOM killer, a CI
+# runner's hard stop), "Terminated" (SIGTERM: GitLab's runner at a job's timeout).
+_LONE_SIGNAL = r"^\s*(Killed|Terminated)\s*$"
 _EXIT_CODE = (
     # Azure Pipelines quotes the code: "Bash exited with code '137'.", "exit code: `137`;"; YARN's NodeManager says
     # "Container killed on request. Exit code is 137".
@@ -85,6 +93,9 @@ _SIGNAL_NAMED = (
     r"|process rank (?<mpi_rank>[0-9]+) with PID (?<mpi_pid>[0-9]+) on node (?<mpi_node>[^\s,]+) exited on signal (?<mpi_signal>[0-9]+)"
     # subprocess' CalledProcessError for a child a signal ended, as Python 2 and 3.5 word it ("returned non-zero exit status -9").
     r"|returned non-zero exit status -(?<status_signal>[0-9]{1,2})\b"
+    # text-generation-inference's launcher, of a shard (or its download or webserver process) a signal ended, the shard's
+    # rank in its span's fields: "Shard process was signaled to shutdown with signal 4 rank=0".
+    r"|process was signaled to shutdown with signal (?<tgi_signal>[0-9]{1,2})(?: rank=(?<tgi_rank>[0-9]+))?"
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
 
@@ -151,7 +162,14 @@ CI_EVENTS = (
     # Jenkins' durable-task sh step: the script's wrapper stopped touching its log (the agent or the script died; its exit
     # code is then -1), and a build that survived a restart of the controller.
     ("wrapper script does not seem to be touching the log file", "script_lost"), ("Resuming build after Jenkins restart", "controller_restart"),
+    # GitLab's runner stopping a job at its timeout: the step's warning and the job's failure.
+    ("could not run to completion because the timeout was exceeded", "timeout"), ("Job failed: execution took longer than", "timeout"),
+    # CircleCI's, of a step that printed nothing for its no_output_timeout (it kills the step)
+    ("Too long with no output (exceeded ", "timeout"),
 )
+# The level the runner gives the events that end a job (GitHub's raw log prints them under "##[error]", its web UI and a
+# paste of it without): a lost or stopped runner, a timeout or a lost script failed the job; a cancellation may be a user's.
+_CI_EVENT_SEVERITY = {"runner_shutdown": "error", "runner_lost": "error", "timeout": "error", "script_lost": "error", "canceled": "warning"}
 
 
 _DATALOADER_LITERAL = "DataLoader worker"
@@ -163,11 +181,11 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "dataloader": ("DataLoader worker (pid",),
     "shm": SHM,
     "bash": ("line ",),
-    "killed": ("Killed",),
+    "killed": ("Killed", "Terminated"),
     "exit": r"(?i)exit|make",
     "named_signal": (
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
-        "returned non-zero exit status -",
+        "returned non-zero exit status -", "process was signaled to shutdown with signal ",
     ),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU"),
@@ -180,7 +198,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "device handle for GPU", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML", "nvml error: ",
         "Found no NVIDIA driver", "NVIDIA driver on your system is too old", "CUDA driver version is insufficient",
     ),
-    "reason": ("reason:", "reason="),
+    "reason": ("reason:", "reason=", "OOMKilled"),
     "failure": ("Job failed (",),
     "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT ", " exceeded memory limit ("),
     "yarn": _YARN_LITERALS,
@@ -316,21 +334,39 @@ def _cuda_facts() -> dict[str, pl.Expr]:
     this_process = size(m, r"this process has {size} memory in use")
     alone = this_process.is_null() & (listed.list.len() == 1)
     several = listed.list.len() > pl.when(this_process.is_null()).then(1).otherwise(0)
+    # vLLM's "Free memory on device cuda:1 (19.77/22.05 GiB) on startup is less than desired GPU memory utilization (0.9, 19.84 GiB)":
+    # the free and total memory share one unit; the share it wanted is what it could not have.
+    startup = m.str.extract_groups(
+        r"Free memory on device[^(\n]*\((?<free>[0-9]+(?:\.[0-9]+)?)/(?<total>[0-9]+(?:\.[0-9]+)?) ?(?<u>[KMGT]i?B)\) on startup"
+    ).struct
     return {
         "cuda_oom": m.is_not_null(),
         "gpu_index": pl.coalesce(
             first(m, r"\(GPU ([0-9]+);"), first(m, r"GPU ([0-9]+) has a total capac"),
             # TensorFlow's, XLA's ("on device ordinal 0"; JAX's "with allocator GPU_0_bfc on device 0.")
-            first(m, r"/device:GPU:([0-9]+)"), first(m, r"on device (?:ordinal )?([0-9]+)\b"),
+            first(m, r"/device:GPU:([0-9]+)"), first(m, r"on device (?:ordinal |cuda:)?([0-9]+)\b"),
+            # XLA's and TensorFlow's cudaMallocAsync allocator is named for the CUDA device: "gpu_async_1 cuMemAllocAsync failed …"
+            first(m, r"\bgpu_async_([0-9]+) cuMemAllocAsync failed"),
         ),
         # TensorFlow's and XLA's: "failed to allocate 3.39G (3640655872 bytes) from device", "Failed to allocate request for 3.39GiB (3640655872B)".
         "requested": pl.coalesce(
             size(m, r"Tried to allocate {size}"), size(m, r"Out of memory (?:while trying to allocate|allocating) {size}"),
             size(m, r"(?i:failed to allocate) [^(\n]*\({size}\)"), size(m, r"Requested amount of GPU memory \({size}\)"),
+            size(m, r"\ballocating {size} on device [0-9]+: cudaMalloc failed"),
+            size(m, r"desired GPU memory utilization \([0-9.]+, {size}\)"),
+            size(m, r"(?i:failed to allocate) {size}"),
         ),
         # MPS's "max allowed" is the most its allocator may hold: the bound the allocation hit.
-        "total": pl.coalesce(size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}"), size(m, r"max allowed: {size}")),
-        "free_bytes": pl.coalesce(size(m, r"of which {size} is free"), size(m, r"{size} free[;)]")),
+        "total": pl.coalesce(
+            size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}"), size(m, r"max allowed: {size}"),
+            _bytes(startup.field("total"), startup.field("u")),
+            # what CUDA told XLA's cudaMallocAsync allocator: " Reported by CUDA: Free memory/Total memory: 22635544576/85095874560"
+            num(first(m, r"Free memory/Total memory: [0-9]+/([0-9]+)")),
+        ),
+        "free_bytes": pl.coalesce(
+            size(m, r"of which {size} is free"), size(m, r"{size} free[;)]"), _bytes(startup.field("free"), startup.field("u")),
+            num(first(m, r"Free memory/Total memory: ([0-9]+)/")),
+        ),
         "process_in_use_bytes": pl.coalesce(this_process, pl.when(alone).then(listed_bytes.list.first())),
         "in_use_pid": pl.when(alone).then(listed_pids.list.first()),
         "listed_process_pids": pl.when(several).then(listed_pids),
@@ -373,7 +409,10 @@ def _exit_facts() -> dict[str, pl.Expr]:
     # Jenkins' sh step reports a wrapper script it lost track of as "script returned exit code -1": its Java launcher
     # gives a killed script 128+N, so a negative code there names no signal (Python's launchers' -N does).
     sentinel = (code < 0) & gated("exit").str.contains("script returned exit code", literal=True)
-    return {"exit_code": code, "exit_signal": pl.when(~sentinel).then(_signal_of_exit(code))}
+    # GitHub Actions' toolkit names the program that failed: "The process '/usr/bin/bash' failed with exit code 137"
+    # (a Windows runner's "C:\Program Files\Git\bin\bash.exe"); its file name is the process.
+    program = first(gated("exit"), r"The process '(?:[^'\n]*[/\\])?([^'/\\\n]+)' failed with exit code")
+    return {"exit_code": code, "exit_signal": pl.when(~sentinel).then(_signal_of_exit(code)), "exit_process": program}
 
 
 def _named_signal_facts() -> dict[str, pl.Expr]:
@@ -385,11 +424,13 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     return {
         "named_signal": pl.coalesce(
             named.field("died"), torchrun, named.field("spawn"), _signal_of_word(pl.coalesce(named.field("go"), named.field("make"))),
-            _signal_of_exit(-num(pl.coalesce(named.field("mpi_signal"), named.field("status_signal"), named.field("triton")), pl.Int32())),
+            _signal_of_exit(-num(
+                pl.coalesce(named.field("mpi_signal"), named.field("status_signal"), named.field("triton"), named.field("tgi_signal")), pl.Int32(),
+            )),
         ),
         # Open MPI prints PID 0 for a process whose pid it never learnt.
         "named_pid": num(pl.coalesce(pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None))),
-        "named_rank": num(named.field("mpi_rank")),
+        "named_rank": num(pl.coalesce(named.field("mpi_rank"), named.field("tgi_rank"))),
         "named_host": named.field("mpi_node"),
     }
 
@@ -545,17 +586,19 @@ def _cuda_error_facts() -> dict[str, pl.Expr]:
         "old_driver")))}
 
 
-# A container's name ('container "build"', "container: trainer") or, as Azure Pipelines' Docker-exec report
-# words it, its id ("container id: `81c9…`"), whose label "id" is no name.
+# A container's name after a label ("container: trainer") or marked as one: quoted ('container "build"') or closed by a
+# colon ("Error in container build: exit code: 137"); a bare word after "container" is the sentence's ("failed to wait for
+# main container to complete"). Or, as Azure Pipelines' Docker-exec report words it, its id ("container id: `81c9…`"),
+# whose label "id" is no name.
 _CONTAINER = (
     r"\bcontainer(?:[ _](?:id|ID)[: ]+[`'\"]?(?<id>[0-9a-f]{12,64})\b"
-    r"|[: ]+\"?(?<name>[a-z0-9][0-9A-Za-z_.\-]*)\"?)"
+    r"|: +[\"']?(?<label>[a-z0-9][0-9A-Za-z_.\-]*)| [\"']?(?<name>[a-z0-9][0-9A-Za-z_.\-]*)[\"':])"
 )
 
 
 def _container_facts() -> dict[str, pl.Expr]:
     container = gated("container").str.extract_groups(_CONTAINER).struct
-    name = container.field("name")
+    name = pl.coalesce(container.field("label"), container.field("name"))
     return {"container": pl.when(name.str.to_lowercase() != "id").then(name), "container_id": container.field("id")}
 
 
@@ -574,7 +617,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "dataloader": _dataloader_facts(),
     "shm": _shm_facts(),
     "bash": _bash_facts(),
-    "killed": {"lone_killed": gated("killed").str.contains(_LONE_KILLED).fill_null(False)},
+    "killed": {"lone_signal": _signal_of_word(first(gated("killed"), _LONE_SIGNAL))},
     "exit": _exit_facts(),
     "named_signal": _named_signal_facts(),
     "exit_pid": {"exit_pid": num(first(gated("exit_pid"), _EXIT_PID))},
@@ -586,7 +629,11 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     },
     "go_oom": _go_oom_facts(),
     "cuda_error": _cuda_error_facts(),
-    "reason": {"reason": first(gated("reason"), r"reason[:=]\s*['\"]?([A-Za-z]+)")},
+    # The runtime's reason for a container's end: GitLab's "reason: 'OOMKilled'"; an OOM kill named elsewhere too, as Argo's
+    # step message ("OOMKilled (exit code 137)") and Jenkins' Kubernetes agents' ("…, Reason: OOMKilled)") name it.
+    "reason": {"reason": pl.coalesce(
+        first(gated("reason"), r"reason[:=]\s*['\"]?([A-Za-z]+)"), first(gated("reason"), r"\b(OOMKilled)\b"),
+    )},
     "failure": {"failure_class": first(gated("failure"), r"Job failed \(([a-z ]+ failure)\)")},
     "slurm_oom": _slurm_oom_facts(),
     "ray_oom": _ray_oom_facts(),
@@ -620,7 +667,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     stack = c("family").is_in(["java", "go", "cpp"]).fill_null(False)
     signal = pl.coalesce(
         c("f_dataloader_signal").pipe(_signal_of_word), c("f_bash_signal"), c("f_named_signal"),
-        pl.when(c("f_lone_killed")).then(pl.lit("SIGKILL")),
+        c("f_lone_signal"),
         c("f_exit_signal"),
         pl.when(c("f_reason") == "OOMKilled").then(pl.lit("SIGKILL")),
         pl.when(c("f_slurm_task_oom") | c("f_ray_oom_kill") | c("f_slurm_limit_kill")).then(pl.lit("SIGKILL")), c("f_slurm_task_signal"),
@@ -637,7 +684,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     )
     killed = pl.when(python).then(c("f_named_signal").is_not_null()).otherwise(
         pl.any_horizontal(
-            c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_killed"),
+            c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_signal").is_not_null(),
             c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_slurm_task_signal").is_not_null(),
             c("f_ray_oom_kill"), c("f_slurm_cancel_reason").is_not_null(), c("f_slurm_limit_kill"), c("f_yarn_limit_kill"),
         )
@@ -655,6 +702,8 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     )
     warned = gated("python_warning").str.contains(PY_WARNING_LINE)
     warning = [pl.when(warned).then(pl.lit("warning"))] if "python_warning" in present else []
+    ci_event = label(gated("ci_event"), CI_EVENTS).replace_strict(_CI_EVENT_SEVERITY, default=None, return_dtype=pl.String)
+    ci_severity = [ci_event] if "ci_event" in present else []
     return facts.with_columns(kind=kind, f_signal=signal, f_oom=oom).with_columns(
         severity=pl.coalesce(
             # an Xid's reading wins over the level it was logged at (the device plugin logs critical Xids at info),
@@ -667,6 +716,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             pl.when(c("f_oom").is_not_null()).then(pl.lit("critical")),
             pl.when(c("f_vllm_error").is_not_null() | c("f_cuda_error").is_not_null()).then(pl.lit("error")),
             pl.when(c("f_exit_code").is_not_null() & (c("f_exit_code") != 0)).then(pl.lit("error")),
+            *ci_severity,
             *warning,
         )
     )
@@ -780,10 +830,13 @@ def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         frame_named=pl.when(named.is_not_null() | (family == "python")).then(last_frame),
     )
     parts = pl.col("parts").struct
-    # An all-capitals "type" is a log level ("ERROR: ..."), not an exception class.
-    is_exception = parts.field("type") != parts.field("type").str.to_uppercase()
+    # An all-capitals "type" is a log level ("ERROR: ..."), not an exception class; one without a capital or a dot is a C
+    # function's name (ggml's "ggml_backend_cuda_buffer_type_alloc_buffer: allocating …") or a wrapped line's tail, where
+    # an exception class is named in CamelCase or by its module. Go's "panic" and "fatal error" are the runtime's own words.
+    exc_type = parts.field("type")
+    is_exception = (exc_type != exc_type.str.to_uppercase()) & (exc_type.str.contains(r"[A-Z.]") | (family == "go"))
     return rows.with_columns(
-        exc_type=pl.when(is_exception).then(parts.field("type")),
+        exc_type=pl.when(is_exception).then(exc_type),
         exc_message=pl.when(is_exception).then(parts.field("text").replace("", None)),
         last_frame=pl.col("frame_named"),
     ).drop("exception_line", "parts", "frame_named")

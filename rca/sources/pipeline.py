@@ -38,7 +38,7 @@ from rca.sources._pipeline_rules import (
 
 FORMATS = (
     "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "ray", "logfmt", "iso8601", "epoch", "tensorflow", "nccl",
-    "rich", "ctime", "tensorrt", "text",
+    "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "text",
 )
 
 _MARKERS = "|".join(
@@ -48,15 +48,17 @@ _MARKERS = "|".join(
         r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
         r"Process completed with exit code [0-9]+", r"ERROR: Job failed", r"script returned exit code -?[0-9]+",  # Jenkins' sh step r"^Running with gitlab-runner",
         r"^(?:\[[0-9T:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?[0-9]+",
-        r"The runner has received a shutdown signal", r"line [0-9]+: +[0-9]+ (?:Killed|Terminated|Aborted|Segmentation fault|Bus error)(?: |$)", r"^Killed$",
+        r"The runner has received a shutdown signal", r"lost communication with the server\.", r"line [0-9]+: +[0-9]+ (?:Killed|Terminated|Aborted|Segmentation fault|Bus error)(?: |$)", r"^Killed$",
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
-        r"KV cache", r"EngineCore", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
+        r"KV cache", r"EngineCore", r"text_generation_launcher: ", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
         r"torch\.distributed", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
         r"fatal error: (?:runtime: )?out of memory", r"NVIDIA driver on your system is too old",
         # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
         r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
+        # the GitHub Actions runner's diagnostic log ("[2024-09-02 05:19:40Z INFO JobDispatcher] …")
+        r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]+Z (?:INFO|WARN|ERR |VERB) [A-Za-z][0-9A-Za-z_.]*\] ",
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+\t(?:DEBUG|INFO|WARNING|ERROR) [0-9A-Za-z_.]+:[0-9]+ -- ",  # Ray's driver
         r"^(?:\((?:raylet|gcs_server)\) )?\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ [IWEF] [0-9]+ [0-9]+\]",  # Ray's C++ daemons
         r"killed due to memory pressure \(OOM\)",
@@ -68,7 +70,7 @@ _MARKERS = "|".join(
         r"^ {0,3}[0-9]{1,4}: \S",
         # C++ cores' errors and dumps (c10, cuBLAS, XLA, CPython's faulthandler), Open MPI's launcher, TensorFlow's C++ log
         r"CUDA (?:driver )?error: ", r"CUBLAS_STATUS_[A-Z_]+", r"RESOURCE_EXHAUSTED", r"CUDA_ERROR_[A-Z_]+", r"cuda runtime error \([0-9]+\)",
-        r"CUDNN_STATUS_[A-Z_]+", r"OOM when allocating tensor", r"^frame #[0-9]+: ",
+        r"CUDNN_STATUS_[A-Z_]+", r"OOM when allocating tensor", r"cudaMalloc failed: out of memory", r"^frame #[0-9]+: ",
         r"^Exception raised from \S+ at ", r"^Fatal Python error: ", r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$",
         # Python's warnings ("path.py:75: UserWarning: …")
         PY_WARNING_LINE,
@@ -115,7 +117,7 @@ _OUTPUT = {
         "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_ray_task_pid", "f_yarn_pid",
         pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "pid",
     ),
-    "process": pl.coalesce(pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), pl.col("process")),
+    "process": pl.coalesce(pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_exit_process", pl.col("process")),
     "container": pl.coalesce(
         pl.col("container"), pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_yarn_container", "f_container"))
     ),
