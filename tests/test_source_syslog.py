@@ -1427,3 +1427,62 @@ def test_a_docker_kill_before_a_restart_does_not_excuse_the_next_137() -> None:
     ]
     events = rca.parse_text("\n".join(lines) + "\n", file="docker-events.log", reference_time=FIXED_MTIME)
     assert events["kind"].to_list() == ["log", "log", "log", "process_killed"]
+
+
+def test_docker_journald_driver_tag_of_the_short_id_names_the_container() -> None:
+    # home-assistant/operating-system#1518: Docker's journald driver tags a container's entries with its short id.
+    events = _events("journal_haos_docker_journald_id_tag_empty_message_01.log")
+    assert events.height == 15 and set(events["n_lines"]) == {1}
+    assert set(events.select("container_id", "process", "pid", "host").rows()) == {("7588f50d8707", "7588f50d8707", 471, "homeassistant")}
+    assert events.filter(pl.col("line") == 2)["message"].to_list() == ["Data locked: NO"]
+    assert events["ts"][0] == datetime(2021, 8, 29, 10, 8, 57, tzinfo=UTC) and set(events["ts_quality"]) == {"year_inferred"}
+    # cybozu-go/cke#126: etcd on a Kubernetes node, `journalctl CONTAINER_NAME=etcd` under its banner.
+    etcd = _events("journal_cke_docker_journald_short_id_tag_etcd_01.log").filter(pl.col("line") > 1)
+    assert set(etcd.select("container_id", "pid", "host").rows()) == {("c6953fe39bbf", 820, "node1")}
+    assert etcd["ts"][0] == datetime(2019, 2, 6, 1, 1, 18, tzinfo=UTC)
+
+
+def test_an_entry_with_an_empty_message_is_a_line_of_its_own() -> None:
+    text = "Aug 29 10:08:57 homeassistant sshd[471]: first\nAug 29 10:08:57 homeassistant sshd[471]:\nAug 29 10:08:58 homeassistant sshd[471]: third\n"
+    events = rca.parse_text(text, file="syslog", reference_time=FIXED_MTIME)
+    assert events.select("line", "message", "n_lines", "pid").rows() == [(1, "first", 1, 471), (2, "", 1, 471), (3, "third", 1, 471)]
+
+
+def test_a_program_named_like_a_short_id_but_not_hex_names_no_container() -> None:
+    text = "Aug 29 10:08:57 homeassistant docker/zzzzzzzzzzzz[471]: up\nAug 29 10:08:57 homeassistant networkd1234[47]: up\n"
+    events = rca.parse_text(text, file="syslog", reference_time=FIXED_MTIME)
+    assert events["container_id"].null_count() == 2
+
+
+def test_systemd_oom_killer_line_of_a_docker_scope_names_the_container() -> None:
+    # home-assistant/operating-system#2595: the unit's line and the kernel's kill name the same container.
+    events = _events("journal_haos_docker_scope_oom_killer_unit_01.log")
+    container = "7f399a191dea38b318f7e9419a85423dbde2229c5ef7cc972154f53a3b648b66"
+    assert events.select("line", "source", "kind").rows() == [(1, "syslog", "log"), (2, "syslog", "oom_kill"), (3, "kernel", "oom_kill"), (4, "kernel", "oom_kill")]
+    assert events.filter(pl.col("line") != 3)["container_id"].to_list() == [None, container, container]
+    assert events.filter(pl.col("line") == 3).select("pid", "process", "rss_bytes").row(0) == (267303, "python3", 1293204 * 1024)
+
+
+def test_journald_rate_limiting_says_how_many_lines_of_which_unit_are_lost() -> None:
+    # kubernetes/kubernetes#41435: journald on a COS node dropping docker's and kubelet's lines.
+    events = _events("journal_journald_suppressed_rate_limit_cos_01.log")
+    lost = [json.loads(attrs) for attrs in events["attrs"]]
+    assert [(a["messages_lost"], a["lost_from"].split("/")[-1]) for a in lost] == [
+        (23, "docker.service"), (17, "kubelet.service"), (21, "docker.service"), (22, "kubelet.service"),
+    ]
+    assert set(events.select("severity", "process", "pid").rows()) == {("warning", "systemd-journal", 27521)}
+
+
+def test_journalctl_x_catalog_text_belongs_to_the_entry_above_it() -> None:
+    # clearlinux/cloud-native-setup#127: `journalctl -xe` prints the catalog's explanation under an entry.
+    events = _events("journal_x_catalog_lines_journald_restart_01.log")
+    assert events.select("line", "n_lines", "pid").rows() == [(1, 8, 1), (9, 7, 167), (16, 7, 2141), (23, 2, 2141)]
+    assert events["message"][1].startswith("Journal stopped\n-- Subject: The journal has been stopped")
+
+
+def test_home_assistant_host_log_stamps_read_as_iso_with_milliseconds() -> None:
+    # home-assistant/operating-system#4819: "2026-06-25 15:41:19.171 homeassistant systemd[1]: …".
+    events = _events("journal_haos_space_millis_stamp_units_01.log")
+    assert events.height == 11 and set(events["format"]) == {"syslog_iso"} and set(events["host"]) == {"homeassistant"}
+    assert events["ts"][0] == datetime(2026, 6, 25, 15, 41, 19, 171000, tzinfo=UTC)
+    assert events.filter(pl.col("line") == 2).select("process", "pid").row(0) == ("systemd-tmpfiles-clean.service", None)

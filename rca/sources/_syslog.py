@@ -57,7 +57,9 @@ _NO_HOST = "(?<host>)"
 # rsyslog keeps a tag as the program sent it: "Fledge[16823] ERROR: …" has no colon after the pid. Slurm's
 # step daemon before 15.08 tagged its lines with the node too: "slurmd[node21][2747]: …". A unit's name
 # (journalctl -o with-unit) escapes a "-" in a name it holds: "app-gnome-firefox\x2dw-2504.scope[87]:".
-_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()\\]+)(?:\[[^\]\s0-9][^\]\s]*\])?(?:\[(?<pid>[0-9]+)\]:?|:)[ \t]"
+# An entry whose message is empty ends at its tag: "homeassistant 7588f50d8707[471]:" (the space after it lost
+# where the output was copied), a line of its own rather than a further line of the entry above.
+_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()\\]+)(?:\[[^\]\s0-9][^\]\s]*\])?(?:\[(?<pid>[0-9]+)\](?::?[ \t]|:$)|:[ \t])"
 # A host of capitals alone ("PC", "H") is a host where the program gives its pid: a log level is
 # not followed by "program[pid]:".
 _PROGRAM_WITH_PID = r"(?<program>[A-Za-z0-9_.\-/@()\\]+)\[(?<pid>[0-9]+)\]:?[ \t]"
@@ -75,9 +77,10 @@ def _short_head(host: str, program: str = _PROGRAM) -> str:
 # data, each "-" when empty, where RFC 3164 has "program[pid]:".
 _RFC5424_PRI = r"(?:<(?<pri>[0-9]{1,3})> ?1 )?"
 # Its message may be left out (NILVALUE-less "SD" ending the line), and a param value escapes "]" as "\]".
+# As in _PROGRAM, "program[pid]:" may end the line (an entry with an empty message).
 _PROGRAM_OR_5424 = (
     r"(?<program>[A-Za-z0-9_.\-/@()\\]+)"
-    r"(?:(?:\[(?<pid>[0-9]+)\])?:[ \t]| (?:-|(?<procid>[0-9]+)) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)(?:[ \t]|$))"
+    r"(?:\[(?<pid>[0-9]+)\]:(?:[ \t]|$)|:[ \t]| (?:-|(?<procid>[0-9]+)) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)(?:[ \t]|$))"
 )
 
 
@@ -669,11 +672,13 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         program, message = pl.col("program"), pl.col("message")
         # rsyslog's "message repeated 3 times: [ …]" stands for that many more of the line before it.
         repeated = pl.when(message.str.starts_with("message repeated ")).then(message.str.split(" ").list.get(2, null_on_oob=True))
-        # Docker's syslog logging driver tags a container's lines "docker/<its 12-character id>".
-        tagged = pl.when(program.str.starts_with("docker/")).then(program.str.strip_prefix("docker/"))
+        # Docker's syslog logging driver tags a container's lines "docker/<its 12-character id>"; its journald driver
+        # (Home Assistant OS's) by that id alone ("7588f50d8707[471]:", the default tag "{{.ID}}").
+        tagged = program.str.strip_prefix("docker/")
+        container_id = pl.when(tagged.str.len_chars().is_in([12, 64])).then(tagged)
         parts.append(program_events(
             rest,
-            container_id=pl.when(tagged.str.len_chars().is_in([12, 64])).then(tagged),
+            container_id=pl.when(container_id.str.contains("^[0-9a-f]+$")).then(container_id),
             attrs=attrs_json({"repeated": repeated.cast(pl.Int64, strict=False)}),
         ))
     events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
