@@ -1486,3 +1486,21 @@ def test_home_assistant_host_log_stamps_read_as_iso_with_milliseconds() -> None:
     assert events.height == 11 and set(events["format"]) == {"syslog_iso"} and set(events["host"]) == {"homeassistant"}
     assert events["ts"][0] == datetime(2026, 6, 25, 15, 41, 19, 171000, tzinfo=UTC)
     assert events.filter(pl.col("line") == 2).select("process", "pid").row(0) == ("systemd-tmpfiles-clean.service", None)
+
+
+def test_a_program_without_rules_names_its_own_level() -> None:
+    # cybozu-go/cke PR #126 (etcd 3.3's capnslog "I |") and Home Assistant OS #2595 (the supervisor's "WARNING").
+    etcd = _events("journal_cke_docker_journald_short_id_tag_etcd_01.log")
+    assert set(etcd.filter(pl.col("process") == "c6953fe39bbf")["severity"]) == {"info"}
+    supervisor = _events("journal_haos_docker_scope_oom_killer_unit_01.log").filter(pl.col("line") == 1)
+    assert supervisor["severity"].to_list() == ["warning"]
+    lines = [
+        "Feb 06 01:02:04 node1 etcd[820]: 2019-02-06 01:02:04.123456 W | etcdserver: read-only range request took too long",
+        "Feb 06 01:02:05 node1 kube-proxy[900]: E0206 01:02:05.123456     900 proxier.go:1234] Failed to sync iptables rules",
+        "Feb 06 01:02:07 node1 myapp[1000]: ERROR: database connection lost",
+        "Feb 06 01:02:08 node1 myapp[1000]: [WARN] retrying in 5s",
+        "Feb 06 01:02:09 node1 myapp[1000]: Error rate is 0.1 % (a word in prose, not a level)",
+        "Feb 06 01:02:10 node1 nv-hostengine[77]: 2024-05-01 12:00:00.000 ERROR [77:80] Failed to read from GPU 0",
+    ]
+    events = rca.parse_text("\n".join(lines) + "\n", file="syslog", reference_time=FIXED_MTIME)
+    assert events["severity"].to_list() == ["warning", "error", "error", "warning", None, "error"]

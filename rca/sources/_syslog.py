@@ -397,6 +397,27 @@ def _with_bare_runtime_lines(parts: pl.DataFrame, within: str | None) -> pl.Data
     ).drop("logrus_runtime", "event_runtime", "event_stamp")
 
 
+# An application's own level at the start of the message it gave the journal, after its own stamp if it writes one:
+# klog's letter ("E0206 01:02:05.123456 …"), capnslog's (etcd before 3.4: "2019-02-06 01:02:03.123456 W | …"), or a
+# level word in capitals, bare or bracketed ("WARNING (MainThread) …", "[ERROR] …", "2024-05-01 12:00:00.000 ERROR [77:80] …").
+_APPLICATION_LEVEL = (
+    r"^(?:(?<klog>[IWEF])[0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
+    r"|(?:[0-9]{2,4}-[0-9][0-9]-[0-9][0-9][ T][0-9][0-9]:[0-9][0-9]:[0-9][0-9][0-9.,]*(?:Z|[+-][0-9][0-9]:?[0-9][0-9])? )?"
+    r"(?:(?<capnslog>[DINWEC]) \| |\[?(?<word>DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|CRIT|FATAL|PANIC)\]?(?::? |:$|$)))"
+)
+_APPLICATION_SEVERITY = {
+    "I": "info", "W": "warning", "E": "error", "F": "critical", "D": "debug", "N": "notice", "C": "critical",
+    "DEBUG": "debug", "INFO": "info", "NOTICE": "notice", "WARN": "warning", "WARNING": "warning", "ERROR": "error", "ERR": "error",
+    "CRITICAL": "critical", "CRIT": "critical", "FATAL": "critical", "PANIC": "critical",
+}
+
+
+def application_level(message: pl.Expr) -> pl.Expr:
+    """The severity an application's own log line names at the start of a syslog message (:data:`_APPLICATION_LEVEL`)."""
+    found = message.str.extract_groups(_APPLICATION_LEVEL).struct
+    return pl.coalesce(found.field("klog"), found.field("capnslog"), found.field("word")).replace_strict(_APPLICATION_SEVERITY, default=None)
+
+
 def _at_offset(naive: pl.Expr, minutes: pl.Expr) -> pl.Expr:
     """UTC of a zone-less time read at ``minutes`` east of UTC."""
     return (naive.cast(pl.Datetime("us")) - pl.duration(minutes=minutes)).dt.replace_time_zone("UTC")
@@ -678,6 +699,8 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         container_id = pl.when(tagged.str.len_chars().is_in([12, 64])).then(tagged)
         parts.append(program_events(
             rest,
+            # A program without rules may still name its line's level (the envelope gave none).
+            severity=pl.coalesce(pl.col("severity"), application_level(message)),
             container_id=pl.when(container_id.str.contains("^[0-9a-f]+$")).then(container_id),
             attrs=attrs_json({"repeated": repeated.cast(pl.Int64, strict=False)}),
         ))
