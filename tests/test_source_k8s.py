@@ -1138,3 +1138,83 @@ def test_a_current_describe_events_table_collapsed_to_single_spaces() -> None:
     text = "Events:\nType Reason Age From Message\n---- ------ ---- ---- -------\nNormal Pulled 3m kubelet, node1 Container image \"nginx\" already present\n"
     (row,) = rca.parse_text(text, file="describe.txt").to_dicts()
     assert (row["format"], row["host"], row["message"]) == ("describe_events", "node1", 'Container image "nginx" already present')
+
+
+def test_a_pod_rejected_at_admission_is_a_failed_pod() -> None:
+    """kube-batch #931: the kubelet's device manager rejected a TF-Job worker (no free nvidia.com/gpu)."""
+    (row,) = _events("kubectl_describe_pod_failed_unexpected_admission_error_gpu_01.txt").to_dicts()
+    assert (row["kind"], row["severity"], row["n_lines"], row["ts"]) == ("log", "error", 14, None)
+    assert (row["pod"], row["namespace"], row["host"]) == ("imgsr-11103465-20200312165729394-worker-0", "11103465", "10.193.86.6")
+    attrs = json.loads(row["attrs"])
+    assert (attrs["reason"], attrs["status"], attrs["start_time"]) == ("UnexpectedAdmissionError", "Failed", "Thu, 12 Mar 2020 16:58:22 +0800")
+
+
+def test_the_scheduled_row_names_the_pod_of_a_bare_events_table() -> None:
+    """HAMi #39: a describe pod's Events table pasted alone; "Successfully assigned default/gpu-pod to pkm-05"."""
+    events = _events("kubectl_describe_pod_events_scheduled_unexpected_admission_error_01.txt")
+    assert set(events["format"]) == {"describe_events"}
+    assert events.select("line", "severity", "pod", "namespace", "host").rows() == [
+        (4, "warning", "gpu-pod", "default", None),
+        (5, "warning", "gpu-pod", "default", None),
+        (6, "info", "gpu-pod", "default", None),
+        (7, "warning", "gpu-pod", "default", None),
+        (8, "warning", "gpu-pod", "default", "pkm-05"),  # the kubelet's rows: the node the pod was bound to
+        (9, "warning", "gpu-pod", "default", "pkm-05"),
+    ]
+    assert [a["reason"] for a in attrs_of(events)][4] == "UnexpectedAdmissionError"
+
+
+def test_a_pods_row_of_a_failed_container_is_an_error() -> None:
+    """gpu-operator #559: `get pod -o wide | grep a44`: Error, RunContainerError and Init:RunContainerError rows."""
+    events = _events("kubectl_get_pods_wide_grep_gpu_operator_run_container_error_01.txt")
+    assert events.select("line", "severity").filter(pl.col("severity").is_not_null()).rows() == [(2, "error"), (5, "error"), (7, "error")]
+    assert set(events["namespace"]) == {"gpu-operator"}
+    assert set(events["host"]) == {"a44"}
+
+
+@pytest.mark.parametrize(
+    ("status", "severity"),
+    [
+        ("UnexpectedAdmissionError", "error"),
+        ("OutOfnvidia.com/gpu", "error"),
+        ("Init:OOMKilled", "error"),
+        ("Init:ExitCode:1", "error"),
+        ("Signal:9", "error"),
+        ("CrashLoopBackOff", "warning"),
+        ("Init:ImagePullBackOff", "warning"),
+        ("Init:0/2", None),
+        ("Completed", None),
+        ("ExitCode:0", None),
+        ("Terminating", None),
+    ],
+)
+def test_pod_status_severity(status: str, severity: str | None) -> None:
+    row = f"NAME        READY   STATUS   RESTARTS   AGE\ngpu-job-0   0/1     {status}   0          4s\n"
+    assert _events_of(row)["severity"].to_list() == [severity]
+
+
+def _events_of(text: str) -> pl.DataFrame:
+    return rca.parse_text(text, file="pods.txt")
+
+
+def test_insufficient_gpu_events_row_under_a_pods_row() -> None:
+    """kubeflow #794: a Pending pod's row, then its FailedScheduling row with no describe header above it."""
+    events = _events("kubectl_get_pods_then_events_insufficient_nvidia_gpu_01.txt")
+    assert events.select("line", "format", "severity", "pod").rows() == [
+        (2, "get_pods", None, "inception-gpu-v1-74fc6fd6cf-ft226"),
+        (4, "text", None, None),
+        (8, "describe_events", "warning", None),
+    ]
+    assert attrs_of(events)[2]["count"] == 57
+
+
+def test_a_root_at_host_prompt_names_the_described_pod() -> None:
+    """kkamji's post: "root@Zest ~# kubectl describe pods x", its Events row an ephemeral-storage eviction."""
+    events = _events("kubectl_describe_pods_root_host_prompt_combined_evicted_ephemeral_01.txt")
+    evicted = events.filter(pl.col("kind") == "eviction")
+    assert evicted.select("line", "severity", "pod").rows() == [(11, "warning", "simple-webapp-color")]
+    attrs = attrs_of(evicted)[0]
+    assert (attrs["resource"], attrs["threshold_bytes"], attrs["available_bytes"], attrs["count"]) == (
+        "ephemeral-storage", 1024**3, 925292 * KI, 2334
+    )
+    assert events.filter(pl.col("format") == "get_pods").select("line", "severity").rows() == [(4, None)]

@@ -756,3 +756,37 @@ def test_a_json_line_of_a_named_logger() -> None:
     (row,) = rca.parse_text(line, file="kubelet.json").to_dicts()
     assert (row["format"], row["severity"], row["pod"], row["namespace"], row["container"]) == ("klog_json", "info", "pod-1", "kube-system", "c")
     assert row["ts"] == datetime(2023, 11, 14, 22, 13, 20, 323400, tzinfo=UTC)
+
+
+def test_a_syslog_level_word_before_the_klog_header() -> None:
+    """kubernetes #138446: StarlingX's syslog-ng template writes the syslog level ("info") before the klog header."""
+    events = _events("kubelet_syslog_iso_level_word_topology_hints_01.log")
+    assert events.select("severity", "pid", "host", "pod", "namespace", "container").rows() == [
+        ("info", 3788611, "controller-0", "device-plugin-demo-f5d7d886c-4z6sw", "default", None),
+        ("info", 3788611, "controller-0", "device-plugin-demo-f5d7d886c-4z6sw", "default", None),
+        ("info", 3788611, "controller-0", "device-plugin-demo-f5d7d886c-4z6sw", "default", "init-device-check"),
+        ("info", 3788611, "controller-0", "device-plugin-demo-f5d7d886c-4z6sw", "default", "app-container"),
+    ]
+    assert events["ts"][0] == datetime(2026, 4, 19, 3, 0, 55, 440611, tzinfo=UTC)
+    assert events["message"][0] == '"Receiving a new pod" pod="default/device-plugin-demo-f5d7d886c-4z6sw"'
+    assert [a["caller"] for a in attrs_of(events)] == ["config.go:398", "kubelet.go:2415", "scope_container.go:75", "scope_container.go:75"]
+
+
+def test_a_recorded_warning_event_with_a_placeholder_object() -> None:
+    """kubernetes #124345: "Event occurred" … type="Warning" reason="UnexpectedAdmissionError", the pod redacted."""
+    events = _events("kubelet_klog_event_occurred_unexpected_admission_placeholder_pod_01.log")
+    assert events.select("line", "kind", "severity", "pod", "namespace").rows() == [
+        (1, "log", "warning", None, None),  # logged at I: the event it records is a Warning
+        (3, "log", "info", None, None),
+    ]
+    assert attrs_of(events)[0]["reason"] == "UnexpectedAdmissionError"
+
+
+def test_the_device_plugin_stream_ending() -> None:
+    """volcano-sh/devices #59: the kubelet loses the vGPU plugin's ListAndWatch stream, then cannot reconnect."""
+    events = _events("kubelet_journal_device_plugin_list_and_watch_ended_01.log", reference_time=datetime(2024, 4, 1, tzinfo=UTC))
+    assert events.select("kind", "severity", "host", "pid", "process").rows() == [
+        ("log", "error", "dell-63", 1067, "kubelet"),
+        ("log", "warning", "dell-63", 1067, "kubelet"),
+    ]
+    assert events["ts"][0] == datetime(2024, 3, 19, 14, 31, 9, 987111, tzinfo=UTC)

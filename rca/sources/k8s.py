@@ -28,11 +28,11 @@ from rca.sources._base import ParseContext, Parsed, Source, attrs_json, map_dist
 from rca.sources._kube import EVICTION_MESSAGE, QUANTITY, event_kind, eviction_fields, message_container, oom_victim, quantity_bytes
 
 # A shell prompt (root's bare "#" only before a command; bash's "[user@host dir]#" holds a space, and alone on its
-# line ends the output above it; zsh themes' "❯" / "➜"; zsh's and PowerShell's "%" / ">" before kubectl), or a
-# kubectl / oc command (or the usual `k` alias's) pasted without one, its flags before the verb or after. Root's
+# line ends the output above it; zsh themes' "❯" / "➜"; zsh's and PowerShell's "%" / ">", and "root@host ~#", before
+# kubectl), or a kubectl / oc command (or the usual `k` alias's) pasted without one, its flags before the verb or after. Root's
 # "#" may touch the command ("#kubectl top nodes"), and an issue's markdown may set the line in bold ("**#kubectl").
 _PROMPT = (
-    r"^\s*(?:\S*\$|\S+#|[❯➜])\s+\S|^\s*\[[^\]\s]+@[^\]]*\][$#](?:\s|$)|^[^%>]{0,60}[%>]\s+(?:kubectl|oc|k)\s"
+    r"^\s*(?:\S*\$|\S+#|[❯➜])\s+\S|^\s*\[[^\]\s]+@[^\]]*\][$#](?:\s|$)|^[^%>$#]{0,60}[%>$#]\s+(?:kubectl|oc|k)\s"
     r"|^\s*(?:\*\*)?#(?:\s+(?:kubectl|oc|k)|\s*(?:kubectl|oc))\s|^(?:kubectl|oc) [-a-z]|^k (?:-|get|describe|logs|events|top) "
 )
 _PROMPT_NAMESPACE = r"\s(?:-n\s*|--namespace[= ])([a-z0-9][-a-z0-9]*)"
@@ -217,6 +217,16 @@ _FIELDS = tuple(dict.fromkeys(_COLUMNS.values()))
 _HEADLESS_FIELDS = tuple(dict.fromkeys(field for _, fields in _HEADLESS_SHAPES for field in fields))
 
 _SEVERITY_BY_TYPE = {"Normal": "info", "Warning": "warning"}
+# A pods row's STATUS (an init container's behind "Init:") is the reason a container is not running: one that
+# failed (Error, RunContainerError, UnexpectedAdmissionError, OOMKilled, Evicted, OutOfnvidia.com/gpu, Signal:9,
+# ExitCode:1, …) or one the kubelet retries after a back-off (CrashLoopBackOff, ImagePullBackOff).
+_FAILED_POD_STATUS = (
+    r"^(?:Init:)?(?:[A-Za-z]*Error|OOMKilled|Evicted|ContainerStatusUnknown|OutOf[0-9A-Za-z./_-]+|Signal:[0-9]+|ExitCode:[1-9][0-9]*)$"
+)
+_BACKOFF_POD_STATUS = r"^(?:Init:)?[A-Za-z]*BackOff$"
+# The scheduler's Scheduled event names the pod it bound and the node: "Successfully assigned <ns>/<pod> to <node>"
+# (before 1.10 without the namespace).
+_ASSIGNED = r"^Successfully assigned (?:(?<namespace>[a-z0-9][-a-z0-9]*)/)?(?<pod>[a-z0-9][-a-z0-9.]*) to (?<node>[^\s<>]+)$"
 # The kubelet names a pod by its full name "<name>_<namespace>(<uid>)" in event messages: "Back-off restarting failed
 # container x in pod <full name>" (1.26+), "… restarting failed container=x pod=<full name>" (FailedSync, before 1.10).
 _MESSAGE_POD = (
@@ -522,6 +532,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
         evicted=eviction_fields(message.fill_null("")),
         victim=oom_victim(message.fill_null("")),
         message_pod=message.str.extract_groups(_MESSAGE_POD),
+        assigned=pl.when(is_describe_events & message.str.starts_with("Successfully assigned ")).then(message.str.extract_groups(_ASSIGNED)),
     )
     parts = parts.with_columns(
         ts=map_distinct(parts["when_text"], lambda text: pl.coalesce(timeutil.rfc1123_to_utc(text), timeutil.iso_to_utc(text, tz)))
@@ -536,6 +547,13 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     # A node name has no spaces: a cell that runs on past it is a row whose redacted IP pushed the columns right.
     # A pod not yet scheduled shows "<none>" there: no host.
     node = pl.col("node").str.extract(r"^([^\s<>]+)", 1)
+    # A describe pod's Events table is its one pod's: the Scheduled row names it, and the node whose kubelet
+    # reports the table's other rows, for a table pasted without the describe fields above it.
+    assigned = pl.col("assigned").struct
+
+    def table_assigned(field: str) -> pl.Expr:
+        return pl.when(is_describe_events).then(assigned.field(field).drop_nulls().first().over("table"))
+
     return (
         parts.join(docs, on="doc", how="left")
         .with_columns(kind=kind)
@@ -560,12 +578,14 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .then(pl.lit("get_nodes"))
             .otherwise(pl.lit("get_events")),
             severity=pl.when(condition_xid.is_not_null()).then(_xid.catalog_severity(condition_xid))
+            .when(is_pods).then(_pod_status_severity(pl.col("status")))
             .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
             message=pl.coalesce(message, pl.col("text").str.strip_chars()),
             host=pl.coalesce(
                 pl.when(object_kind == "node").then(object_name),
                 pl.when(is_top_node | is_nodes).then(pl.col("name")),
                 source_host,
+                pl.when(pl.col("source") == "kubelet").then(table_assigned("node")),
                 node,
                 pl.col("doc_host"),
                 "prompt_node",
@@ -577,9 +597,10 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                 pl.col("doc_pod"),
                 # A describe pod's Events, pasted under its command without the header fields.
                 pl.when(is_describe_events).then(pl.col("prompt_pod")),
+                table_assigned("pod"),
                 message_pod.field("pod"),
             ),
-            namespace=pl.coalesce("namespace", "doc_namespace", "prompt_namespace", message_pod.field("namespace")),
+            namespace=pl.coalesce("namespace", "doc_namespace", "prompt_namespace", table_assigned("namespace"), message_pod.field("namespace")),
             pod_uid=message_pod.field("pod_uid"),
             container=pl.coalesce(
                 pl.when(is_top & pl.col("top_pod").is_not_null()).then(pl.col("name")),
@@ -610,6 +631,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                     "version": pl.col("version"),
                     "restarts": pl.col("restarts"),
                     "resource": evicted.struct.field("resource"),
+                    "threshold_bytes": evicted.struct.field("threshold_bytes"),
+                    "available_bytes": evicted.struct.field("available_bytes"),
                     "cpu": pl.when(is_top).then(pl.col("cpu").replace("<unknown>", None)),
                     "cpu_pct": _percent(pl.col("cpu_pct")),
                     "mem_pct": _percent(pl.col("memory_pct")),
@@ -618,6 +641,16 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                 }
             ),
         )
+    )
+
+
+def _pod_status_severity(status: pl.Expr) -> pl.Expr:
+    """A pods row's severity: error for a container that failed, warning for one in back-off, else none."""
+    return (
+        pl.when(status.str.contains(_FAILED_POD_STATUS))
+        .then(pl.lit("error"))
+        .when(status.str.contains(_BACKOFF_POD_STATUS))
+        .then(pl.lit("warning"))
     )
 
 
@@ -786,6 +819,9 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
     is_state = pl.col("is_state")
     oomkilled = is_state & (pl.col("reason") == "OOMKilled")
     is_eviction = ~is_state & ((pl.col("reason") == "Evicted") | evicted_text.str.contains(EVICTION_MESSAGE, literal=True))
+    # A pod in phase Failed (evicted, rejected by the kubelet's admission: UnexpectedAdmissionError,
+    # OutOfnvidia.com/gpu, …) is over: none of its containers will run again.
+    failed = ~is_state & (pl.col("status") == "Failed")
     when_text = pl.when(is_state).then(pl.coalesce("finished", "started"))
     ts = pl.coalesce(timeutil.rfc1123_to_utc(when_text), timeutil.iso_to_utc(when_text, tz))
     return (
@@ -797,6 +833,7 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
             "message",
             "ts",
             kind=pl.when(oomkilled).then(pl.lit("container_oomkilled")).when(is_eviction).then(pl.lit("eviction")).otherwise(pl.lit("log")),
+            severity=pl.when(failed).then(pl.lit("error")),
             ts_raw=pl.when(pl.col("ts").is_not_null()).then(when_text),
             ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
             format=pl.when(is_state)
@@ -826,7 +863,7 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
                     "reason": pl.col("reason"),
                     "status": pl.col("status"),
                     "started": pl.when(is_state).then(pl.col("started")),
-                    "start_time": pl.when(is_eviction).then(pl.col("doc_start")),
+                    "start_time": pl.when(is_eviction | failed).then(pl.col("doc_start")),
                     "resource": pl.when(is_eviction).then(evicted.struct.field("resource")),
                     "threshold_bytes": pl.when(is_eviction).then(evicted.struct.field("threshold_bytes")),
                     "available_bytes": pl.when(is_eviction).then(evicted.struct.field("available_bytes")),

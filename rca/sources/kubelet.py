@@ -51,9 +51,11 @@ from rca.sources._kube import (
 # OpenShift 4 runs the kubelet as ``hyperkube kubelet``: its journal lines are tagged ``hyperkube``.
 KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite", "hyperkube")
 
-# The klog header before the message (MESSAGE_TAIL); the head alone is captured (see head_groups).
+# The klog header before the message (MESSAGE_TAIL); the head alone is captured (see head_groups). A syslog-ng
+# template with the ${LEVEL} macro (StarlingX: "… controller-0 kubelet[75599]: info I0419 …") writes the syslog
+# level before it: the klog letter, the kubelet's own, stays the severity.
 KLOG_HEAD = (
-    r"^(?<severity>[IWEF])(?<month>[0-9][0-9])(?<day>[0-9][0-9]) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)\s+(?<thread>[0-9]+) "
+    r"^(?:(?:emerg|alert|crit|err|warning|notice|info|debug) )?(?<severity>[IWEF])(?<month>[0-9][0-9])(?<day>[0-9][0-9]) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)\s+(?<thread>[0-9]+) "
     r"(?<caller>[^\s:\]]+:[0-9]+)\] ?"
 )
 _KLOG_GO_LINE = r"^[IWEF][0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?\s+[0-9]+ [^\s:\]]+\.go:[0-9]+\] "
@@ -301,7 +303,12 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         "gpu_uuid",
         pl.col("body").alias("message"),
         # An Xid takes a GPU away whatever level the plugin logged it at: the catalog's severity, as the kernel's.
-        severity=pl.when(pl.col("kind") == "xid").then(_xid.report_severity(pl.col("xid"), pl.col("body"))).otherwise(pl.col("severity")),
+        severity=pl.when(pl.col("kind") == "xid")
+        .then(_xid.report_severity(pl.col("xid"), pl.col("body")))
+        # The recorder logs every event it sends at info: a Warning event is a warning.
+        .when((pl.col("event_type") == "Warning") & (pl.col("severity") == "info"))
+        .then(pl.lit("warning"))
+        .otherwise(pl.col("severity")),
         pid=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_pid")).otherwise(pl.col("pid")),
         # The device plugin's lines are not the kubelet's, whatever program a bare file was read as.
         process=pl.when(pl.col("kind") == "oom_kill")
@@ -437,11 +444,12 @@ def _recorded_event() -> list[pl.Expr]:
     ``New status generated: &{Source:kernel-monitor Events:[{Severity:warn Timestamp:… Reason:OOMKilling Message:…}] …}``.
     """
     structured = pl.col("body").str.extract_groups(
-        r'"Event occurred" object="(?<object>[^"]*)".*?\bkind="(?<kind>[0-9A-Za-z_]+)".*?\breason="(?<reason>[0-9A-Za-z_]+)"(?: message="(?<message>.*?)"?\s*$)?'
+        r'"Event occurred" object="(?<object>[^"]*)".*?\bkind="(?<kind>[0-9A-Za-z_]+)"(?:.*?\btype="(?<type>[A-Za-z]+)")?'
+        r'.*?\breason="(?<reason>[0-9A-Za-z_]+)"(?: message="(?<message>.*?)"?\s*$)?'
     ).struct
     legacy = pl.col("body").str.extract_groups(
         r'Event\(v1\.ObjectReference\{Kind:"(?<kind>[0-9A-Za-z_]+)", Namespace:"(?<namespace>[^"]*)", Name:"(?<name>[^"]*)".*?\}\):'
-        r" type: '[A-Za-z]+' reason: '(?<reason>[0-9A-Za-z_]+)' ?(?<message>.*)$"
+        r" type: '(?<type>[A-Za-z]+)' reason: '(?<reason>[0-9A-Za-z_]+)' ?(?<message>.*)$"
     ).struct
     detector = pl.col("body").str.extract_groups(
         r"New status generated: &\{Source:\S+ Events:\[\{Severity:\S+ Timestamp:[^}]*? Reason:(?<reason>[0-9A-Za-z_]+) Message:(?<message>[^}]*)\}"
@@ -449,10 +457,14 @@ def _recorded_event() -> list[pl.Expr]:
     reason = pl.coalesce(structured.field("reason"), legacy.field("reason"), detector.field("reason"))
     message = pl.coalesce(structured.field("message"), legacy.field("message"), detector.field("message"))
     on_pod = pl.coalesce(structured.field("kind"), legacy.field("kind")) == "Pod"
+    # An object an author replaced with a placeholder ("<namespace>/<podname>") names no pod.
+    named = pl.coalesce(structured.field("object"), legacy.field("name")).str.contains("<", literal=True).not_()
     return [
         pl.when(reason.is_not_null()).then(event_kind(reason, message.fill_null(""))).alias("event_kind"),
-        pl.when(on_pod).then(pl.coalesce(structured.field("object").str.extract(r"/(.+)$", 1), legacy.field("name"))).alias("event_pod"),
-        pl.when(on_pod).then(pl.coalesce(structured.field("object").str.extract(r"^([^/]+)/", 1), legacy.field("namespace")))
+        reason.alias("event_reason"),
+        pl.coalesce(structured.field("type"), legacy.field("type")).alias("event_type"),
+        pl.when(on_pod & named).then(pl.coalesce(structured.field("object").str.extract(r"/(.+)$", 1), legacy.field("name"))).alias("event_pod"),
+        pl.when(on_pod & named).then(pl.coalesce(structured.field("object").str.extract(r"^([^/]+)/", 1), legacy.field("namespace")))
         .alias("event_namespace"),
     ]
 
@@ -524,6 +536,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "caller": pl.col("caller"),
         "structured": pl.when(pl.col("body").str.starts_with('"')).then(pl.lit(True)),
         "eviction_stage": pl.col("stage"),
+        "reason": pl.col("event_reason"),
         "resource": pl.coalesce(pl.col("resource"), evicted.field("resource"), pl.col("gpu_resource")),
         "ranked_pods": pl.when(pl.col("stage") == "ranked").then(pl.col("pods")),
         "critical_pod": pl.when(pl.col("stage") == "critical_pod_skipped").then(
