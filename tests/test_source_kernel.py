@@ -1879,3 +1879,58 @@ def test_irq_nobody_cared_report_ends_with_its_handlers_and_the_irq_disabled() -
     assert events.select("line", "n_lines", "severity").rows()[0] == (1, 21, "error")
     assert events["message"][0].endswith("handlers:\n[<ffffffffa0ce0ea0>] (rt61pci_interrupt+0x0/0x90 [rt61pci])\nDisabling IRQ #18")
     assert events["line"].to_list()[1:] == [22, 23, 24, 25]
+
+
+def test_nvrm_api_mismatch_is_an_error_naming_the_client_and_both_versions() -> None:
+    # the client named since the 575 drivers: its pid and name are the event's
+    named = _events("dmesg_nvrm_api_mismatch_named_client_01.log").row(1, named=True)
+    assert (named["line"], named["n_lines"], named["severity"], named["pid"], named["process"]) == (2, 5, "error", 1005, "kwin_wayland")
+    assert json.loads(named["attrs"]) == {"nvidia_driver": "595.80", "nvidia_client_version": "595.84"}
+    # the older wording, its lines under a caller stamp; and rsyslog's "#012" for the record's newlines
+    for name, driver, client in (
+        ("dmesg_caller_nvrm_api_mismatch_continuation_01.log", "550.90.07", "550.100"),
+        ("kern_log_nvrm_api_mismatch_rsyslog_012_01.log", "530.30.02", "535.54.03"),
+    ):
+        event = _events(name).row(0, named=True)
+        assert (event["severity"], event["pid"], event["process"]) == ("error", None, None)
+        assert json.loads(event["attrs"]) == {"nvidia_driver": driver, "nvidia_client_version": client}
+
+
+def test_board_serial_line_names_the_gpu_of_the_gpu_at_line_before_it() -> None:
+    events = _events("dmesg_T_xid43_31_94_three_gpus_01.log")
+    serials = events.filter(pl.col("message").str.contains("Board Serial", literal=True))
+    assert serials.select("line", "pci_bus", "gpu_uuid").rows() == [
+        (3, "0000:00:05", "GPU-efbdfde9-5798-a6e7-4c46-12518fa15375"),
+        (7, "0000:00:07", "GPU-3b6ec030-5adc-1847-e155-79f635584b4e"),
+        (10, "0000:00:08", "GPU-c24840ec-8de1-83d5-b126-08000173ae32"),
+    ]
+    assert [json.loads(attrs)["gpu_serial"] for attrs in serials["attrs"]] == ["1650423013443", "1652923017935", "1652923018111"]
+
+
+def test_gpu_the_driver_does_not_support_is_an_error_on_its_bus() -> None:
+    # one record of 8 lines (open nvidia.ko without GSP), or (2011) a record a line with the bus on the line before
+    whole = _events("dmesg_nvrm_unsupported_by_open_nvidia_ko_gsp_01.log").row(0, named=True)
+    assert (whole["n_lines"], whole["severity"], whole["pci_bus"]) == (8, "error", "0000:2c:00.0")
+    assert json.loads(whole["attrs"]) == {"pci_id": "10de:1d16"}
+    split = _events("dmesg_nvrm_unsupported_gpu_old_driver_separate_lines_01.log")
+    assert split.filter(pl.col("line").is_in([7, 8])).select("severity", "pci_bus").rows() == [(None, "0000:04:00.0"), ("error", "0000:04:00.0")]
+
+
+def test_board_serial_zero_names_no_serial_and_os_schedule_is_an_error() -> None:
+    events = _events("journalctl_k_xid62_154_109_os_schedule_serial_zero_01.log")
+    assert events.filter(pl.col("line") == 3).select("pci_bus", "attrs").row(0) == ("0000:2d:00", None)
+    assert events.filter(pl.col("message").str.contains("os_schedule", literal=True))["severity"].to_list() == ["error", "error"]
+
+
+def test_mlx5_driver_error_names_the_task_that_issued_the_command() -> None:
+    events = _events("dmesg_mlx5_cmd_check_rtr2rts_qp_pid_01.log")
+    assert events.select("severity", "pid", "process").rows() == [("error", 9993, None), ("error", 9992, None), ("error", 9994, None)]
+    # the same prefix after the device's name repeated ("0000:03:00.0:handle_hca_cap:438:(pid 6016): …")
+    assert _events("dmesg_mlx5_core_probe_failed_01.log")["pid"].to_list() == [None, None, 6016, None, None, None]
+
+
+def test_kill_line_a_terminal_wrapped_keeps_no_figure_the_wrap_split() -> None:
+    kill = of_kind(_events("dmesg_oom_kill_terminal_padded_wrap_01.log"), "oom_kill").row(0, named=True)
+    attrs = json.loads(kill["attrs"])
+    assert (kill["pid"], kill["rss_bytes"], attrs["file_rss_kb"]) == (25315, 31451456 * 1024, 74816)
+    assert "total_vm_kb" not in attrs and "pgtables_kb" not in attrs

@@ -148,6 +148,21 @@ GPU_AT_LINE = rf"NVRM: GPU at (?:PCI:)?(?<pci>{_PCI}): (?<uuid>GPU-[0-9A-Fa-f]{{
 # The kernel's own lines about the GPU's PCI function carry the driver's name first ("nvidia 0000:03:00.0: AER: …").
 _NVRM_GPU = rf"(?:NVRM: (?:The NVIDIA GPU |GPU(?: at)? |.*? GPU at PCI:)(?:PCI:)?|^nvidia )({_PCI})"
 _PCI_ID = r"\(PCI ID: ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{4})\)"
+# Before a GPU's first Xid the driver names it: "NVRM: GPU at PCI:0000:00:08: GPU-<uuid>", then on a line of its own
+# "NVRM: GPU Board Serial Number: 1652923018111" (the serial an RMA asks for), which names no bus; a board without one
+# (a GeForce) prints "0".
+_BOARD_SERIAL = r"NVRM: GPU Board Serial Number: ([0-9A-Za-z]+)"
+# The driver refuses a client of another version (the user-space driver updated, the module not reloaded) in one record
+# of four or five lines, each after the first indented under the stamp: "NVRM: API mismatch: the client has the version
+# 570.153.02, but" / "NVRM: this kernel module has the version 570.144.  Please" / …; since the 575 drivers the client
+# is named first, "NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)" / "NVRM: has the version 595.84, but this
+# kernel module has" / "NVRM: the version 595.80.  Please …". rsyslog writes the record's newlines as "#012".
+_API_MISMATCH_CLIENT = r"NVRM: API mismatch: the client '(?<client>[^']*)' \(pid (?<pid>[0-9]+)\)"
+_API_GAP = r"(?:\s|#012)+(?:NVRM: )?"
+_API_MISMATCH_VERSIONS = (
+    rf"NVRM: API mismatch: the client (?:'[^']*' \(pid [0-9]+\){_API_GAP})?has the version (?<client>[0-9]+(?:\.[0-9]+)+),"
+    rf" but{_API_GAP}this kernel module has{_API_GAP}the version (?<module>[0-9]+(?:\.[0-9]+)+)"
+)
 _DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s"
 _RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to \S+ \(([^)]*)\)"
 # NVSwitch errors (nvidia-nvswitch, fabric manager's "SXid" catalog): one report is a line naming the error and
@@ -233,11 +248,14 @@ def report_severity(code: pl.Expr, message: pl.Expr) -> pl.Expr:
 
 
 def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
-    """Record-level NVRM facts: catalog fields, the bus of fallen-off-the-bus reports, each bus's GPU UUID.
+    """Record-level NVRM facts: catalog fields, the bus of fallen-off-the-bus reports and of a board serial (the "GPU at"
+    line's before it), each bus's GPU UUID, the client and the versions of an API mismatch (the module's as
+    ``nvidia_driver``, as a load line names it).
 
     "fallen off the bus" is reported either in one multi-line record ("The NVIDIA GPU <bus>
     (PCI ID: …) installed in this system has / fallen off the bus") or, in kern.log, as
-    separate lines; the bus then comes from one of the two lines before. ``position`` numbers
+    separate lines; the bus then comes from one of the two lines before (so for "… installed / in
+    this system is not supported by the 280.13 NVIDIA Linux …"). ``position`` numbers
     the records in the batch, so records the caller left out of ``records`` still count.
     """
     code = pl.col("xid")
@@ -246,7 +264,17 @@ def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
         return catalog_lookup(code, column)
 
     fallen = pl.col("message").str.contains("fallen off the bus") & code.is_null()
+    # the same report's other ending: the driver does not support the GPU (an older driver's separate lines too)
+    unsupported = pl.col("message").str.contains("in this system is not supported by", literal=True)
+    board = pl.col("message").str.extract(_BOARD_SERIAL, 1)
+    mismatch = pl.when(pl.col("message").str.contains("NVRM: API mismatch: ", literal=True)).then(pl.col("message"))
+    client = mismatch.str.extract_groups(_API_MISMATCH_CLIENT)
+    versions = mismatch.str.extract_groups(_API_MISMATCH_VERSIONS)
     with_facts = records.with_columns(
+        nvrm_client=client.struct.field("client"),
+        nvrm_client_pid=client.struct.field("pid").cast(pl.Int64, strict=False),
+        nvrm_client_version=versions.struct.field("client"),
+        nvidia_driver=pl.coalesce("nvidia_driver", versions.struct.field("module")),
         xid_mnemonic=lookup("mnemonic"),
         xid_description=lookup("description"),
         xid_resolution=lookup("resolution"),
@@ -255,9 +283,11 @@ def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
         sxid_severity=pl.when(pl.col("sxid").is_not_null()).then(_fatality(pl.col("message"))),
         xid_recovery_action=pl.when(code == 154).then(recovery_action(pl.col("message"))),
         fallen_off_bus=pl.when(fallen).then(pl.lit(True)),
-        pci_id=pl.when(fallen).then(pl.col("message").str.extract(_PCI_ID, 1)),
+        pci_id=pl.col("message").str.extract(_PCI_ID, 1),
+        gpu_serial=pl.when(board.str.contains("[1-9A-Za-z]")).then(board),
         pci_bus=pl.coalesce("xid_pci", "gpu_at_pci", "nvrm_pci", "sxid_pci",
-                            pl.when(fallen).then(_within_two_before(pl.col("nvrm_pci"), position))),
+                            pl.when(fallen | unsupported).then(_within_two_before(pl.col("nvrm_pci"), position)),
+                            pl.when(board.is_not_null()).then(_within_two_before(pl.col("gpu_at_pci"), position))),
     )
     return _with_gpu_uuid(with_facts)
 

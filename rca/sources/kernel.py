@@ -192,10 +192,15 @@ _CORRECTED_WORDS = (
 # RCU stall reports ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "… detected expedited stalls …", "… self-detected
 # stall on CPU") are KERN_ERR.
 # The NVIDIA driver's "RmInitAdapter: Cannot initialize GSP firmware RM" and "cannot proceed with booting GSP": the GPU did not come up;
-# its "None of the NVIDIA graphics adapters were initialized!" (older) / "None of the NVIDIA devices were initialized.": no GPU did.
+# its "None of the NVIDIA graphics adapters were initialized!" (older) / "None of the NVIDIA devices were initialized.": no GPU did;
+# its "API mismatch: the client has the version …": it refused a client (rca.sources._xid), which then fails; its "The NVIDIA GPU
+# 0000:2c:00.0 (PCI ID: 10de:1d16) installed in this system is not supported by open nvidia.ko …" (or "by the 280.13 NVIDIA Linux
+# graphics driver release"): the GPU is left without a driver; its "os_schedule: Attempted to yield the CPU while in atomic or
+# interrupt context" (NV_DBG_ERRORS, the driver's own bug, a kernel WARNING often next).
 _ERROR_WORDS = (
     r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes|detected (?:expedited )?stalls?|self-detected stall"
-    r"|cannot initiali[sz]e|cannot proceed|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed)\b"
+    r"|cannot initiali[sz]e|cannot proceed|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed|api mismatch"
+    r"|in this system is not supported by|while in atomic or interrupt context)\b"
 )
 # The module loader's refusals (KERN_WARNING): "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)",
 # "…: disagrees about version of symbol …" (a module built against another kernel's or OFED's symbols; it does not load).
@@ -347,6 +352,10 @@ _HEX64 = r"([0-9a-f]{64})"
 # A program's own message written to /dev/kmsg (systemd and journald at boot, a daemon forwarding to it) reads
 # "sshd[15537]: error: …" in dmesg, and so in the kernel lines a syslog daemon reads from there: its name and pid.
 _USERSPACE = r"^(?<name>[A-Za-z0-9_.@/-]+)\[(?<pid>[0-9]+)\]: "
+# The Mellanox mlx5 driver's errors and warnings (mlx5_core_err/_warn) name the function, the line and the task that ran
+# it: "mlx5_core 0000:04:00.0: mlx5_cmd_check:795:(pid 9993): RTR2RTS_QP(0x504) op_mod(0x0) failed, …" (the task that
+# issued the command, an NCCL or UCX rank setting up its queue pairs).
+_DRIVER_TASK = r"\b[A-Za-z_][A-Za-z0-9_]*:[0-9]+:\(pid ([0-9]+)\): "
 _FILE_ROWS = 1 << 40  # the rows of file N of a batch start at N << 40 (rca.sources.kernel._numbered)
 
 # Block facts carried onto the kill line → whether the oom-kill: summary must name the same pid.
@@ -775,12 +784,14 @@ def _plain(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _with_program(events: pl.DataFrame) -> pl.DataFrame:
-    """``events`` with the name and pid of a program's line written to /dev/kmsg where no rule named a process."""
+    """``events`` with the name and pid of a program's line written to /dev/kmsg, or the task a driver names, where no rule
+    named a process."""
     message = pl.col("message")
     program = pl.when(message.str.contains("]: ", literal=True)).then(message).str.extract_groups(_USERSPACE)
     named = events.with_columns(program=program)
+    task = pl.when(message.str.contains(":(pid ", literal=True)).then(message.str.extract(_DRIVER_TASK, 1))
     return named.with_columns(
-        pid=pl.coalesce("pid", pl.col("program").struct.field("pid").cast(pl.Int64, strict=False)),
+        pid=pl.coalesce("pid", pl.coalesce(pl.col("program").struct.field("pid"), task).cast(pl.Int64, strict=False)),
         process=pl.coalesce("process", pl.col("program").struct.field("name")),
     ).drop("program")
 
@@ -1008,9 +1019,9 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
         "row", "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
         severity=_severity(pl.col("kind")),
         pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "cpu_pid")
-        .cast(pl.Int64, strict=False).fill_null(pl.col("xid_pid")),
+        .cast(pl.Int64, strict=False).fill_null(pl.coalesce("xid_pid", "nvrm_client_pid")),
         process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "cpu_comm",
-                            "header_name", "xid_process"),
+                            "header_name", "xid_process", "nvrm_client"),
         cgroup=_CGROUP,
         pod_uid=memcg_pod_uid(_CGROUP),
         container_id=pl.coalesce(container_from_cgroup, pl.when(_IS_HEADER).then(_CPUSET_VALUE.str.extract(_HEX64, 1))),
@@ -1102,6 +1113,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "xid_recovery_action": col("xid_recovery_action"), "previous_xid": col("xid_previous"), "gpu_instance": col("xid_instance"),
         "compute_instance": col("xid_compute_instance"),
         "fallen_off_bus": col("fallen_off_bus"), "pci_id": col("pci_id"), "nvidia_driver": col("nvidia_driver"),
+        "nvidia_client_version": col("nvrm_client_version"), "gpu_serial": col("gpu_serial"),
         "sxid": col("sxid"), "blocked_seconds": number("head_hung_seconds"), "stuck_seconds": number("head_lockup_seconds"),
         "lock_owner": col("head_owner_name"), "lock_owner_pid": number("head_owner_pid"),
         "fault_address": col("head_fault_address"), "fault_in": col("head_fault_in"),
