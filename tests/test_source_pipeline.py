@@ -2008,3 +2008,81 @@ def test_github_actions_runner_diagnostic_log() -> None:
     # The worker's exit code is the job's result (100: it finished), logged at INFO: no failure.
     finished = events.filter(pl.col("line") == 5).row(0, named=True)
     assert (finished["exit_code"], finished["severity"]) == (100, "info")
+
+
+def test_tpu_hbm_oom_under_jax_simplified_traceback_chain() -> None:
+    # JAX prints its SimplifiedTraceback cause with no frames, here behind a progress bar: the chain separator under it
+    # opens the record of the traceback it introduces.
+    events = events_of("jax_tpu_hbm_oom_simplified_traceback_chain_01.log")
+    oom = one(events, "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["severity"], oom["gpu_index"]) == (6, 7, "error", None)
+    # "Used 21.90G of 7.48G hbm.": XLA's sizes are 1024-based.
+    assert (oom["mem_requested_bytes"], oom["mem_total_bytes"]) == (round(21.90 * 2**30), round(7.48 * 2**30))
+    assert oom["attrs"]["exc_type"] == "jaxlib.xla_extension.XlaRuntimeError"
+    assert events.height == 5
+
+
+def test_tpu_hbm_oom_keeps_the_compilers_memory_report() -> None:
+    report = one(events_of("jax_tpu_hbm_oom_program_report_01.log"), "cuda_oom")
+    assert (report["line"], report["n_lines"]) == (2, 18)
+    assert (report["mem_requested_bytes"], report["mem_total_bytes"]) == (round(63.80 * 2**30), round(30.75 * 2**30))
+    # The message wrapped onto a line of its own, under a traceback a chain separator (cut to "he above …") stood above.
+    events = events_of("jax_tpu_hbm_oom_wrapped_message_01.log")
+    wrapped = one(events, "cuda_oom")
+    assert (wrapped["line"], wrapped["n_lines"], events.height) == (3, 17, 2)
+    assert (wrapped["mem_requested_bytes"], wrapped["mem_total_bytes"]) == (round(21.95 * 2**30), round(15.48 * 2**30))
+
+
+def test_tensorflow_tpu_compilation_out_of_hbm_in_glog() -> None:
+    events = events_of("tf_tpu_glog_hbm_compilation_failure_01.log")
+    oom = one(events, "cuda_oom")
+    # TensorFlow logs the failed op at WARNING; the printed level wins over the kind's default.
+    assert (oom["line"], oom["severity"], oom["ts"]) == (1, "warning", utc(2025, 11, 10, 7, 24, 24, 387306))
+    assert (oom["mem_requested_bytes"], oom["mem_total_bytes"]) == (round(18.56 * 2**30), 16 * 2**30)
+    # vmem and smem are the chip's scratch memories, and rematerialization's note no failure.
+    assert _parse("Ran out of memory in memory space vmem. Used 32.42M of 16.00M vmem.\n")[0]["kind"].to_list() == ["log"]
+    assert events.filter(pl.col("line") == 3)["kind"].to_list() == ["log"]
+
+
+def test_ray_task_error_chain_is_one_oom_of_the_innermost_task() -> None:
+    events = events_of("ray_task_error_nested_cuda_oom_hydra_01.log")
+    oom = one(events, "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["gpu_index"]) == (1, 36, 0)
+    # The actor whose frames end in the OOM, not the driver's main_task (pid 399789) that awaited it.
+    assert (oom["pid"], oom["process"]) == (400862, "WorkerDict")
+    assert (oom["mem_requested_bytes"], oom["mem_total_bytes"]) == (round(2.16 * 2**30), round(79.10 * 2**30))
+    assert events.height == 2
+
+
+def test_ray_unhandled_error_is_a_traceback_of_its_task() -> None:
+    events = events_of("ray_unhandled_error_task_traceback_cut_01.log")
+    failed = one(events, "traceback")
+    # Ray's driver tag (Runner pid=104449) printed it; the task's header names where it ran.
+    assert (failed["line"], failed["n_lines"], failed["pid"], failed["process"]) == (6, 7, 118847, "WorkerDict")
+    assert events.filter(pl.col("line") == 4).select("pid", "process").row(0) == (118271, "WorkerDict")
+
+
+def test_torch_compile_failure_keeps_the_error_it_wraps() -> None:
+    # "BackendCompilerFailed: backend='inductor' raised:" ends where the wrapped exception's line begins.
+    cut = events_of("pytorch_compile_backend_failed_wrapped_error_cut_01.log")
+    failed = one(cut, "traceback")
+    assert (failed["line"], failed["n_lines"], failed["attrs"]["exc_type"]) == (1, 4, "RuntimeError")
+    # IPython draws the same failure; the OOM it wraps makes the record a GPU OOM.
+    drawn = events_of("pytorch_ipython_compile_backend_failed_cuda_oom_01.log")
+    oom = one(drawn, "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["gpu_index"], oom["attrs"]["exc_type"]) == (1, 20, 0, "OutOfMemoryError")
+    assert (oom["mem_requested_bytes"], oom["mem_total_bytes"]) == (256 * 2**20, round(47.53 * 2**30))
+    assert drawn.height == 5
+
+
+def test_raylet_report_of_a_worker_death_is_a_kill_of_its_pid() -> None:
+    died = one(events_of("ray_raylet_worker_died_system_error_01.log"), "process_killed")
+    # Ray names the worker's pid but not the signal; the raylet's tag is the reporter's, not the dead worker's name.
+    assert (died["pid"], died["process"], died["severity"]) == (89513, None, "error")
+    assert died["attrs"] == {"ray_exit_type": "SYSTEM_ERROR"}
+    # A worker Ray stopped on purpose, or whose task raised, did not die (the line is still about that worker).
+    intended, _, _ = _parse("(raylet) Worker PID: 7 Worker exit type: INTENDED_USER_EXIT Worker exit detail: exit_actor\n")
+    assert intended.select("kind", "pid").row(0) == ("log", 7)
+    # Ray 2.2's driver logs the same report at its own level.
+    relayed = one(events_of("ray_driver_tab_stamp_01.log"), "process_killed")
+    assert (relayed["pid"], relayed["severity"], relayed["attrs"]) == (121882, "warning", {"ray_exit_type": "SYSTEM_ERROR"})

@@ -167,6 +167,7 @@ def _fields(present: set[str]) -> Fields:
         ("slurm_oom", "slurm_step", json_text, c("f_slurm_step")),
         ("slurm_oom", "cancel_reason", json_text, c("f_slurm_cancel_reason")),
         ("ray_oom", "workers_killed", json_number, c("f_ray_workers_killed")),
+        ("ray_worker", "ray_exit_type", json_text, c("f_ray_worker_exit_type")),
         ("yarn", "yarn_limit", json_text, c("f_yarn_limit")),
         ("ci_event", "ci_event", json_text, label(gated("ci_event"), CI_EVENTS)),
         ("xid", "health", json_text, pl.when(c("f_gpu_uuid").is_not_null() & c("f_unhealthy")).then(pl.lit("unhealthy"))),

@@ -14,11 +14,18 @@ import re
 import polars as pl
 
 _PY_HEADER = r"Traceback \(most recent call last\):"
+# Ray's RayTaskError prints a remote task's traceback with its header replaced by the task's process title and place:
+# "ray::WorkerDict.update_actor() (pid=118848, ip=10.130.71.7, actor_id=…)", after the exception line of the caller's
+# traceback ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::…") or the driver's "Unhandled error (suppress with …): ray::…".
+RAY_TASK_HEADER = r"ray::[^\s()]+\(\) \(pid=[0-9]+, ip="
 _PY_CHAIN = (
     r"^\s*(?:During handling of the above exception, another exception occurred:"
     r"|The above exception was the direct cause of the following exception:)\s*$"
 )
 _INDENTED = r"^\s+\S"
+# An exception whose message ends where the exception it wraps begins, on the next line: torch.compile's
+# "BackendCompilerFailed: backend='inductor' raised:" above "OutOfMemoryError: CUDA out of memory. …".
+_WRAPS_NEXT = " raised:"
 # rich's traceback (rich.traceback, Lightning, typer): the frames drawn in a box ("╭─── Traceback (most recent call
 # last) ───╮", "│ … │" lines, "╰───╯"), or between two rules without one, then the exception line under it.
 RICH_TITLE = " Traceback (most recent call last) ─"
@@ -52,7 +59,8 @@ _GO_CONTINUATION = (
 # What C++ cores append to an error's message. c10 (PyTorch's): the ``what():`` of a C++ exception
 # that terminated the process, the hints of a CUDA error, and the C++ stack ("Exception raised
 # from … (most recent call first):", then "frame #N: symbol + 0x… (0x… in /…/libc10.so)"). XLA's:
-# the buffer assignment behind a RESOURCE_EXHAUSTED (its stats and peak buffers, indented under them).
+# the buffer assignment behind a RESOURCE_EXHAUSTED (its stats and peak buffers, indented under them); its TPU compiler's
+# report of the HBM a program needs ("Total hbm usage >= 65.05G:", "Program hbm requirement 63.80G:", their items indented).
 # CPython's faulthandler ("Fatal Python error: Segmentation fault"): each thread's stack, its frames indented. TensorRT-LLM's: its
 # C++ stack, numbered frames.
 # TensorFlow's error message: the ops it failed in ("\t [[{{node conv1/Conv2D}}]]"), its OOM hint, the function
@@ -64,6 +72,7 @@ CPP_TAIL = (
     r"^(?:\s+what\(\): |frame #[0-9]+: |Exception raised from \S+ at \S+ \(most recent call first\):"
     r"|CUDA kernel errors might be asynchronously reported|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
     r"|Compile with `TORCH_USE_CUDA_DSA`|Search for `cuda[A-Za-z]+' in |BufferAssignment OOM Debugging\.$|BufferAssignment stats:$|Peak buffers:$"
+    r"|\s*Exceeded hbm capacity by |Total hbm usage >= |Output size \S+; shares |Program hbm requirement "
     r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$|Extension modules: "
     # TensorRT-LLM's C++ stack under its error ("1       0x7fe5480abca5 void tensorrt_llm::common::check<cudaError>(…) + 149"),
     # and the boost stacktrace Triton Inference Server prints under "Signal (11) received." (" 0# 0x000055E8FF51477D in tritonserver")
@@ -78,7 +87,7 @@ CPP_TAIL = (
 
 # A multi-line record needs a line of one of these shapes, or an indented line without a time.
 _OPENS_RECORD = "|".join(
-    (_PY_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, CPP_TAIL)
+    (_PY_HEADER, RAY_TASK_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, CPP_TAIL)
 )
 
 # group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
@@ -93,7 +102,7 @@ _SPAN_FIELDS = r"^ rank=[0-9]+$"
 _LEVEL_LINE = r"^[A-Z]+:(?:\s|$)"
 _SHAPES = {
     "level_line": _LEVEL_LINE,
-    "span_fields": _SPAN_FIELDS, "header": _PY_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "py_frame": _PY_FRAME, "exception": PY_EXCEPTION_LINE,
+    "span_fields": _SPAN_FIELDS, "header": _PY_HEADER, "ray_header": RAY_TASK_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "py_frame": _PY_FRAME, "exception": PY_EXCEPTION_LINE,
     "java_continuation": _JAVA_CONTINUATION, "java_frame": _JAVA_FRAME,
     "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION, "cpp_tail": CPP_TAIL,
 }
@@ -123,9 +132,18 @@ def _runs_started_by(start: pl.Expr, continuation: pl.Expr) -> tuple[pl.Expr, pl
     return member, _at_run_start(pl.col("line"), opens_run)
 
 
+def _closed_before(closing: pl.Expr, opens_segment: pl.Expr) -> pl.Expr:
+    """Whether a closing line came before each line in its segment."""
+    closings_before = closing.cum_sum() - closing
+    return closings_before - _at_run_start(closings_before, opens_segment) > 0
+
+
 def _python() -> tuple[pl.Expr, pl.Expr]:
-    header, chain, exception, cpp_tail = _shape("header"), _shape("chain"), _shape("exception"), _shape("cpp_tail")
-    frame_like = header | chain | _shape("indented")
+    chain, exception, cpp_tail, ray_header = _shape("chain"), _shape("exception"), _shape("cpp_tail"), _shape("ray_header")
+    # A Ray task's header under the frames of an open traceback is that traceback's exception line, and its frames go on
+    # in the same record: the caller's traceback and the task's are one failure.
+    header = _shape("header") | (ray_header & ~_prev(_shape("indented")))
+    frame_like = header | ray_header | chain | _shape("indented")
     # An exception line directly followed by a chain separator opens a record even when its
     # own frames went missing (interleaved ranks, cut-down pastes); so does a frame that a
     # file (or a rank's lines) starts with, or the code lines of the frame cut above it: a log
@@ -133,16 +151,24 @@ def _python() -> tuple[pl.Expr, pl.Expr]:
     frame = _shape("py_frame")
     cut_above = _NEW_PARTITION & (frame | (_shape("indented") & (_next(frame) | _next(_next(frame)))))
     start = (header & ~_prev(chain)) | (exception & _next(chain) & ~_prev(frame_like)) | cut_above
-    opens_segment = start | _NEW_PARTITION
     # Another writer's log line printed amid the frames (a server thread's, while the traceback was being written)
     # neither belongs to the traceback nor ends it.
     interleaved = _shape("level_line") & _prev(frame_like) & _next(_shape("indented"))
     # A c10 error's tail follows its exception line (RuntimeError: CUDA error: …) and stays with it.
     # Python prints a traceback's exception line right under its last frame: one after a blank line
     # ("Note: …" below a cut traceback) is a line of the log.
-    closing = (~frame_like & ~interleaved & ~_next(chain) & ~_next(cpp_tail) & ~(cpp_tail & _next(_shape("indented")))).cast(pl.Int64)
-    closings_before = closing.cum_sum() - closing
-    closed_before = closings_before - _at_run_start(closings_before, opens_segment) > 0
+    wraps = exception & pl.col("body").str.ends_with(_WRAPS_NEXT)
+    closing = (
+        ~frame_like & ~interleaved & ~wraps & ~_next(chain) & ~_next(cpp_tail) & ~(cpp_tail & _next(_shape("indented")))
+    ).cast(pl.Int64)
+    # A chain separator under no open record opens the record of the traceback it introduces: its cause was cut off, or
+    # printed without frames on a line another writer's output shares (JAX's "jax.errors.SimplifiedTraceback: …" behind
+    # a progress bar). Opening it there changes no earlier line, so the first pass's segments decide what is open.
+    first_segment = start | _NEW_PARTITION
+    open_before = _prev(_at_run_start(start, first_segment) & ~_closed_before(closing, first_segment))
+    start = start | (chain & ~open_before)
+    opens_segment = start | _NEW_PARTITION
+    closed_before = _closed_before(closing, opens_segment)
     # better_exceptions and loguru's diagnose leave a blank line between the last frame's annotations ("└ …") and the exception;
     # text-generation-inference's shard output one after every frame, so there the exception's blank line is one more.
     gap_frames = (pl.col("after_gap") & frame).cast(pl.Int64)
@@ -185,7 +211,8 @@ def _ipython_traceback(free: pl.Expr) -> list[pl.Expr]:
     exception = _shape("exception") & ~_shape("indented") & ~header
     frame = pl.when(pl.col("after_gap")).then(body).str.contains(r"^(?:Cell In\[[0-9]+\], line |File \S|\S+\.py in |\s+\[\.\.\. skipping )")
     after_gap = pl.col("after_gap") & ~exception & ~frame.fill_null(False)
-    continuation = free & ~start & pl.col("ts_raw").is_null() & ~_prev(exception) & ~after_gap
+    wraps = exception & body.str.ends_with(_WRAPS_NEXT)
+    continuation = free & ~start & pl.col("ts_raw").is_null() & ~(_prev(exception) & ~_prev(wraps)) & ~after_gap
     member, start_line = _runs_started_by(start, continuation)
     return [member.alias("ipython_member"), start_line.alias("ipython_start")]
 

@@ -23,6 +23,8 @@ from rca.sources._pipeline_records import CPP_TAIL, PY_EXCEPTION_LINE, PY_WARNIN
 _UNIT_BYTES = {
     "B": 1, "bytes": 1, "KiB": 1024, "kB": 1024, "KB": 1024, "MiB": 1024**2, "MB": 1024**2,
     "GiB": 1024**3, "GB": 1024**3, "TiB": 1024**4, "TB": 1024**4,
+    # XLA's TPU compiler writes a 1024-based size with its prefix alone ("21.90G", "530.00M")
+    "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4,
 }
 # CuPy groups the digits of a byte count ("200,000,000,000 bytes").
 _SIZE = r"(?<n>-?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?) ?(?<u>bytes|B|KiB|kB|KB|MiB|MB|GiB|GB|TiB|TB)\b"
@@ -46,6 +48,9 @@ CUDA_OOM = (
     r"|cudaMalloc failed: out of memory"
     # vLLM (0.9+) refusing to start on a GPU whose free memory is short of its share (another process holds the rest)
     r"|on startup is less than desired GPU memory utilization"
+    # XLA's TPU compiler, of a program whose buffers do not fit the chip's HBM (JAX's "RESOURCE_EXHAUSTED: XLA:TPU compile
+    # permanent error.", TensorFlow's "Resource exhausted: Compilation failure:"); its on-chip vmem/smem are no device memory
+    r"|Ran out of memory in memory space hbm\."
 )
 DATALOADER = (
     r"DataLoader worker \(pid(?:\(s\))? (?<pid>[0-9]+)[^)\n]*\) "
@@ -203,7 +208,9 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT ", " exceeded memory limit ("),
     "yarn": _YARN_LITERALS,
     "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
+    "ray_worker": ("Worker exit type: ",),
     "container": ("container",),
+    "ray_task": ("ray::",),
     "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
     "python_warning": ("Warning: ",),
     "rank": ("[Rank ",),
@@ -227,7 +234,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
 PROGRESS = ("vllm", "trainer_dict", "setting", "loss")
 INCIDENTS = tuple(family for family in _FAMILIES if family not in PROGRESS)
 # Families whose facts only matter once another family has decided the kind.
-_KIND_BOUND = {"exit_pid", "container"}
+_KIND_BOUND = {"exit_pid", "container", "ray_task"}
 
 
 # Alternatives a rule's regex holds at most. Past ~56 the regex engine drops its literal prefilter and
@@ -339,6 +346,10 @@ def _cuda_facts() -> dict[str, pl.Expr]:
     startup = m.str.extract_groups(
         r"Free memory on device[^(\n]*\((?<free>[0-9]+(?:\.[0-9]+)?)/(?<total>[0-9]+(?:\.[0-9]+)?) ?(?<u>[KMGT]i?B)\) on startup"
     ).struct
+    # XLA's TPU compiler: "Used 21.90G of 7.48G hbm.", what the program needs of what the chip has.
+    hbm = m.str.extract_groups(
+        r"memory space hbm\. Used (?<used>[0-9]+(?:\.[0-9]+)?)(?<uu>[KMGT]|B) of (?<cap>[0-9]+(?:\.[0-9]+)?)(?<cu>[KMGT]|B) hbm\."
+    ).struct
     return {
         "cuda_oom": m.is_not_null(),
         "gpu_index": pl.coalesce(
@@ -354,12 +365,12 @@ def _cuda_facts() -> dict[str, pl.Expr]:
             size(m, r"(?i:failed to allocate) [^(\n]*\({size}\)"), size(m, r"Requested amount of GPU memory \({size}\)"),
             size(m, r"\ballocating {size} on device [0-9]+: cudaMalloc failed"),
             size(m, r"desired GPU memory utilization \([0-9.]+, {size}\)"),
-            size(m, r"(?i:failed to allocate) {size}"),
+            size(m, r"(?i:failed to allocate) {size}"), _bytes(hbm.field("used"), hbm.field("uu")),
         ),
         # MPS's "max allowed" is the most its allocator may hold: the bound the allocation hit.
         "total": pl.coalesce(
             size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}"), size(m, r"max allowed: {size}"),
-            _bytes(startup.field("total"), startup.field("u")),
+            _bytes(startup.field("total"), startup.field("u")), _bytes(hbm.field("cap"), hbm.field("cu")),
             # what CUDA told XLA's cudaMallocAsync allocator: " Reported by CUDA: Free memory/Total memory: 22635544576/85095874560"
             num(first(m, r"Free memory/Total memory: [0-9]+/([0-9]+)")),
         ),
@@ -507,6 +518,30 @@ def _ray_oom_facts() -> dict[str, pl.Expr]:
     }
 
 
+def _ray_worker_facts() -> dict[str, pl.Expr]:
+    """A Ray worker process that ended while it ran a task, as the raylet reports it: "A worker died or was killed while
+    executing a task by an unexpected system error. … Worker PID: 89513 Worker exit type: SYSTEM_ERROR Worker exit detail: …".
+    Ray does not know the signal (its detail lists the OOM killer among the possible causes, and a crash), so the kill
+    has none; an exit Ray intended, or a task's own exception (USER_ERROR), is no death."""
+    m = gated("ray_worker")
+    exit_type = first(m, r"Worker exit type: ([A-Z_]+)")
+    return {
+        "ray_worker_pid": num(first(m, r"Worker PID: ([0-9]+)")),
+        "ray_worker_exit_type": exit_type,
+        "ray_worker_died": (exit_type == "SYSTEM_ERROR").fill_null(False),
+    }
+
+
+def _ray_task_facts() -> dict[str, pl.Expr]:
+    """The Ray task a traceback's exception was raised in: the last (innermost) of the headers Ray's RayTaskError puts on the
+    traceback of each task it passes through ("ray::WorkerDict.update_actor() (pid=400862, ip=10.128.0.9, actor_id=…)").
+    Its name is Ray's tag of the process's output: an actor's class, a task's function."""
+    header = gated("ray_task").str.extract_groups(
+        r"(?s:.*)ray::(?<name>[^\s().]+)(?:\.[^\s()]+)?\(\) \(pid=(?<pid>[0-9]+), ip="
+    ).struct
+    return {"ray_task_failed_pid": num(header.field("pid")), "ray_task_failed_process": header.field("name")}
+
+
 def _yarn_facts() -> dict[str, pl.Expr]:
     """YARN's kill of a container over its physical or virtual memory limit: the limit it broke, that memory's use and
     size (Spark's message names one kind of memory; the NodeManager's both, the broken one in its verb), the container's
@@ -637,8 +672,10 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "failure": {"failure_class": first(gated("failure"), r"Job failed \(([a-z ]+ failure)\)")},
     "slurm_oom": _slurm_oom_facts(),
     "ray_oom": _ray_oom_facts(),
+    "ray_worker": _ray_worker_facts(),
     "yarn": _yarn_facts(),
     "container": _container_facts(),
+    "ray_task": _ray_task_facts(),
     "vllm_error": _vllm_error_facts(),
 }
 
@@ -687,6 +724,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_signal").is_not_null(),
             c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_slurm_task_signal").is_not_null(),
             c("f_ray_oom_kill"), c("f_slurm_cancel_reason").is_not_null(), c("f_slurm_limit_kill"), c("f_yarn_limit_kill"),
+            c("f_ray_worker_died"),
         )
     )
     kind = (

@@ -23,7 +23,7 @@ from rca.sources import _syslog, register
 from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, joined_json, one_head, split_rows
 from rca.sources._pipeline_attrs import json_flag, json_number, json_object, with_attrs
 from rca.sources._pipeline_frame import frame
-from rca.sources._pipeline_records import PY_WARNING_LINE, records
+from rca.sources._pipeline_records import PY_WARNING_LINE, RAY_TASK_HEADER, records
 from rca.sources._pipeline_rules import (
     INCIDENT_RULE,
     INCIDENTS,
@@ -52,7 +52,7 @@ _MARKERS = "|".join(
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
         r"KV cache", r"EngineCore", r"text_generation_launcher: ", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
-        r"torch\.distributed", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
+        r"torch\.distributed", r"BackendCompilerFailed: backend=", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
         r"fatal error: (?:runtime: )?out of memory", r"NVIDIA driver on your system is too old",
         # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
         r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
@@ -61,7 +61,7 @@ _MARKERS = "|".join(
         r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]+Z (?:INFO|WARN|ERR |VERB) [A-Za-z][0-9A-Za-z_.]*\] ",
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+\t(?:DEBUG|INFO|WARNING|ERROR) [0-9A-Za-z_.]+:[0-9]+ -- ",  # Ray's driver
         r"^(?:\((?:raylet|gcs_server)\) )?\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ [IWEF] [0-9]+ [0-9]+\]",  # Ray's C++ daemons
-        r"killed due to memory pressure \(OOM\)",
+        r"killed due to memory pressure \(OOM\)", r"Worker exit type: [A-Z_]+",
         # YARN's kill of a container over its memory limit, as Spark and the NodeManager report it
         r"Container killed by YARN for exceeding ", r"memory limits?\. Current usage: ",
         # TensorRT's logger and TensorRT-LLM's
@@ -71,6 +71,8 @@ _MARKERS = "|".join(
         # C++ cores' errors and dumps (c10, cuBLAS, XLA, CPython's faulthandler), Open MPI's launcher, TensorFlow's C++ log
         r"CUDA (?:driver )?error: ", r"CUBLAS_STATUS_[A-Z_]+", r"RESOURCE_EXHAUSTED", r"CUDA_ERROR_[A-Z_]+", r"cuda runtime error \([0-9]+\)",
         r"CUDNN_STATUS_[A-Z_]+", r"OOM when allocating tensor", r"cudaMalloc failed: out of memory", r"^frame #[0-9]+: ",
+        # XLA's TPU compiler out of the chip's HBM, and the header Ray's RayTaskError gives a remote task's traceback
+        r"Ran out of memory in memory space hbm\.", RAY_TASK_HEADER,
         r"^Exception raised from \S+ at ", r"^Fatal Python error: ", r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$",
         # Python's warnings ("path.py:75: UserWarning: …")
         PY_WARNING_LINE,
@@ -114,10 +116,15 @@ _OUTPUT = {
     "pod": pl.col("pod"),
     "namespace": pl.col("namespace"),
     "pid": pl.coalesce(
-        "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_ray_task_pid", "f_yarn_pid",
-        pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "pid",
+        "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_ray_task_pid", "f_ray_worker_pid", "f_yarn_pid",
+        # the Ray task whose traceback a record holds over the process that printed it (a driver, an actor that awaited it)
+        pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "f_ray_task_failed_pid", "pid",
     ),
-    "process": pl.coalesce(pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_exit_process", pl.col("process")),
+    # (the raylet's tag on its report of a worker's death names the reporter, not the worker)
+    "process": pl.coalesce(
+        pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_exit_process", "f_ray_task_failed_process",
+        pl.when(pl.col("f_ray_worker_pid").is_null()).then(pl.col("process")),
+    ),
     "container": pl.coalesce(
         pl.col("container"), pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_yarn_container", "f_container"))
     ),
