@@ -1504,3 +1504,82 @@ def test_a_program_without_rules_names_its_own_level() -> None:
     ]
     events = rca.parse_text("\n".join(lines) + "\n", file="syslog", reference_time=FIXED_MTIME)
     assert events["severity"].to_list() == ["warning", "error", "error", "warning", None, "error"]
+
+
+_WEB = "c2bae9196988677a65583af8b768f08588ec86745c2cc429e59f734fa3f2e2cf"
+
+
+def test_docker_health_and_exec_events_are_the_containers_not_syslog_lines() -> None:
+    lines = [
+        f"2024-05-01T12:00:30.210000000Z container health_status: unhealthy {_WEB} (image=nginx:1.25, name=web)",
+        f"2024-05-01T12:00:30.100000000Z container exec_create: /bin/sh -c curl -f http://localhost/ || exit 1 {_WEB} (execID=9f1, image=nginx:1.25, name=web)",
+        f"2024-05-01T12:00:31.000000000Z container exec_die {_WEB} (execID=9f1, exitCode=1, image=nginx:1.25, name=web)",
+    ]
+    events = rca.parse_text("\n".join(lines) + "\n", file="docker-events.log", reference_time=FIXED_MTIME)
+    assert set(events["format"]) == {"docker_events"} and events["host"].to_list() == [None] * 3
+    assert set(events["container_id"]) == {_WEB} and set(events["container"]) == {"web"}
+    health = events.row(0, named=True)
+    assert (health["severity"], json.loads(health["attrs"])["health"]) == ("warning", "unhealthy")
+    # An exec's exit is not the container's.
+    assert events.row(2, named=True)["exit_code"] is None
+
+
+def test_podman_events_of_images_volumes_and_the_system_are_lines_of_their_own() -> None:
+    # Podman prints these without attributes (libpod/events/events.go, ToHumanReadable).
+    lines = [
+        "2024-05-01 12:00:00.100 +0000 UTC image pull e7d92cdc71feacf90708cb59182d0df1b911f8ae022d29e8e95d75ca6a99776a docker.io/library/alpine:latest",
+        f"2024-05-01 12:00:01.100 +0000 UTC container start {_WEB} (image=docker.io/library/alpine:latest, name=web)",
+        "2024-05-01 12:00:32 +0000 UTC volume create myvol",
+        "2024-05-01 12:00:33.5 +0000 UTC system refresh",
+    ]
+    events = rca.parse_text("\n".join(lines) + "\n", file="podman-events.log", reference_time=FIXED_MTIME)
+    assert events["n_lines"].to_list() == [1] * 4 and set(events["ts_quality"]) == {"exact"}
+    assert events["ts"][3] == datetime(2024, 5, 1, 12, 0, 33, 500000, tzinfo=UTC)
+
+
+def test_docker_events_before_1_10_name_the_container_of_an_oom() -> None:
+    # moby/moby issue #16074's shape, "<time> <id>: (from <image>) <event>" (the issue abbreviates the id).
+    text = f"2015-12-07T15:17:51.593721048+01:00 {_WEB}: (from ubuntu) oom\n2015-12-07T15:17:51.700000000+01:00 {_WEB}: (from ubuntu) die\n"
+    events = rca.parse_text(text, file="docker-events.log", reference_time=FIXED_MTIME)
+    assert events.select("kind", "container_id").rows() == [("oom_kill", _WEB), ("log", _WEB)]
+    assert json.loads(events["attrs"][0])["image"] == "ubuntu"
+
+
+def test_a_docker_stop_that_sigterm_ended_is_the_runtimes_stop_too() -> None:
+    lines = [
+        f"2024-05-01T12:00:00.000000000Z container kill {_WEB} (image=x, name=web, signal=15)",
+        f"2024-05-01T12:00:01.000000000Z container die {_WEB} (exitCode=143, image=x, name=web)",
+        # A Windows container's exit code (0xC0000005) does not fit the column: unknown, not 0.
+        f"2024-05-01T12:05:00.000000000Z container die {_WEB} (exitCode=3221225477, image=x, name=web)",
+    ]
+    events = rca.parse_text("\n".join(lines) + "\n", file="docker-events.log", reference_time=FIXED_MTIME)
+    stopped = events.row(1, named=True)
+    assert (stopped["kind"], stopped["severity"], stopped["exit_code"]) == ("log", "warning", 143)
+    assert json.loads(stopped["attrs"])["signal"] == "SIGTERM"
+    assert events.row(2, named=True)["exit_code"] is None
+
+
+def test_docker_json_events_whose_labels_hold_braces_keep_their_exit_code() -> None:
+    ports = '[{\\"name\\":\\"notebook-port\\",\\"containerPort\\":8888,\\"protocol\\":\\"TCP\\"}]'
+    line = (
+        f'{{"status":"die","id":"{_WEB}","from":"nb","Type":"container","Action":"die","Actor":{{"ID":"{_WEB}","Attributes":'
+        f'{{"annotation.io.kubernetes.container.ports":"{ports}","exitCode":"137","image":"nb","io.kubernetes.pod.name":"jupyter-x",'
+        f'"name":"k8s_notebook_jupyter-x_jhub_efa75591-6e89-11e9-bf85-001a4a16016d_0"}}}},"scope":"local","time":1556989545,"timeNano":1556989545011072877}}  '
+    )
+    died = rca.parse_text(line + "\n", file="docker-events.json", reference_time=FIXED_MTIME).row(0, named=True)
+    assert (died["kind"], died["exit_code"], died["pod"], died["container"]) == ("process_killed", 137, "jupyter-x", "notebook")
+
+
+def test_an_application_log_whose_lines_read_like_events_stays_the_applications() -> None:
+    lines = [f"2024-05-01T12:{i // 60:02d}:{i % 60:02d}.123Z INFO worker {i} processed batch" for i in range(40)]
+    lines[5::6] = [f"2024-05-01T12:00:{i:02d}.123Z node joined worker-{i} (10.0.0.{i})" for i in range(len(lines[5::6]))]
+    lines[20] = "2024-05-01T12:00:20.123Z ERROR worker crashed: connection to database lost"
+    events = rca.parse_text("\n".join(lines) + "\n", file="controller.log", reference_time=FIXED_MTIME)
+    assert set(events["source"]) == {"pipeline"} and events.height == 40
+    assert events.filter(pl.col("line") == 21)["severity"].to_list() == ["error"]
+
+
+def test_a_capitalised_word_opening_a_message_is_no_level_unless_marked_as_one() -> None:
+    messages = ["CRITICAL section entered by worker 3", "ERROR count for last hour: 0", "DEBUG mode enabled by config", "E1000 12:00:00 link down"]
+    text = "".join(f"May  1 12:00:0{i} host myapp[1]: {message}\n" for i, message in enumerate(messages))
+    assert rca.parse_text(text, file="syslog", reference_time=FIXED_MTIME)["severity"].to_list() == [None] * 4

@@ -111,26 +111,29 @@ _CRI_POD = (
 )
 # A container's event as Podman and Docker tell it: "<time> container <event> <id> (<attribute>=<value>, …)". Podman's time is in
 # Go's layout (in the journal with its monotonic reading "m=+11.7" when the process that made the event writes it), Docker's
-# in RFC 3339 (`docker events` saved to a file). Docker sorts the attributes by name (a container's labels among them), so
-# each is looked for on its own.
+# in RFC 3339 (`docker events` saved to a file; an exec's command or a health status after its event and a colon; before
+# Docker 1.10 "<time> <id>: (from <image>) <event>"). Docker sorts the attributes by name (a container's labels among them),
+# so each is looked for on its own.
 _CONTAINER_EVENT = (
-    r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9](?: [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)? [+-][0-9]{4} \S+ (?:m=[+-][0-9.]+ )?"
-    r"|T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?(?:Z|[+-][0-9][0-9]:[0-9][0-9]) )"
-    r"container (?<event>[a-z_]+) (?<id>[0-9a-f]{12,64})(?: \((?<attributes>.*))?"
+    rf"^(?:{_syslog.PODMAN_EVENT_TIME} \S+ (?:m=[+-][0-9.]+ )?|{_syslog.DOCKER_EVENT_TIME} )"
+    r"(?:container (?<event>[a-z_]+)(?::? (?<detail>[^\n]*?))? (?<id>[0-9a-f]{12,64})(?: \((?<attributes>.*))?$"
+    r"|(?<old_id>[0-9a-f]{12,64}): \(from (?<old_image>[^)]*)\) (?<old_event>[a-z_]+)$)"
 )
 _SIGNAL_NAMES = {str(number.value): number.name for number in signal.Signals}
 
 
 # `docker events --format '{{json .}}'`: '…"Type":"container","Action":"die","Actor":{"ID":"<id>","Attributes":{"exitCode":"137",…}}…';
 # before Docker 1.10 only '{"status":"oom","id":"<id>","from":"<image>","time":…}'.
+# (A label's value may hold braces: the attributes end where the Actor does.)
 _CONTAINER_EVENT_JSON = (
-    r'"Type":"container","Action":"(?<action>[a-z_]+)","Actor":\{"ID":"(?<id>[0-9a-f]{12,64})","Attributes":\{(?<attributes>[^}]*)\}'
+    r'"Type":"container","Action":"(?<action>[a-z_]+)(?:: ?(?<detail>[^"]*))?","Actor":\{"ID":"(?<id>[0-9a-f]{12,64})","Attributes":\{(?<attributes>.*?)\}\}'
     r'|^\{"status":"(?<status>[a-z_]+)","id":"(?<old_id>[0-9a-f]{12,64})","from":"(?<image>[^"]*)","time"'
 )
 
 
 def _attribute(name: str) -> pl.Expr:
-    """A container event's attribute ``name``: Podman's and Docker's "(name=value, …)", or Docker's JSON '"name":"value"'."""
+    """A container event's attribute ``name``: Podman's and Docker's "(name=value, …)", or Docker's JSON '"name":"value"'
+    (read from the frame's ``event_attributes`` and ``event_json_attributes``, set by :func:`containerd_rules`)."""
     # (journalctl cuts a line past the terminal's width with ">".)
     listed = pl.col("event_attributes").str.extract(rf"(?:^|, ){re.escape(name)}=([^,)>]*)", 1)
     return pl.coalesce(listed, pl.col("event_json_attributes").str.extract(rf'(?:^|,)"{re.escape(name)}":"([^"]*)"', 1))
@@ -141,12 +144,16 @@ _SEVERITY = {"trace": "debug", "debug": "debug", "info": "info", "warning": "war
 _SIGKILLED = 137
 
 
-def _stopped_by_runtime(framed: pl.DataFrame) -> pl.Expr:
-    """Whether a container's death event follows the SIGKILL its runtime sent it, with no OOM or start between."""
+def _runtime_kill_signal(framed: pl.DataFrame) -> pl.Expr:
+    """The signal (its number, "" when not told) the runtime last sent the container whose death event a line is, with
+    no OOM or start between; null on other lines."""
     event_name = pl.col("event_name")
-    marker = pl.when(event_name == "kill").then(pl.format("kill:{}", _attribute("signal"))).when(event_name.is_in(["start", "oom", "restart"])).then(event_name)
-    after_kill = marker.forward_fill().over([*file_column(framed), "event_id"]) == f"kill:{signal.SIGKILL.value}"
-    return (event_name.is_in(["died", "die"]) & after_kill).fill_null(False)
+    marker = (
+        pl.when(event_name == "kill").then(pl.format("kill:{}", pl.coalesce(_attribute("signal"), pl.lit(""))))
+        .when(event_name.is_in(["start", "oom", "restart"])).then(pl.lit("other"))
+    )
+    last = marker.forward_fill().over([*file_column(framed), "event_id"])
+    return pl.when(event_name.is_in(["died", "die"]) & last.str.starts_with("kill:")).then(last.str.strip_prefix("kill:"))
 
 
 def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -160,7 +167,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         crio=pl.when(message.str.contains_any([" exited with status ", " with stop signal timed out", " failed to exit within ", ": OOM received"]))
         .then(message).str.extract_groups(_CRIO_CONMON),
         # (Podman's and Docker's events: read on their lines alone.)
-        event=pl.when(pl.when(pl.col("program").is_in(["podman", "dockerd"])).then(message).str.contains(" container ", literal=True))
+        event=pl.when(pl.when(pl.col("program").is_in(["podman", "dockerd"])).then(message).str.contains_any([" container ", ": (from "]))
         .then(message).str.extract_groups(_CONTAINER_EVENT),
         json_event=pl.when(pl.when(pl.col("program") == "dockerd").then(message).str.starts_with("{")).then(message).str.extract_groups(_CONTAINER_EVENT_JSON),
         created=pl.when(message.str.contains("returns container id", literal=True)).then(message).str.extract_groups(_CREATED_CONTAINER),
@@ -172,8 +179,9 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     event, json_event = pl.col("event").struct, pl.col("json_event").struct
     framed = framed.with_columns(
-        event_name=pl.coalesce(event.field("event"), json_event.field("action"), json_event.field("status")),
-        event_id=pl.coalesce(event.field("id"), json_event.field("id"), json_event.field("old_id")),
+        event_name=pl.coalesce(event.field("event"), event.field("old_event"), json_event.field("action"), json_event.field("status")),
+        event_id=pl.coalesce(event.field("id"), event.field("old_id"), json_event.field("id"), json_event.field("old_id")),
+        event_detail=pl.coalesce(event.field("detail"), json_event.field("detail")),
         event_attributes=event.field("attributes"),
         event_json_attributes=json_event.field("attributes"),
     )
@@ -191,14 +199,16 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # "received exit event …" repeats a TaskExit logged beside it: its process and status, not a second kill.
     repeat = task.field("repeat").is_not_null()
     status = pl.coalesce(task.field("status"), dockerd.field("status"), crio.field("status"), died_with).cast(pl.Int32, strict=False)
-    status = pl.coalesce(status, pl.when(exited | repeat).then(pl.lit(0, pl.Int32)))
+    # (A status given but out of range, such as a Windows container's 3221225477, stays unknown.)
+    status = pl.coalesce(status, pl.when((exited | repeat) & died_with.is_null()).then(pl.lit(0, pl.Int32)))
     # The sandbox's handler reports the pod's pause process, which a pod's teardown stops with SIGKILL:
     # its 137 is a pod going away, not a kill; nor is an exec'd process's 137 the container's.
     sandbox = task.field("sandbox").is_not_null()
     exec_process = dockerd.field("process_id") != dockerd.field("container_id")
-    # Docker tells the SIGKILL it sends itself ("kill … signal=9": a stop's timeout, `docker kill`): the 137 after it, with no
-    # OOM or start between, is the runtime's stop, not a failure.
-    stopped_by_runtime = _stopped_by_runtime(framed) if framed.select(pl.col("event_id").is_not_null().any()).item() else pl.lit(False)
+    # Docker tells the signals it sends itself ("kill … signal=15", then "signal=9" at a stop's timeout, `docker kill`): the
+    # death after them, with no OOM or start between, is the runtime's stop (a 137 there no failure).
+    runtime_signal = _runtime_kill_signal(framed) if framed.select(pl.col("event_id").is_not_null().any()).item() else pl.lit(None, pl.String)
+    stopped_by_runtime = runtime_signal.is_not_null()
     killed = exited & (status == _SIGKILLED) & ~sandbox & ~exec_process.fill_null(False) & ~stopped_by_runtime
     # dockerd names a container by its full id at the stop's timeout, by its 12-character short id when it kills it directly.
     forced = crio.field("forced")
@@ -212,17 +222,19 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     named = pl.when(message.str.contains("ontainer", literal=True)).then(message).str.extract_groups(_NAMED_CONTAINER).struct
     acted_on = pl.coalesce(named.field("id"), named.field("field"), named.field("plain"), created.field("created"), full_event_id)
     id_prefix = pl.coalesce(crio.field("short_id"), pl.when(full_forced.is_null()).then(forced), pl.when(full_event_id.is_null()).then(event_id))
-    stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null() | stopped_by_runtime
+    stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null()
     about_a_container = container_id.is_not_null() | id_prefix.is_not_null()
     level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
     name = _attribute("name")
+    # A health check's result: "health_status: unhealthy" (Docker's event), "health_status=unhealthy" (Podman's attribute).
+    unhealthy = (pl.col("event_name") == "health_status") & (pl.coalesce(pl.col("event_detail"), _attribute("health_status")).str.strip_chars() == "unhealthy")
     return _syslog.program_events(
         framed,
         victim_pid=pl.coalesce(task.field("pid"), dockerd.field("pid"), crio.field("pid")).cast(pl.Int64, strict=False),
         kind=pl.when(oom).then(pl.lit("oom_kill")).when(killed).then(pl.lit("process_killed")).otherwise(pl.lit("log")),
         # conmon tells of an exit only when its status is not 0; Docker of every container's.
         severity=pl.when(oom | killed | crio.field("status").is_not_null() | ((died_with != "0") & ~stopped_by_runtime)).then(pl.lit("error"))
-        .when(stopped_by_runtime).then(pl.lit("warning")).otherwise(pl.coalesce(level, pl.col("severity"))),
+        .when((stopped_by_runtime & (died_with != "0")) | unhealthy).then(pl.lit("warning")).otherwise(pl.coalesce(level, pl.col("severity"))),
         # A task event is about a container's process, not about the runtime.
         process=pl.when(~about_a_container).then(pl.col("program")),
         container_id=pl.coalesce(container_id, acted_on),
@@ -243,10 +255,11 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         attrs=attrs_json({
             "attempt": created.field("attempt").cast(pl.Int64, strict=False),
             "runtime_event": event_name,
-            "image": pl.coalesce(_attribute("image"), json_event.field("image")),
-            # (Docker's "kill" event is the signal it sends.)
+            "health": pl.when(pl.col("event_name") == "health_status").then(pl.coalesce(pl.col("event_detail"), _attribute("health_status"))),
+            "image": pl.coalesce(_attribute("image"), event.field("old_image"), json_event.field("image")),
+            # (Docker's "kill" event is the signal it sends; a death after it is by that signal.)
             "signal": pl.when(killed | stop_killed).then(pl.lit("SIGKILL"))
-            .otherwise(_attribute("signal").replace_strict(_SIGNAL_NAMES, default=None)),
+            .otherwise(pl.coalesce(runtime_signal, _attribute("signal")).replace_strict(_SIGNAL_NAMES, default=None)),
             "runtime": pl.when(about_a_container).then(pl.col("program")),
             "sandbox": pl.when(sandbox).then(pl.lit(True)),
             "runtime_stop": pl.when(stopped_by_runtime).then(pl.lit(True)),

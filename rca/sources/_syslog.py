@@ -177,20 +177,20 @@ LOGRUS_TTY_LINE = (
     r"^(?<level>PANI|FATA|ERRO|WARN|INFO|DEBU|TRAC)\[(?<stamp>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
     r"(?:Z|[+-][0-9][0-9]:?[0-9][0-9]))\] "
 )
-# A container runtime's event stream saved to a file: `docker events` ("<RFC 3339 time> <type> <action> <id> (<attribute>=<value>, …)";
-# before Docker 1.10 "<time> <id>: (from <image>) <action>") or `podman events` (the same after Go's time layout and the zone's name).
-# The shape alone tells the runtime: no other program writes it.
+# A container runtime's event stream saved to a file: `docker events` ("<RFC 3339 time> <type> <action> <id> (<key>=<value>, …)";
+# an exec's command or a health status after the action and a colon; before Docker 1.10 "<time> <id>: (from <image>) <action>")
+# or `podman events` (its time in Go's layout and the zone's name, attributes only for some objects: "… system refresh"). Only
+# these shapes are taken: an application's ISO-stamped line may read "<time> node joined worker-3 (10.0.0.3)".
+DOCKER_EVENT_TIME = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?(?:Z|[+-][0-9][0-9]:[0-9][0-9])"
+PODMAN_EVENT_TIME = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)? [+-][0-9]{4}"
+_EVENT_ATTRIBUTES = r" \([^=()\s]+="
 RUNTIME_EVENT_LINE = (
-    r"^(?:(?<docker>[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?(?:Z|[+-][0-9][0-9]:[0-9][0-9]))"
-    r"|(?<podman>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)? [+-][0-9]{4}) [A-Za-z0-9+-]+)"
-    # A container by its id, its attributes at times none; any other object with its attributes.
-    r" (?:container [a-z_]+(?:: [a-z]+)? [0-9a-f]{12,64}(?: \(|$)"
-    r"|(?:image|network|volume|plugin|daemon|service|node|secret|config|builder|pod|system) [a-z_]+ [^ (]+ \("
-    r"|[0-9a-f]{12,64}(?:\.\.\.)?: \(from )"
+    rf"^(?:(?<docker>{DOCKER_EVENT_TIME}) (?:container [a-z_]+(?::[^\n]*?)? [0-9a-f]{{12,64}}(?:{_EVENT_ATTRIBUTES}|$)"
+    rf"|(?:image|network|volume|plugin|daemon|service|node|secret|config|builder) [a-z_]+ \S+{_EVENT_ATTRIBUTES}"
+    r"|[0-9a-f]{12,64}: \(from [^)]*\) [a-z_]+$)"
+    rf"|(?<podman>{PODMAN_EVENT_TIME}) \S+ (?:container|image|pod|volume|network|system|secret|machine) [a-z_]+(?::? |$))"
 )
-# `docker events --format '{{json .}}'` (or the API's /events stream) saved to a file: an object an event, its time last
-# ('…,"time":1487235877,"timeNano":1487235877854997858}').
-RUNTIME_EVENT_JSON = r'"time":[0-9]+,"timeNano":([0-9]{10,19})\}$'
+RUNTIME_EVENT_JSON = r'"time":[0-9]+,"timeNano":([0-9]{10,19})\}\s*$'
 _TTY_SEVERITY = {"PANI": "critical", "FATA": "critical", "ERRO": "error", "WARN": "warning", "INFO": "info", "DEBU": "debug", "TRAC": "debug"}
 RUNTIME_WORDINGS = {
     "dockerd": (
@@ -303,6 +303,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     parts = _with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line)
     parts = _with_real_host(parts, "s", "i", empty_host_envelopes=("s",))
     parts = _with_bare_runtime_lines(parts, within_file(lines))
+    # A saved runtime event is no ISO-stamped syslog line ("<time> container health_status: …" reads as host "container").
+    parts = parts.with_columns(i=pl.when(pl.col("runtime").is_null()).then(pl.col("i")))
     s, i, b, m = pl.col("s").struct, pl.col("i").struct, pl.col("b").struct, pl.col("m").struct
     full = pl.when(i.field("zone").is_not_null()).then(pl.concat_str(i.field("full"), timeutil.offset_text(timeutil.zone_minutes(i.field("zone")))))
     full = pl.coalesce(full, i.field("full"))
@@ -397,13 +399,16 @@ def _with_bare_runtime_lines(parts: pl.DataFrame, within: str | None) -> pl.Data
     ).drop("logrus_runtime", "event_runtime", "event_stamp")
 
 
-# An application's own level at the start of the message it gave the journal, after its own stamp if it writes one:
-# klog's letter ("E0206 01:02:05.123456 …"), capnslog's (etcd before 3.4: "2019-02-06 01:02:03.123456 W | …"), or a
-# level word in capitals, bare or bracketed ("WARNING (MainThread) …", "[ERROR] …", "2024-05-01 12:00:00.000 ERROR [77:80] …").
+# An application's own level at the start of the message it gave the journal: klog's letter ("E0206 01:02:05.123456 …"); after
+# the application's own stamp, capnslog's (etcd before 3.4: "2019-02-06 01:02:03.123456 W | …") or a level word in capitals
+# ("21-08-29 10:08:57 WARNING (MainThread) …", "2024-05-01 12:00:00.000 ERROR [77:80] …").
+_LEVEL_WORDS = "DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|CRIT|FATAL|PANIC"
 _APPLICATION_LEVEL = (
-    r"^(?:(?<klog>[IWEF])[0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
-    r"|(?:[0-9]{2,4}-[0-9][0-9]-[0-9][0-9][ T][0-9][0-9]:[0-9][0-9]:[0-9][0-9][0-9.,]*(?:Z|[+-][0-9][0-9]:?[0-9][0-9])? )?"
-    r"(?:(?<capnslog>[DINWEC]) \| |\[?(?<word>DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|CRIT|FATAL|PANIC)\]?(?::? |:$|$)))"
+    r"^(?:(?<klog>[IWEF])(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01]) [0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
+    r"|[0-9]{2,4}-[0-9][0-9]-[0-9][0-9][ T][0-9][0-9]:[0-9][0-9]:[0-9][0-9][0-9.,]*(?:Z|[+-][0-9][0-9]:?[0-9][0-9])? "
+    rf"(?:(?<capnslog>[DINWEC]) \| |\[?(?<word>{_LEVEL_WORDS})\]?(?::? |:$|$))"
+    # Without a stamp of its own a word is a level only marked as one: "[WARN] …", "ERROR: …" ("CRITICAL section …" is none).
+    rf"|\[(?<bracketed>{_LEVEL_WORDS})\](?::? |$)|(?<colon>{_LEVEL_WORDS}):(?: |$))"
 )
 _APPLICATION_SEVERITY = {
     "I": "info", "W": "warning", "E": "error", "F": "critical", "D": "debug", "N": "notice", "C": "critical",
@@ -415,7 +420,8 @@ _APPLICATION_SEVERITY = {
 def application_level(message: pl.Expr) -> pl.Expr:
     """The severity an application's own log line names at the start of a syslog message (:data:`_APPLICATION_LEVEL`)."""
     found = message.str.extract_groups(_APPLICATION_LEVEL).struct
-    return pl.coalesce(found.field("klog"), found.field("capnslog"), found.field("word")).replace_strict(_APPLICATION_SEVERITY, default=None)
+    named = pl.coalesce(found.field("klog"), found.field("capnslog"), found.field("word"), found.field("bracketed"), found.field("colon"))
+    return named.replace_strict(_APPLICATION_SEVERITY, default=None)
 
 
 def _at_offset(naive: pl.Expr, minutes: pl.Expr) -> pl.Expr:

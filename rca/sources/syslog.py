@@ -54,7 +54,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     share = (framed | record).filter(~text.str.starts_with(" ") | record).mean()
     if not heads.select((_syslog.opens_like_logrus(text) | _syslog.is_runtime_event(text)).any()).item():
         return {head: float(row["share"] or 0.0) * _ENVELOPE_CONFIDENCE for head, row in by_head(heads, share=share).items()}
-    # (The runtime's wordings are looked for in the heads with a line that opens like logrus' only.)
+    # (The runtimes' wordings and saved events are looked for only in heads with a line that may be one.)
     runtime = _syslog.runtime_of_bare_lines(text, None).is_not_null() | _syslog.runtime_event(text).struct.field("runtime").is_not_null()
     bare = (framed | record | runtime).filter(~text.str.starts_with(" ") | record).mean()
     # (A head without a runtime's bare line keeps the envelope's score: the heads of a batch are sniffed together.)
