@@ -190,6 +190,8 @@ RUNTIME_EVENT_LINE = (
     r"|[0-9a-f]{12,64}: \(from [^)]*\) [a-z_]+$)"
     rf"|(?<podman>{PODMAN_EVENT_TIME}) \S+ (?:container|image|pod|volume|network|system|secret|machine) [a-z_]+(?::? |$))"
 )
+# `docker events --format '{{json .}}'` (or the API's /events stream) saved to a file: an object an event, its time last
+# ('…,"time":1487235877,"timeNano":1487235877854997858}').
 RUNTIME_EVENT_JSON = r'"time":[0-9]+,"timeNano":([0-9]{10,19})\}\s*$'
 _TTY_SEVERITY = {"PANI": "critical", "FATA": "critical", "ERRO": "error", "WARN": "warning", "INFO": "info", "DEBU": "debug", "TRAC": "debug"}
 RUNTIME_WORDINGS = {
