@@ -1583,3 +1583,62 @@ def test_a_capitalised_word_opening_a_message_is_no_level_unless_marked_as_one()
     messages = ["CRITICAL section entered by worker 3", "ERROR count for last hour: 0", "DEBUG mode enabled by config", "E1000 12:00:00 link down"]
     text = "".join(f"May  1 12:00:0{i} host myapp[1]: {message}\n" for i, message in enumerate(messages))
     assert rca.parse_text(text, file="syslog", reference_time=FIXED_MTIME)["severity"].to_list() == [None] * 4
+
+
+def test_rsyslog_escaped_newlines_give_a_traceback_its_lines_back() -> None:
+    # ceph_check's README: rsyslog wrote the Python traceback it logged as one line, each newline as "#012".
+    events = _events("journal_rsyslog_escaped_newlines_traceback_01.log")
+    assert events.height == 9 and set(events.select("host", "process", "pid").rows()) == {("rhel7", "ceph_check", None)}
+    assert events["message"][0] == "INFO: ####################"
+    traceback = events.row(8, named=True)
+    assert (traceback["kind"], traceback["severity"], traceback["line"], traceback["n_lines"]) == ("traceback", "error", 9, 1)
+    assert traceback["message"].splitlines()[:2] == ["ERROR: integer division or modulo by zero", "Traceback (most recent call last):"]
+    assert json.loads(traceback["attrs"]) == {
+        "exc_type": "ZeroDivisionError", "exc_message": "integer division or modulo by zero", "last_frame": "ceph_check.py:92 in check_keyring",
+    }
+
+
+def test_rsyslog_escapes_other_than_newline_and_tab_are_left_as_written() -> None:
+    text = "May  1 12:00:00 host myapp[7]: a#011b#012c #033[0m d\n"
+    assert rca.parse_text(text, file="syslog", reference_time=FIXED_MTIME)["message"].to_list() == ["a\tb\nc #033[0m d"]
+
+
+def test_rhel7_dockerd_current_lines_are_read_by_dockerds_rules() -> None:
+    # A CentOS 7 Kubernetes node's syslog (a blog's paste): RHEL 7's docker package tags its daemon "dockerd-current".
+    events = _events("journal_dockerd_current_rhel7_k8s_pull_error_cst_01.log")
+    daemon = events.filter(pl.col("process") == "dockerd-current")
+    assert daemon.select("line", "severity", "pid").rows() == [(5, "warning", 1164), (7, "error", 1164), (11, "error", 1164)]
+    # Its stamps' +08:00 gives the year and the zone of every envelope of the file.
+    assert set(events["ts"].dt.year()) == {2017} and events["ts"][0] == datetime(2017, 6, 12, 9, 2, 3, tzinfo=UTC)
+    assert events.filter(pl.col("process") == "kubelet")["severity"].to_list() == ["error"] * 4
+
+
+def test_a_message_opening_with_error_colon_is_an_error() -> None:
+    # DCGM's nv-hostengine gives the journal no level: it names it first, "Error: Failed to initialize NVML".
+    events = _events("journal_nv_hostengine_nvml_init_error_01.log")
+    assert events.select("line", "process", "pid", "severity").rows() == [
+        (1, "systemd", 1, None), (2, "nv-hostengine", 233256, "error"), (3, "nv-hostengine", 233256, "error"),
+    ]
+    assert set(events["host"]) == {"7420"}
+
+
+@pytest.mark.parametrize(
+    ("name", "entry_line", "note"),
+    [
+        ("journal_systemctl_status_journald_rotated_warning_01.log", 15, "Warning: Journal has been rotated since unit was started."),
+        ("journal_systemctl_status_dockerd_current_hint_cst_01.log", 19, "Hint: Some lines were ellipsized, use -l to show in full."),
+    ],
+)
+def test_a_note_of_systemctl_status_under_the_entries_is_no_line_of_the_last(name: str, entry_line: int, note: str) -> None:
+    events = _events(name)
+    last_entry, footer = events.row(-2, named=True), events.row(-1, named=True)
+    assert (last_entry["line"], last_entry["n_lines"]) == (entry_line, 1) and "\n" not in last_entry["message"]
+    assert (footer["line"], footer["n_lines"], footer["ts"], footer["process"]) == (entry_line + 1, 1, None, None)
+    assert footer["message"].startswith(note)
+
+
+def test_a_systemctl_status_header_dates_its_entries() -> None:
+    # "Active: … since Wed 2021-11-10 13:48:36 UTC" is the only year the output has.
+    events = _events("journal_systemctl_status_journald_rotated_warning_01.log").filter(pl.col("ts").is_not_null())
+    assert events["ts"].to_list()[0] == datetime(2021, 11, 10, 13, 48, 36, tzinfo=UTC)
+    assert set(events.select("host", "pid", "process").rows()) == {("vagrant", 415, "systemd-journald")}

@@ -46,7 +46,8 @@ The runtimes' lines about a container a CRI call acts on (CRI-O's ``Stopping con
 ``Started container`` … ``containerID=<id>``; containerd's ``StopContainer for \\"<id>\\"``) name it: container_id.
 
 Registered with :mod:`rca.sources._syslog` as the rules of programs ``containerd``, ``dockerd``, ``crio``,
-``conmon``, MicroK8s' ``microk8s.daemon-containerd``, ``podman``, ``docker`` (dockerd before 1.12) and ``cri-dockerd``.
+``conmon``, MicroK8s' ``microk8s.daemon-containerd``, ``podman``, ``docker`` (dockerd before 1.12), ``dockerd-current`` (RHEL 7's
+dockerd) and ``cri-dockerd``.
 containerd's lines are logfmt (``time="…" level=… msg="…"``), or JSON with ``[debug] format = "json"``
 (``{"level":"info","msg":"TaskOOM event …","time":"…"}``); the level is kept, the envelope's time stands. A runtime's own
 log file read bare (k3s' containerd.log, ``journalctl -u containerd -o cat``, dockerd's or CRI-O's log) has no envelope: its
@@ -270,7 +271,8 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 # Not a source of its own: its lines are the file's, as other programs' lines are.
 _syslog.register_program("containerd", None, containerd_rules)
-# MicroK8s runs its own containerd as a snap daemon; Docker's daemon was "docker" before 1.12 renamed it; cri-dockerd
-# (the kubelet's shim to Docker since 1.24) writes the same logrus lines.
-for _runtime in ("dockerd", "crio", "conmon", "microk8s.daemon-containerd", "podman", "docker", "cri-dockerd"):
+# MicroK8s runs its own containerd as a snap daemon; Docker's daemon was "docker" before 1.12 renamed it; RHEL 7's and
+# CentOS 7's docker package (1.13) runs it as "dockerd-current"; cri-dockerd (the kubelet's shim to Docker since 1.24)
+# writes the same logrus lines.
+for _runtime in ("dockerd", "crio", "conmon", "microk8s.daemon-containerd", "podman", "docker", "dockerd-current", "cri-dockerd"):
     _syslog.register_program(_runtime, None, containerd_rules)

@@ -97,6 +97,16 @@ _JOURNAL_SEPARATOR = (
     r"^-- (?<separator>(?:Logs begin at|Journal begins at) \S+ [0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (?<zone>[^\s,.]+)"
     r"|Boot [0-9a-f]{32} --|Reboot --|No entries --)"
 )
+# journalctl's and systemctl status' notes under (or above) the entries they print are no lines of the message above them:
+# "Hint: Some lines were ellipsized, use -l to show in full.", "Warning: Journal has been rotated since unit was started.
+# Log output is incomplete or unavailable." (systemd 254 and later: "Notice: journal has been rotated since unit was
+# started, output may be incomplete."), "Hint: You are currently not seeing messages from other users and the system.",
+# "Warning: some journal files were not opened due to insufficient permissions.".
+_JOURNALCTL_NOTE_OPENINGS = ["Hint: ", "Warning: ", "Notice: "]
+_JOURNALCTL_NOTE = (
+    r"^(?:Hint: (?:Some lines were ellipsized|You are currently not seeing messages)"
+    r"|(?:Warning|Notice): (?:[Jj]ournal has been rotated since unit was started|[Ss]ome journal files were not opened))"
+)
 # journalctl -o verbose: a record a block, its time (the weekday in the locale's words, the zone as in
 # short-full, the cursor after it, or "..." where a pager cut it) over its fields, one a line, indented by 4;
 # a value's further lines are indented past its "FIELD=".
@@ -334,8 +344,12 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     boot_seconds = pl.when(has_monotonic).then(m.field("boot").cast(pl.Float64))
     boot_ts, boot_quality = timeutil.boot_to_utc(boot_seconds, ctx)
     message = pl.coalesce(s.field("message"), i.field("message"), m.field("message"))
-    # Daemons that write no syslog level name it first (Slurm's, sshd's, munged's "error: …").
-    level = pl.when(message.str.starts_with("error: ")).then(pl.lit("error")).when(message.str.starts_with("fatal: ")).then(pl.lit("critical"))
+    # Daemons that write no syslog level name it first (Slurm's, sshd's, munged's "error: …"; DCGM's nv-hostengine's and
+    # Go command-line tools' "Error: …").
+    level = (
+        pl.when(message.str.starts_with("error: ") | message.str.starts_with("Error: ")).then(pl.lit("error"))
+        .when(message.str.starts_with("fatal: ")).then(pl.lit("critical"))
+    )
     framed = parts.with_columns(
         ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")).when(has_monotonic).then(boot_ts).when(has_runtime).then(runtime_ts),
         ts_raw=pl.when(has_short).then(s.field("stamp"))
@@ -359,7 +373,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         ),
         format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso"))
         .when(has_monotonic).then(pl.lit("journal_monotonic")).when(has_bare).then(pl.lit("syslog_bare")).when(has_runtime).then(pl.col("runtime_format")),
-        framed=has_short | has_iso | has_monotonic | has_bare | has_runtime | separator.field("separator").is_not_null(),
+        framed=has_short | has_iso | has_monotonic | has_bare | has_runtime | separator.field("separator").is_not_null() | _is_journalctl_note(pl.col("text")),
         indent=pl.when(has_short | has_iso | has_monotonic).then(pl.col("text")).str.len_chars()
         - pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).when(has_monotonic).then(m.field("message")).str.len_chars(),
     )
@@ -373,9 +387,30 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     unframed = pl.when(~pl.col("framed")).then(pl.col("text"))
     margin = unframed.str.len_chars() - unframed.str.strip_chars_start(" ").str.len_chars()
     continued = (margin >= pl.col("indent")).fill_null(False)
-    return inherited.with_columns(message=pl.when(continued).then(unframed.str.slice(pl.col("indent"))).otherwise(pl.col("message"))).select(
-        *FRAMED_SCHEMA, "boot_seconds", *file_column(lines)
-    )
+    message = pl.when(continued).then(unframed.str.slice(pl.col("indent"))).otherwise(pl.col("message"))
+    # (The escapes are looked for only in batches that hold one.)
+    if lines.select(pl.col("text").str.contains(_RSYSLOG_ESCAPE_GATE, literal=True).any()).item():
+        message = _rsyslog_unescaped(message)
+    return inherited.with_columns(message=message).select(*FRAMED_SCHEMA, "boot_seconds", *file_column(lines))
+
+
+# rsyslog writes a message's control characters as "#" and their octal code ($EscapeControlCharactersOnReceive, on by
+# default): a multi-line record a program logged (a Python traceback, an NVRM record) arrives as one line,
+# "…by zero#012Traceback (most recent call last):#012  File …". Its newlines and tabs are given back so that the
+# record's rules read its lines; the other codes (a terminal's colours, "#033[0m") are left as written.
+_RSYSLOG_ESCAPE_GATE = "#01"
+_RSYSLOG_ESCAPES = {"#012": "\n", "#011": "\t"}
+
+
+def _rsyslog_unescaped(message: pl.Expr) -> pl.Expr:
+    """``message`` with rsyslog's escaped newlines and tabs (:data:`_RSYSLOG_ESCAPES`) decoded."""
+    escaped = message.str.contains(_RSYSLOG_ESCAPE_GATE, literal=True)
+    return pl.when(escaped).then(message.str.replace_many(list(_RSYSLOG_ESCAPES), list(_RSYSLOG_ESCAPES.values()))).otherwise(message)
+
+
+def _is_journalctl_note(text: pl.Expr) -> pl.Expr:
+    """Whether a line is one of journalctl's notes (:data:`_JOURNALCTL_NOTE`); its openings tried first."""
+    return pl.when(text.str.contains_any(_JOURNALCTL_NOTE_OPENINGS)).then(text.str.contains(_JOURNALCTL_NOTE)).fill_null(False)
 
 
 def _with_bare_runtime_lines(parts: pl.DataFrame, within: str | None) -> pl.DataFrame:
