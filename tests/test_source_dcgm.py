@@ -684,3 +684,18 @@ def test_diag_json_310_after_a_warning_reads_csv_and_integer_gpu_ids() -> None:
     assert (denylist["message"], denylist["gpu_index"]) == ("Denylist: GPUs 0,1,2,3,4,5,6,7: Pass", None)
     assert {k: _attrs(denylist)[k] for k in ("gpus", "section", "dcgm_version")} == {"gpus": "0,1,2,3,4,5,6,7", "section": "Deployment", "dcgm_version": "3.1.0"}
     assert results.filter(pl.col("message").str.starts_with("software"))["gpu_index"].to_list() == list(range(8))
+
+
+def test_gb200_scrape_with_bus_id_labels_and_no_help_lines() -> None:
+    # A sampled scrape of a GB200 node (dcgm-exporter on driver 580.126.20): metric lines only, the 3.3+ pci_bus_id label.
+    events = _events("dcgm_exporter_scrape_gb200_pci_bus_id_580_01.txt")
+    assert events["kind"].unique().to_list() == ["gpu_sample"]
+    assert events.select("line", "n_lines", "gpu_index", "pci_bus").rows() == [
+        (1, 6, 0, "00000000:29:00.0"), (2, 6, 1, "00000000:3F:00.0"), (3, 6, 2, "00000000:9C:00.0"), (4, 6, 3, "00000000:B2:00.0")]
+    assert events["host"].unique().to_list() == ["ip-100-64-135-20.ec2.internal"]
+    assert events["gpu_uuid"][0] == "GPU-c4873a68-bfd2-8a3e-7776-061ea4b074bc"
+    # FB_USED 0 MiB of FB_FREE 188729 MiB (no FB_RESERVED scraped): the total is their sum.
+    assert events["mem_used_bytes"].to_list() == [0] * 4
+    assert events["mem_total_bytes"].to_list() == [188729 * 2**20] * 4
+    first = json.loads(events["attrs"][0])
+    assert (first["model_name"], first["driver_version"], first["temp_c"], first["power_w"]) == ("NVIDIA GB200", "580.126.20", 27, 165.926)

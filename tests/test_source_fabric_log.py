@@ -113,3 +113,21 @@ def test_gb200_switch_port_events_name_the_switch_and_port() -> None:
     assert json.loads(port_down["attrs"]) == {"nvswitch_guid": "0xb0cf0e0300e60b00", "nvswitch_port": 1, "fabric_event": "port_down"}
     assert json.loads(trunk["attrs"]) == {"nvswitch_guid": "0xb0cf0e0300e42e00", "nvswitch_port": 61, "fabric_event": "trunk_port_failure"}
     assert trunk["ts"] == datetime(2025, 7, 19, 18, 34, 57, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("line", "fm_version", "driver_version"),
+    [
+        # journalctl of a host whose driver package was upgraded without a reboot (search-index file id 69459278002)
+        (("Aug 11 06:47:54 sprocket nv-fabricmanager[186868]: fabric manager NVIDIA GPU driver interface version 595.71.05"
+          " don't match with driver version 590.48.01. Please update with matching NVIDIA driver package."), "595.71.05", "590.48.01"),
+        # `systemctl status nvidia-fabricmanager` quoted in install troubleshooting notes (search-index file id 72921247)
+        (("Nov 05 13:55:26 node1 nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver interface version 550.127.05"
+          " doesn't match with driver version 550.120. Please update with the matching NVIDIA driver package."), "550.127.05", "550.120"),
+    ],
+)
+def test_a_fabric_manager_of_another_driver_version_is_an_error(line: str, fm_version: str, driver_version: str) -> None:
+    (event,) = rca.parse_text(line + "\n", file="syslog", reference_time=datetime(2026, 12, 1, tzinfo=UTC)).to_dicts()
+    assert (event["source"], event["process"], event["severity"]) == ("syslog", "nv-fabricmanager", "error")
+    attrs = json.loads(event["attrs"])
+    assert (attrs["fabric_manager"], attrs["fabric_manager_version"], attrs["driver_version"]) == ("failed", fm_version, driver_version)

@@ -967,3 +967,74 @@ def test_dmon_log_indented_in_a_readme_is_read() -> None:
         (3, 0, 4 * MIB), (4, 1, 4 * MIB), (5, 0, 452 * MIB), (6, 1, 24 * MIB), (7, 0, 916 * MIB)]
     last = attrs_of(samples.tail(1))[0]
     assert (last["power_w"], last["pclk_mhz"], last["bar1_used_mib"]) == (87.0, 1410.0, 4.0)
+
+
+def test_lost_gpu_handle_line_names_its_index_and_bus() -> None:
+    # "--query-gpu=index,pci.bus_id,name --format=csv,noheader" with GPU 3 off the bus: the stderr line names it
+    # (index and bus id); the rows that answered keep their bus ids.
+    name = "nvidia_smi_query_gpu_noheader_handle_lost_gpu3_rtx3080_01.csv"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    events = rca.parse_text(_text(name), file=name)
+    lost = events.row(0, named=True)
+    assert (lost["kind"], lost["severity"], lost["gpu_index"], lost["pci_bus"]) == ("log", "error", 3, "0000:04:00.0")
+    assert events["pci_bus"].to_list()[1:] == [f"00000000:0{n}:00.0" for n in (1, 2, 3, 5, 6, 7, 8)]
+    assert events["severity"].to_list()[1:] == [None] * 7
+
+
+@pytest.mark.parametrize(
+    ("line", "index", "bus"),
+    [
+        ("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error", None, "0000:3B:00.0"),
+        ("Unable to determine the device handle for GPU 0000:01:00.0: Not Found", None, "0000:01:00.0"),
+        ("Unable to determine the device handle for GPU2: Unknown Error", 2, None),
+    ],
+)
+def test_every_form_of_the_device_handle_failure_names_its_gpu(line: str, index: int | None, bus: str | None) -> None:
+    (event,) = rca.parse_text(line + "\n", format="nvidia_smi").to_dicts()
+    assert (event["severity"], event["gpu_index"], event["pci_bus"]) == ("error", index, bus)
+
+
+def test_q_accounting_report_without_accounted_processes() -> None:
+    # "-q -d ACCOUNTING" with accounting on and nothing run yet: one sample per GPU, no process from "None".
+    events = rca.parse_text(_text("nvidia_smi_q_d_accounting_525_3gpu_none_01.txt"), file="q.txt")
+    assert events["kind"].unique().to_list() == ["gpu_sample"]
+    assert events.select("line", "n_lines", "gpu_index", "pci_bus").rows() == [
+        (8, 4, 0, "00000000:13:00.0"), (13, 4, 1, "00000000:37:00.0"), (18, 4, 2, "00000000:D8:00.0")]
+    assert events["ts"].unique().to_list() == [datetime(2023, 7, 3, 10, 50, 43, tzinfo=UTC)]
+    assert events["ts_quality"].unique().to_list() == ["inherited"]
+    assert attrs_of(events.head(1))[0] == {"driver": "525.60.13", "cuda": "12.0"}
+
+
+def test_q_fabric_not_registered_or_failed_flags_the_gpu() -> None:
+    # Hand-made around the Fabric blocks posted from real nodes: "State : In Progress / Status : N/A" while the fabric
+    # manager is down (CUDA error 802), "State : Completed / Status : Insufficient Resources" (Azure/azhpc-images PR 506).
+    text = (
+        "==============NVSMI LOG==============\n\n"
+        "Timestamp                                 : Thu May  1 13:50:00 2025\n"
+        "Driver Version                            : 570.133.20\n\n"
+        "Attached GPUs                             : 3\n"
+        "GPU 00000000:53:00.0\n"
+        "    Fabric\n"
+        "        State                             : In Progress\n"
+        "        Status                            : N/A\n"
+        "GPU 00000000:64:00.0\n"
+        "    Fabric\n"
+        "        State                             : Completed\n"
+        "        Status                            : Insufficient Resources\n"
+        "        CliqueId                          : 0\n"
+        "GPU 00000000:75:00.0\n"
+        "    Fabric\n"
+        "        State                             : Completed\n"
+        "        Status                            : Success\n"
+    )
+    events = rca.parse_text(text, file="q.txt")
+    assert events["severity"].to_list() == ["warning", "error", "info"]
+    fabric = [(a.get("fabric_state"), a.get("fabric_status")) for a in attrs_of(events)]
+    assert fabric == [("In Progress", None), ("Completed", "Insufficient Resources"), ("Completed", "Success")]
+
+
+def test_q_x_fabric_state_is_read_like_the_text_report() -> None:
+    xml = _text("nvidia_smi_h200_q_x_580_01.xml").replace("<state>N/A</state>", "<state>Not Started</state>", 1)
+    sample = rca.parse_text(xml, file="q.xml").filter(pl.col("kind") == "gpu_sample").head(1)
+    assert sample["severity"].item() == "warning"
+    assert attrs_of(sample)[0]["fabric_state"] == "Not Started"

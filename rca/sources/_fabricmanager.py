@@ -17,8 +17,10 @@ its own header, ``[Jul 23 2024 07:53:55] [ERROR] [tid 841] …``, whose level is
   ``portNum : 4``, ``errorCode : 0x06``, …) → ``critical`` when fatal, ``warning`` otherwise; the GPU's module id,
   fabric GUID, NVLink port and error codes in attrs (the record's field lines are its event's, as framed);
 * the fabric manager giving up (``… aborting fabric manager``, ``[NV_WARN_NOTHING_TO_DO]`` from the
-  NVSwitch driver, the start script's ``"…nv-fabricmanager …" failed! Exit code: 1``) → an error with
-  the exit code when given.
+  NVSwitch driver, the start script's ``"…nv-fabricmanager …" failed! Exit code: 1``, a package of another
+  version than the loaded driver's: ``fabric manager NVIDIA GPU driver interface version 595.71.05 don't match
+  with driver version 590.48.01``) → an error with the exit code when given, both versions of a mismatch in attrs
+  (``fabric_manager_version``, ``driver_version``).
 
 All stay ``kind=log`` events (the vocabulary has no kind for the fabric). Registered with
 :mod:`rca.sources._syslog` as the rules of programs ``nv-fabricmanager`` and ``nvidia-fabricmanager-start.sh``.
@@ -43,6 +45,9 @@ _LINE = (
     r" physical id (?<physical_id>[0-9]+) port (?<port>[0-9]+)"
     r"|(?<aborted>aborting fabric manager|\[NV_WARN_NOTHING_TO_DO\])"
     r"|(?<failed>failed! Exit code: (?<exit_code>[0-9]+))"
+    # A fabric manager package not of the loaded driver's version refuses to start (the GPUs stay unregistered).
+    r"|(?<mismatch>driver interface version (?<fm_version>[0-9][0-9.]*) (?:don't|doesn't) match with driver version"
+    r" (?<driver_version>[0-9][0-9.]*[0-9]))"
     # GB200 NVL racks: an NVLink trunk (switch tray to switch tray) port lost, a switch port going down.
     r"|(?<trunk>Trunk port failure) detected for switch GUID (?<trunk_switch>0x[0-9A-Fa-f]+)\b.*?\bport number (?<trunk_port>[0-9]+)"
     r"|received (?<down>port down) event on switch with GUID (?<down_switch>0x[0-9A-Fa-f]+), port GUID 0x[0-9A-Fa-f]+,"
@@ -65,7 +70,7 @@ def fabricmanager_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame
     framed = framed.with_columns(fabric=pl.col("message").str.extract_groups(_LINE))
     line = pl.col("fabric").struct
     level = pl.col("message").str.extract(_HEADER, 1).replace_strict(_SEVERITY, default=None)
-    gave_up = line.field("aborted").is_not_null() | line.field("failed").is_not_null()
+    gave_up = line.field("aborted").is_not_null() | line.field("failed").is_not_null() | line.field("mismatch").is_not_null()
     framed, nvl, nvl_attrs = _nvl_errors(framed)
     return _syslog.program_events(
         framed,
@@ -82,6 +87,7 @@ def fabricmanager_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame
             "nvswitch_port": pl.coalesce(line.field("port"), line.field("trunk_port"), line.field("down_port")).cast(pl.Int32, strict=False),
             "fabric_event": pl.coalesce(line.field("trunk"), line.field("down")).str.to_lowercase().str.replace_all(" ", "_", literal=True),
             "fabric_manager": pl.when(gave_up).then(pl.lit("failed")),
+            "fabric_manager_version": line.field("fm_version"), "driver_version": line.field("driver_version"),
             **nvl_attrs,
         }),
     )

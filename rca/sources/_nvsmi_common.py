@@ -111,12 +111,17 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
     ``field`` reads a health field of the report by key (uncorrectable, sram_uncorrectable,
     sram_parity, channel_repair, tpc_repair, unrepairable, remap_pending, remap_failure,
     retire_pending, retired_dbe, hw_slowdown, hw_thermal, hw_power_brake, reset_required,
-    drain_reset). A failed row remap or memory Blackwell calls unrepairable means the GPU is
-    to be replaced; a pending remap, a pending channel or TPC repair (Blackwell), a page
-    pending retirement (pre-Ampere GPUs) or an uncorrectable ECC error (DRAM or SRAM) since
-    the driver loaded, that it needs a reset before it can be trusted; a hardware slowdown
-    (thermal, power brake) holding the clocks down, or a reset the driver asks for, are
-    warnings too. The attrs keep the flags only where they are set.
+    drain_reset, fabric_state, fabric_status). A failed row remap or memory Blackwell calls
+    unrepairable means the GPU is to be replaced; so is, for the jobs on it, a fabric the
+    fabric manager finished registering it with without success (``Completed`` with a status
+    such as ``Insufficient Resources``: no NVLink peer access). A pending remap, a pending
+    channel or TPC repair (Blackwell), a page pending retirement (pre-Ampere GPUs) or an
+    uncorrectable ECC error (DRAM or SRAM) since the driver loaded, that it needs a reset
+    before it can be trusted; a hardware slowdown
+    (thermal, power brake) holding the clocks down, a reset the driver asks for, or an
+    NVSwitch GPU not yet registered with its fabric (``Not Started`` / ``In Progress``: CUDA
+    fails with error 802, "system not yet initialized", until it is) are warnings too. The
+    attrs keep the flags only where they are set, the fabric's state and status where printed.
     """
     def when_set(key: str, flag: str) -> pl.Expr:
         return pl.when(field(key) == flag).then(field(key))
@@ -130,13 +135,16 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
         "retired_pages_dbe": integer(field("retired_dbe")), "hw_slowdown": when_set("hw_slowdown", "Active"),
         "hw_thermal_slowdown": when_set("hw_thermal", "Active"), "hw_power_brake_slowdown": when_set("hw_power_brake", "Active"),
         "reset_required": when_set("reset_required", "Yes"), "drain_and_reset_recommended": when_set("drain_reset", "Yes"),
+        "fabric_state": field("fabric_state"), "fabric_status": field("fabric_status"),
     }
     uncorrected = (number(field("uncorrectable")) > 0) | (number(field("sram_uncorrectable")) > 0) | (number(field("sram_parity")) > 0)
     repair = (field("remap_pending") == "Yes") | (field("channel_repair") == "Yes") | (field("tpc_repair") == "Yes")
     pending = repair | (field("retire_pending") == "Yes") | uncorrected
-    flagged = (field("hw_slowdown") == "Active") | (field("reset_required") == "Yes") | (field("drain_reset") == "Yes")
+    unregistered = field("fabric_state").is_in(["Not Started", "In Progress"])
+    flagged = (field("hw_slowdown") == "Active") | (field("reset_required") == "Yes") | (field("drain_reset") == "Yes") | unregistered
+    fabric_failed = (field("fabric_state") == "Completed") & (field("fabric_status") != "Success")
     severity = (
-        pl.when((field("remap_failure") == "Yes") | (field("unrepairable") == "Yes")).then(pl.lit("error"))
+        pl.when((field("remap_failure") == "Yes") | (field("unrepairable") == "Yes") | fabric_failed).then(pl.lit("error"))
         .when(pending | flagged).then(pl.lit("warning"))
         .otherwise(pl.lit("info"))
     )

@@ -76,6 +76,9 @@ _GPU_FIELDS = {
                        "Clocks Throttle Reasons/HW Slowdown/HW Power Brake Slowdown"],
     "reset_required": ["GPU Reset Status/Reset Required"],
     "drain_reset": ["GPU Reset Status/Drain and Reset Recommended"],
+    # NVSwitch systems (HGX, GB200 NVL): whether the fabric manager has registered the GPU with the NVLink fabric.
+    "fabric_state": ["Fabric/State"],
+    "fabric_status": ["Fabric/Status"],
 }
 _MIG_FIELDS = {
     "index": ["Index"],

@@ -32,7 +32,8 @@ go in ``attrs`` (``name``, ``temp_c``, ``power_w``, ``power_cap_w``, ``pstate``,
 it. Snapshot stamps are zone-less: they are read in ``ctx.tz``, and rows that take their
 time from the snapshot header have ``ts_quality="inherited"``. Lines nvidia-smi prints
 when a GPU or the driver is gone ("Unable to determine the device handle …: GPU is lost",
-"NVIDIA-SMI has failed …") stay ``log`` with severity ``error``.
+"NVIDIA-SMI has failed …") stay ``log`` with severity ``error``; a device-handle failure keeps the
+bus id and index of the GPU it names in ``pci_bus`` / ``gpu_index``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,16 @@ FAILURE_LINE = (
     r"Unable to determine the device handle|GPU is lost|No devices were found|NVIDIA-SMI has failed"
     r"|Failed to initialize NVML|Driver/library version mismatch|Unknown Error|^Segmentation fault"
 )
+# The GPU a device-handle failure names, in the forms nvidia-smi has printed it: its bus id alone
+# ("… for GPU0000:3B:00.0: Unknown Error", "… for GPU 0000:01:00.0: Not Found"), its index and bus id
+# ("… for GPU3: 0000:04:00.0: Unknown Error"), or its index alone ("… for GPU2: Unknown Error").
+HANDLE_LINE = (
+    r"device handle for GPU ?(?:(?<index>[0-9]+): )?"
+    r"(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])?"
+)
+_HANDLE_LITERAL = "device handle for GPU"
+# Only the few lines that tell of a lost device handle pay for the extraction.
+_HANDLE_FAILURE = (pl.col("kind") == "log") & pl.col("message").str.contains(_HANDLE_LITERAL, literal=True)
 
 # ``watch nvidia-smi`` heads each screen with its interval, the command and (procps-ng 3.3.10+) the host and time:
 # "Every 1.0s: nvidia-smi -i 2        dg05: Tue Oct  6 17:07:38 2026". The host is the captures' below it.
@@ -144,7 +155,11 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         heads,
         unmistakable=unmistakable.any(),
         structured=structured.fill_null(False).any(),
-        layout_share=(_nvsmi_csv.noheader_layout_expr(text).is_not_null() | _nvsmi_csv.identified_expr(text)).mean(),
+        # nvidia-smi's stderr for a GPU it lost is written among the rows of the GPUs that answered.
+        layout_share=(
+            _nvsmi_csv.noheader_layout_expr(text).is_not_null() | _nvsmi_csv.identified_expr(text)
+            | text.str.contains(_HANDLE_LITERAL, literal=True)
+        ).mean(),
     )
     return {head: _score(row) for head, row in found.items()}
 
@@ -188,7 +203,17 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         return Parsed(events=empty_events(), skipped=skipped, skipped_by_file=by_file)
     failure = (pl.col("kind") == "log") & pl.col("message").str.contains(FAILURE_LINE)
     flagged = pl.concat(events).with_columns(severity=pl.when(failure).then(pl.lit("error")).otherwise(pl.col("severity")))
-    return Parsed(events=_with_watch_host(flagged, lines, file).sort("line"), skipped=skipped, skipped_by_file=by_file)
+    located = split_rows(flagged, _HANDLE_FAILURE, _with_handle_gpu, lambda rows: rows)
+    return Parsed(events=_with_watch_host(located, lines, file).sort("line"), skipped=skipped, skipped_by_file=by_file)
+
+
+def _with_handle_gpu(events: pl.DataFrame) -> pl.DataFrame:
+    """Device-handle failures with the bus id and index of the GPU they name, to meet its Xid 79 and its samples."""
+    named = pl.col("message").str.extract_groups(HANDLE_LINE).struct
+    return events.with_columns(
+        pci_bus=pl.coalesce(pl.col("pci_bus"), named.field("bus")),
+        gpu_index=pl.coalesce(pl.col("gpu_index"), integer(named.field("index"))),
+    )
 
 
 def _with_watch_host(events: pl.DataFrame, lines: pl.DataFrame, file: pl.Expr) -> pl.DataFrame:
