@@ -108,6 +108,16 @@ def test_a_lost_gpu_or_driver_as_nvidia_smi_nvml_and_the_container_toolkit_tell_
     ]
 
 
+def test_a_lost_device_handle_with_the_gpus_index_first_names_its_bus() -> None:
+    # The wording of newer drivers (a Proxmox VM's lost RTX 3080, public-code index id 65929732340), and the index alone.
+    events = _pipeline(
+        "Unable to determine the device handle for GPU3: 0000:04:00.0: Unknown Error\n"
+        "Unable to determine the device handle for GPU2: Unknown Error\n"
+    )
+    assert events.select("severity", "pci_bus").rows() == [("error", "0000:04:00.0"), ("error", None)]
+    assert [json.loads(a)["cuda_error"] for a in events["attrs"]] == ["Unknown Error", "Unknown Error"]
+
+
 def test_a_dcgm_health_watch_finding_names_its_gpu_system_and_severity() -> None:
     # NVIDIA/DCGM#270 (47oo, 2025-12-22) quotes the host engine's line from its "ERROR [pid:tid]" on; the stamp is
     # nv-hostengine's own layout. The FAILURE line is made up in the same shape (no public sample found).

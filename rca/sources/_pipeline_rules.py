@@ -123,7 +123,8 @@ _CUDA_ERROR = (
     r"|(?<runtime_name>cudaError[A-Z][A-Za-z]+)"
     # The GPU or its driver gone, as nvidia-smi, NVML and the container toolkit tell it ("Unable to determine the device
     # handle for GPU 0000:09:00.0: Unknown Error" after an Xid 79, "nvml error: driver not loaded", torch's "Found no NVIDIA driver").
-    rf"|device handle for GPU ?{_HANDLE_BUS}: (?<handle>[^\n]+)|(?<smi>couldn't communicate with the NVIDIA driver)"
+    # (Newer drivers put the GPU's index first, "for GPU3: 0000:04:00.0: Unknown Error", or give the index alone.)
+    rf"|device handle for GPU ?(?:(?:[0-9]+: )?{_HANDLE_BUS}|[0-9]+): (?<handle>[^\n]+)|(?<smi>couldn't communicate with the NVIDIA driver)"
     r"|Failed to initialize NVML: (?<nvml_init>[^\n]+)|nvml error: (?<nvml>[^:\n]+)|(?<no_driver>Found no NVIDIA driver)"
     # A driver older than the CUDA the framework was built for (an image upgraded past its nodes): PyTorch's wording
     # ("The NVIDIA driver on your system is too old (found version 12080)") and the CUDA runtime's (cudaErrorInsufficientDriver).
@@ -584,7 +585,7 @@ def _xid_facts() -> dict[str, pl.Expr]:
         "xid_severity": _xid.report_severity(xid, m),
         "xid_recovery_action": pl.when(xid == 154).then(_xid.recovery_action(m)),
         "gpu_uuid": pl.coalesce(xid_plugin.field("uuid"), unhealthy.field("uuid")),
-        "pci_bus": pl.coalesce(xid_nvrm.field("pci"), first(m, rf"device handle for GPU ?({_HANDLE_BUS}):")),
+        "pci_bus": pl.coalesce(xid_nvrm.field("pci"), first(m, rf"device handle for GPU ?(?:[0-9]+: )?({_HANDLE_BUS}):")),
         "nvrm_pid": num(pl.when(xid_nvrm.field("xid").is_not_null()).then(first(m, r"\bpid=([0-9]+)"))),
         "resource": unhealthy.field("resource"),
         "unhealthy": m.str.contains("unhealthy", literal=True).fill_null(False),
