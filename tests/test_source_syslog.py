@@ -30,6 +30,10 @@ def _events(name: str) -> pl.DataFrame:
     return rca.parse_text(_text(name), file=name, reference_time=FIXED_MTIME)
 
 
+def _lines_parsed(lines: list[str], file: str) -> pl.DataFrame:
+    return rca.parse_text("\n".join(lines) + "\n", file=file, reference_time=FIXED_MTIME)
+
+
 @pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
 def test_mixed_files_are_sniffed_as_syslog(path: Path) -> None:
     head = [line for line in path.read_text().splitlines() if line.strip()][:60]
@@ -1425,7 +1429,7 @@ def test_a_docker_kill_before_a_restart_does_not_excuse_the_next_137() -> None:
         f"2019-09-19T23:40:00.000000000Z container start {container} (image=bad_dog, name=mybad_dog)",
         f"2019-09-19T23:45:00.000000000Z container die {container} (exitCode=137, image=bad_dog, name=mybad_dog)",
     ]
-    events = rca.parse_text("\n".join(lines) + "\n", file="docker-events.log", reference_time=FIXED_MTIME)
+    events = _lines_parsed(lines, "docker-events.log")
     assert events["kind"].to_list() == ["log", "log", "log", "process_killed"]
 
 
@@ -1502,7 +1506,7 @@ def test_a_program_without_rules_names_its_own_level() -> None:
         "Feb 06 01:02:09 node1 myapp[1000]: Error rate is 0.1 % (a word in prose, not a level)",
         "Feb 06 01:02:10 node1 nv-hostengine[77]: 2024-05-01 12:00:00.000 ERROR [77:80] Failed to read from GPU 0",
     ]
-    events = rca.parse_text("\n".join(lines) + "\n", file="syslog", reference_time=FIXED_MTIME)
+    events = _lines_parsed(lines, "syslog")
     assert events["severity"].to_list() == ["warning", "error", "error", "warning", None, "error"]
 
 
@@ -1515,7 +1519,7 @@ def test_docker_health_and_exec_events_are_the_containers_not_syslog_lines() -> 
         f"2024-05-01T12:00:30.100000000Z container exec_create: /bin/sh -c curl -f http://localhost/ || exit 1 {_WEB} (execID=9f1, image=nginx:1.25, name=web)",
         f"2024-05-01T12:00:31.000000000Z container exec_die {_WEB} (execID=9f1, exitCode=1, image=nginx:1.25, name=web)",
     ]
-    events = rca.parse_text("\n".join(lines) + "\n", file="docker-events.log", reference_time=FIXED_MTIME)
+    events = _lines_parsed(lines, "docker-events.log")
     assert set(events["format"]) == {"docker_events"} and events["host"].to_list() == [None] * 3
     assert set(events["container_id"]) == {_WEB} and set(events["container"]) == {"web"}
     health = events.row(0, named=True)
@@ -1532,7 +1536,7 @@ def test_podman_events_of_images_volumes_and_the_system_are_lines_of_their_own()
         "2024-05-01 12:00:32 +0000 UTC volume create myvol",
         "2024-05-01 12:00:33.5 +0000 UTC system refresh",
     ]
-    events = rca.parse_text("\n".join(lines) + "\n", file="podman-events.log", reference_time=FIXED_MTIME)
+    events = _lines_parsed(lines, "podman-events.log")
     assert events["n_lines"].to_list() == [1] * 4 and set(events["ts_quality"]) == {"exact"}
     assert events["ts"][3] == datetime(2024, 5, 1, 12, 0, 33, 500000, tzinfo=UTC)
 
@@ -1552,7 +1556,7 @@ def test_a_docker_stop_that_sigterm_ended_is_the_runtimes_stop_too() -> None:
         # A Windows container's exit code (0xC0000005) does not fit the column: unknown, not 0.
         f"2024-05-01T12:05:00.000000000Z container die {_WEB} (exitCode=3221225477, image=x, name=web)",
     ]
-    events = rca.parse_text("\n".join(lines) + "\n", file="docker-events.log", reference_time=FIXED_MTIME)
+    events = _lines_parsed(lines, "docker-events.log")
     stopped = events.row(1, named=True)
     assert (stopped["kind"], stopped["severity"], stopped["exit_code"]) == ("log", "warning", 143)
     assert json.loads(stopped["attrs"])["signal"] == "SIGTERM"
@@ -1574,7 +1578,7 @@ def test_an_application_log_whose_lines_read_like_events_stays_the_applications(
     lines = [f"2024-05-01T12:{i // 60:02d}:{i % 60:02d}.123Z INFO worker {i} processed batch" for i in range(40)]
     lines[5::6] = [f"2024-05-01T12:00:{i:02d}.123Z node joined worker-{i} (10.0.0.{i})" for i in range(len(lines[5::6]))]
     lines[20] = "2024-05-01T12:00:20.123Z ERROR worker crashed: connection to database lost"
-    events = rca.parse_text("\n".join(lines) + "\n", file="controller.log", reference_time=FIXED_MTIME)
+    events = _lines_parsed(lines, "controller.log")
     assert set(events["source"]) == {"pipeline"} and events.height == 40
     assert events.filter(pl.col("line") == 21)["severity"].to_list() == ["error"]
 
