@@ -18,6 +18,7 @@ import polars as pl
 
 from rca.sources import _xid
 from rca.sources._base import split_rows
+from rca.sources._nvsmi_common import HANDLE_BUS, HANDLE_GPU
 from rca.sources._pipeline_records import CPP_TAIL, PY_EXCEPTION_LINE, PY_WARNING_LINE, RICH_TITLE
 
 _UNIT_BYTES = {
@@ -112,7 +113,6 @@ _SIGNAL_BY_WORD = {
 _SIGNAL_BY_NUMBER = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
                      9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
 
-_HANDLE_BUS = r"[0-9A-Fa-f]{3,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
 # A CUDA, cuDNN or NCCL error other than running out of memory (kept as cuda_oom): what it says, for the
 # correlation with the GPU's Xids (an illegal memory access, an uncorrectable ECC error, a lost device).
 _CUDA_ERROR = (
@@ -123,8 +123,8 @@ _CUDA_ERROR = (
     r"|(?<runtime_name>cudaError[A-Z][A-Za-z]+)"
     # The GPU or its driver gone, as nvidia-smi, NVML and the container toolkit tell it ("Unable to determine the device
     # handle for GPU 0000:09:00.0: Unknown Error" after an Xid 79, "nvml error: driver not loaded", torch's "Found no NVIDIA driver").
-    # (Newer drivers put the GPU's index first, "for GPU3: 0000:04:00.0: Unknown Error", or give the index alone.)
-    rf"|device handle for GPU ?(?:(?:[0-9]+: )?{_HANDLE_BUS}|[0-9]+): (?<handle>[^\n]+)|(?<smi>couldn't communicate with the NVIDIA driver)"
+    # (Its forms: rca.sources._nvsmi_common.HANDLE_GPU.)
+    rf"|device handle for GPU ?(?:(?:[0-9]+: )?{HANDLE_BUS}|[0-9]+): (?<handle>[^\n]+)|(?<smi>couldn't communicate with the NVIDIA driver)"
     r"|Failed to initialize NVML: (?<nvml_init>[^\n]+)|nvml error: (?<nvml>[^:\n]+)|(?<no_driver>Found no NVIDIA driver)"
     # A driver older than the CUDA the framework was built for (an image upgraded past its nodes): PyTorch's wording
     # ("The NVIDIA driver on your system is too old (found version 12080)") and the CUDA runtime's (cudaErrorInsufficientDriver).
@@ -585,7 +585,7 @@ def _xid_facts() -> dict[str, pl.Expr]:
         "xid_severity": _xid.report_severity(xid, m),
         "xid_recovery_action": pl.when(xid == 154).then(_xid.recovery_action(m)),
         "gpu_uuid": pl.coalesce(xid_plugin.field("uuid"), unhealthy.field("uuid")),
-        "pci_bus": pl.coalesce(xid_nvrm.field("pci"), first(m, rf"device handle for GPU ?(?:[0-9]+: )?({_HANDLE_BUS}):")),
+        "pci_bus": pl.coalesce(xid_nvrm.field("pci"), m.str.extract_groups(HANDLE_GPU).struct.field("bus")),
         "nvrm_pid": num(pl.when(xid_nvrm.field("xid").is_not_null()).then(first(m, r"\bpid=([0-9]+)"))),
         "resource": unhealthy.field("resource"),
         "unhealthy": m.str.contains("unhealthy", literal=True).fill_null(False),

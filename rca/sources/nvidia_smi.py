@@ -44,7 +44,7 @@ import polars as pl
 
 from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nvsmi_xml, register
 from rca.sources._base import ParseContext, Parsed, Source, add_skipped, any_of, by_head, forward_fill_within, one_head, split_rows
-from rca.sources._nvsmi_common import attrs_json, conform_events, empty_events, integer, log_rows
+from rca.sources._nvsmi_common import HANDLE_GPU, HANDLE_LITERAL, attrs_json, conform_events, empty_events, integer, log_rows
 
 # ``-L`` and the GPU lines ``nvidia-smi nvlink`` heads its link rows with (indented when pasted from a doc).
 LIST_LINE = r"^\s*GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
@@ -60,16 +60,8 @@ FAILURE_LINE = (
     r"Unable to determine the device handle|GPU is lost|No devices were found|NVIDIA-SMI has failed"
     r"|Failed to initialize NVML|Driver/library version mismatch|Unknown Error|^Segmentation fault"
 )
-# The GPU a device-handle failure names, in the forms nvidia-smi has printed it: its bus id alone
-# ("… for GPU0000:3B:00.0: Unknown Error", "… for GPU 0000:01:00.0: Not Found"), its index and bus id
-# ("… for GPU3: 0000:04:00.0: Unknown Error"), or its index alone ("… for GPU2: Unknown Error").
-HANDLE_LINE = (
-    r"device handle for GPU ?(?:(?<index>[0-9]+): )?"
-    r"(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])?"
-)
-_HANDLE_LITERAL = "device handle for GPU"
 # Only the few lines that tell of a lost device handle pay for the extraction.
-_HANDLE_FAILURE = (pl.col("kind") == "log") & pl.col("message").str.contains(_HANDLE_LITERAL, literal=True)
+_HANDLE_FAILURE = (pl.col("kind") == "log") & pl.col("message").str.contains(HANDLE_LITERAL, literal=True)
 
 # ``watch nvidia-smi`` heads each screen with its interval, the command and (procps-ng 3.3.10+) the host and time:
 # "Every 1.0s: nvidia-smi -i 2        dg05: Tue Oct  6 17:07:38 2026". The host is the captures' below it.
@@ -158,7 +150,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         # nvidia-smi's stderr for a GPU it lost is written among the rows of the GPUs that answered.
         layout_share=(
             _nvsmi_csv.noheader_layout_expr(text).is_not_null() | _nvsmi_csv.identified_expr(text)
-            | text.str.contains(_HANDLE_LITERAL, literal=True)
+            | text.str.contains(HANDLE_LITERAL, literal=True)
         ).mean(),
     )
     return {head: _score(row) for head, row in found.items()}
@@ -209,7 +201,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 def _with_handle_gpu(events: pl.DataFrame) -> pl.DataFrame:
     """Device-handle failures with the bus id and index of the GPU they name, to meet its Xid 79 and its samples."""
-    named = pl.col("message").str.extract_groups(HANDLE_LINE).struct
+    named = pl.col("message").str.extract_groups(HANDLE_GPU).struct
     return events.with_columns(
         pci_bus=pl.coalesce(pl.col("pci_bus"), named.field("bus")),
         gpu_index=pl.coalesce(pl.col("gpu_index"), integer(named.field("index"))),
