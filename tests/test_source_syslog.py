@@ -1646,3 +1646,66 @@ def test_a_systemctl_status_header_dates_its_entries() -> None:
     events = _events("journal_systemctl_status_journald_rotated_warning_01.log").filter(pl.col("ts").is_not_null())
     assert events["ts"].to_list()[0] == datetime(2021, 11, 10, 13, 48, 36, tzinfo=UTC)
     assert set(events.select("host", "pid", "process").rows()) == {("vagrant", 415, "systemd-journald")}
+
+
+def test_a_traceback_whose_every_line_has_the_envelope_is_one_traceback() -> None:
+    # Ubuntu Forums, "Help debugging acpi bug" (2011): ubiquity's traceback, each of its lines under "ubiquity[4714]:".
+    events = _events("journal_rsyslog_prefixed_traceback_ubiquity_01.log")
+    assert events.select("line", "kind", "n_lines", "process", "pid").rows() == [
+        (1, "log", 1, "ubiquity", 4714), (2, "traceback", 14, "ubiquity", 4714), (16, "log", 1, "ubiquity", 4714),
+    ]
+    traceback = events.row(1, named=True)
+    assert (traceback["source"], traceback["severity"], traceback["host"]) == ("pipeline", "error", "ubuntu")
+    assert json.loads(traceback["attrs"])["exc_type"] == "AttributeError"
+
+
+def test_rsyslog5_last_message_repeated_counts_and_takes_the_repeated_lines_host() -> None:
+    # Ubuntu Forums (2015): rsyslog 5.8.6 wrote "last message repeated N times" with an empty host.
+    events = _events("journal_rsyslog5_last_message_repeated_empty_host_01.log")
+    repeats = events.filter(pl.col("message").str.starts_with("last message repeated"))
+    assert repeats.select("line", "host", "process", "pid").rows() == [
+        (4, "fermmy-server", "ntop", 2298), (6, "fermmy-server", "ntop", 2298), (9, "fermmy-server", "ntop", 2298),
+    ]
+    assert [json.loads(attrs)["repeated"] for attrs in repeats["attrs"]] == [4, 5, 2]
+    assert events.filter(pl.col("line") == 10)["process"].to_list() == ["rsyslogd"]
+
+
+def test_k3s_logrus_lines_keep_their_level_and_zone() -> None:
+    # k3s-io/k3s issue #1545: `journalctl -xe` of a k3s server that died at start (zh_CN months, the host at -07:00).
+    events = _events("journal_k3s_logrus_fatal_raft_zh_pdt_01.log")
+    k3s = events.filter(pl.col("process") == "k3s")
+    assert k3s.select("line", "source", "severity", "pid", "ts_quality").rows() == [
+        (7, "kubelet", "info", 5440, "exact"), (8, "kubelet", "critical", 5440, "exact"),
+    ]
+    assert k3s["ts"].to_list() == [datetime(2020, 3, 16, 10, 31, 9, tzinfo=UTC)] * 2
+    exited = events.filter(pl.col("line") == 9).row(0, named=True)
+    assert (exited["severity"], exited["exit_code"], exited["process"]) == ("error", 1, "k3s.service")
+    assert events.filter(pl.col("process") == "systemd").select("line", "n_lines").rows() == [(1, 6), (10, 8), (18, 1), (19, 1)]
+
+
+def test_containerd_stamps_give_a_syslog_its_zone_and_kubelet_keeps_its_klog_time() -> None:
+    # A Kubernetes install guide's /var/log/syslog (2022): containerd's CNI failure at +08:00, then kubelet's klog lines about it.
+    events = _events("journal_syslog_containerd_cni_sandbox_cst_01.log")
+    assert events.select("line", "source", "process", "pid", "severity").rows() == [
+        (1, "syslog", "containerd", 62104, "info"), (2, "syslog", "containerd", 62104, "error"),
+        (3, "syslog", "run-netns-cni\\x2df682c24c\\x2db5d6\\x2d9ba2\\x2d2543\\x2d78324d41d347.mount", None, None),
+        (4, "syslog", "run-netns-cni\\x2df682c24c\\x2db5d6\\x2d9ba2\\x2d2543\\x2d78324d41d347.mount", None, None),
+        (5, "syslog", "containerd", 62104, "error"), *((line, "kubelet", "kubelet", 65352, "error") for line in range(6, 10)),
+    ]
+    assert events["ts"][0] == datetime(2022, 9, 4, 12, 4, 57, tzinfo=UTC)
+    assert events["ts"][5] == datetime(2022, 9, 4, 12, 4, 57, 411790, tzinfo=UTC)
+    failed = events.row(4, named=True)
+    assert (failed["pod"], failed["namespace"], failed["pod_uid"]) == ("demoapp-55c5f88dcb-kl7mf", "default", "5dfc305b-d641-4d2c-8199-7655b7a1ba32")
+    assert set(events["pod"][6:]) == {"demoapp-55c5f88dcb-kl7mf"}
+
+
+@pytest.mark.parametrize(
+    ("name", "program", "severities"),
+    [
+        # A blog post "Common operations on Bottlerocket" (2022): `journalctl -u kubelet.service`, host-ctr pulling the pause image.
+        ("journal_bottlerocket_host_ctr_logrus_pause_pull_01.log", "host-ctr", ["info"] * 4),
+        ("journal_k3s_logrus_fatal_raft_zh_pdt_01.log", "k3s", ["info", "critical"]),
+    ],
+)
+def test_a_programs_logrus_level_is_its_lines_severity(name: str, program: str, severities: list[str]) -> None:
+    assert _events(name).filter(pl.col("process") == program)["severity"].to_list() == severities

@@ -141,7 +141,6 @@ def _attribute(name: str) -> pl.Expr:
 
 
 _LEVEL = r"(?:(?:^|\s)level=|\"level\":\")(?<level>[a-z]+)"
-_SEVERITY = {"trace": "debug", "debug": "debug", "info": "info", "warning": "warning", "error": "error", "fatal": "critical", "panic": "critical"}
 _SIGKILLED = 137
 
 
@@ -225,7 +224,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     id_prefix = pl.coalesce(crio.field("short_id"), pl.when(full_forced.is_null()).then(forced), pl.when(full_event_id.is_null()).then(event_id))
     stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null()
     about_a_container = container_id.is_not_null() | id_prefix.is_not_null()
-    level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_SEVERITY, default=None)
+    level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_syslog.LOGRUS_SEVERITY, default=None)
     name = _attribute("name")
     # A health check's result: "health_status: unhealthy" (Docker's event), "health_status=unhealthy" (Podman's attribute).
     unhealthy = (pl.col("event_name") == "health_status") & (pl.coalesce(pl.col("event_detail"), _attribute("health_status")).str.strip_chars() == "unhealthy")

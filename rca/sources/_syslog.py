@@ -204,6 +204,9 @@ RUNTIME_EVENT_LINE = (
 # ('…,"time":1487235877,"timeNano":1487235877854997858}').
 RUNTIME_EVENT_JSON = r'"time":[0-9]+,"timeNano":([0-9]{10,19})\}\s*$'
 _TTY_SEVERITY = {"PANI": "critical", "FATA": "critical", "ERRO": "error", "WARN": "warning", "INFO": "info", "DEBU": "debug", "TRAC": "debug"}
+# logrus' text format names the level after the stamp it opens with: "time="2024-04-03T16:19:48Z" level=error msg="…"".
+LOGRUS_LEVEL = r'^time="[^"]*" level=(?<level>[a-z]+) '
+LOGRUS_SEVERITY = {"trace": "debug", "debug": "debug", "info": "info", "warning": "warning", "error": "error", "fatal": "critical", "panic": "critical"}
 RUNTIME_WORDINGS = {
     "dockerd": (
         'msg="Loading containers: ', 'msg="API listen on ', 'msg="Docker daemon"', 'msg="Daemon has completed initialization"',
@@ -345,10 +348,12 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     boot_ts, boot_quality = timeutil.boot_to_utc(boot_seconds, ctx)
     message = pl.coalesce(s.field("message"), i.field("message"), m.field("message"))
     # Daemons that write no syslog level name it first (Slurm's, sshd's, munged's "error: …"; DCGM's nv-hostengine's and
-    # Go command-line tools' "Error: …").
+    # Go command-line tools' "Error: …"); a Go daemon logging with logrus after its stamp (k3s' and rke2's own lines, which
+    # go to the kubelet's rules: those read a klog letter alone).
     level = (
         pl.when(message.str.starts_with("error: ") | message.str.starts_with("Error: ")).then(pl.lit("error"))
         .when(message.str.starts_with("fatal: ")).then(pl.lit("critical"))
+        .when(message.str.starts_with('time="')).then(message.str.extract(LOGRUS_LEVEL, 1).replace_strict(LOGRUS_SEVERITY, default=None))
     )
     framed = parts.with_columns(
         ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")).when(has_monotonic).then(boot_ts).when(has_runtime).then(runtime_ts),
@@ -734,8 +739,10 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             rest = rest.filter(~claimed)
     if rest.height:
         program, message = pl.col("program"), pl.col("message")
-        # rsyslog's "message repeated 3 times: [ …]" stands for that many more of the line before it.
-        repeated = pl.when(message.str.starts_with("message repeated ")).then(message.str.split(" ").list.get(2, null_on_oob=True))
+        # rsyslog's "message repeated 3 times: [ …]" (syslogd's and rsyslog 5's "last message repeated 4 times") stands for that
+        # many more of the line before it.
+        repeated = pl.when(message.str.contains("message repeated ", literal=True)).then(message).str.extract(_REPEATED, 1)
+        rest = _repeats_hosted(rest, repeated)
         # Docker's syslog logging driver tags a container's lines "docker/<its 12-character id>"; its journald driver
         # (Home Assistant OS's) by that id alone ("7588f50d8707[471]:", the default tag "{{.ID}}").
         tagged = program.str.strip_prefix("docker/")
@@ -749,6 +756,26 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         ))
     events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
     return _with_records(events, records) if records is not None and events.height else events
+
+
+_REPEATED = r"^(?:last )?message repeated ([0-9]+) times"
+
+
+def _repeats_hosted(rest: pl.DataFrame, repeated: pl.Expr) -> pl.DataFrame:
+    """``rest`` with the host of each repeat line (``repeated`` not null) that has none taken from the line it repeats, the
+    same program's line before it: rsyslog 5 wrote those lines with an empty host ("Jan  5 06:43:16  ntop[2298]: last
+    message repeated 4 times")."""
+    hostless = repeated.is_not_null() & pl.col("host").is_null()
+    if not rest.select(hostless.any()).item():
+        return rest
+    within = file_column(rest)
+
+    def before(column: str) -> pl.Expr:
+        shifted = pl.col(column).shift(1)
+        return shifted.over(within) if within else shifted
+
+    same_program = before("program").eq_missing(pl.col("program")) & before("pid").eq_missing(pl.col("pid"))
+    return rest.with_columns(host=pl.when(hostless & same_program).then(before("host")).otherwise(pl.col("host")))
 
 
 def _programs_of_units(framed: pl.DataFrame) -> pl.DataFrame:
