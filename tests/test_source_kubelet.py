@@ -790,3 +790,23 @@ def test_the_device_plugin_stream_ending() -> None:
         ("log", "warning", "dell-63", 1067, "kubelet"),
     ]
     assert events["ts"][0] == datetime(2024, 3, 19, 14, 31, 9, 987111, tzinfo=UTC)
+
+
+def test_openshift_kubenswrapper_lines_are_the_kubelets() -> None:
+    # A blog post on an OpenShift 4.16 node gone NotReady: `journalctl -u kubelet.service`, the kubelet tagged kubenswrapper.
+    events = _events("kubelet_journal_openshift_kubenswrapper_tls_bootstrap_01.log")
+    assert set(events.select("source", "host", "pid", "process").rows()) == {("kubelet", "worker2.ocp4.demo.com", 1562807, "kubenswrapper")}
+    assert events["severity"].to_list() == ["info"] * 5 + ["error", "info"]
+    # The klog stamp's microseconds, not the envelope's whole second.
+    assert events["ts"][0] == datetime(2024, 8, 27, 6, 51, 56, 776626, tzinfo=UTC)
+    assert json.loads(events["attrs"][5])["caller"] == "transport.go:123"
+
+
+def test_openshift_node_logs_send_kubenswrapper_lines_to_the_kubelet_rules() -> None:
+    # An OpenShift cheat sheet: `oc adm node-logs master01 -u kubelet` (short-precise), systemd's lines before the kubelet's.
+    events = rca.parse_text((DATA / "syslog" / "journal_openshift_kubenswrapper_pod_status_01.log").read_text(), file="node-logs")
+    assert events.select("line", "source", "pod", "namespace").rows() == [
+        (1, "syslog", None, None), (2, "syslog", None, None), (3, "syslog", None, None), (4, "syslog", None, None),
+        (5, "kubelet", "etcd-master01", "openshift-etcd"), (6, "kubelet", "kube-apiserver-master01", "openshift-kube-apiserver"),
+    ]
+    assert events["ts"][4] == datetime(2023, 3, 9, 16, 58, 52, 132866, tzinfo=UTC)

@@ -19,6 +19,7 @@ each JSON line: it becomes the host.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import polars as pl
@@ -48,8 +49,9 @@ from rca.sources._kube import (
     quantity_bytes,
 )
 
-# OpenShift 4 runs the kubelet as ``hyperkube kubelet``: its journal lines are tagged ``hyperkube``.
-KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite", "hyperkube")
+# OpenShift 4 ran the kubelet as ``hyperkube kubelet`` (its journal lines tagged ``hyperkube``); since 4.11 OpenShift
+# and OKD run it through the ``kubenswrapper`` script, which tags them so.
+KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite", "hyperkube", "kubenswrapper")
 
 # The klog header before the message (MESSAGE_TAIL); the head alone is captured (see head_groups). A syslog-ng
 # template with the ${LEVEL} macro (StarlingX: "… controller-0 kubelet[75599]: info I0419 …") writes the syslog
@@ -120,6 +122,9 @@ def sniff(head: Sequence[str]) -> float:
     return one_head(sniff_heads, head)
 
 
+_JOURNAL_JSON_IDENTIFIER = rf'"SYSLOG_IDENTIFIER"\s*:\s*"(?:{"|".join(re.escape(program) for program in KUBELET_PROGRAMS)})"'
+
+
 def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
     short = pl.col("text").str.extract_groups(_syslog.SHORT_LINE).struct
@@ -129,7 +134,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         "head",
         bare=pl.col("text").str.contains(_KLOG_GO_LINE) | pl.col("text").str.contains(_JSON_KLOG_LINE),
         journal=program.is_in(KUBELET_PROGRAMS).fill_null(False),
-        journal_json=pl.col("text").str.contains(r'"SYSLOG_IDENTIFIER"\s*:\s*"(?:kubelet|k3s)"'),
+        journal_json=pl.col("text").str.contains(_JOURNAL_JSON_IDENTIFIER),
         kubelet_caller=pl.col("text").str.contains(_KUBELET_CALLER),
     )
     shares = by_head(
