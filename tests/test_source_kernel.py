@@ -1934,3 +1934,84 @@ def test_kill_line_a_terminal_wrapped_keeps_no_figure_the_wrap_split() -> None:
     attrs = json.loads(kill["attrs"])
     assert (kill["pid"], kill["rss_bytes"], attrs["file_rss_kb"]) == (25315, 31451456 * 1024, 74816)
     assert "total_vm_kb" not in attrs and "pgtables_kb" not in attrs
+
+
+def test_kernel_lines_printed_into_a_program_s_console_line_keep_their_stamp_and_text() -> None:
+    """A serial console (u-boot's PolarFire SoC boot log): BusyBox init's output with kernel lines printed into it."""
+    name = "dmesg_serial_console_busybox_glued_kernel_lines_riscv_01.log"
+    events = _events(name)
+    shared = events.filter(pl.col("line").is_in([22, 23, 37, 53]))
+    assert shared.select("line", "n_lines", "boot_seconds", "message").rows() == [
+        (22, 1, 1.184157, "/etc/init.d/S10mdev: line 21: can't create /proc/sys/kernel/hotplug: nonexiste"),
+        (22, 0, 1.331981, "mmc0: mmc_select_hs200 failed, error -74"),
+        (23, 1, 1.331981, "nt directory"),
+        (37, 1, 1.457755, "Initializing random number generator..."),
+        (37, 0, 2.830198, "random: dd: uninitialized urandom read (512 bytes read)"),
+        (53, 1, 6.380169, "Starting dropbear sshd:"),
+        (53, 0, 11.385619, "random: dropbear: uninitialized urandom read (32 bytes read)"),
+    ]
+    assert set(events["source"]) == {"kernel"} and set(shared["format"]) == {"dmesg_raw"}
+    # a stamp inside a kernel line's own text, or after a level or an indent only, cuts nothing out
+    inline = _parse("[    1.000000] a [    2.000000] b\nfoo\n<6>[    3.000000] c\n   [    4.000000] d\n")
+    assert inline.select("line", "n_lines", "boot_seconds").rows() == [(1, 1, 1.0), (2, 1, 1.0), (3, 2, 3.0)]
+
+
+def test_systemd_status_lines_on_a_serial_console_are_systemd_s_and_join_no_kernel_record() -> None:
+    events = _events("dmesg_serial_console_systemd_status_lines_riscv_01.log")
+    rows = events.filter(pl.col("line").is_in([43, 44, 101, 102, 103, 104, 132]))
+    assert rows.select("line", "n_lines", "pid", "process").rows() == [
+        (43, 1, 1, "systemd"), (44, 1, None, "systemd"), (101, 1, None, "systemd"), (102, 1, None, "systemd"),
+        (103, 1, None, "systemd"), (104, 1, None, "systemd"), (132, 1, None, None), (132, 0, None, None),
+    ]
+    assert rows.filter(pl.col("line") == 132)["boot_seconds"].to_list() == [12.622153, 15.795564]
+    # a report the kernel printed around systemd's lines goes on across them; the status lines are events of their own
+    oops = _parse(
+        "[   84.437406] BUG: kernel NULL pointer dereference, address: 0000000000000060\n"
+        "[   84.437494] CPU: 0 PID: 3470 Comm: systemd-user-ru Not tainted 5.7.10-arch1-1 #1\n"
+        "[  OK  ] Started Journal Service.\n"
+        "[   84.437578] Call Trace:\n"
+        "[   84.437580]  seq_path+0x5/0x10\n"
+        "         Starting Flush Journal to Persistent Storage...\n"
+        "[   84.437590]  d_path+0x47/0x170\n"
+        "[   85.000000] next line\n"
+    )
+    assert oops.select("line", "n_lines", "severity", "process").rows() == [
+        (1, 5, "critical", "systemd-user-ru"), (3, 1, None, "systemd"), (6, 1, None, "systemd"), (8, 1, None, None),
+    ]
+
+
+def test_amdgpu_aca_reports_are_one_event_per_gpu_with_its_pci_bus() -> None:
+    events = _events("dmesg_amdgpu_aca_hardware_error_mi300x_01.log")
+    assert events.select("line", "n_lines", "severity", "pci_bus").rows() == [
+        (1, 1, "error", "0000:1c:00.0"), (2, 6, "error", "0000:42:00.0"), (8, 5, "error", "0000:55:00.0"),
+    ]
+    assert events["message"][1].splitlines()[-1].endswith("aca entry[00].SYND=0x0000000000000000")
+
+
+def test_smmu_v3_fault_event_is_one_error_with_its_words_and_decoding() -> None:
+    events = _events("dmesg_arm64_smmu_v3_event_hisilicon_01.log")
+    assert events.select("line", "n_lines", "severity", "boot_seconds").rows() == [(1, 5, "error", 196.747107)]
+    # 6.x decodes the event on a line of its own after the words (a QEMU guest's, from a patch's cover letter)
+    decoded = _parse(
+        "arm-smmu-v3 arm-smmu-v3.0.auto: event 0x02 received:\n"
+        "arm-smmu-v3 arm-smmu-v3.0.auto: 0x0000090000000002\n"
+        "arm-smmu-v3 arm-smmu-v3.0.auto: event: C_BAD_STREAMID client: (unassigned sid) sid: 0x900 ssid: 0x0\n"
+        "virtio_net virtio1 enp9s0: NETDEV WATCHDOG: CPU: 2: transmit queue 0 timed out 5172 ms\n"
+    )
+    assert decoded.select("line", "n_lines", "severity").rows() == [(1, 3, "error"), (4, 1, "warning")]
+
+
+def test_systemd_status_words_and_spinner_are_its_lines_and_a_bracketed_number_is_not() -> None:
+    events = _parse(
+        "[FAILED] Failed to start Load Kernel Modules.\n"
+        "[  *** ] A start job is running for /dev/disk/by-label/data (1min 2s / 1min 30s)\n"
+        "[  !!  ] Freezing execution.\n"
+        "[      ] no status\n"
+    )
+    assert events["process"].to_list() == ["systemd", "systemd", "systemd", None]
+
+
+def test_gsp_boot_attempts_exceeded_is_an_error_like_the_failed_boots_before_it() -> None:
+    events = _events("dmesg_reltime_gsp_fmc_boot_attempts_exceeded_580_01.log")
+    assert events["severity"].to_list() == [None, None, "error", "error", "error", "error", "error", "error"]
+    assert set(events["ts_quality"]) == {"missing"} and json.loads(events["attrs"][0])["nvidia_driver"] == "580.95.05"

@@ -23,8 +23,11 @@ line), a slab allocation failure, a user process's segfault or trap, an oops / B
 arm64's, 6.19's banner too; an oops, a BUG_ON, a panic critical whatever level printed them), an arm64 SError
 (critical), a machine check and an EDAC memory error (critical when uncorrected, warning when corrected), a PCIe AER
 error (the same), an NVSwitch SXid report, an NVIDIA Xid with the driver's indented lines and the GSP RPC history it
-prints. ``talosctl dmesg`` is read as dmesg with ISO times; a file of dmesg lines with journal / syslog lines among
-them (a grep of nvidia-bug-report.log) has each run of lines framed as it is written.
+prints, an AMD GPU's ACA RAS report, an arm64 SMMUv3 fault event. A serial console's capture is read as dmesg: systemd's
+status lines are lines of their own (never a record's, a report around them going on across them), and a kernel line
+printed into a program's keeps its stamp and text (_unglued). ``talosctl dmesg`` is read as dmesg with ISO times; a
+file of dmesg lines with journal / syslog lines among them (a grep of nvidia-bug-report.log) has each run of lines
+framed as it is written.
 """
 
 from __future__ import annotations
@@ -138,6 +141,19 @@ _SGR = r"\x1b\[[0-9;]*m"
 # A boot stamp inside a syslog message, or the caller left once a raw stamp is cut off (_framed_boot_stamp).
 _EMBEDDED_BOOT_HEAD = rf"^(?:\[\s*(?<boot>[0-9]+\.[0-9]+)\](?:{_CALLER})?|{_CALLER}) ?"
 _BOOT_STAMP = r"^\[\s*[0-9]+\.[0-9]+\]"
+# A serial console (a VM's, `virsh console`, a BMC's SOL, a cloud's serial-port output) carries the kernel's lines and
+# whatever else writes to the console, and a kernel line printed while a program's line was half written lands inside
+# it: "Starting dropbear sshd: [   11.385619] random: …", "icicle-kit-es login: [   15.795564] macb …", or mid-word, the
+# program's line going on on the next ("…: nonexiste[    1.331981] mmc0: …", then "nt directory"). printk writes six
+# decimals. The text before the first such stamp is the program's, the rest the kernel's line (_unglued).
+_GLUED_STAMP = r"\[ *[0-9]+\.[0-9]{6}\] "
+_GLUED = rf"^(?<before>.*?\S)\s*(?<kernel>{_GLUED_STAMP}.*)$"
+# systemd's status lines on the console: "[  OK  ] Started …", "[FAILED] Failed to start …", "[DEPEND] …", "[ TIME ] …",
+# "[  !!  ] …", a waiting job's spinner ("[  *** ] A start job is running for …"), and a job's start, indented to the same
+# column where no status is shown ("         Starting Journal Service...", "         Mounting /var/volatile...", ellipsized
+# "…" in the middle when long). An indented one is no line of the kernel record above it.
+_SYSTEMD_STATUS = r"^\[(?:  OK  |FAILED|DEPEND| TIME | INFO | {1,2}!!  | *\*[ *]*)\] "
+_SYSTEMD_JOB = r"^ {9}(?:Starting|Stopping|Reloading|Mounting|Unmounting|Activating|Deactivating|Expecting) \S.*\.\.\.[ \t]*$"
 _HOST_AFTER_STAMP = _BOOT_STAMP + r" ?(?:\S+ )?kernel: "
 # `journalctl -o short-monotonic`: after the stamp, the host and "kernel: " or a program[pid] (dmesg writes
 # no host before a program's name; "traps: a[1] …" is no host).
@@ -191,7 +207,8 @@ _CORRECTED_WORDS = (
 # "Out of memory and no killable processes...": the OOM killer found no victim (a panic follows unless it is a memcg's).
 # RCU stall reports ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "… detected expedited stalls …", "… self-detected
 # stall on CPU") are KERN_ERR.
-# The NVIDIA driver's "RmInitAdapter: Cannot initialize GSP firmware RM" and "cannot proceed with booting GSP": the GPU did not come up;
+# The NVIDIA driver's "RmInitAdapter: Cannot initialize GSP firmware RM", "cannot proceed with booting GSP" and "kgspInitRm_IMPL: Max
+# GSP-RM boot attempts exceeded: 4/4" (each boot attempt failed): the GPU did not come up;
 # its "None of the NVIDIA graphics adapters were initialized!" (older) / "None of the NVIDIA devices were initialized.": no GPU did;
 # its "API mismatch: the client has the version …": it refused a client (rca.sources._xid), which then fails; its "The NVIDIA GPU
 # 0000:2c:00.0 (PCI ID: 10de:1d16) installed in this system is not supported by open nvidia.ko …" (or "by the 280.13 NVIDIA Linux
@@ -199,7 +216,8 @@ _CORRECTED_WORDS = (
 # interrupt context" (NV_DBG_ERRORS, the driver's own bug, a kernel WARNING often next).
 _ERROR_WORDS = (
     r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes|detected (?:expedited )?stalls?|self-detected stall"
-    r"|cannot initiali[sz]e|cannot proceed|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed|api mismatch"
+    r"|cannot initiali[sz]e|cannot proceed|boot attempts exceeded"
+    r"|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed|api mismatch"
     r"|in this system is not supported by|while in atomic or interrupt context)\b"
 )
 # The module loader's refusals (KERN_WARNING): "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)",
@@ -253,7 +271,14 @@ _STAT_LINE = r"[a-z_]+ [0-9]+$"
 # lockup, "NMI watchdog: Watchdog detected hard LOCKUP on cpu 79" (KERN_EMERG, then the CPU's dump); the table of the
 # last RPCs the NVIDIA driver prints when GSP firmware times out, "NVRM: GPU0 RPC history (CPU -> GSP):" (then its
 # "NVRM:     " rows, and the same of the events GSP sent, "… RPC event history (CPU <- GSP):"); an arm64 asynchronous
-# external abort, "SError Interrupt on CPU3, code 0xbe000011 -- SError" (KERN_CRIT, then the CPU's registers; a RAS error).
+# external abort, "SError Interrupt on CPU3, code 0xbe000011 -- SError" (KERN_CRIT, then the CPU's registers; a RAS error);
+# the RAS report of an AMD GPU (amdgpu's ACA, MI300), "amdgpu 0000:42:00.0: {1}[Hardware Error]: Accelerator Check
+# Architecture events logged" (the RAS event's number in braces), then its "aca entry[00].STATUS=0x…" lines (STATUS, ADDR,
+# MISC0, IPID, SYND), each record a GPU's; an arm64 SMMUv3's fault event (a device's DMA the IOMMU refused: a GPU's or a
+# NIC's on a Grace or Ampere host), "arm-smmu-v3 arm-smmu-v3.0.auto: event 0x10 received:", then the event's four raw words
+# and, since 6.x, its decoding ("… event: C_BAD_STREAMID client: (unassigned sid) sid: 0x900 ssid: 0x0").
+_PCI_DEVICE = r"\S+ [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: "
+_AMDGPU_ACA = _PCI_DEVICE + r"(?:\{[0-9]+\})?\[Hardware Error\]: "
 _BLOCK_HEAD = (
     r"^(?:INFO: task (?<hung_name>.+):(?<hung_pid>[0-9]+) (?:blocked for more than (?<hung_seconds>[0-9]+) seconds"
     r"|(?:is |<[a-z]+> )?blocked on an? \S+(?:, but| likely (?:owned|last held) by task (?<owner_name>.+):(?<owner_pid>[0-9]+))?)"
@@ -269,18 +294,18 @@ _BLOCK_HEAD = (
     r"|(?:rcu: )?INFO: (?<rcu_flavor>rcu_[a-z_]+) (?:detected (?:expedited )?stalls on CPUs/tasks|self-detected stall on CPU)"
     r"|WARNING: (?:\S+:[0-9]+ )?at .+?, CPU#[0-9]+: (?<warn_name>.+)/(?<warn_pid>[0-9]+)$"
     r"|irq (?:event )?(?<bad_irq>[0-9]+): (?:nobody cared|bogus return value)"
+    r"|arm-smmu-v3 \S+: event (?<smmu_event>0x[0-9a-f]{2}) received:"
     r"|(?<other>BUG: |Oops: |general protection fault|Kernel panic|Unable to handle kernel |Internal error: |WARNING: CPU: "
     r"|kernel BUG at |invalid opcode: |(?:NMI )?watchdog: Watchdog detected hard LOCKUP on cpu |SError Interrupt on CPU"
     r"|SLUB: Unable to allocate memory|mce: \[Hardware Error\]: CPU [0-9]+: Machine Check"
     r"|EDAC \S+ MC[0-9]+: HANDLING MCE MEMORY ERROR|\S+ \S+: PCIe Bus Error: |(?:\S+: )?SXid \(|NVRM: Xid \("
-    r"|NVRM: GPU[0-9]+ RPC (?:event )?history \(CPU (?:->|<-) GSP\):)"
+    r"|NVRM: GPU[0-9]+ RPC (?:event )?history \(CPU (?:->|<-) GSP\):|" + _AMDGPU_ACA + r"Accelerator Check Architecture events logged)"
     r"|\{(?<ghes_record>[0-9]+)\}\[Hardware Error\]: Hardware error from APEI )"
 )
 _CRASH_HEADS = (
     "Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ", "kernel BUG at ", "invalid opcode: ",
     "SError Interrupt on CPU",
 )
-_PCI_DEVICE = r"\S+ [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: "
 # Starts of the lines the kernel prints as part of an OOM header's dump (and of other stack dumps).
 _DUMP_STARTS = (
     # an indented line, or an empty one (a panic's message ends with a newline of its own)
@@ -330,7 +355,8 @@ _DUMP_STARTS = (
     r"EDAC \S+ MC[0-9]+: (?:CPU [0-9]+: Machine Check|TSC|ADDR|MISC|PROCESSOR) ", r"EDAC MC[0-9]+: [0-9]+ [CU]E ",
     # a firmware-first record's lines, and the AER status the kernel decodes of its PCIe error for the device's driver
     # ("nvidia 0000:e3:00.0: aer_status: 0x00001000, aer_mask: 0x00000000")
-    _PCI_DEVICE + r"(?: |AER: +TLP Header|aer_)", r"NVRM:  ", _GHES,
+    _PCI_DEVICE + r"(?: |AER: +TLP Header|aer_)", r"NVRM:  ", _GHES, _AMDGPU_ACA + r"aca entry\[",
+    r"arm-smmu-v3 \S+: (?:\s*0x[0-9a-f]{8}|event: )",
 )
 _DUMP = "^(?:" + "|".join(_DUMP_STARTS) + ")"
 # Every line any rule below reads starts with one of these or holds a keyword (the task-table
@@ -342,7 +368,7 @@ _RULE_STARTS = "^(?:" + "|".join((
     "CPU: ", "Pid: ", "Hardware name: ", "memory: usage ", "Task in ", "Tasks in ", "oom-kill:", "oom_reaper: ", r"\[",
     "INFO: task ", "INFO: rcu_", "BUG: ", "Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ",
     "WARNING: ", "kernel BUG at ", "invalid opcode: ", "irq ", "SError ", "traps: ", "mce: ", "EDAC ", "SLUB: ",
-    r"nvidia [0-9a-fA-F]{4}",
+    r"nvidia [0-9a-fA-F]{4}", r"amdgpu [0-9a-fA-F]{4}", "arm-smmu-v3 ",
 )) + ")"
 _RULE_KEYWORDS = (
     r"invoked oom-killer: |cpuset=|Killed process |[Kk]ill process |NVRM: |fallen off the bus"
@@ -578,13 +604,40 @@ def _covering(events: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
 
 def _frame_dmesg(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """dmesg lines → framed columns; a line without a time prefix inherits the line above's."""
+    lines = _unglued(lines)
     one_line = not holds_newline(lines["text"])
     text = pl.col("text")
     # Nearly every line of a raw dmesg is "[  12.345678] message": cut apart, not captured.
     stamped = text.str.contains(_BOOT_STAMP) & ~text.str.contains(_HOST_AFTER_STAMP) & ~text.str.contains(_CTIME_HEAD)
     framed = split_rows(lines, stamped if one_line else pl.lit(False), _framed_boot_stamp, lambda rest: _framed(rest, ctx, one_line))
     carried = ["ts", "ts_raw", "boot_seconds", "host", "format"]
-    return inherit_frame(framed, carried).select(*_syslog.FRAMED_SCHEMA, "boot_seconds", *file_column(lines))
+    inherited = inherit_frame(framed, carried).select(*_syslog.FRAMED_SCHEMA, "boot_seconds", *file_column(lines))
+    return inherited.with_columns(lines["shared_line"]) if "shared_line" in lines.columns else inherited
+
+
+def _unglued(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` with a kernel line written into another's (:data:`_GLUED_STAMP`) cut out into a row of its own on the
+    same line, after the text before it (``shared_line``: it adds no line to an event's ``n_lines``); a batch without
+    one, nearly every one, as it is."""
+    text = pl.col("text")
+    # a line that opens with a stamp or another dmesg head is the kernel's own: only the others are looked into
+    inside = pl.when(~text.str.contains(_BOOT_STAMP)).then(text).str.contains(_GLUED_STAMP).fill_null(False)
+    candidates = lines.select(inside).to_series()
+    if not candidates.any():
+        return lines
+    glued = candidates.clone().scatter(candidates.arg_true(), lines.filter(candidates).select(~_is_dmesg(text)).to_series())
+    if not glued.any():
+        return lines
+    indexed = lines.with_columns(__row=pl.int_range(pl.len(), dtype=pl.Int64), __part=pl.lit(0, pl.Int8))
+    cut = indexed.filter(glued).with_columns(cut=text.str.extract_groups(_GLUED))
+    before, kernel = pl.col("cut").struct.field("before"), pl.col("cut").struct.field("kernel")
+    rows = [
+        indexed.filter(~glued),
+        cut.with_columns(text=pl.coalesce(before, text)).drop("cut"),
+        cut.filter(kernel.is_not_null()).with_columns(text=kernel, __part=pl.lit(1, pl.Int8)).drop("cut"),
+    ]
+    split = pl.concat(rows).sort("__row", "__part")
+    return split.with_columns(shared_line=pl.col("__part") == 1).drop("__row", "__part")
 
 
 def _parse_dmesg_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -740,7 +793,8 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     lines = _numbered(_timed(framed, ctx))
     message, continued = pl.col("message"), pl.col("continuation") | pl.col("continuation").shift(-1, fill_value=False)
     ruled = lines.select(
-        message.str.contains(_RULE_STARTS) | message.str.contains(_RULE_KEYWORDS) | continued | _is_warn_message(message)
+        (message.str.contains(_RULE_STARTS) | message.str.contains(_RULE_KEYWORDS) | continued | _is_warn_message(message))
+        & ~pl.col("console_status")
     ).to_series()
     if not ruled.any():  # polars compiles each of the rules' regexes even for no rows: ~1 ms apiece
         return _with_program(_plain(lines).with_columns(pid=pl.lit(None, pl.Int64), process=pl.lit(None, pl.String)).drop("row"))
@@ -768,17 +822,29 @@ def _is_warn_message(message: pl.Expr) -> pl.Expr:
 def _numbered(lines: pl.DataFrame) -> pl.DataFrame:
     """``row``: a line's place in its file's lines; in a batch of several files, file N's rows start at
     N × ``_FILE_ROWS``, so that no run, block or Xid report (rca.sources._xid looks two records back)
-    reaches from one file into the next."""
+    reaches from one file into the next. ``seq``: the same count with a serial console's systemd status lines
+    (``console_status``) left out: they are no kernel line, and a report the kernel printed around one goes on across it."""
+    status = _is_console_status(pl.col("message"))
     if not within_file(lines):
-        return lines.with_row_index("row")
+        numbered = lines.with_row_index("row").with_columns(console_status=status)
+        return numbered.with_columns(seq=pl.col("row").cast(pl.Int64) - pl.col("console_status").cast(pl.Int64).cum_sum())
     in_file = pl.int_range(pl.len(), dtype=pl.Int64).over("batch_file")
-    return lines.with_columns(row=in_file + pl.col("batch_file").cast(pl.Int64) * _FILE_ROWS).select("row", pl.exclude("row"))
+    numbered = lines.with_columns(row=in_file + pl.col("batch_file").cast(pl.Int64) * _FILE_ROWS, console_status=status)
+    skipped = pl.col("console_status").cast(pl.Int64).cum_sum().over("batch_file")
+    return numbered.with_columns(seq=pl.col("row") - skipped).select("row", pl.exclude("row"))
+
+
+def _is_console_status(message: pl.Expr) -> pl.Expr:
+    """Whether a line is one of systemd's status lines on a serial console (:data:`_SYSTEMD_STATUS`, :data:`_SYSTEMD_JOB`),
+    looked for where the line opens with a bracket or the job lines' indent."""
+    status = pl.when(message.str.starts_with("[")).then(message).str.contains(_SYSTEMD_STATUS).fill_null(False)
+    return status | _is_systemd_job(message)
 
 
 def _plain(lines: pl.DataFrame) -> pl.DataFrame:
     """Events of lines no rule reads: as framed, severity from the level or the wording."""
     return lines.select(
-        "row", "line", pl.lit(1, pl.Int32).alias("n_lines"), "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host",
+        "row", "line", _own_lines().alias("n_lines"), "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host",
         "format", kind=pl.lit("log"), severity=pl.coalesce("severity", _wording()),
     )
 
@@ -792,13 +858,18 @@ def _with_program(events: pl.DataFrame) -> pl.DataFrame:
     task = pl.when(message.str.contains(":(pid ", literal=True)).then(message.str.extract(_DRIVER_TASK, 1))
     return named.with_columns(
         pid=pl.coalesce("pid", pl.coalesce(pl.col("program").struct.field("pid"), task).cast(pl.Int64, strict=False)),
-        process=pl.coalesce("process", pl.col("program").struct.field("name")),
+        # a serial console's status lines are systemd's (PID 1 writes them to the console)
+        process=pl.coalesce(
+            "process", pl.col("program").struct.field("name"), pl.when(_is_console_status(message)).then(pl.lit("systemd"))
+        ),
     ).drop("program")
 
 
 def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     if "boot_seconds" not in framed.columns:
         framed = framed.with_columns(boot_seconds=pl.lit(None, pl.Float64))
+    if "shared_line" not in framed.columns:
+        framed = framed.with_columns(shared_line=pl.lit(False))
     embedded = head_groups(pl.col("message"), _EMBEDDED_BOOT_HEAD, one_line=not holds_newline(framed["message"]))
     peeled = framed.with_columns(embedded=embedded).with_columns(
         boot_seconds=pl.coalesce("boot_seconds", pl.col("embedded").struct.field("boot").cast(pl.Float64, strict=False)),
@@ -813,8 +884,17 @@ def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         ts_quality=pl.when(from_boot & ~keeps_inherited.fill_null(False)).then(boot_quality).otherwise("ts_quality"),
         # a line of a multi-line record: indented in dmesg, or (journalctl, whose framing cut that margin off the
         # message) indented to the column the record's first message starts at
-        continuation=(inherited & (pl.col("message").str.contains(r"^\s") | pl.col("text").str.contains(r"^\s"))).fill_null(False),
+        continuation=(
+            inherited & (pl.col("message").str.contains(r"^\s") | pl.col("text").str.contains(r"^\s"))
+            & ~_is_systemd_job(pl.col("message"))
+        ).fill_null(False),
     )
+
+
+def _is_systemd_job(message: pl.Expr) -> pl.Expr:
+    """Whether a line is systemd's console line of a job it starts (:data:`_SYSTEMD_JOB`), looked for where the line
+    opens with its indent."""
+    return pl.when(message.str.starts_with(" " * 9)).then(message).str.contains(_SYSTEMD_JOB).fill_null(False)
 
 
 def _groups(pattern: str, prefix: str, text: pl.Expr | None = None) -> list[pl.Expr]:
@@ -882,11 +962,12 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
     is_header = pl.col("header_name").is_not_null()
     opens_dump = is_header | pl.coalesce(*(pl.col(f"head_{name}") for name in re.findall(r"\(\?<([a-z_]+)>", _BLOCK_HEAD))).is_not_null()
     head = ~pl.col("continuation")
-    row = pl.col("row").cast(pl.Int64)
+    row, seq = pl.col("row").cast(pl.Int64), pl.col("seq")
     new_file = starts_file(lines)
-    # The row before a file's first is its file's row -1 (numbered by _numbered), as if read alone.
-    before = pl.when(new_file).then(row - row % _FILE_ROWS - 1).otherwise(row.shift(1)).fill_null(-1)
-    after_gap = row != before + 1
+    # The line before a file's first is its file's -1 (numbered by _numbered), as if read alone; a console status line
+    # between two lines is no gap.
+    before = pl.when(new_file).then(seq - seq % _FILE_ROWS - 1).otherwise(seq.shift(1)).fill_null(-1)
+    after_gap = seq != before + 1
     # Some reports' heads open their record though their words are a dump line's: a firmware-first record's first line is
     # one of its "{8}[Hardware Error]: " lines, an RCU stall's head one of its "rcu: " lines. (An SXid report's lines are
     # each an SXid head, and join the first: rca.sources._xid.continues_sxid.)
@@ -895,7 +976,7 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
     rejoins = _rejoins_ghes_record(lines)
     run_has_header = (
         pl.when(opens_run).then(opens_dump).when(rejoins).then(pl.lit(True)).when(after_gap).then(pl.lit(False))
-        .when(row % _FILE_ROWS == 0).then(opens_dump).forward_fill()
+        .when(seq % _FILE_ROWS == 0).then(opens_dump).forward_fill()
     )
     opens_record = head & ~((run_has_header | _in_headless_dump(after_gap | new_file)) & dump) | new_file
     killed = pl.col("killed_pid").is_not_null()
@@ -974,19 +1055,24 @@ def _carry_block_facts(lines: pl.DataFrame) -> pl.DataFrame:
 
 def _group(lines: pl.DataFrame) -> pl.DataFrame:
     """One row per record; only the records of several lines are aggregated."""
-    facts = [name for name in lines.columns if name not in ("record", "line", "message", "text", "continuation", "dump")]
+    facts = [name for name in lines.columns if name not in ("record", "line", "message", "text", "continuation", "dump", "shared_line")]
     opens = pl.col("record").ne_missing(pl.col("record").shift(1))
     contiguous = lines["record"].is_sorted()
     # a firmware-first record's lines may have others between them (_rejoins_ghes_record): its lines wherever they are
     several = lines.select(~opens | ~opens.shift(-1, fill_value=True) if contiguous else pl.col("record").is_duplicated()).to_series()
     merged = lines.filter(several).group_by("record", maintain_order=True).agg(
         pl.col("line").first(),
-        pl.len().cast(pl.Int32).alias("n_lines"),
+        _own_lines().sum().cast(pl.Int32).alias("n_lines"),
         pl.col("message").str.join("\n"),
         *(pl.col(name).drop_nulls().first() for name in facts),
     )
-    single = lines.filter(~several).select("record", "line", pl.lit(1, pl.Int32).alias("n_lines"), "message", *facts)
+    single = lines.filter(~several).select("record", "line", _own_lines().alias("n_lines"), "message", *facts)
     return pl.concat([merged, single]).sort("row")
+
+
+def _own_lines() -> pl.Expr:
+    """The lines a row adds to its event's ``n_lines``: none for a kernel line cut out of another's (_unglued)."""
+    return pl.when(pl.col("shared_line")).then(pl.lit(0, pl.Int32)).otherwise(pl.lit(1, pl.Int32))
 
 
 def _kib_to_bytes(kb: pl.Expr) -> pl.Expr:
@@ -1051,6 +1137,8 @@ def _severity(kind: pl.Expr) -> pl.Expr:
         # allocation the caller may survive (KERN_WARNING), a user process's trap (not the kernel's own GP fault)
         .when(pl.col("head_hung_pid").is_not_null() | pl.col("head_trap_pid").is_not_null() | pl.col("head_bad_irq").is_not_null())
         .then(pl.lit("error"))
+        # a DMA the SMMU refused: the device's transfer failed, whatever level printed it
+        .when(pl.col("head_smmu_event").is_not_null()).then(pl.lit("error"))
         .when(pl.col("head_alloc_order").is_not_null() | pl.col("head_vmalloc_mode").is_not_null()).then(pl.lit("warning"))
         # an oops, a general protection fault, a panic: the kernel's own crash, whatever level printed it (KERN_DEFAULT)
         .when(pl.col("head_other").is_in(_CRASH_HEADS)).then(pl.lit("critical"))
