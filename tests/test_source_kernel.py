@@ -2015,3 +2015,16 @@ def test_gsp_boot_attempts_exceeded_is_an_error_like_the_failed_boots_before_it(
     events = _events("dmesg_reltime_gsp_fmc_boot_attempts_exceeded_580_01.log")
     assert events["severity"].to_list() == [None, None, "error", "error", "error", "error", "error", "error"]
     assert set(events["ts_quality"]) == {"missing"} and json.loads(events["attrs"][0])["nvidia_driver"] == "580.95.05"
+
+
+def test_a_ring_buffer_read_back_has_no_glued_lines_alone_or_beside_a_console_capture(tmp_path: Path) -> None:
+    # dmesg -T reads the ring buffer, which no other program writes into: a stamp inside its message is the message's,
+    # whether the file is read alone or in one batch with a raw dmesg file.
+    ring = "[Wed Feb 19 06:41:03 2025] usb 1-1: new device\n[Wed Feb 19 06:41:04 2025] echo said: foo [    1.331981] bar baz\n"
+    assert rca.parse_text(ring, file="ring").select("line", "n_lines").rows() == [(1, 1), (2, 1)]
+    (tmp_path / "logs" / "h").mkdir(parents=True)
+    (tmp_path / "logs" / "h" / "a-dmesg-T.log").write_text(ring)
+    (tmp_path / "logs" / "h" / "b-dmesg.log").write_text("[    1.000000] Linux version 6.1\n[    2.000000] usb 1-1: new device\n")
+    rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    events = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "h/a-dmesg-T.log").sort("line")
+    assert events.select("line", "n_lines", "message").rows() == [(1, 1, "usb 1-1: new device"), (2, 1, "echo said: foo [    1.331981] bar baz")]

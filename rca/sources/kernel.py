@@ -621,12 +621,13 @@ def _unglued(lines: pl.DataFrame) -> pl.DataFrame:
     one, nearly every one, as it is."""
     text = pl.col("text")
     # A console writes the kernel's lines with dmesg's raw stamps; the ring buffer read back (dmesg -T, journalctl -k) has
-    # no other writer's text to glue them into: a batch without a raw stamp is not looked into.
+    # no other writer's text to glue them into: a file without a raw stamp is not looked into.
     raw = lines.select(text.str.contains(_BOOT_STAMP)).to_series()
     if not raw.any():
         return lines
+    in_console = pl.lit(raw).any().over(within) if (within := within_file(lines)) else pl.lit(True)
     # a line that opens with a stamp or another dmesg head is the kernel's own: only the others are looked into
-    candidates = lines.select(pl.when(~raw).then(text).str.contains(_GLUED_STAMP).fill_null(False)).to_series()
+    candidates = lines.select(pl.when(~pl.lit(raw) & in_console).then(text).str.contains(_GLUED_STAMP).fill_null(False)).to_series()
     if not candidates.any():
         return lines
     glued = candidates.clone().scatter(candidates.arg_true(), lines.filter(candidates).select(~_is_dmesg(text)).to_series())
