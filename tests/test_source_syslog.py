@@ -858,16 +858,19 @@ def test_openshift_hyperkube_lines_are_read_as_the_kubelet_klog() -> None:
 
 
 def test_runtime_lines_name_the_container_a_cri_call_acts_on() -> None:
-    # cri-o/cri-o issue #7053: CRI-O at -07:00 stopping a container; its pod sandbox is no container.
+    # cri-o/cri-o issue #7053: CRI-O at -07:00 stopping a container, then its pod's sandbox (the pause container: flagged as such).
     crio = _events("journal_crio_stop_container_timeout_pdt_01.log")
-    container = "4bbbc006f606958022cb32f65bdbd0b64159e1247142d34ee43b395cad213207"
-    assert crio["container_id"].to_list() == [container, None, container, None]
+    container, sandbox = "4bbbc006f606958022cb32f65bdbd0b64159e1247142d34ee43b395cad213207", "2f2c5585344a94eddce318399e51081f6547466202b755f6057d2f624bc38b81"
+    assert crio["container_id"].to_list() == [container, sandbox, container, sandbox]
+    assert [json.loads(attrs or "{}").get("sandbox") for attrs in crio["attrs"]] == [None, True, None, True]
     assert set(crio["process"]) == {"crio"} and set(crio["severity"]) == {"info"}
     assert crio["ts"][0] == datetime(2023, 6, 15, 6, 50, 37, tzinfo=UTC)
     # canonical/microk8s issue #651: the snap's containerd, its lines ellipsized by journalctl.
     microk8s = _events("journal_microk8s_containerd_container_to_stop_nb_01.log")
     assert microk8s["severity"].to_list() == ["debug"] + ["info"] * 5
-    assert microk8s["container_id"].to_list()[1:3] == [None, "d26e733826de704fd2cf7b1875bdcfa07bc61fe5b066d0c533d76ce729ba4e17"]
+    assert microk8s["container_id"].to_list()[1:3] == [
+        "4ae29c7f87b4a08b42472853c23d09f33c8837ccf4a33a75b3735597dcfdfc46", "d26e733826de704fd2cf7b1875bdcfa07bc61fe5b066d0c533d76ce729ba4e17",
+    ]
     assert microk8s["ts"][0] == datetime(2020, 10, 29, 14, 5, 55, tzinfo=UTC)
 
 
@@ -1709,3 +1712,63 @@ def test_containerd_stamps_give_a_syslog_its_zone_and_kubelet_keeps_its_klog_tim
 )
 def test_a_programs_logrus_level_is_its_lines_severity(name: str, program: str, severities: list[str]) -> None:
     assert _events(name).filter(pl.col("process") == program)["severity"].to_list() == severities
+
+
+def test_runtime_lines_name_the_container_in_their_own_wordings() -> None:
+    # containerd's "shim reaped" id=<id> and dockerd's API path / leading id (a CentOS 7 /var/log/messages, 2020): the container
+    # whose start failed; the kind node's containerd quotes the id (kueue #9328); OpenShift's dockerd-current (kubernetes #55020).
+    failed_start = "029ce88eb5e7ed97a7a52134c5ca26748e104d90cc3ba5434d2ef501b4d74b85"
+    events = _events("journal_rsyslog_dockerd_api_start_oci_failed_cst_01.log")
+    assert events.select("line", "process", "severity", "container_id").rows() == [
+        (1, "containerd", "info", failed_start), (2, "dockerd", "error", None), (3, "dockerd", "error", None), (4, None, None, None),
+        (5, "dockerd", "error", failed_start), (6, "dockerd", "error", failed_start), (7, "kubelet", "error", None),
+    ]
+    assert events["ts"][5] == datetime(2020, 6, 30, 16, 45, 31, tzinfo=UTC)
+    kind = _events("journal_kind_containerd_pipe_stdout_start_failed_01.log")
+    assert set(kind.select("severity", "container_id").rows()) == {("error", "00498b3fed0360310f38eeaa92cdbfc11ccd99d49a1b5ad9e04221df45c1e8d3")}
+    openshift = _events("journal_dockerd_current_api_no_such_container_ocp_01.log")
+    assert set(openshift["container_id"]) == {"59bc08ce35711b2812e908b311bf4574f9c7412a1534e40ababfe159c86eaf3a"}
+    # A swarm node's dockerd writing no time= to the journal, its lines cut at the terminal's width (public-code index id 4000418077).
+    swarm = _events("journal_dockerd_no_time_swarm_start_failed_truncated_01.log")
+    resolved, started = "a8fb2e8227966d0e749225b1c2feddd188832e60614b1d579d55c33f0a555f9e", "438df95d9494edfe68b7078928d8c59554f43586eaa915306937c80386c041a8"
+    assert swarm.select("severity", "container_id").rows() == [
+        ("error", None), ("warning", None), ("error", resolved), ("error", None), ("error", started), ("error", started), ("info", None),
+    ]
+
+
+def test_crio_names_the_pod_sandbox_it_stops_as_a_sandbox() -> None:
+    # cri-o #6699 (2023): after `systemctl restart crio` it stops a pod's sandbox and removes its container; the CRI request's
+    # id=<uuid> is no container.
+    events = _events("journal_crio_restart_stop_sandbox_remove_container_01.log").filter(pl.col("process") == "crio")
+    sandbox, removed = "c826ce942387614e0910805bd1b9e26c7dc11140fc4ed6a5f0a69432e45e6f7f", "416eb6feb1891101c5bb8a1ed2d7d7b87e618ee9e6da8838955e9517c27ec437"
+    assert events.select("container_id", "severity").rows() == [(sandbox, "info"), (sandbox, "info"), (removed, "info")]
+    assert [json.loads(attrs or "{}").get("sandbox") for attrs in events["attrs"]] == [True, True, None]
+
+
+def test_a_services_own_level_wins_over_the_journals_stdout_priority() -> None:
+    # rcourtman/Pulse #1814 (2026): a service's stdout, each line a JSON logger's record opening with its level.
+    assert _events("journal_reverse_json_logger_level_warn_ellipsized_01.log")["severity"].to_list() == ["warning", "warning"]
+    # journald gives every line a service writes to stdout PRIORITY 6 (info): the level the line names wins, for a program
+    # without rules of its own (logrus, klog, a JSON logger); an entry's explicit other PRIORITY stands.
+    def entry(priority: int, message: str) -> str:
+        return json.dumps({
+            "__REALTIME_TIMESTAMP": "1678474432411076", "PRIORITY": str(priority), "SYSLOG_IDENTIFIER": "agent", "_PID": "1080",
+            "_HOSTNAME": "gpu-node-1", "_TRANSPORT": "stdout", "MESSAGE": message,
+        })
+
+    lines = [
+        entry(6, 'time="2023-03-10T18:53:52.411009960Z" level=error msg="collecting stats failed"'),
+        entry(6, "E0310 18:53:52.411009    1080 agent.go:12] lost the device plugin socket"),
+        entry(6, '{"level":"warn","msg":"slow scrape"}'),
+        entry(6, "plain line"),
+        entry(3, 'time="2023-03-10T18:53:52.411009960Z" level=info msg="written to stderr"'),
+    ]
+    events = _lines_parsed(lines, "journal.json")
+    assert events["severity"].to_list() == ["error", "error", "warning", "info", "error"]
+
+
+def test_a_gpu_pods_sandbox_without_the_nvidia_runtime_is_an_error_naming_the_pod() -> None:
+    # NVIDIA/gpu-operator #432 (2022): containerd has no "nvidia" runtime configured for the GPU feature discovery pod.
+    event = _events("journal_containerd_no_nvidia_runtime_sandbox_gpu_operator_01.log").row(0, named=True)
+    assert (event["severity"], event["process"], event["pid"], event["host"]) == ("error", "containerd", 10237, "beck")
+    assert (event["pod"], event["namespace"], event["pod_uid"]) == ("gpu-feature-discovery-qfjgk", "gpu-operator", "02c7d4ad-db02-4145-846b-616a94416008")

@@ -87,10 +87,18 @@ _CRIO_CONMON = (
 # "Started container" … containerID=<id>; containerd's "StopContainer for \"<id>\"", "Container to stop \"<id>\" …",
 # "CreateContainer within sandbox \"<sandbox>\" for &ContainerMetadata{Name:<name>,Attempt:<n>,} returns container id \"<id>\""
 # (its name, and the how-manieth restart; "\u0026" for "&" in JSON); dockerd's "ignoring event" … container=<id>; podman's
-# "Cleaning up container <id>", "Container <id> storage is already unmounted".
+# "Cleaning up container <id>", "Container <id> storage is already unmounted". containerd quotes the id it names in a
+# message ("Failed to pipe stdout of container \"<id>\""), and names a task by its container's id in an "id=" field ("shim
+# reaped" id=<id>); dockerd names it in the API call that failed ("Handler for POST /v1.38/containers/<id>/start returned
+# error: …") or opens its message with it ("<id> cleanup: failed to delete container from containerd"); dockerd and CRI-O name
+# it after what of the container failed ("failed removing container name resolution for <id>", "Failed to update container
+# state for <id>"). A pod's sandbox (its pause container) is named as such: CRI-O's "Stopping pod sandbox: <id>",
+# containerd's "StopPodSandbox for \"<id>\"".
 _NAMED_CONTAINER = (
     r"msg=\"(?:(?:Stopping|Removing|Starting|Created|Removed|Stopped) container:? |(?:Stop|Remove|Start)Container for \\\"|Container to stop \\\")"
-    r"(?<id>" + _ID + r")|\bcontainer(?:ID)?=(?<field>" + _ID + r")\b|\b[Cc]ontainer (?<plain>" + _ID + r")\b"
+    r"(?<id>" + _ID + r")|\b(?:container(?:ID)?|id)=(?<field>" + _ID + r")\b|\b[Cc]ontainer (?:\\\")?(?<plain>" + _ID + r")\b"
+    r"|/containers/(?<api>" + _ID + r")/|msg=\"(?<lead>" + _ID + r") |\b[Cc]ontainer (?:[a-z]+ ){1,3}for (?<part>" + _ID + r")\b"
+    r"|msg=\"(?:(?:Stopping|Stopped|Removing|Removed) pod sandbox:? |(?:Stop|Remove)PodSandbox for \\\")(?<sandbox>" + _ID + ")"
 )
 _CREATED_CONTAINER = r"ContainerMetadata\{Name:(?<name>[^,}]+),Attempt:(?<attempt>[0-9]+),\} returns container id \\\"(?<created>" + _ID + ")"
 # CRI-O names a container it acts on by its pod too ("<namespace>/<pod>/<container>"): "Creating container: default/x/y",
@@ -219,8 +227,12 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         task.field("container_id"), dockerd.field("container_id"), crio.field("stopped"), full_forced, pl.when(died | oom).then(full_event_id)
     )
     # The runtime's own lines about a container it creates, starts, stops or removes: the runtime stays their process.
-    named = pl.when(message.str.contains("ontainer", literal=True)).then(message).str.extract_groups(_NAMED_CONTAINER).struct
-    acted_on = pl.coalesce(named.field("id"), named.field("field"), named.field("plain"), created.field("created"), full_event_id)
+    # (The wordings' literals: a container's, a shim's task "id=", a sandbox's.)
+    named_gate = message.str.contains_any(["ontainer", "shim", "od sandbox", "PodSandbox for"])
+    named = pl.when(named_gate).then(message).str.extract_groups(_NAMED_CONTAINER).struct
+    acted_on = pl.coalesce(
+        *(named.field(group) for group in ("id", "field", "plain", "api", "lead", "part", "sandbox")), created.field("created"), full_event_id,
+    )
     id_prefix = pl.coalesce(crio.field("short_id"), pl.when(full_forced.is_null()).then(forced), pl.when(full_event_id.is_null()).then(event_id))
     stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null()
     about_a_container = container_id.is_not_null() | id_prefix.is_not_null()
@@ -261,7 +273,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             "signal": pl.when(killed | stop_killed).then(pl.lit("SIGKILL"))
             .otherwise(pl.coalesce(runtime_signal, _attribute("signal")).replace_strict(_SIGNAL_NAMES, default=None)),
             "runtime": pl.when(about_a_container).then(pl.col("program")),
-            "sandbox": pl.when(sandbox).then(pl.lit(True)),
+            "sandbox": pl.when(sandbox | named.field("sandbox").is_not_null()).then(pl.lit(True)),
             "runtime_stop": pl.when(stopped_by_runtime).then(pl.lit(True)),
             "container_id_prefix": id_prefix,
         }),

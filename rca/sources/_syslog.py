@@ -279,6 +279,18 @@ FRAMED_SCHEMA = {
 }
 
 
+def message_level(message: pl.Expr) -> pl.Expr:
+    """The severity a message names first, where its envelope gives none: daemons that write no syslog level name it
+    first (Slurm's, sshd's, munged's "error: …"; DCGM's nv-hostengine's and Go command-line tools' "Error: …"); a Go daemon
+    logging with logrus after its stamp (k3s' and rke2's own lines, which go to the kubelet's rules: those read a klog
+    letter alone)."""
+    return (
+        pl.when(message.str.starts_with("error: ") | message.str.starts_with("Error: ")).then(pl.lit("error"))
+        .when(message.str.starts_with("fatal: ")).then(pl.lit("critical"))
+        .when(message.str.starts_with('time="')).then(message.str.extract(LOGRUS_LEVEL, 1).replace_strict(LOGRUS_SEVERITY, default=None))
+    )
+
+
 def is_registered_program_line(text: pl.Expr) -> pl.Expr:
     """Whether ``text`` is the line of a program with rules of its own, whatever its host ("апр 28 01:23:30 PC
     kernel: …": a host of capitals, no pid; "2024-12-04T10:00:00+0000 kernel: …" no host), for sniffing."""
@@ -347,14 +359,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     boot_seconds = pl.when(has_monotonic).then(m.field("boot").cast(pl.Float64))
     boot_ts, boot_quality = timeutil.boot_to_utc(boot_seconds, ctx)
     message = pl.coalesce(s.field("message"), i.field("message"), m.field("message"))
-    # Daemons that write no syslog level name it first (Slurm's, sshd's, munged's "error: …"; DCGM's nv-hostengine's and
-    # Go command-line tools' "Error: …"); a Go daemon logging with logrus after its stamp (k3s' and rke2's own lines, which
-    # go to the kubelet's rules: those read a klog letter alone).
-    level = (
-        pl.when(message.str.starts_with("error: ") | message.str.starts_with("Error: ")).then(pl.lit("error"))
-        .when(message.str.starts_with("fatal: ")).then(pl.lit("critical"))
-        .when(message.str.starts_with('time="')).then(message.str.extract(LOGRUS_LEVEL, 1).replace_strict(LOGRUS_SEVERITY, default=None))
-    )
+    level = message_level(message)
     framed = parts.with_columns(
         ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")).when(has_monotonic).then(boot_ts).when(has_runtime).then(runtime_ts),
         ts_raw=pl.when(has_short).then(s.field("stamp"))
@@ -450,7 +455,9 @@ _APPLICATION_LEVEL = (
     r"|[0-9]{2,4}-[0-9][0-9]-[0-9][0-9][ T][0-9][0-9]:[0-9][0-9]:[0-9][0-9][0-9.,]*(?:Z|[+-][0-9][0-9]:?[0-9][0-9])? "
     rf"(?:(?<capnslog>[DINWEC]) \| |\[?(?<word>{_LEVEL_WORDS})\]?(?::? |:$|$))"
     # Without a stamp of its own a word is a level only marked as one: "[WARN] …", "ERROR: …" ("CRITICAL section …" is none).
-    rf"|\[(?<bracketed>{_LEVEL_WORDS})\](?::? |$)|(?<colon>{_LEVEL_WORDS}):(?: |$))"
+    rf"|\[(?<bracketed>{_LEVEL_WORDS})\](?::? |$)|(?<colon>{_LEVEL_WORDS}):(?: |$)"
+    # A JSON logger's line that opens with its level (zerolog's, zap's, logrus' JSON formatter): '{"level":"warn",…'.
+    r'|\{"level":"(?<json>[A-Za-z]+)"[,}])'
 )
 _APPLICATION_SEVERITY = {
     "I": "info", "W": "warning", "E": "error", "F": "critical", "D": "debug", "N": "notice", "C": "critical",
@@ -462,7 +469,10 @@ _APPLICATION_SEVERITY = {
 def application_level(message: pl.Expr) -> pl.Expr:
     """The severity an application's own log line names at the start of a syslog message (:data:`_APPLICATION_LEVEL`)."""
     found = message.str.extract_groups(_APPLICATION_LEVEL).struct
-    named = pl.coalesce(found.field("klog"), found.field("capnslog"), found.field("word"), found.field("bracketed"), found.field("colon"))
+    named = pl.coalesce(
+        found.field("klog"), found.field("capnslog"), found.field("word"), found.field("bracketed"), found.field("colon"),
+        found.field("json").str.to_uppercase(),
+    )
     return named.replace_strict(_APPLICATION_SEVERITY, default=None)
 
 
@@ -747,10 +757,15 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # (Home Assistant OS's) by that id alone ("7588f50d8707[471]:", the default tag "{{.ID}}").
         tagged = program.str.strip_prefix("docker/")
         container_id = pl.when(tagged.str.len_chars().is_in([12, 64])).then(tagged)
+        # A program without rules may still name its line's level: where the envelope gave none, and where the journal's
+        # PRIORITY is the info that journald gives every line a service writes to its stdout or stderr (SyslogLevel=), whatever
+        # the line says ("level=error", "E0101 …", '{"level":"warn",…').
+        journal_default = pl.col("format").is_in(["journal_json", "journal_verbose"]) & (pl.col("severity") == "info")
+        own_level = pl.coalesce(message_level(message), application_level(message))
         parts.append(program_events(
             rest,
-            # A program without rules may still name its line's level (the envelope gave none).
-            severity=pl.coalesce(pl.col("severity"), application_level(message)),
+            severity=pl.when(pl.col("severity").is_null() | journal_default).then(pl.coalesce(own_level, pl.col("severity")))
+            .otherwise(pl.col("severity")),
             container_id=pl.when(container_id.str.contains("^[0-9a-f]+$")).then(container_id),
             attrs=attrs_json({"repeated": repeated.cast(pl.Int64, strict=False)}),
         ))
