@@ -77,14 +77,17 @@ def envelope_zone_corrected(framed: pl.DataFrame, zoneless: pl.Expr, within: str
 
 def with_confirmed_years(framed: pl.DataFrame, yearless: pl.Expr) -> pl.DataFrame:
     """``framed`` with the ``ts_quality`` of its ``yearless`` rows "exact" where the message opens with a stamp of the
-    year the envelope's time was given: the program wrote that year (a stamp of another year, or of a zone on the other
-    side of New Year, leaves the year inferred)."""
+    year the envelope's time was given, at that moment: the program wrote that year (a stamp of another year, or of a
+    zone on the other side of New Year, leaves the year inferred). A stamp hours away from the envelope's time tells a
+    zone the envelope was not read in (too few of the host's lines to move them all): that time is not exact."""
     message = pl.col("message")
     stamp_year = (
         pl.when(message.str.starts_with('time="')).then(message.str.slice(6, 4))
         .when(message.str.contains(" m=+", literal=True)).then(message.str.slice(0, 4))
     )
-    confirmed = yearless & (stamp_year == pl.col("ts").dt.year().cast(pl.String)).fill_null(False)
+    same_year = yearless & (stamp_year == pl.col("ts").dt.year().cast(pl.String)).fill_null(False)
+    gap = (pl.col("ts") - _opening_moment(pl.when(same_year).then(message))).dt.total_seconds().abs()
+    confirmed = same_year & (gap <= SLACK_S).fill_null(False)
     return framed.with_columns(ts_quality=pl.when(confirmed).then(pl.lit("exact")).otherwise(pl.col("ts_quality")))
 
 
