@@ -59,7 +59,7 @@ def envelope_zone_corrected(framed: pl.DataFrame, zoneless: pl.Expr, within: str
     rows moved into the zone that each host's own zoned stamps in the file show; ``within`` names the column
     that tells the files of a batch apart (None: one file)."""
     keys = [within, "host"] if within else ["host"]
-    stamped = framed.filter(zoneless & _opens_with_stamp(pl.col("message")).fill_null(False)).select(*keys, "ts", "message")
+    stamped = framed.select(*keys, "ts", "message", voting=zoneless & _opens_with_stamp(pl.col("message")).fill_null(False)).filter("voting")
     if stamped.is_empty():
         return framed
     stride = (pl.len() + SAMPLE - 1) // SAMPLE
@@ -75,20 +75,30 @@ def envelope_zone_corrected(framed: pl.DataFrame, zoneless: pl.Expr, within: str
     return shifted.drop("quarters")
 
 
-def with_confirmed_years(framed: pl.DataFrame, yearless: pl.Expr) -> pl.DataFrame:
+def with_confirmed_years(framed: pl.DataFrame, yearless: pl.Expr, within: str | None) -> pl.DataFrame:
     """``framed`` with the ``ts_quality`` of its ``yearless`` rows "exact" where the message opens with a stamp of the
-    year the envelope's time was given, at that moment: the program wrote that year (a stamp of another year, or of a
-    zone on the other side of New Year, leaves the year inferred). A stamp hours away from the envelope's time tells a
-    zone the envelope was not read in (too few of the host's lines to move them all): that time is not exact."""
+    year the envelope's time was given: the program wrote that year (a stamp of another year, or of a zone on the other
+    side of New Year, leaves the year inferred). Only for a host whose stamps, on a sample as for the votes, agree with
+    its envelope times (once :func:`envelope_zone_corrected` moved them): a host of too few lines to move, its stamps
+    hours from its envelope times, has no exact time."""
     message = pl.col("message")
     stamp_year = (
         pl.when(message.str.starts_with('time="')).then(message.str.slice(6, 4))
         .when(message.str.contains(" m=+", literal=True)).then(message.str.slice(0, 4))
     )
-    same_year = yearless & (stamp_year == pl.col("ts").dt.year().cast(pl.String)).fill_null(False)
-    gap = (pl.col("ts") - _opening_moment(pl.when(same_year).then(message))).dt.total_seconds().abs()
-    confirmed = same_year & (gap <= SLACK_S).fill_null(False)
-    return framed.with_columns(ts_quality=pl.when(confirmed).then(pl.lit("exact")).otherwise(pl.col("ts_quality")))
+    same_year = framed.select(yearless & (stamp_year == pl.col("ts").dt.year().cast(pl.String)).fill_null(False)).to_series()
+    keys = [within, "host"] if within else ["host"]
+    stamped = framed.select(*keys, "ts", "message").filter(same_year)
+    if stamped.is_empty():
+        return framed
+    stride = (pl.len() + SAMPLE - 1) // SAMPLE
+    sample = stamped.filter((pl.int_range(pl.len()) % stride == 0).over(keys))
+    hosts = sample.group_by(keys).agg(in_zone=((_vote() == 0).mean() >= AGREEMENT).fill_null(False))
+    if hosts["in_zone"].all():
+        return framed.with_columns(ts_quality=pl.when(pl.lit(same_year)).then(pl.lit("exact")).otherwise(pl.col("ts_quality")))
+    joined = framed.join(hosts, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    confirmed = pl.lit(same_year) & pl.col("in_zone").fill_null(False)
+    return joined.with_columns(ts_quality=pl.when(confirmed).then(pl.lit("exact")).otherwise(pl.col("ts_quality"))).drop("in_zone")
 
 
 def _opening_moment(message: pl.Expr) -> pl.Expr:
