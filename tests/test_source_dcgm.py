@@ -699,3 +699,68 @@ def test_gb200_scrape_with_bus_id_labels_and_no_help_lines() -> None:
     assert events["mem_total_bytes"].to_list() == [188729 * 2**20] * 4
     first = json.loads(events["attrs"][0])
     assert (first["model_name"], first["driver_version"], first["temp_c"], first["power_w"]) == ("NVIDIA GB200", "580.126.20", 27, 165.926)
+
+
+def test_nvlink_link_status_names_each_gpu_and_flags_links_down() -> None:
+    # "dcgmi nvlink --link-status" on DCGM 3.3.7 with every NVLink of both GPUs down (NVIDIA/DCGM issue #198).
+    name = "dcgm_nvlink_link_status_all_down_337_01.txt"
+    assert sources.sniff((FOLDER / name).read_text().splitlines())[0].name == "dcgm"
+    events = _events(name)
+    devices = events.filter(pl.col("gpu_index").is_not_null())
+    assert devices.select("line", "n_lines", "gpu_index", "severity", "format").rows() == [
+        (5, 2, 0, "warning", "nvlink_status"), (7, 2, 1, "warning", "nvlink_status")]
+    attrs = _attrs(devices.row(0, named=True))
+    assert (attrs["links_down"], attrs["links_up"], attrs["link_states"]) == (18, 0, "D" * 18)
+    assert events.filter(pl.col("gpu_index").is_null())["message"].to_list() == ["    No NvSwitches found."]
+    assert events["ts_quality"].unique().to_list() == ["file_mtime"]
+
+
+def test_nvlink_link_status_counts_switch_links_and_leaves_unsupported_slots_alone() -> None:
+    # The layout dcgmi's Nvlink::DisplayNvLinkLinkStatus prints; an A100's 12 links up, the 6 slots it lacks "_".
+    text = (
+        "+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n"
+        "    gpuId 0:\n        U U U U U U U U U U U U _ _ _ _ _ _\n"
+        "NvSwitches:\n    physicalId 8:\n        U U X D\n\nKey: Up=U, Down=D, Disabled=X, Not Supported=_\n"
+    )
+    gpu, switch = rca.parse_text(text, file="nvlink.txt").to_dicts()
+    assert (gpu["gpu_index"], gpu["severity"], _attrs(gpu)["links_up"], _attrs(gpu)["links_down"]) == (0, "info", 12, 0)
+    assert switch["gpu_index"] is None and switch["severity"] == "warning"
+    assert {k: _attrs(switch)[k] for k in ("entity_group", "entity_id", "links_disabled", "links_down")} == {
+        "entity_group": "NvSwitch", "entity_id": 8, "links_disabled": 1, "links_down": 1}
+
+
+def test_clock_event_counts_are_one_sample_named_by_their_event() -> None:
+    # DCGM_EXP_CLOCK_EVENTS_COUNT (dcgm-exporter PR #261's output): one series per clock_event label in one scrape,
+    # not three scrapes; a hardware thermal slowdown counted in the window is a warning.
+    (sample,) = _events("dcgm_exporter_clock_events_count_t400_545_01.txt").to_dicts()
+    assert (sample["kind"], sample["line"], sample["n_lines"], sample["gpu_index"], sample["host"]) == ("gpu_sample", 2, 3, 0, "home")
+    assert sample["severity"] == "warning"
+    attrs = _attrs(sample)
+    assert "scrape" not in attrs
+    assert {k: attrs[k] for k in ("clock_events_gpu_idle", "clock_events_sw_thermal", "clock_events_hw_thermal")} == {
+        "clock_events_gpu_idle": 2, "clock_events_sw_thermal": 1, "clock_events_hw_thermal": 1}
+
+
+def test_software_clock_events_alone_leave_the_sample_info() -> None:
+    labels = 'gpu="1",UUID="GPU-0",Hostname="n1",window_size_in_ms="300000"'
+    text = "".join(f'DCGM_EXP_CLOCK_EVENTS_COUNT{{{labels},clock_event="{event}"}} {count}\n'
+                   for event, count in (("sw_power_cap", 4), ("hw_slowdown", 0)))
+    (sample,) = rca.parse_text(text, file="scrape.txt", reference_time=FIXED_MTIME).to_dicts()
+    assert sample["severity"] == "info" and _attrs(sample)["clock_events_sw_power_cap"] == 4
+
+
+def test_old_throttle_reason_counts_read_as_clock_events() -> None:
+    # DCGM_FI_EXP_CLOCK_THROTTLE_REASONS_COUNT, the name (and throttle_reason label) before 3.3.5 (dcgm-exporter PR #254).
+    (sample,) = _events("dcgm_exporter_clock_throttle_reasons_count_t400_545_01.txt").to_dicts()
+    assert (sample["line"], sample["n_lines"], sample["severity"]) == (1, 2, "warning")
+    assert {k: v for k, v in _attrs(sample).items() if k.startswith("clock_events_")} == {
+        "clock_events_sw_thermal": 1, "clock_events_hw_thermal": 1}
+
+
+def test_clock_reason_bitmask_with_a_hardware_slowdown_bit_is_a_warning() -> None:
+    # DCGM_FI_DEV_CLOCK_THROTTLE_REASONS / _CLOCKS_EVENT_REASONS hold nvml's bitmask: 0x1 idle, 0x4 power cap,
+    # 0x48 hardware slowdown + thermal.
+    text = "".join(f'{metric}{{gpu="{gpu}",UUID="GPU-{gpu}",Hostname="n1"}} {mask}\n' for metric, gpu, mask in (
+        ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 0, 1), ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 1, 72), ("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", 2, 4)))
+    events = rca.parse_text(text, file="scrape.txt", reference_time=FIXED_MTIME)
+    assert events.select("gpu_index", "severity").rows() == [(0, "info"), (1, "warning"), (2, "info")]

@@ -1038,3 +1038,80 @@ def test_q_x_fabric_state_is_read_like_the_text_report() -> None:
     sample = rca.parse_text(xml, file="q.xml").filter(pl.col("kind") == "gpu_sample").head(1)
     assert sample["severity"].item() == "warning"
     assert attrs_of(sample)[0]["fabric_state"] == "Not Started"
+
+
+def test_q_report_cut_below_its_timestamp_is_read() -> None:
+    # A 580 laptop's "nvidia-smi -q" pasted from its "Driver Version" line on (no banner, no timestamp).
+    name = "nvidia_smi_q_580_rtx3050_laptop_no_stamp_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    events = _events(name)
+    assert events.select("kind", "line", "format").rows() == [("gpu_sample", 5, "query_text"), ("gpu_process", 96, "query_text")]
+    sample, process = events.to_dicts()
+    assert (sample["gpu_index"], sample["pci_bus"], sample["gpu_uuid"]) == (0, "00000000:01:00.0", "GPU-c2511218-82b7-8df6-6091-4dda966d3868")
+    assert (sample["mem_used_bytes"], sample["mem_total_bytes"], sample["gpu_util_pct"]) == (12 * MIB, 6144 * MIB, 6.0)
+    assert (sample["ts"], sample["ts_quality"]) == (None, "missing")
+    attrs = attrs_of(events.head(1))[0]
+    assert (attrs["driver"], attrs["cuda"], attrs["temp_c"], attrs["power_w"], attrs["pstate"]) == ("580.119.02", "13.0", 42.0, 1.0, "P0")
+    assert (process["pid"], process["process"], process["mem_used_bytes"], process["gpu_index"]) == (2355, "/usr/bin/gnome-shell", MIB, 0)
+    assert _accounting(_text(name)) == (102, 102)
+
+
+def test_query_gpu_of_fabric_columns_only_is_sniffed_and_flags_unregistered_gpus() -> None:
+    # "--query-gpu=index,name,fabric.state,fabric.status" on a GB300 node whose fabric never came up (driver 595).
+    name = "nvidia_smi_query_gpu_gb300_fabric_in_progress_595_01.csv"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    events = _events(name)
+    assert events.select("kind", "gpu_index", "severity").rows() == [("gpu_sample", n, "warning") for n in range(4)]
+    assert attrs_of(events.head(1))[0] == {"name": "NVIDIA GB300", "fabric_state": "In Progress"}
+    failed = rca.parse_text("index, fabric.state, fabric.status\n0, Completed, Insufficient Resources\n1, Completed, Success\n", file="f.csv")
+    assert failed["severity"].to_list() == ["error", "info"]
+
+
+def test_missing_nvml_library_in_a_capture_is_an_error() -> None:
+    # nvidia-smi run in a container without the driver's libnvidia-ml.so (NVIDIA/nvidia-docker issue #1163's message),
+    # appended to a monitoring log after a table.
+    table = _text("nvidia_smi_table_01.txt")
+    failure = (
+        "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver "
+        "is properly installed and present in your system.\n"
+        "Please also try adding directory that contains libnvidia-ml.so to your system PATH.\n"
+    )
+    events = rca.parse_text(table + failure, file="gpu.log")
+    last = events.filter(pl.col("message").str.starts_with("NVIDIA-SMI couldn't find"))
+    assert last.select("kind", "severity").rows() == [("log", "error")]
+
+
+def test_query_gpu_of_clock_columns_only_is_sniffed() -> None:
+    # "--query-gpu=clocks.mem,clocks.max.mem --format=csv" on a B200 (pytorch/ao PR #4002): no memory./utilization. column.
+    name = "nvidia_smi_query_gpu_b200_clocks_mem_only_01.csv"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    (sample,) = _events(name).to_dicts()
+    assert (sample["kind"], sample["line"], sample["gpu_index"]) == ("gpu_sample", 2, None)
+    assert attrs_of(_events(name))[0] == {"clocks.current.memory": "3996 MHz", "clocks.max.memory": "3996 MHz"}
+
+
+def test_q_cut_to_its_gpu_block_keeps_the_minor_number_and_guesses_no_index() -> None:
+    # A README's "nvidia-smi -q" pasted from the GPU's bus-id line on (the second GPU of its box: Minor Number 1).
+    name = "nvidia_smi_q_gpu_block_only_rtx2080_minor1_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    sample, process = _events(name).to_dicts()
+    assert (sample["kind"], sample["line"], sample["n_lines"], sample["gpu_index"], sample["pci_bus"]) == (
+        "gpu_sample", 1, 72, 1, "00000000:02:00.0")
+    assert (sample["mem_used_bytes"], sample["mem_total_bytes"], sample["gpu_util_pct"]) == (8 * MIB, 8192 * MIB, 0.0)
+    assert (process["kind"], process["pid"], process["process"], process["gpu_index"]) == ("gpu_process", 1394, "/usr/lib/xorg/Xorg", 1)
+    # Without its Minor Number, a block cut out of a report has no index: its place in the cut says nothing.
+    cut = "".join(line for line in _text(name).splitlines(keepends=True) if "Minor Number" not in line)
+    assert rca.parse_text(cut, file="q.txt")["gpu_index"].to_list() == [None, None]
+
+
+def test_a_lost_gpu_line_among_q_blocks_is_an_error_of_that_gpu_not_a_head_field() -> None:
+    # "-q" prints the blocks of the GPUs that answered and, at its left margin, nvidia-smi's complaint about the one
+    # that did not: neither a head field nor part of the block above it.
+    text = (
+        "GPU 00000000:03:00.0\n"
+        "    Product Name                          : NVIDIA GeForce RTX 3060\n"
+        "Unable to determine the device handle for GPU1: 0000:04:00.0: Unknown Error\n"
+    )
+    sample, lost = rca.parse_text(text, file="q.txt").to_dicts()
+    assert (sample["kind"], sample["n_lines"], sample["pci_bus"]) == ("gpu_sample", 2, "00000000:03:00.0")
+    assert (lost["kind"], lost["severity"], lost["gpu_index"], lost["pci_bus"]) == ("log", "error", 1, "0000:04:00.0")

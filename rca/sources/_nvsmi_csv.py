@@ -34,6 +34,9 @@ _GPU_SPECIFIC = (
     "uuid", "gpu_uuid", "gpu_bus_id", "gpu_name", "gpu_serial", "used_gpu_memory", "used_memory", "process_name",
     "driver_version", "pstate", "vbios_version", "compute_mode", "persistence_mode", "compute_cap", "max_memory_usage",
 )
+# Substrings one of which every header holds: the sniff's cheap pre-test (a header may name no memory or
+# utilization column: "index, name, fabric.state, fabric.status").
+HEADER_LITERALS = (*(f"{prefix}." for prefix in _DOTTED_PREFIXES), *_GPU_SPECIFIC)
 _DOTTED = rf"(?:{'|'.join(_DOTTED_PREFIXES)})\.[A-Za-z0-9_.]+(?:\s*\[[^\],]+\])?"
 _SPECIFIC = rf"(?:{'|'.join(_GPU_SPECIFIC)})(?:\s*\[[^\],]+\])?"
 # Whole-line forms, so a line is tested without splitting it: every cell a field name, some cell GPU-specific.
@@ -234,6 +237,7 @@ _NAMED_ATTRS = {
     "utilization.memory": ("mem_util_pct", "number"),  # as dmon's "mem" column
     # --query-accounted-apps: a process's share of time with a kernel running / memory busy over its life, and that life.
     "gpu_utilization": ("gpu_util_pct", "number"), "mem_utilization": ("mem_util_pct", "number"), "time": ("time_ms", "number"),
+    "fabric.state": ("fabric_state", "text"), "fabric.status": ("fabric_status", "text"),  # as -q's
 }
 
 
@@ -260,6 +264,8 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
         rows = rows.with_columns(ts=pl.lit(None, schema.UTC_MICROS))
     ts = pl.col("ts")
     # --query-remapped-rows: a failed remap means the GPU is to be replaced; a pending one that it needs a reset.
+    # fabric.state / fabric.status as in -q (gpu_health): a GPU of an NVLink fabric the fabric manager has not
+    # registered yet cannot run CUDA; one it finished registering without success never will.
     # A bracketed cell is what NVML answered instead of a reading: a GPU that is lost or needs a reset
     # is failing; an unknown error (a fan, a power sensor) is worth a look. As in -q, a page pending
     # retirement, an uncorrectable ECC error since the driver loaded, a hardware slowdown (clocks held
@@ -270,10 +276,11 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
         number(value("ecc.errors.uncorrected.volatile.total")) > 0,
         value("clocks_event_reasons.hw_slowdown") == "Active", value("clocks_throttle_reasons.hw_slowdown") == "Active",
         value("reset_status.reset_required") == "Yes", value("reset_status.drain_and_reset_recommended") == "Yes",
-        text.str.contains("[Unknown Error]", literal=True),
+        text.str.contains("[Unknown Error]", literal=True), value("fabric.state").is_in(["Not Started", "In Progress"]),
     )
+    fabric_failed = (value("fabric.state") == "Completed") & (value("fabric.status") != "Success")
     severity = (
-        pl.when((value("remapped_rows.failure") == "Yes") | text.str.contains_any(["[GPU is lost]", "[GPU requires reset]"]))
+        pl.when((value("remapped_rows.failure") == "Yes") | fabric_failed | text.str.contains_any(["[GPU is lost]", "[GPU requires reset]"]))
         .then(pl.lit("error"))
         .when(needs_care).then(pl.lit("warning"))
         .otherwise(pl.lit("info" if kind != "log" else None, pl.String))

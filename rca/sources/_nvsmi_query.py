@@ -6,7 +6,10 @@ indent level, so a field is found by path whatever the driver version puts aroun
 A GPU block (``GPU 00000000:01:00.0`` … next top-level line) is one ``gpu_sample``; its
 ``MIG Device`` blocks are ``gpu_sample`` rows with ``attrs.mig_device`` (as in the table);
 each record under ``Processes`` is one ``gpu_process``. An excerpt pasted without the banner
-(from its ``Timestamp`` line on, ``[...]`` where lines were cut) reads the same.
+(from its ``Timestamp`` line on, ``[...]`` where lines were cut) reads the same; so does one cut below the
+timestamp (from ``Driver Version`` or ``Attached GPUs`` on), without a time of its own, and one
+cut to GPU blocks (from a ``GPU 00000000:02:00.0`` line on). A GPU without ``Minor Number`` takes
+its index from its order only under a report's head: in a cut to GPU blocks the order tells nothing.
 """
 
 from __future__ import annotations
@@ -34,8 +37,14 @@ FORMAT = "query_text"
 BANNER_LINE = r"^[ \t]*=+NVSMI LOG=+\s*$"
 # The first line under the banner; an excerpt pasted without the banner starts with it.
 STAMP_LINE = rf"^[ \t]*Timestamp\s+:\s+{CTIME_PATTERN}\s*$"
+# The lines under it, which only -q prints at its left margin: an excerpt cut below the timestamp (to hide the
+# date, or a forum post's tail of a long report) starts with one of them.
+HEAD_LINE = r"^[ \t]*(?:Driver Version|KMD Version|Attached GPUs)\s+:\s+\S"
 GPU_LINE = r"^[ \t]*GPU\s+(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$"
 _KEY_VALUE = r"^(?<key>[^:]*?\S)\s*:(?:\s+(?<value>.*?))?\s*$"
+# The report's head fields at its left margin (drivers 610+ add KMD / CUDA UMD versions). Any other line there
+# outside a GPU block is nvidia-smi's own complaint ("Unable to determine the device handle for GPU1: …"), a log row.
+_HEAD_KEYS = ("Timestamp", "Driver Version", "KMD Version", "CUDA Version", "CUDA UMD Version", "Attached GPUs")
 _LEVELS = (4, 8, 12, 16, 20)
 _RECORD_KEYS = ["doc", "gpu"]
 
@@ -117,8 +126,9 @@ def _paths(lines: pl.DataFrame) -> pl.DataFrame:
     stripped = pl.col("text").str.strip_chars()
     kv = stripped.str.extract_groups(_KEY_VALUE).struct
     own_indent = pl.col("text").str.len_chars() - pl.col("text").str.strip_chars_start().str.len_chars()
-    # The indent of the banner (or the Timestamp line of an excerpt) is the report's left margin.
-    opens = pl.col("text").str.contains(BANNER_LINE) | pl.col("text").str.contains(STAMP_LINE)
+    # The indent of the banner (or the first head or GPU line of an excerpt) is the report's left margin.
+    head = _is_head(pl.col("text"))
+    opens = head | pl.col("text").str.contains(GPU_LINE)
     margin = pl.when(opens).then(own_indent).forward_fill().fill_null(0)
     staged = lines.with_columns(
         indent=(own_indent - margin).clip(lower_bound=0),
@@ -126,6 +136,7 @@ def _paths(lines: pl.DataFrame) -> pl.DataFrame:
         name=pl.coalesce(kv.field("key"), stripped),
         value=kv.field("value"),
         doc=pl.col("text").str.contains(BANNER_LINE).cast(pl.Int32).cum_sum(),
+        headed=head.cum_max(),
     )
     indent = pl.col("indent")
     ancestors = [
@@ -165,16 +176,23 @@ def _records(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pl.when(pl.col("in_block") & pl.col("mig_path").is_not_null()).then(pl.lit("mig"))
         .when(pl.col("in_processes") & (pl.col("process") > 0)).then(pl.lit("process"))
         .when(pl.col("in_block")).then(pl.lit("gpu"))
-        .when(text.str.contains(BANNER_LINE) | pl.col("is_kv") | (indent > 0)).then(pl.lit("header"))
+        .when(text.str.contains(BANNER_LINE) | (pl.col("is_kv") & pl.col("name").is_in(_HEAD_KEYS)) | (indent > 0)).then(pl.lit("header"))
         .otherwise(pl.lit("log"))
     )
     return staged.with_columns(
         role=role,
         ts=ctime_to_utc(pl.col("stamp"), ctx.tz),
-        gpu_index=pl.coalesce(integer(_block_value("Minor Number")), (pl.col("gpu") - 1).cast(pl.Int32)).over(_RECORD_KEYS),
+        gpu_index=pl.coalesce(
+            integer(_block_value("Minor Number")), pl.when(pl.col("headed")).then(pl.col("gpu") - 1).first().cast(pl.Int32),
+        ).over(_RECORD_KEYS),
         gpu_uuid=_block_value("GPU UUID").over(_RECORD_KEYS),
         pci_bus=pl.col("text").str.extract(GPU_LINE, 1).drop_nulls().first().over(_RECORD_KEYS),
     )
+
+
+def _is_head(text: pl.Expr) -> pl.Expr:
+    """A line that heads a report: the banner, the timestamp under it, or the driver / GPU count lines below that."""
+    return text.str.contains(BANNER_LINE) | text.str.contains(STAMP_LINE) | text.str.contains(HEAD_LINE)
 
 
 def _without_note(value: pl.Expr) -> pl.Expr:

@@ -22,7 +22,11 @@ UUID, pod, namespace and container come from the labels (``exported_*`` after Pr
 relabelling). ``DCGM_FI_DEV_XID_ERRORS`` holds the last Xid seen, so an ``xid`` event is
 written where it changes to a non-zero code, with the kernel source's catalog attrs; so is one
 where the exporter's Xid counter (``DCGM_EXP_XID_ERRORS_COUNT{…,xid="42"}``) changes to a positive
-count, the code from its ``xid`` label. DCGM's blank values (9223372036854775792 and up), NaN
+count, the code from its ``xid`` label. The exporter's clock-event counter
+(``DCGM_EXP_CLOCK_EVENTS_COUNT{…,clock_event="hw_thermal"}``, ``…THROTTLE_REASONS_COUNT{…,throttle_reason=…}``
+before) is a series per event within one scrape, kept as ``attrs.clock_events_<event>``; a hardware
+slowdown (that count above 0, or its bit set in the ``DCGM_FI_DEV_CLOCKS_EVENT_REASONS`` bitmask) makes
+the sample a warning, as ``-q``'s "HW Slowdown : Active". DCGM's blank values (9223372036854775792 and up), NaN
 and ±Inf are null. The ``Hostname`` label is the host (``host_in_content``) unless it names
 the exporter's own pod or is a Docker container's default hostname (12 hex digits); other
 metrics (go_*, process_*) are skipped as "other metric", comments as "comment".
@@ -61,6 +65,10 @@ line, then a row per entity and sample (``GPU 0   34   15640 …``): one ``gpu_s
 in ``attrs``; MIG instance rows carry their entity instead of a GPU index), at the file's time with
 ``attrs.sample`` the row's number for its entity; ``XIDER`` turning to a non-zero code is an
 ``xid`` event.
+
+``dcgmi nvlink -s`` prints a ``NvLink Link Status`` box, then per GPU (``gpuId 0:``) and NvSwitch
+(``physicalId 8:``) a row of link states (``U U D _ …``): one ``log`` event per device with the states
+counted in ``attrs`` (``links_up`` / ``links_down`` / ``links_disabled``), a warning where a link is down.
 """
 
 from __future__ import annotations
@@ -98,8 +106,19 @@ _COLUMN_METRICS = (_USED, _FREE, _UTIL)
 # label in the exposition -> column; the first of several labels that is set wins (see _LABEL_COLUMNS).
 _LABELS = (
     "gpu", "UUID", "pci_bus_id", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION", "GPU_I_ID", "GPU_I_PROFILE",
-    "pod", "namespace", "container", "exported_pod", "exported_namespace", "exported_container", "xid",
+    "pod", "namespace", "container", "exported_pod", "exported_namespace", "exported_container", "xid", "clock_event",
 )
+# Labels that split one metric of a GPU into several series of one scrape: DCGM_EXP_XID_ERRORS_COUNT{…,xid="42"},
+# DCGM_EXP_CLOCK_EVENTS_COUNT{…,clock_event="hw_thermal"} (DCGM_FI_EXP_CLOCK_THROTTLE_REASONS_COUNT{…,throttle_reason=…}
+# before 3.3.5: read as clock_event).
+_SERIES_LABELS = ("xid", "clock_event")
+# a label read under either of its names (the pattern that finds it in a sample's labels)
+_LABEL_SPELLINGS = {"clock_event": r"(?:clock_event|throttle_reason)"}
+# Clock events the hardware forces (heat, an external power brake): the clocks were held down, as -q's "HW Slowdown : Active".
+_HW_CLOCK_EVENTS = ("hw_slowdown", "hw_thermal", "hw_power_brake")
+# The same, told by the bitmask of the GPU's current clock event reasons (nvml.h: HW_SLOWDOWN 0x8, HW_THERMAL 0x40, HW_POWER_BRAKE 0x80).
+_CLOCK_REASON_METRICS = ("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
+_HW_CLOCK_REASON_BITS = 0x8 | 0x40 | 0x80
 _LABEL_VALUE = r'"((?:[^"\\]|\\.)*)"'
 # dcgm-exporter prints "ERROR - FAILED TO CONVERT TO STRING" as the value of a field it cannot render (a vGPU's
 # per-process utilisation): a sample of its GPU still, with no number.
@@ -176,6 +195,14 @@ _STATS_COUNTERS = {
 }
 
 
+# dcgmi nvlink --link-status (-s): a title box, then under "GPUs:" / "NvSwitches:" an entity line ("    gpuId 0:",
+# "    physicalId 8:") over a row of one state letter per link slot (U up, D down, X disabled, _ not supported).
+_NVLINK_TITLE = r"^\|\s*NvLink Link Status\s*\|$"
+_NVLINK_ENTITY = r"^(?<group>gpuId|physicalId)\s+(?<entity>[0-9]+):$"
+_NVLINK_STATES = r"^[UDX_](?: [UDX_])*$"
+_NVLINK_LAYOUT = r"^(?:\+-+\+|GPUs:|NvSwitches:|Key: Up=U, .*)$"
+
+
 def sniff(head: Sequence[str]) -> float:
     """0.95 when the head holds DCGM HELP/TYPE lines, is mostly DCGM samples or a dcgmi table; 0.9 for a JSON export of DCGM metrics."""
     if not head:
@@ -192,8 +219,9 @@ def sniff(head: Sequence[str]) -> float:
         results=_is_result_row(pl.col("text")).any(),
         dmon=(_is_dmon_header(pl.col("text")) & (pl.col("text").shift(-1).str.strip_chars().str.to_uppercase() == "ID")).any(),
         boxed=pl.col("text").str.strip_chars_start().str.contains(r"^[|+]").mean(),
+        nvlink=_is_nvlink_title(pl.col("text")).any(),
     ).row(0, named=True)
-    if found["comment"] or (found["samples"] or 0.0) >= 0.5 or found["dmon"]:
+    if found["comment"] or (found["samples"] or 0.0) >= 0.5 or found["dmon"] or found["nvlink"]:
         return 0.95
     if (found["diag"] or found["results"]) and (found["boxed"] or 0.0) >= 0.5:
         # a dcgmi table within a longer log (a job's preflight check) is left to the log's parser
@@ -236,6 +264,11 @@ def _is_dmon_header(text: pl.Expr) -> pl.Expr:
     return text.str.contains("Entity", literal=True) & text.str.strip_chars().str.contains(_DMON_HEADER)
 
 
+def _is_nvlink_title(text: pl.Expr) -> pl.Expr:
+    """``dcgmi nvlink -s``'s title row (the literal first)."""
+    return text.str.contains("NvLink Link Status", literal=True) & text.str.strip_chars().str.contains(_NVLINK_TITLE)
+
+
 def sniff_bytes(head: bytes) -> float:
     """0.95 for a Prometheus query-API JSON document about DCGM metrics or a ``dcgmi diag -j`` report."""
     start = head.lstrip()[:1]
@@ -256,6 +289,10 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         return _parse_document(lines.head(opening or 0), lines.slice(opening or 0), ctx)
     if lines.select(_is_dmon_header(pl.col("text")).any()).item():
         return _parse_dmon(lines, ctx)
+    # the literal over every line, the title's pattern over the few that hold it (a scrape holds none)
+    titled = lines.filter(pl.col("text").str.contains("NvLink Link Status", literal=True))
+    if titled.height and titled.select(_is_nvlink_title(pl.col("text")).any()).item():
+        return _parse_nvlink_status(lines, ctx)
     if lines.select((_is_diag_line(pl.col("text")) | _is_result_row(pl.col("text"))).any()).item():
         return _parse_tables(lines, ctx)
     text = pl.col("text").str.strip_chars()
@@ -560,6 +597,51 @@ def _parse_dmon(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     return Parsed(events=pl.concat([events, kept], how="diagonal_relaxed").sort("line"), skipped={"header": headers} if headers else {})
 
 
+def _parse_nvlink_status(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """``dcgmi nvlink -s``: an event per GPU or NvSwitch, its link states counted; a link down is a warning.
+
+    A down link (``D``) is one the hardware has and is not up: collectives over it fall back to PCIe or hang.
+    Slots the device lacks print ``_``, so a PCIe-only GPU is all ``_`` and no warning.
+    """
+    text = pl.col("text").str.strip_chars()
+    entity = text.str.extract_groups(_NVLINK_ENTITY).struct
+    framed = lines.with_columns(
+        group=entity.field("group"), entity=entity.field("entity").cast(pl.Int32, strict=False),
+        states=pl.when(text.str.contains(_NVLINK_STATES)).then(text),
+        layout=_is_nvlink_title(pl.col("text")) | text.str.contains(_NVLINK_LAYOUT),
+    )
+    # A state row belongs to the entity line right above it (dcgmi prints them as one record).
+    above = pl.col("group").shift(1).is_not_null()
+    owned = pl.col("states").is_not_null() & above
+    records = framed.with_columns(
+        owned=owned, opens=pl.col("group").is_not_null() & owned.shift(-1).fill_null(False),
+    ).with_columns(record=pl.col("opens").cum_sum())
+    pairs = records.filter(pl.col("opens") | pl.col("owned")).group_by("record", maintain_order=True).agg(
+        pl.col("line").first(), pl.col("group").first(), pl.col("entity").first(), pl.col("states").drop_nulls().first(),
+        message=pl.col("text").str.strip_chars().str.join(" "),
+    )
+    on_gpu = pl.col("group") == "gpuId"
+    count = {name: pl.col("states").str.count_matches(letter, literal=True) for name, letter in
+             (("links_up", "U"), ("links_down", "D"), ("links_disabled", "X"))}
+    events = pairs.select(
+        "line", "message", **_file_time(ctx),
+        n_lines=pl.lit(2, pl.Int32), kind=pl.lit("log"), format=pl.lit("nvlink_status"),
+        severity=pl.when(count["links_down"] > 0).then(pl.lit("warning")).otherwise(pl.lit("info")),
+        gpu_index=pl.when(on_gpu).then(pl.col("entity")),
+        attrs=attrs_json({
+            "entity_group": pl.when(~on_gpu).then(pl.lit("NvSwitch")), "entity_id": pl.when(~on_gpu).then(pl.col("entity")),
+            **count, "link_states": pl.col("states").str.replace_all(" ", "", literal=True),
+        }),
+    )
+    claimed = pl.col("opens") | pl.col("owned") | pl.col("layout")
+    kept = records.filter(~claimed & (pl.col("text").str.strip_chars() != "")).select(
+        "line", **_file_time(ctx), message=pl.col("text").str.strip_chars_end(), format=pl.lit("nvlink_status"),
+        n_lines=pl.lit(1, pl.Int32),
+    )
+    layout = records.filter(pl.col("layout")).height
+    return Parsed(events=pl.concat([events, kept], how="diagonal_relaxed").sort("line"), skipped={"table border": layout} if layout else {})
+
+
 # --- dcgmi diag: the boxed table of test results ---------------------------------------------
 
 
@@ -784,7 +866,8 @@ def _diag_json_events(records: pl.DataFrame, runtime_error: str | None, meta: di
 def _label_fields(labels: pl.Expr) -> pl.Expr:
     """The labels rca reads, as a struct (escaped quotes and backslashes undone)."""
     def label(name: str) -> pl.Expr:
-        raw = labels.str.extract(rf"(?:^|,)\s*{re.escape(name)}\s*=\s*{_LABEL_VALUE}", 1)
+        spelled = _LABEL_SPELLINGS.get(name, re.escape(name))
+        raw = labels.str.extract(rf"(?:^|,)\s*{spelled}\s*=\s*{_LABEL_VALUE}", 1)
         return raw.str.replace_all('\\"', '"', literal=True).str.replace_all("\\\\", "\\", literal=True).alias(name)
 
     return pl.struct([label(name) for name in _LABELS])
@@ -812,7 +895,7 @@ def _exposition_samples(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 _METRIC_DTYPE = pl.Struct({"__name__": pl.String(), **{name: pl.String() for name in _LABELS}, "node": pl.String(),
-                           "kubernetes_node": pl.String()})
+                           "kubernetes_node": pl.String(), "throttle_reason": pl.String()})
 _RESULT_DTYPE = pl.List(pl.Struct({"metric": _METRIC_DTYPE, "values": pl.List(pl.List(pl.String())), "value": pl.List(pl.String())}))
 _JSON_DTYPE = pl.Struct({"status": pl.String(), "data": pl.Struct({"resultType": pl.String(), "result": _RESULT_DTYPE})})
 
@@ -833,7 +916,8 @@ def _json_samples(frame: pl.DataFrame) -> pl.DataFrame:
         message=pl.concat_str([metric.field("__name__").fill_null(""), pl.lit('{gpu="'), metric.field("gpu").fill_null(""), pl.lit('",UUID="'),
                                metric.field("UUID").fill_null(""), pl.lit('"} '), value, pl.lit(" @"), pl.col("point").list.get(0)]),
         n_lines=pl.lit(1, pl.Int32),
-        **{name: metric.field(name) for name in _LABELS if name != "Hostname"},
+        **{name: metric.field(name) for name in _LABELS if name not in ("Hostname", "clock_event")},
+        clock_event=pl.coalesce(metric.field("clock_event"), metric.field("throttle_reason")),
         Hostname=pl.coalesce(metric.field("Hostname"), metric.field("kubernetes_node"), metric.field("node")),
     ).select("line", "metric", "value", "stamp_us", "message", "n_lines", *_LABELS)
 
@@ -855,7 +939,7 @@ def _events(samples: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, int
         ts_quality=pl.when(pl.col("stamp_us").is_not_null()).then(pl.lit("exact"))
         .otherwise(pl.lit("file_mtime" if ctx.reference_time else "missing")),
         # Without timestamps, the k-th sample of a GPU's metric belongs to the k-th scrape saved in the file.
-        scrape=pl.when(pl.col("stamp_us").is_null()).then(pl.int_range(pl.len()).over("metric", *gpu_key)).cast(pl.Int32),
+        scrape=pl.when(pl.col("stamp_us").is_null()).then(pl.int_range(pl.len()).over("metric", *_series(samples), *gpu_key)).cast(pl.Int32),
     ).sort([*gpu_key, "ts", "scrape"], nulls_last=True, maintain_order=True)
     # DCGM_FI_DEV_XID_ERRORS holds the last Xid; DCGM_EXP_XID_ERRORS_COUNT{…,xid="42"} how often Xid 42
     # occurred in the exporter's window. Either is an event where its value changes to a positive one.
@@ -886,6 +970,24 @@ def _identity() -> dict[str, pl.Expr]:
     }
 
 
+def _series(samples: pl.DataFrame) -> list[str]:
+    """The series labels set on some sample (a null count is free: most scrapes have none of them)."""
+    return [label for label in _SERIES_LABELS if samples[label].null_count() < samples.height]
+
+
+def _hw_slowdown(rows: pl.DataFrame, counted: bool) -> pl.Expr:
+    """Aggregation: whether a GPU's samples tell of a hardware clock slowdown (its clock-event counts, its reasons bitmask).
+
+    Only the metrics a scrape holds are looked at, so one without them pays a single pass over its metric names.
+    """
+    value = pl.col("number")
+    told = [(value.filter(pl.col("clock_event").is_in(_HW_CLOCK_EVENTS)).sum() > 0)] if counted else []
+    if rows.select(pl.col("metric").is_in(_CLOCK_REASON_METRICS).any()).item():
+        reasons = value.filter(pl.col("metric").is_in(_CLOCK_REASON_METRICS)).cast(pl.Int64, strict=False).fill_null(0)
+        told.append((reasons & _HW_CLOCK_REASON_BITS).max() > 0)
+    return pl.any_horizontal(told) if told else pl.lit(False)
+
+
 def _gpu_samples(rows: pl.DataFrame, gpu_key: list[str]) -> pl.DataFrame:
     metric, value = pl.col("metric"), pl.col("number")
 
@@ -894,7 +996,11 @@ def _gpu_samples(rows: pl.DataFrame, gpu_key: list[str]) -> pl.DataFrame:
 
     named = {attr: (value.filter(metric == name).first() * factor) for name, (attr, factor) in _NAMED_ATTRS.items()}
     json_value = pl.when(pl.col("number").is_not_null() & pl.col("value").str.contains(_JSON_NUMBER)).then(pl.col("value"))
-    unnamed = pl.format('"{}":{}', metric, json_value.fill_null("null")).filter(~metric.is_in([*_COLUMN_METRICS, *_NAMED_ATTRS]))
+    # a clock-event count is named by its event (one series each), the other metrics by their name
+    counted = "clock_event" in _series(rows)
+    key = pl.coalesce(pl.format("clock_events_{}", pl.col("clock_event")), metric) if counted else metric
+    unnamed = pl.format('"{}":{}', key, json_value.fill_null("null")).filter(~metric.is_in([*_COLUMN_METRICS, *_NAMED_ATTRS]))
+    slowdown = _hw_slowdown(rows, counted)
     label_columns = ["pci_bus_id", "modelName", "DCGM_FI_DRIVER_VERSION", "GPU_I_PROFILE"]
     grouped = rows.group_by([*gpu_key, "ts", "ts_quality", "scrape"], maintain_order=True).agg(
         pl.col("line").min(),
@@ -904,6 +1010,7 @@ def _gpu_samples(rows: pl.DataFrame, gpu_key: list[str]) -> pl.DataFrame:
         free=reading(_FREE),
         util=reading(_UTIL),
         unnamed=unnamed.str.join(","),
+        slowdown=slowdown,
         **named,
     )
     used_bytes = (pl.col("used") * MIB).round().cast(pl.Int64, strict=False)
@@ -920,7 +1027,8 @@ def _gpu_samples(rows: pl.DataFrame, gpu_key: list[str]) -> pl.DataFrame:
     return grouped.select(
         "line", "n_lines", "ts", "ts_quality",
         kind=pl.lit("gpu_sample"),
-        severity=pl.lit("info"),  # as nvidia-smi's samples: a reading, not a problem
+        # as nvidia-smi's samples: a reading, not a problem, unless the hardware held the clocks down in the exporter's window
+        severity=pl.when(pl.col("slowdown")).then(pl.lit("warning")).otherwise(pl.lit("info")),
         format=pl.lit("exposition"),
         mem_used_bytes=pl.when(used_bytes >= 0).then(used_bytes),
         mem_total_bytes=pl.when(total_bytes >= 0).then(total_bytes).otherwise(pl.col("fb_total_bytes").round().cast(pl.Int64, strict=False)),
@@ -968,9 +1076,9 @@ SOURCE = register(
         sniff_literals=(
             "DCGM_", "Diagnostic", "Device Information", "-----  ", "Health Monitor Report", "Entity",
             "| Pass", "| Fail", "| Warn", "| Skip",  # result rows of a diag excerpt (DCGM 4's "| GPU0: Pass" too)
-            ": Pass", ": Fail", ": Warn",
+            ": Pass", ": Fail", ": Warn", "NvLink Link Status",
         ),
-        formats=("exposition", "prometheus_json", "diag", "diag_json", "discovery", "health", "stats", "dmon"),
+        formats=("exposition", "prometheus_json", "diag", "diag_json", "discovery", "health", "stats", "dmon", "nvlink_status"),
         host_in_content=True,
         sniff_bytes=sniff_bytes,
         parse_bytes=parse_bytes,

@@ -54,10 +54,11 @@ MIG_LIST_LINE = r"^\s+MIG (?<profile>\S+)\s+Device\s+(?<device>[0-9]+): \(UUID: 
 NVLINK_LINE = r"^\s+Link (?<link>[0-9]+): (?:(?<counter>[A-Za-z][A-Za-z ]*?(?:Errors?|Counts?)): (?<count>[0-9]+)|(?<state>.+?))\s*$"
 
 # What nvidia-smi prints instead of a report when a GPU or the driver is gone (Xid 79, a
-# crashed or mismatched driver), or when it crashes itself mid-table (the shell's "Segmentation
-# fault", seen under WSL 2): kept as log lines, but flagged so they are not lost in noise.
+# crashed or mismatched driver, a container without the driver's NVML library mounted), or when
+# it crashes itself mid-table (the shell's "Segmentation fault", seen under WSL 2): kept as log
+# lines, but flagged so they are not lost in noise.
 FAILURE_LINE = (
-    r"Unable to determine the device handle|GPU is lost|No devices were found|NVIDIA-SMI has failed"
+    r"Unable to determine the device handle|GPU is lost|No devices were found|NVIDIA-SMI has failed|NVIDIA-SMI couldn't find"
     r"|Failed to initialize NVML|Driver/library version mismatch|Unknown Error|^Segmentation fault"
 )
 # Only the few lines that tell of a lost device handle pay for the extraction.
@@ -73,6 +74,8 @@ _TABLE_HEADER = (
     r"^[ \t]*\|\s*GPU\s+Name\s.*(?:Persistence-M|Driver-Model)|^[ \t]*\|\s*(?:Compute )?[Pp]rocesses:|^[ \t]*\|\s*MIG devices:"
     r"|^[ \t]*\|\s*(?:GPU|Compute) instance(?:s| profiles):"
 )
+# A -q GPU block's first line under its bus id: a field ("    Product Name   : …") or a section title ("    Temperature").
+_QUERY_FIELD = r"^[ \t]+[A-Z][A-Za-z0-9 .()/+-]*?(?:\s+:\s.*)?$"
 # ``nvidia-smi topo -m``: a matrix of links, read as log lines (it holds no reading). Its header
 # row is underlined with an SGR escape even when written to a file (driver 580).
 _TOPO_HEADER = r"^\s+(?:\x1b\[[0-9;]*m)?GPU0\s.*\bCPU Affinity\b"
@@ -89,7 +92,7 @@ _PARSERS = {
 # A line that opens a segment matches one of these; the others (the rows of a long CSV log)
 # are ruled out by one pass instead of one per sub-format.
 _ANY_START = any_of(
-    _XML_START, _nvsmi_query.BANNER_LINE, _nvsmi_query.STAMP_LINE, _nvsmi_dmon.HEADER_LINE, _nvsmi_csv.HEADER_SHAPE, *_nvsmi_csv.LAYOUT_PATTERNS,
+    _XML_START, _nvsmi_query.BANNER_LINE, _nvsmi_query.STAMP_LINE, _nvsmi_query.HEAD_LINE, _nvsmi_query.GPU_LINE, _nvsmi_dmon.HEADER_LINE, _nvsmi_csv.HEADER_SHAPE, *_nvsmi_csv.LAYOUT_PATTERNS,
     _TABLE_START, LIST_LINE, MIG_LIST_LINE,
 )
 
@@ -105,7 +108,8 @@ def _with_starts(lines: pl.DataFrame) -> pl.DataFrame:
         marked = rows.with_columns(csv_header=_nvsmi_csv.header_expr(text), csv_layout=_nvsmi_csv.noheader_layout_expr(text))
         return marked.with_columns(
             start=pl.when(text.str.contains(_XML_START)).then(pl.lit("query_xml"))
-            .when(text.str.contains(_nvsmi_query.BANNER_LINE) | text.str.contains(_nvsmi_query.STAMP_LINE)).then(pl.lit("query_text"))
+            .when(text.str.contains(_nvsmi_query.BANNER_LINE) | text.str.contains(_nvsmi_query.STAMP_LINE)
+                  | text.str.contains(_nvsmi_query.HEAD_LINE) | text.str.contains(_nvsmi_query.GPU_LINE)).then(pl.lit("query_text"))
             .when(text.str.contains(_nvsmi_dmon.HEADER_LINE)).then(pl.lit("dmon"))
             .when(pl.col("csv_header") | pl.col("csv_layout").is_not_null()).then(pl.lit("query_csv"))
             .when(text.str.contains(_TABLE_START)).then(pl.lit("table"))
@@ -135,6 +139,9 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         | text.str.contains(r"^\s*<nvidia_smi_log\b|<!DOCTYPE\s+nvidia_smi_log\b")
         # a -q excerpt without its banner: its timestamp over the driver version
         | (text.str.contains(_nvsmi_query.STAMP_LINE) & next_line.str.contains(r"^[ \t]*(?:Driver|KMD) Version\s+:")).fill_null(False)
+        # one cut below the timestamp: the GPU count only -q prints; one cut to GPU blocks: a bus id alone over the block's fields
+        | text.str.contains(r"^[ \t]*Attached GPUs\s+:\s+[0-9]+\s*$")
+        | (text.str.contains(_nvsmi_query.GPU_LINE) & next_line.str.contains(_QUERY_FIELD)).fill_null(False)
     )
     structured = (
         _nvsmi_csv.header_expr(text)
@@ -285,11 +292,10 @@ SOURCE = register(
         parse=parse,
         sniff_literals=(
             "NVIDIA-SMI", "NVSMI LOG", "nvidia_smi_log", "Persistence-M", "Driver-Model", "rocesses:",
-            "# gpu", "#gpu", "#Date", "#Time", "memory.", "utilization.", "pci.bus_id", "uuid", "used_memory",
-            "used_gpu_memory", "process_name", "(UUID: GPU-", "MiB", "GPU-", "MIG devices", "CPU Affinity",
+            "# gpu", "#gpu", "#Date", "#Time", *_nvsmi_csv.HEADER_LITERALS, "(UUID: GPU-", "MiB", "GPU-", "MIG devices", "CPU Affinity",
             "00000000:",  # the bus id of a CSV row without a header
             "instances:", "instance profiles:",  # mig -lgi / -lci / -lgip
-            "Driver Version",  # a -q excerpt without its banner
+            "Driver Version", "Attached GPUs",  # a -q excerpt without its banner
         ),
         formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
         segmented=True,
