@@ -2086,3 +2086,137 @@ def test_raylet_report_of_a_worker_death_is_a_kill_of_its_pid() -> None:
     # Ray 2.2's driver logs the same report at its own level.
     relayed = one(events_of("ray_driver_tab_stamp_01.log"), "process_killed")
     assert (relayed["pid"], relayed["severity"], relayed["attrs"]) == (121882, "warning", {"ray_exit_type": "SYSTEM_ERROR"})
+
+
+def test_bracketed_capitalised_level_is_the_severity() -> None:
+    # KubeSpawner's spawn progress gives each Kubernetes event's type: Warning is a warning, Normal information.
+    spawn = events_of("pytorch_jupyterhub_kubespawner_event_log_taints_01.log")
+    assert spawn.select("line", "severity").rows() == [(1, None), (2, "warning"), (3, "info"), (4, "info")]
+    assert spawn["ts"].to_list()[1:] == [utc(2022, 5, 2, 0, 33, 47, 149327), utc(2022, 5, 2, 0, 33, 59, 912858), utc(2022, 5, 2, 0, 34, 2)]
+    assert set(spawn["kind"]) == {"log"}
+    # KubeSpawner before 1.0 printed the event's time as Python's str() of it, with its offset.
+    older = events_of("pytorch_jupyterhub_kubespawner_event_log_spawn_failed_01.log").row(2, named=True)
+    assert (older["severity"], older["ts"], older["ts_quality"]) == ("warning", utc(2020, 6, 18, 5, 43, 14), "exact")
+    # Omniverse Kit (Isaac Sim) puts the time since it started before its level.
+    kit = events_of("pytorch_isaac_sim_kit_vulkan_out_of_device_memory_01.log")
+    assert kit["severity"].to_list() == ["error"] * 7
+    assert kit["ts"].to_list() == [utc(2024, 12, 3, 16, 28, 27)] * 7
+    # Only a level in its own brackets at the start counts.
+    assert _parse("2024-01-02T03:04:05Z the [Warning] light is on\n")[0]["severity"].to_list() == [None]
+
+
+def test_vulkan_device_out_of_memory_is_a_gpu_oom() -> None:
+    ggml = events_of("pytorch_llamacpp_vulkan_device_memory_allocation_failed_01.log")
+    oom = one(ggml, "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["severity"], oom["mem_requested_bytes"]) == (1, 1, "error", 118497280)
+    # The Vulkan call's error under it is the same failure's, not a second OOM.
+    assert ggml.height == 3
+    kit = one(events_of("pytorch_isaac_sim_kit_vulkan_out_of_device_memory_01.log"), "cuda_oom")
+    assert (kit["line"], kit["severity"], kit["mem_requested_bytes"]) == (1, "error", None)
+    # Host memory pinned for the device is not the device's.
+    pinned = "ggml_vulkan: Failed to allocate pinned memory.\nggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n"
+    assert _parse(pinned)[0]["kind"].to_list() == ["log", "log"]
+
+
+def test_triton_iso8601_header_gives_level_and_pid() -> None:
+    # Google Cloud Logging's console marks every stderr line ERROR; Triton's own level letter wins.
+    events = events_of("pytorch_triton_iso8601_google_cloud_logging_console_01.log")
+    assert events.select("line", "severity").rows()[0] == (1, "info")
+    assert events.filter(pl.col("line") == 8)["severity"].to_list() == ["info"]
+    assert events["ts"].to_list()[0] == utc(2024, 3, 20, 12, 9, 36, 741697)
+    # Unwrapped, the header is peeled: its pid is the line's.
+    plain = _parse("2024-03-20T12:09:36Z E 58 model_lifecycle.cc:621] failed to load 'm' version 1: Internal: boom\n")[0].row(0, named=True)
+    assert (plain["severity"], plain["pid"], plain["ts"], plain["message"]) == (
+        "error", 58, utc(2024, 3, 20, 12, 9, 36), "failed to load 'm' version 1: Internal: boom",
+    )
+
+
+def test_torchserve_worker_traceback_is_one_record_per_worker() -> None:
+    events = events_of("pytorch_torchserve_model_log_worker_died_traceback_01.log")
+    assert set(events["format"]) == {"log4j2"}
+    assert events.filter(pl.col("line") == 3).select("message", "severity").row(0) == ("[PID]19364", "info")
+    failed = one(events, "traceback")
+    assert (failed["line"], failed["n_lines"], failed["ts"]) == (9, 3, utc(2023, 11, 7, 5, 11, 40, 49000))
+    assert failed["message"].startswith("Traceback (most recent call last):\n  File ")
+    assert events.height == 9
+    # Two workers' tracebacks, line by line between each other's, are kept apart by the thread that logged them.
+    two = events_of("pytorch_torchserve_two_workers_interleaved_tracebacks_01.log")
+    assert two.filter(pl.col("kind") == "traceback").select("line", "n_lines").rows() == [(7, 2), (8, 1)]
+    assert two.height == 8
+    # log4j2 pads the level to five columns: an unpadded bracketed level is the message's.
+    assert _parse("[INFO] Epoch 1 - loss 0.5\n")[0].select("format", "message").row(0) == ("text", "[INFO] Epoch 1 - loss 0.5")
+
+
+def test_go_log_caller_and_gin_access_log_are_headers() -> None:
+    # Ollama's Go log: the caller (log.Lshortfile) is the header's, the level after it the message's.
+    ollama = events_of("pytorch_ollama_go_log_shortfile_level_gin_debug_01.log")
+    first = ollama.row(0, named=True)
+    assert (first["format"], first["severity"], first["ts"]) == ("go_log", "info", utc(2024, 12, 15, 1, 34, 55))
+    assert first["message"].startswith('INFO server config env="map[CUDA_VISIBLE_DEVICES: ')
+    # Its stamp has no zone: read in --tz (the logfmt lines under it give +09:00).
+    assert events_of("pytorch_ollama_go_log_shortfile_level_gin_debug_01.log", tz="Asia/Tokyo")["ts"].to_list()[:2] == [
+        utc(2024, 12, 14, 16, 34, 55), utc(2024, 12, 14, 16, 34, 55, 930000),
+    ]
+    # Gin's access line under Docker Desktop's stamp: the stamp outside is the line's time, Gin's header is peeled.
+    gin = events_of("docker_desktop_ollama_gin_access_log_500_01.log").filter(pl.col("format") == "gin")
+    assert gin.height == 8
+    assert gin.row(0, named=True)["message"] == '500 |  1.710346111s |       127.0.0.1 | POST     "/api/generate"'
+    alone = _parse('[GIN] 2024/08/19 - 14:13:01 | 404 |     414.019µs |       127.0.0.1 | POST     "/api/chat"\n')[0].row(0, named=True)
+    assert (alone["format"], alone["ts"], alone["ts_quality"]) == ("gin", utc(2024, 8, 19, 14, 13, 1), "exact")
+
+
+def test_torchtitan_logger_gives_time_and_level() -> None:
+    events = events_of("pytorch_torchtitan_cuda_memory_allocation_retries_01.log")
+    assert events.filter(pl.col("severity") == "warning")["line"].to_list() == [4, 5, 6, 9]
+    assert set(events["ts_quality"]) == {"exact"}
+    assert events.row(3, named=True)["ts"] == utc(2026, 2, 24, 19, 40, 57, 825000)
+    assert attrs_of(events)[0] == {"loss": 7.86874, "step": 4}
+    # under torchrun's rank tag
+    ranked = _parse("[rank0]:[titan] 2025-06-16 22:30:50,322 - root - INFO - step: 200  loss:  6.1384  memory: 49.66GiB(52.28%)\n")[0]
+    assert ranked.select("severity", "ts").row(0) == ("info", utc(2025, 6, 16, 22, 30, 50, 322000))
+
+
+def test_kserve_header_gives_pid_and_level() -> None:
+    events = events_of("pytorch_kserve_huggingfaceserver_failed_to_start_01.log")
+    # the FutureWarning and the source line under it, then KServe's own error
+    assert events.select("line", "n_lines", "severity").rows() == [(1, 2, "warning"), (3, 1, "error")]
+    failed = events.row(1, named=True)
+    assert (failed["pid"], failed["ts"], failed["ts_quality"]) == (1, utc(2024, 7, 1, 7, 28, 4, 488000), "exact")
+    assert failed["message"] == "Failed to start model server: integer division or modulo by zero"
+
+
+def test_paddle_gpu_oom_and_paddleocr_logger() -> None:
+    events = events_of("pytorch_paddle_resource_exhausted_gpu_oom_summary_01.log")
+    oom = one(events, "cuda_oom")
+    assert (oom["line"], oom["severity"], oom["gpu_index"], oom["mem_requested_bytes"]) == (13, "error", 0, 128 * 2**20)
+    assert oom["attrs"] == {"free_bytes": 0, "allocated_bytes": round(7.995605 * 2**30)}
+    logged = events_of("pytorch_paddleocr_logger_error_lang_not_supported_01.log").row(0, named=True)
+    assert (logged["format"], logged["severity"], logged["ts"], logged["message"]) == (
+        "paddle", "error", utc(2026, 6, 3, 13, 34, 34), "lang latin is not support,",
+    )
+
+
+def test_ggml_cuda_error_names_its_device_on_the_next_line() -> None:
+    events = events_of("pytorch_llamacpp_cuda_error_2_out_of_memory_current_device_01.log")
+    oom = one(events, "cuda_oom")
+    assert (oom["line"], oom["n_lines"], oom["severity"], oom["gpu_index"]) == (5, 2, "error", 0)
+    assert events.height == 4
+    # since 2024 the device line is indented and names the function, the failed call under it
+    text = (
+        "CUDA error: out of memory\n"
+        "  current device: 1, in function ggml_backend_cuda_buffer_type_alloc_buffer at ggml-cuda.cu:123\n"
+        "  cudaMalloc(&ptr, size)\n"
+    )
+    assert _parse(text)[0].select("kind", "n_lines", "gpu_index").rows() == [("cuda_oom", 3, 1)]
+
+
+def test_mlserver_mlflow_and_seldon_loggers_give_their_level() -> None:
+    served = events_of("pytorch_kserve_mlserver_mlflow_dependency_mismatch_01.log")
+    # MLServer's bracketed logger before its level; uvicorn's "INFO:" lines; MLflow's slash-dated logging line
+    assert served.filter(pl.col("line").is_in([3, 4, 5, 16])).select("line", "severity", "format").rows() == [
+        (3, "debug", "iso8601"), (4, "info", "iso8601"), (5, "info", "text"), (16, "warning", "go_log"),
+    ]
+    assert served.filter(pl.col("line") == 16)["ts"].to_list() == [utc(2024, 6, 5, 14, 36, 19)]
+    seldon = events_of("pytorch_seldon_core_wrapper_microservice_internal_error_01.log")
+    assert seldon["severity"].to_list() == ["info", "error", "error", "error"]
+    assert seldon["ts"].to_list()[1] == utc(2022, 3, 8, 5, 11, 36, 940000)

@@ -36,8 +36,8 @@ _SEVERITY = {
     # TensorRT's V(ERBOSE)
     "V": "debug",
     # bunyan / pino
-    # the GitHub Actions runner's VERB(OSE)
-    "VERB": "debug",
+    # the GitHub Actions runner's VERB(OSE), Omniverse Kit's Verbose; a Kubernetes event's type Normal (the other is Warning)
+    "VERB": "debug", "VERBOSE": "debug", "NORMAL": "info",
     "10": "debug", "20": "debug", "30": "info", "40": "warning", "50": "error", "60": "critical",
 }
 
@@ -139,19 +139,38 @@ _APP_HEADERS = {
         rf"(?<caller_level>{LEVEL_WORDS})(?: +(?<caller_pid>[0-9]+))? +"
         r"\[(?:(?<caller_dcgm_pid>[0-9]+):[0-9]+|[0-9A-Za-z_.\-]+:[0-9]+)\]"
     ),
+    # KServe's model servers after the stamp ("%(asctime)s.%(msecs)03d " peeled as an outer one): "%(process)s %(name)s
+    # %(levelname)s [%(filename)s:%(funcName)s():%(lineno)s] " ("1 kserve ERROR [__main__.py:<module>():254] ").
+    "kserve": rf"(?<kserve_pid>[0-9]+) [0-9A-Za-z_.\-]+ (?<kserve_level>{LEVEL_WORDS}) \[[^\]\s]+:[0-9]+\]",
     "hf_transformers": rf"\[(?<hf_level>[A-Z]+)\|[^\]\s]+\] (?<hf_iso>{_ISO}) >>",
     "klog": (
         r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEF])(?<glog_raw>(?<glog_mon>[0-9]{1,2})(?<glog_day>[0-9][0-9])"
         r" (?<glog_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+))(?:\s+[0-9]+)? [^\]\s]+:[0-9]+\]"
     ),
     "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:[0-9]+\]",
-    "go_log": r"(?<go_stamp>[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)",
+    # Go's log package (log.LstdFlags, Lmicroseconds), with log.Lshortfile the caller too ("2025/02/02 09:23:09 routes.go:1187: "),
+    # which Ollama follows with its level ("INFO server config …": read as the message's leading level).
+    "go_log": (
+        r"(?<go_stamp>[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)(?: [0-9A-Za-z_.\-]+\.go:[0-9]+:)?"
+    ),
+    # PaddleOCR's logger: "[%(asctime)s] %(name)s %(levelname)s: " with a "%Y/%m/%d %H:%M:%S" date ("[2024/08/27 19:14:23] ppocr INFO: ").
+    "paddle": (
+        r"\[(?<paddle_stamp>[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9])\] [0-9A-Za-z_.\-]+"
+        rf" (?<paddle_level>{LEVEL_WORDS}):"
+    ),
+    # Gin's access log (Ollama's server): "[GIN] 2024/08/19 - 14:13:01 | 404 |     414.019µs |       127.0.0.1 | POST …".
+    "gin": r"\[GIN\] (?<gin_stamp>[0-9]{4}/[0-9][0-9]/[0-9][0-9] - [0-9][0-9]:[0-9][0-9]:[0-9][0-9]) \|",
     # log4j's "yy/MM/dd HH:mm:ss LEVEL Logger: ", Spark's and Hadoop's default layout (the logger is checked
     # in _peel_application: a "dd/MM/yy" log without one must not be read as yy/MM/dd).
     "log4j": (
         r"(?<log4j_raw>(?<log4j_yy>[0-9][0-9])/(?<log4j_mon>[0-9][0-9])/(?<log4j_day>[0-9][0-9])"
         r" (?<log4j_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])) (?<log4j_level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL)"
     ),
+    # log4j2's "[%-5p] %t %c - " after its ISO stamp (peeled as an outer one): TorchServe's ts_log.log and model_log.log
+    # ("2023-11-07T05:11:40,049 [INFO ] W-9000-yolo_tiny_1.0-stdout MODEL_LOG - Traceback (most recent call last):"), the
+    # thread a worker's own output came through, then the logger. The level is padded to five columns ("INFO ", "WARN "):
+    # "[INFO] Epoch 1 - loss 0.5" is a message.
+    "log4j2": r"\[(?<log4j2_level>TRACE|DEBUG|INFO |WARN |ERROR|FATAL)\] (?<log4j2_thread>[^\s\]]+) [0-9A-Za-z_.$]+ -",
     # Ray's C++ processes (raylet, gcs_server): "[2024-08-25 19:21:02,241 E 1111013 1111013]", the last two pid and thread.
     "ray": rf"\[(?<ray_iso>{_ISO}) (?<ray_sev>[IWEF]) (?<ray_pid>[0-9]+) [0-9]+\]",
     # logfmt as logrus, slog, go-kit and Argo write it: time="…" (or ts=…), maybe caller=…, then level=…;
@@ -186,9 +205,12 @@ _APP_HEADERS = {
     # The GitHub Actions runner's own diagnostic log (_diag/Runner_*.log, Worker_*.log): "[2024-09-02 05:19:40Z INFO JobDispatcher] ",
     # its level padded to four columns ("ERR ", "VERB"), then the component (a class of the runner, not a process) that wrote the line.
     "actions_runner": rf"\[(?<runner_iso>{_ISO}) (?<runner_level>INFO|WARN|ERR|VERB) +[A-Za-z][0-9A-Za-z_.]*\]",
-    "iso8601": rf"(?:(?<iso_level_first>{LEVEL_WORDS}) )?\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
-    # TensorFlow's and XLA's C++ log after its stamp ("2019-06-08 03:44:36.084180: ", peeled as an outer stamp).
-    "tensorflow": r"(?<tsl_sev>[IWEF]) [^\]\s]+\.(?:cc|h):[0-9]+\]",
+    # torchtitan names itself before its python logging stamp: "[titan] 2025-06-16 22:30:50,322 - root - INFO - step: 200 …".
+    "iso8601": rf"(?:(?<iso_level_first>{LEVEL_WORDS}) |\[titan\] )?"
+    rf"\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
+    # TensorFlow's and XLA's C++ log after its stamp ("2019-06-08 03:44:36.084180: ", peeled as an outer stamp), and Triton
+    # Inference Server's with --log-format ISO8601, whose pid follows the level ("2024-03-20T12:09:36Z E 58 server.cc:634] ").
+    "tensorflow": r"(?<tsl_sev>[IWEF])(?: (?<tsl_pid>[0-9]+))? [^\]\s]+\.(?:cc|h):[0-9]+\]",
     # NeMo's logging: "[NeMo W 2024-01-02 03:04:05 nemo_logging:349] ", the level's first letter.
     "nemo": rf"\[NeMo (?<nemo_sev>[DIWEC]) (?<nemo_iso>{_ISO}) [^\]\s]+:[0-9]+\]",
     # loguru's default after its stamp (peeled as an outer one): "| ERROR    | module:function:12 - ".
@@ -223,22 +245,34 @@ _APP_HEADERS = {
     ),
 }
 _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.values()) + ")"
-# The group that is set exactly when each header won (python_caller's and loguru's lines are of their stamp's format;
+# The group that is set exactly when each header won (python_caller's, kserve's and loguru's lines are of their stamp's format;
 # nemo, us_date and cosmos have none of their own).
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
-    "go_log": "go_stamp", "log4j": "log4j_level", "ray": "ray_sev", "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
+    "go_log": "go_stamp", "paddle": "paddle_stamp", "gin": "gin_stamp", "log4j": "log4j_level", "log4j2": "log4j2_level", "ray": "ray_sev",
+    "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
     "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
     "tornado": "tornado_sev", "actions_runner": "runner_level",
 }
 _RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
+# The logger before the level may be bracketed ("[mlserver.grpc] ERROR - ", MLServer's) or name its caller
+# ("seldon_core.wrapper:handle_generic_exception:53 - ERROR: ", Seldon Core's Python wrapper).
 _LEADING_LEVEL = (
-    rf"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+(?:\s+-|:)\s+)?[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
+    r"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+(?:\s+-|:)\s+|[0-9A-Za-z_.]+\] |[0-9A-Za-z_.]+:[0-9A-Za-z_<>]+:[0-9]+ - )?"
+    rf"[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
     r"|^(?<title>Error|Warning|Fatal):|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
     # NCCL names its file and line, maybe the function too ("include/alloc.h:320 (ncclCuMemAlloc) NCCL WARN …").
     r"|^(?:[0-9A-Za-z_./\-]+:[0-9]+ (?:\([0-9A-Za-z_]+\) )?)?NCCL (?<nccl>INFO|WARN|ERROR|TRACE)\b"
     # A tool's diagnostic ("srun: error: …", "slurmstepd: error: …"), and Airflow's "{file.py:N} LEVEL - …".
     r"|^[a-z][0-9a-z_.\-]*(?:\[[0-9]+\])?: (?<tool>error|warning|fatal):|^\{[^{}\s]+\} (?<airflow>" + LEVEL_WORDS + r") - "
+    # A bracketed capitalised level: a Kubernetes event's type as KubeSpawner's progress log gives it ("[Warning] 0/3 nodes
+    # are available: …", "[Normal] Successfully assigned …"), and Omniverse Kit's (Isaac Sim, Isaac Lab) after the time
+    # since it started ("[4,250ms] [Error] [gpu.foundation.plugin] …").
+    r"|^(?:\[[0-9,]+ms\] )?\[(?<titled>Verbose|Info|Normal|Warning|Error|Fatal)\] "
+    # The C++ header of Triton's ISO8601 format (or TensorFlow's) whose stamp an outer one left to the application's
+    # header: Google Cloud Logging's console puts its own before it
+    # ("ERROR 2024-03-20T12:09:36.741697566Z 2024-03-20T12:09:36Z I 58 server.cc:634]").
+    r"|^(?<cpp>[IWEF])(?: [0-9]+)? [^\]\s]+\.(?:cc|h):[0-9]+\]"
 )
 
 _OUTER_GROUPS = pl.col("text").str.extract_groups(_OUTER).alias("layers")
@@ -624,17 +658,21 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "{}-{}-{} {}", us_stamp.str.slice(6, 4), pl.when(month_first).then(us_stamp.str.slice(0, 2)).otherwise(us_stamp.str.slice(3, 2)),
         pl.when(month_first).then(us_stamp.str.slice(3, 2)).otherwise(us_stamp.str.slice(0, 2)), us_stamp.str.slice(11),
     )
+    # Gin's "2024/08/19 - 14:13:01" as Go's log writes it.
+    gin = pl.concat_str(c("gin_stamp").str.slice(0, 10), c("gin_stamp").str.slice(12))
     trt_stamp = c("trt_stamp")
     trt = pl.format("{}-{}-{} {}", trt_stamp.str.slice(6, 4), trt_stamp.str.slice(0, 2), trt_stamp.str.slice(3, 2), trt_stamp.str.slice(11))
     ctime = pl.when(c("ctime_year").is_not_null()).then(timeutil.ctime_string(c("ctime_year"), c("ctime_mon"), c("ctime_day"), c("ctime_clock")))
     date_cmd = _date_command_stamp()
     dated = pl.coalesce(
-        "ci_iso", "hf_iso", "app_iso", "go_stamp", log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime, trt, date_cmd, "tornado_iso",
+        "ci_iso", "hf_iso", "app_iso", "go_stamp", "paddle_stamp", gin, log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
+        trt, date_cmd, "tornado_iso",
         "runner_iso",
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
-        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
+        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", c("log4j2_level").str.strip_chars_end(), "kserve_level",
+        "paddle_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
         "llama_sev", "runner_level",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
@@ -682,7 +720,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     leading = c("leading").struct
     printed_level = pl.coalesce(
         c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl"),
-        leading.field("tool"), leading.field("airflow"), c("ci_level"),
+        leading.field("tool"), leading.field("airflow"), leading.field("titled"), leading.field("cpp"), c("ci_level"),
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     return stamped.with_columns(
@@ -699,14 +737,19 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             pl.when(c("ci_iso").is_not_null()).then(pl.lit("iso8601")),
             pl.lit("text"),
         ),
-        pid=pl.coalesce(c("pid"), pl.coalesce("ray_pid", "caller_pid", "caller_dcgm_pid", "j_pid").cast(pl.Int64, strict=False)),
+        pid=pl.coalesce(
+            c("pid"), pl.coalesce("ray_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "tsl_pid", "j_pid").cast(pl.Int64, strict=False)
+        ),
         host=pl.coalesce("j_host", "nccl_host"),
         pod=pl.coalesce("pod", "j_pod"),
         namespace=c("j_namespace"),
         container=pl.coalesce("container", "j_container"),
         rank=pl.coalesce("rank", "header_rank"),
-        # The tags the line's prefixes carried, not what its JSON says: records never span them.
+        # The tags the line's prefixes carried, not what its JSON says: records never span them. A log4j2 line's thread
+        # is its writer (a TorchServe worker's output comes a line an entry, between the frontend's lines about it).
         partition=pl.concat_str(
-            [c(name).cast(pl.String).fill_null("") for name in ("rank", "pid", "pod", "container")], separator="|"
+            [c(name).cast(pl.String).fill_null("") for name in ("rank", "pid", "pod")]
+            + [pl.coalesce("container", "log4j2_thread").fill_null("")],
+            separator="|",
         ),
     )

@@ -82,7 +82,10 @@ CPP_TAIL = (
     r"|Dump of the process-tree for \S+ :$|\s*\|- (?:PID |[0-9]+ )"
     r"|\s+\[\[.*\]\]|Hint: If you want to see a list of allocated tensors|\s+\[Op:[^\]\s]+\]|\s+\([0-9]+\) [A-Z][a-z]+(?: [a-z]+)*: "
     r"|OOM when allocating tensor |Detected at node '|Node: '"
-    r"|nccl(?:[A-Z][A-Za-z]*Error|InvalidArgument|InvalidUsage): |Last error:$|Memory on the node \(IP: )"
+    r"|nccl(?:[A-Z][A-Za-z]*Error|InvalidArgument|InvalidUsage): |Last error:$|Memory on the node \(IP: "
+    # ggml's CUDA error (llama.cpp, Ollama) names the device on a line of its own: "current device: 0" (before 2024),
+    # "  current device: 1, in function ggml_backend_cuda_synchronize at ggml-cuda.cu:2317" since
+    r"|current device: [0-9]+$|\s+current device: [0-9]+, in function )"
 )
 
 # A multi-line record needs a line of one of these shapes, or an indented line without a time.

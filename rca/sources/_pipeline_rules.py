@@ -52,6 +52,14 @@ CUDA_OOM = (
     # XLA's TPU compiler, of a program whose buffers do not fit the chip's HBM (JAX's "RESOURCE_EXHAUSTED: XLA:TPU compile
     # permanent error.", TensorFlow's "Resource exhausted: Compilation failure:"); its on-chip vmem/smem are no device memory
     r"|Ran out of memory in memory space hbm\."
+    # Vulkan's: ggml's Vulkan backend (llama.cpp, Ollama: "ggml_vulkan: Device memory allocation of size 118497280 failed.")
+    # and the VkResult that Omniverse Kit (Isaac Sim) and Mesa print ("VkResult: ERROR_OUT_OF_DEVICE_MEMORY")
+    r"|Device memory allocation of size [0-9]+ failed|ERROR_OUT_OF_DEVICE_MEMORY"
+    # PaddlePaddle's allocator, under its "ResourceExhaustedError:" ("Out of memory error on GPU 0. Cannot allocate 128.000000MB
+    # memory on GPU 0, 7.995605GB memory has been allocated and available memory is only 0.000000B.")
+    r"|Out of memory error on GPU [0-9]+\. Cannot allocate"
+    # ggml's CUDA check before 2024 (llama.cpp): "CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:5509: out of memory"
+    r"|CUDA error [0-9]+ at \S+: out of memory"
 )
 DATALOADER = (
     r"DataLoader worker \(pid(?:\(s\))? (?<pid>[0-9]+)[^)\n]*\) "
@@ -358,7 +366,9 @@ def _cuda_facts() -> dict[str, pl.Expr]:
             # TensorFlow's, XLA's ("on device ordinal 0"; JAX's "with allocator GPU_0_bfc on device 0.")
             first(m, r"/device:GPU:([0-9]+)"), first(m, r"on device (?:ordinal |cuda:)?([0-9]+)\b"),
             # XLA's and TensorFlow's cudaMallocAsync allocator is named for the CUDA device: "gpu_async_1 cuMemAllocAsync failed …"
-            first(m, r"\bgpu_async_([0-9]+) cuMemAllocAsync failed"),
+            first(m, r"\bgpu_async_([0-9]+) cuMemAllocAsync failed"), first(m, r"Out of memory error on GPU ([0-9]+)\."),
+            # the device ggml names under its CUDA error ("current device: 0", "  current device: 1, in function …")
+            first(m, r"\ncurrent device: ([0-9]+)"), first(m, r"\n\s+current device: ([0-9]+), in function "),
         ),
         # TensorFlow's and XLA's: "failed to allocate 3.39G (3640655872 bytes) from device", "Failed to allocate request for 3.39GiB (3640655872B)".
         "requested": pl.coalesce(
@@ -367,6 +377,7 @@ def _cuda_facts() -> dict[str, pl.Expr]:
             size(m, r"\ballocating {size} on device [0-9]+: cudaMalloc failed"),
             size(m, r"desired GPU memory utilization \([0-9.]+, {size}\)"),
             size(m, r"(?i:failed to allocate) {size}"), _bytes(hbm.field("used"), hbm.field("uu")),
+            num(first(m, r"Device memory allocation of size ([0-9]+) failed")), size(m, r"Cannot allocate {size} memory on GPU"),
         ),
         # MPS's "max allowed" is the most its allocator may hold: the bound the allocation hit.
         "total": pl.coalesce(
@@ -377,7 +388,7 @@ def _cuda_facts() -> dict[str, pl.Expr]:
         ),
         "free_bytes": pl.coalesce(
             size(m, r"of which {size} is free"), size(m, r"{size} free[;)]"), _bytes(startup.field("free"), startup.field("u")),
-            num(first(m, r"Free memory/Total memory: ([0-9]+)/")),
+            num(first(m, r"Free memory/Total memory: ([0-9]+)/")), size(m, r"available memory is only {size}"),
         ),
         "process_in_use_bytes": pl.coalesce(this_process, pl.when(alone).then(listed_bytes.list.first())),
         "in_use_pid": pl.when(alone).then(listed_pids.list.first()),
@@ -385,7 +396,7 @@ def _cuda_facts() -> dict[str, pl.Expr]:
         "listed_processes_in_use_bytes": pl.when(several).then(listed_bytes.list.sum()),
         "allocated_bytes": pl.coalesce(
             size(m, r"{size} already allocated"), size(m, r"{size} is allocated by PyTorch"), size(m, r"\(allocated so far: {size}\)"),
-            size(m, r"MPS allocated: {size}"),
+            size(m, r"MPS allocated: {size}"), size(m, r"{size} memory has been allocated"),
         ),
         "reserved_unallocated_bytes": size(m, r"{size} is reserved by PyTorch but unallocated"),
         "reserved_total_bytes": pl.coalesce(size(m, r"{size} reserved in total by PyTorch"), size(m, r"{size} cached\)")),

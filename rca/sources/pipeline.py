@@ -37,8 +37,8 @@ from rca.sources._pipeline_rules import (
 )
 
 FORMATS = (
-    "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "log4j", "ray", "logfmt", "iso8601", "epoch", "tensorflow", "nccl",
-    "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "text",
+    "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "paddle", "gin", "log4j", "log4j2", "ray", "logfmt", "iso8601",
+    "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "text",
 )
 
 _MARKERS = "|".join(
@@ -54,6 +54,31 @@ _MARKERS = "|".join(
         r"KV cache", r"EngineCore", r"text_generation_launcher: ", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
         r"torch\.distributed", r"BackendCompilerFailed: backend=", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
         r"fatal error: (?:runtime: )?out of memory", r"NVIDIA driver on your system is too old",
+        # Vulkan's device out of memory (ggml's Vulkan backend, Omniverse Kit, Mesa)
+        r"Device memory allocation of size [0-9]+ failed", r"ERROR_OUT_OF_DEVICE_MEMORY",
+        # PaddlePaddle's GPU allocator out of memory
+        r"Out of memory error on GPU [0-9]+\. Cannot allocate",
+        # ggml's CUDA check before 2024 ("CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:5509: out of memory")
+        r"CUDA error [0-9]+ at \S+:[0-9]+: ",
+        # KubeSpawner's spawn progress (a Kubernetes event's time and type), Omniverse Kit's log (the time since it started,
+        # a capitalised level), Triton's --log-format ISO8601, log4j2's TorchServe layout (the level padded to five columns)
+        r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9:.]+(?:Z|[+-][0-9][0-9]:?[0-9][0-9]) \[(?:Normal|Warning)\] ",
+        r"^\s*[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9:]+Z? \[[0-9,]+ms\] \[(?:Verbose|Info|Warning|Error|Fatal)\] ",
+        r"[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9:]+Z [IWEF] [0-9]+ [^\]\s]+\.(?:cc|h):[0-9]+\]",
+        r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9:]+,[0-9]{3} \[(?:TRACE|DEBUG|INFO |WARN |ERROR|FATAL)\] \S+ [0-9A-Za-z_.$]+ - ",
+        # PaddleOCR's logger
+        r"^\[[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9:]+\] [0-9A-Za-z_.\-]+ (?:DEBUG|INFO|WARNING|ERROR|CRITICAL): ",
+        # Gin's access log (Ollama's server), a request's status and time
+        r"\[GIN\] [0-9]{4}/[0-9][0-9]/[0-9][0-9] - [0-9:]+ \| [0-9]{3} \|",
+        # torchtitan's logger ("[titan] 2025-06-16 22:30:50,322 - root - INFO - "), under torchrun's rank tag or not
+        r"^(?:\[rank[0-9]+\]:)?\[titan\] [0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ - ",
+        # MLServer's ("2024-06-05 14:36:17,236 [mlserver.parallel] DEBUG - "), MLflow's ("2024/06/05 14:36:19 WARNING mlflow.pyfunc: ")
+        # and Seldon Core's Python wrapper ("2022-03-08 05:11:35,696 - seldon_core.gunicorn_utils:load:103 - INFO: ")
+        r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ \[mlserver(?:\.[0-9A-Za-z_]+)*\] [A-Z]+ - ",
+        r"^[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9:]+ (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [0-9A-Za-z_.]+: ",
+        r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ - seldon_core\.[0-9A-Za-z_.]+:[0-9A-Za-z_<>]+:[0-9]+ - [A-Z]+: ",
+        # KServe's model servers ("2024-07-01 07:28:04.488 1 kserve ERROR [__main__.py:<module>():254] ")
+        r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:.]+ [0-9]+ [0-9A-Za-z_.\-]+ (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \[[^\]\s]+:[0-9]+\] ",
         # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
         r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
