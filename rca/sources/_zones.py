@@ -20,7 +20,8 @@ lines disagree more (a daylight-saving change near the middle of the file) is le
 
 A short stamp has no year of its own; the line's opening stamp has one. Where it is the year the
 envelope's time was given, the program wrote that year, and the line's time is exact
-(:func:`with_confirmed_years`).
+(:func:`with_confirmed_years`) — if the host's stamps agree with its envelope times: a host of one
+such line, too few votes to move it, whose stamp is hours from its envelope, keeps an inferred year.
 
 What one file shows is not carried to the host's other files: its ``kern.log``, ``dmesg -T`` or
 a bare ``kubelet.log`` stay in ``--tz``.
