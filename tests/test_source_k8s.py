@@ -1218,3 +1218,93 @@ def test_a_root_at_host_prompt_names_the_described_pod() -> None:
         "ephemeral-storage", 1024**3, 925292 * KI, 2334
     )
     assert events.filter(pl.col("format") == "get_pods").select("line", "severity").rows() == [(4, None)]
+
+
+def test_get_events_k3s_node_system_ooms_and_an_empty_message() -> None:
+    """A k3s tutorial's `kubectl get events`: SystemOOM rows name their victim; a row with no MESSAGE has an empty one."""
+    events = _events("kubectl_get_events_k3s_node_systemoom_empty_message_01.txt")
+    ooms = events.filter(pl.col("kind") == "oom_kill")
+    assert ooms.select("line", "severity", "host", "pid", "process").rows() == [
+        (5, "warning", "hans-laptop", 9295, "nginx"),
+        (6, "warning", "hans-laptop", 478970, "coredns"),
+        (8, "warning", "hans-laptop", 343134, "chrome"),
+    ]
+    starting = events.filter(pl.col("line") == 14)
+    assert starting.select("kind", "severity", "host", "message").rows() == [("log", "info", "hans-laptop", "")]
+    # kubelets of 2025 write "Created container: nginx".
+    assert events.filter(pl.col("line").is_in([28, 29])).select("pod", "container").rows() == [("my-nginx-54fc6798c5-9ldng", "nginx")] * 2
+
+
+def test_describe_node_events_without_indent_or_underline() -> None:
+    """Dynatrace/k8s-problem-patterns node-pressure README: AKS' SystemOOM / OOMKilling rows, EKS' pressure rows."""
+    events = _events("kubectl_describe_node_events_unindented_systemoom_oomkilling_01.txt")
+    assert events.filter(pl.col("kind") == "oom_kill").select("line", "pid", "process", "rss_bytes").rows() == [
+        (5, 3103923, "stress-ng-vm", None),
+        (6, 3103923, "stress-ng-vm", 14369596 * KI),
+        (7, 3106306, "stress-ng-vm", None),
+        (8, 3106306, "stress-ng-vm", 14360328 * KI),
+    ]
+    assert [attrs.get("count") for attrs in attrs_of(events.filter(pl.col("kind") == "oom_kill"))] == [None, None, 16, 16]
+    assert events.filter(pl.col("line") >= 14).select("line", "kind", "severity", "host").rows() == [
+        (14, "log", "info", None), (15, "eviction", "warning", None), (16, "memory_pressure", "info", None),
+    ]
+
+
+def test_describe_node_events_under_an_elided_header() -> None:
+    """A blog's describe node excerpt: "Events:", then "..." for the header, then two rows; the status row names the node."""
+    events = _events("kubectl_describe_node_events_elided_header_eviction_threshold_01.txt")
+    rows = events.filter(pl.col("format") == "describe_events")
+    assert rows.select("line", "kind", "severity", "host").rows() == [
+        (4, "eviction", "warning", "test2"), (5, "log", "info", "test2"),
+    ]
+    assert attrs_of(rows)[0]["resource"] == "ephemeral-storage"
+
+
+def test_get_events_of_kubectl_before_1_14_with_spaced_header_words() -> None:
+    """An issue's `kubectl get events --namespace=genome-nexus`: LAST SEEN FIRST SEEN COUNT NAME KIND SUBOBJECT … columns."""
+    events = _events("kubectl_get_events_spaced_first_seen_columns_liveness_failed_01.txt")
+    rows = events.filter(pl.col("format") == "get_events")
+    pod = "gn-mongo-v0dot23-grch38-ensembl95-mongodb-arbiter-0"
+    assert rows.select("line", "severity", "host", "pod", "namespace", "container").rows() == [
+        (3, "info", None, pod, "genome-nexus", None),
+        *[(line, "info", "ip-172-20-83-132.ec2.internal", pod, "genome-nexus", "mongodb-arbiter") for line in (4, 5, 6)],
+        (7, "warning", "ip-172-20-83-132.ec2.internal", pod, "genome-nexus", "mongodb-arbiter"),
+    ]
+    assert attrs_of(rows)[4]["reason"] == "Unhealthy" and attrs_of(rows)[4]["count"] == 1
+
+
+def test_get_events_wide_scheduler_instance_is_no_host() -> None:
+    """CKA notes' `kubectl get events -o wide`: SOURCE "my-scheduler, my-scheduler-my-scheduler" is the scheduler's instance."""
+    events = _events("kubectl_get_events_wide_scheduler_instance_source_01.txt")
+    rows = events.filter(pl.col("format") == "get_events")
+    assert rows.select("line", "severity", "host", "pod", "namespace").rows() == [(4, "info", None, "nginx", "default")]
+    assert attrs_of(rows)[0]["source"] == "my-scheduler, my-scheduler-my-scheduler"
+
+
+def test_describe_job_events_under_a_ragged_pre_1_10_header() -> None:
+    """kubernetes #90124: tabs pasted as uneven runs of spaces ("FirstSeen LastSeen  Count From    SubObjectPath …")."""
+    events = _events("kubectl_describe_job_events_ragged_old_header_quota_01.txt")
+    rows = events.filter(pl.col("format") == "describe_events")
+    assert rows.select("line", "kind", "severity", "pod").rows() == [(6, "log", "warning", None)]
+    assert rows["message"][0].startswith('Error creating: pods "job-mem-ky5es" is forbidden: exceeded quota: quota, requested: memory=500Mi')
+    attrs = attrs_of(rows)[0]
+    assert (attrs["reason"], attrs["source"], attrs["count"], attrs["age"]) == ("FailedCreate", "job-controller", 1, "1m")
+
+
+def test_status_fragment_of_a_pod_rejected_at_admission() -> None:
+    """kubernetes #128854: a pod's status, phase Failed, reason UnexpectedAdmissionError (no healthy nvidia.com/gpu devices)."""
+    events = _events("kubectl_status_yaml_fragment_rejected_unhealthy_gpu_devices_01.yaml")
+    assert events.select("line", "n_lines", "source", "format", "kind", "severity").rows() == [(1, 5, "k8s", "pod_fragment", "log", "error")]
+    assert events["message"][0].startswith("Pod was rejected: Allocate failed due to no healthy devices present")
+    attrs = attrs_of(events)[0]
+    assert (attrs["reason"], attrs["started"]) == ("UnexpectedAdmissionError", "2024-11-19T03:04:55z")
+
+
+def test_json_last_state_fragment_of_a_sigkilled_container() -> None:
+    """kubernetes #53669: a watched pod's "lastState" JSON, exit 137 with reason Error (a system OOM's SIGKILL): no OOM kind."""
+    events = _events("kubectl_status_json_fragment_last_state_error_exit137_01.json")
+    assert events.select("line", "n_lines", "format", "kind", "exit_code", "container_id", "ts_quality").rows() == [
+        (1, 9, "pod_fragment", "log", 137, "5954f621c17f13706c25a215db06fe2bf7b9a9a6c732a909eb0db39d62346724", "exact")
+    ]
+    assert events["ts"][0] == datetime(2017, 10, 10, 17, 41, 58, tzinfo=UTC)
+    assert attrs_of(events)[0]["state_field"] == "lastState"

@@ -810,3 +810,33 @@ def test_openshift_node_logs_send_kubenswrapper_lines_to_the_kubelet_rules() -> 
         (5, "kubelet", "etcd-master01", "openshift-etcd"), (6, "kubelet", "kube-apiserver-master01", "openshift-kube-apiserver"),
     ]
     assert events["ts"][4] == datetime(2023, 3, 9, 16, 58, 52, 132866, tzinfo=UTC)
+
+
+def test_cri_labels_name_the_container_log_managers_pod() -> None:
+    """kubernetes #138523: the container log manager's labels={"io.kubernetes.pod.name":…} name pod, namespace, uid, container."""
+    events = _events("kubelet_journal_cri_labels_topology_admission_check_01.log", reference_time=datetime(2026, 5, 1, tzinfo=UTC))
+    assert events.select("line", "pod", "namespace", "pod_uid", "container", "container_id").rows()[0] == (
+        1, "aws-guardduty-agent-g7l8s", "amazon-guardduty", "154e03f1-4c95-4eb6-9eab-320f18ef93ca", "aws-guardduty-agent",
+        "7316099a05a447ee58fc60405fe005cdf43dbdf3ea5e20e77a944abb392fc9b8",
+    )
+    assert events.select("pod", "namespace").rows()[1:] == [("gu", "default")] * 3
+    assert set(events.select("source", "host", "pid", "severity").rows()) == {
+        ("kubelet", "ip-10-7-15-134.us-west-2.compute.internal", 2439609, "info")
+    }
+    assert events["ts"][3] == datetime(2026, 4, 28, 17, 4, 51, 535164, tzinfo=UTC)
+
+
+def test_an_elided_klog_header_keeps_the_eviction_facts() -> None:
+    """A blog's `journalctl -xeu kubelet` excerpt, each klog header cut to "...": the eviction sequence, no time."""
+    events = _events("kubelet_klog_elided_header_ephemeral_storage_eviction_01.log")
+    assert set(events["source"]) == {"kubelet"}
+    assert events["ts"].null_count() == events.height and set(events["ts_quality"]) == {"missing"}
+    assert events["severity"].null_count() == events.height and events["pid"].null_count() == events.height
+    evictions = events.filter(pl.col("kind") == "eviction")
+    assert evictions.select("line", "pod", "namespace").rows() == [
+        (1, None, None), (5, None, None), (6, None, None), (7, "mysql", "default"), (8, "mysql", "default"),
+    ]
+    stages = [attrs["eviction_stage"] for attrs in attrs_of(evictions)]
+    assert stages == ["reclaim_attempt", "must_evict", "ranked", "evicted", "cleanup_wait"]
+    assert attrs_of(evictions)[0]["resource"] == "ephemeral-storage"
+    assert attrs_of(events)[1]["caller"] == "container_gc.go:85"

@@ -58,6 +58,7 @@ _ROW_SCHEMA = {
     "started": pl.String,
     "state_field": pl.String,
     "component": pl.String,
+    "severity": pl.String,
 }
 
 _SEVERITY_BY_TYPE = {"Normal": "info", "Warning": "warning"}
@@ -101,6 +102,9 @@ STATUS_FRAGMENT_TERMINATED = r'^\s*"?terminated"?:\s*\{?\s*$'
 # Or the pod-level fields of an evicted pod's status (`-o yaml | grep -A8 message`): its reason, and its phase.
 STATUS_FRAGMENT_EVICTED = r'^\s*"?reason"?:\s*"?Evicted"?,?\s*$'
 STATUS_FRAGMENT_PHASE = r'^\s*"?phase"?:\s*"?[A-Z][a-z]+"?,?\s*$'
+# Or those of a pod the kubelet rejected at admission (phase Failed, reason UnexpectedAdmissionError, OutOfnvidia.com/gpu, …).
+STATUS_FRAGMENT_FAILED = r'^\s*"?phase"?:\s*"?Failed"?,?\s*$'
+STATUS_FRAGMENT_REASON = r'^\s*"?reason"?:\s*"?[A-Z][0-9A-Za-z./_-]*"?,?\s*$'
 _ELISION = r"^\s*(?:\.\.\.|…)\s*$"
 _STATE_KEYS = ("state", "lastState")
 
@@ -111,7 +115,8 @@ def parse_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | No
     first line (a fragment keeps no offsets worth mapping back)."""
     texts = lines["text"]
     kept = texts.filter(~texts.str.contains(_ELISION))
-    if not kept.str.contains(STATUS_FRAGMENT_TERMINATED).any() and not kept.str.contains(STATUS_FRAGMENT_EVICTED).any():
+    failed = kept.str.contains(STATUS_FRAGMENT_FAILED).any() and kept.str.contains(STATUS_FRAGMENT_REASON).any()
+    if not (kept.str.contains(STATUS_FRAGMENT_TERMINATED).any() or kept.str.contains(STATUS_FRAGMENT_EVICTED).any() or failed):
         return None
     text = "\n".join(kept.to_list())
     value = _json_fragment(text) if text.lstrip().startswith('"') else _yaml_fragment(text)
@@ -174,9 +179,15 @@ def _status_as_pod(value: Any) -> dict[str, Any] | None:
         if isinstance(status.get(key), dict):
             status = {**status, key: [status[key]]}
     has_containers = any(isinstance(status.get(key), list) for key in ("initContainerStatuses", "containerStatuses"))
-    if not has_containers and status.get("reason") != "Evicted":
+    if not has_containers and status.get("reason") != "Evicted" and not _rejected(status):
         return None
     return {"status": status}
+
+
+def _rejected(status: dict[str, Any]) -> bool:
+    """Whether a pod status is that of a pod that failed as a whole for a reason other than an eviction: the kubelet's
+    admission refused it (UnexpectedAdmissionError, OutOfnvidia.com/gpu, …) or its node went away."""
+    return status.get("phase") == "Failed" and isinstance(status.get("reason"), str) and status.get("reason") != "Evicted"
 
 
 def _json_items(texts: list[str]) -> list[tuple[Any, int, int, str]] | None:
@@ -399,6 +410,18 @@ def _pod_rows(pod: dict[str, Any], fmt: str, *, every_termination: bool = False)
                 "started": _text(status.get("startTime")),
             }
         )
+    elif _rejected(status):
+        # The pod never ran or will not again: an error, whatever its containers show.
+        rows.append(
+            {
+                **base,
+                "kind": "log",
+                "severity": "error",
+                "reason": _text(status.get("reason")),
+                "message": message or None,
+                "started": _text(status.get("startTime")),
+            }
+        )
     for container in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
         if not isinstance(container, dict):
             continue
@@ -503,7 +526,7 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             message=pl.coalesce("message", "reason", "object"),
             ts_raw="when",
             ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
-            severity=pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None),
+            severity=pl.coalesce("severity", pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
             host=pl.coalesce("node_object", "host"),
             pod="pod",
             container=pl.coalesce(pl.col("container"), pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("container"))),

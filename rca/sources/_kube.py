@@ -167,6 +167,7 @@ def message_container(message: pl.Expr) -> pl.Expr:
     Kubernetes 1.10, FailedSync's "restarting failed container=x pod=…"; the Killing event of a failed probe,
     "Container x failed liveness probe, will be restarted")."""
     return pl.coalesce(
-        message.str.extract(r"(?:Stopping|Started|Created|Killing|restarting failed) container[ =]([a-z0-9][-a-z0-9.]*)\b", 1),
+        # kubelets of 2025 (kubernetes PR #130471) write "Created container: x".
+        message.str.extract(r"(?:Stopping|Started|Created|Killing|restarting failed) container(?:[ =]|: )([a-z0-9][-a-z0-9.]*)\b", 1),
         message.str.extract(r"^Container ([a-z0-9][-a-z0-9.]*) (?:failed (?:liveness|startup) probe|definition changed)", 1),
     )

@@ -70,7 +70,8 @@ _KEY_LINE = r"^\s*(?<key>[A-Z][A-Za-z()/.-]*(?: [A-Za-z()/.-]+){0,2}):(?:\s+(?<v
 # Indented as kubectl prints it, or flush left where a paste lost the indent.
 _CONTAINER_LINE = r"^\s*([a-z0-9][-a-z0-9.]*):\s*$"
 _EVENTS_HEADER = r"^\s*(?:NAMESPACE\s{2,})?LAST SEEN\s{2,}TYPE\s{2,}REASON\s{2,}OBJECT\s{2,}"
-_OLD_EVENTS_HEADER = r"^\s*(?:FIRSTSEEN|LASTSEEN)\s{2,}(?:FIRSTSEEN|LASTSEEN)\s{2,}COUNT\s{2,}NAME\s{2,}KIND\s{2,}"
+# kubectl before 1.14 led with the ages and the count, its header words glued ("LASTSEEN") or, later, not ("LAST SEEN").
+_OLD_EVENTS_HEADER = r"^\s*(?:FIRST ?SEEN|LAST ?SEEN)\s{2,}(?:FIRST ?SEEN|LAST ?SEEN)\s{2,}COUNT\s{2,}NAME\s{2,}KIND\s{2,}"
 # A `kubectl get events` row without its header (`| grep OOM`, a pasted excerpt): the age (`kubectl events`, 1.26+,
 # adds its count: "24s (x14 over 12m)"), the type and "kind/name" pin the columns down; the message may be empty.
 # An author's placeholder in the name may hold spaces ("pod/egg-<id here>").
@@ -110,11 +111,12 @@ _DESCRIBE_EVENT_ROW = (
 )
 _DESCRIBE_EVENT_FIELDS = ("type", "reason", "age", "source", "message")
 # A describe Events row of kubectl before 1.10 (FirstSeen LastSeen Count From SubObjectPath Type Reason Message) whose
-# padding a blog or wiki collapsed to single spaces: the ages, the count, and the type after the From cell pin it down.
+# padding a blog or wiki collapsed to single spaces, or whose tabs a paste turned into runs of spaces that no longer line
+# up: the ages, the count, and the type after the From cell pin it down.
 _COLLAPSED_EVENT_ROW = (
-    r"^\s*(?<first_seen><unknown>|(?:[0-9]+[smhdy]){1,2}) (?<last_seen><unknown>|(?:[0-9]+[smhdy]){1,2}) (?<count>[0-9]+) "
-    r"(?<source>\{[^{}]*\}|[0-9A-Za-z_.-]+(?:, [^\s,]+)?) (?:(?<subobject>spec\.\S+) )?(?<type>Normal|Warning) "
-    r"(?<reason>[A-Za-z][0-9A-Za-z_]*)(?: (?<message>.*?))?\s*$"
+    r"^\s*(?<first_seen><unknown>|(?:[0-9]+[smhdy]){1,2}) +(?<last_seen><unknown>|(?:[0-9]+[smhdy]){1,2}) +(?<count>[0-9]+) +"
+    r"(?<source>\{[^{}]*\}|[0-9A-Za-z_.-]+(?:, [^\s,]+)?) +(?:(?<subobject>spec\.\S+) +)?(?<type>Normal|Warning) +"
+    r"(?<reason>[A-Za-z][0-9A-Za-z_]*)(?: +(?<message>.*?))?\s*$"
 )
 _COLLAPSED_EVENT_FIELDS = ("first_seen", "last_seen", "count", "source", "subobject", "type", "reason", "message")
 # The current layout collapsed (Type Reason Age From Message): the From cell is one word, or "kubelet, <node>".
@@ -122,8 +124,10 @@ _COLLAPSED_CURRENT_EVENT_ROW = (
     r"^\s*(?<type>Normal|Warning) (?<reason>[A-Za-z][0-9A-Za-z_]*) "
     r"(?<age>(?:<unknown>|<invalid>|(?:[0-9]+[smhdy]){1,2})(?: \(x[0-9]+ over \S+\))?) (?<source>[^\s,]+(?:, [^\s,]+)?)(?: (?<message>.*?))?\s*$"
 )
-# Either header collapsed: the table is kubectl's whatever else the head holds.
-_COLLAPSED_EVENTS_HEADER = r"^\s*(?:Type Reason Age From Message|FirstSeen LastSeen Count From SubObjectPath(?: Type)? Reason Message)\s*$"
+# Either header collapsed (or ragged): the table is kubectl's whatever else the head holds.
+_COLLAPSED_EVENTS_HEADER = (
+    r"^\s*(?:Type Reason Age From Message|FirstSeen +LastSeen +Count +From +SubObjectPath(?: +Type)? +Reason +Message)\s*$"
+)
 # A `kubectl top node` row split on its runs of spaces: name, CPU, CPU%, memory, memory%.
 _TOP_NODE_ROW = (
     r"^\s*(?<name>\S+)\s+(?<cpu>[0-9]+m?|<unknown>)\s+(?<cpu_pct>[0-9]+%|<unknown>)\s+"
@@ -147,6 +151,10 @@ _DESCRIBE_KEYS = (
     # The head of a pod that never started (Pending) has none of those; its header fields tell it.
     r"|Namespace|Node|Annotations):\s"
 )
+_NODE_STATUS = r"^Node ([^\s<>]+) status is now: "
+# A line an author put for what was cut.
+_ELIDED = r"^\s*(?:\.\.\.+|…|\[\.\.\.\])\s*$"
+_EVENTS_KEY = r"^\s*Events:\s*$"
 _KUBECTL_PROMPT = r"^\s*(?:\S*\$|\S+#|\[[^\]\s]+@[^\]]*\][$#])\s+(?:kubectl|oc)\s"
 _TABLE_LIKE = r"^\s*\S+(?: \S+)*(?:\s{2,}\S+(?: \S+)*){2,}\s*$"
 # "Last Termination State" is what kubectl called "Last State" before 1.3.
@@ -246,6 +254,12 @@ def sniff(head: Sequence[str]) -> float:
         return 0.9
     if texts.str.contains(_k8s_objects.STATUS_FRAGMENT_EVICTED).any() and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_PHASE).any():
         return 0.9
+    if (
+        texts.str.contains(_k8s_objects.STATUS_FRAGMENT_KEY).any()
+        and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_FAILED).any()
+        and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_REASON).any()
+    ):
+        return 0.9
     if texts.str.contains(_k8s_objects.RUNTIME_STATE_KEY).any() and texts.str.contains(_k8s_objects.RUNTIME_EXIT_CODE).any():
         return 0.9
     if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}|{_COLLAPSED_EVENTS_HEADER}").any():
@@ -258,6 +272,12 @@ def sniff(head: Sequence[str]) -> float:
     headless = texts.alias("text").to_frame().select(pl.any_horizontal(pl.col("text").str.contains(p) for p, _ in _HEADLESS_SHAPES)).to_series()
     if (headless.mean() or 0.0) >= 0.5:
         return 0.9
+    # Rows under a describe's "Events:" whose header an author cut ("Events:\n  ...\n  Warning  …") are its table,
+    # however few of them the head holds beside the describe's fields (and an elision, a prompt).
+    if headless.any() and texts.str.contains(_EVENTS_KEY).any():
+        described = headless | texts.str.contains(rf"{_KEY_LINE}|{_PROMPT}|{_ELIDED}|^\s*$")
+        if (described.mean() or 0.0) >= 0.8:
+            return 0.9
     if texts.str.contains(rf"{_PODS_HEADER}|{_TOP_HEADER}").any():
         # A pod table also turns up inside CI job logs: weigh it by how much of the head is kubectl-shaped.
         shaped = texts.str.contains(rf"{_KUBECTL_PROMPT}|{_TABLE_LIKE}|^\s*{EVICTION_MESSAGE}").mean() or 0.0
@@ -379,7 +399,7 @@ def _column_offsets(frame: pl.DataFrame) -> pl.DataFrame:
     for table, header in frame.filter(pl.col("header")).select("table", "text").iter_rows():
         # A header whose cells are one space apart: the table's padding was collapsed, no offset holds (its rows are
         # split by their shape), and each word is a cell.
-        collapsed = "  " not in header.strip()
+        collapsed = "  " not in header.strip() or _ragged(header)
         cells = [(m.group().replace(" ", "").upper(), m.start()) for m in re.finditer(r"\S+" if collapsed else r"\S+(?: \S+)*", header)]
         entry: dict[str, int | bool | None] = {"table": table, "collapsed": collapsed}
         for i, (name, start) in enumerate(cells):
@@ -390,6 +410,13 @@ def _column_offsets(frame: pl.DataFrame) -> pl.DataFrame:
         rows.append(entry)
     schema = {"table": pl.UInt32, "collapsed": pl.Boolean, **{f"{f}_{p}": pl.Int64 for f in _FIELDS for p in ("start", "width")}}
     return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+
+
+def _ragged(header: str) -> bool:
+    """Whether a header's padding is uneven: some of its column names only one space apart ("FirstSeen LastSeen  Count"),
+    as tabs expanded at other stops leave them. Such a table's rows no longer sit under its words either."""
+    runs = (cell.split() for cell in re.findall(r"\S+(?: \S+)*", header))
+    return any(len(words) > 1 and "".join(words).upper() not in _COLUMNS and all(w.upper() in _COLUMNS for w in words) for words in runs)
 
 
 def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
@@ -485,6 +512,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     is_conditions = pl.col("heartbeat").is_not_null() | pl.col("transition").is_not_null()
     is_pods = pl.col("ready").is_not_null() & (pl.col("restarts").is_not_null() | pl.col("status").is_not_null())
     is_describe_events = pl.col("source").is_not_null() & pl.col("object").is_null() & pl.col("object_kind").is_null()
+    is_event = pl.col("reason").is_not_null() & (pl.col("object").is_not_null() | pl.col("source").is_not_null())
     # `kubectl get nodes`: each row names a node (NAME STATUS ROLES AGE VERSION).
     is_nodes = pl.col("roles").is_not_null() & pl.col("version").is_not_null() & pl.col("ready").is_null()
     # `kubectl top`: a node's row has its share of the node's allocatable (CPU%), a pod's or container's has none.
@@ -532,7 +560,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
         evicted=eviction_fields(message.fill_null("")),
         victim=oom_victim(message.fill_null("")),
         message_pod=message.str.extract_groups(_MESSAGE_POD),
-        assigned=pl.when(is_describe_events & message.str.starts_with("Successfully assigned ")).then(message.str.extract_groups(_ASSIGNED)),
+        assigned=pl.when(message.str.starts_with("Successfully assigned ")).then(message.str.extract_groups(_ASSIGNED)),
     )
     parts = parts.with_columns(
         ts=map_distinct(parts["when_text"], lambda text: pl.coalesce(timeutil.rfc1123_to_utc(text), timeutil.iso_to_utc(text, tz)))
@@ -542,14 +570,17 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     object_name = pl.coalesce(object_ref.field("name"), pl.col("name").str.replace(r"\.[0-9a-f]{10,}$", ""))
     # "pod/egg-<id here>": a name an author replaced with a placeholder names no pod or node.
     object_name = pl.when(~object_name.str.contains("<", literal=True)).then(object_name)
-    # "kernel-monitor, <node>": a placeholder an author put for the name is no host.
-    source_host = pl.col("source").str.extract(r"^\{?[0-9A-Za-z_-]+,? ([^\s{}<>]+)\}?$", 1)
+    # "kernel-monitor, <node>": a placeholder an author put for the name is no host. A scheduler reports as
+    # "<component>, <component>-<its own host>" (`-o wide`): an instance of it, not the node of the event.
+    source = pl.col("source").str.extract_groups(r"^\{?(?<component>[0-9A-Za-z_-]+),? (?<host>[^\s{}<>]+)\}?$").struct
+    source_host = pl.when(~source.field("host").str.starts_with(pl.format("{}-", source.field("component")))).then(source.field("host"))
     # A node name has no spaces: a cell that runs on past it is a row whose redacted IP pushed the columns right.
     # A pod not yet scheduled shows "<none>" there: no host.
     node = pl.col("node").str.extract(r"^([^\s<>]+)", 1)
     # A describe pod's Events table is its one pod's: the Scheduled row names it, and the node whose kubelet
     # reports the table's other rows, for a table pasted without the describe fields above it.
     assigned = pl.col("assigned").struct
+    node_status = message.str.extract(_NODE_STATUS, 1)
 
     def table_assigned(field: str) -> pl.Expr:
         return pl.when(is_describe_events).then(assigned.field(field).drop_nulls().first().over("table"))
@@ -580,12 +611,18 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             severity=pl.when(condition_xid.is_not_null()).then(_xid.catalog_severity(condition_xid))
             .when(is_pods).then(_pod_status_severity(pl.col("status")))
             .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
-            message=pl.coalesce(message, pl.col("text").str.strip_chars()),
+            # An event recorded without a message (k3s' second "Starting" of a node) has an empty MESSAGE cell: the
+            # message is empty, not the row; a table without that column (pods, top) keeps its row as the message.
+            message=pl.coalesce(message, pl.when(is_event).then(pl.lit("")), pl.col("text").str.strip_chars()),
             host=pl.coalesce(
                 pl.when(object_kind == "node").then(object_name),
                 pl.when(is_top_node | is_nodes).then(pl.col("name")),
                 source_host,
                 pl.when(pl.col("source") == "kubelet").then(table_assigned("node")),
+                # The kubelet's node status events name their node ("Node test2 status is now: NodeHasDiskPressure"), and
+                # so the node of a describe node's Events table, whose kubelet rows are all that node's.
+                node_status,
+                pl.when(is_describe_events & (pl.col("source") == "kubelet")).then(node_status.drop_nulls().first().over("table")),
                 node,
                 pl.col("doc_host"),
                 "prompt_node",
@@ -600,7 +637,10 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                 table_assigned("pod"),
                 message_pod.field("pod"),
             ),
-            namespace=pl.coalesce("namespace", "doc_namespace", "prompt_namespace", table_assigned("namespace"), message_pod.field("namespace")),
+            namespace=pl.coalesce(
+                "namespace", "doc_namespace", "prompt_namespace", table_assigned("namespace"), message_pod.field("namespace"),
+                pl.when(assigned.field("pod") == object_name).then(assigned.field("namespace")),
+            ),
             pod_uid=message_pod.field("pod_uid"),
             container=pl.coalesce(
                 pl.when(is_top & pl.col("top_pod").is_not_null()).then(pl.col("name")),
@@ -914,6 +954,9 @@ SOURCE = register(
             "CPU(cores)",
             '"State"',
             '"status"',
+            # A rejected pod's status fragment.
+            "phase: Failed",
+            '"phase": "Failed"',
         ),
         formats=(
             "get_events",

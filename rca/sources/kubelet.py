@@ -14,7 +14,8 @@ container); a pod worker's ``… with CrashLoopBackOff: "back-off 5m0s restartin
 back-off in attrs (``back_off``): the container keeps dying. klog carries no year and no zone: the year comes from the context
 (``timeutil.yearless_to_utc``) and the zone is ``ctx.tz``, or inside a journal the zone its envelope
 was read in (journalctl's banner, a short-iso offset). ``talosctl logs kubelet`` puts the node before
-each JSON line: it becomes the host.
+each JSON line: it becomes the host. A pasted excerpt whose klog headers an author cut to "..." keeps its rules, without
+time or severity; the CRI labels the container log manager prints (``io.kubernetes.pod.name`` …) name the pod.
 """
 
 from __future__ import annotations
@@ -55,12 +56,14 @@ KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite", "
 
 # The klog header before the message (MESSAGE_TAIL); the head alone is captured (see head_groups). A syslog-ng
 # template with the ${LEVEL} macro (StarlingX: "… controller-0 kubelet[75599]: info I0419 …") writes the syslog
-# level before it: the klog letter, the kubelet's own, stays the severity.
+# level before it: the klog letter, the kubelet's own, stays the severity. An author who pastes lines may elide the
+# header up to the caller ("... eviction_manager.go:368] msg"): the line keeps its message and caller, but no time,
+# thread or severity.
 KLOG_HEAD = (
-    r"^(?:(?:emerg|alert|crit|err|warning|notice|info|debug) )?(?<severity>[IWEF])(?<month>[0-9][0-9])(?<day>[0-9][0-9]) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)\s+(?<thread>[0-9]+) "
-    r"(?<caller>[^\s:\]]+:[0-9]+)\] ?"
+    r"^(?:(?:(?:emerg|alert|crit|err|warning|notice|info|debug) )?(?<severity>[IWEF])(?<month>[0-9][0-9])(?<day>[0-9][0-9]) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)\s+(?<thread>[0-9]+) "
+    r"|(?:\.\.\.|…) )(?<caller>[^\s:\]]+:[0-9]+)\] ?"
 )
-_KLOG_GO_LINE = r"^[IWEF][0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?\s+[0-9]+ [^\s:\]]+\.go:[0-9]+\] "
+_KLOG_GO_LINE = r"^(?:[IWEF][0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?\s+[0-9]+|\.\.\.|…) [^\s:\]]+\.go:[0-9]+\] "
 # klog's JSON format (``--logging-format=json``): ``{"ts":<epoch ms>,"caller":"pkg/file.go:N","msg":"…","v":0,…}``;
 # "v" marks an info line (errors carry none). The key/value pairs after it are kept as ``fields``. A named logger
 # (contextual logging) writes its name between the time and the caller: ``{"ts":…,"logger":"…","caller":…}``.
@@ -100,6 +103,13 @@ _CONTAINER_ID = (
     r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bContainer ID: |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":")'
     r"(?:[a-z]+://)?([0-9a-f]{12,64})\b"
 )
+
+# The CRI labels the kubelet puts on each container name its pod, namespace, uid and container: the container log
+# manager prints them (labels={"io.kubernetes.container.name":"c","io.kubernetes.pod.name":"p",…}, quotes escaped in
+# the JSON format), its id= the container's.
+_CRI_LABELS = "io.kubernetes.pod."
+_CRI_LABEL = r'\\*"io\.kubernetes\.{}\\*":\\*"([0-9A-Za-z][-0-9A-Za-z.]*)'
+_CRI_CONTAINER_ID = r'\bid=\\*"([0-9a-f]{64})\\*"'
 
 # The last key=value of a line cut by a pager: its value runs, without a "=" or "<", to the ">" that marks the cut.
 _CHOPPED_FIELD = r"\s[A-Za-z][0-9A-Za-z]*=[^=<]*>$"
@@ -358,10 +368,17 @@ def _pod_facts() -> list[pl.Expr]:
     slash = body.str.extract_groups(_SLASH_POD).struct
     under = body.str.extract_groups(UNDERSCORE_POD_REF).struct
     listed = pl.when(body.str.contains("pods=[", literal=True)).then(body).str.extract_groups(_ONE_POD_LIST).struct
+    labeled = pl.when(body.str.contains(_CRI_LABELS, literal=True)).then(body)
+
+    def label(key: str) -> pl.Expr:
+        return labeled.str.extract(_CRI_LABEL.format(key.replace(".", r"\.")), 1)
+
     return [
-        pl.coalesce(slash.field("pod"), under.field("pod"), slash.field("job_pod"), listed.field("pod")).alias("pod"),
-        pl.coalesce(slash.field("namespace"), under.field("namespace"), slash.field("job_namespace"), listed.field("namespace")).alias("namespace"),
-        pl.coalesce(body.str.extract(_POD_UID, 1), body.str.extract(_EVENT_POD_UID, 1), under.field("pod_uid")).alias("pod_uid"),
+        pl.coalesce(slash.field("pod"), under.field("pod"), slash.field("job_pod"), listed.field("pod"), label("pod.name")).alias("pod"),
+        pl.coalesce(
+            slash.field("namespace"), under.field("namespace"), slash.field("job_namespace"), listed.field("namespace"), label("pod.namespace")
+        ).alias("namespace"),
+        pl.coalesce(body.str.extract(_POD_UID, 1), body.str.extract(_EVENT_POD_UID, 1), under.field("pod_uid"), label("pod.uid")).alias("pod_uid"),
         pl.coalesce(
             # Structured klog names it containerName= or (kuberuntime's own lines) container=; a
             # container name is a DNS label, which keeps out older lines' "container=&Container{…}".
@@ -372,8 +389,9 @@ def _pod_facts() -> list[pl.Expr]:
             pl.when(body.str.contains("ieldPath", literal=True))
             .then(body)
             .str.extract(r'\b[Ff]ieldPath[=:]"spec\.(?:initC|c|ephemeralC)ontainers\{([a-z0-9][-a-z0-9.]*)\}"', 1),
+            label("container.name"),
         ).alias("container"),
-        body.str.extract(_CONTAINER_ID, 1).alias("container_id"),
+        pl.coalesce(body.str.extract(_CONTAINER_ID, 1), labeled.str.extract(_CRI_CONTAINER_ID, 1)).alias("container_id"),
         body.str.extract(r'"SyncLoop \(PLEG\): event for pod".*?\bType"?:"?([0-9A-Za-z_]+)', 1).alias("pleg_event"),
         # A container in a crash loop: the kubelet waits this long ("5m0s", the cap) before restarting it again.
         pl.when(body.str.contains("CrashLoopBackOff", literal=True)).then(body)
