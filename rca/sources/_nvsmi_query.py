@@ -42,9 +42,9 @@ STAMP_LINE = rf"^[ \t]*Timestamp\s+:\s+{CTIME_PATTERN}\s*$"
 HEAD_LINE = r"^[ \t]*(?:Driver Version|KMD Version|Attached GPUs)\s+:\s+\S"
 GPU_LINE = r"^[ \t]*GPU\s+(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$"
 _KEY_VALUE = r"^(?<key>[^:]*?\S)\s*:(?:\s+(?<value>.*?))?\s*$"
-# The report's head fields at its left margin (drivers 610+ add KMD / CUDA UMD versions). Any other line there
+# The report's head fields at its left margin (drivers 610+ add KMD / CUDA UMD versions; `-q --unit` counts units). Any other line there
 # outside a GPU block is nvidia-smi's own complaint ("Unable to determine the device handle for GPU1: …"), a log row.
-_HEAD_KEYS = ("Timestamp", "Driver Version", "KMD Version", "CUDA Version", "CUDA UMD Version", "Attached GPUs")
+_HEAD_KEYS = ("Timestamp", "Driver Version", "KMD Version", "CUDA Version", "CUDA UMD Version", "Attached GPUs", "Attached Units")
 _LEVELS = (4, 8, 12, 16, 20)
 _RECORD_KEYS = ["doc", "gpu"]
 
