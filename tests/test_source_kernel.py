@@ -2028,3 +2028,45 @@ def test_a_ring_buffer_read_back_has_no_glued_lines_alone_or_beside_a_console_ca
     rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
     events = rca.open_store(tmp_path / "store").events().filter(pl.col("file") == "h/a-dmesg-T.log").sort("line")
     assert events.select("line", "n_lines", "message").rows() == [(1, 1, "usb 1-1: new device"), (2, 1, "echo said: foo [    1.331981] bar baz")]
+
+
+def test_lustre_and_lnet_lines_name_the_printing_task_and_their_errors_are_errors() -> None:
+    # a GH200 Lustre client whose writer hung (dmesg -T): libcfs's "<prefix>: <pid>:<ext pid>:(<file>:<line>:<fn>())"
+    events = _events("dmesg_T_lustre_lnet_gh200_client_hang_01.log")
+    assert events.height == 30 and set(events["kind"]) == {"log"} and set(events["n_lines"]) == {1}
+    # the console lines name no task; a lost target is LCONSOLE_WARN, its restoration LCONSOLE_INFO (no level in the text)
+    assert events.select("severity", "pid").rows()[:4] == [("error", 4069), ("warning", 128727), ("warning", None), (None, None)]
+    # the "Skipped N previous similar messages" line is printed at its message's level under the same prefix
+    assert events.row(5, named=True)["severity"] == "error" and events.row(25, named=True)["pid"] is None
+    assert events["ts"][0] == _utc(2025, 1, 15, 17, 19, 5) and set(events["ts_quality"]) == {"exact"}
+    # through syslog (a hand-made line after aws/aws-parallelcluster#2701's): the same prefix, the same facts
+    kern_log = _events_of(
+        "Apr 30 14:49:44 ip-10-0-33-4 kernel: [271848.483270] LustreError: 3315:0:(client.c:2116:ptlrpc_expire_one_request()) "
+        "Skipped 68 previous similar messages\n"
+    )
+    assert kern_log.select("source", "severity", "pid", "host").row(0) == ("kernel", "error", 3315, "ip-10-0-33-4")
+    # a console error ("LustreError: <message number>: …") names no task
+    console = _parse("[    9.000000] LustreError: 11-0: fs-MDT0000-mdc-ffff88: operation mds_connect to node 10.0.0.1@o2ib failed: rc = -16\n")
+    assert console.select("severity", "pid").row(0) == ("error", None)
+
+
+def test_stampless_mlx5_command_failure_then_a_hung_kworker_with_colon_and_slash_in_its_name() -> None:
+    # kernel commit 0e2909c6bec9's log (4.19 aarch64): the driver's task, then one hung-task event of the blocked kworker
+    events = _events("dmesg_bare_mlx5_cmd_entry_hung_kworker_arm64_01.log")
+    assert events.select("line", "n_lines", "severity", "pid", "process").rows() == [
+        (1, 1, "error", 3880418, None), (2, 21, "error", 4055883, "kworker/13:2")
+    ]
+    assert set(events["ts_quality"]) == {"missing"} and set(events["source"]) == {"kernel"}
+
+
+def test_xid_45_of_590_names_the_xid_that_caused_it() -> None:
+    events = _events("journalctl_k_bare_xid45_caused_by_previous_xid_01.log")
+    assert events.height == 7 and set(events["kind"]) == {"xid"} and set(events["xid"]) == {45} and set(events["process"]) == {"python3"}
+    assert events.select("pci_bus", "pid").rows()[:2] == [("0000:dc:00", 1818990), ("0000:ed:00", 1818992)]
+    assert [json.loads(attrs)["previous_xid"] for attrs in events["attrs"]] == [149, 145, 145, 145, 149, 145, 145]
+
+
+def test_journalctl_without_host_gpf_of_a_ray_worker_is_one_critical_event() -> None:
+    events = _events("journalctl_k_no_host_gpf_ray_worker_6_8_01.log")
+    assert events.select("n_lines", "severity", "pid", "process", "host").rows() == [(11, "critical", 1089479, "ray::ImplicitFu", None)]
+    assert json.loads(events["attrs"][0])["kernel"] == "6.8.0-40-lowlatency"

@@ -220,6 +220,13 @@ _ERROR_WORDS = (
     r"|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed|api mismatch"
     r"|in this system is not supported by|while in atomic or interrupt context)\b"
 )
+# Lustre's and LNet's errors (D_ERROR, D_EMERG: printed at KERN_ERR, KERN_EMERG) open with these prefixes, their other
+# messages with "Lustre: " / "LNet: ". (Looked for as literals: an anchored alternative in _ERROR_WORDS would slow it for
+# every line.)
+_LIBCFS_ERROR_PREFIXES = ("LustreError: ", "LNetError: ")
+# A Lustre client that lost a storage target (LCONSOLE_WARN, KERN_WARNING): "Lustre: fs-OST003a-osc-…: Connection to
+# fs-OST003a (at 172.28.1.43@tcp) was lost; in progress operations using this service will wait for recovery to complete".
+_LUSTRE_TARGET_LOST = r"^Lustre: \S+: Connection to \S+ \(at \S+\) was lost;"
 # The module loader's refusals (KERN_WARNING): "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)",
 # "…: disagrees about version of symbol …" (a module built against another kernel's or OFED's symbols; it does not load).
 _WARNING_WORDS = r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b|: Unknown symbol \S+ \(err -?[0-9]+\)|: disagrees about version of symbol "
@@ -382,6 +389,11 @@ _USERSPACE = r"^(?<name>[A-Za-z0-9_.@/-]+)\[(?<pid>[0-9]+)\]: "
 # it: "mlx5_core 0000:04:00.0: mlx5_cmd_check:795:(pid 9993): RTR2RTS_QP(0x504) op_mod(0x0) failed, …" (the task that
 # issued the command, an NCCL or UCX rank setting up its queue pairs).
 _DRIVER_TASK = r"\b[A-Za-z_][A-Za-z0-9_]*:[0-9]+:\(pid ([0-9]+)\): "
+# Lustre's and LNet's messages (libcfs_debug_msg) name the task that printed them, its pid and "external" pid, then the
+# place: "LNetError: 4069:0:(lib-ptl.c:189:lnet_try_match_md()) Matching packet …", "Lustre: 128727:0:(client.c:2310:
+# ptlrpc_expire_one_request()) @@@ Request sent has timed out …" (a client's RPC to a storage target, often the I/O of a
+# training job's reader); console messages ("Lustre: fs-OST003a-osc-…: Connection to … was lost") name none.
+_LIBCFS_TASK = r"^(?:Lustre|LNet)(?:Error)?: ([0-9]+):[0-9]+:\("
 _FILE_ROWS = 1 << 40  # the rows of file N of a batch start at N << 40 (rca.sources.kernel._numbered)
 
 # Block facts carried onto the kill line → whether the oom-kill: summary must name the same pid.
@@ -860,7 +872,11 @@ def _with_program(events: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     program = pl.when(message.str.contains("]: ", literal=True)).then(message).str.extract_groups(_USERSPACE)
     named = events.with_columns(program=program)
-    task = pl.when(message.str.contains(":(pid ", literal=True)).then(message.str.extract(_DRIVER_TASK, 1))
+    # the gates null the other lines' messages first, so that each pattern reads only the lines that may hold it
+    task = pl.coalesce(
+        pl.when(message.str.contains(":(pid ", literal=True)).then(message).str.extract(_DRIVER_TASK, 1),
+        pl.when(message.str.starts_with("Lustre") | message.str.starts_with("LNet")).then(message).str.extract(_LIBCFS_TASK, 1),
+    )
     return named.with_columns(
         pid=pl.coalesce("pid", pl.coalesce(pl.col("program").struct.field("pid"), task).cast(pl.Int64, strict=False)),
         # a serial console's status lines are systemd's (PID 1 writes them to the console)
@@ -1153,11 +1169,13 @@ def _severity(kind: pl.Expr) -> pl.Expr:
 
 def _wording() -> pl.Expr:
     message = pl.col("message")
+    libcfs_error = pl.any_horizontal(message.str.starts_with(prefix) for prefix in _LIBCFS_ERROR_PREFIXES)
+    target_lost = pl.when(message.str.starts_with("Lustre: ")).then(message).str.contains(_LUSTRE_TARGET_LOST).fill_null(False)
     return (
         pl.when(message.str.contains(_CRITICAL_WORDS)).then(pl.lit("critical"))
         .when(message.str.contains(_CORRECTED_WORDS)).then(pl.lit("warning"))
-        .when(message.str.contains(_ERROR_WORDS)).then(pl.lit("error"))
-        .when(message.str.contains(_WARNING_WORDS)).then(pl.lit("warning"))
+        .when(libcfs_error | message.str.contains(_ERROR_WORDS)).then(pl.lit("error"))
+        .when(target_lost | message.str.contains(_WARNING_WORDS)).then(pl.lit("warning"))
     )
 
 
