@@ -33,7 +33,8 @@ MONTH_NAME_PATTERN = r"(?:[A-Za-zА-Яа-яéûäÄź]{3,5}\.?|[0-9]{1,2}[月월
 _CLOCK_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
 
 # %.f reads a fraction if there is one, so these also read the times written without.
-_ISO_FORMATS_WITH_ZONE = ("%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z")
+# The slashed date with an offset: pingcap/log's "[2023/01/15 23:08:42.416 +00:00]" (TiDB, TiKV, Milvus).
+_ISO_FORMATS_WITH_ZONE = ("%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z", "%Y/%m/%d %H:%M:%S%.f%z")
 _ISO_FORMATS_NAIVE = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y/%m/%d %H:%M:%S%.f")
 # The shapes nearly every log prints (around any whitespace), and the one format each needs
 # once ',' is '.' and ' ' is 'T'. Digits are ASCII as the formats read them: text with

@@ -124,6 +124,15 @@ def test_iso_with_a_space_before_utc_and_airflow_s_comma_after_the_date() -> Non
     assert parsed == [datetime(2022, 11, 9, 9, 59, 40, tzinfo=UTC)] * 3
 
 
+def test_a_slashed_date_keeps_its_offset() -> None:
+    # pingcap/log's stamp (TiDB, TiKV, Milvus: "[2023/01/15 23:08:42.416 +00:00] [DEBUG] …"), its offset with or without a colon.
+    stamps = pl.DataFrame({"t": ["2023/01/15 23:08:42.416 +00:00", "2023/08/15 08:00:00.123 +08:00", "2023/08/15 08:00:00 -0530"]})
+    parsed = stamps.select(timeutil.iso_to_utc(pl.col("t"), "Europe/Berlin")).to_series().to_list()
+    assert parsed == [
+        datetime(2023, 1, 15, 23, 8, 42, 416000, tzinfo=UTC), datetime(2023, 8, 15, 0, 0, 0, 123000, tzinfo=UTC), datetime(2023, 8, 15, 13, 30, tzinfo=UTC),
+    ]
+
+
 def test_zone_names_and_offsets_in_minutes_and_as_iso_text() -> None:
     zones = pl.DataFrame({"zone": ["+09", "-0530", "+05:30", "CET", "PDT", "UCT", "IST", "Europe/Paris"]})
     minutes = zones.select(timeutil.zone_minutes(pl.col("zone")).alias("m"))
