@@ -1775,3 +1775,11 @@ def test_a_gpu_pods_sandbox_without_the_nvidia_runtime_is_an_error_naming_the_po
     # Its logrus stamp says +02:00, two hours before the envelope read in UTC: one line is too few to move the host's
     # times, and a time two hours off is no exact one.
     assert (event["ts"], event["ts_quality"]) == (datetime(2022, 11, 2, 18, 0, 58, tzinfo=UTC), "year_inferred")
+
+
+def test_a_hostless_repeat_line_keeps_the_lines_that_go_on_its_message() -> None:
+    # rsyslog 5 wrote the repeat with an empty host: the host it takes from the repeated line is its indented line's too.
+    text = "Jan  5 06:43:10 h1 ntop[2298]: some message here\nJan  5 06:43:16  ntop[2298]: last message repeated 4 times\n    continuation text\n"
+    events = rca.parse_text(text, file="messages", year=2026)
+    assert events.select("line", "host", "n_lines").rows() == [(1, "h1", 1), (2, "h1", 2)]
+    assert json.loads(events["attrs"][1])["repeated"] == 4

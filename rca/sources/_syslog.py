@@ -790,7 +790,11 @@ def _repeats_hosted(rest: pl.DataFrame, repeated: pl.Expr) -> pl.DataFrame:
         return shifted.over(within) if within else shifted
 
     same_program = before("program").eq_missing(pl.col("program")) & before("pid").eq_missing(pl.col("pid"))
-    return rest.with_columns(host=pl.when(hostless & same_program).then(before("host")).otherwise(pl.col("host")))
+    hosted = rest.with_columns(host=pl.when(hostless & same_program).then(before("host")).otherwise(pl.col("host")))
+    # The lines that go on a repeat line's message took its empty host with its frame: they take the one found for it.
+    record = (pl.col("ts_quality") != "inherited").cum_sum()
+    went_on = (pl.col("ts_quality") == "inherited") & pl.col("host").is_null()
+    return hosted.with_columns(host=pl.when(went_on).then(pl.col("host").first().over(record)).otherwise(pl.col("host")))
 
 
 def _programs_of_units(framed: pl.DataFrame) -> pl.DataFrame:
