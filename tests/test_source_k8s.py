@@ -1308,3 +1308,88 @@ def test_json_last_state_fragment_of_a_sigkilled_container() -> None:
     ]
     assert events["ts"][0] == datetime(2017, 10, 10, 17, 41, 58, tzinfo=UTC)
     assert attrs_of(events)[0]["state_field"] == "lastState"
+
+
+def test_headless_events_rows_of_a_job_past_its_backoff_limit() -> None:
+    """An incident review's `get events` rows: the Job's BackoffLimitExceeded is an error (its pods are done for),
+    the pod rows keep their Warning and Normal levels. Without a NAMESPACE column the events are one namespace's: the
+    one the Scheduled and BackOff rows name is every row's, the Job's too."""
+    events = _events("kubectl_get_events_headerless_job_backoff_limit_exceeded_01.txt")
+    assert events.height == 8
+    assert events["severity"].to_list() == ["info"] * 5 + ["warning", "info", "error"]
+    assert events["namespace"].to_list() == ["longhorn-system"] * 8
+    failed = events.row(7, named=True)
+    assert (failed["kind"], failed["message"], failed["pod"]) == ("log", "Job has reached the specified backoff limit", None)
+    assert attrs_of(events)[7]["object"] == "job/longhorn-pre-upgrade"
+    backoff = events.row(5, named=True)
+    assert (backoff["pod"], backoff["namespace"], backoff["container"], backoff["pod_uid"]) == (
+        "longhorn-pre-upgrade-rc9rr", "longhorn-system", "longhorn-pre-upgrade", "f3a4cd0b-b410-467b-ab23-6333bcc192dd",
+    )
+
+
+def test_status_fragment_of_a_job_failed_past_its_backoff_limit() -> None:
+    """kubernetes #92245: a Job's pasted `status:` with its Failed condition: one error, at the condition's transition."""
+    events = _events("kubectl_status_yaml_fragment_job_failed_backoff_limit_01.yaml")
+    assert events.select("line", "n_lines", "source", "format", "kind", "severity", "ts_quality").rows() == [
+        (1, 10, "k8s", "workload_fragment", "log", "error", "exact")
+    ]
+    assert events["ts"][0] == datetime(2020, 6, 18, 6, 6, 48, tzinfo=UTC)
+    assert events["message"][0] == "Job has reached the specified backoff limit"
+    attrs = attrs_of(events)[0]
+    assert (attrs["reason"], attrs["started"]) == ("BackoffLimitExceeded", "2020-06-18T06:01:55Z")
+
+
+_FAILED_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train-llm
+  namespace: ml
+status:
+  conditions:
+  - lastTransitionTime: "2024-05-01T10:00:00Z"
+    message: Job was active longer than specified deadline
+    reason: DeadlineExceeded
+    status: "True"
+    type: FailureTarget
+  - lastTransitionTime: "2024-05-01T10:00:01Z"
+    message: Job was active longer than specified deadline
+    reason: DeadlineExceeded
+    status: "True"
+    type: Failed
+  failed: 1
+  startTime: "2024-05-01T09:00:00Z"
+"""
+
+
+@pytest.mark.parametrize(("status", "severity"), [('"True"', "error"), ('"False"', None)])
+def test_a_job_document_with_a_failed_condition_is_an_error(status: str, severity: str | None) -> None:
+    """`get job -o yaml` of a Job that failed (1.31+ writes FailureTarget first): its Failed condition, named."""
+    events = rca.parse_text(_FAILED_JOB.replace('status: "True"\n    type: Failed', f"status: {status}\n    type: Failed"), file="job.yaml")
+    assert events.select("line", "n_lines", "format", "severity").rows() == [(1, 19, "object_yaml", severity)]
+    if severity:
+        assert (events["ts"][0], events["namespace"][0]) == (datetime(2024, 5, 1, 10, 0, 1, tzinfo=UTC), "ml")
+        attrs = attrs_of(events)[0]
+        assert (attrs["object"], attrs["name"], attrs["reason"]) == ("Job", "train-llm", "DeadlineExceeded")
+
+
+def test_a_table_of_two_namespaces_lends_neither() -> None:
+    """Rows naming two namespaces (two commands' outputs pasted together) give none to the rows that name none."""
+    events = _events_of(
+        "5m          Normal    Scheduled              pod/a-1   Successfully assigned team-a/a-1 to node-1\n"
+        "5m          Normal    Scheduled              pod/b-1   Successfully assigned team-b/b-1 to node-2\n"
+        "4m          Warning   BackoffLimitExceeded   job/a     Job has reached the specified backoff limit\n"
+    )
+    assert events["namespace"].to_list() == ["team-a", "team-b", None]
+
+
+def test_describe_job_names_no_pod() -> None:
+    """kubernetes #96630: `kubectl describe jobs` prints a Pod Template, never a pod of its own: its Name is the Job's
+    (attrs object), no record's pod; the namespace stays."""
+    events = _events("kubectl_describe_job_pod_template_events_not_a_pod_01.txt")
+    assert events.select("line", "format", "pod", "namespace").rows() == [
+        (1, "describe", None, "default"),
+        (15, "describe", None, "default"),
+        (29, "describe_events", None, "default"),
+        (30, "describe_events", None, "default"),
+    ]
+    assert {attrs["object"] for attrs in attrs_of(events)} == {"test-job"}

@@ -840,3 +840,33 @@ def test_an_elided_klog_header_keeps_the_eviction_facts() -> None:
     assert stages == ["reclaim_attempt", "must_evict", "ranked", "evicted", "cleanup_wait"]
     assert attrs_of(evictions)[0]["resource"] == "ephemeral-storage"
     assert attrs_of(events)[1]["caller"] == "container_gc.go:85"
+
+
+def test_controller_managers_job_backoff_limit_event_is_an_error_naming_the_job() -> None:
+    """kubernetes #96038: kube-controller-manager's klog of a Job's BackoffLimitExceeded (an info line of a Warning
+    event): an error, in the Job's namespace, the Job in attrs; no pod."""
+    events = _events("kubelet_klog_controller_manager_event_job_backoff_limit_01.log", year=2020)
+    assert events.select("line", "source", "format", "kind", "severity", "pid", "pod", "namespace").rows() == [
+        (1, "kubelet", "klog", "log", "error", 12, None, "test-9dedmf-11")
+    ]
+    assert events["ts"][0] == datetime(2020, 10, 30, 1, 8, 14, 634565, tzinfo=UTC)
+    attrs = attrs_of(events)[0]
+    assert (attrs["reason"], attrs["object"]) == ("BackoffLimitExceeded", "Job/big-job-0")
+
+
+def test_gke_pleg_container_finished_with_an_unquoted_pod_id() -> None:
+    """A GKE node's `journalctl -u kubelet` (1.26-era): the PLEG's "container finished" names the pod by its unquoted
+    podID and the container by its id, with exit code 0; the PLEG events name pod, namespace, uid and container id."""
+    events = _events("kubelet_journal_gke_pleg_container_finished_unquoted_pod_id_01.log", year=2023)
+    assert events.height == 10
+    assert events["kind"].unique().to_list() == ["log"]
+    assert events["severity"].to_list() == ["info", "info", "error", *["info"] * 7]
+    finished = events.row(5, named=True)
+    assert (finished["pod_uid"], finished["container_id"], finished["exit_code"], finished["pid"]) == (
+        "7eaba53e-63d2-4906-9a16-ff315c3337fd", "7baae34a275025ee9803614c912ba1916f452fcd6569e835e556566e79a52357", 0, 2264,
+    )
+    died = events.row(6, named=True)
+    assert (died["pod"], died["namespace"]) == ("kube-multus-ds-kk2r8", "kube-system")
+    assert died["host"] == "gke-my-first-cluster-1-default-pool-c0a2ad16-0bvz"
+    assert attrs_of(events)[6]["pleg_event"] == "ContainerDied"
+    assert finished["ts"] == datetime(2023, 5, 2, 8, 56, 9, 232422, tzinfo=UTC)

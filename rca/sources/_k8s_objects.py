@@ -4,7 +4,8 @@ A document is decoded whole (one ``json`` / ``yaml`` call per document); each it
 List becomes one record whose lines are located from the decoder's offsets, so the
 accounting still covers every input line. Events give one row each; a Pod gives a row for
 an eviction and one per OOM-killed container state (the first row of an item carries its
-lines, the others ``n_lines=0``); any other object gives one ``log`` row.
+lines, the others ``n_lines=0``); a workload that failed as a whole (a Job's, or a training job's, condition Failed
+"True", also in a pasted ``status:``) gives an error row; any other object gives one ``log`` row.
 
 What a node's runtime says of one container is a document too: ``crictl inspect`` (its
 ``status``: ``CONTAINER_EXITED``, ``exitCode``, ``reason: OOMKilled``, ``finishedAt``, the pod in
@@ -30,7 +31,7 @@ import yaml
 
 from rca import timeutil
 from rca.sources._base import ParseContext, Parsed, attrs_json
-from rca.sources._kube import EVICTION_MESSAGE, event_kind, eviction_fields, oom_victim
+from rca.sources._kube import EVICTION_MESSAGE, event_kind, eviction_fields, job_failed, oom_victim
 
 _YAML_START = re.compile(r"^(?:-? ?apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
 _JSON_MARKERS = ('"apiVersion"', '"kind"', '"involvedObject"', '"containerStatuses"', '"OOMKilled":', '"state": "CONTAINER_')
@@ -46,6 +47,7 @@ _ROW_SCHEMA = {
     "message": pl.String,
     "type": pl.String,
     "when": pl.String,
+    "name": pl.String,
     "pod": pl.String,
     "namespace": pl.String,
     "pod_uid": pl.String,
@@ -105,6 +107,8 @@ STATUS_FRAGMENT_PHASE = r'^\s*"?phase"?:\s*"?[A-Z][a-z]+"?,?\s*$'
 # Or those of a pod the kubelet rejected at admission (phase Failed, reason UnexpectedAdmissionError, OutOfnvidia.com/gpu, …).
 STATUS_FRAGMENT_FAILED = r'^\s*"?phase"?:\s*"?Failed"?,?\s*$'
 STATUS_FRAGMENT_REASON = r'^\s*"?reason"?:\s*"?[A-Z][0-9A-Za-z./_-]*"?,?\s*$'
+# Or a workload's status with a condition of type Failed (a Job's `-o yaml | grep -A10 status`): what failed it, its reason.
+STATUS_FRAGMENT_FAILED_CONDITION = r'^\s*-?\s*"?type"?:\s*"?Failed"?,?\s*$'
 _ELISION = r"^\s*(?:\.\.\.|…)\s*$"
 _STATE_KEYS = ("state", "lastState")
 
@@ -115,15 +119,18 @@ def parse_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | No
     first line (a fragment keeps no offsets worth mapping back)."""
     texts = lines["text"]
     kept = texts.filter(~texts.str.contains(_ELISION))
-    failed = kept.str.contains(STATUS_FRAGMENT_FAILED).any() and kept.str.contains(STATUS_FRAGMENT_REASON).any()
+    failed = kept.str.contains(STATUS_FRAGMENT_REASON).any() and (
+        kept.str.contains(STATUS_FRAGMENT_FAILED).any() or kept.str.contains(STATUS_FRAGMENT_FAILED_CONDITION).any()
+    )
     if not (kept.str.contains(STATUS_FRAGMENT_TERMINATED).any() or kept.str.contains(STATUS_FRAGMENT_EVICTED).any() or failed):
         return None
     text = "\n".join(kept.to_list())
     value = _json_fragment(text) if text.lstrip().startswith('"') else _yaml_fragment(text)
     pod = _status_as_pod(value)
-    if pod is None:
+    workload = _failed_workload_row(value if isinstance(value, dict) and "status" in value else {"status": value}, "workload_fragment")
+    if pod is None and workload is None:
         return None
-    rows = _pod_rows(pod, "pod_fragment", every_termination=True) or [_other_row(pod, "pod_fragment")]
+    rows = [workload] if pod is None else _pod_rows(pod, "pod_fragment", every_termination=True) or [_other_row(pod, "pod_fragment")]
     for i, row in enumerate(rows):
         row.update(line=lines["line"][0], n_lines=lines.height if i == 0 else 0)
     return Parsed(events=_events(pl.DataFrame(rows, schema=_ROW_SCHEMA), ctx))
@@ -346,7 +353,32 @@ def _rows_for(item: Any, fmt: str) -> list[dict[str, Any]]:
         return [_container_row(item, fmt)]
     if fmt.startswith("pod_"):
         return _pod_rows(item, fmt)
-    return []
+    workload = _failed_workload_row(item, fmt)
+    return [workload] if workload else []
+
+
+def _failed_workload_row(item: Any, fmt: str) -> dict[str, Any] | None:
+    """The row of a workload that failed as a whole, else None: a Job (BackoffLimitExceeded, DeadlineExceeded,
+    PodFailurePolicy, …) and the batch CRDs built like it (Kubeflow's training jobs, JobSet) say so with a condition
+    of type Failed and status "True", its reason and message what failed it (1.31+ writes a FailureTarget first)."""
+    conditions = _get(item, "status").get("conditions")
+    listed = conditions if isinstance(conditions, list) else []
+    failed = next((c for c in listed if isinstance(c, dict) and c.get("type") == "Failed" and str(c.get("status")) == "True"), None)
+    if failed is None:
+        return None
+    metadata = _get(item, "metadata")
+    return {
+        "format": fmt,
+        "object": _text(item.get("kind")),
+        "kind": "log",
+        "severity": "error",
+        "reason": _text(failed.get("reason")),
+        "message": _text(failed.get("message")),
+        "when": _text(failed.get("lastTransitionTime") or failed.get("lastProbeTime")),
+        "started": _text(_get(item, "status").get("startTime")),
+        "name": _text(metadata.get("name")),
+        "namespace": _text(metadata.get("namespace")),
+    }
 
 
 def _event_row(event: dict[str, Any], fmt: str) -> dict[str, Any]:
@@ -526,7 +558,11 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             message=pl.coalesce("message", "reason", "object"),
             ts_raw="when",
             ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
-            severity=pl.coalesce("severity", pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
+            severity=pl.coalesce(
+                "severity",
+                pl.when(is_event & job_failed(pl.col("reason"))).then(pl.lit("error")),
+                pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None),
+            ),
             host=pl.coalesce("node_object", "host"),
             pod="pod",
             container=pl.coalesce(pl.col("container"), pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("container"))),
@@ -538,6 +574,7 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             attrs=attrs_json(
                 {
                     "object": pl.col("object"),
+                    "name": pl.col("name"),
                     "reason": pl.col("reason"),
                     "event_type": pl.col("type"),
                     "count": pl.col("count"),

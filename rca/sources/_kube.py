@@ -145,6 +145,17 @@ def event_kind(reason: pl.Expr, message: pl.Expr) -> pl.Expr:
     )
 
 
+# The job controller's reasons for a Job that failed as a whole, on its Failed condition and on the Warning event
+# it records with it: its pods failed past .spec.backoffLimit, it ran past activeDeadlineSeconds, a podFailurePolicy
+# rule with action FailJob matched, or an indexed Job's failed indexes passed maxFailedIndexes.
+JOB_FAILED_REASONS = ("BackoffLimitExceeded", "DeadlineExceeded", "PodFailurePolicy", "MaxFailedIndexesExceeded")
+
+
+def job_failed(reason: pl.Expr) -> pl.Expr:
+    """Whether an event's reason is a Job failing as a whole: an error (the event is only a Warning), its pods gone."""
+    return reason.is_in(JOB_FAILED_REASONS).fill_null(False)
+
+
 def oom_victim(message: pl.Expr) -> pl.Expr:
     """Victim pid and process named in an OOM event message, as a struct.
 

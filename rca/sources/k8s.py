@@ -25,7 +25,16 @@ import polars as pl
 from rca import timeutil
 from rca.sources import _k8s_objects, _xid, register
 from rca.sources._base import ParseContext, Parsed, Source, attrs_json, map_distinct
-from rca.sources._kube import EVICTION_MESSAGE, QUANTITY, event_kind, eviction_fields, message_container, oom_victim, quantity_bytes
+from rca.sources._kube import (
+    EVICTION_MESSAGE,
+    QUANTITY,
+    event_kind,
+    eviction_fields,
+    job_failed,
+    message_container,
+    oom_victim,
+    quantity_bytes,
+)
 
 # A shell prompt (root's bare "#" only before a command; bash's "[user@host dir]#" holds a space, and alone on its
 # line ends the output above it; zsh themes' "❯" / "➜"; zsh's and PowerShell's "%" / ">", and "root@host ~#", before
@@ -256,7 +265,10 @@ def sniff(head: Sequence[str]) -> float:
         return 0.9
     if (
         texts.str.contains(_k8s_objects.STATUS_FRAGMENT_KEY).any()
-        and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_FAILED).any()
+        and (
+            texts.str.contains(_k8s_objects.STATUS_FRAGMENT_FAILED).any()
+            or texts.str.contains(_k8s_objects.STATUS_FRAGMENT_FAILED_CONDITION).any()
+        )
         and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_REASON).any()
     ):
         return 0.9
@@ -500,9 +512,12 @@ def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:
         doc_node=value.filter(top & (pl.col("key") == "Node")).first().str.extract(r"^([^/\s<>]+)", 1),
         doc_start=value.filter(top & (pl.col("key") == "Start Time")).first(),
         is_node=pl.col("key").filter(top).is_in(_NODE_KEYS).any(),
+        # A workload's describe (a Job's, a Deployment's, …) prints the template of its pods, never a pod's own.
+        is_workload=(pl.col("key").filter(top) == "Pod Template").any(),
     )
     return docs.with_columns(
-        doc_pod=pl.when(~pl.col("is_node")).then(pl.col("doc_name")),
+        doc_pod=pl.when(~pl.col("is_node") & ~pl.col("is_workload")).then(pl.col("doc_name")),
+        doc_workload=pl.when(pl.col("is_workload")).then(pl.col("doc_name")),
         doc_host=pl.when(pl.col("is_node")).then(pl.col("doc_name")).otherwise(pl.col("doc_node")),
     )
 
@@ -585,6 +600,11 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     def table_assigned(field: str) -> pl.Expr:
         return pl.when(is_describe_events).then(assigned.field(field).drop_nulls().first().over("table"))
 
+    named_namespace = pl.coalesce(
+        "namespace", "doc_namespace", "prompt_namespace", table_assigned("namespace"), message_pod.field("namespace"),
+        pl.when(assigned.field("pod") == object_name).then(assigned.field("namespace")),
+    )
+
     return (
         parts.join(docs, on="doc", how="left")
         .with_columns(kind=kind)
@@ -610,6 +630,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .otherwise(pl.lit("get_events")),
             severity=pl.when(condition_xid.is_not_null()).then(_xid.catalog_severity(condition_xid))
             .when(is_pods).then(_pod_status_severity(pl.col("status")))
+            .when(is_event & job_failed(pl.col("reason"))).then(pl.lit("error"))
             .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
             # An event recorded without a message (k3s' second "Starting" of a node) has an empty MESSAGE cell: the
             # message is empty, not the row; a table without that column (pods, top) keeps its row as the message.
@@ -637,10 +658,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                 table_assigned("pod"),
                 message_pod.field("pod"),
             ),
-            namespace=pl.coalesce(
-                "namespace", "doc_namespace", "prompt_namespace", table_assigned("namespace"), message_pod.field("namespace"),
-                pl.when(assigned.field("pod") == object_name).then(assigned.field("namespace")),
-            ),
+            namespace=pl.coalesce(named_namespace, _one_namespace(named_namespace, is_event & ~is_describe_events)),
             pod_uid=message_pod.field("pod_uid"),
             container=pl.coalesce(
                 pl.when(is_top & pl.col("top_pod").is_not_null()).then(pl.col("name")),
@@ -664,7 +682,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                     "age": pl.when(pl.col("ts").is_null()).then(when_text),
                     # describe's Age "23m (x4 over 2d5h)" (and `kubectl events`' LAST SEEN) holds the count kubectl get events shows apart.
                     "count": pl.coalesce(pl.col("count"), when_text.str.extract(r"\(x([0-9]+) over ", 1)).cast(pl.Int64, strict=False),
-                    "object": pl.col("object"),
+                    "object": pl.coalesce("object", "doc_workload"),
                     "source": pl.col("source"),
                     "ready": pl.col("ready"),
                     "roles": pl.col("roles"),
@@ -682,6 +700,16 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             ),
         )
     )
+
+
+def _one_namespace(named: pl.Expr, is_get_event: pl.Expr) -> pl.Expr:
+    """The namespace of a `kubectl get events` table printed without its NAMESPACE column (no -A): the command lists one
+    namespace's events, so the one namespace its rows name (a Scheduled "Successfully assigned ns/pod", a BackOff's
+    "in pod name_ns(uid)") is that of every row, the Job's or the pod's that names none."""
+    table = ["command", "table"]
+    found = named.drop_nulls()
+    single = pl.col("namespace").is_null().all().over(table) & (found.n_unique().over(table) == 1)
+    return pl.when(is_get_event & single).then(found.first().over(table))
 
 
 def _pod_status_severity(status: pl.Expr) -> pl.Expr:
@@ -900,6 +928,7 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
                         pl.when(pl.col("state").is_not_null()).then(pl.lit("State")).otherwise(pl.lit("Last State"))
                     ),
                     "state": pl.coalesce("state", "last_state"),
+                    "object": pl.col("doc_workload"),
                     "reason": pl.col("reason"),
                     "status": pl.col("status"),
                     "started": pl.when(is_state).then(pl.col("started")),
@@ -957,6 +986,9 @@ SOURCE = register(
             # A rejected pod's status fragment.
             "phase: Failed",
             '"phase": "Failed"',
+            # A failed workload's (a Job's) status fragment.
+            "type: Failed",
+            '"type": "Failed"',
         ),
         formats=(
             "get_events",
@@ -972,6 +1004,7 @@ SOURCE = register(
             "event_yaml",
             "pod_yaml",
             "pod_fragment",
+            "workload_fragment",
             "inline_state",
             "container_json",
             "container_fragment",

@@ -6,7 +6,8 @@ Kubernetes 1.21 most messages are structured (``"Eviction manager: attempting to
 resourceName="memory"``); with ``--logging-format=json`` each line is a JSON object whose
 epoch "ts" is exact, rewritten into the structured form for the same rules. NVIDIA's device
 plugin logs klog too: its Xid and unhealthy-GPU lines are read here; so are Volcano's scheduler
-and job controller, whose evictions and requests name their pods. The envelope is peeled by :mod:`rca.sources._syslog`; the rules
+and job controller, whose evictions and requests name their pods, and kube-controller-manager's recorded events (a Job
+that failed as a whole, BackoffLimitExceeded …, is an error). The envelope is peeled by :mod:`rca.sources._syslog`; the rules
 here read the klog header and the message: the eviction manager's sequence (reclaim,
 rank, evict), node memory pressure, container OOM kills and the system OOMs the kubelet
 reports (cAdvisor's ``Created an OOM event in container "/kubepods/…/pod<uid>/<id>"`` names the OOM's cgroup, pod and
@@ -44,6 +45,7 @@ from rca.sources._kube import (
     UNDERSCORE_POD_REF,
     event_kind,
     eviction_fields,
+    job_failed,
     memcg_container_id,
     memcg_pod_uid,
     oom_victim,
@@ -320,6 +322,9 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         # An Xid takes a GPU away whatever level the plugin logged it at: the catalog's severity, as the kernel's.
         severity=pl.when(pl.col("kind") == "xid")
         .then(_xid.report_severity(pl.col("xid"), pl.col("body")))
+        # A Job failed as a whole (kube-controller-manager's klog, read by these rules): an error, not the Warning it is sent as.
+        .when(job_failed(pl.col("event_reason")))
+        .then(pl.lit("error"))
         # The recorder logs every event it sends at info: a Warning event is a warning.
         .when((pl.col("event_type") == "Warning") & (pl.col("severity") == "info"))
         .then(pl.lit("warning"))
@@ -479,7 +484,8 @@ def _recorded_event() -> list[pl.Expr]:
     ).struct
     reason = pl.coalesce(structured.field("reason"), legacy.field("reason"), detector.field("reason"))
     message = pl.coalesce(structured.field("message"), legacy.field("message"), detector.field("message"))
-    on_pod = pl.coalesce(structured.field("kind"), legacy.field("kind")) == "Pod"
+    object_kind = pl.coalesce(structured.field("kind"), legacy.field("kind"))
+    on_pod = object_kind == "Pod"
     # An object an author replaced with a placeholder ("<namespace>/<podname>") names no pod.
     named = pl.coalesce(structured.field("object"), legacy.field("name")).str.contains("<", literal=True).not_()
     return [
@@ -487,8 +493,14 @@ def _recorded_event() -> list[pl.Expr]:
         reason.alias("event_reason"),
         pl.coalesce(structured.field("type"), legacy.field("type")).alias("event_type"),
         pl.when(on_pod & named).then(pl.coalesce(structured.field("object").str.extract(r"/(.+)$", 1), legacy.field("name"))).alias("event_pod"),
-        pl.when(on_pod & named).then(pl.coalesce(structured.field("object").str.extract(r"^([^/]+)/", 1), legacy.field("namespace")))
+        # Any namespaced object names its namespace (a Job's BackoffLimitExceeded the job's); a node has none.
+        pl.when(named)
+        .then(pl.coalesce(structured.field("object").str.extract(r"^([^/]+)/", 1), legacy.field("namespace").replace("", None)))
         .alias("event_namespace"),
+        # Any other object (a Job, a Node) is named in attrs as "Kind/name".
+        pl.when(named & ~on_pod)
+        .then(pl.format("{}/{}", object_kind, pl.coalesce(structured.field("object").str.extract(r"([^/]+)$", 1), legacy.field("name"))))
+        .alias("event_object"),
     ]
 
 
@@ -560,6 +572,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "structured": pl.when(pl.col("body").str.starts_with('"')).then(pl.lit(True)),
         "eviction_stage": pl.col("stage"),
         "reason": pl.col("event_reason"),
+        "object": pl.col("event_object"),
         "resource": pl.coalesce(pl.col("resource"), evicted.field("resource"), pl.col("gpu_resource")),
         "ranked_pods": pl.when(pl.col("stage") == "ranked").then(pl.col("pods")),
         "critical_pod": pl.when(pl.col("stage") == "critical_pod_skipped").then(
