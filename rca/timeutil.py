@@ -117,6 +117,18 @@ def yearless_to_utc(
     return pl.when(year.is_not_null()).then(with_year).otherwise(from_reference), quality
 
 
+def nearest_year_to_utc(month: pl.Expr, day: pl.Expr, clock: pl.Expr, near: pl.Expr, tz: str) -> pl.Expr:
+    """A time written without a year (read in ``tz``), in the year that puts it nearest ``near``: a UTC time of the
+    same moment that states its year, such as the exact envelope a journal puts around a program's own stamp."""
+    year = near.dt.year()
+    this, last, next_ = (
+        naive_to_utc(_clock_string(year + shift, month, day, clock).str.to_datetime(_CLOCK_FORMAT, strict=False, time_unit="us"), tz)
+        for shift in (0, -1, 1)
+    )
+    half_year = timedelta(days=183)
+    return pl.when(this - near > half_year).then(last).when(near - this > half_year).then(next_).otherwise(this)
+
+
 def _year_sources(ctx: ParseContext, within: str | None) -> tuple[pl.Expr | None, pl.Expr, tuple[pl.Expr, pl.Expr] | None]:
     """The year, its quality, and the reference time with its year (in its own zone), as expressions.
 

@@ -695,6 +695,22 @@ def test_a_klog_stamp_in_an_envelope_of_full_date_and_zone_is_exact() -> None:
     ]
 
 
+def test_a_klog_stamp_in_a_journal_json_export_takes_the_entrys_year_and_zone() -> None:
+    # journalctl -o json: the entry's time is exact (UTC); the kubelet's stamp is the node's local clock (here UTC+8), without
+    # a year, and the file's own year is unknown.
+    entries = [
+        json.dumps({
+            "__REALTIME_TIMESTAMP": str(1704437000123456 + second * 1_000_000), "_HOSTNAME": "node-a", "SYSLOG_IDENTIFIER": "kubenswrapper",
+            "_PID": "2301", "PRIORITY": "6",
+            "MESSAGE": f'I0105 14:43:{20 + second}.123456    2301 kubelet.go:2000] "SyncLoop ADD" source="api" pods=["ns/p{second}"]',
+        })
+        for second in range(3)
+    ]
+    events = rca.parse_text("\n".join(entries) + "\n", file="journal.json", reference_time=datetime(2026, 12, 1, tzinfo=UTC))
+    assert events.select("source", "ts_quality", "pod").rows() == [("kubelet", "exact", f"p{second}") for second in range(3)]
+    assert events["ts"][0] == datetime(2024, 1, 5, 6, 43, 20, 123456, tzinfo=UTC)
+
+
 def test_the_event_recorders_field_path_names_the_container() -> None:
     events = _events("kubelet_journal_kind_grace_period_override_container_exited_01.log")
     container_id = "0782dd0d297258a8f747621ef2b2e349c72bbede25c0d2740eb3eea125d0dbd7"

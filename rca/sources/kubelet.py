@@ -220,9 +220,13 @@ def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     k = pl.col("klog").struct
     j = pl.col("klog_json").struct
     is_json = j.field("msg").is_not_null()
-    klog_ts, klog_quality = timeutil.yearless_to_utc(
-        k.field("month").cast(pl.Int32, strict=False), k.field("day"), k.field("clock"), ctx, within=within_file(records)
-    )
+    month = k.field("month").cast(pl.Int32, strict=False)
+    klog_ts, klog_quality = timeutil.yearless_to_utc(month, k.field("day"), k.field("clock"), ctx, within=within_file(records))
+    # An envelope of full date (journalctl -o json, short-iso) gives the klog stamp its year: the file's may be unknown.
+    if records.select((pl.col("ts_quality") == "exact").any()).item():
+        dated = pl.col("ts_quality") == "exact"
+        klog_ts = pl.when(dated).then(timeutil.nearest_year_to_utc(month, k.field("day"), k.field("clock"), pl.col("ts"), ctx.tz)).otherwise(klog_ts)
+        klog_quality = pl.when(dated).then(pl.lit("year_inferred")).otherwise(klog_quality)
     has_header = pl.col("has_header")
     # The klog stamp is the kubelet's own clock; the envelope's only stands in when the stamp
     # cannot be resolved (no year known) — journald's exact time is better than none.
