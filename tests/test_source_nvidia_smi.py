@@ -1115,3 +1115,95 @@ def test_a_lost_gpu_line_among_q_blocks_is_an_error_of_that_gpu_not_a_head_field
     sample, lost = rca.parse_text(text, file="q.txt").to_dicts()
     assert (sample["kind"], sample["n_lines"], sample["pci_bus"]) == ("gpu_sample", 2, "00000000:03:00.0")
     assert (lost["kind"], lost["severity"], lost["gpu_index"], lost["pci_bus"]) == ("log", "error", 1, "0000:04:00.0")
+
+
+def test_q_fabric_section_grepped_out_of_the_report_is_a_gpu_sample() -> None:
+    # "nvidia-smi -q | grep -E -C3 'ClusterUUID|CliqueId'" on a fabric-attached node (kubernetes-sigs/dra-driver-nvidia-gpu
+    # issue 626): a Fabric block without its GPU line, registered but "Unhealthy".
+    name = "nvidia_smi_q_grep_fabric_unhealthy_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    events = _events(name)
+    assert events.select("kind", "line", "n_lines", "format").rows() == [
+        ("log", 1, 1, "other"), ("gpu_sample", 2, 8, "query_text"), ("log", 10, 1, "query_text")]
+    sample = events.filter(pl.col("kind") == "gpu_sample")
+    assert sample.select("severity", "ts", "ts_quality", "gpu_index", "pci_bus").row(0) == ("warning", None, "missing", None, None)
+    assert attrs_of(sample)[0] == {
+        "fabric_state": "Completed", "fabric_status": "Success", "fabric_health": "Unhealthy",
+        "fabric_clique_id": "2", "fabric_cluster_uuid": "dc6e40c4-d722-4357-9ba6-5291dd461278"}
+
+
+def test_q_fabric_sections_of_several_gpus_grepped_flush_left_are_one_sample_each() -> None:
+    # "grep -A4 Fabric" over two GPUs (grep's "--" between them), pasted flush left as in Azure/azhpc-images PR 506.
+    text = (
+        "Fabric\n    State                             : Completed\n    Status                            : Insufficient Resources\n"
+        "    CliqueId                          : 0\n    ClusterUUID                       : 00000000-0000-0000-0000-000000000000\n--\n"
+        "Fabric\n    State                             : In Progress\n    Status                            : N/A\n"
+        "    CliqueId                          : N/A\n    ClusterUUID                       : N/A\n"
+    )
+    events = rca.parse_text(text, file="fabric.txt")
+    assert events.select("kind", "line", "n_lines", "severity").rows() == [
+        ("gpu_sample", 1, 5, "error"), ("log", 6, 1, None), ("gpu_sample", 7, 5, "warning")]
+    assert [a.get("fabric_status") for a in attrs_of(events.filter(pl.col("kind") == "gpu_sample"))] == ["Insufficient Resources", None]
+
+
+def test_q_accounted_processes_are_gpu_processes_even_re_indented() -> None:
+    # A Slurm epilog's "nvidia-smi -q -d ACCOUNTING" and table (driver 580, 2 L40S) as a cluster's docs show it: fields
+    # re-indented by 3 columns, records by 6 (nvidia-smi prints 4 and 8). Each accounted process is its GPU's gpu_process.
+    events = _events("nvidia_smi_q_d_accounting_580_l40s_epilog_reindented_01.txt")
+    processes = of_kind(events, "gpu_process")
+    assert processes.select("line", "n_lines", "pid", "gpu_index", "pci_bus", "mem_used_bytes", "ts_quality").rows() == [
+        (14, 6, 3072883, 0, "00000000:61:00.0", None, "inherited"), (25, 6, 3072884, 1, "00000000:CA:00.0", None, "inherited")]
+    assert processes["ts"].unique().to_list() == [datetime(2026, 6, 8, 15, 8, 15, tzinfo=UTC)]
+    assert attrs_of(processes) == [
+        {"max_memory_bytes": 998 * MIB, "gpu_util_pct": 12.0, "mem_util_pct": 3.0, "time_ms": 86816.0, "is_running": "0"},
+        {"max_memory_bytes": 998 * MIB, "gpu_util_pct": 15.0, "mem_util_pct": 3.0, "time_ms": 86868.0, "is_running": "0"}]
+    samples = of_kind(events, "gpu_sample")
+    assert samples.select("line", "n_lines", "gpu_index", "format").rows() == [
+        (10, 4, 0, "query_text"), (21, 4, 1, "query_text"), (40, 3, 0, "table"), (44, 3, 1, "table")]
+
+
+def test_q_accounted_processes_at_nvidia_smi_indents_split_per_process() -> None:
+    # The layout nvidia-smi prints (driver 515): "Process ID" 8 columns in, its figures 12; two records in one GPU.
+    text = (
+        "==============NVSMI LOG==============\n\nTimestamp                                 : Wed Jan 11 16:23:46 2023\n"
+        "Driver Version                            : 515.65.01\nCUDA Version                              : 11.7\n\n"
+        "Attached GPUs                             : 1\nGPU 00000000:88:00.0\n"
+        "    Accounting Mode                       : Enabled\n    Accounting Mode Buffer Size           : 4000\n"
+        "    Accounted Processes\n"
+        "        Process ID                        : 30976\n            GPU Utilization               : 48 %\n"
+        "            Max memory usage              : 29185 MiB\n            Is Running                    : 0\n"
+        "        Process ID                        : 31000\n            GPU Utilization               : 8 %\n"
+        "            Max memory usage              : 185 MiB\n            Is Running                    : 1\n"
+    )
+    processes = of_kind(rca.parse_text(text, file="acct.txt"), "gpu_process")
+    assert processes.select("line", "n_lines", "pid", "gpu_index").rows() == [(12, 4, 30976, 0), (16, 4, 31000, 0)]
+    assert [a["max_memory_bytes"] for a in attrs_of(processes)] == [29185 * MIB, 185 * MIB]
+
+
+def test_q_remapped_rows_section_grepped_out_of_the_report_is_a_gpu_sample() -> None:
+    # The "Remapped Rows" section of "nvidia-smi -q" alone, as posted in leptonai/gpud PR 80: a reset is pending.
+    name = "nvidia_smi_q_grep_remapped_rows_pending_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    events = _events(name)
+    assert events.select("kind", "line", "n_lines", "severity", "ts_quality").rows() == [("gpu_sample", 1, 4, "warning", "missing")]
+    assert attrs_of(events) == [{"remapped_rows_pending": "Yes"}]
+
+
+def test_q_x_fabric_health_summary_is_read_like_the_text_report() -> None:
+    xml = _text("nvidia_smi_h200_q_x_580_01.xml").replace("<summary>N/A</summary>", "<summary>Unhealthy</summary>", 1)
+    sample = rca.parse_text(xml, file="q.xml").filter(pl.col("kind") == "gpu_sample").head(1)
+    assert sample["severity"].item() == "warning"
+    assert attrs_of(sample)[0]["fabric_health"] == "Unhealthy"
+
+
+def test_q_clocks_throttle_section_grepped_out_of_the_report_is_a_gpu_sample() -> None:
+    # "nvidia-smi -q | grep -A8 'Clocks Throttle'" (kubeflow/kubeflow issue 68): an idle GPU, nothing holding its clocks down.
+    name = "nvidia_smi_q_grep_clocks_throttle_idle_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    events = _events(name)
+    assert events.select("kind", "line", "n_lines", "severity").rows() == [("log", 1, 1, None), ("gpu_sample", 2, 9, "info")]
+    # The same section of a GPU whose clocks a hardware slowdown holds down (driver 535+ names it "Clocks Event Reasons").
+    text = _text(name).replace("Clocks Throttle", "Clocks Event").replace("HW Slowdown                 : Not Active", "HW Slowdown                 : Active")
+    sample = of_kind(rca.parse_text(text, file="grep.txt"), "gpu_sample")
+    assert sample["severity"].to_list() == ["warning"]
+    assert attrs_of(sample) == [{"hw_slowdown": "Active"}]

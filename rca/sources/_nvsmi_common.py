@@ -118,7 +118,7 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
     ``field`` reads a health field of the report by key (uncorrectable, sram_uncorrectable,
     sram_parity, channel_repair, tpc_repair, unrepairable, remap_pending, remap_failure,
     retire_pending, retired_dbe, hw_slowdown, hw_thermal, hw_power_brake, reset_required,
-    drain_reset, fabric_state, fabric_status). A failed row remap or memory Blackwell calls
+    drain_reset, fabric_state, fabric_status, fabric_health, fabric_clique, fabric_cluster). A failed row remap or memory Blackwell calls
     unrepairable means the GPU is to be replaced; so is, for the jobs on it, a fabric the
     fabric manager finished registering it with without success (``Completed`` with a status
     such as ``Insufficient Resources``: no NVLink peer access). A pending remap, a pending
@@ -127,8 +127,10 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
     before it can be trusted; a hardware slowdown
     (thermal, power brake) holding the clocks down, a reset the driver asks for, or an
     NVSwitch GPU not yet registered with its fabric (``Not Started`` / ``In Progress``: CUDA
-    fails with error 802, "system not yet initialized", until it is) are warnings too. The
-    attrs keep the flags only where they are set, the fabric's state and status where printed.
+    fails with error 802, "system not yet initialized", until it is) are warnings too, as is a registered GPU
+    whose fabric health summary (driver 570+) is ``Unhealthy`` or ``Limited Capacity`` (routes or bandwidth lost:
+    its NVLink peers slow down or fail). The attrs keep the flags only where they are set, the fabric's state,
+    status, health, clique id and cluster UUID where printed.
     """
     def when_set(key: str, flag: str) -> pl.Expr:
         return pl.when(field(key) == flag).then(field(key))
@@ -142,13 +144,15 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
         "retired_pages_dbe": integer(field("retired_dbe")), "hw_slowdown": when_set("hw_slowdown", "Active"),
         "hw_thermal_slowdown": when_set("hw_thermal", "Active"), "hw_power_brake_slowdown": when_set("hw_power_brake", "Active"),
         "reset_required": when_set("reset_required", "Yes"), "drain_and_reset_recommended": when_set("drain_reset", "Yes"),
-        "fabric_state": field("fabric_state"), "fabric_status": field("fabric_status"),
+        "fabric_state": field("fabric_state"), "fabric_status": field("fabric_status"), "fabric_health": field("fabric_health"),
+        "fabric_clique_id": field("fabric_clique"), "fabric_cluster_uuid": field("fabric_cluster"),
     }
     uncorrected = (number(field("uncorrectable")) > 0) | (number(field("sram_uncorrectable")) > 0) | (number(field("sram_parity")) > 0)
     repair = (field("remap_pending") == "Yes") | (field("channel_repair") == "Yes") | (field("tpc_repair") == "Yes")
     pending = repair | (field("retire_pending") == "Yes") | uncorrected
     unregistered = field("fabric_state").is_in(["Not Started", "In Progress"])
-    flagged = (field("hw_slowdown") == "Active") | (field("reset_required") == "Yes") | (field("drain_reset") == "Yes") | unregistered
+    degraded = field("fabric_health").is_in(["Unhealthy", "Limited Capacity"])
+    flagged = (field("hw_slowdown") == "Active") | (field("reset_required") == "Yes") | (field("drain_reset") == "Yes") | unregistered | degraded
     fabric_failed = (field("fabric_state") == "Completed") & (field("fabric_status") != "Success")
     severity = (
         pl.when((field("remap_failure") == "Yes") | (field("unrepairable") == "Yes") | fabric_failed).then(pl.lit("error"))

@@ -5,10 +5,11 @@ Every line gets its section path from the indentation (``FB Memory Usage/Used``,
 indent level, so a field is found by path whatever the driver version puts around it.
 A GPU block (``GPU 00000000:01:00.0`` … next top-level line) is one ``gpu_sample``; its
 ``MIG Device`` blocks are ``gpu_sample`` rows with ``attrs.mig_device`` (as in the table);
-each record under ``Processes`` is one ``gpu_process``. An excerpt pasted without the banner
+each record under ``Processes`` (and ``-d ACCOUNTING``'s ``Accounted Processes``) is one ``gpu_process``. An excerpt pasted without the banner
 (from its ``Timestamp`` line on, ``[...]`` where lines were cut) reads the same; so does one cut below the
 timestamp (from ``Driver Version`` or ``Attached GPUs`` on), without a time of its own, and one
-cut to GPU blocks (from a ``GPU 00000000:02:00.0`` line on). A GPU without ``Minor Number`` takes
+cut to GPU blocks (from a ``GPU 00000000:02:00.0`` line on). A health section grepped out of a report
+(``Fabric``, ``Remapped Rows``, ``Clocks Event Reasons``, without its GPU line) is a block of its own. A GPU without ``Minor Number`` takes
 its index from its order only under a report's head: in a cut to GPU blocks the order tells nothing.
 """
 
@@ -41,6 +42,11 @@ STAMP_LINE = rf"^[ \t]*Timestamp\s+:\s+{CTIME_PATTERN}\s*$"
 # date, or a forum post's tail of a long report) starts with one of them.
 HEAD_LINE = r"^[ \t]*(?:Driver Version|KMD Version|Attached GPUs)\s+:\s+\S"
 GPU_LINE = r"^[ \t]*GPU\s+(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$"
+# A GPU block's health section titles that ``nvidia-smi -q | grep -A4 Fabric`` (or ``-C3 CliqueId``, ``-A3 "Remapped Rows"``,
+# ``-A8 "Clocks Throttle"``) keeps without the GPU line above them: such a fragment is read as a block of its own. A section is a field of the GPU
+# block, four columns in; a fragment pasted flush left is read as if it were (its margin is four less).
+SECTION_LINE = r"^[ \t]*(?:Fabric|Remapped Rows|Clocks (?:Event|Throttle) Reasons)\s*$"
+_SECTION_INDENT = 4
 _KEY_VALUE = r"^(?<key>[^:]*?\S)\s*:(?:\s+(?<value>.*?))?\s*$"
 # The report's head fields at its left margin (drivers 610+ add KMD / CUDA UMD versions; `-q --unit` counts units). Any other line there
 # outside a GPU block is nvidia-smi's own complaint ("Unable to determine the device handle for GPU1: …"), a log row.
@@ -88,6 +94,9 @@ _GPU_FIELDS = {
     # NVSwitch systems (HGX, GB200 NVL): whether the fabric manager has registered the GPU with the NVLink fabric.
     "fabric_state": ["Fabric/State"],
     "fabric_status": ["Fabric/Status"],
+    "fabric_health": ["Fabric/Health/Summary"],
+    "fabric_clique": ["Fabric/CliqueId"],
+    "fabric_cluster": ["Fabric/ClusterUUID"],
 }
 _MIG_FIELDS = {
     "index": ["Index"],
@@ -104,7 +113,15 @@ _PROCESS_FIELDS = {
     "mem": ["Used GPU Memory"],
     "gi": ["GPU instance ID"],
     "ci": ["Compute instance ID"],
+    # An accounted process (``-q -d ACCOUNTING``, accounting mode on): its peak memory and its life's shares, as
+    # ``--query-accounted-apps`` names them.
+    "max_mem": ["Max memory usage"],
+    "gpu_util": ["GPU Utilization"],
+    "mem_util": ["Memory Utilization"],
+    "time": ["Time"],
+    "running": ["Is Running"],
 }
+_PROCESS_SECTIONS = ["Processes", "Accounted Processes"]
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -125,13 +142,17 @@ def _paths(lines: pl.DataFrame) -> pl.DataFrame:
     """Indentation, key, value and the section path of every line."""
     stripped = pl.col("text").str.strip_chars()
     kv = stripped.str.extract_groups(_KEY_VALUE).struct
-    own_indent = pl.col("text").str.len_chars() - pl.col("text").str.strip_chars_start().str.len_chars()
+    # Signed: a grepped section pasted flush left has a margin below zero.
+    own_indent = (pl.col("text").str.len_chars() - pl.col("text").str.strip_chars_start().str.len_chars()).cast(pl.Int32)
     # The indent of the banner (or the first head or GPU line of an excerpt) is the report's left margin.
     head = _is_head(pl.col("text"))
+    section = pl.col("text").str.contains(SECTION_LINE)
     opens = head | pl.col("text").str.contains(GPU_LINE)
-    margin = pl.when(opens).then(own_indent).forward_fill().fill_null(0)
+    margin = pl.when(opens).then(own_indent).when(section).then(own_indent - _SECTION_INDENT).forward_fill().fill_null(0)
     staged = lines.with_columns(
-        indent=(own_indent - margin).clip(lower_bound=0),
+        # A line at the file's left edge nests in nothing, even under a fragment pasted flush left (grep's "--").
+        indent=pl.when((own_indent == 0) & ~section).then(0).otherwise(_level((own_indent - margin).clip(lower_bound=0))),
+        section=section,
         is_kv=kv.field("key").is_not_null(),
         name=pl.coalesce(kv.field("key"), stripped),
         value=kv.field("value"),
@@ -148,14 +169,23 @@ def _paths(lines: pl.DataFrame) -> pl.DataFrame:
     return staged.with_columns(path=pl.concat_str([*above, pl.col("name")], separator="/", ignore_nulls=True))
 
 
+def _level(indent: pl.Expr) -> pl.Expr:
+    """An indent on nvidia-smi's four-column grid: a report re-indented in a doc by three or five columns a level
+    (one posted with fields 3 in, records 6 in) nests as printed; the report's own indents are unchanged."""
+    return (indent + 2) // 4 * 4
+
+
 def _records(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Assign each line its role (gpu / mig / process / header / log) and record numbers."""
     text, indent = pl.col("text"), pl.col("indent")
     is_gpu_line = text.str.contains(GPU_LINE)
     top = indent == 0
+    in_gpu = pl.when(top).then(is_gpu_line).forward_fill().fill_null(False).over("doc")
+    # A section title outside any GPU block is a fragment's: it opens a block of its own.
+    opens = is_gpu_line | (pl.col("section") & (indent == _SECTION_INDENT) & ~in_gpu)
     staged = rows.with_columns(
-        gpu=is_gpu_line.cast(pl.Int32).cum_sum().over("doc"),
-        in_block=pl.when(top).then(is_gpu_line).forward_fill().fill_null(False).over("doc"),
+        gpu=opens.cast(pl.Int32).cum_sum().over("doc"),
+        in_block=pl.when(top | opens).then(opens).forward_fill().fill_null(False).over("doc"),
         stamp=pl.when(top & (pl.col("name") == "Timestamp")).then(pl.col("value")).forward_fill().over("doc"),
         # 610+ print "KMD Version" / "CUDA UMD Version" too, and only them once the old names go.
         driver=pl.when(top & pl.col("name").is_in(["Driver Version", "KMD Version"])).then(_without_note(pl.col("value")))
@@ -163,8 +193,10 @@ def _records(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         cuda=pl.when(top & pl.col("name").is_in(["CUDA Version", "CUDA UMD Version"])).then(_without_note(pl.col("value")))
         .forward_fill().over("doc"),
     )
-    in_processes = (pl.col("a4") == "Processes") & (indent >= 8) & pl.col("in_block")
-    first_process_key = pl.when(in_processes & (indent == 8)).then(pl.col("name")).drop_nulls().first().over(_RECORD_KEYS)
+    # A record opens at its section's first key: "Process ID" (or "GPU instance ID" under MIG) under "Processes",
+    # "Process ID" over its figures under -d ACCOUNTING's "Accounted Processes".
+    in_processes = pl.col("a4").is_in(_PROCESS_SECTIONS) & (indent >= 8) & pl.col("in_block")
+    first_process_key = pl.when(in_processes & (indent == 8)).then(pl.col("name")).drop_nulls().first().over([*_RECORD_KEYS, "a4"])
     mig_start = (pl.col("name") == "MIG Device") & ~pl.col("is_kv") & pl.col("in_block")
     staged = staged.with_columns(
         in_processes=in_processes,
@@ -286,5 +318,7 @@ def _processes(rows: pl.DataFrame) -> pl.DataFrame:
         pid=integer(f["pid"]).cast(pl.Int64),
         process=f["name"],
         mem_used_bytes=to_bytes(f["mem"]),
-        attrs=attrs_json(type=f["type"], gi=integer(f["gi"]), ci=integer(f["ci"])),
+        attrs=attrs_json(type=f["type"], gi=integer(f["gi"]), ci=integer(f["ci"]), max_memory_bytes=to_bytes(f["max_mem"]),
+                         gpu_util_pct=number(f["gpu_util"]), mem_util_pct=number(f["mem_util"]), time_ms=number(f["time"]),
+                         is_running=f["running"]),
     )

@@ -79,6 +79,9 @@ _GPU_PATHS = {
     "drain_reset": ["gpu_reset_status/drain_and_reset_recommended"],
     "fabric_state": ["fabric/state"],
     "fabric_status": ["fabric/status"],
+    "fabric_health": ["fabric/health/summary"],
+    "fabric_clique": ["fabric/cliqueId"],
+    "fabric_cluster": ["fabric/clusterUuid"],
 }
 _MIG_PATHS = {
     "index": ["index"],

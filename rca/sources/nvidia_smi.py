@@ -76,6 +76,12 @@ _TABLE_HEADER = (
 )
 # A -q GPU block's first line under its bus id: a field ("    Product Name   : …") or a section title ("    Temperature").
 _QUERY_FIELD = r"^[ \t]+[A-Z][A-Za-z0-9 .()/+-]*?(?:\s+:\s.*)?$"
+# The first field of a -q Fabric section (a state NVML names, nvmlGpuFabricState_t, or N/A), Remapped Rows section or
+# Clocks Event (Throttle) Reasons section.
+_SECTION_FIELD = (
+    r"^[ \t]+(?:State\s+:\s+(?:N/A|Not Supported|Not Started|In Progress|Completed)|Correctable Error\s+:\s+(?:[0-9]+|N/A)"
+    r"|Idle\s+:\s+(?:Active|Not Active|N/A))\s*$"
+)
 # ``nvidia-smi topo -m``: a matrix of links, read as log lines (it holds no reading). Its header
 # row is underlined with an SGR escape even when written to a file (driver 580).
 _TOPO_HEADER = r"^\s+(?:\x1b\[[0-9;]*m)?GPU0\s.*\bCPU Affinity\b"
@@ -92,7 +98,8 @@ _PARSERS = {
 # A line that opens a segment matches one of these; the others (the rows of a long CSV log)
 # are ruled out by one pass instead of one per sub-format.
 _ANY_START = any_of(
-    _XML_START, _nvsmi_query.BANNER_LINE, _nvsmi_query.STAMP_LINE, _nvsmi_query.HEAD_LINE, _nvsmi_query.GPU_LINE, _nvsmi_dmon.HEADER_LINE, _nvsmi_csv.HEADER_SHAPE, *_nvsmi_csv.LAYOUT_PATTERNS,
+    _XML_START, _nvsmi_query.BANNER_LINE, _nvsmi_query.STAMP_LINE, _nvsmi_query.HEAD_LINE, _nvsmi_query.GPU_LINE, _nvsmi_query.SECTION_LINE,
+    _nvsmi_dmon.HEADER_LINE, _nvsmi_csv.HEADER_SHAPE, *_nvsmi_csv.LAYOUT_PATTERNS,
     _TABLE_START, LIST_LINE, MIG_LIST_LINE,
 )
 
@@ -109,7 +116,8 @@ def _with_starts(lines: pl.DataFrame) -> pl.DataFrame:
         return marked.with_columns(
             start=pl.when(text.str.contains(_XML_START)).then(pl.lit("query_xml"))
             .when(text.str.contains(_nvsmi_query.BANNER_LINE) | text.str.contains(_nvsmi_query.STAMP_LINE)
-                  | text.str.contains(_nvsmi_query.HEAD_LINE) | text.str.contains(_nvsmi_query.GPU_LINE)).then(pl.lit("query_text"))
+                  | text.str.contains(_nvsmi_query.HEAD_LINE) | text.str.contains(_nvsmi_query.GPU_LINE)
+                  | text.str.contains(_nvsmi_query.SECTION_LINE)).then(pl.lit("query_text"))
             .when(text.str.contains(_nvsmi_dmon.HEADER_LINE)).then(pl.lit("dmon"))
             .when(pl.col("csv_header") | pl.col("csv_layout").is_not_null()).then(pl.lit("query_csv"))
             .when(text.str.contains(_TABLE_START)).then(pl.lit("table"))
@@ -142,6 +150,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         # one cut below the timestamp: the GPU count only -q prints; one cut to GPU blocks: a bus id alone over the block's fields
         | text.str.contains(r"^[ \t]*Attached GPUs\s+:\s+[0-9]+\s*$")
         | (text.str.contains(_nvsmi_query.GPU_LINE) & next_line.str.contains(_QUERY_FIELD)).fill_null(False)
+        # a -q health section grepped out of the report (``nvidia-smi -q | grep -A4 Fabric``): its title over its first field
+        | (text.str.contains(_nvsmi_query.SECTION_LINE) & next_line.str.contains(_SECTION_FIELD)).fill_null(False)
     )
     structured = (
         _nvsmi_csv.header_expr(text)
@@ -296,6 +306,7 @@ SOURCE = register(
             "00000000:",  # the bus id of a CSV row without a header
             "instances:", "instance profiles:",  # mig -lgi / -lci / -lgip
             "Driver Version", "Attached GPUs",  # a -q excerpt without its banner
+            "Fabric", "Remapped Rows", "Event Reasons", "Throttle Reasons",  # a -q health section grepped out of the report
         ),
         formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
         segmented=True,
