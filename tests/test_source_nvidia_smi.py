@@ -1081,6 +1081,16 @@ def test_missing_nvml_library_in_a_capture_is_an_error() -> None:
     assert last.select("kind", "severity").rows() == [("log", "error")]
 
 
+def test_a_parameter_name_in_a_training_log_is_no_csv_header() -> None:
+    # A model's parameter names printed one a line share nvidia-smi's field prefixes ("encoder.", "module.", "power."):
+    # a field alone is a header only with its unit or over a value.
+    log = "2024-06-05 14:36:17,236 - root - INFO - a\nencoder.layer.0.attention.self.query.weight\n2024-06-05 14:36:18,236 - root - INFO - b\n"
+    assert set(rca.parse_text(log, file="train.log")["source"]) == {"pipeline"}
+    for capture in ("memory.used [MiB]\n1234 MiB\n1240 MiB\n", "memory.used\n1234\n1240\n"):
+        events = rca.parse_text(capture, file="gpu.csv")
+        assert events.select("source", "kind", "mem_used_bytes").rows() == [("nvidia_smi", "gpu_sample", 1234 << 20), ("nvidia_smi", "gpu_sample", 1240 << 20)]
+
+
 def test_query_gpu_of_clock_columns_only_is_sniffed() -> None:
     # "--query-gpu=clocks.mem,clocks.max.mem --format=csv" on a B200 (pytorch/ao PR #4002): no memory./utilization. column.
     name = "nvidia_smi_query_gpu_b200_clocks_mem_only_01.csv"

@@ -82,6 +82,8 @@ _SECTION_FIELD = (
     r"^[ \t]+(?:State\s+:\s+(?:N/A|Not Supported|Not Started|In Progress|Completed)|Correctable Error\s+:\s+(?:[0-9]+|N/A)"
     r"|Idle\s+:\s+(?:Active|Not Active|N/A))\s*$"
 )
+# The value row under a one-field CSV header: a reading with its unit, a bracketed NVML answer, N/A.
+_ONE_VALUE = r"^\s*(?:[0-9][0-9.]*(?: ?[A-Za-z%]+)?|\[[^\]]+\]|N/A)\s*$"
 # ``nvidia-smi topo -m``: a matrix of links, read as log lines (it holds no reading). Its header
 # row is underlined with an SGR escape even when written to a file (driver 580).
 _TOPO_HEADER = r"^\s+(?:\x1b\[[0-9;]*m)?GPU0\s.*\bCPU Affinity\b"
@@ -153,8 +155,11 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         # a -q health section grepped out of the report (``nvidia-smi -q | grep -A4 Fabric``): its title over its first field
         | (text.str.contains(_nvsmi_query.SECTION_LINE) & next_line.str.contains(_SECTION_FIELD)).fill_null(False)
     )
+    # A header of one field without its unit ("memory.used") reads as a header only over a value: a training log prints
+    # parameter names such as "encoder.layer.0.attention.self.query.weight" one a line.
+    one_bare_field = ~text.str.contains(",", literal=True) & ~text.str.contains(r"\[[^\]]+\]\s*$")
     structured = (
-        _nvsmi_csv.header_expr(text)
+        (_nvsmi_csv.header_expr(text) & (~one_bare_field | next_line.str.contains(_ONE_VALUE)).fill_null(False))
         | text.str.contains(LIST_LINE)
         # The GPU rows of a table pasted without its header (an excerpt cut to the failing GPU).
         | (text.str.contains(_nvsmi_table.GPU_NAME_ROW) & next_line.str.contains(_nvsmi_table.GPU_USAGE_ROW))
