@@ -2070,3 +2070,10 @@ def test_journalctl_without_host_gpf_of_a_ray_worker_is_one_critical_event() -> 
     events = _events("journalctl_k_no_host_gpf_ray_worker_6_8_01.log")
     assert events.select("n_lines", "severity", "pid", "process", "host").rows() == [(11, "critical", 1089479, "ray::ImplicitFu", None)]
     assert json.loads(events["attrs"][0])["kernel"] == "6.8.0-40-lowlatency"
+
+
+def test_an_nfs_server_not_responding_is_a_warning() -> None:
+    # An arm64 FVP booting from an NFS root (stable@vger.kernel.org, 2024-09-08): the mount's I/O hangs, at KERN_NOTICE.
+    events = _events("dmesg_nfs_root_server_not_responding_bad_gso_arm64_01.log")
+    assert events.height == 8
+    assert events.filter(pl.col("severity").is_not_null()).select("line", "severity", "boot_seconds").rows() == [(8, "warning", 185.330941)]

@@ -229,7 +229,12 @@ _LIBCFS_ERROR_PREFIXES = ("LustreError: ", "LNetError: ")
 _LUSTRE_TARGET_LOST = r"^Lustre: \S+: Connection to \S+ \(at \S+\) was lost;"
 # The module loader's refusals (KERN_WARNING): "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)",
 # "…: disagrees about version of symbol …" (a module built against another kernel's or OFED's symbols; it does not load).
-_WARNING_WORDS = r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b|: Unknown symbol \S+ \(err -?[0-9]+\)|: disagrees about version of symbol "
+_WARNING_WORDS = (
+    r"(?i)^WARNING:|\bwarn(?:ing)?\b|\btimed? ?out\b|: Unknown symbol \S+ \(err -?[0-9]+\)|: disagrees about version of symbol "
+    # a server or device that stopped answering (KERN_NOTICE): "nfs: server 10.2.80.41 not responding, still trying" (an NFS
+    # mount's I/O hangs: a training job's data loader with it)
+    r"|\bnot responding\b"
+)
 
 _OOM_HEADER = r"^(?<name>.*?) invoked oom-killer: (?<args>.*)$"
 # 2.6.32 writes "Pid: 1517, comm: python Tainted: …" where later kernels write "CPU: 0 PID: 1517 Comm: python …".
