@@ -94,7 +94,8 @@ def with_confirmed_years(framed: pl.DataFrame, yearless: pl.Expr, within: str | 
         return framed
     stride = (pl.len() + SAMPLE - 1) // SAMPLE
     sample = stamped.filter((pl.int_range(pl.len()) % stride == 0).over(keys))
-    hosts = sample.group_by(keys).agg(in_zone=((_vote() == 0).mean() >= AGREEMENT).fill_null(False))
+    votes = sample.select(*keys, agrees=_vote() == 0)
+    hosts = votes.group_by(keys).agg(in_zone=(pl.col("agrees").mean() >= AGREEMENT).fill_null(False))
     if hosts["in_zone"].all():
         return framed.with_columns(ts_quality=pl.when(pl.lit(same_year)).then(pl.lit("exact")).otherwise(pl.col("ts_quality")))
     joined = framed.join(hosts, on=keys, how="left", nulls_equal=True, maintain_order="left")
