@@ -2220,3 +2220,52 @@ def test_mlserver_mlflow_and_seldon_loggers_give_their_level() -> None:
     seldon = events_of("pytorch_seldon_core_wrapper_microservice_internal_error_01.log")
     assert seldon["severity"].to_list() == ["info", "error", "error", "error"]
     assert seldon["ts"].to_list()[1] == utc(2022, 3, 8, 5, 11, 36, 940000)
+
+
+def test_nvidia_smi_without_its_nvml_library_is_an_error() -> None:
+    events = events_of("docker_nvidia_smi_couldnt_find_libnvidia_ml_01.log")
+    assert events.select("line", "kind", "severity").rows() == [(1, "log", "error"), (2, "log", None)]
+    assert attrs_of(events)[0] == {"cuda_error": "couldn't find libnvidia-ml.so"}
+
+
+def test_a_record_printed_after_a_progress_bar_keeps_its_header() -> None:
+    events = events_of("hf_trainer_tqdm_bar_glued_log_header_01.log")
+    logged = events.filter(pl.col("line") == 3).row(0, named=True)
+    assert (logged["ts"], logged["ts_quality"], logged["severity"]) == (utc(2023, 8, 5, 5, 10, 26, 977000), "exact", "info")
+    # a bar alone, and a bar with a postfix, stay as they were
+    bars = "Epoch 1:  40%|████      | 4/10 [00:01<00:02,  2.9it/s, loss=0.31]\n 12%|█▏        | 6/50 [00:03<00:25,  1.7it/s]\n"
+    assert _parse(bars)[0]["message"].to_list() == bars.strip("\n").split("\n")
+
+
+def test_buildkit_step_output_is_read_behind_its_seconds() -> None:
+    events = events_of("ci_docker_buildkit_nemo_instantiation_failed_01.log")
+    rows = {row["line"]: row for row in events.iter_rows(named=True)}
+    assert (rows[3]["severity"], rows[3]["ts"], rows[3]["message"]) == (
+        "warning", utc(2026, 6, 8, 13, 13, 45), "Megatron num_microbatches_calculator not found, using Apex version.",
+    )
+    assert (rows[7]["kind"], rows[7]["n_lines"], rows[7]["severity"]) == ("log", 3, "error")
+    assert (rows[10]["kind"], rows[10]["n_lines"], rows[10]["ts_quality"]) == ("traceback", 8, "inherited")
+    assert (rows[19]["kind"], rows[19]["n_lines"], json.loads(rows[19]["attrs"])["exc_type"]) == ("traceback", 20, "TypeError")
+    assert (rows[54]["severity"], rows[54]["exit_code"]) == ("error", 1)
+    # a few lines that open with a decimal number are text where most lines do not
+    text = "epoch 1 done\n0.5 of the GPUs are idle\nloss went down\nsaving checkpoint\n"
+    assert _parse(text)[0]["message"].to_list() == text.strip("\n").split("\n")
+
+
+def test_bitsandbytes_cuda_check_is_an_error() -> None:
+    events = events_of("pytorch_bitsandbytes_error_named_symbol_not_found_ops_cu_01.log")
+    failed = events.filter(pl.col("line") == 6).row(0, named=True)
+    assert (failed["kind"], failed["severity"], json.loads(failed["attrs"])) == ("log", "error", {"cuda_error": "named symbol not found"})
+    assert events.filter(pl.col("line") < 6)["severity"].null_count() == 5
+    # printed after a progress bar's last draw (bitsandbytes issue #371)
+    glued = "Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]Error named symbol not found at line 528 in file x/ops.cu\n"
+    assert _parse(glued)[0].select("severity", "attrs").rows() == [("error", '{"cuda_error":"named symbol not found"}')]
+
+
+def test_level_letters_of_sagemaker_smp_and_python_caller_headers() -> None:
+    events = events_of("pytorch_sagemaker_smp_level_letter_headers_01.log")
+    assert events["severity"].to_list() == ["info"] * 5 + ["warning"]
+    flushes = events.row(5, named=True)
+    assert (flushes["ts"], flushes["format"]) == (utc(2024, 6, 28, 18, 30, 50, 171000), "iso8601")
+    assert flushes["message"].startswith("8 pytorch allocator cache flushes since last step.")
+    assert events.row(1, named=True)["message"].startswith("Batch 74 Loss: 11.625,")

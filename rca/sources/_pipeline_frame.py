@@ -50,13 +50,20 @@ _CLOCK = r"[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?"
 _ENDS_TAG = r"(?:[ \t]|$)"
 
 _NOISE = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|section_(?:start|end):[0-9]+:[0-9A-Za-z_.\-]+(?:\[[^\]]*\])?"
-# Terminal control codes, CI section markers and carriage-return redraws leave a line as it
+# tqdm's bar ("{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{postfix}]") ends without a newline:
+# what the program logs next is printed on the bar's line ("100%|██████████| 88/88 [01:01<00:00,  1.64it/s][INFO|trainer.py:
+# 1977] 2023-08-05 05:10:26,977 >>", DeepSpeed's "…it/s][2023-02-08 13:52:24,187] [INFO] …"), its stamp and level behind the bar.
+# The bar goes where a header follows it (bracketed, or an ISO date); other text after a bar (an exception line) stays on
+# its line as printed.
+_TQDM_BAR = r"^[^|\n]*[0-9]%\|[^|\n]*\| *[^\s|/]+/[^\s|/]+ \[[^\]\n]*\]((?:\[|[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ]).*)$"
+# Terminal control codes, CI section markers, carriage-return redraws and a progress bar leave a line as it
 # was unless it spells one of these; only those lines are cleaned.
 # A carriage return shown as "^M" (`cat -v`, vim, a paste of either) is one too.
-_NOISY = pl.col("text").str.contains_any(["\x1b", "section_", "\r", "^M"])
+_NOISY = pl.col("text").str.contains_any(["\x1b", "section_", "\r", "^M", "%|"])
 _CLEANED = (
     pl.col("text").str.replace_all(_NOISE, "").str.strip_chars_end("\r").str.strip_suffix("^M")
     .str.replace(r"^.*\r([^\r]*[^\r\s][^\r]*)$", "${1}")
+    .str.replace(_TQDM_BAR, "${1}")
 )
 
 # Docker's json-file driver writes each line a container prints as {"log": "<line>\n", "stream": …, "time": …},
@@ -106,6 +113,10 @@ _OUTER_LAYERS = (
     rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?:(?<ci_level>{LEVEL_WORDS}) )?(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}))"
     r"(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF])"
     r"| \[resource\.labels\.container_?[Nn]ame: (?<gcl_container>[^\]\s]+)\])?" + _ENDS_TAG,
+    # BuildKit's plain progress (`docker build --progress=plain`, and the excerpt of a failed step under its error): a step's
+    # output behind the step's number and the seconds since it started ("#8 15.89 [NeMo W …]", "129.5     Traceback …").
+    # Kept only in a file most of whose lines wear it (_without_stray_tags).
+    r"(?:#[0-9]{1,4} )?(?<build_secs>[0-9]{1,5}\.[0-9]{1,3})(?: |$)",
     # `srun --label`'s task number, right-aligned: " 0: ", "12: " (kept only in a file most of whose lines wear it:
     # _without_stray_tags).
     r" *(?<task>[0-9]{1,6}): ",
@@ -121,10 +132,12 @@ _OUTER_LAYERS = (
 )
 # Each layer may be missing; one that is there is peeled off before the next is looked for.
 _OUTER = "^(?<outer>" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS) + ")"
-_TASK_LAYER = next(n for n, layer in enumerate(_OUTER_LAYERS) if "(?<task>" in layer)
-# The layers outside the task number (for the few lines whose task number is text), and the groups of it and those inside it.
-_ABOVE_TASK = "^" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS[:_TASK_LAYER])
-_TASK_AND_INNER_GROUPS = tuple(re.findall(r"\(\?<([a-z_]+)>", "".join(_OUTER_LAYERS[_TASK_LAYER:])))
+# Layers that are text on the few lines of a file that look so (BuildKit's seconds, a task number), outermost first.
+_STRAY_LAYERS = ("build_secs", "task")
+_LAYER_AT = {group: next(n for n, layer in enumerate(_OUTER_LAYERS) if f"(?<{group}>" in layer) for group in _STRAY_LAYERS}
+# The layers outside each (for the lines where it is text), and the groups of it and those inside it.
+_ABOVE = {group: "^" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS[:at]) for group, at in _LAYER_AT.items()}
+_GROUPS_FROM = {group: tuple(re.findall(r"\(\?<([a-z_]+)>", "".join(_OUTER_LAYERS[at:]))) for group, at in _LAYER_AT.items()}
 
 # name → header; the first that fits wins (no line fits two).
 _APP_HEADERS = {
@@ -134,9 +147,10 @@ _APP_HEADERS = {
     ),
     # What a python logging format of "%(asctime)s %(levelname)s %(process)d [%(filename)s:%(lineno)d] " leaves
     # after its stamp (peeled as an outer one, whose format the line keeps); the pid may be left out, the level
-    # padded ("%(levelname)-5s"). DCGM's own logs (nv-hostengine, nvvs) put "[pid:tid]" there instead.
+    # padded ("%(levelname)-5s") or cut to its letter ("%(levelname).1s": "2024-06-28 18:35:58 I [logging_utils.py:135] ", the
+    # SageMaker model-parallel examples'). DCGM's own logs (nv-hostengine, nvvs) put "[pid:tid]" there instead.
     "python_caller": (
-        rf"(?<caller_level>{LEVEL_WORDS})(?: +(?<caller_pid>[0-9]+))? +"
+        rf"(?<caller_level>{LEVEL_WORDS}|[DIWEC])(?: +(?<caller_pid>[0-9]+))? +"
         r"\[(?:(?<caller_dcgm_pid>[0-9]+):[0-9]+|[0-9A-Za-z_.\-]+:[0-9]+)\]"
     ),
     # KServe's model servers after the stamp ("%(asctime)s.%(msecs)03d " peeled as an outer one): "%(process)s %(name)s
@@ -206,8 +220,12 @@ _APP_HEADERS = {
     # its level padded to four columns ("ERR ", "VERB"), then the component (a class of the runner, not a process) that wrote the line.
     "actions_runner": rf"\[(?<runner_iso>{_ISO}) (?<runner_level>INFO|WARN|ERR|VERB) +[A-Za-z][0-9A-Za-z_.]*\]",
     # torchtitan names itself before its python logging stamp: "[titan] 2025-06-16 22:30:50,322 - root - INFO - step: 200 …".
+    # SageMaker's model parallelism library (SMP) puts the level's letter and the caller inside the bracket:
+    # "[2024-06-28 18:30:50.171: W torch/sagemaker/distributed/fsdp/fully_sharded_data_parallel.py:38] "; TensorFlow's C++ log
+    # reads so where its stamp is no outer one (under mpirun's tag: "2019-08-26 18:41:15.943905: E …/cuda_driver.cc:828] ").
     "iso8601": rf"(?:(?<iso_level_first>{LEVEL_WORDS}) |\[titan\] )?"
-    rf"\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->|:)?",
+    rf"\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->"
+    r"|: (?<smp_sev>[DIWEFC]) [^\]\s]+:[0-9]+\]|:)?",
     # TensorFlow's and XLA's C++ log after its stamp ("2019-06-08 03:44:36.084180: ", peeled as an outer stamp), and Triton
     # Inference Server's with --log-format ISO8601, whose pid follows the level ("2024-03-20T12:09:36Z E 58 server.cc:634] ").
     "tensorflow": r"(?<tsl_sev>[IWEF])(?: (?<tsl_pid>[0-9]+))? [^\]\s]+\.(?:cc|h):[0-9]+\]",
@@ -523,24 +541,31 @@ def _share(tagged: pl.Expr, layers: pl.DataFrame) -> pl.Expr:
 
 def _without_stray_tags(layers: pl.DataFrame) -> pl.DataFrame:
     """Undo the layers of lines whose compose-like tag ("epoch_1 | loss 0.5") or task number ("1: install
-    the driver") is text: in a file written by `docker compose logs` or `srun --label` most lines wear one;
-    elsewhere a few that look so are lines of the log. A stray task number keeps the layers outside it."""
+    the driver") or BuildKit-like seconds ("0.5 of the GPUs") are text: in a file written by `docker compose logs`, `srun --label`
+    or `docker build` most lines wear one; elsewhere a few that look so are lines of the log. A stray task number or BuildKit
+    prefix keeps the layers outside it."""
     # A level padded to its column ("INFO     | message", loguru without its stamp) is no service.
     compose = pl.col("compose").str.strip_chars_end()
     stray_compose = compose.is_not_null() & (
         (_share(compose.is_not_null(), layers) < 0.5) | compose.str.to_uppercase().is_in(LEVEL_WORDS.split("|"))
     )
-    stray_task = pl.col("task").is_not_null() & (_share(pl.col("task").is_not_null(), layers) < 0.5)
-    stray = layers.select(compose=stray_compose.any(), task=stray_task.any()).row(0, named=True)
+    stray = layers.select(compose=stray_compose.any(), **{group: _stray(group, layers).any() for group in _STRAY_LAYERS}).row(0, named=True)
     if stray["compose"]:
         layers = layers.with_columns(pl.when(~stray_compose).then(pl.col(name)).alias(name) for name in _OUTER_FIELDS)
-    if stray["task"]:
-        above = _where(layers, stray_task, lambda rows: rows.select(above=pl.col("text").str.extract(_ABOVE_TASK, 0)), {"above": pl.String()})
+    for group in (group for group in _STRAY_LAYERS if stray[group]):
+        stray_rows = _stray(group, layers)
+        outside = pl.col("text").str.extract(_ABOVE[group], 0)
+        above = _where(layers, stray_rows, lambda rows, outside=outside: rows.select(above=outside), {"above": pl.String()})
         layers = above.with_columns(
-            *(pl.when(~stray_task).then(pl.col(name)).alias(name) for name in _TASK_AND_INNER_GROUPS),
+            *(pl.when(~stray_rows).then(pl.col(name)).alias(name) for name in _GROUPS_FROM[group]),
             outer=pl.coalesce("above", "outer"),
         ).drop("above")
     return layers
+
+
+def _stray(group: str, layers: pl.DataFrame) -> pl.Expr:
+    """Lines wearing the layer of ``group`` in a file most of whose lines do not: there it is text."""
+    return pl.col(group).is_not_null() & (_share(pl.col(group).is_not_null(), layers) < 0.5)
 
 
 def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
@@ -674,7 +699,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", c("log4j2_level").str.strip_chars_end(), "kserve_level",
         "paddle_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
-        "llama_sev", "runner_level",
+        "llama_sev", "runner_level", "smp_sev",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(

@@ -130,13 +130,18 @@ _CUDA_ERROR = (
     # the runtime API's name of it, as CuPy's CUDARuntimeError and C++ CUDA programs print it ("cudaErrorIllegalAddress: …")
     r"|(?<runtime_name>cudaError[A-Z][A-Za-z]+)"
     # The GPU or its driver gone, as nvidia-smi, NVML and the container toolkit tell it ("Unable to determine the device
-    # handle for GPU 0000:09:00.0: Unknown Error" after an Xid 79, "nvml error: driver not loaded", torch's "Found no NVIDIA driver").
-    # (Its forms: rca.sources._nvsmi_common.HANDLE_GPU.)
-    rf"|device handle for GPU ?(?:(?:[0-9]+: )?{HANDLE_BUS}|[0-9]+): (?<handle>[^\n]+)|(?<smi>couldn't communicate with the NVIDIA driver)"
+    # handle for GPU 0000:09:00.0: Unknown Error" after an Xid 79, "nvml error: driver not loaded", torch's "Found no NVIDIA driver"),
+    # or nvidia-smi not finding NVML's library at all (a container the toolkit gave no driver libraries: "NVIDIA-SMI couldn't find
+    # libnvidia-ml.so library in your system."). (Its forms: rca.sources._nvsmi_common.HANDLE_GPU.)
+    rf"|device handle for GPU ?(?:(?:[0-9]+: )?{HANDLE_BUS}|[0-9]+): (?<handle>[^\n]+)"
+    r"|(?<smi>couldn't communicate with the NVIDIA driver|couldn't find libnvidia-ml\.so)"
     r"|Failed to initialize NVML: (?<nvml_init>[^\n]+)|nvml error: (?<nvml>[^:\n]+)|(?<no_driver>Found no NVIDIA driver)"
     # A driver older than the CUDA the framework was built for (an image upgraded past its nodes): PyTorch's wording
     # ("The NVIDIA driver on your system is too old (found version 12080)") and the CUDA runtime's (cudaErrorInsufficientDriver).
     r"|(?<old_driver>NVIDIA driver on your system is too old(?: \(found version [0-9]+\))?|CUDA driver version is insufficient for CUDA runtime version)"
+    # bitsandbytes' CUDA check before it exits: "Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu" (the
+    # runtime's cudaGetErrorString, the kernel source's line), on a line of its own or after a progress bar's last draw
+    r"|(?m:\bError (?<bnb>[a-z][a-z ]*[a-z]) at line [0-9]+ in file \S+\.cuh?$)"
 )
 
 # A UUID ends on a hex digit: one an author shortened ("GPU-455e672a-...") keeps no trailing dash.
@@ -209,8 +214,9 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "cuda_error": (
         "CUDA error: ", "CUDA driver error: ", "cuda runtime error", "CUDNN_STATUS_", "NCCL error", "ncclUnhandled", "ncclSystemError",
         "ncclInternalError", "ncclRemoteError", "ncclInvalid", "CUDA_ERROR_", "cudaError",
-        "device handle for GPU", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML", "nvml error: ",
-        "Found no NVIDIA driver", "NVIDIA driver on your system is too old", "CUDA driver version is insufficient",
+        "device handle for GPU", "couldn't communicate with the NVIDIA driver", "couldn't find libnvidia-ml.so",
+        "Failed to initialize NVML", "nvml error: ", "Found no NVIDIA driver", "NVIDIA driver on your system is too old",
+        "CUDA driver version is insufficient", " in file ",
     ),
     "reason": ("reason:", "reason=", "OOMKilled"),
     "failure": ("Job failed (",),
@@ -630,7 +636,7 @@ def _cuda_error_facts() -> dict[str, pl.Expr]:
     error = gated("cuda_error").str.extract_groups(_CUDA_ERROR).struct
     return {"cuda_error": pl.coalesce(*(error.field(name) for name in (
         "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "runtime_name", "handle", "smi", "nvml_init", "nvml", "no_driver",
-        "old_driver")))}
+        "old_driver", "bnb")))}
 
 
 # A container's name after a label ("container: trainer") or marked as one: quoted ('container "build"') or closed by a

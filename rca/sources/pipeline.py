@@ -54,6 +54,10 @@ _MARKERS = "|".join(
         r"KV cache", r"EngineCore", r"text_generation_launcher: ", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
         r"torch\.distributed", r"BackendCompilerFailed: backend=", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
         r"fatal error: (?:runtime: )?out of memory", r"NVIDIA driver on your system is too old",
+        # nvidia-smi failing in a job or a container (no driver libraries mounted, the driver gone)
+        r"NVIDIA-SMI couldn't find libnvidia-ml\.so", r"NVIDIA-SMI has failed because",
+        # bitsandbytes' CUDA check ("Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu")
+        r"^Error [a-z][a-z ]*[a-z] at line [0-9]+ in file \S+\.cuh?$",
         # Vulkan's device out of memory (ggml's Vulkan backend, Omniverse Kit, Mesa)
         r"Device memory allocation of size [0-9]+ failed", r"ERROR_OUT_OF_DEVICE_MEMORY",
         # PaddlePaddle's GPU allocator out of memory
