@@ -748,6 +748,10 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         leading.field("tool"), leading.field("airflow"), leading.field("titled"), leading.field("cpp"), c("ci_level"),
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
+    # The lines without a stamp under a log4j2 line (the stack trace log4j prints of the exception it logs) are its thread's.
+    any_stamp = pl.any_horizontal(c(name).is_not_null() for name in ("dated_raw", "epoch_raw", "yearless_raw", "clock_raw"))
+    thread = pl.when(any_stamp).then(c("log4j2_thread").fill_null("")).forward_fill()
+    thread = thread.over(writers) if (writers := _partition_keys(stamped)) else thread
     return stamped.with_columns(
         ts=pl.coalesce(resolved, "ts_clock"),
         ts_raw=pl.coalesce(
@@ -774,7 +778,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # is its writer (a TorchServe worker's output comes a line an entry, between the frontend's lines about it).
         partition=pl.concat_str(
             [c(name).cast(pl.String).fill_null("") for name in ("rank", "pid", "pod")]
-            + [pl.coalesce("container", "log4j2_thread").fill_null("")],
+            + [pl.coalesce(c("container"), thread).fill_null("")],
             separator="|",
         ),
     )
