@@ -2147,6 +2147,15 @@ def test_torchserve_worker_traceback_is_one_record_per_worker() -> None:
     assert _parse("[INFO] Epoch 1 - loss 0.5\n")[0].select("format", "message").row(0) == ("text", "[INFO] Epoch 1 - loss 0.5")
 
 
+def test_pingcap_log_header_gives_time_zone_and_level() -> None:
+    # milvus-io/milvus #21726 (2023): a querynode's log in pingcap/log's format, its stamp's date slashed, its offset kept.
+    events = events_of("pytorch_milvus_querynode_pingcap_log_debug_01.log")
+    assert set(events.select("format", "severity", "ts", "ts_quality").rows()) == {("pingcap", "debug", utc(2023, 1, 15, 23, 8, 42, 416000), "exact")}
+    assert events["message"][1] == '["Filter invalid message in QueryNode"] [traceID=5e1aa9cfac367d16]'
+    warned = _parse('[2024/05/22 10:11:16.753 +08:00] [WARN] [task/scheduler.go:741] ["task scheduler recordSegmentTaskError"]\n')[0]
+    assert warned.select("severity", "ts").rows() == [("warning", utc(2024, 5, 22, 2, 11, 16, 753000))]
+
+
 def test_go_log_caller_and_gin_access_log_are_headers() -> None:
     # Ollama's Go log: the caller (log.Lshortfile) is the header's, the level after it the message's.
     ollama = events_of("pytorch_ollama_go_log_shortfile_level_gin_debug_01.log")

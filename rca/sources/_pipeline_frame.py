@@ -172,6 +172,12 @@ _APP_HEADERS = {
         r"\[(?<paddle_stamp>[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9])\] [0-9A-Za-z_.\-]+"
         rf" (?<paddle_level>{LEVEL_WORDS}):"
     ),
+    # pingcap/log's (TiDB, PD, TiKV's Go side, Milvus): "[2023/01/15 23:08:42.416 +00:00] [DEBUG] [querynode/flow_graph_insert_node.go:201] ",
+    # then the message in brackets and quotes and its fields, each bracketed.
+    "pingcap": (
+        r"\[(?<pingcap_stamp>[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)? [+-][0-9][0-9]:[0-9][0-9])\]"
+        r" \[(?<pingcap_level>DEBUG|INFO|WARN|ERROR|FATAL)\] \[[^\]\s]+:[0-9]+\]"
+    ),
     # Gin's access log (Ollama's server): "[GIN] 2024/08/19 - 14:13:01 | 404 |     414.019µs |       127.0.0.1 | POST …".
     "gin": r"\[GIN\] (?<gin_stamp>[0-9]{4}/[0-9][0-9]/[0-9][0-9] - [0-9][0-9]:[0-9][0-9]:[0-9][0-9]) \|",
     # log4j's "yy/MM/dd HH:mm:ss LEVEL Logger: ", Spark's and Hadoop's default layout (the logger is checked
@@ -267,7 +273,7 @@ _APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.v
 # nemo, us_date and cosmos have none of their own).
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
-    "go_log": "go_stamp", "paddle": "paddle_stamp", "gin": "gin_stamp", "log4j": "log4j_level", "log4j2": "log4j2_level", "ray": "ray_sev",
+    "go_log": "go_stamp", "paddle": "paddle_stamp", "pingcap": "pingcap_stamp", "gin": "gin_stamp", "log4j": "log4j_level", "log4j2": "log4j2_level", "ray": "ray_sev",
     "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
     "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
     "tornado": "tornado_sev", "actions_runner": "runner_level",
@@ -690,14 +696,14 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     ctime = pl.when(c("ctime_year").is_not_null()).then(timeutil.ctime_string(c("ctime_year"), c("ctime_mon"), c("ctime_day"), c("ctime_clock")))
     date_cmd = _date_command_stamp()
     dated = pl.coalesce(
-        "ci_iso", "hf_iso", "app_iso", "go_stamp", "paddle_stamp", gin, log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
+        "ci_iso", "hf_iso", "app_iso", "go_stamp", "paddle_stamp", "pingcap_stamp", gin, log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
         trt, date_cmd, "tornado_iso",
         "runner_iso",
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", c("log4j2_level").str.strip_chars_end(), "kserve_level",
-        "paddle_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
+        "paddle_level", "pingcap_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
         "llama_sev", "runner_level", "smp_sev",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),

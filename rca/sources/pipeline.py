@@ -37,7 +37,7 @@ from rca.sources._pipeline_rules import (
 )
 
 FORMATS = (
-    "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "paddle", "gin", "log4j", "log4j2", "ray", "logfmt", "iso8601",
+    "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j2", "ray", "logfmt", "iso8601",
     "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "text",
 )
 
@@ -70,6 +70,8 @@ _MARKERS = "|".join(
         r"^\s*[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9:]+Z? \[[0-9,]+ms\] \[(?:Verbose|Info|Warning|Error|Fatal)\] ",
         r"[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9:]+Z [IWEF] [0-9]+ [^\]\s]+\.(?:cc|h):[0-9]+\]",
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9:]+,[0-9]{3} \[(?:TRACE|DEBUG|INFO |WARN |ERROR|FATAL)\] \S+ [0-9A-Za-z_.$]+ - ",
+        # pingcap/log's (TiDB, PD, Milvus): a slashed stamp with its offset, the level and the caller, each bracketed
+        r"^\[[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9:.]+ [+-][0-9][0-9]:[0-9][0-9]\] \[(?:DEBUG|INFO|WARN|ERROR|FATAL)\] \[[^\]\s]+:[0-9]+\] ",
         # PaddleOCR's logger
         r"^\[[0-9]{4}/[0-9][0-9]/[0-9][0-9] [0-9:]+\] [0-9A-Za-z_.\-]+ (?:DEBUG|INFO|WARNING|ERROR|CRITICAL): ",
         # Gin's access log (Ollama's server), a request's status and time
