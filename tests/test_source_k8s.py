@@ -1393,3 +1393,77 @@ def test_describe_job_names_no_pod() -> None:
         (30, "describe_events", None, "default"),
     ]
     assert {attrs["object"] for attrs in attrs_of(events)} == {"test-job"}
+
+
+def test_get_table_of_custom_resources_keeps_each_row_named() -> None:
+    """`kubectl get nodeclaims` (Karpenter): no pods, events or nodes table; each row is its object, named, its instance
+    TYPE no event type, its empty NODE cell no host."""
+    name = "kubectl_get_nodeclaims_ready_unknown_empty_node_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0] is k8s.SOURCE
+    events = _events(name)
+    assert events.height == 7
+    assert set(events["format"]) == {"get_table"} and set(events["kind"]) == {"log"}
+    assert events["severity"].is_null().all() and events["host"].is_null().all() and events["pod"].is_null().all()
+    first = attrs_of(events)[0]
+    assert (first["name"], first["type"], first["ready"], first["age"]) == ("atg-worker-ondemand-284k9", "m7i-flex.large", "Unknown", "7s")
+    assert "event_type" not in first
+
+
+def test_get_table_failed_status_is_an_error_in_the_prompts_namespace() -> None:
+    """`kubectl -n kubeflow get studyjob` twice (Katib): the CONDITION column is the status; Failed is an error; the
+    prompt names the namespace and the resource."""
+    events = _events("kubectl_get_studyjob_condition_failed_prompt_namespace_01.txt")
+    table = events.filter(pl.col("format") == "get_table")
+    assert table.select("line", "severity", "namespace").rows() == [(3, None, "kubeflow"), (8, "error", "kubeflow"), (9, None, "kubeflow")]
+    failed = attrs_of(table)[1]
+    assert (failed["name"], failed["status"], failed["object"]) == ("pytorchjob-example", "Failed", "studyjob/pytorchjob-example")
+
+
+def test_get_table_row_with_an_empty_state_cell() -> None:
+    """`kubectl get pytorchjobs --namespace=kubeflow` under a zsh prompt: a PyTorchJob whose STATE is still empty."""
+    name = "kubectl_get_pytorchjobs_empty_state_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0] is k8s.SOURCE
+    row = _events(name).row(0, named=True)
+    assert (row["line"], row["format"], row["namespace"], row["severity"], row["pod"]) == (3, "get_table", "kubeflow", None, None)
+    assert json.loads(row["attrs"]) == {"name": "pytorch-simple", "age": "30m", "object": "pytorchjobs/pytorch-simple"}
+
+
+def test_get_of_several_resources_keeps_the_pods_table_its_reader() -> None:
+    """`kubectl get job,deploy,rs,pod,workload` (Kueue's docs): the Job's and the Workload's tables are generic, the pods'
+    one stays get_pods (its pods named)."""
+    events = _events("kubectl_get_job_pod_workload_mixed_tables_kueue_01.txt")
+    assert events.select("line", "format").rows() == [
+        (4, "get_table"), (7, "get_pods"), (8, "get_pods"), (9, "get_pods"), (12, "get_table"),
+    ]
+    assert events.filter(pl.col("format") == "get_pods")["pod"].to_list() == [
+        "sample-elastic-job-468nl", "sample-elastic-job-gd9qn", "sample-elastic-job-snk6j",
+    ]
+    assert [a["name"] for a in attrs_of(events.filter(pl.col("format") == "get_table"))] == [
+        "job.batch/sample-elastic-job", "workload.kueue.x-k8s.io/job-sample-elastic-job-615b3",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("table", "severity"),
+    [
+        ("NAME      STATUS   COMPLETIONS   DURATION   AGE\ntrain-0   Failed   0/1           5m         5m\n", "error"),
+        ("NAMESPACE   NAME    STATUS   VOLUME   CAPACITY   ACCESS MODES   STORAGECLASS   AGE\nml          data    Lost     pv-1     0                             gp3            2d\n", "error"),
+        ("NAME      STATUS     COMPLETIONS   DURATION   AGE\ntrain-0   Complete   1/1           5m         5m\n", None),
+    ],
+)
+def test_get_table_status_cell_gives_the_severity(table: str, severity: str | None) -> None:
+    events = rca.parse_text(table, file="get.txt", reference_time=datetime(2026, 12, 1, tzinfo=UTC))
+    row = events.row(0, named=True)
+    assert (row["format"], row["severity"]) == ("get_table", severity)
+
+
+def test_failed_pytorchjob_row_then_its_grepped_pods() -> None:
+    """A failed PyTorchJob's row under root's prompt, then its pods grepped from `get pod`: the job's STATE Failed is an
+    error, the worker's Error too; both tables in the prompts' namespace."""
+    events = _events("kubectl_get_pytorchjob_failed_then_pods_grep_error_01.txt")
+    assert events.select("line", "format", "severity", "pod", "namespace").rows() == [
+        (3, "get_table", "error", None, "kubeflow"),
+        (6, "get_pods", None, "pytorchjob-master-0", "kubeflow"),
+        (7, "get_pods", "error", "pytorchjob-worker-0", "kubeflow"),
+    ]
+    assert attrs_of(events)[0]["object"] == "pytorchjob/pytorchjob"

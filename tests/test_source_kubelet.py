@@ -886,3 +886,44 @@ def test_gke_pleg_container_finished_with_an_unquoted_pod_id() -> None:
     assert died["host"] == "gke-my-first-cluster-1-default-pool-c0a2ad16-0bvz"
     assert attrs_of(events)[6]["pleg_event"] == "ContainerDied"
     assert finished["ts"] == datetime(2023, 5, 2, 8, 56, 9, 232422, tzinfo=UTC)
+
+
+def test_bare_klog_of_kube_scheduler_is_its_process() -> None:
+    """kube-scheduler's own klog (a HAMi issue's paste): its scheduling-cycle callers (scheduling_queue.go, schedule_one.go)
+    name the component for every line of the file, the unscheduled GPU pod's line included."""
+    events = _events("kubelet_klog_kube_scheduler_unable_to_schedule_gpu_memory_01.log", year=2025)
+    assert events["process"].unique().to_list() == ["kube-scheduler"]
+    assert events["source"].unique().to_list() == ["kubelet"]
+    unable = events.filter(pl.col("line") == 6).row(0, named=True)
+    assert (unable["pod"], unable["namespace"], unable["pid"], unable["severity"]) == ("qwen2-5-0-5b-5d6b69597d-5bpm5", "privatemodel", 1, "info")
+    assert unable["ts"] == datetime(2025, 5, 22, 10, 38, 34, 889025, tzinfo=UTC)
+
+
+def test_bare_klog_of_kube_controller_manager_is_its_process() -> None:
+    """The node controller of 2016 (nodecontroller.go) evicting a node's pods: kube-controller-manager's lines, not the
+    kubelet's, and no pod eviction (the node's pods are named nowhere)."""
+    events = _events("kubelet_klog_controller_manager_nodecontroller_evicting_pods_01.log", year=2016)
+    assert events.select("line", "process", "pid", "kind").rows() == [(n, "kube-controller-manager", 6, "log") for n in (1, 2, 3, 4)]
+    assert events["ts"][0] == datetime(2016, 2, 11, 7, 53, 26, 351661, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "process"),
+    [
+        # Volcano's controllers have a job_controller.go and a garbagecollector.go of their own, their lines unstructured.
+        ("I1215 12:28:18.432174       1 job_controller.go:356] Try to handle request <Queue: , Job: default/vj>\n", "kubelet"),
+        ("I1215 12:28:18.472913       1 garbagecollector.go:128] Updating job default/vjtest\n", "kubelet"),
+        ('I0111 13:30:07.068169       1 job_controller.go:516] "enqueueing job" key="default/job1"\n', "kube-controller-manager"),
+        ('{"ts":1700000000000.1,"caller":"scheduler/schedule_one.go:98","msg":"Attempting to schedule pod","v":3}\n', "kube-scheduler"),
+    ],
+)
+def test_bare_klog_component_is_read_from_its_callers(text: str, process: str) -> None:
+    events = rca.parse_text(text, file="component.log", reference_time=datetime(2026, 12, 1, tzinfo=UTC))
+    assert events["process"].to_list() == [process]
+
+
+def test_journal_lines_of_kube_scheduler_are_klog() -> None:
+    """A journal line of kube-scheduler is klog as the kubelet's are: its process stays the journal's program, its pid the klog thread."""
+    text = "Jun 12 17:02:06 k8s kube-scheduler[6154]: I0612 17:02:06.544109    6154 leaderelection.go:247] lock is held by k8s-node\n"
+    row = rca.parse_text(text, file="messages", reference_time=datetime(2017, 7, 1, tzinfo=UTC)).row(0, named=True)
+    assert (row["process"], row["pid"], row["severity"], row["host"]) == ("kube-scheduler", 6154, "info", "k8s")

@@ -53,6 +53,11 @@ _PROMPT_POD = (
     r"sort-by|field-selector|label-columns|container|kubeconfig))\s+\S+|--?[A-Za-z][-A-Za-z]*))*(?:\s+|/)([a-z0-9][-a-z0-9.]*)(?:\s|$)"
 )
 _QUOTED = r"'[^']*'|\"[^\"]*\""
+# "kubectl -n ns get pytorchjobs --namespace=x", "get nodeclaims.karpenter.sh -w": the resource a table under it lists.
+_PROMPT_RESOURCE = (
+    r"\sget\s+(?:(?:-[nloL]|--(?:namespace|output|selector|context|kubeconfig|sort-by|field-selector|label-columns))\s+\S+\s+"
+    r"|--?[A-Za-z][-A-Za-z]*(?:=\S+)?\s+)*([a-z][-a-z0-9.]*)(?:\s|$)"
+)
 # `-o custom-columns=NAME:.metadata.name,…` or `-o jsonpath='{range .items[*]}{.metadata.name}…'`: each row opens with its pod.
 _NAME_FIRST = r"(?:custom-columns=[\"']?[^:,\s]+:|jsonpath=[\"']?(?:\{range \.items\[\*\]\})?\{)\.metadata\.name\b"
 # A container state printed inline: a Go map (`-o go-template`, custom-columns: "map[terminated:map[containerID:…
@@ -155,6 +160,15 @@ _HEADLESS_SHAPES = (
 # `-o jsonpath='{.metadata.name}{"\t"}{.status.reason}{"\t"}{.status.message}'`: name, reason, message.
 _EVICTED_ROW = r"(?<evicted_pod>[a-z0-9][-a-z0-9.]*)\s+Evicted\s+"
 _PODS_HEADER = r"^\s*(?:NAMESPACE\s{2,})?NAME\s{2,}READY\s{2,}STATUS\s{2,}RESTARTS\s{2,}AGE"
+# `kubectl get <any resource>` (jobs, pvc, a custom resource's printer columns: nodeclaims, pytorchjobs, rayclusters, …):
+# upper-case column names from NAME (NAMESPACE before it with -A) to AGE, which kubectl adds to every table (-o wide's
+# columns come after it).
+_GENERIC_GET_HEADER = (
+    r"^\s*(?:NAMESPACE\s{2,})?NAME\s{2,}(?:[A-Z][-A-Z0-9()%/.]*(?: [A-Z][-A-Z0-9()%/.]*)*\s{2,})*AGE(?:\s{2,}\S.*?)?\s*$"
+)
+# A resource's STATUS / STATE / CONDITION cell that says it failed: a Job's or a training job's "Failed", a
+# "…Error", a claim whose volume is gone ("Lost").
+_FAILED_STATUS = r"^(?:[A-Za-z]*Failed|[A-Za-z]*Error|Lost)$"
 _DESCRIBE_KEYS = (
     r"^\s*(?:Exit Code|Restart Count|Start Time|Controlled By|QoS Class|Last State|Last Termination State|Finished|Container ID|Priority Class Name"
     # The head of a pod that never started (Pending) has none of those; its header fields tell it.
@@ -215,6 +229,9 @@ _COLUMNS = {
     "KIND": "object_kind",
     "AGE": "age",
     "STATUS": "status",
+    # A custom resource's printer columns name its status so too (PyTorchJob's STATE, Katib's CONDITION).
+    "STATE": "status",
+    "CONDITION": "status",
     "READY": "ready",
     "RESTARTS": "restarts",
     "NODE": "node",
@@ -290,7 +307,7 @@ def sniff(head: Sequence[str]) -> float:
         described = headless | texts.str.contains(rf"{_KEY_LINE}|{_PROMPT}|{_ELIDED}|^\s*$")
         if (described.mean() or 0.0) >= 0.8:
             return 0.9
-    if texts.str.contains(rf"{_PODS_HEADER}|{_TOP_HEADER}").any():
+    if texts.str.contains(rf"{_PODS_HEADER}|{_TOP_HEADER}|{_GENERIC_GET_HEADER}").any():
         # A pod table also turns up inside CI job logs: weigh it by how much of the head is kubectl-shaped.
         shaped = texts.str.contains(rf"{_KUBECTL_PROMPT}|{_TABLE_LIKE}|^\s*{EVICTION_MESSAGE}").mean() or 0.0
         return 0.5 + 0.4 * shaped
@@ -371,6 +388,7 @@ def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
         name_first=pl.when(pl.col("prompt")).then(text.str.contains(_NAME_FIRST)).forward_fill().over("command").fill_null(False),
         inline_state=text.str.contains_any(list(_INLINE_STATE_LITERALS)),
         prompt_node=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_NODE, 1)).forward_fill().over("command"),
+        prompt_resource=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_RESOURCE, 1)).forward_fill().over("command"),
         section=top_key.forward_fill().over("command"),
         doc=(top_key == "Name").fill_null(False).cum_sum(),
         skip=pl.when(pl.col("prompt"))
@@ -413,14 +431,14 @@ def _column_offsets(frame: pl.DataFrame) -> pl.DataFrame:
         # split by their shape), and each word is a cell.
         collapsed = "  " not in header.strip() or _ragged(header)
         cells = [(m.group().replace(" ", "").upper(), m.start()) for m in re.finditer(r"\S+" if collapsed else r"\S+(?: \S+)*", header)]
-        entry: dict[str, int | bool | None] = {"table": table, "collapsed": collapsed}
+        entry: dict[str, int | bool | None] = {"table": table, "collapsed": collapsed, "generic": re.match(_GENERIC_GET_HEADER, header) is not None}
         for i, (name, start) in enumerate(cells):
             field = _COLUMNS.get(name)
             if field is not None and f"{field}_start" not in entry:
                 entry[f"{field}_start"] = start
                 entry[f"{field}_width"] = cells[i + 1][1] - start if i + 1 < len(cells) else None
         rows.append(entry)
-    schema = {"table": pl.UInt32, "collapsed": pl.Boolean, **{f"{f}_{p}": pl.Int64 for f in _FIELDS for p in ("start", "width")}}
+    schema = {"table": pl.UInt32, "collapsed": pl.Boolean, "generic": pl.Boolean, **{f"{f}_{p}": pl.Int64 for f in _FIELDS for p in ("start", "width")}}
     return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
 
 
@@ -534,6 +552,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     is_top = pl.col("cpu").is_not_null() & pl.col("memory").is_not_null()
     is_top_node = is_top & pl.col("cpu_pct").is_not_null()
     top_pod = pl.when(is_top & ~is_top_node).then(pl.coalesce("top_pod", "name"))
+    # Any other resource's table: each row is that object, named, its status cell telling a failure.
+    is_generic = pl.col("generic").fill_null(False) & ~(is_pods | is_nodes | is_top | is_conditions | is_event | is_describe_events)
     # GKE's device plugin sets a node condition XidCriticalError, its reason the Xids seen ('{"31":true}');
     # NVSentinel sets its own conditions, the Xid in their message.
     failing = is_conditions & (pl.col("status") == "True")
@@ -554,7 +574,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .then(pl.lit("xid"))
             .otherwise(pl.lit("log"))
         )
-        .when(is_top)
+        .when(is_top | is_generic)
         .then(pl.lit("log"))
         .when(is_pods)
         .then(
@@ -627,9 +647,12 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .then(pl.lit("top_pods"))
             .when(is_nodes)
             .then(pl.lit("get_nodes"))
+            .when(is_generic)
+            .then(pl.lit("get_table"))
             .otherwise(pl.lit("get_events")),
             severity=pl.when(condition_xid.is_not_null()).then(_xid.catalog_severity(condition_xid))
             .when(is_pods).then(_pod_status_severity(pl.col("status")))
+            .when(is_generic).then(pl.when(pl.col("status").str.contains(_FAILED_STATUS)).then(pl.lit("error")))
             .when(is_event & job_failed(pl.col("reason"))).then(pl.lit("error"))
             .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
             # An event recorded without a message (k3s' second "Starting" of a node) has an empty MESSAGE cell: the
@@ -676,13 +699,18 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             attrs=attrs_json(
                 {
                     "reason": pl.col("reason"),
-                    "event_type": pl.when(~is_conditions).then(pl.col("type")),
+                    "event_type": pl.when(~is_conditions & ~is_generic).then(pl.col("type")),
+                    # A resource's own TYPE column (a NodeClaim's instance type) is no event's type.
+                    "type": pl.when(is_generic).then(pl.col("type")),
+                    "name": pl.when(is_generic).then(pl.col("name")),
                     "condition": pl.when(is_conditions).then(pl.col("type")),
                     "status": pl.col("status"),
                     "age": pl.when(pl.col("ts").is_null()).then(when_text),
                     # describe's Age "23m (x4 over 2d5h)" (and `kubectl events`' LAST SEEN) holds the count kubectl get events shows apart.
                     "count": pl.coalesce(pl.col("count"), when_text.str.extract(r"\(x([0-9]+) over ", 1)).cast(pl.Int64, strict=False),
-                    "object": pl.coalesce("object", "doc_workload"),
+                    "object": pl.coalesce(
+                        "object", "doc_workload", pl.when(is_generic).then(pl.format("{}/{}", "prompt_resource", "name"))
+                    ),
                     "source": pl.col("source"),
                     "ready": pl.col("ready"),
                     "roles": pl.col("roles"),
@@ -949,6 +977,8 @@ SOURCE = register(
         parse=parse,
         sniff_literals=(
             "LAST SEEN",
+            # A `kubectl get` table's last column (before -o wide's).
+            "  AGE",
             "LASTSEEN",
             "Reason",
             "READY",
@@ -996,6 +1026,7 @@ SOURCE = register(
             "describe_conditions",
             "get_pods",
             "get_nodes",
+            "get_table",
             "describe",
             "describe_state",
             "text",

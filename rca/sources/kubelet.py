@@ -56,6 +56,23 @@ from rca.sources._kube import (
 # and OKD run it through the ``kubenswrapper`` script, which tags them so.
 KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite", "hyperkube", "kubenswrapper")
 
+# A bare klog file (no envelope names its program) is the kubelet's unless its callers are another component's own
+# files: kube-scheduler's scheduling cycle (schedule_one.go since 1.25, its queue, binder and preemption), and
+# kube-controller-manager's (its main, the node controller, nodecontroller.go before 1.10, the workload controllers).
+# Volcano's controllers have a garbagecollector.go and a job_controller.go of their own: the first is no sign, and of
+# the second only the Job controller's structured lines (1.26+; the JSON format's "caller") are kube-controller-manager's.
+_SCHEDULER_FILES = ("schedule_one", "scheduling_queue", "default_binder", "default_preemption")
+_CONTROLLER_MANAGER_FILES = (
+    "controllermanager", "nodecontroller", "node_lifecycle_controller", "replica_set", "deployment_controller",
+    "ttlafterfinished_controller", "cronjob_controllerv2", "endpointslice_controller",
+)
+_COMPONENT_CALLERS = (
+    ("kube-scheduler", rf'\b(?:{"|".join(_SCHEDULER_FILES)})\.go:[0-9]+(?:\] |")'),
+    ("kube-controller-manager", rf'\b(?:{"|".join(_CONTROLLER_MANAGER_FILES)})\.go:[0-9]+(?:\] |")|\bjob_controller\.go:[0-9]+(?:\] "|")'),
+)
+# What a line must hold for any of those callers to match: a file with none of them is the kubelet's, unread.
+_COMPONENT_LITERALS = [f"{name}.go:" for name in (*_SCHEDULER_FILES, *_CONTROLLER_MANAGER_FILES, "job_controller")]
+
 # The klog header before the message (MESSAGE_TAIL); the head alone is captured (see head_groups). A syslog-ng
 # template with the ${LEVEL} macro (StarlingX: "… controller-0 kubelet[75599]: info I0419 …") writes the syslog
 # level before it: the klog letter, the kubelet's own, stays the severity. An author who pastes lines may elide the
@@ -166,11 +183,25 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         .with_columns(
             message=pl.when(pl.col("node").is_not_null()).then(message.str.slice(pl.col("node").str.len_chars() + 2)).otherwise(message),
             host=pl.coalesce("host", "node"),
-            program=pl.col("program").fill_null("kubelet"),
+            program=pl.col("program").fill_null(_bare_component(framed)),
         )
         .drop("node")
     )
     return Parsed(events=_syslog.dispatch(framed, ctx))
+
+
+def _bare_component(framed: pl.DataFrame) -> pl.Expr:
+    """The program a file's lines without an envelope are: the component its callers name (:data:`_COMPONENT_CALLERS`),
+    for the whole file (a caller of its own is on few of its lines), else the kubelet."""
+    bare = pl.col("program").is_null()
+    component = pl.lit("kubelet")
+    if not framed.select((bare & pl.col("message").str.contains_any(_COMPONENT_LITERALS)).any()).item():
+        return component
+    for name, callers in reversed(_COMPONENT_CALLERS):
+        names = (bare & pl.col("message").str.contains(callers)).any()
+        names = names.over(within) if (within := within_file(framed)) else names
+        component = pl.when(names).then(pl.lit(name)).otherwise(component)
+    return component
 
 
 def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -616,5 +647,6 @@ SOURCE = register(
     )
 )
 
-for _program in KUBELET_PROGRAMS:
+# The other components' journal lines ("kube-scheduler[6154]: I0612 …") are klog as well.
+for _program in (*KUBELET_PROGRAMS, *(name for name, _ in _COMPONENT_CALLERS)):
     _syslog.register_program(_program, "kubelet", klog_rules)
