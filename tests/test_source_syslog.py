@@ -1783,3 +1783,104 @@ def test_a_hostless_repeat_line_keeps_the_lines_that_go_on_its_message() -> None
     events = rca.parse_text(text, file="messages", year=2026)
     assert events.select("line", "host", "n_lines").rows() == [(1, "h1", 1), (2, "h1", 2)]
     assert json.loads(events["attrs"][1])["repeated"] == 4
+
+
+def test_a_docker_log_driver_entry_is_the_containers_line() -> None:
+    # moby/moby#20443 (thaJeztah, 2017): `journalctl -o json CONTAINER_TAG=mysql1`, Docker's journald driver writing a mysql
+    # container's stderr as PRIORITY 3 under dockerd's _PID and _COMM, no SYSLOG_IDENTIFIER: the line is the container's.
+    event = _events("journal_json_docker_driver_priority3_mysql_container_01.log").row(0, named=True)
+    assert (event["source"], event["format"], event["kind"], event["severity"]) == ("syslog", "journal_json", "log", "error")
+    assert (event["process"], event["pid"], event["container"], event["host"]) == ("mysql1", None, "mysql1", "ubuntu-2gb-ams3-01")
+    assert event["container_id"] == "141fbe360a8789eebfcf20674e16669c761a19906c1756461040f80a2d520335"
+    assert (event["ts"], event["ts_quality"], event["n_lines"]) == (datetime(2017, 10, 11, 21, 47, 23, 429858, tzinfo=UTC), "exact", 1)
+
+
+def test_a_log_drivers_stderr_priority_gives_way_to_the_lines_own_level() -> None:
+    # Docker's and Podman's journald drivers give every stderr line PRIORITY 3 (moby#23645, podman#20728): a container's line that
+    # names its own level keeps it; one that names none stays an error. An entry without the driver's fields keeps its PRIORITY 3.
+    def entry(priority: int, message: str, **fields: str) -> str:
+        return json.dumps({
+            "__REALTIME_TIMESTAMP": "1700503387598231", "PRIORITY": str(priority), "SYSLOG_IDENTIFIER": "conmon", "_COMM": "conmon",
+            "_PID": "4242", "_HOSTNAME": "gpu-node-1", "_TRANSPORT": "journal", "MESSAGE": message, **fields,
+        })
+
+    driver = {"CONTAINER_ID_FULL": "b3679130b68a0d76212e85c8547895597a8001c0c6ba5d8e6c85b00ac96260ea", "CONTAINER_NAME": "trainer"}
+    lines = [
+        entry(3, 'time="2023-11-20T18:03:07Z" level=info msg="serving"', **driver),
+        entry(3, "W1120 18:03:07.000001       1 main.go:12] slow scrape", **driver),
+        entry(3, "this is an error", **driver),
+        entry(6, "ERROR: lost the device", **driver),
+        entry(3, 'time="2023-11-20T18:03:07Z" level=info msg="a service\'s stderr"', SYSLOG_IDENTIFIER="agent", _COMM="agent"),
+    ]
+    events = _lines_parsed(lines, "journal.json")
+    assert events.select("severity", "process", "pid", "container").rows() == [
+        ("info", "trainer", None, "trainer"), ("warning", "trainer", None, "trainer"), ("error", "trainer", None, "trainer"),
+        ("error", "trainer", None, "trainer"), ("error", "agent", 4242, None),
+    ]
+
+
+def test_a_log_drivers_pretty_record_names_its_container() -> None:
+    # The same entry as `journalctl -o json-pretty` prints it (podman#20728's form): one record, the container's.
+    record = [
+        "{", '        "PRIORITY" : "3",', '        "__REALTIME_TIMESTAMP" : "1700503387598231",', '        "SYSLOG_IDENTIFIER" : "conmon",',
+        '        "_COMM" : "conmon",', '        "_PID" : "4242",', '        "_HOSTNAME" : "gpu-node-1",',
+        '        "CONTAINER_ID_FULL" : "b3679130b68a0d76212e85c8547895597a8001c0c6ba5d8e6c85b00ac96260ea",',
+        '        "CONTAINER_NAME" : "trainer",', '        "MESSAGE" : "[INFO] epoch 3 done"', "}",
+    ]
+    event = _lines_parsed(record, "journal.json").row(0, named=True)
+    assert (event["severity"], event["process"], event["pid"], event["container"], event["n_lines"]) == ("info", "trainer", None, "trainer", 11)
+    assert event["container_id"] == "b3679130b68a0d76212e85c8547895597a8001c0c6ba5d8e6c85b00ac96260ea"
+
+
+def test_syslogds_own_tagless_lines_are_lines_of_their_own() -> None:
+    # Ubuntu Forums (charlesg3, 2007): sysklogd's "last message repeated N times" with the host and no program tag, also after
+    # a dhclient line, which it must not go on.
+    events = _events("journal_sysklogd_tagless_last_message_repeated_dhclient_01.log")
+    assert events.select("line", "source", "process", "host", "n_lines", "ts_quality").rows() == [
+        (line, "syslog", process, "bonham32", 1, "year_from_mtime")
+        for line, process in enumerate(["syslogd", "syslogd", "dhclient", "dhclient", "syslogd", "syslogd"], start=1)
+    ]
+    assert [json.loads(attrs)["repeated"] for attrs in events.filter(pl.col("process") == "syslogd")["attrs"]] == [4, 2, 5, 4]
+    assert events["ts"][4] == datetime(2026, 7, 30, 3, 39, 48, tzinfo=UTC)
+
+
+def test_syslogds_exit_and_restart_lines_open_a_mixed_kernel_log() -> None:
+    # Ubuntu Forums (pm124493, 2005): sysklogd 1.4.1's own lines ("exiting on signal 15", "syslogd 1.4.1#16ubuntu6: restart.",
+    # a repeat) among the kernel's: each keeps its time and host.
+    events = _events("journal_sysklogd_exiting_restart_kernel_repeat_01.log")
+    assert events.select("line", "source", "process", "message").rows() == [
+        (1, "syslog", "syslogd", "exiting on signal 15"), (2, "syslog", "syslogd", "syslogd 1.4.1#16ubuntu6: restart."),
+        (3, "kernel", None, "Device sr0 not ready."), (4, "kernel", None, "Device sr0 not ready."),
+        (5, "syslog", "syslogd", "last message repeated 2 times"),
+        (6, "kernel", None, "cdrom: This disc doesn't have any tracks I recognize!"),
+    ]
+    assert events["ts"].to_list()[:2] == [datetime(2026, 10, 7, 7, 35, 18, tzinfo=UTC), datetime(2026, 10, 7, 7, 35, 19, tzinfo=UTC)]
+    assert set(events["host"]) == {"localhost"}
+
+
+def test_a_dockershim_nodes_log_driver_entries_name_their_pod_and_json_level() -> None:
+    # Public-code index file 40633699883 (a journald forwarder's Go test data, 2019): Docker's journald driver on a Kubernetes node
+    # (dockershim names "k8s_<container>_<pod>_<namespace>_<uid>_<attempt>", the tag the image); the second entry's stderr
+    # PRIORITY 3 gives way to its logrus-JSON level, which sorts after "@time" and "host".
+    events = _events("journal_json_docker_driver_k8s_dockershim_names_json_level_01.log")
+    assert events.select("line", "severity", "container", "pod", "namespace", "pod_uid", "pid").rows() == [
+        (1, "info", "content-public-read", "content-public-read-764898846b-vbq7d", "default", "16157552-5786-11e9-8de2-067a2aa9d532", None),
+        (2, "info", "relations-api", "relations-api-f7f764695-h9d6f", "default", "1d72e448-5786-11e9-8de2-067a2aa9d532", None),
+    ]
+    assert events["process"][1] == "coco/relations-api@sha256:17c9e0533e744b8d3611705ac9654969f6cd1b4805f42dd6ebea6c65d124784e"
+    assert events["container_id"][1] == "f665773e38e3311516d57ca5890aeee3484c2f1c0797b5b08769ef4e31bcb761"
+    assert events["ts"][1] == datetime(2019, 4, 9, 11, 50, 39, 106726, tzinfo=UTC)
+
+
+def test_a_dgx_syslog_of_a_host_engine_killed_by_segv_and_restarted() -> None:
+    # NVIDIA/DCGM #155 (krono): nvidia-dcgm.service's nv-hostengine died of SIGSEGV and was restarted, the NVSwitch devices
+    # reopened in the kernel's lines between systemd's and nv-hostengine's.
+    events = _events("journal_syslog_dcgm_hostengine_segv_restart_nvswitch_01.log")
+    died = events.row(1, named=True)
+    assert (died["kind"], died["severity"], died["process"], died["exit_code"], died["pid"]) == ("log", "error", "nvidia-dcgm.service", 139, None)
+    assert json.loads(died["attrs"]) == {"unit": "nvidia-dcgm.service", "signal": "SIGSEGV"}
+    assert events.filter(pl.col("source") == "kernel")["line"].to_list() == [7, 8, 9, 10, 11, 12, 17]
+    assert events.filter(pl.col("process") == "nv-hostengine").select("line", "pid", "message").rows() == [
+        (13, None, "DCGM initialized"), (14, 1298239, "Started host engine version 3.3.5 using port number: 5555"),
+    ]
+    assert set(events["host"]) == {"gx01"} and events["n_lines"].to_list() == [1] * 17

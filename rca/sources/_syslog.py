@@ -125,7 +125,8 @@ _RECORD_LINE = "|".join(f"(?:{pattern})" for pattern in (_VERBOSE_HEADER, _RECOR
 # The fields of a record that make its envelope.
 _RECORD_FIELDS = (
     "__REALTIME_TIMESTAMP", "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "_COMM", "_PID", "SYSLOG_PID", "_HOSTNAME", "_TRANSPORT",
-    "_SOURCE_REALTIME_TIMESTAMP", "_SYSTEMD_UNIT", "_SYSTEMD_USER_UNIT", "UNIT", "USER_UNIT", "_SYSTEMD_CGROUP",
+    "_SOURCE_REALTIME_TIMESTAMP", "_SYSTEMD_UNIT", "_SYSTEMD_USER_UNIT", "UNIT", "USER_UNIT", "_SYSTEMD_CGROUP", "CONTAINER_ID_FULL",
+    "CONTAINER_NAME",
 )
 # journalctl -o short-unix: "1701684000.123456 host program[pid]: message" (epoch seconds, microseconds).
 _UNIX = r"(?<epoch>[0-9]{9,10}\.[0-9]{6})"
@@ -328,6 +329,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     monotonic = head_groups(pl.when(pl.col("text").str.starts_with("[")).then(pl.col("text")), MONOTONIC_HEAD, one_line=one_line)
     parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"), monotonic.alias("m"))
     parts = _with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line)
+    parts = _with_syslogd_own_lines(parts)
     parts = _with_real_host(parts, "s", "i", empty_host_envelopes=("s",))
     parts = _with_bare_runtime_lines(parts, within_file(lines))
     # A saved runtime event is no ISO-stamped syslog line ("<time> container health_status: …" reads as host "container").
@@ -456,8 +458,9 @@ _APPLICATION_LEVEL = (
     rf"(?:(?<capnslog>[DINWEC]) \| |\[?(?<word>{_LEVEL_WORDS})\]?(?::? |:$|$))"
     # Without a stamp of its own a word is a level only marked as one: "[WARN] …", "ERROR: …" ("CRITICAL section …" is none).
     rf"|\[(?<bracketed>{_LEVEL_WORDS})\](?::? |$)|(?<colon>{_LEVEL_WORDS}):(?: |$)"
-    # A JSON logger's line that opens with its level (zerolog's, zap's, logrus' JSON formatter): '{"level":"warn",…'.
-    r'|\{"level":"(?<json>[A-Za-z]+)"[,}])'
+    # A JSON logger's line that names its level (zerolog's and zap's first: '{"level":"warn",…'; logrus' JSON formatter sorts its
+    # keys: '{"@time":"…","host":"…","level":"info",…'); a "level" inside a nested object is none of the line's.
+    r'|\{(?:[^{}]*?,)?"level":"(?<json>[A-Za-z]+)"[,}])'
 )
 _APPLICATION_SEVERITY = {
     "I": "info", "W": "warning", "E": "error", "F": "critical", "D": "debug", "N": "notice", "C": "critical",
@@ -493,6 +496,36 @@ def _with_or_without_host(parts: pl.DataFrame, hosted: str, no_host_head: str, o
     return parts.with_columns(pl.when(without).then(no_host).otherwise(pl.col(hosted)).alias(hosted))
 
 
+# sysklogd (and BusyBox' syslogd) write their own lines with the host and no program tag: "Oct  7 07:53:07 localhost last message
+# repeated 2 times" (that many more of the line before), "… localhost exiting on signal 15", "… localhost syslogd 1.4.1#16ubuntu6:
+# restart.", "… host -- MARK --". Each is a line of its own, syslogd's, not a further line of the message above it.
+_SYSLOGD_OWN_OPENINGS = ["last message repeated ", "exiting on signal ", "syslogd ", "-- MARK --"]
+SYSLOGD_OWN_LINE = _short_head(_HOSTED, "(?<program>)(?<pid>)") + (
+    r"(?<message>(?:last message repeated [0-9]+ times|exiting on signal [0-9]+|syslogd [0-9][^ \t:]*: .*|-- MARK --)[ \t]*)$"
+)
+
+
+def is_syslogd_own_line(text: pl.Expr) -> pl.Expr:
+    """Whether ``text`` is one of syslogd's own tagless lines (:data:`SYSLOGD_OWN_LINE`); its openings tried first."""
+    return pl.when(text.str.contains_any(_SYSLOGD_OWN_OPENINGS)).then(text.str.contains(SYSLOGD_OWN_LINE)).fill_null(False)
+
+
+def _with_syslogd_own_lines(parts: pl.DataFrame) -> pl.DataFrame:
+    """``parts`` with the short head (column ``s``) of syslogd's own tagless lines (:data:`SYSLOGD_OWN_LINE`), which it missed;
+    their program is ``syslogd``."""
+    text = pl.col("text")
+    missed = pl.col("s").struct.field("message").is_null()
+    # (Looked for on the lines the head missed alone: string functions skip nulls.)
+    own = parts.select(is_syslogd_own_line(pl.when(missed).then(text))).to_series()
+    if not own.any():
+        return parts
+    groups = pl.when(own).then(text).str.extract_groups(SYSLOGD_OWN_LINE).struct
+    found = {"program": pl.lit("syslogd"), "pid": pl.lit(None, pl.String), "head": pl.lit(None, pl.String)}
+    fields = [field.name for field in parts.schema["s"].fields]
+    head = pl.struct(**{name: found[name] if name in found else groups.field(name) for name in fields})
+    return parts.with_columns(s=pl.when(own).then(head).otherwise(pl.col("s")))
+
+
 def _with_real_host(parts: pl.DataFrame, *envelopes: str, empty_host_envelopes: tuple[str, ...] = ()) -> pl.DataFrame:
     """The ``envelopes`` (struct columns of head groups) nulled where the host is missing or has no lower-case
     letter or digit, unless the program gives its pid or is one with rules of its own ("PC kernel:" is a host
@@ -524,8 +557,27 @@ _JOURNAL_JSON = pl.Struct(
         "MESSAGE": pl.String(),
         "PRIORITY": pl.String(),
         "_TRANSPORT": pl.String(),
+        "CONTAINER_ID_FULL": pl.String(),
+        "CONTAINER_NAME": pl.String(),
     }
 )
+
+
+def _envelope_program(identifier: pl.Expr, comm: pl.Expr, transport: pl.Expr, container_id: pl.Expr, container: pl.Expr) -> pl.Expr:
+    """The program of a journal entry: the kernel's, else its identifier (else the command that wrote it). An entry of Docker's or
+    Podman's journald log driver (``container_id``: CONTAINER_ID_FULL) is a container's line that the runtime wrote for it: where
+    no tag names it (the identifier left out, or the runtime's own: Podman's "conmon"), the container's name is its program."""
+    runtime_named = identifier.is_null() | identifier.eq_missing(comm)
+    return (
+        pl.when(transport == "kernel").then(pl.lit("kernel"))
+        .when(container_id.is_not_null() & container.is_not_null() & runtime_named).then(container)
+        .otherwise(pl.coalesce(identifier, comm))
+    )
+
+
+def _envelope_pid(syslog_pid: pl.Expr, pid: pl.Expr, container_id: pl.Expr) -> pl.Expr:
+    """The pid of a journal entry; a log driver's entry has the runtime's (_PID: dockerd's, conmon's), not the container's process'."""
+    return pl.coalesce(syslog_pid, pl.when(container_id.is_null()).then(pid)).cast(pl.Int64, strict=False)
 
 
 # journald writes a field holding control characters (an application's colours, a terminal's escapes) as an array of its
@@ -560,7 +612,8 @@ def frame_journal_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         j=pl.struct([pl.col("text").str.json_path_match(f"$.{field.name}").alias(field.name) for field in _JOURNAL_JSON.fields])
     )
     j = pl.col("j").struct
-    program = pl.when(j.field("_TRANSPORT") == "kernel").then(pl.lit("kernel")).otherwise(pl.coalesce(j.field("SYSLOG_IDENTIFIER"), j.field("_COMM")))
+    driver = j.field("CONTAINER_ID_FULL")
+    program = _envelope_program(j.field("SYSLOG_IDENTIFIER"), j.field("_COMM"), j.field("_TRANSPORT"), driver, j.field("CONTAINER_NAME"))
     ok = j.field("MESSAGE").is_not_null()
     return decoded.with_columns(
         ts=timeutil.epoch_to_utc(j.field("__REALTIME_TIMESTAMP")),
@@ -568,7 +621,7 @@ def frame_journal_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         ts_quality=pl.when(j.field("__REALTIME_TIMESTAMP").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
         host=j.field("_HOSTNAME"),
         program=program,
-        pid=pl.coalesce(j.field("SYSLOG_PID"), j.field("_PID")).cast(pl.Int64, strict=False),
+        pid=_envelope_pid(j.field("SYSLOG_PID"), j.field("_PID"), driver),
         message=pl.coalesce(
             # (journalctl before 231 spaced its separators: '"MESSAGE" : [ …'.)
             bytes_text(pl.when(pl.col("text").str.contains_any(['"MESSAGE":[', '"MESSAGE" : ['])).then(j.field("MESSAGE"))),
@@ -576,7 +629,8 @@ def frame_journal_json(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         ),
         severity=j.field("PRIORITY").replace_strict(_SEVERITY_BY_PRIORITY, default=None),
         format=pl.lit("journal_json"),
-    ).select(*FRAMED_SCHEMA, *file_column(lines))
+        log_driver=driver.is_not_null(),
+    ).select(*FRAMED_SCHEMA, "log_driver", *file_column(lines))
 
 
 def is_record_line(text: pl.Expr) -> pl.Expr:
@@ -636,7 +690,8 @@ def frame_journal_records(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFram
         ts, timeutil.epoch_to_utc(pl.col("__REALTIME_TIMESTAMP")), timeutil.epoch_to_utc(pl.col("_SOURCE_REALTIME_TIMESTAMP")),
         timeutil.naive_to_utc(stamped, ctx.tz),
     )
-    program = pl.when(pl.col("_TRANSPORT") == "kernel").then(pl.lit("kernel")).otherwise(pl.coalesce("SYSLOG_IDENTIFIER", "_COMM"))
+    driver = pl.col("CONTAINER_ID_FULL")
+    program = _envelope_program(pl.col("SYSLOG_IDENTIFIER"), pl.col("_COMM"), pl.col("_TRANSPORT"), driver, pl.col("CONTAINER_NAME"))
     verbose, pretty = pl.col("stamp").is_not_null(), pl.col("text").str.contains(_PRETTY_OPEN)
     return records.with_columns(
         ts=ts,
@@ -644,14 +699,17 @@ def frame_journal_records(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFram
         ts_quality=pl.when(ts.is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
         host=pl.col("_HOSTNAME"),
         program=program,
-        pid=pl.coalesce("SYSLOG_PID", "_PID").cast(pl.Int64, strict=False),
+        pid=_envelope_pid(pl.col("SYSLOG_PID"), pl.col("_PID"), driver),
         message=pl.coalesce("MESSAGE", "text"),
         severity=pl.col("PRIORITY").replace_strict(_SEVERITY_BY_PRIORITY, default=None),
         format=pl.when(verbose).then(pl.lit("journal_verbose")).when(pretty).then(pl.lit("journal_json")),
         # The unit a message is about (systemd's about a unit it ran), else the one that wrote it.
         unit=pl.coalesce("USER_UNIT", "UNIT", "_SYSTEMD_USER_UNIT", "_SYSTEMD_UNIT"),
         cgroup=pl.col("_SYSTEMD_CGROUP"),
-    ).select(*FRAMED_SCHEMA, "record_lines", "unit", "cgroup", *file_column(lines))
+        log_driver=driver.is_not_null(),
+        driver_container_id=driver,
+        driver_container=pl.col("CONTAINER_NAME"),
+    ).select(*FRAMED_SCHEMA, "record_lines", "unit", "cgroup", "log_driver", *_RECORD_CONTAINER, *file_column(lines))
 
 
 def frame(lines: pl.DataFrame, ctx: ParseContext, journal_json: pl.Expr) -> pl.DataFrame:
@@ -660,7 +718,8 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, journal_json: pl.Expr) -> pl.D
     way or the other, and its neighbours in a batch may be written another way.
 
     The rows carry ``record_lines`` (the lines each frames: more than 1 for a record) and, from a record, the
-    ``unit`` and ``cgroup`` of the process that wrote it; :func:`dispatch` uses them."""
+    ``unit`` and ``cgroup`` of the process that wrote it, and ``log_driver``: whether the entry is a container's line that Docker's
+    or Podman's journald log driver wrote (its PRIORITY then tells the stream, stdout or stderr); :func:`dispatch` uses them."""
     within = within_file(lines)
     share = journal_json.mean().over(within) if within else journal_json.mean()
     # A file of records is nearly all fields: 20 to 30 a record.
@@ -668,7 +727,11 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, journal_json: pl.Expr) -> pl.D
     record_share = field.mean().over(within) if within else field.mean()
 
     def one_line_each(framed: pl.DataFrame) -> pl.DataFrame:
-        return framed.with_columns(record_lines=pl.lit(1, pl.Int32), unit=pl.lit(None, pl.String), cgroup=pl.lit(None, pl.String))
+        return framed.with_columns(
+            record_lines=pl.lit(1, pl.Int32), unit=pl.lit(None, pl.String), cgroup=pl.lit(None, pl.String),
+            **dict.fromkeys(_RECORD_CONTAINER, pl.lit(None, pl.String)),
+            log_driver=pl.col("log_driver") if "log_driver" in framed.columns else pl.lit(False),
+        )
 
     def text_or_records(part: pl.DataFrame) -> pl.DataFrame:
         # (Not split_rows: a file of records has fewer rows framed than lines.)
@@ -687,22 +750,46 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, journal_json: pl.Expr) -> pl.D
     return pl.concat([json, text_or_records(lines.filter(~flags))], how="diagonal_relaxed").sort("line") if (~flags).any() else json
 
 
-# Docker's and Podman's journald log driver name a container's lines in fields of the entry (journalctl -o json).
-LOG_DRIVER_FIELDS = {"CONTAINER_ID_FULL": "container_id", "CONTAINER_NAME": "container"}
+# The container a log driver's record names (its CONTAINER_ID_FULL and CONTAINER_NAME), carried from framing to its event.
+_RECORD_CONTAINER = ("driver_container_id", "driver_container")
+_DRIVER_COLUMNS = ("container_id", "container", "pod", "namespace", "pod_uid")
+# Docker's and Podman's journald log driver name a container's lines in fields of the entry (read from a journal file too).
+LOG_DRIVER_FIELDS = ("CONTAINER_ID_FULL", "CONTAINER_NAME")
+
+
+# Kubernetes' dockershim names a pod's container "k8s_<container>_<pod>_<namespace>_<pod uid>_<attempt>": a log driver's
+# CONTAINER_NAME on a node that ran pods on Docker.
+DOCKERSHIM_NAME = (
+    r"^k8s_(?<container>[a-z0-9-]+)_(?<pod>[a-z0-9.-]+)_(?<namespace>[a-z0-9-]+)_(?<pod_uid>[0-9a-f-]{32,36})_[0-9]+$"
+)
+
+
+def driver_container(name: pl.Expr) -> dict[str, pl.Expr]:
+    """The ``container``, ``pod``, ``namespace`` and ``pod_uid`` a log driver's CONTAINER_NAME tells (:data:`DOCKERSHIM_NAME`;
+    any other name is the container's alone)."""
+    k8s = pl.when(name.str.starts_with("k8s_")).then(name).str.extract_groups(DOCKERSHIM_NAME).struct
+    return {
+        "container": pl.coalesce(k8s.field("container"), name), "pod": k8s.field("pod"), "namespace": k8s.field("namespace"),
+        "pod_uid": k8s.field("pod_uid"),
+    }
 
 
 def with_log_driver_containers(events: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
-    """``events`` with the container that their ``journalctl -o json`` entry's log-driver fields name, where the message
-    named none (an entry is one line of ``lines``, and the line of its event)."""
+    """``events`` with the container (and a pod's container, its pod) that their ``journalctl -o json`` entry's log-driver fields
+    name, where the message named none (an entry is one line of ``lines``, and the line of its event)."""
     text = pl.col("text")
     named = lines.filter(text.str.starts_with("{") & text.str.contains('"CONTAINER_', literal=True))
     if named.is_empty() or events.is_empty():
         return events
-    by_line = named.select("line", *(text.str.json_path_match(f"$.{field}").alias(f"{column}_entry") for field, column in LOG_DRIVER_FIELDS.items()))
+    entry = {"container_id": text.str.json_path_match("$.CONTAINER_ID_FULL"), **driver_container(text.str.json_path_match("$.CONTAINER_NAME"))}
+    by_line = named.select("line", **{f"{column}_entry": value for column, value in entry.items()})
     filled = events.join(by_line, on="line", how="left").with_columns(
-        pl.coalesce(*([column] if column in events.columns else []), f"{column}_entry").alias(column) for column in LOG_DRIVER_FIELDS.values()
+        pl.coalesce(*([column] if column in events.columns else []), f"{column}_entry").alias(column) for column in entry
     )
-    return filled.drop(f"{column}_entry" for column in LOG_DRIVER_FIELDS.values())
+    # A 12-character id the line's tag gave (Docker's default tag, "{{.ID}}") is the entry's full id cut short.
+    full = pl.col("container_id_entry")
+    filled = filled.with_columns(container_id=pl.when(full.str.starts_with(pl.col("container_id"))).then(full).otherwise(pl.col("container_id")))
+    return filled.drop(f"{column}_entry" for column in entry)
 
 
 def as_syslog(events: pl.DataFrame) -> pl.DataFrame:
@@ -726,8 +813,10 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     records = None
     if "record_lines" in framed.columns:
         if framed.select((pl.col("record_lines") > 1).any()).item():
-            records = framed.select("line", "pid", "record_lines", "unit", "cgroup")
-        framed = framed.drop("record_lines", "unit", "cgroup")
+            records = framed.select("line", "pid", "record_lines", "unit", "cgroup", *_RECORD_CONTAINER)
+        framed = framed.drop("record_lines", "unit", "cgroup", *_RECORD_CONTAINER)
+    if "log_driver" not in framed.columns:
+        framed = framed.with_columns(log_driver=pl.lit(False))
     # A program started by its path may tag its lines with it ("/usr/bin/podman[109389]:"): its rules are its name's.
     if framed.select(pl.col("program").str.contains("/", literal=True).any()).item():
         named = pl.col("program").str.extract(r"/([^/]+)$", 1)
@@ -737,14 +826,14 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     for program, (source, rules) in _PROGRAM_RULES.items():
         mine = framed.filter(pl.col("program") == program)
         if mine.height:
-            parts.append(rules(mine, ctx).with_columns(source=pl.lit(source, pl.String)))
+            parts.append(rules(mine.drop("log_driver"), ctx).with_columns(source=pl.lit(source, pl.String)))
     rest = framed.filter(pl.col("program").is_null() | ~pl.col("program").is_in(list(_PROGRAM_RULES)))
     for source, rules, recognises in _APPLICATIONS:
         claimed = (recognises.fill_null(False) | pl.col("program").is_in(_JOB_PROGRAMS)).any().over([*file_column(rest), "host", "program", "pid"])
         applications = rest.filter(claimed)
         if applications.height:
             # What the rules made nothing of stays the file's, as other programs' lines do.
-            events = rules(applications, ctx)
+            events = rules(applications.drop("log_driver"), ctx)
             parts.append(events.with_columns(source=pl.when(pl.col("kind") != "log").then(pl.lit(source))))
             rest = rest.filter(~claimed)
     if rest.height:
@@ -759,8 +848,11 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         container_id = pl.when(tagged.str.len_chars().is_in([12, 64])).then(tagged)
         # A program without rules may still name its line's level: where the envelope gave none, and where the journal's
         # PRIORITY is the info that journald gives every line a service writes to its stdout or stderr (SyslogLevel=), whatever
-        # the line says ("level=error", "E0101 …", '{"level":"warn",…').
-        journal_default = pl.col("format").is_in(["journal_json", "journal_verbose"]) & (pl.col("severity") == "info")
+        # the line says ("level=error", "E0101 …", '{"level":"warn",…'); and where it is the error or info that Docker's and Podman's
+        # journald log drivers give every line a container writes to its stderr or stdout (moby#23645, podman#20728).
+        journal_default = pl.col("format").is_in(["journal_json", "journal_verbose"]) & (
+            (pl.col("severity") == "info") | (pl.col("log_driver") & (pl.col("severity") == "error"))
+        )
         own_level = pl.coalesce(message_level(message), application_level(message))
         parts.append(program_events(
             rest,
@@ -815,15 +907,15 @@ def _programs_of_units(framed: pl.DataFrame) -> pl.DataFrame:
 def _with_records(events: pl.DataFrame, records: pl.DataFrame) -> pl.DataFrame:
     """``events`` of ``journalctl -o verbose`` / ``-o json-pretty`` records (:func:`frame_journal_records`): each covers the lines of
     the records it was made of, and an event about the process that wrote its record takes that process's cgroup,
-    and its unit in attrs where the rules left none."""
+    and its unit in attrs where the rules left none; the event of a log driver's record, the container it names."""
     bounds = records.with_columns(stop=pl.col("record_lines").cum_sum()).with_columns(
         first=pl.int_range(pl.len()), start=pl.col("stop") - pl.col("record_lines")
     )
     events = events.with_columns(
-        *(pl.lit(None, pl.String).alias(name) for name in ("cgroup", "attrs") if name not in events.columns)
+        *(pl.lit(None, pl.String).alias(name) for name in ("cgroup", "attrs", *_DRIVER_COLUMNS) if name not in events.columns)
     )
     joined = events.join(
-        bounds.select("line", "first", "start", writer="pid", writer_unit="unit", writer_cgroup="cgroup"), on="line", how="left"
+        bounds.select("line", "first", "start", *_RECORD_CONTAINER, writer="pid", writer_unit="unit", writer_cgroup="cgroup"), on="line", how="left"
     ).with_columns(last=pl.col("first") + pl.col("n_lines") - 1)
     joined = joined.join(bounds.select(last="first", last_stop="stop"), on="last", how="left")
     own = pl.col("pid").eq_missing(pl.col("writer")) & pl.col("writer").is_not_null()
@@ -832,7 +924,9 @@ def _with_records(events: pl.DataFrame, records: pl.DataFrame) -> pl.DataFrame:
         .then((pl.col("last_stop") - pl.col("start")).cast(pl.Int32)).otherwise(pl.col("n_lines")),
         cgroup=pl.coalesce("cgroup", pl.when(own).then(pl.col("writer_cgroup"))),
         attrs=pl.coalesce("attrs", attrs_json({"unit": pl.col("writer_unit")})),
-    ).drop("first", "start", "writer", "writer_unit", "writer_cgroup", "last", "last_stop")
+        container_id=pl.coalesce("container_id", "driver_container_id"),
+        **{column: pl.coalesce(column, named) for column, named in driver_container(pl.col("driver_container")).items()},
+    ).drop("first", "start", "writer", "writer_unit", "writer_cgroup", "last", "last_stop", *_RECORD_CONTAINER)
 
 
 def program_events(framed: pl.DataFrame, victim_pid: pl.Expr | None = None, **facts: pl.Expr) -> pl.DataFrame:

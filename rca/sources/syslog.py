@@ -46,7 +46,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         text.str.contains(_syslog.SHORT_LINE) | text.str.contains(_syslog.SHORT_PID_LINE) | text.str.contains(_syslog.ISO_LINE) | _is_journal_json(text)
         | text.str.contains(_syslog.ISO_PID_LINE) | _syslog.is_registered_program_line(text)
         | (text.str.starts_with("[") & (text.str.contains(_syslog.MONOTONIC_PID_LINE) | text.str.contains(_syslog.MONOTONIC_DELTA_LINE)))
-        | text.str.contains(_syslog.RELAYED_5424)
+        | text.str.contains(_syslog.RELAYED_5424) | _syslog.is_syslogd_own_line(text)
     )
     record = _syslog.is_record_line(text)
     # The further lines of a multi-line message are indented under its first (journalctl): they are the envelope's;
