@@ -425,3 +425,17 @@ def test_jupyter_server_header_gives_level_and_time() -> None:
     assert rows[0]["message"].startswith("AsyncIOLoopKernelRestarter: restarting kernel")
     (classic,) = _rows(_events("2025-05-12 09:51:00 starting\n[I 09:51:40.123 NotebookApp] Kernel restarted: 7f3c2d6a\n"))[1:]
     assert (classic["ts"], classic["severity"], classic["message"]) == (utc(2025, 5, 12, 9, 51, 40, 123000), "info", "Kernel restarted: 7f3c2d6a")
+
+
+def test_logrus_text_formatter_level_letters_and_no_time() -> None:
+    # the seconds since start in brackets are no time of day; the four letters are the level
+    events = _events("ERRO[0012] failed to reconcile  job=default.x\nDEBU[0001] dbg line\nFATA[12345] fatal thing\n")
+    assert events.sort("line").select("severity", "ts_quality", "message").rows() == [
+        ("error", "missing", "failed to reconcile  job=default.x"), ("debug", "missing", "dbg line"), ("critical", "missing", "fatal thing"),
+    ]
+
+
+def test_zap_epoch_float_stamp() -> None:
+    # controller-runtime's zap before v0.15 prints the epoch as Go's %g
+    row = _rows(_events("1.6690869152808545e+09\tINFO\tsetup\tstarting manager\n"))[0]
+    assert (row["format"], row["severity"], row["ts"], row["ts_quality"]) == ("epoch", "info", utc(2022, 11, 22, 3, 15, 15, 280854), "exact")

@@ -2278,3 +2278,27 @@ def test_level_letters_of_sagemaker_smp_and_python_caller_headers() -> None:
     assert (flushes["ts"], flushes["format"]) == (utc(2024, 6, 28, 18, 30, 50, 171000), "iso8601")
     assert flushes["message"].startswith("8 pytorch allocator cache flushes since last step.")
     assert events.row(1, named=True)["message"].startswith("Batch 74 Loss: 11.625,")
+
+
+def test_kubeflow_training_operator_names_the_pod_that_exited() -> None:
+    events = events_of("pytorch_kubeflow_training_operator_zap_epoch_exited_with_code_01.log")
+    # zap's epoch float in Go's %g ("1.7085078566441019e+09") is the line's time, its DEBUG the level
+    assert events.select("line", "format", "severity", "ts").rows()[2:5] == [
+        (3, "epoch", "debug", utc(2024, 2, 21, 9, 30, 56, 644096)),
+        (4, "epoch", "debug", utc(2024, 2, 21, 9, 30, 56, 644101)),
+        (5, "epoch", "debug", utc(2024, 2, 21, 9, 30, 57, 647631)),
+    ]
+    assert events.select("line", "exit_code", "pod", "namespace").rows()[2:4] == [
+        (3, 1, "pytorch-simple-worker-0", None), (4, 1, "pytorch-simple-worker-0", "kubeflow"),
+    ]
+    logrus = events_of("pytorch_kubeflow_training_operator_logrus_text_exited_with_code_01.log")
+    # logrus' "INFO[0289]" counts seconds since the operator started: no time
+    assert logrus.select("line", "ts_quality", "exit_code", "pod", "namespace").rows() == [
+        (1, "missing", 1, "kfto-01-master-0", "default"), (2, "missing", None, None, None),
+        (3, "exact", 1, "kfto-01-master-0", "default"), (4, "exact", None, None, None),
+    ]
+    # tf-operator's logfmt quotes the message: the pod is named inside msg="…"
+    tf = events_of("pytorch_kubeflow_tf_operator_logfmt_pod_exited_code_130_01.log")
+    assert tf.filter(pl.col("exit_code").is_not_null()).select("line", "exit_code", "pod", "namespace").rows() == [
+        (1, 130, "worker-1", "default"), (3, 130, "worker-2", "default"), (5, 130, "worker-3", "default"),
+    ]

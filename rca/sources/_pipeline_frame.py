@@ -33,6 +33,8 @@ _SEVERITY = {
     "CRITICAL": "critical", "FATAL": "critical", "PANIC": "critical", "F": "critical",
     # log15's four-letter words (Grafana's "lvl=eror"); NeMo's D(EBUG) and C(RITICAL); loguru's SUCCESS
     "DBUG": "debug", "EROR": "error", "CRIT": "critical", "D": "debug", "C": "critical", "SUCCESS": "info",
+    # logrus' text formatter's four letters
+    "TRAC": "debug", "DEBU": "debug", "ERRO": "error", "FATA": "critical", "PANI": "critical",
     # TensorRT's V(ERBOSE)
     "V": "debug",
     # bunyan / pino
@@ -203,7 +205,12 @@ _APP_HEADERS = {
     # llama.cpp's log with --log-prefix and --log-timestamps: the time since it started ("minutes.ss.ms.us", no clock
     # time) and the level's letter ("1.06.520.077 E ggml_backend_cuda_buffer_type_alloc_buffer: …").
     "llama_cpp": r"[0-9]+\.[0-9][0-9]\.[0-9]{3}\.[0-9]{3} (?<llama_sev>[IWED])",
-    "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11})\]?",
+    # logrus' text formatter on a terminal (Go operators run locally, Docker's CLI): the level cut to four letters, then
+    # the seconds since the program started, no clock time ("ERRO[0012] failed to reconcile  job=default.x").
+    "logrus_text": r"(?<logrus_level>TRAC|DEBU|INFO|WARN|ERRO|FATA|PANI)\[[0-9]{4,}\]",
+    # zap's EpochTimeEncoder (controller-runtime's default before v0.15: the Kubeflow Training Operator, KubeRay) prints
+    # the float seconds as Go's %g does: "1.7085078566441019e+09\tDEBUG\tevents\t…".
+    "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11}|1\.[4-9][0-9]{0,16}e\+09)\]?",
     # A C ctime in brackets: Snakemake's stamp over each job ("[Wed Nov 12 11:40:15 2025]", on a line of its own).
     "ctime": (
         r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?<ctime_mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?<ctime_day>[0-9]{1,2})"
@@ -705,7 +712,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", c("log4j2_level").str.strip_chars_end(), "kserve_level",
         "paddle_level", "pingcap_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
-        "llama_sev", "runner_level", "smp_sev",
+        "llama_sev", "runner_level", "smp_sev", "logrus_level",
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(

@@ -93,6 +93,13 @@ _EXIT_CODE = (
     # Travis CI's 'The command "…" exited with 137.', a Kubernetes hook's "command '…' exited with 137: "
     r"|\bexited with (?<bare>-?[0-9]{1,4})(?:[.:,]|\s*$)"
 )
+# The Kubeflow Training Operator's report of a replica's pod that ended, "namespace.pod" (a namespace is a DNS label, no
+# dot; a pod's name may hold dots): "Pod: kubeflow.pytorch-simple-worker-0 exited with code 1", and its event of the
+# container's end, the pod without its namespace ("Error pod pytorch-simple-worker-0 container pytorch exitCode: 1").
+_EXITED_POD = (
+    r"\bPod: (?<namespace>[a-z0-9][a-z0-9-]*)\.(?<pod>[a-z0-9][a-z0-9.-]*) exited with code "
+    r"|\bError pod (?<bare_pod>[a-z0-9][a-z0-9.-]*) container \S+ exitCode: "
+)
 _SIGNAL_NAMED = (
     r"died with <Signals\.(?<died>SIG[A-Z0-9]+): [0-9]+>|Signal [0-9]+ \((?<torchrun>SIG[A-Z0-9]+)\) received by PID (?<pid>[0-9]+)"
     # Triton Inference Server's handler of a fatal signal, on its own line above its stack ("Signal (11) received."); a signal
@@ -441,7 +448,11 @@ def _exit_facts() -> dict[str, pl.Expr]:
     # GitHub Actions' toolkit names the program that failed: "The process '/usr/bin/bash' failed with exit code 137"
     # (a Windows runner's "C:\Program Files\Git\bin\bash.exe"); its file name is the process.
     program = first(gated("exit"), r"The process '(?:[^'\n]*[/\\])?([^'/\\\n]+)' failed with exit code")
-    return {"exit_code": code, "exit_signal": pl.when(~sentinel).then(_signal_of_exit(code)), "exit_process": program}
+    pod = gated("exit").str.extract_groups(_EXITED_POD).struct
+    return {
+        "exit_code": code, "exit_signal": pl.when(~sentinel).then(_signal_of_exit(code)), "exit_process": program,
+        "exit_pod": pl.coalesce(pod.field("pod"), pod.field("bare_pod")), "exit_namespace": pod.field("namespace"),
+    }
 
 
 def _named_signal_facts() -> dict[str, pl.Expr]:

@@ -85,6 +85,11 @@ _MARKERS = "|".join(
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ - seldon_core\.[0-9A-Za-z_.]+:[0-9A-Za-z_<>]+:[0-9]+ - [A-Z]+: ",
         # KServe's model servers ("2024-07-01 07:28:04.488 1 kserve ERROR [__main__.py:<module>():254] ")
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:.]+ [0-9]+ [0-9A-Za-z_.\-]+ (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \[[^\]\s]+:[0-9]+\] ",
+        # Go operators' (the Kubeflow Training Operator's) two console loggers: zap's, stamped with the epoch float in Go's %g or
+        # an ISO time, tab-separated ("1.7085078566441019e+09\tDEBUG\tevents\t…"), and logrus' text formatter on a terminal
+        # (the level cut to four letters, then seconds since start: "INFO[0289] ")
+        r"^(?:1\.[4-9][0-9]*e\+09|[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9:.]+(?:Z|[+-][0-9][0-9]:[0-9][0-9]))\t(?:DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL)\t",
+        r"^(?:TRAC|DEBU|INFO|WARN|ERRO|FATA|PANI)\[[0-9]{4,}\] ",
         # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
         r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
@@ -144,8 +149,9 @@ _OUTPUT = {
     "ts_quality": pl.col("ts_quality"),
     "format": pl.col("format"),
     "host": pl.coalesce(pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_named_host", "f_slurm_node", "f_yarn_host")), "host"),
-    "pod": pl.col("pod"),
-    "namespace": pl.col("namespace"),
+    # the pod a controller says ended over the tags of the controller's own pod (its namespace too, even where unnamed)
+    "pod": pl.coalesce("f_exit_pod", "pod"),
+    "namespace": pl.when(pl.col("f_exit_pod").is_not_null()).then(pl.col("f_exit_namespace")).otherwise(pl.col("namespace")),
     "pid": pl.coalesce(
         "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_ray_task_pid", "f_ray_worker_pid", "f_yarn_pid",
         # the Ray task whose traceback a record holds over the process that printed it (a driver, an actor that awaited it)
