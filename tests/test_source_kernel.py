@@ -2077,3 +2077,35 @@ def test_an_nfs_server_not_responding_is_a_warning() -> None:
     events = _events("dmesg_nfs_root_server_not_responding_bad_gso_arm64_01.log")
     assert events.height == 8
     assert events.filter(pl.col("severity").is_not_null()).select("line", "severity", "boot_seconds").rows() == [(8, "warning", 185.330941)]
+
+
+def test_syslogd_own_lines_of_a_kern_log_keep_their_envelope() -> None:
+    # LKML "Re: An oops while running 2.5.65-mm2" (2003-03-20): kern.log whose "last message repeated N times" lines
+    # carry no "program:" tag; they are syslogd's, stamped, and the kernel lines around them keep theirs
+    events = _events("kern_log_syslogd_last_message_repeated_slab_corruption_2_5_01.log")
+    assert events.height == 49 and set(events["host"]) == {"jyro"} and events["ts"].null_count() == 0
+    repeated = events.filter(pl.col("line").is_between(2, 11))
+    assert sources.sniff(_text("kern_log_syslogd_last_message_repeated_slab_corruption_2_5_01.log").splitlines())[0] == kernel.SOURCE
+    assert set(repeated["source"]) == {"kernel"} and set(repeated["process"]) == {"syslogd"}
+    assert repeated.select("ts", "message").row(-1) == (_utc(FIXED_MTIME.year, 3, 19, 14, 1, 7), "last message repeated 2 times")
+    assert events.filter(pl.col("line") == 17).select("source", "severity").row(0) == ("kernel", "error")
+
+
+def test_syslogd_own_line_above_the_first_tagged_line_of_a_mixed_file_is_read_as_syslog() -> None:
+    # A file of kern.log lines and dmesg lines both (lines of the two real samples above): syslogd's tagless line at
+    # its top is a syslog line, not a dmesg line without a time.
+    kern_log = _text("kern_log_syslogd_last_message_repeated_slab_corruption_2_5_01.log").splitlines()
+    dmesg = _text("dmesg_xid_13_01.log").splitlines()
+    events = _parse("\n".join([*kern_log[1:3], dmesg[0]]) + "\n", reference_time=FIXED_MTIME)
+    assert events.select("line", "host", "process", "ts_quality").rows()[:2] == [
+        (1, "jyro", "syslogd", "year_from_mtime"), (2, "jyro", "syslogd", "year_from_mtime")
+    ]
+    assert events.select("kind", "xid", "ts_quality").row(2) == ("xid", 13, "boot_relative")
+
+
+def test_global_oom_kill_line_of_a_docker_scope_under_system_slice() -> None:
+    # dyrnq/install-docker#14 (2026): `dmesg | grep` of one global OOM kill whose victim ran in a Docker container
+    event = _events("dmesg_grep_oom_kill_global_oom_system_slice_docker_scope_01.log").row(0, named=True)
+    assert (event["kind"], event["pid"], event["process"]) == ("oom_kill", 7134, "java")
+    assert event["container_id"] == "00748bf4e957f82c239a1db8a88579059b7d40c7b5fbd3f43617d31d3f646f12"
+    assert json.loads(event["attrs"])["global_oom"] is True

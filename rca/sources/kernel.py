@@ -423,7 +423,9 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     json_line = (text.str.contains(_JSON_FIELD) | text.str.contains(_JSON_SYNTAX)) & _json_anchor(text).any().over("head")
     dmesg, program = pl.col("dmesg"), pl.col("program")
     kinds = heads.with_columns(dmesg=_is_dmesg(text), program=_is_program_line(text)).with_columns(
-        header=text.str.contains(_JOURNAL_HEADER),
+        # journalctl's header lines and syslogd's "host last message repeated 5 times", which any file syslogd writes
+        # holds (a kern.log too), vote for no source; its restart and exit lines (facility syslog) go to other files
+        neutral=text.str.contains(_JOURNAL_HEADER) | _is_repeat_line(text),
         mine=dmesg & (~program | (dmesg & ~program).any().over("head")) | _is_kernel_envelope(text) | json_line | _is_compact_record(text),
         bare=text.str.contains(_BARE_MESSAGE),
         indented=text.str.contains(r"^\s"),
@@ -432,11 +434,17 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         bare=pl.col("bare") | pl.col("indented") & (pl.col("bare").cum_sum().over("head") > 0),
     )
     found = by_head(
-        kinds.filter(~pl.col("header")), share=(pl.col("mine") | pl.col("continued")).mean(), bare=pl.col("bare").mean()
+        kinds.filter(~pl.col("neutral")), share=(pl.col("mine") | pl.col("continued")).mean(), bare=pl.col("bare").mean()
     )
     # Bare NVRM / OOM-killer lines (and the indented stack lines after them) make a file kernel only when
     # they are most of it: a few pasted into an application's log leave it the application's.
     return {head: float(row["share"] or 0.0) if (row["bare"] or 0.0) < 0.5 else 1.0 for head, row in found.items()}
+
+
+def _is_repeat_line(text: pl.Expr) -> pl.Expr:
+    """Whether a line is syslogd's own "last message repeated N times" (looked for where the literal is)."""
+    repeat = pl.when(text.str.contains(" last message repeated ", literal=True)).then(text)
+    return repeat.str.contains(_syslog.SYSLOGD_OWN_LINE).fill_null(False)
 
 
 def _json_anchor(text: pl.Expr) -> pl.Expr:
@@ -545,8 +553,14 @@ def _line_forms(lines: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
             _RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD, _KMSG_HEAD, _syslog.SHORT_HEAD, _syslog.ISO_HEAD
         )
     dmesg = text.str.contains(raw) | text.str.contains(ctime) | text.str.contains(iso) | text.str.contains(reltime) | text.str.contains(kmsg)
+    # syslogd's own tagless lines ("host last message repeated 2 times") have no "program:" for the short head, yet
+    # are syslog's: above the first tagged line of a mixed file they would otherwise go to dmesg framing, timeless
     syslog = (
-        text.str.contains(short) | text.str.contains(iso_line) | text.str.contains(_BARE_KERNEL) | text.str.contains(_SHORT_KERNEL_NO_HOST)
+        text.str.contains(short)
+        | text.str.contains(iso_line)
+        | text.str.contains(_BARE_KERNEL)
+        | text.str.contains(_SHORT_KERNEL_NO_HOST)
+        | _syslog.is_syslogd_own_line(text)
     ) & ~text.str.contains(iso)
     return syslog, dmesg
 
