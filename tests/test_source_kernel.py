@@ -2089,6 +2089,10 @@ def test_syslogd_own_lines_of_a_kern_log_keep_their_envelope() -> None:
     assert set(repeated["source"]) == {"kernel"} and set(repeated["process"]) == {"syslogd"}
     assert repeated.select("ts", "message").row(-1) == (_utc(FIXED_MTIME.year, 3, 19, 14, 1, 7), "last message repeated 2 times")
     assert events.filter(pl.col("line") == 17).select("source", "severity").row(0) == ("kernel", "error")
+    # "Slab corruption: start=…" (KERN_ERR): the allocator found memory overwritten
+    assert events.filter(pl.col("line") == 13).select("message", "severity").row(0) == (
+        "Slab corruption: start=ceaa2234, expend=ceaa2377, problemat=ceaa22ac", "error",
+    )
 
 
 def test_syslogd_own_line_above_the_first_tagged_line_of_a_mixed_file_is_read_as_syslog() -> None:

@@ -204,6 +204,7 @@ _CRITICAL_WORDS = (
 _CORRECTED_WORDS = (
     rf"\bCorrected error|severity=Corrected|event severity: corrected|\bCE [Mm]emory|Machine check events logged|{_MCE_STATUS}[0-9a-f]{{16}}"
 )
+# "Slab corruption: start=…", "list_add corruption. …": the allocator or a list found memory overwritten (KERN_ERR).
 # "Out of memory and no killable processes...": the OOM killer found no victim (a panic follows unless it is a memcg's).
 # RCU stall reports ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "… detected expedited stalls …", "… self-detected
 # stall on CPU") are KERN_ERR.
@@ -215,7 +216,7 @@ _CORRECTED_WORDS = (
 # graphics driver release"): the GPU is left without a driver; its "os_schedule: Attempted to yield the CPU while in atomic or
 # interrupt context" (NV_DBG_ERRORS, the driver's own bug, a kernel WARNING often next).
 _ERROR_WORDS = (
-    r"(?i)\b(?:error|errors|failed|failure|fault|segfault|unable to|no killable processes|detected (?:expedited )?stalls?|self-detected stall"
+    r"(?i)\b(?:error|errors|failed|failure|fault|segfault|corruption|unable to|no killable processes|detected (?:expedited )?stalls?|self-detected stall"
     r"|cannot initiali[sz]e|cannot proceed|boot attempts exceeded"
     r"|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed|api mismatch"
     r"|in this system is not supported by|while in atomic or interrupt context)\b"
