@@ -1467,3 +1467,15 @@ def test_failed_pytorchjob_row_then_its_grepped_pods() -> None:
         (7, "get_pods", "error", "pytorchjob-worker-0", "kubeflow"),
     ]
     assert attrs_of(events)[0]["object"] == "pytorchjob/pytorchjob"
+
+
+def test_an_eviction_message_s_negative_memory_figure_is_no_reading() -> None:
+    # Found by the hostile-input property test: a damaged "was using -1Ki" gave a negative mem_used_bytes.
+    from rca.sources._kube import eviction_fields
+
+    messages = pl.DataFrame({"m": [
+        "The node was low on resource: memory. Container citadel was using 1275700Ki, which exceeds its request of 0.",
+        "The node was low on resource: memory. Container citadel was using -1Ki, which exceeds its request of -2Ki.",
+    ]})
+    fields = messages.select(eviction_fields(pl.col("m")).alias("f")).unnest("f")
+    assert fields.select("used_bytes", "requested_bytes").rows() == [(1275700 * 1024, 0), (None, None)]

@@ -75,6 +75,11 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
         message.str.extract(r"^Attempting to reclaim ([0-9A-Za-z_./-]+)$", 1),
     )
     of_memory = resource.is_null() | (resource == "memory")
+
+    def held(quantity: pl.Expr) -> pl.Expr:
+        # memory a container uses or requests is never below zero: a negative figure is damage, no reading
+        return pl.when(of_memory & (quantity >= 0)).then(quantity)
+
     return pl.struct(
         resource=resource,
         threshold_bytes=quantity_bytes(message.str.extract(rf"Threshold quantity: ({QUANTITY})", 1)),
@@ -83,10 +88,8 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
         containers=message.str.extract_all(r"Container [a-z0-9][-a-z0-9.]* was using").list.eval(
             pl.element().str.extract(r"Container (\S+) was using", 1)
         ),
-        used_bytes=pl.when(of_memory).then(quantity_bytes(message.str.extract(rf"was using ({QUANTITY})", 1))),
-        requested_bytes=pl.when(of_memory).then(
-            quantity_bytes(message.str.extract(rf"(?:exceeds its request of|request is) ({QUANTITY})", 1))
-        ),
+        used_bytes=held(quantity_bytes(message.str.extract(rf"was using ({QUANTITY})", 1))),
+        requested_bytes=held(quantity_bytes(message.str.extract(rf"(?:exceeds its request of|request is) ({QUANTITY})", 1))),
     )
 
 
