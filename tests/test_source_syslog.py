@@ -758,6 +758,36 @@ def test_journalctl_json_pretty_records_are_one_event_each() -> None:
     assert parsed["message"].to_list()[1:] == ['saved "ckpt" to /tmp\tok', "[27,91,48,109]"]
 
 
+def test_journalctl_export_records_are_one_event_each_by_their_fields() -> None:
+    events = _events("journal_export_cron_binary_selinux_field_01.log")
+    assert events.select("line", "n_lines", "source", "kind", "host", "pid", "process", "severity", "format", "cgroup").rows() == [
+        (1, 29, "syslog", "log", "nas", 350359, "CRON", "info", "journal_export", "/system.slice/cron.service"),
+    ]
+    assert events["ts"].to_list() == [datetime(2020, 6, 17, 10, 55, 1, 176116, tzinfo=UTC)]
+    assert events["message"].to_list() == ["pam_unix(cron:session): session closed for user root"]
+    # A message of several lines is a binary field: its name alone, its length in 8 bytes, its lines; a record without its cursor
+    # opens with its time; a shell's line after the records is no record's.
+    traceback = b'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\ntorch.OutOfMemoryError: CUDA out of memory.'
+    data = (
+        b"__CURSOR=s=aa;i=1\n__REALTIME_TIMESTAMP=1733392801000001\n_HOSTNAME=gpu-7\nSYSLOG_IDENTIFIER=python3\n_PID=4242\n"
+        + b"PRIORITY=3\nMESSAGE\n"
+        + len(traceback).to_bytes(8, "little") + traceback + b"\n_TRANSPORT=stdout\n\n"
+        + b"__REALTIME_TIMESTAMP=1733392802000000\n_HOSTNAME=gpu-7\nSYSLOG_IDENTIFIER=systemd\n_PID=1\nUNIT=train.service\n"
+        + b"MESSAGE=train.service: Main process exited, code=killed, status=9/KILL\n\nuser@gpu-7:~$ exit\n"
+    )
+    text = data.decode()
+    assert sources.sniff([line for line in text.splitlines() if line.strip()])[0].name == "syslog"
+    parsed = rca.parse_text(text)
+    assert parsed.select("line", "n_lines", "source", "kind", "pid", "process", "exit_code", "format").rows() == [
+        (1, 11, "pipeline", "cuda_oom", 4242, "python3", None, "journal_export"),
+        (13, 6, "syslog", "process_killed", None, "train.service", 137, "journal_export"),
+        (20, 1, "syslog", "log", None, None, None, "syslog"),
+    ]
+    assert parsed["message"][0].splitlines()[0] == "Traceback (most recent call last):"
+    # Lines of NAME=value alone (an environment's dump) are no journal's.
+    assert sources.sniff(["PATH=/usr/bin", "HOME=/root", "LANG=C"])[0].name != "syslog"
+
+
 def test_journalctl_short_monotonic_lines_keep_program_pid_and_seconds_since_boot() -> None:
     text = (
         "[    5.487436] localhost mount[570]: mount: mount /dev/mapper/centos-root on /sysroot failed: Structure needs cleaning\n"
@@ -978,6 +1008,25 @@ def test_an_rfc5424_message_a_relay_wrote_after_its_own_stamp_is_read_by_its_hea
     assert (row["ts"], row["ts_quality"], row["host"]) == (datetime(2019, 11, 26, 15, 54, 41, 272535, tzinfo=UTC), "exact", "ubu-srv-nfs")
     assert (row["process"], row["pid"], row["format"]) == ("root", None, "syslog_iso")
     assert row["message"].startswith("Passed-Authentication: Authentication succeeded")
+
+
+def test_containerd_cri_calls_name_the_container_by_their_method() -> None:
+    events = _events("journal_containerd_execsync_probe_zh_month_01.log")
+    probe = "19c9b03a332d15f9141926a8bb1a0e8d188c36b665ec8b17f751d184c01e45a9"
+    # An exec's own id (its pipes, its exit) is no container's.
+    assert events.select("line", "container_id", "process").rows() == [
+        (1, None, "containerd"), (2, None, "containerd"), (3, probe, "containerd"), (4, probe, "containerd"),
+    ]
+    sandbox, container = "a" * 64, "b" * 64
+    head = 'May 19 10:49:41 node containerd[980]: time="2022-05-19T10:49:41Z"'
+    lines = [
+        f'{head} level=error msg="UpdateContainerResources for \\"{container}\\" failed"',
+        f'{head} level=info msg="PortForward for \\"{sandbox}\\" port [8080]"',
+        f'{head} level=info msg="Attach for \\"{container}\\" with tty true and stdin true"',
+    ]
+    parsed = _lines_parsed(lines, "containerd.log")
+    assert parsed.select("container_id", "severity").rows() == [(container, "error"), (sandbox, "info"), (container, "info")]
+    assert json.loads(parsed["attrs"][1])["sandbox"] is True
 
 
 def test_containerd_create_container_names_the_container_its_id_and_attempt() -> None:

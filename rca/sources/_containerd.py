@@ -84,7 +84,9 @@ _CRIO_CONMON = (
     r"|msg=\"Container (?<forced>[0-9a-f]{12,64}) failed to exit within [0-9]+ seconds of (?:signal [0-9]+ - using the force|kill - trying direct SIGKILL)"
 )
 # The container a runtime's CRI call acts on: CRI-O's "Stopping container: <id> (timeout: 30s)", "Created container <id>: …",
-# "Started container" … containerID=<id>; containerd's "StopContainer for \"<id>\"", "Container to stop \"<id>\" …",
+# "Started container" … containerID=<id>; containerd's CRI calls, each named by its method and the container's id
+# ("StopContainer for \"<id>\"", "ContainerStatus for \"<id>\" failed", a probe's "ExecSync for \"<id>\" with command […]"),
+# "Container to stop \"<id>\" …",
 # "CreateContainer within sandbox \"<sandbox>\" for &ContainerMetadata{Name:<name>,Attempt:<n>,} returns container id \"<id>\""
 # (its name, and the how-manieth restart; "\u0026" for "&" in JSON); dockerd's "ignoring event" … container=<id>; podman's
 # "Cleaning up container <id>", "Container <id> storage is already unmounted". containerd quotes the id it names in a
@@ -93,12 +95,14 @@ _CRIO_CONMON = (
 # error: …") or opens its message with it ("<id> cleanup: failed to delete container from containerd"); dockerd and CRI-O name
 # it after what of the container failed ("failed removing container name resolution for <id>", "Failed to update container
 # state for <id>"). A pod's sandbox (its pause container) is named as such: CRI-O's "Stopping pod sandbox: <id>",
-# containerd's "StopPodSandbox for \"<id>\"".
+# containerd's "StopPodSandbox for \"<id>\"", "PodSandboxStatus for \"<id>\" failed", "PortForward for \"<id>\" port [8080]".
 _NAMED_CONTAINER = (
-    r"msg=\"(?:(?:Stopping|Removing|Starting|Created|Removed|Stopped) container:? |(?:Stop|Remove|Start)Container for \\\"|Container to stop \\\")"
+    r"msg=\"(?:(?:Stopping|Removing|Starting|Created|Removed|Stopped) container:? "
+    r"|(?:[A-Z][A-Za-z]*Container[A-Za-z]*|ExecSync|Exec|Attach) for \\\"|Container to stop \\\")"
     r"(?<id>" + _ID + r")|\b(?:container(?:ID)?|id)=(?<field>" + _ID + r")\b|\b[Cc]ontainer (?:\\\")?(?<plain>" + _ID + r")\b"
     r"|/containers/(?<api>" + _ID + r")/|msg=\"(?<lead>" + _ID + r") |\b[Cc]ontainer (?:[a-z]+ ){1,3}for (?<part>" + _ID + r")\b"
-    r"|msg=\"(?:(?:Stopping|Stopped|Removing|Removed) pod sandbox:? |(?:Stop|Remove)PodSandbox for \\\")(?<sandbox>" + _ID + ")"
+    r"|msg=\"(?:(?:Stopping|Stopped|Removing|Removed) pod sandbox:? |(?:[A-Z][A-Za-z]*PodSandbox[A-Za-z]*|PortForward) for \\\")"
+    r"(?<sandbox>" + _ID + ")"
 )
 _CREATED_CONTAINER = r"ContainerMetadata\{Name:(?<name>[^,}]+),Attempt:(?<attempt>[0-9]+),\} returns container id \\\"(?<created>" + _ID + ")"
 # CRI-O names a container it acts on by its pod too ("<namespace>/<pod>/<container>"): "Creating container: default/x/y",
@@ -228,7 +232,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     # The runtime's own lines about a container it creates, starts, stops or removes: the runtime stays their process.
     # (The wordings' literals: a container's, a shim's task "id=", a sandbox's.)
-    named_gate = message.str.contains_any(["ontainer", "shim", "od sandbox", "PodSandbox for"])
+    named_gate = message.str.contains_any(["ontainer", "shim", "od sandbox", "PodSandbox for", ' for \\"'])
     named = pl.when(named_gate).then(message).str.extract_groups(_NAMED_CONTAINER).struct
     acted_on = pl.coalesce(
         *(named.field(group) for group in ("id", "field", "plain", "api", "lead", "part", "sandbox")), created.field("created"), full_event_id,

@@ -4,8 +4,8 @@
 short-full / short-unix / short-monotonic / short-delta / with-unit / -o json all wrap a program's message in the same
 envelope: time, host (left out by ``--no-hostname``), program[pid] (with-unit: the unit that wrote it). journalctl prints the further lines of a multi-line message
 indented under its first: they keep its envelope and lose the indent; its short times are in the zone its
-banner names. ``journalctl -o verbose`` and ``-o json-pretty`` print a record over many lines, its fields one
-a line: a record is one row, its envelope read from its fields.
+banner names. ``journalctl -o verbose``, ``-o json-pretty`` and ``-o export`` print a record over many lines, its fields
+one a line: a record is one row, its envelope read from its fields.
 This module peels the envelope off whole columns at once; the message rules of each program (the kernel's OOM
 killer, kubelet's eviction manager) are registered here by their source modules with
 :func:`register_program`, so a mixed journal is parsed by the right rules line by line.
@@ -122,6 +122,17 @@ _PRETTY_FIELD = r'^[ \t]+"(?<field>[A-Z0-9_]+)" : (?<value>.*?),?[ \t]*$'
 # A field line of either (for telling a file of records from one of lines).
 _RECORD_FIELD = r'^(?:    [A-Z0-9_]+=|[ \t]+"[A-Z0-9_]+" : )'
 _RECORD_LINE = "|".join(f"(?:{pattern})" for pattern in (_VERBOSE_HEADER, _RECORD_FIELD, _PRETTY_OPEN, _PRETTY_CLOSE))
+# journalctl -o export (the stream systemd-journal-remote reads, a journal moved between hosts): a record a block of fields, one a
+# line and not indented ("MESSAGE=…"), opened by its cursor ("__CURSOR=s=…;i=…") and its time in microseconds since the epoch
+# ("__REALTIME_TIMESTAMP=1592391301176116"). A value that is no plain text (a message of several lines, control characters) is
+# written as the field's name alone on a line, then the value's length in 8 binary bytes, the value and a newline: its lines run
+# on to the next field. Such a file is told by its records' times: a line of "NAME=value" alone is any environment's dump.
+EXPORT_OPENING = "__REALTIME_TIMESTAMP="
+_EXPORT_CURSOR = "__CURSOR="
+_EXPORT_FIELD = r"^(?<field>[A-Z_][A-Z0-9_]*)=(?<value>.*)$"
+_EXPORT_BINARY_NAME = r"^[A-Z_][A-Z0-9_]*$"
+# The binary length before a value: little-endian, its high bytes NUL (the bytes cut at a newline among them start a line of their own).
+_EXPORT_LENGTH = r"^[^\x00]{0,6}\x00+"
 # The fields of a record that make its envelope.
 _RECORD_FIELDS = (
     "__REALTIME_TIMESTAMP", "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "_COMM", "_PID", "SYSLOG_PID", "_HOSTNAME", "_TRANSPORT",
@@ -645,18 +656,41 @@ def _is_record_field(text: pl.Expr) -> pl.Expr:
     return pl.when(indented).then(text).str.contains(_RECORD_FIELD).fill_null(False)
 
 
+def is_export_field(text: pl.Expr, within: str | None) -> pl.Expr:
+    """Whether ``text`` is a field of a ``journalctl -o export`` record ("NAME=value", or a binary value's name alone), in a
+    file (``within`` tells the files, or the sniffed heads, apart) that holds a record's time (:data:`EXPORT_OPENING`)."""
+    exported = text.str.starts_with(EXPORT_OPENING).any()
+    exported = exported.over(within) if within else exported
+    # (The patterns are tried on the lines of such files alone: string functions skip nulls.)
+    in_export = pl.when(exported).then(text)
+    return (in_export.str.contains(_EXPORT_FIELD) | in_export.str.contains(_EXPORT_BINARY_NAME)).fill_null(False)
+
+
 def frame_journal_records(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
-    """Frame ``journalctl -o verbose`` and ``-o json-pretty`` records: one row a record, at its first line (the
-    time, the "{"), with the number of lines it holds in ``record_lines``; the lines outside records (journalctl's
+    """Frame ``journalctl -o verbose``, ``-o json-pretty`` and ``-o export`` records: one row a record, at its first line (the
+    time, the "{", the cursor), with the number of lines it holds in ``record_lines``; the lines outside records (journalctl's
     banner, a shell's prompt) are rows of their own."""
     within = within_file(lines)
     text = pl.col("text")
     header = text.str.extract_groups(_VERBOSE_HEADER).struct
     pretty = text.str.contains(_PRETTY_OPEN)
-    is_header = header.field("stamp").is_not_null() | pretty
-    # A line neither opening a record nor indented under it (a pager's or a shell's) ends the record.
+    # An export record opens with its cursor, or its time where the cursor was left out.
+    after_cursor = text.shift(1).str.starts_with(_EXPORT_CURSOR)
+    after_cursor = after_cursor.over(within) if within else after_cursor
+    export_opening = text.str.starts_with(_EXPORT_CURSOR) | (text.str.starts_with(EXPORT_OPENING) & ~after_cursor.fill_null(False))
+    is_header = header.field("stamp").is_not_null() | pretty | export_opening
+    exported = text.str.starts_with(EXPORT_OPENING).any()
+    exported = exported.over(within) if within else exported
+    export_field = pl.when(exported).then(text).str.extract_groups(_EXPORT_FIELD).struct
+    binary_name = pl.when(exported).then(text).str.contains(_EXPORT_BINARY_NAME).fill_null(False)
+    # A binary value's lines follow its name, up to the next field.
+    in_binary = pl.when(export_field.field("field").is_not_null()).then(pl.lit(False)).when(binary_name).then(pl.lit(True))
+    in_binary = (in_binary.forward_fill().over(within) if within else in_binary.forward_fill()).fill_null(False) & ~binary_name
+    # A line neither opening a record nor indented under it (a pager's or a shell's) ends the record; so does a line not an export
+    # record's field in a file of those.
     closing = text.str.contains(_PRETTY_CLOSE)
-    inside = text.str.starts_with(" ") | text.str.starts_with("\t") | closing
+    indented = text.str.starts_with(" ") | text.str.starts_with("\t")
+    inside = indented | closing | export_field.field("field").is_not_null() | binary_name | in_binary
     opened = pl.when(is_header).then(pl.col("line")).when(~inside).then(pl.lit(-1))
     opened = opened.forward_fill().over(within) if within else opened.forward_fill()
     record = pl.when(opened >= 0).then(opened).otherwise(pl.col("line"))
@@ -669,11 +703,18 @@ def frame_journal_records(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFram
         pl.concat_str(pl.lit('{"v":'), json_value, pl.lit("}")).str.json_path_match("$.v"), json_value,
     )
     # A verbose value's further lines follow its field's line, indented past "FIELD=".
-    name = pl.when(is_header | closing).then(pl.lit("")).otherwise(pl.coalesce(verbose_field.field("field"), pretty_field.field("field")))
+    name = pl.when((is_header & ~export_opening) | closing).then(pl.lit("")).otherwise(
+        pl.coalesce(verbose_field.field("field"), pretty_field.field("field"), export_field.field("field"), pl.when(binary_name).then(text))
+    )
+    value = pl.coalesce(
+        verbose_field.field("value"), json_value, export_field.field("value"),
+        pl.when(in_binary).then(text.str.replace(_EXPORT_LENGTH, "")), text.str.strip_chars_start(" "),
+    )
     rows = lines.with_columns(
         record=record, stamp=header.field("stamp"), zone=header.field("zone"),
         name=name.forward_fill().over(record),
-        value=pl.coalesce(verbose_field.field("value"), json_value, text.str.strip_chars_start(" ")),
+        # (A binary value's name holds none of it.)
+        value=pl.when(~binary_name).then(value),
     )
     fields = {
         wanted: pl.when((pl.col("name") == wanted).any()).then(pl.col("value").filter(pl.col("name") == wanted).str.join("\n"))
@@ -693,6 +734,7 @@ def frame_journal_records(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFram
     driver = pl.col("CONTAINER_ID_FULL")
     program = _envelope_program(pl.col("SYSLOG_IDENTIFIER"), pl.col("_COMM"), pl.col("_TRANSPORT"), driver, pl.col("CONTAINER_NAME"))
     verbose, pretty = pl.col("stamp").is_not_null(), pl.col("text").str.contains(_PRETTY_OPEN)
+    export = pl.col("text").str.starts_with(_EXPORT_CURSOR) | pl.col("text").str.starts_with(EXPORT_OPENING)
     return records.with_columns(
         ts=ts,
         ts_raw=pl.when(verbose).then(pl.format("{} {}", "stamp", "zone")).otherwise(pl.col("__REALTIME_TIMESTAMP")),
@@ -702,7 +744,8 @@ def frame_journal_records(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFram
         pid=_envelope_pid(pl.col("SYSLOG_PID"), pl.col("_PID"), driver),
         message=pl.coalesce("MESSAGE", "text"),
         severity=pl.col("PRIORITY").replace_strict(_SEVERITY_BY_PRIORITY, default=None),
-        format=pl.when(verbose).then(pl.lit("journal_verbose")).when(pretty).then(pl.lit("journal_json")),
+        format=pl.when(verbose).then(pl.lit("journal_verbose")).when(pretty).then(pl.lit("journal_json"))
+        .when(export).then(pl.lit("journal_export")),
         # The unit a message is about (systemd's about a unit it ran), else the one that wrote it.
         unit=pl.coalesce("USER_UNIT", "UNIT", "_SYSTEMD_USER_UNIT", "_SYSTEMD_UNIT"),
         cgroup=pl.col("_SYSTEMD_CGROUP"),
@@ -724,6 +767,8 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, journal_json: pl.Expr) -> pl.D
     share = journal_json.mean().over(within) if within else journal_json.mean()
     # A file of records is nearly all fields: 20 to 30 a record.
     field = _is_record_field(pl.col("text"))
+    if lines.select(pl.col("text").str.starts_with(EXPORT_OPENING).any()).item():
+        field = field | is_export_field(pl.col("text"), within)
     record_share = field.mean().over(within) if within else field.mean()
 
     def one_line_each(framed: pl.DataFrame) -> pl.DataFrame:
@@ -850,7 +895,7 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # PRIORITY is the info that journald gives every line a service writes to its stdout or stderr (SyslogLevel=), whatever
         # the line says ("level=error", "E0101 …", '{"level":"warn",…'); and where it is the error or info that Docker's and Podman's
         # journald log drivers give every line a container writes to its stderr or stdout (moby#23645, podman#20728).
-        journal_default = pl.col("format").is_in(["journal_json", "journal_verbose"]) & (
+        journal_default = pl.col("format").is_in(["journal_json", "journal_verbose", "journal_export"]) & (
             (pl.col("severity") == "info") | (pl.col("log_driver") & (pl.col("severity") == "error"))
         )
         own_level = pl.coalesce(message_level(message), application_level(message))

@@ -1,5 +1,5 @@
 """System logs in a syslog or journald envelope: ``/var/log/syslog``, ``messages``, ``journalctl`` (its line
-formats, and the records of ``-o verbose`` / ``-o json-pretty``).
+formats, and the records of ``-o verbose`` / ``-o json-pretty`` / ``-o export``).
 
 The envelope (time, host, program[pid]) is peeled off by :mod:`rca.sources._syslog`; each
 line then goes to the rules of the program that wrote it (the kernel's, kubelet's), an
@@ -49,6 +49,9 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         | text.str.contains(_syslog.RELAYED_5424) | _syslog.is_syslogd_own_line(text)
     )
     record = _syslog.is_record_line(text)
+    # (A field of `journalctl -o export` is a record's only in a head that holds a record's time.)
+    if heads.select(text.str.starts_with(_syslog.EXPORT_OPENING).any()).item():
+        record = record | _syslog.is_export_field(text, "head")
     # The further lines of a multi-line message are indented under its first (journalctl): they are the envelope's;
     # so are the indented fields of a `journalctl -o verbose` or `-o json-pretty` record.
     share = (framed | record).filter(~text.str.starts_with(" ") | record).mean()
@@ -76,9 +79,10 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 SOURCE = register(
     Source(
-        name="syslog", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=(":",),
+        name="syslog", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=(":", _syslog.EXPORT_OPENING),
         formats=(
             "syslog", "syslog_iso", "syslog_bare", "logrus", "docker_events", "podman_events", "journal_monotonic", "journal_json", "journal_verbose",
+            "journal_export",
         ),
         line_local=True, segmented=True,
     )
