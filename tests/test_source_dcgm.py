@@ -764,3 +764,42 @@ def test_clock_reason_bitmask_with_a_hardware_slowdown_bit_is_a_warning() -> Non
         ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 0, 1), ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 1, 72), ("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", 2, 4)))
     events = rca.parse_text(text, file="scrape.txt", reference_time=FIXED_MTIME)
     assert events.select("gpu_index", "severity").rows() == [(0, "info"), (1, "warning"), (2, "info")]
+
+
+# --- dcgmi health -c -j ------------------------------------------------------------------------
+
+
+def test_health_json_healthy_report_is_one_overall_event() -> None:
+    """``dcgmi health -c -j`` on the node of NVIDIA/DCGM issue 263 (a GPU awaiting a reset DCGM does not see): Healthy."""
+    events = _events("dcgm_health_c_j_healthy_gpu_in_reset_01.json")
+    assert events.select("source", "format", "line", "n_lines", "kind", "severity", "message").rows() == [
+        ("dcgm", "health_json", 1, 13, "log", "info", "Overall Health: Healthy")]
+    assert _attrs(events.row(0, named=True)) == {"overall_health": "Healthy"}
+    assert events["ts"].to_list() == [FIXED_MTIME]
+
+
+def test_health_json_incidents_are_events_of_their_entity(tmp_path: Path) -> None:
+    """The tree dcgmi's JSON writer makes of the table (dcgmi/Health.cpp, DcgmiOutput.cpp): per entity group and id an
+    ``Errors`` branch of systems, each with its result and its text word-wrapped into ``overflow`` chunks."""
+    document = {"body": {
+        "GPU": {"children": {
+            "0": {"value": "Warning", "children": {"Errors": {"children": {"PCIe system": {"value": "Warning", "overflow": [
+                "Detected more than 8 PCIe replays per minute for GPU 0 :", "13 Reconnect PCIe card."]}}}}},
+            "1": {"value": "Failure", "children": {"Errors": {"children": {
+                "Memory system": {"value": "Failure", "overflow": ["Detected a critical Xid 48 error on GPU 1"]}}}}}}},
+        "Switch": {"children": {"8": {"value": "Warning", "children": {"Errors": {"children": {
+            "NVLINK system": {"value": "Warning", "overflow": ["link down"]}}}}}}},
+        "Overall Health": {"value": "Failure"}},
+        "header": ["Health Monitor Report"]}
+    path = tmp_path / "health.json"
+    path.write_text(json.dumps(document, indent=8))
+    manifest, events = _parse_file(path, tmp_path)
+    assert (manifest["source"], manifest["format"], manifest["lines"]) == ("dcgm", "health_json", 1)
+    assert events.select("kind", "severity", "gpu_index", "xid").rows() == [
+        ("log", "warning", 0, None), ("xid", "error", 1, 48), ("log", "warning", None, None), ("log", "error", None, None)]
+    assert events["message"].to_list() == [
+        "GPU 0: PCIe system: Warning: Detected more than 8 PCIe replays per minute for GPU 0 : 13 Reconnect PCIe card.",
+        "GPU 1: Memory system: Failure: Detected a critical Xid 48 error on GPU 1",
+        "Switch 8: NVLINK system: Warning: link down", "Overall Health: Failure"]
+    assert {k: _attrs(events.row(2, named=True))[k] for k in ("system", "entity_group", "entity_id")} == {
+        "system": "NVLINK system", "entity_group": "Switch", "entity_id": 8}

@@ -1217,3 +1217,26 @@ def test_q_clocks_throttle_section_grepped_out_of_the_report_is_a_gpu_sample() -
     sample = of_kind(rca.parse_text(text, file="grep.txt"), "gpu_sample")
     assert sample["severity"].to_list() == ["warning"]
     assert attrs_of(sample) == [{"hw_slowdown": "Active"}]
+
+
+def test_gpu_recovery_action_other_than_none_is_a_warning_in_q_xml_and_csv() -> None:
+    # Driver 570+ says what a faulted GPU needs in "GPU Recovery Action" (the older Reset Status fields then read
+    # "Requested functionality has been deprecated"): the excerpt scitix/sichek keeps from an H200 stuck awaiting a reset.
+    name = "nvidia_smi_q_grep_reset_status_recovery_reset_h200_570_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
+    events = _events(name)
+    assert events.select("kind", "line", "n_lines", "severity").rows() == [("gpu_sample", 1, 4, "warning")]
+    assert attrs_of(events) == [{"gpu_recovery_action": "Reset"}]
+    # A whole report and its XML: "None" stays info and out of attrs, any action is a warning.
+    report = _text("nvidia_smi_h200_q_580_01.txt")
+    assert "gpu_recovery_action" not in attrs_of(of_kind(rca.parse_text(report, file="q.txt"), "gpu_sample"))[0]
+    drained = report.replace("GPU Recovery Action                                : None", "GPU Recovery Action                                : Drain and Reset")
+    sample = of_kind(rca.parse_text(drained, file="q.txt"), "gpu_sample").head(1)
+    assert (sample["severity"].item(), attrs_of(sample)[0]["gpu_recovery_action"]) == ("warning", "Drain and Reset")
+    xml = _text("nvidia_smi_h200_q_x_580_01.xml").replace("<gpu_recovery_action>None</", "<gpu_recovery_action>Reboot</", 1)
+    sample = of_kind(rca.parse_text(xml, file="q.xml"), "gpu_sample").head(1)
+    assert (sample["severity"].item(), attrs_of(sample)[0]["gpu_recovery_action"]) == ("warning", "Reboot")
+    # --query-gpu=index,gpu_recovery_action (the query of NVIDIA/DCGM issue 263): the field alone makes the header a query's.
+    csv = rca.parse_text("index, gpu_recovery_action\n0, None\n1, Reset\n2, [N/A]\n", file="ra.csv")
+    assert csv.select("source", "kind", "gpu_index", "severity").rows() == [
+        ("nvidia_smi", "gpu_sample", 0, "info"), ("nvidia_smi", "gpu_sample", 1, "warning"), ("nvidia_smi", "gpu_sample", 2, "info")]

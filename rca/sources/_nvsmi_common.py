@@ -118,14 +118,16 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
     ``field`` reads a health field of the report by key (uncorrectable, sram_uncorrectable,
     sram_parity, channel_repair, tpc_repair, unrepairable, remap_pending, remap_failure,
     retire_pending, retired_dbe, hw_slowdown, hw_thermal, hw_power_brake, reset_required,
-    drain_reset, fabric_state, fabric_status, fabric_health, fabric_clique, fabric_cluster). A failed row remap or memory Blackwell calls
+    drain_reset, recovery_action, fabric_state, fabric_status, fabric_health, fabric_clique, fabric_cluster). A failed row remap or memory Blackwell calls
     unrepairable means the GPU is to be replaced; so is, for the jobs on it, a fabric the
     fabric manager finished registering it with without success (``Completed`` with a status
     such as ``Insufficient Resources``: no NVLink peer access). A pending remap, a pending
     channel or TPC repair (Blackwell), a page pending retirement (pre-Ampere GPUs) or an
     uncorrectable ECC error (DRAM or SRAM) since the driver loaded, that it needs a reset
     before it can be trusted; a hardware slowdown
-    (thermal, power brake) holding the clocks down, a reset the driver asks for, or an
+    (thermal, power brake) holding the clocks down, a reset the driver asks for (driver 570+ names it in
+    ``GPU Recovery Action``: ``Reset``, ``Reboot``, ``Drain P2P``, ``Drain and Reset``; until it is done CUDA
+    cannot use the GPU, while its ECC and remap counters may all read 0), or an
     NVSwitch GPU not yet registered with its fabric (``Not Started`` / ``In Progress``: CUDA
     fails with error 802, "system not yet initialized", until it is) are warnings too, as is a registered GPU
     whose fabric health summary (driver 570+) is ``Unhealthy`` or ``Limited Capacity`` (routes or bandwidth lost:
@@ -144,6 +146,7 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
         "retired_pages_dbe": integer(field("retired_dbe")), "hw_slowdown": when_set("hw_slowdown", "Active"),
         "hw_thermal_slowdown": when_set("hw_thermal", "Active"), "hw_power_brake_slowdown": when_set("hw_power_brake", "Active"),
         "reset_required": when_set("reset_required", "Yes"), "drain_and_reset_recommended": when_set("drain_reset", "Yes"),
+        "gpu_recovery_action": pl.when(recovery_needed(field("recovery_action"))).then(field("recovery_action")),
         "fabric_state": field("fabric_state"), "fabric_status": field("fabric_status"), "fabric_health": field("fabric_health"),
         "fabric_clique_id": field("fabric_clique"), "fabric_cluster_uuid": field("fabric_cluster"),
     }
@@ -152,7 +155,8 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
     pending = repair | (field("retire_pending") == "Yes") | uncorrected
     unregistered = field("fabric_state").is_in(["Not Started", "In Progress"])
     degraded = field("fabric_health").is_in(["Unhealthy", "Limited Capacity"])
-    flagged = (field("hw_slowdown") == "Active") | (field("reset_required") == "Yes") | (field("drain_reset") == "Yes") | unregistered | degraded
+    asked = (field("reset_required") == "Yes") | (field("drain_reset") == "Yes") | recovery_needed(field("recovery_action"))
+    flagged = (field("hw_slowdown") == "Active") | asked | unregistered | degraded
     fabric_failed = (field("fabric_state") == "Completed") & (field("fabric_status") != "Success")
     severity = (
         pl.when((field("remap_failure") == "Yes") | (field("unrepairable") == "Yes") | fabric_failed).then(pl.lit("error"))
@@ -160,6 +164,15 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
         .otherwise(pl.lit("info"))
     )
     return attrs, severity
+
+
+def recovery_needed(action: pl.Expr) -> pl.Expr:
+    """Whether a GPU Recovery Action (``-q``, ``-q -x``, ``--query-gpu=gpu_recovery_action``) asks for one.
+
+    Any action but ``None``: NVML has added actions since (IMEX domain recovery, bus reset), so the known
+    spellings are not listed; a bracketed or "Not Supported" answer is no action.
+    """
+    return action.is_not_null() & ~action.is_in(["None", "Not Supported"]) & ~action.str.starts_with("[")
 
 
 def attrs_json(**fields: pl.Expr) -> pl.Expr:

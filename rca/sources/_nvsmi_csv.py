@@ -18,7 +18,7 @@ import polars as pl
 
 from rca import schema, timeutil
 from rca.sources._base import ParseContext, Parsed, map_distinct
-from rca.sources._nvsmi_common import attrs_json, conform_events, integer, known, log_rows, number, quality, to_bytes
+from rca.sources._nvsmi_common import attrs_json, conform_events, integer, known, log_rows, number, quality, recovery_needed, to_bytes
 
 FORMAT = "query_csv"
 
@@ -33,6 +33,7 @@ _DOTTED_PREFIXES = (
 _GPU_SPECIFIC = (
     "uuid", "gpu_uuid", "gpu_bus_id", "gpu_name", "gpu_serial", "used_gpu_memory", "used_memory", "process_name",
     "driver_version", "pstate", "vbios_version", "compute_mode", "persistence_mode", "compute_cap", "max_memory_usage",
+    "gpu_recovery_action",
 )
 # Substrings one of which every header holds: the sniff's cheap pre-test (a header may name no memory or
 # utilization column: "index, name, fabric.state, fabric.status").
@@ -269,13 +270,15 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
     # A bracketed cell is what NVML answered instead of a reading: a GPU that is lost or needs a reset
     # is failing; an unknown error (a fan, a power sensor) is worth a look. As in -q, a page pending
     # retirement, an uncorrectable ECC error since the driver loaded, a hardware slowdown (clocks held
-    # down by heat or a power brake) or a reset the driver asks for are warnings too.
+    # down by heat or a power brake) or a reset (driver 570+: any gpu_recovery_action but None) the driver asks for
+    # are warnings too.
     text = pl.col("text")
     needs_care = pl.any_horizontal(
         value("remapped_rows.pending") == "Yes", value("retired_pages.pending") == "Yes",
         number(value("ecc.errors.uncorrected.volatile.total")) > 0,
         value("clocks_event_reasons.hw_slowdown") == "Active", value("clocks_throttle_reasons.hw_slowdown") == "Active",
         value("reset_status.reset_required") == "Yes", value("reset_status.drain_and_reset_recommended") == "Yes",
+        recovery_needed(value("gpu_recovery_action")),
         text.str.contains("[Unknown Error]", literal=True), value("fabric.state").is_in(["Not Started", "In Progress"]),
     )
     fabric_failed = (value("fabric.state") == "Completed") & (value("fabric.status") != "Success")

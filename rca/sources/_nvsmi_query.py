@@ -9,7 +9,7 @@ each record under ``Processes`` (and ``-d ACCOUNTING``'s ``Accounted Processes``
 (from its ``Timestamp`` line on, ``[...]`` where lines were cut) reads the same; so does one cut below the
 timestamp (from ``Driver Version`` or ``Attached GPUs`` on), without a time of its own, and one
 cut to GPU blocks (from a ``GPU 00000000:02:00.0`` line on). A health section grepped out of a report
-(``Fabric``, ``Remapped Rows``, ``Clocks Event Reasons``, without its GPU line) is a block of its own. A GPU without ``Minor Number`` takes
+(``Fabric``, ``Remapped Rows``, ``Clocks Event Reasons``, ``GPU Reset Status``, without its GPU line) is a block of its own. A GPU without ``Minor Number`` takes
 its index from its order only under a report's head: in a cut to GPU blocks the order tells nothing.
 """
 
@@ -43,9 +43,10 @@ STAMP_LINE = rf"^[ \t]*Timestamp\s+:\s+{CTIME_PATTERN}\s*$"
 HEAD_LINE = r"^[ \t]*(?:Driver Version|KMD Version|Attached GPUs)\s+:\s+\S"
 GPU_LINE = r"^[ \t]*GPU\s+(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$"
 # A GPU block's health section titles that ``nvidia-smi -q | grep -A4 Fabric`` (or ``-C3 CliqueId``, ``-A3 "Remapped Rows"``,
-# ``-A8 "Clocks Throttle"``) keeps without the GPU line above them: such a fragment is read as a block of its own. A section is a field of the GPU
+# ``-A8 "Clocks Throttle"``, ``-A3 "Reset Status"``: its two fields and the GPU Recovery Action under them) keeps without the GPU
+# line above them: such a fragment is read as a block of its own. A section is a field of the GPU
 # block, four columns in; a fragment pasted flush left is read as if it were (its margin is four less).
-SECTION_LINE = r"^[ \t]*(?:Fabric|Remapped Rows|Clocks (?:Event|Throttle) Reasons)\s*$"
+SECTION_LINE = r"^[ \t]*(?:Fabric|Remapped Rows|Clocks (?:Event|Throttle) Reasons|GPU Reset Status)\s*$"
 _SECTION_INDENT = 4
 _KEY_VALUE = r"^(?<key>[^:]*?\S)\s*:(?:\s+(?<value>.*?))?\s*$"
 # The report's head fields at its left margin (drivers 610+ add KMD / CUDA UMD versions; `-q --unit` counts units). Any other line there
@@ -91,6 +92,8 @@ _GPU_FIELDS = {
                        "Clocks Throttle Reasons/HW Slowdown/HW Power Brake Slowdown"],
     "reset_required": ["GPU Reset Status/Reset Required"],
     "drain_reset": ["GPU Reset Status/Drain and Reset Recommended"],
+    # Driver 570+: the action the driver asks for (the two fields above then read "Requested functionality has been deprecated").
+    "recovery_action": ["GPU Recovery Action"],
     # NVSwitch systems (HGX, GB200 NVL): whether the fabric manager has registered the GPU with the NVLink fabric.
     "fabric_state": ["Fabric/State"],
     "fabric_status": ["Fabric/Status"],

@@ -77,6 +77,7 @@ _GPU_PATHS = {
                        "clocks_throttle_reasons/clocks_throttle_reason_hw_power_brake_slowdown"],
     "reset_required": ["gpu_reset_status/reset_required"],
     "drain_reset": ["gpu_reset_status/drain_and_reset_recommended"],
+    "recovery_action": ["gpu_recovery_action"],
     "fabric_state": ["fabric/state"],
     "fabric_status": ["fabric/status"],
     "fabric_health": ["fabric/health/summary"],

@@ -153,6 +153,10 @@ _DIAG_METADATA = {"DCGM Version": "dcgm_version", "Driver Version Detected": "dr
 _XID_IN_TEXT = r"(?i)\bXID\s*(?:error\s*)?([0-9]+)"
 # dcgmi diag -j: DCGM 2.x/3.x key the report "DCGM GPU Diagnostic", DCGM 4.x "DCGM Diagnostic"; the key opens the document.
 _DIAG_JSON_KEY = r'"DCGM (?:GPU )?Diagnostic"\s*:'
+# dcgmi health -c -j: dcgmi's JSON writer opens with "body"; the overall result or an entity's "Errors" branch names the report
+# (JsonCpp sorts the keys: a report of many incidents puts "Overall Health" and its "Health Monitor Report" header last).
+_HEALTH_JSON_BODY = r'^\s*\{\s*"body"\s*:'
+_HEALTH_JSON_KEY = r'"(?:Overall Health|Errors)"\s*:'
 _DIAG_JSON_HEAD = 4096
 _DIAG_JSON_PREAMBLE = 3  # lines a dcgmi run may print before its document
 _DIAG_JSON_SCHEMA = {
@@ -180,6 +184,7 @@ _STATS_BANNER = (
     r"^Successfully retrieved (?:statistics for (?:job:\s*)?(?<job>\S.*?)|process info for (?:PID|pid):\s*(?<pid>[0-9]+))\.?(?:\s|$)"
 )
 _HEALTH_RESULT = {"Healthy": "info", "Warning": "warning", "Failure": "error"}
+_HEALTH_OVERALL = "Overall Health"
 # DCGM 1.x's health rows: "PCIe system: Warning - Detected more than 8 PCIe" (the text wraps on).
 _HEALTH_INCIDENT = r"^(?<system>[A-Za-z][A-Za-z0-9 ]*?):\s*(?<result>Healthy|Warning|Failure)(?:\s+-\s+(?<text>.*))?$"
 # stats row name -> attribute; the value's first number (an Avg: / Max: pair is split below).
@@ -209,7 +214,7 @@ def sniff(head: Sequence[str]) -> float:
         return 0.0
     if _is_json_export(head):
         return 0.9
-    if _diag_json_opening(head) is not None:
+    if _diag_json_opening(head) is not None or _is_health_json("\n".join(head)):
         return 0.95
     lines = pl.DataFrame({"text": list(head)}, schema={"text": pl.String})
     found = lines.select(
@@ -237,6 +242,11 @@ def _is_json_export(head: Sequence[str]) -> bool:
 def _is_diag_json(text: str) -> bool:
     """``dcgmi diag -j``'s document: an object whose key names the diagnostic (DCGM 4's sorted keys put it first too)."""
     return text.lstrip().startswith("{") and re.search(_DIAG_JSON_KEY, text) is not None
+
+
+def _is_health_json(text: str) -> bool:
+    """``dcgmi health -c -j``'s document (dcgmi's JSON writer: ``{"body": {…}, "header": ["Health Monitor Report"]}``)."""
+    return re.search(_HEALTH_JSON_BODY, text) is not None and re.search(_HEALTH_JSON_KEY, text) is not None
 
 
 def _diag_json_opening(head: Sequence[str]) -> int | None:
@@ -270,12 +280,13 @@ def _is_nvlink_title(text: pl.Expr) -> pl.Expr:
 
 
 def sniff_bytes(head: bytes) -> float:
-    """0.95 for a Prometheus query-API JSON document about DCGM metrics or a ``dcgmi diag -j`` report."""
+    """0.95 for a Prometheus query-API JSON document about DCGM metrics, a ``dcgmi diag -j`` or ``dcgmi health -c -j`` report."""
     start = head.lstrip()[:1]
     if start != b"{":
         return 0.0
     query_export = b'"resultType"' in head and b"DCGM_" in head
-    return 0.95 if query_export or _is_diag_json(head[:_DIAG_JSON_HEAD].decode("utf-8", errors="replace")) else 0.0
+    text = head.decode("utf-8", errors="replace")
+    return 0.95 if query_export or _is_diag_json(text[:_DIAG_JSON_HEAD]) or _is_health_json(text) else 0.0
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -285,7 +296,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """
     head = lines["text"].head(60).to_list()
     opening = _diag_json_opening(head)
-    if _is_json_export(head) or opening is not None:
+    if _is_json_export(head) or opening is not None or _is_health_json("\n".join(head)):
         return _parse_document(lines.head(opening or 0), lines.slice(opening or 0), ctx)
     if lines.select(_is_dmon_header(pl.col("text")).any()).item():
         return _parse_dmon(lines, ctx)
@@ -324,10 +335,13 @@ def _parse_document(preamble: pl.DataFrame, document: pl.DataFrame, ctx: ParseCo
 
 
 def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
-    """A Prometheus query-API JSON export (matrix or vector) or a ``dcgmi diag -j`` report: one document, counted as one line."""
+    """A Prometheus query-API JSON export (matrix or vector), a ``dcgmi diag -j`` or ``dcgmi health -c -j`` report: one document,
+    counted as one line."""
     text = data.decode("utf-8", errors="replace")
     if _is_diag_json(text[:_DIAG_JSON_HEAD]):
         return _parse_diag_json(text, ctx)
+    if _is_health_json(text):
+        return _parse_health_json(text, ctx)
     try:
         document = pl.DataFrame({"doc": [text]}).select(pl.col("doc").str.json_decode(_JSON_DTYPE).struct.unnest())
     except pl.exceptions.PolarsError as err:
@@ -860,6 +874,58 @@ def _diag_json_events(records: pl.DataFrame, runtime_error: str | None, meta: di
     return pl.concat([errors, results], how="diagonal_relaxed")
 
 
+# --- dcgmi health -c -j: the health report as one JSON document --------------------------------
+
+
+def _parse_health_json(text: str, ctx: ParseContext) -> Parsed:
+    """``dcgmi health -c -j``: the events of the table (:func:`_parse_health`) from dcgmi's JSON tree.
+
+    The tree is the table's: ``body`` holds ``Overall Health`` (``{"value": "Warning"}``) and per entity group
+    (``GPU``, ``Switch``, …) ``children`` keyed by entity id, each ``{"value": <its health>, "children": {"Errors":
+    {"children": {"PCIe system": {"value": "Warning", "overflow": [<the incident's text in word-wrapped chunks>]}}}}}``.
+    """
+    try:
+        document = json.loads(text)
+    except ValueError as err:
+        raise FileFormatError(f"not a readable dcgmi health JSON report: {_first_line(str(err))}") from None
+    body = _members(_members(document).get("body"))
+    overall = _text(_members(body.get(_HEALTH_OVERALL)).get("value"))
+    incidents = [
+        {"group": group, "entity": int(entity) if entity.isdigit() else None, "system": system,
+         "result": _text(_members(node).get("value")),
+         "text": " ".join(chunk for chunk in map(_text, _items(_members(node).get("overflow"))) if chunk) or None}
+        for group, branch in body.items() if group != _HEALTH_OVERALL
+        for entity, member in _members(_members(branch).get("children")).items()
+        for system, node in _members(_members(_members(_members(member).get("children")).get("Errors")).get("children")).items()
+    ]
+    records = pl.DataFrame(incidents, schema={"group": pl.String, "entity": pl.Int32, "system": pl.String, "result": pl.String, "text": pl.String})
+    on_gpu = pl.col("group") == "GPU"
+    xid = pl.col("text").str.extract(_XID_IN_TEXT, 1).cast(pl.Int32, strict=False)
+    events = records.select(
+        **_file_time(ctx),
+        kind=pl.when(xid.is_not_null()).then(pl.lit("xid")).otherwise(pl.lit("log")),
+        severity=pl.col("result").replace_strict(_HEALTH_RESULT, default=None),
+        gpu_index=pl.when(on_gpu).then(pl.col("entity")),
+        xid=xid,
+        message=pl.concat_str([pl.format("{} {}", "group", "entity"), "system", "result", "text"], separator=": ", ignore_nulls=True),
+        attrs=attrs_json({
+            "system": pl.col("system"), "result": pl.col("result"),
+            "entity_group": pl.when(~on_gpu).then(pl.col("group")), "entity_id": pl.when(~on_gpu).then(pl.col("entity")),
+            **_xid.catalog_attrs(xid),
+        }),
+    )
+    summary = pl.DataFrame({"overall": [overall] if overall else []}, schema={"overall": pl.String}).select(
+        **_file_time(ctx), kind=pl.lit("log"), severity=pl.col("overall").replace_strict(_HEALTH_RESULT, default=None),
+        message=pl.format("Overall Health: {}", "overall"), attrs=attrs_json({"overall_health": pl.col("overall")}),
+    )
+    parsed = pl.concat([events, summary], how="diagonal_relaxed").with_columns(format=pl.lit("health_json"))
+    first = pl.int_range(pl.len()) == 0
+    return Parsed(
+        events=parsed.with_columns(line=pl.lit(1, pl.Int64), n_lines=pl.when(first).then(1).otherwise(0).cast(pl.Int32)),
+        skipped={} if parsed.height else {"no health results": 1},
+    )
+
+
 # --- samples: one row per (metric, series, time) -----------------------------------------------
 
 
@@ -1074,11 +1140,11 @@ SOURCE = register(
         sniff=sniff,
         parse=parse,
         sniff_literals=(
-            "DCGM_", "Diagnostic", "Device Information", "-----  ", "Health Monitor Report", "Entity",
+            "DCGM_", "Diagnostic", "Device Information", "-----  ", "Health Monitor Report", "Entity", "Overall Health", "\"Errors\"",
             "| Pass", "| Fail", "| Warn", "| Skip",  # result rows of a diag excerpt (DCGM 4's "| GPU0: Pass" too)
             ": Pass", ": Fail", ": Warn", "NvLink Link Status",
         ),
-        formats=("exposition", "prometheus_json", "diag", "diag_json", "discovery", "health", "stats", "dmon", "nvlink_status"),
+        formats=("exposition", "prometheus_json", "diag", "diag_json", "discovery", "health", "health_json", "stats", "dmon", "nvlink_status"),
         host_in_content=True,
         sniff_bytes=sniff_bytes,
         parse_bytes=parse_bytes,

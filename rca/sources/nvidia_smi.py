@@ -76,11 +76,11 @@ _TABLE_HEADER = (
 )
 # A -q GPU block's first line under its bus id: a field ("    Product Name   : …") or a section title ("    Temperature").
 _QUERY_FIELD = r"^[ \t]+[A-Z][A-Za-z0-9 .()/+-]*?(?:\s+:\s.*)?$"
-# The first field of a -q Fabric section (a state NVML names, nvmlGpuFabricState_t, or N/A), Remapped Rows section or
-# Clocks Event (Throttle) Reasons section.
+# The first field of a -q Fabric section (a state NVML names, nvmlGpuFabricState_t, or N/A), Remapped Rows section,
+# Clocks Event (Throttle) Reasons section or GPU Reset Status section (driver 570+: "Requested functionality has been deprecated").
 _SECTION_FIELD = (
     r"^[ \t]+(?:State\s+:\s+(?:N/A|Not Supported|Not Started|In Progress|Completed)|Correctable Error\s+:\s+(?:[0-9]+|N/A)"
-    r"|Idle\s+:\s+(?:Active|Not Active|N/A))\s*$"
+    r"|Idle\s+:\s+(?:Active|Not Active|N/A)|Reset Required\s+:\s+(?:Yes|No|N/A|Requested functionality has been deprecated))\s*$"
 )
 # The value row under a one-field CSV header: a reading with its unit, a bracketed NVML answer, N/A.
 _ONE_VALUE = r"^\s*(?:[0-9][0-9.]*(?: ?[A-Za-z%]+)?|\[[^\]]+\]|N/A)\s*$"
@@ -311,7 +311,7 @@ SOURCE = register(
             "00000000:",  # the bus id of a CSV row without a header
             "instances:", "instance profiles:",  # mig -lgi / -lci / -lgip
             "Driver Version", "Attached GPUs",  # a -q excerpt without its banner
-            "Fabric", "Remapped Rows", "Event Reasons", "Throttle Reasons",  # a -q health section grepped out of the report
+            "Fabric", "Remapped Rows", "Event Reasons", "Throttle Reasons", "Reset Status",  # a -q health section grepped out of the report
         ),
         formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
         segmented=True,
