@@ -1998,7 +1998,8 @@ def test_smmu_v3_fault_event_is_one_error_with_its_words_and_decoding() -> None:
         "arm-smmu-v3 arm-smmu-v3.0.auto: event: C_BAD_STREAMID client: (unassigned sid) sid: 0x900 ssid: 0x0\n"
         "virtio_net virtio1 enp9s0: NETDEV WATCHDOG: CPU: 2: transmit queue 0 timed out 5172 ms\n"
     )
-    assert decoded.select("line", "n_lines", "severity").rows() == [(1, 3, "error"), (4, 1, "warning")]
+    # (the watchdog's line after it is printed at KERN_CRIT: netdev_crit)
+    assert decoded.select("line", "n_lines", "severity").rows() == [(1, 3, "error"), (4, 1, "critical")]
 
 
 def test_systemd_status_words_and_spinner_are_its_lines_and_a_bracketed_number_is_not() -> None:
@@ -2113,3 +2114,54 @@ def test_global_oom_kill_line_of_a_docker_scope_under_system_slice() -> None:
     assert (event["kind"], event["pid"], event["process"]) == ("oom_kill", 7134, "java")
     assert event["container_id"] == "00748bf4e957f82c239a1db8a88579059b7d40c7b5fbd3f43617d31d3f646f12"
     assert json.loads(event["attrs"])["global_oom"] is True
+
+
+def test_an_amdgpu_hung_job_and_a_gpu_page_fault_name_the_process_whose_they_were() -> None:
+    # ROCm/legacy-rocm-build#5997 (6.17, journal): a compute ring's job hung, " Process firefox-bin pid 7401 thread …" under it
+    events = _events("journalctl_k_amdgpu_compute_ring_timeout_process_page_fault_01.log")
+    hung = events.filter(pl.col("line") == 1).row(0, named=True)
+    assert (hung["severity"], hung["pid"], hung["process"], hung["pci_bus"]) == ("error", 7401, "firefox-bin", "0000:03:00.0")
+    assert json.loads(hung["attrs"])["ring"] == "comp_1.1.0"
+    assert events.filter(pl.col("line") == 2).select("pid", "process").row(0) == (7401, "firefox-bin")
+    # a fault of pasid 0 names no process: the line under it is the faulting address
+    assert events.filter(pl.col("line") == 7).select("severity", "pid", "process").row(0) == ("error", None, None)
+    # ROCm/legacy-rocm-build#5745 (dmesg -T): each "[gfxhub] page fault" head takes the " Process python pid 523991 …" line under it
+    faults = _events("dmesg_T_amdgpu_page_fault_process_line_strix_halo_01.log")
+    assert faults.filter(pl.col("message").str.contains("page fault")).select("line", "severity", "pid", "process").rows() == [
+        (line, "error", 523991, "python") for line in (3, 6, 9)
+    ]
+    assert faults.filter(pl.col("message").str.contains("in page starting"))["pid"].null_count() == 4
+    # ROCm/legacy-rocm-build#1495 (5.13): the process on the report's own line; "for process  pid 0" is none
+    inline = _events("kern_log_amdgpu_5x_fault_for_process_inline_01.log")
+    assert inline.filter(pl.col("line").is_in([2, 3])).select("line", "pid", "process").rows() == [
+        (2, 4905, "rocm-bandwidth-"), (3, None, None)
+    ]
+    # yshui/picom#1390 (before 6.x): DRM_ERROR's "ring gfx_0.0.0 timeout" and "Process information: process picom pid 37593 …"
+    old = _events("kern_log_amdgpu_job_timedout_process_information_01.log")
+    assert old.filter(pl.col("line") <= 2).select("severity", "pid", "process").rows() == [("error", 37593, "picom")] * 2
+
+
+def test_a_kernel_oops_pasted_without_stamps_is_a_kernel_file() -> None:
+    # NVIDIA/open-gpu-kernel-modules#1141: a 6.x NULL-pointer oops copied without times, a console line among its lines
+    name = "dmesg_bare_oops_null_deref_nv_audio_kmscon_01.log"
+    assert sources.sniff(_text(name).splitlines())[0] == kernel.SOURCE
+    events = _events(name)
+    assert set(events["source"]) == {"kernel"} and events.height == 6
+    assert events.filter(pl.col("severity") == "critical").select("line", "n_lines", "pid", "process").rows() == [
+        (1, 1, None, None), (6, 17, 576538, "kmscon")
+    ]
+    # an application's log quoting an oops's head line stays the application's
+    quoted = ["Running the driver test suite", "BUG: kernel NULL pointer dereference, address: 0000000000000040", "test 3 of 7 failed"]
+    assert sources.sniff(quoted)[0] != kernel.SOURCE
+
+
+def test_a_6x_network_watchdog_is_critical_and_a_down_nvme_controller_a_warning() -> None:
+    # csrutil/OpenWrt-NIC-Drivers#11: newer kernels print the watchdog's line with netdev_crit
+    watchdog = _events("dmesg_netdev_watchdog_cpu_tx_queue_timeout_r8125_01.log")
+    assert watchdog.filter(pl.col("message").str.contains("NETDEV WATCHDOG", literal=True))["severity"].to_list() == ["critical"] * 7
+    assert watchdog.filter(pl.col("message").str.contains("rtl_rxtx_empty_cond", literal=True))["severity"].null_count() == 7
+    # raspberrypi/linux#6661: "controller is down; will reset: CSTS=0xffffffff" (dev_warn), then the failed read (KERN_ERR)
+    nvme = _events("kern_log_nvme_controller_down_csts_ffffffff_01.log")
+    assert nvme.filter(pl.col("severity").is_not_null()).select("line", "severity").rows() == [
+        (3, "warning"), (9, "warning"), (12, "error"), (13, "error")
+    ]

@@ -183,6 +183,15 @@ _BARE_MESSAGE = (
     # a hung-task report pasted without its stamps, often its head alone
     + r"|INFO: task \S.*:[0-9]+ blocked for more than [0-9]+ seconds)"
 )
+# The head of a kernel crash report pasted without stamps (an issue's copy of the console or of `journalctl -o cat`): x86's
+# "BUG: kernel NULL pointer dereference, address: 000000000000041c" (before 4.19 "BUG: unable to handle kernel NULL pointer
+# dereference at …"), the oops line ("Oops: 0000 [#1] SMP NOPTI", since 6.9 "Oops: Oops: 0000 [#1] …" and "Oops: general
+# protection fault, …"), a panic. The report's dump lines after it (:data:`_DUMP`: the page-fault decoding, the registers,
+# "Code: …", the call trace) are kernel lines too, where an application's lines after such a head would not be.
+_BARE_CRASH_HEAD = (
+    r"^(?:BUG: (?:kernel NULL pointer dereference, address: |unable to handle )|(?:Oops: )?Oops: [0-9a-f]{4} \[#[0-9]+\]"
+    r"|(?:Oops: )?general protection fault|Kernel panic - not syncing: )"
+)
 # Uptimes beyond ~300 years are garbage, and would overflow the datetime arithmetic.
 _MAX_BOOT_SECONDS = 1e10
 # A limit this high is the kernel's "unlimited" (PAGE_COUNTER_MAX), not a size.
@@ -195,9 +204,12 @@ _SEVERITY_BY_LEVEL = {
 }
 # A machine check's status word has bit 61 (UC) set when the error was not corrected: its first hex digit is 2, 3, 6, 7, a, b, e or f.
 _MCE_STATUS = r"Machine Check(?: Event)?: [0-9a-f]+ Bank [0-9]+: "
+# Newer kernels (6.x) report a transmit queue the NIC stopped draining at KERN_CRIT ("mlx5_core 0000:3b:00.0 ens1f0:
+# NETDEV WATCHDOG: CPU: 3: transmit queue 5 timed out 5010 ms", netdev_crit; the driver resets the queue or the device), where
+# it printed "NETDEV WATCHDOG: eth0 (igb): transmit queue 5 timed out" under a WARNING before.
 _CRITICAL_WORDS = (
     r"Kernel panic|hard LOCKUP|\bBUG: |\bOops\b|general protection fault|Machine Check Exception|Hardware Error\].*(?:[Uu]ncorrected|[Ff]atal)"
-    rf"|Uncorrected \(Fatal\)|\bUE [Mm]emory|{_MCE_STATUS}[2367abef][0-9a-f]{{15}}"
+    rf"|Uncorrected \(Fatal\)|\bUE [Mm]emory|{_MCE_STATUS}[2367abef][0-9a-f]{{15}}|NETDEV WATCHDOG: CPU: [0-9]+: transmit queue "
 )
 # Hardware errors the hardware corrected (PCIe AER, EDAC "CE", APEI/GHES records, machine checks without UC): read
 # before the error words.
@@ -235,6 +247,9 @@ _WARNING_WORDS = (
     # a server or device that stopped answering (KERN_NOTICE): "nfs: server 10.2.80.41 not responding, still trying" (an NFS
     # mount's I/O hangs: a training job's data loader with it)
     r"|\bnot responding\b"
+    # an NVMe controller that stopped answering (KERN_WARNING), "nvme nvme0: controller is down; will reset: CSTS=0xffffffff,
+    # PCI_STATUS=0x10" (all ones: the drive is off the bus; its I/O fails and the driver may remove it)
+    r"|\bcontroller is down; will reset\b"
 )
 
 _OOM_HEADER = r"^(?<name>.*?) invoked oom-killer: (?<args>.*)$"
@@ -400,6 +415,19 @@ _DRIVER_TASK = r"\b[A-Za-z_][A-Za-z0-9_]*:[0-9]+:\(pid ([0-9]+)\): "
 # ptlrpc_expire_one_request()) @@@ Request sent has timed out …" (a client's RPC to a storage target, often the I/O of a
 # training job's reader); console messages ("Lustre: fs-OST003a-osc-…: Connection to … was lost") name none.
 _LIBCFS_TASK = r"^(?:Lustre|LNet)(?:Error)?: ([0-9]+):[0-9]+:\("
+# The AMD GPU driver's reports of a job the GPU did not finish and of a GPU page fault name the process whose job or
+# access it was. A hung job (KERN_ERR, a GPU reset follows): "amdgpu 0000:c5:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled
+# seq=2662395, emitted seq=2662397", then "amdgpu 0000:c5:00.0: amdgpu:  Process code pid 1048641 thread code:cs0 pid
+# 1048662" (before 6.x "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx timeout, signaled seq=…" and "… *ERROR* Process
+# information: process picom pid 37593 thread picom:cs0 pid 37625"; 4.x "last signaled seq=…"). A page fault: "amdgpu
+# 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:40 vmid:8 pasid:32785)", then " in process python3 pid 6318
+# thread python3 pid 6318)" or " Process python pid 523991 thread …" (5.x on the fault's own line: "[mmhub0] no-retry page
+# fault (src_id:0 … pasid:0, for process  pid 0 thread  pid 0)"). The process is the pid's thread group leader; pid 0
+# with no name is none the driver could find.
+_AMDGPU_LINE = ("amdgpu ", "[drm:amdgpu_")
+_AMDGPU_TASK = r"(?:\bProcess(?: information: process)?|, for process| in process) (?<name>.*?) pid (?<pid>[0-9]+) thread .*? pid [0-9]+"
+_AMDGPU_RING_TIMEOUT = r"\bring (\S+) timeout, (?:last )?signaled seq="
+_AMDGPU_REPORT_HEAD = _AMDGPU_RING_TIMEOUT + r"|\] (?:(?:no-)?retry )?page fault \(src_id:"
 _FILE_ROWS = 1 << 40  # the rows of file N of a batch start at N << 40 (rca.sources.kernel._numbered)
 
 # Block facts carried onto the kill line → whether the oom-kill: summary must name the same pid.
@@ -429,10 +457,12 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         neutral=text.str.contains(_JOURNAL_HEADER) | _is_repeat_line(text),
         mine=dmesg & (~program | (dmesg & ~program).any().over("head")) | _is_kernel_envelope(text) | json_line | _is_compact_record(text),
         bare=text.str.contains(_BARE_MESSAGE),
+        crash=text.str.contains(_BARE_CRASH_HEAD),
         indented=text.str.contains(r"^\s"),
-    ).with_columns(
+    ).with_columns(after_crash=pl.col("crash").cum_sum().over("head") > 0).with_columns(
         continued=pl.col("indented") & (pl.col("mine").cum_sum().over("head") > 0),
-        bare=pl.col("bare") | pl.col("indented") & (pl.col("bare").cum_sum().over("head") > 0),
+        bare=pl.col("bare") | pl.col("crash") | pl.col("indented") & (pl.col("bare").cum_sum().over("head") > 0)
+        | pl.when(pl.col("after_crash")).then(text).str.contains(_DUMP).fill_null(False),
     )
     found = by_head(
         kinds.filter(~pl.col("neutral")), share=(pl.col("mine") | pl.col("continued")).mean(), bare=pl.col("bare").mean()
@@ -838,7 +868,7 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # A terminal copy pads lines with blanks, and the rules anchor some patterns at the end of a line.
     facts = (
         lines.filter(ruled).with_columns(pl.col("message").str.strip_chars_end()).with_columns(_line_facts()).with_columns(_xid.line_columns())
-        .with_columns(dump=pl.col("dump") | _xid.continues_sxid())
+        .with_columns(_amdgpu_task(), dump=pl.col("dump") | _xid.continues_sxid())
     )
     records = _group(_carry_block_facts(_with_keys(facts)))
     events = _assemble(_xid.record_columns(records, pl.col("position")))
@@ -982,6 +1012,24 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_TASK_ROW, "task", _task_row_text()),
         *_groups(_BLOCK_HEAD, "head"),
         ((message.str.contains(_DUMP) | _is_warn_message(message)) & ~pl.col("continuation")).alias("dump"),
+    ]
+
+
+def _amdgpu_task() -> list[pl.Expr]:
+    """The process an AMD GPU report names (:data:`_AMDGPU_TASK`), on the line that names it and on the report's head (a
+    ring timeout, a page fault) when the line right after the head names it; the ring a hung job was on."""
+    message = pl.col("message")
+    amdgpu = pl.when(pl.any_horizontal(message.str.starts_with(start) for start in _AMDGPU_LINE)).then(message)
+    task = pl.when(amdgpu.str.contains(" pid ", literal=True)).then(amdgpu).str.extract_groups(_AMDGPU_TASK)
+    pid, name = task.struct.field("pid").cast(pl.Int64, strict=False), task.struct.field("name")
+    head = amdgpu.str.contains(_AMDGPU_REPORT_HEAD).fill_null(False)
+    named_below = head & pid.is_null() & (pl.col("row").shift(-1) == pl.col("row") + 1) & ~head.shift(-1, fill_value=False)
+    task_pid = pl.when(named_below).then(pid.shift(-1)).otherwise(pid)
+    task_name = pl.when(named_below).then(name.shift(-1)).otherwise(name)
+    return [
+        pl.when(task_pid > 0).then(task_pid).alias("amdgpu_pid"),
+        pl.when(task_pid > 0).then(task_name).alias("amdgpu_process"),
+        amdgpu.str.extract(_AMDGPU_RING_TIMEOUT, 1).alias("amdgpu_ring"),
     ]
 
 
@@ -1146,9 +1194,9 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
         "row", "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
         severity=_severity(pl.col("kind")),
         pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "cpu_pid")
-        .cast(pl.Int64, strict=False).fill_null(pl.coalesce("xid_pid", "nvrm_client_pid")),
+        .cast(pl.Int64, strict=False).fill_null(pl.coalesce("xid_pid", "nvrm_client_pid", "amdgpu_pid")),
         process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "cpu_comm",
-                            "header_name", "xid_process", "nvrm_client"),
+                            "header_name", "xid_process", "nvrm_client", "amdgpu_process"),
         cgroup=_CGROUP,
         pod_uid=memcg_pod_uid(_CGROUP),
         container_id=pl.coalesce(container_from_cgroup, pl.when(_IS_HEADER).then(_CPUSET_VALUE.str.extract(_HEX64, 1))),
@@ -1180,6 +1228,8 @@ def _severity(kind: pl.Expr) -> pl.Expr:
         .then(pl.lit("error"))
         # a DMA the SMMU refused: the device's transfer failed, whatever level printed it
         .when(pl.col("head_smmu_event").is_not_null()).then(pl.lit("error"))
+        # a job the GPU did not finish (KERN_ERR; "timeout" alone would read as a warning): a GPU reset follows
+        .when(pl.col("amdgpu_ring").is_not_null()).then(pl.lit("error"))
         .when(pl.col("head_alloc_order").is_not_null() | pl.col("head_vmalloc_mode").is_not_null()).then(pl.lit("warning"))
         # an oops, a general protection fault, a panic: the kernel's own crash, whatever level printed it (KERN_DEFAULT)
         .when(pl.col("head_other").is_in(_CRASH_HEADS)).then(pl.lit("critical"))
@@ -1248,6 +1298,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "sxid": col("sxid"), "blocked_seconds": number("head_hung_seconds"), "stuck_seconds": number("head_lockup_seconds"),
         "lock_owner": col("head_owner_name"), "lock_owner_pid": number("head_owner_pid"),
         "fault_address": col("head_fault_address"), "fault_in": col("head_fault_in"),
+        "ring": col("amdgpu_ring"),
     }
 
 
