@@ -136,3 +136,27 @@ def test_a_dcgm_health_watch_finding_names_its_gpu_system_and_severity() -> None
         ("log", "warning", 2, 1514002, {"health_system": "Thermal"}),
         ("log", "error", 5, 1514002, {"health_system": "Memory"}),
     ]
+
+
+def test_an_intel_xpu_or_ascend_npu_out_of_memory_is_a_cuda_oom_with_its_device_and_sizes() -> None:
+    # Verbatim lines: IPEX (intel/intel-extension-for-pytorch#846, #629) and torch_npu under vLLM-Ascend's Ray workers
+    # (vllm-project/vllm-ascend#1127); fixtures pytorch_xpu_out_of_memory_repl_01.log, vllm_ascend_ray_worker_npu_out_of_memory_01.log.
+    events = _pipeline(
+        "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 15.11 GiB."
+        " Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.\n"
+        "\n"
+        "RuntimeError: XPU out of memory. Tried to allocate 1.71 GiB (GPU 0; 15.56 GiB total capacity; 176.00 MiB already allocated;"
+        " 176.00 MiB reserved in total by PyTorch)\n"
+        "\n"
+        "(NPURayWorkerWrapper pid=45464) ERROR 06-09 06:57:48 worker_base.py:581] RuntimeError: NPU out of memory. Tried to allocate"
+        " 30.00 MiB (NPU 3; 60.96 GiB total capacity; 60.34 GiB already allocated; 60.34 GiB current active; 14.24 MiB free;"
+        " 60.60 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid"
+        " fragmentation. [repeated 6x across cluster]\n"
+    )
+    ooms = events.filter(pl.col("kind") == "cuda_oom")
+    assert ooms.select("line", "gpu_index", "mem_requested_bytes", "mem_total_bytes", "pid", "process").rows() == [
+        (1, 0, 8 * 2**30, round(15.11 * 2**30), None, None),
+        (3, 0, round(1.71 * 2**30), round(15.56 * 2**30), None, None),
+        (5, 3, 30 * 2**20, round(60.96 * 2**30), 45464, "NPURayWorkerWrapper"),
+    ]
+    assert json.loads(ooms["attrs"][2])["free_bytes"] == round(14.24 * 2**20)

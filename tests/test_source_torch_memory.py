@@ -27,7 +27,7 @@ from rca.datasets._snapshots import Allocation, build, dumps
 from rca.errors import FileFormatError
 from rca.ingest import FileTask, IngestOptions, parse_file
 from rca.sources import torch_memory
-from tests.conftest import DATA, FIXED_MTIME
+from tests.conftest import DATA, FIXED_MTIME, fixture_path
 
 FOLDER = DATA / "torch_memory"
 SNAPSHOTS = FOLDER / "snapshots"
@@ -267,3 +267,26 @@ def test_diff_growth_is_the_added_blocks(before: int, extra: int, size: int) -> 
     rounded = -(-size // 512) * 512
     expected = [(extra * rounded, extra)] if before + extra else []
     assert [(r["bytes_growth"], r["count_growth"]) for r in grown.to_dicts()] == expected
+
+
+def test_a_torch_1_summary_with_kb_mb_gb_sizes_is_read() -> None:
+    # pytorch/pytorch#35901: PyTorch before 2.0 prints its 1024-based sizes as "MB" (and "KB", "GB").
+    events = rca.parse_text(fixture_path("torch_memory_summary_torch1_mb_units_01.txt").read_text(), file="n/summary.txt")
+    (event,) = events.to_dicts()
+    assert (event["kind"], event["gpu_index"], event["mem_used_bytes"], event["mem_total_bytes"], event["n_lines"]) == (
+        "memory_snapshot", 0, 1062 * MIB, 12420 * MIB, 16)
+    assert _attrs(event)["peak_allocated_bytes"] == 4877 * MIB
+
+
+def test_the_log_around_a_summary_is_read_as_a_training_log_and_the_summary_takes_its_time() -> None:
+    # dropreg/R-Drop#9: fairseq's trainer logs the CUDA OOM it recovers from, then the summary under a stamped border line.
+    name = "torch_memory_fairseq_trainer_oom_then_summary_mb_units_01.log"
+    events = rca.parse_text(fixture_path(name).read_text(), file=f"n/{name}")
+    stamp = datetime(2021, 8, 2, 18, 54, 21, tzinfo=UTC)
+    assert events.select("line", "n_lines", "source", "kind", "ts", "ts_quality", "gpu_index").rows() == [
+        (1, 1, "pipeline", "cuda_oom", stamp, "exact", 0),
+        (2, 1, "pipeline", "log", stamp, "exact", None),
+        (3, 12, "torch_memory", "memory_snapshot", stamp, "inherited", 0),
+    ]
+    oom, table = events.row(0, named=True), events.row(2, named=True)
+    assert (oom["mem_requested_bytes"], table["mem_used_bytes"], _attrs(table)["cuda_ooms"]) == (68 * MIB, 15046 * MIB, 1)

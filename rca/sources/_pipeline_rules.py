@@ -44,6 +44,9 @@ CUDA_OOM = (
     r"|Out of memory allocating [0-9,]+ bytes \(allocated so far: "
     # PyTorch's Apple-silicon backend (MPS), bound by its high-watermark limit rather than the device
     r"|MPS backend out of memory"
+    # PyTorch's allocators of Intel GPUs (XPU) and of torch_npu (Ascend NPUs), worded as CUDA's: "XPU out of memory. Tried to
+    # allocate 8.00 GiB. GPU 0 has a total capacity of 15.11 GiB.", "NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; …)"
+    r"|XPU out of memory|NPU out of memory"
     # ggml's CUDA backend (llama.cpp, Ollama): "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 3257.82 MiB on device 0:
     # cudaMalloc failed: out of memory" (the ROCm build words it so too)
     r"|cudaMalloc failed: out of memory"
@@ -375,7 +378,7 @@ def _cuda_facts() -> dict[str, pl.Expr]:
     return {
         "cuda_oom": m.is_not_null(),
         "gpu_index": pl.coalesce(
-            first(m, r"\(GPU ([0-9]+);"), first(m, r"GPU ([0-9]+) has a total capac"),
+            first(m, r"\((?:GPU|NPU) +([0-9]+);"), first(m, r"GPU ([0-9]+) has a total capac"),
             # TensorFlow's, XLA's ("on device ordinal 0"; JAX's "with allocator GPU_0_bfc on device 0.")
             first(m, r"/device:GPU:([0-9]+)"), first(m, r"on device (?:ordinal |cuda:)?([0-9]+)\b"),
             # XLA's and TensorFlow's cudaMallocAsync allocator is named for the CUDA device: "gpu_async_1 cuMemAllocAsync failed …"

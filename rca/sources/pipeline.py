@@ -43,7 +43,7 @@ FORMATS = (
 
 _MARKERS = "|".join(
     (
-        r"(?:CUDA|MPS backend) out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\)(?::|$)", r"ProcessGroupNCCL",
+        r"(?:CUDA|HIP|XPU|NPU|MPS backend) out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\)(?::|$)", r"ProcessGroupNCCL",
         r"Watchdog caught collective operation timeout", r"DataLoader worker \(pid", r"insufficient shared memory \(shm\)",
         r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
         r"Process completed with exit code [0-9]+", r"ERROR: Job failed", r"script returned exit code -?[0-9]+",  # Jenkins' sh step r"^Running with gitlab-runner",

@@ -15,7 +15,9 @@ A ``memory_summary()`` table (as torch/cuda/memory.py prints it: a title with th
 the OOM and retry counts, then Cur/Peak/Tot Alloc/Tot Freed per metric) gives the same event
 with ``snapshot_format="memory_summary"``: sizes are as printed (whole KiB/MiB/GiB, rounded
 down), ``peak_allocated_bytes`` is the Peak column, and ``cuda_ooms`` / ``cudamalloc_retries``
-come from its header. A summary carries no time: ``ts`` is the file's modification time.
+come from its header. PyTorch before 2.0 prints its 1024-based sizes as "KB", "MB", "GB". A summary carries no
+time: ``ts`` is the file's modification time, or the time of the stamped log line right above it (``inherited``).
+The lines around the tables (the training log that printed them) are read by the pipeline source.
 """
 
 from __future__ import annotations
@@ -25,16 +27,21 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca import schema, snapshots
-from rca.sources import register
+from rca.sources import get, register
 from rca.sources._base import ParseContext, Parsed, Source, attrs_json
 
 TITLE = "PyTorch CUDA memory summary, device ID"
 _TITLE_LINE = r"^\|\s*PyTorch CUDA memory summary, device ID (?P<device>[0-9]+)\s*\|$"
 _BORDER_LINE = r"^\|[=-]{20,}\|$"
 _OOM_LINE = r"CUDA OOMs: (?P<ooms>[0-9]+)\s*\|\s*cudaMalloc retries: (?P<retries>[0-9]+)"
-_AMOUNT = r"\s*(?P<{0}>[0-9]+) (?P<{0}_unit>B|KiB|MiB|GiB|TiB|PiB|K|M)?\s*"
+_AMOUNT = r"\s*(?P<{0}>[0-9]+) (?P<{0}_unit>B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB|K|M)?\s*"
 _ROW_LINE = rf"^\|\s*(?P<metric>[A-Z][A-Za-z -]*?)\s*\|{_AMOUNT.format('cur')}\|{_AMOUNT.format('peak')}\|"
-_UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50, "K": 10**3, "M": 10**6}
+# Sizes are 1024-based whatever their unit: PyTorch before 2.0 (and torch_npu's and IPEX's copies of its summary) print
+# "KB", "MB", "GB"; counts take a decimal "K" or "M".
+_UNITS = {
+    "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50,
+    "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50, "K": 10**3, "M": 10**6,
+}
 # The summary's row names -> attribute (the Cur column); Allocated and reserved go to the mem_* columns.
 _ROWS = {
     "Allocated memory": "allocated",
@@ -113,20 +120,45 @@ def _message(what: pl.Expr, device: pl.Expr, allocated: pl.Expr, reserved: pl.Ex
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
-    """One event per summary table; lines outside any table stay ``log``."""
+    """One event per summary table; the lines around the tables are the pipeline source's to read.
+
+    A table is the run of boxed lines ("|…|") from its title on. The program that printed it wrote the
+    rest (fairseq's and ComfyUI's out-of-memory handlers print the summary right under the CUDA OOM):
+    those lines are read as the pipeline source reads a training log, and labelled with its name.
+    """
     text = pl.col("text").str.strip_chars()
     is_title = text.str.contains(_TITLE_LINE)
     is_border = text.str.contains(_BORDER_LINE)
     opens = (is_border & is_title.shift(-1, fill_value=False)) | (is_title & ~is_border.shift(1, fill_value=False))
-    framed = lines.with_columns(table=opens.cast(pl.Int32).cum_sum(), text=text).with_columns(
-        in_table=(pl.col("table") > 0) & pl.col("text").str.starts_with("|")
+    boxed = text.str.starts_with("|") & text.str.ends_with("|")
+    framed = lines.with_columns(opens=opens.cast(pl.Int32), boxed=boxed).with_columns(
+        table=pl.col("opens").cum_sum(), run=(~pl.col("boxed")).cum_sum()
+    ).with_columns(in_table=pl.col("boxed") & (pl.col("opens").cum_sum().over("run") > 0))
+    tables = framed.filter(pl.col("in_table")).with_columns(text=text)
+    loose = framed.filter(~pl.col("in_table")).drop("opens", "boxed", "table", "run", "in_table")
+    summaries = _summaries(tables, ctx) if tables.height else None
+    if not loose.height:
+        return Parsed(events=schema.empty(schema.EVENT_SCHEMA) if summaries is None else summaries)
+    around = get("pipeline").parse(loose, ctx)
+    logged = around.events.with_columns(source=pl.lit("pipeline"))
+    if summaries is None:
+        return Parsed(events=logged, skipped=around.skipped)
+    return Parsed(events=pl.concat([_timed_by_the_line_above(summaries, logged), logged], how="diagonal_relaxed").sort("line"),
+                  skipped=around.skipped)
+
+
+def _timed_by_the_line_above(summaries: pl.DataFrame, logged: pl.DataFrame) -> pl.DataFrame:
+    """A table right under a stamped log line takes that line's time: a logger's call that printed it (fairseq's
+    ``logger.warning(torch.cuda.memory_summary())`` stamps the table's first border) or the line just before it."""
+    above = logged.filter(pl.col("ts").is_not_null()).select(
+        line=pl.col("line") + pl.col("n_lines"), above_ts="ts", above_quality="ts_quality"
     )
-    tables = framed.filter(pl.col("in_table"))
-    loose = framed.filter(~pl.col("in_table")).select("line", message="text", n_lines=pl.lit(1, pl.Int32))
-    events = [loose]
-    if tables.height:
-        events.insert(0, _summaries(tables, ctx))
-    return Parsed(events=pl.concat(events, how="diagonal_relaxed").sort("line"))
+    stamped = pl.col("above_ts").is_not_null()
+    return summaries.join(above, on="line", how="left").with_columns(
+        ts=pl.coalesce("above_ts", "ts"),
+        ts_quality=pl.when(stamped & (pl.col("above_quality") == "exact")).then(pl.lit("inherited"))
+        .when(stamped).then(pl.col("above_quality")).otherwise(pl.col("ts_quality")),
+    ).drop("above_ts", "above_quality")
 
 
 def _summaries(tables: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
