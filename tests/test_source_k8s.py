@@ -132,6 +132,67 @@ def test_oc_get_pods_and_yq_status_fields() -> None:
     assert _assert_accounted(_text("kubectl_get_pod_status_evicted_02.txt")) == {"shell prompt": 3, "table header": 1}
 
 
+def test_describe_events_reads_the_event_not_a_pod_named_after_it() -> None:
+    """`kubectl describe events`: the Event's own name ("<pod>.<hex>") is no pod; its Involved Object is."""
+    events = _events("kubectl_describe_events_pod_backoff_microk8s_01.txt")
+    described = events.filter(pl.col("format") == "describe_event")
+    event = described.row(0, named=True)
+    assert event["line"] == 2
+    assert event["ts"] == datetime(2024, 11, 30, 4, 12, 13, tzinfo=UTC)
+    assert (event["ts_quality"], event["severity"], event["kind"]) == ("exact", "info", "log")
+    assert (event["pod"], event["namespace"], event["container"]) == ("app-task2-799677b7cb-92zvd", "app", "nginx")
+    assert event["pod_uid"] == "fd125a56-c68b-43a9-bb5a-c7b31efbc6cf"
+    assert event["host"] == "microk8s"
+    assert event["message"] == 'Back-off pulling image "nginx:1.28"'
+    (attrs,) = attrs_of(described)
+    assert (attrs["reason"], attrs["event_type"], attrs["count"], attrs["source"]) == ("BackOff", "Normal", 44, "kubelet")
+    assert attrs["object"] == "pod/app-task2-799677b7cb-92zvd"
+    assert "app-task2-799677b7cb-92zvd.180ca3233f0a18a1" not in set(events["pod"].drop_nulls())
+
+
+def test_describe_events_of_an_oom_on_a_node() -> None:
+    text = """Name:             gpu-node-7.17f3c2a1b2c3d4e5
+Namespace:        default
+Labels:           <none>
+Annotations:      <none>
+API Version:      v1
+Count:            1
+Event Time:       <nil>
+First Timestamp:  2024-06-14T10:02:11Z
+Involved Object:
+  Kind:  Node
+  Name:  gpu-node-7
+  UID:   gpu-node-7
+Kind:    Event
+Last Timestamp:  2024-06-14T10:02:11Z
+Message:         System OOM encountered, victim process: python, pid: 41234
+Metadata:
+  Creation Timestamp:  2024-06-14T10:02:11Z
+  Resource Version:    1401908
+Reason:                SystemOOM
+Reporting Component:   kubelet
+Reporting Instance:    gpu-node-7
+Source:
+  Component:  kubelet
+  Host:       gpu-node-7
+Type:         Warning
+Events:       <none>
+"""
+    event = rca.parse_text(text, file="t.txt").filter(pl.col("format") == "describe_event").row(0, named=True)
+    assert (event["kind"], event["severity"], event["host"], event["pod"]) == ("oom_kill", "warning", "gpu-node-7", None)
+    assert (event["pid"], event["process"]) == (41234, "python")
+    assert event["ts"] == datetime(2024, 6, 14, 10, 2, 11, tzinfo=UTC)
+
+
+def test_failed_sync_event_names_the_container_that_failed_to_start() -> None:
+    events = _events("kubectl_describe_pod_events_tabs_failedsync_start_container_01.txt")
+    failed_sync = events.filter(pl.col("message").str.starts_with("Error syncing pod"))
+    assert failed_sync["line"].to_list() == [3, 6]
+    assert set(failed_sync["container"]) == {"web"}
+    assert set(failed_sync["host"]) == {"rootfs-dev"}
+    assert set(failed_sync["severity"]) == {"warning"}
+
+
 # --- hand-made: tables -----------------------------------------------------------------------
 
 

@@ -151,6 +151,53 @@ def test_klog_time_is_read_in_the_context_zone() -> None:
     assert events["ts"][0] == datetime(2021, 12, 15, 11, 22, 27, 75748, tzinfo=UTC)
 
 
+def test_snap_kubelet_daemon_journal_tag_is_the_kubelet() -> None:
+    """Charmed Kubernetes' snap tags its kubelet's journal lines "kubelet.daemon": the klog header is peeled."""
+    events = _events("kubelet_journal_snap_kubelet_daemon_pleg_not_healthy_01.log")
+    assert set(events["source"]) == {"kubelet"}
+    assert set(events["process"]) == {"kubelet.daemon"}
+    assert set(events["pid"]) == {32157}
+    assert events["message"][0] == "Starting kubelet main sync loop."
+    assert events.filter(pl.col("line") == 2)["severity"].to_list() == ["error"]
+    pleg = events.filter(pl.col("line") == 3).row(0, named=True)
+    assert pleg["message"].startswith("skipping pod synchronization - [container runtime is down PLEG is not healthy")
+    assert pleg["severity"] == "info"
+
+
+def test_microk8s_kubelet_journal_tag_before_kubelite_is_the_kubelet() -> None:
+    line = (
+        'Jun 24 10:20:40 k1 microk8s.daemon-kubelet[14529]: E0624 10:20:40.197006   14529 pod_workers.go:190] Error syncing pod '
+        '4b4728cd-4620-11e9-9bf4-d409029b649b ("web-0_shop(4b4728cd-4620-11e9-9bf4-d409029b649b)"), skipping: failed to "StartContainer" '
+        'for "web" with CrashLoopBackOff: "Back-off 5m0s restarting failed container=web pod=web-0_shop(4b4728cd-4620-11e9-9bf4-d409029b649b)"'
+    )
+    row = rca.parse_text(line + "\n", file="t.log", reference_time=datetime(2019, 7, 1, tzinfo=UTC)).row(0, named=True)
+    assert (row["source"], row["process"], row["pid"], row["severity"]) == ("kubelet", "microk8s.daemon-kubelet", 14529, "error")
+    assert (row["pod"], row["namespace"], row["container"]) == ("web-0", "shop", "web")
+
+
+def test_sync_error_names_the_container_that_failed_to_start() -> None:
+    """`failed to "StartContainer" for "x" with ImagePullBackOff` names the container no other field of the line does."""
+    events = _events("kubelet_journal_sync_error_start_container_image_pull_backoff_01.log")
+    assert events.height == 4
+    assert set(events["container"]) == {"modeldb-backend"}
+    assert set(events["pod"]) == {"modeldb-backend-54f88cf869-xbnz4"}
+    assert set(events["namespace"]) == {"kubeflow"}
+    assert set(events["severity"]) == {"error"}
+
+
+def test_structured_sync_error_names_the_container_in_its_escaped_err() -> None:
+    line = (
+        'Jul 23 22:57:43 xdlinux kubelet[197244]: E0723 22:57:43.256904  197244 pod_workers.go:1301] "Error syncing pod, skipping" '
+        'err="failed to \\"StartContainer\\" for \\"redis\\" with ImagePullBackOff: \\"Back-off pulling image \\\\\\"redis:alpine\\\\\\"\\"" '
+        'pod="default/redis" podUID="c21adea0-dbfc-4936-bce2-8db56b48d4fb"'
+    )
+    row = rca.parse_text(line + "\n", file="t.log", reference_time=datetime(2025, 8, 1, tzinfo=UTC)).row(0, named=True)
+    assert (row["pod"], row["namespace"], row["container"], row["severity"]) == ("redis", "default", "redis", "error")
+    # The pod's sandbox ("POD") is no container of its spec.
+    sandbox = line.replace('\\"redis\\" with', '\\"POD\\" with')
+    assert rca.parse_text(sandbox + "\n", file="t.log", reference_time=datetime(2025, 8, 1, tzinfo=UTC))["container"][0] is None
+
+
 # --- hand-made: structured klog --------------------------------------------------------------
 
 

@@ -176,12 +176,19 @@ def oom_victim(message: pl.Expr) -> pl.Expr:
     )
 
 
+# The pod worker's sync error names the container whose start (or kill) failed: `failed to "StartContainer" for "x" with
+# ImagePullBackOff: …` (FailedSync events before 1.10; the kubelet's "Error syncing pod" line, its quotes escaped in a
+# structured one's err="…"). The pod's sandbox ("POD", upper case) is no container of the pod's spec.
+SYNC_ERROR_CONTAINER = r'failed to \\*"(?:Start|Kill)Container\\*" for \\*"([a-z0-9][-a-z0-9.]*)\\*" with '
+
+
 def message_container(message: pl.Expr) -> pl.Expr:
     """The container an event message names ("Stopping container x", "restarting failed container x"; before
-    Kubernetes 1.10, FailedSync's "restarting failed container=x pod=…"; the Killing event of a failed probe,
-    "Container x failed liveness probe, will be restarted")."""
+    Kubernetes 1.10, FailedSync's "restarting failed container=x pod=…" and `failed to "StartContainer" for "x"`; the
+    Killing event of a failed probe, "Container x failed liveness probe, will be restarted")."""
     return pl.coalesce(
         # kubelets of 2025 (kubernetes PR #130471) write "Created container: x".
         message.str.extract(r"(?:Stopping|Started|Created|Killing|restarting failed) container(?:[ =]|: )([a-z0-9][-a-z0-9.]*)\b", 1),
         message.str.extract(r"^Container ([a-z0-9][-a-z0-9.]*) (?:failed (?:liveness|startup) probe|definition changed)", 1),
+        message.str.extract(SYNC_ERROR_CONTAINER, 1),
     )

@@ -520,21 +520,44 @@ def _cell(field: str) -> pl.Expr:
 
 
 def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:
-    """Per describe document: the object it describes (pod or node) and where it runs."""
+    """Per describe document: the object it describes (pod or node) and where it runs; for a described Event, its
+    fields (see :func:`_described_event`)."""
     value = pl.col("value")
     top = pl.col("indent") == 0
+
+    def field(key: str, section: str | None = None) -> pl.Expr:
+        # The key's value at the top (or inside a section's block); kubectl prints a time it lacks as "<nil>".
+        where = top if section is None else ~top & (pl.col("section") == section)
+        return value.filter(where & (pl.col("key") == key) & (value != "<nil>")).first()
+
     docs = frame.group_by("doc").agg(
-        doc_name=value.filter(top & (pl.col("key") == "Name")).first(),
-        doc_namespace=value.filter(top & (pl.col("key") == "Namespace")).first(),
+        doc_name=field("Name"),
+        doc_namespace=field("Namespace"),
         # "Node: <none>": a pending pod has none.
-        doc_node=value.filter(top & (pl.col("key") == "Node")).first().str.extract(r"^([^/\s<>]+)", 1),
-        doc_start=value.filter(top & (pl.col("key") == "Start Time")).first(),
+        doc_node=field("Node").str.extract(r"^([^/\s<>]+)", 1),
+        doc_start=field("Start Time"),
         is_node=pl.col("key").filter(top).is_in(_NODE_KEYS).any(),
         # A workload's describe (a Job's, a Deployment's, …) prints the template of its pods, never a pod's own.
         is_workload=(pl.col("key").filter(top) == "Pod Template").any(),
+        # `kubectl describe events`: an Event object, the object it is about under "Involved Object:".
+        is_event=(pl.col("key").filter(top) == "Involved Object").any(),
+        event_reason=field("Reason"),
+        event_type=field("Type"),
+        event_message=field("Message"),
+        event_count=field("Count"),
+        # The last occurrence (the first's, or events.k8s.io's eventTime, where it is missing).
+        event_when=pl.coalesce(field("Last Timestamp"), field("Event Time"), field("First Timestamp")),
+        event_component=pl.coalesce(field("Component", "Source"), field("Reporting Component")),
+        # A kubelet reports as the node it runs on; another reporter's instance (an operator's pod) is no host.
+        event_host=pl.coalesce(field("Host", "Source"), pl.when(field("Reporting Component") == "kubelet").then(field("Reporting Instance"))),
+        involved_kind=field("Kind", "Involved Object"),
+        involved_name=field("Name", "Involved Object"),
+        involved_namespace=field("Namespace", "Involved Object"),
+        involved_uid=field("UID", "Involved Object"),
+        involved_path=field("Field Path", "Involved Object"),
     )
     return docs.with_columns(
-        doc_pod=pl.when(~pl.col("is_node") & ~pl.col("is_workload")).then(pl.col("doc_name")),
+        doc_pod=pl.when(~pl.col("is_node") & ~pl.col("is_workload") & ~pl.col("is_event")).then(pl.col("doc_name")),
         doc_workload=pl.when(pl.col("is_workload")).then(pl.col("doc_name")),
         doc_host=pl.when(pl.col("is_node")).then(pl.col("doc_name")).otherwise(pl.col("doc_node")),
     )
@@ -806,7 +829,12 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
             .alias("status_message"),
         )
     )
-    return _record_events(records, _doc_context(frame), tz)
+    described = records.join(_doc_context(frame), on="doc", how="left").with_columns(
+        described=pl.col("is_event").fill_null(False) & (pl.col("first_key") == "Name")
+    )
+    parts = [_record_events(described.filter(~pl.col("described")), tz), _described_event(described.filter(pl.col("described")), tz)]
+    # (With no rows at all, the describe records' empty frame keeps the columns.)
+    return pl.concat([part for part in parts if part.height] or parts[:1], how="diagonal_relaxed")
 
 
 def _inline_states(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
@@ -909,7 +937,8 @@ def _record_starts() -> pl.Expr:
     return line_gap | section | container | pl.col("state_start") | after_state | loose
 
 
-def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFrame:
+def _record_events(records: pl.DataFrame, tz: str) -> pl.DataFrame:
+    """Events of describe records (its document's context joined): container states, an eviction, a failed pod, text."""
     evicted_text = pl.coalesce(pl.when(pl.col("status_message") != "").then(pl.col("status_message")), pl.col("message"))
     evicted = eviction_fields(evicted_text)
     is_state = pl.col("is_state")
@@ -921,8 +950,7 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
     when_text = pl.when(is_state).then(pl.coalesce("finished", "started"))
     ts = pl.coalesce(timeutil.rfc1123_to_utc(when_text), timeutil.iso_to_utc(when_text, tz))
     return (
-        records.join(docs, on="doc", how="left")
-        .with_columns(ts=ts)
+        records.with_columns(ts=ts)
         .select(
             "line",
             "n_lines",
@@ -967,6 +995,56 @@ def _record_events(records: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.Dat
                 }
             ),
         )
+    )
+
+
+def _described_event(records: pl.DataFrame, tz: str) -> pl.DataFrame:
+    """One event per Event object of `kubectl describe events` (its record from "Name:" on): the involved object's
+    pod, namespace and container (its "Field Path"), the reporter's node, the last time it occurred, the Event's
+    reason, type and count; the object kubectl named "<pod>.<hex>" is the Event, no pod."""
+    message = pl.col("event_message").fill_null("")
+    reason = pl.col("event_reason")
+    involved_kind = pl.col("involved_kind")
+    on_pod = involved_kind == "Pod"
+    evicted = eviction_fields(message)
+    victim = oom_victim(message)
+    kind = event_kind(reason.fill_null(""), message)
+    return records.with_columns(ts=timeutil.iso_to_utc(pl.col("event_when"), tz), kind=kind).select(
+        "line",
+        "n_lines",
+        "ts",
+        "kind",
+        message=pl.coalesce("event_message", "message"),
+        ts_raw=pl.when(pl.col("ts").is_not_null()).then(pl.col("event_when")),
+        ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
+        format=pl.lit("describe_event"),
+        severity=pl.when(job_failed(reason)).then(pl.lit("error")).otherwise(pl.col("event_type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
+        host=pl.coalesce(pl.when(involved_kind == "Node").then(pl.col("involved_name")), "event_host", "prompt_node"),
+        pod=pl.when(on_pod).then(pl.col("involved_name")),
+        namespace=pl.coalesce("involved_namespace", "doc_namespace", "prompt_namespace"),
+        pod_uid=pl.when(on_pod).then(pl.col("involved_uid")),
+        container=pl.coalesce(
+            pl.col("involved_path").str.extract(r"(?:initC|c|ephemeralC)ontainers\{([^}]+)\}", 1),
+            pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("container")),
+            message_container(message),
+        ),
+        pid=pl.when(pl.col("kind") == "oom_kill").then(victim.struct.field("pid")),
+        process=pl.when(pl.col("kind") == "oom_kill").then(victim.struct.field("process")),
+        rss_bytes=pl.when(pl.col("kind") == "oom_kill").then(victim.struct.field("rss_bytes")),
+        mem_used_bytes=pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("used_bytes")),
+        mem_requested_bytes=pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("requested_bytes")),
+        attrs=attrs_json(
+            {
+                "reason": reason,
+                "event_type": pl.col("event_type"),
+                "count": pl.col("event_count").cast(pl.Int64, strict=False),
+                "source": pl.col("event_component"),
+                "object": pl.when(involved_kind.is_not_null()).then(pl.format("{}/{}", involved_kind.str.to_lowercase(), pl.col("involved_name"))),
+                "resource": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")),
+                "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
+                "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
+            }
+        ),
     )
 
 
@@ -1023,6 +1101,7 @@ SOURCE = register(
         formats=(
             "get_events",
             "describe_events",
+            "describe_event",
             "describe_conditions",
             "get_pods",
             "get_nodes",

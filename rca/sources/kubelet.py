@@ -42,6 +42,7 @@ from rca.sources._base import (
 )
 from rca.sources._kube import (
     QUANTITY,
+    SYNC_ERROR_CONTAINER,
     UNDERSCORE_POD_REF,
     event_kind,
     eviction_fields,
@@ -53,8 +54,12 @@ from rca.sources._kube import (
 )
 
 # OpenShift 4 ran the kubelet as ``hyperkube kubelet`` (its journal lines tagged ``hyperkube``); since 4.11 OpenShift
-# and OKD run it through the ``kubenswrapper`` script, which tags them so.
-KUBELET_PROGRAMS = ("kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite", "hyperkube", "kubenswrapper")
+# and OKD run it through the ``kubenswrapper`` script, which tags them so. A snap's service is tagged "<snap>.<app>":
+# Charmed Kubernetes' kubelet snap ``kubelet.daemon``, MicroK8s' kubelet before 1.21 (kubelite since)
+# ``microk8s.daemon-kubelet``.
+KUBELET_PROGRAMS = (
+    "kubelet", "k3s", "k3s-agent", "microk8s.daemon-kubelite", "microk8s.daemon-kubelet", "kubelet.daemon", "hyperkube", "kubenswrapper",
+)
 
 # A bare klog file (no envelope names its program) is the kubelet's unless its callers are another component's own
 # files: kube-scheduler's scheduling cycle (schedule_one.go since 1.25, its queue, binder and preemption), and
@@ -430,6 +435,7 @@ def _pod_facts() -> list[pl.Expr]:
             .then(body)
             .str.extract(r'\b[Ff]ieldPath[=:]"spec\.(?:initC|c|ephemeralC)ontainers\{([a-z0-9][-a-z0-9.]*)\}"', 1),
             label("container.name"),
+            body.str.extract(SYNC_ERROR_CONTAINER, 1),
         ).alias("container"),
         pl.coalesce(body.str.extract(_CONTAINER_ID, 1), labeled.str.extract(_CRI_CONTAINER_ID, 1)).alias("container_id"),
         body.str.extract(r'"SyncLoop \(PLEG\): event for pod".*?\bType"?:"?([0-9A-Za-z_]+)', 1).alias("pleg_event"),
