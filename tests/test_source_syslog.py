@@ -1933,3 +1933,28 @@ def test_a_dgx_syslog_of_a_host_engine_killed_by_segv_and_restarted() -> None:
         (13, None, "DCGM initialized"), (14, 1298239, "Started host engine version 3.3.5 using port number: 5555"),
     ]
     assert set(events["host"]) == {"gx01"} and events["n_lines"].to_list() == [1] * 17
+
+
+def test_a_line_whose_envelope_gives_no_time_takes_the_runtimes_own_zoned_stamp() -> None:
+    # deislabs/containerd-wasm-shims #169 (FerrazArthur): dockerd's lines in `journalctl -o short-monotonic`, seconds since a
+    # boot of unknown time; each opens with logrus' zoned stamp, the moment dockerd wrote it. The seconds since boot are kept.
+    events = _events("journal_monotonic_dockerd_logrus_stamp_wasm_shim_01.log")
+    assert events["ts"].to_list()[:2] == [datetime(2023, 10, 27, 10, 37, 43, 703523, tzinfo=UTC), datetime(2023, 10, 27, 10, 37, 43, 706493, tzinfo=UTC)]
+    assert set(events["ts_quality"]) == {"exact"} and set(events["severity"]) == {"debug"}
+    assert events["ts_raw"][0] == "2023-10-27T07:37:43.703523766-03:00" and events["boot_seconds"][0] == 1123.12081
+    # A program's tag alone ("dockerd[1471]: …" as a user cut it from a journal) gives no time either; podman's Go stamp opens its
+    # events (about the container, not podman's process); a line of no stamp keeps its unknown time.
+    tagged = _lines_parsed(
+        [
+            "Oct 27 07:37:40 host systemd[1]: Starting Docker Application Container Engine...",
+            'dockerd[1471]: time="2023-10-27T07:37:43.706493849-03:00" level=error msg="Handler for POST /v1.43/containers/create returned error"',
+            "podman[4227]: 2025-12-21 18:01:34.529303815 -0500 EST m=+11.707569919 container died 1c3b4c5d6e7f (image=alpine, name=x)",
+            "containerd[12]: shim disconnected",
+        ],
+        "syslog",
+    )
+    assert tagged.select("line", "process", "pid", "ts", "ts_quality").rows()[1:] == [
+        (2, "dockerd", 1471, datetime(2023, 10, 27, 10, 37, 43, 706493, tzinfo=UTC), "exact"),
+        (3, None, None, datetime(2025, 12, 21, 23, 1, 34, 529303, tzinfo=UTC), "exact"),
+        (4, "containerd", 12, None, "missing"),
+    ]

@@ -403,6 +403,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # A short stamp's zone may be told by the line's own zoned stamp (containerd's time="…+08:00").
     framed = _zones.envelope_zone_corrected(framed, has_short & banner_minutes.is_null(), within_file(lines))
     framed = _zones.with_confirmed_years(framed, has_short, within_file(lines))
+    # A line whose envelope gives no time of its own (no stamp; seconds since boot) may open with the runtime's zoned stamp.
+    framed = _zones.with_opening_stamp_times(framed, ~has_short & ~has_iso & (has_bare | has_monotonic))
     inherited = inherit_frame(framed, _CARRIED)
     # journalctl prints the further lines of a multi-line message (a traceback a unit logged) indented to
     # the column its first line's message starts at: without that margin they read as the program wrote them.

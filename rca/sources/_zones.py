@@ -23,6 +23,9 @@ envelope's time was given, the program wrote that year, and the line's time is e
 (:func:`with_confirmed_years`) — if the host's stamps agree with its envelope times: a host of one
 such line, too few votes to move it, whose stamp is hours from its envelope, keeps an inferred year.
 
+An envelope may give no time at all (seconds since a boot of unknown time, or a program's tag alone as a user cut the
+line): there the opening stamp is the line's time (:func:`with_opening_stamp_times`).
+
 What one file shows is not carried to the host's other files: its ``kern.log``, ``dmesg -T`` or
 a bare ``kubelet.log`` stay in ``--tz``.
 """
@@ -103,10 +106,34 @@ def with_confirmed_years(framed: pl.DataFrame, yearless: pl.Expr, within: str | 
     return joined.with_columns(ts_quality=pl.when(confirmed).then(pl.lit("exact")).otherwise(pl.col("ts_quality"))).drop("in_zone")
 
 
+def with_opening_stamp_times(framed: pl.DataFrame, untimed: pl.Expr) -> pl.DataFrame:
+    """``framed`` with the ``untimed`` rows (an envelope that gives no time: a program's tag alone, "dockerd[1471]: time=…" as a
+    user cut it; seconds since a boot of unknown time) timed by the zoned stamp their message opens with, the moment the program
+    wrote it: their ``ts`` (exact) and ``ts_raw``."""
+    message = pl.col("message")
+    stamped = untimed & _opens_with_stamp(message).fill_null(False)
+    if not framed.select(stamped.any()).item():
+        return framed
+    stamp = _opening_stamp(pl.when(stamped).then(message))
+    framed = framed.with_columns(opening_stamp=stamp)
+    moment = timeutil.iso_to_utc(pl.col("opening_stamp"), "UTC")
+    timed = moment.is_not_null()
+    return framed.with_columns(
+        ts=pl.when(timed).then(moment).otherwise(pl.col("ts")),
+        ts_raw=pl.when(timed).then(pl.col("opening_stamp")).otherwise(pl.col("ts_raw")),
+        ts_quality=pl.when(timed).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
+    ).drop("opening_stamp")
+
+
+def _opening_stamp(message: pl.Expr) -> pl.Expr:
+    """The zoned stamp ``message`` opens with (:data:`_OPENING_STAMP`), as ISO 8601 reads it, or null."""
+    opening = message.str.extract_groups(_OPENING_STAMP)
+    return pl.coalesce(opening.struct.field("logrus"), pl.concat_str(opening.struct.field("go"), opening.struct.field("go_offset")))
+
+
 def _opening_moment(message: pl.Expr) -> pl.Expr:
     """The UTC moment of the stamp ``message`` opens with (:data:`_OPENING_STAMP`), or null."""
-    opening = message.str.extract_groups(_OPENING_STAMP)
-    return timeutil.iso_to_utc(pl.coalesce(opening.struct.field("logrus"), pl.concat_str(opening.struct.field("go"), opening.struct.field("go_offset"))), "UTC")
+    return timeutil.iso_to_utc(_opening_stamp(message), "UTC")
 
 
 def _vote() -> pl.Expr:
