@@ -69,6 +69,8 @@ _NCCL_SLACK = timedelta(minutes=3)
 # 0.8 CPU-s per million events of writing.
 _SPILL_ABOVE_ROWS = 4_000_000
 _OOM_BLOCK = timedelta(seconds=10)  # the kernel prints "invoked oom-killer" a moment before its kill line
+# Consecutive OOM kills of one host this close, under the same limit, are one out-of-memory condition (_cascade_edges).
+_OOM_CASCADE = timedelta(seconds=5)
 # Events of no known host (a log copied alone whose lines name none) are correlated file by file: each such file is
 # a host of its own, so unrelated files never pair up, and the steps' joins and filters on the host find its rows
 # (a null host matches nothing). What correlate returns has their host null again.
@@ -376,7 +378,7 @@ def _dedup(anchors: pl.DataFrame, dedup: timedelta) -> pl.DataFrame:
     """Label each anchor with its failure ``group`` (an anchor id, the group's representative)."""
     has_id = pl.any_horizontal([pl.col(k).is_not_null() for k in CLUSTER_KEYS])
     anchors = anchors.with_columns(has_id=has_id)
-    edges = pl.concat([_consecutive_edges(anchors, key, dedup) for key in CLUSTER_KEYS] + [_timeless_edges(anchors)])
+    edges = pl.concat([_consecutive_edges(anchors, key, dedup) for key in CLUSTER_KEYS] + [_timeless_edges(anchors), _cascade_edges(anchors)])
     parent = _components(anchors.filter("has_id")["aid"].to_list(), edges.rows())
     grouped = anchors.with_columns(group=pl.col("aid").replace_strict(parent, default=None, return_dtype=pl.Int64))
     return _place_anonymous(grouped, dedup)
@@ -388,6 +390,34 @@ def _consecutive_edges(anchors: pl.DataFrame, key: str, dedup: timedelta) -> pl.
     prev = pl.col("aid").shift(1).over("host", key)
     gap = pl.col("ts") - pl.col("ts").shift(1).over("host", key)
     return keyed.select(a=pl.col("aid"), b=prev, ok=gap <= dedup).filter("ok").select("a", "b")
+
+
+def _cascade_edges(anchors: pl.DataFrame) -> pl.DataFrame:
+    """Edges between consecutive kernel OOM kills of one host that are one out-of-memory condition (:data:`_OOM_CASCADE`).
+
+    The OOM killer takes one victim per invocation; while the memory stays short it is invoked again at once, and a
+    container's forked workers, or a node's biggest processes, die within moments of each other (docker/for-linux#1001:
+    four python3 workers of one container in 33 ms). Each kill has its own pid, so no identity ties them: they are one
+    failure when they are under the same limit (the same constraint, and the same ``oom_memcg`` where both name it) and
+    nothing tells them apart (a known container or pod uid that differs, a memory cgroup's victims named differently
+    where no cgroup is known).
+    """
+    # (Union-find runs over the anchors with an identity: a kill's pid is one.)
+    kills = anchors.filter((pl.col("kind") == "oom_kill") & (pl.col("source") == "kernel") & pl.col("ts").is_not_null() & pl.col("has_id"))
+    kills = kills.sort("host", "ts").with_columns(constraint=attr("constraint"), memcg=attr("oom_memcg"))
+
+    def previous(column: str) -> pl.Expr:
+        return pl.col(column).shift(1).over("host")
+
+    def differs(column: str) -> pl.Expr:
+        return (pl.col(column) != previous(column)).fill_null(False)
+
+    same_memcg = (pl.col("memcg") == previous("memcg")).fill_null(False)
+    told_apart = differs("memcg") | (~same_memcg & (differs("container_id") | differs("pod_uid")))
+    whole_node = pl.col("constraint") == "CONSTRAINT_NONE"
+    one_limit = pl.col("constraint").eq_missing(previous("constraint")) & (same_memcg | whole_node.fill_null(False) | pl.col("process").eq_missing(previous("process")))
+    soon = (pl.col("ts") - previous("ts")) <= _OOM_CASCADE
+    return kills.select(a=pl.col("aid"), b=previous("aid"), ok=(soon & one_limit & ~told_apart).fill_null(False)).filter("ok").select("a", "b")
 
 
 def _timeless_edges(anchors: pl.DataFrame) -> pl.DataFrame:

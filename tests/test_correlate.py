@@ -17,7 +17,7 @@ from rca import schema
 from rca.cli import app
 from rca.correlate import correlate, correlate_store, parse_window
 from rca.ingest import IngestOptions, parse_text
-from tests.conftest import at, event_frame
+from tests.conftest import FIXED_MTIME, at, event_frame, fixture_path
 
 DATA = Path(__file__).parent / "data" / "correlate"
 CID = "c" * 64
@@ -651,3 +651,31 @@ def test_a_rank_torchrun_stopped_after_another_failed_is_not_an_incident_of_its_
     anchors = result.links.filter(pl.col("role") == "anchor")
     assert sorted(result.incidents["pid"].to_list()) == [679, 680]
     assert 678 not in anchors.join(events.select("event_id", "pid"), on="event_id")["pid"].to_list()
+
+
+def test_kills_of_one_out_of_memory_condition_moments_apart_are_one_incident() -> None:
+    # docker/for-linux#1001: one container's four python3 workers killed within 33 ms, no cgroup printed.
+    events = parse_text(fixture_path("kern_log_oom_cgroup_01.log").read_text(), file="node-a/kern.log", reference_time=FIXED_MTIME)
+    incidents = correlate(events.with_columns(host=pl.lit("node-a"))).incidents
+    assert incidents.select("n_anchors", "pid").rows() == [(4, 15617)]
+
+
+def test_kills_under_different_limits_or_far_apart_stay_apart() -> None:
+    memcg = {"constraint": "CONSTRAINT_MEMCG"}
+    events = event_frame(
+        # two containers' own limits, the same second
+        {"ts": at(0), "kind": "oom_kill", "source": "kernel", "pid": 100, "process": "python", "attrs": {**memcg, "oom_memcg": "/kubepods/pod-a"}},
+        {"ts": at(0.5), "kind": "oom_kill", "source": "kernel", "pid": 200, "process": "python", "attrs": {**memcg, "oom_memcg": "/kubepods/pod-b"}},
+        # no cgroup known: different programs under memory cgroups
+        {"ts": at(100), "kind": "oom_kill", "source": "kernel", "pid": 300, "process": "java", "attrs": memcg},
+        {"ts": at(101), "kind": "oom_kill", "source": "kernel", "pid": 400, "process": "python", "attrs": memcg},
+        # the node out of memory: its biggest processes in turn are one failure
+        {"ts": at(200), "kind": "oom_kill", "source": "kernel", "pid": 500, "process": "python", "attrs": {"constraint": "CONSTRAINT_NONE"}},
+        {"ts": at(202), "kind": "oom_kill", "source": "kernel", "pid": 600, "process": "java", "attrs": {"constraint": "CONSTRAINT_NONE"}},
+        {"ts": at(300), "kind": "oom_kill", "source": "kernel", "pid": 700, "process": "java", "attrs": {"constraint": "CONSTRAINT_NONE"}},
+        # the same pod's limit (named by the memcg), two of its containers
+        {"ts": at(400), "kind": "oom_kill", "source": "kernel", "pid": 800, "container_id": "a" * 64, "attrs": {**memcg, "oom_memcg": "/kubepods/pod-c"}},
+        {"ts": at(401), "kind": "oom_kill", "source": "kernel", "pid": 900, "container_id": "b" * 64, "attrs": {**memcg, "oom_memcg": "/kubepods/pod-c"}},
+    )
+    incidents = correlate(events).incidents.sort("start")
+    assert incidents["n_anchors"].to_list() == [1, 1, 1, 1, 2, 1, 2]
