@@ -13,7 +13,9 @@ The steps, each a handful of polars joins over a small subset of the events:
    folder layout); a kubelet line's pid is the kubelet's own and never an identity.
 4. **Dedup**: anchors of one host within ``dedup`` of each other that share a pid,
    container id, pod uid, pod or GPU are one failure (linking consecutive sightings per
-   identity, then a union-find over those edges). An anchor with no identity at all joins
+   identity, then a union-find over those edges), as are the kernel's OOM kills of one host
+   moments apart under the same limit (one out-of-memory condition's victims, each its own
+   pid: :func:`_cascade_edges`). An anchor with no identity at all joins
    the nearest failure of its host within ``dedup``; anchors without a time join by
    container id / pod uid / pid alone.
 5. **NCCL root**: a group led by an NCCL timeout (its first anchor; the aborts that follow
