@@ -141,6 +141,37 @@ def test_exporter_pod_hostname_is_not_a_host() -> None:
     assert rca.parse_text(text, file="gpu-node-3/x.txt", host="gpu-node-3")["host"].to_list() == ["gpu-node-3"]
 
 
+def test_renamed_lowercase_hostname_label_names_the_host() -> None:
+    """dcgm-exporter renamed its ``Hostname`` label ``hostname`` (PR #655): the node is still the host."""
+    samples = _events("dcgm_exporter_hostname_label_lowercase_t4_pod_01.txt").filter(pl.col("kind") == "gpu_sample")
+    row = samples.row(0, named=True)
+    assert samples.height == 1
+    assert (row["host"], row["gpu_index"], row["gpu_uuid"], row["pod"], row["namespace"], row["container"]) == (
+        "hami-workshop", 0, "GPU-8f1f4d06-07fd-27a7-52d5-e58aa060d256", "gpu-test", "default", "gpu-test")
+    assert (row["mem_used_bytes"], row["gpu_util_pct"], _attrs(row)["temp_c"], _attrs(row)["power_w"]) == (0, 0.0, 43, 15.507)
+
+
+def test_old_namespace_labels_and_lowercase_field_names_are_read() -> None:
+    """``--use-old-namespace`` (``uuid``, ``pod_name`` …) with a field named in lowercase: a sample of its GPU and pod."""
+    events = _events("dcgm_exporter_old_namespace_lowercase_fields_mig_pod_01.txt")
+    assert events["kind"].to_list() == ["gpu_sample", "gpu_sample"]
+    mig, podded = events.row(0, named=True), events.row(1, named=True)
+    assert (mig["gpu_index"], mig["gpu_uuid"], mig["pod"], _attrs(mig)["mig_device"], _attrs(mig)["mig_profile"]) == (
+        3, "GPU-af2c63a8-8c8b-21cc-581a-bab6bba89d08", None, 1, "4g.40gb")
+    assert (podded["gpu_index"], podded["pod"], podded["namespace"], podded["container"]) == (4, "d85np-t6mdg", "ai-1", "-grpc-pod")
+    assert _attrs(podded)["DCGM_FI_PROF_GR_ENGINE_ACTIVE"] == pytest.approx(0.008246)
+
+
+def test_query_export_reads_the_renamed_and_legacy_labels() -> None:
+    document = json.dumps({"status": "success", "data": {"resultType": "vector", "result": [{"metric": {
+        "__name__": "dcgm_fi_dev_fb_used", "gpu": "2", "uuid": "GPU-b", "hostname": "gpu-node-4", "pod_name": "trainer-0",
+        "pod_namespace": "ml", "container_name": "main"}, "value": [1764496800, "4096"]}]}})
+    row = rca.parse_text(document, file="h/query.json").row(0, named=True)
+    identity = (row["kind"], row["host"], row["gpu_index"], row["gpu_uuid"], row["pod"], row["namespace"], row["container"])
+    assert identity == ("gpu_sample", "gpu-node-4", 2, "GPU-b", "trainer-0", "ml", "main")
+    assert row["mem_used_bytes"] == 4096 * MIB
+
+
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 def test_fixtures_are_sniffed_as_dcgm(path: Path) -> None:
     head = [line for line in path.read_text().splitlines() if line.strip()][:60]

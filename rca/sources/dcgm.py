@@ -19,15 +19,17 @@ Events: one ``gpu_sample`` per GPU (and MIG instance) per timestamp, merging
 used + free + ``FB_RESERVED`` where exported) and ``DCGM_FI_DEV_GPU_UTIL`` (``gpu_util_pct``), with the other DCGM fields in
 ``attrs`` (named ones like ``temp_c``, ``power_w``; the rest under their metric name). GPU,
 UUID, pod, namespace and container come from the labels (``exported_*`` after Prometheus
-relabelling). ``DCGM_FI_DEV_XID_ERRORS`` holds the last Xid seen, so an ``xid`` event is
-written where it changes to a non-zero code, with the kernel source's catalog attrs; so is one
+relabelling; ``uuid``, ``pod_name``, ``pod_namespace``, ``container_name`` from an exporter run with
+``--use-old-namespace``), and a field named in lowercase (``dcgm_fi_prof_gr_engine_active``) reads as
+DCGM's. ``DCGM_FI_DEV_XID_ERRORS`` holds the last Xid seen, so an ``xid`` event is written where
+it changes to a non-zero code, with the kernel source's catalog attrs; so is one
 where the exporter's Xid counter (``DCGM_EXP_XID_ERRORS_COUNT{…,xid="42"}``) changes to a positive
 count, the code from its ``xid`` label. The exporter's clock-event counter
 (``DCGM_EXP_CLOCK_EVENTS_COUNT{…,clock_event="hw_thermal"}``, ``…THROTTLE_REASONS_COUNT{…,throttle_reason=…}``
 before) is a series per event within one scrape, kept as ``attrs.clock_events_<event>``; a hardware
 slowdown (that count above 0, or its bit set in the ``DCGM_FI_DEV_CLOCKS_EVENT_REASONS`` bitmask) makes
 the sample a warning, as ``-q``'s "HW Slowdown : Active". DCGM's blank values (9223372036854775792 and up), NaN
-and ±Inf are null. The ``Hostname`` label is the host (``host_in_content``) unless it names
+and ±Inf are null. The ``Hostname`` label (``hostname`` in newer exporters) is the host (``host_in_content``) unless it names
 the exporter's own pod or is a Docker container's default hostname (12 hex digits); other
 metrics (go_*, process_*) are skipped as "other metric", comments as "comment".
 
@@ -112,8 +114,22 @@ _LABELS = (
 # DCGM_EXP_CLOCK_EVENTS_COUNT{…,clock_event="hw_thermal"} (DCGM_FI_EXP_CLOCK_THROTTLE_REASONS_COUNT{…,throttle_reason=…}
 # before 3.3.5: read as clock_event).
 _SERIES_LABELS = ("xid", "clock_event")
-# a label read under either of its names (the pattern that finds it in a sample's labels)
-_LABEL_SPELLINGS = {"clock_event": r"(?:clock_event|throttle_reason)"}
+# a label read under any of its names (the pattern that finds it in a sample's labels): dcgm-exporter names the node
+# "hostname" since its Hostname label was renamed (after 4.5.3-4.8.2), and with --use-old-namespace (its 1.x label set)
+# the GPU "uuid" and the pod "pod_name" / "pod_namespace" / "container_name".
+_LABEL_SPELLINGS = {
+    "clock_event": r"(?:clock_event|throttle_reason)",
+    "Hostname": r"(?:Hostname|hostname)",
+    "UUID": r"(?:UUID|uuid)",
+    "pod": r"(?:pod|pod_name)",
+    "namespace": r"(?:namespace|pod_namespace)",
+    "container": r"(?:container|container_name)",
+}
+# The other spellings as a query-API export's metric object keys them (JSON keys are read by exact name).
+_JSON_LABEL_ALIASES = {
+    "Hostname": ("hostname", "kubernetes_node", "node"), "UUID": ("uuid",), "pod": ("pod_name",),
+    "namespace": ("pod_namespace",), "container": ("container_name",), "clock_event": ("throttle_reason",),
+}
 # Clock events the hardware forces (heat, an external power brake): the clocks were held down, as -q's "HW Slowdown : Active".
 _HW_CLOCK_EVENTS = ("hw_slowdown", "hw_thermal", "hw_power_brake")
 # The same, told by the bitmask of the GPU's current clock event reasons (nvml.h: HW_SLOWDOWN 0x8, HW_THERMAL 0x40, HW_POWER_BRAKE 0x80).
@@ -127,8 +143,11 @@ _SAMPLE_LINE = (
     r"\s+(?P<value>ERROR - FAILED TO CONVERT TO STRING|\S+)(?:\s+(?P<stamp>-?[0-9]+))?\s*$"
 )
 # A scrape pasted into docs keeps their indent (a reST code block); the samples are read stripped.
-_DCGM_COMMENT = r"^[ \t]*#\s*(?:HELP|TYPE)\s+DCGM_"
-_DCGM_SAMPLE = r"^[ \t]*DCGM_[A-Z0-9_]+(?:\{|\s)"
+# DCGM's field names, as dcgm-exporter prints them, or lowercased (a collectors file listing "dcgm_fi_prof_gr_engine_active",
+# gpud's DCGM metrics): the lowercase name is read as the field's.
+_LOWERCASE_FIELD = "dcgm_fi_"
+_DCGM_COMMENT = r"^[ \t]*#\s*(?:HELP|TYPE)\s+(?:DCGM_|dcgm_fi_)"
+_DCGM_SAMPLE = r"^[ \t]*(?:DCGM_[A-Z0-9_]+|dcgm_fi_[a-z0-9_]+)(?:\{|\s)"
 _JSON_NUMBER = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$"
 # The exporter's own pod, or its Docker container's default hostname (the container id's first 12 hex
 # digits, when run without --hostname): neither names the node.
@@ -236,7 +255,7 @@ def sniff(head: Sequence[str]) -> float:
 
 def _is_json_export(head: Sequence[str]) -> bool:
     joined = "\n".join(head)
-    return joined.lstrip().startswith("{") and '"resultType"' in joined and "DCGM_" in joined
+    return joined.lstrip().startswith("{") and '"resultType"' in joined and ("DCGM_" in joined or _LOWERCASE_FIELD in joined)
 
 
 def _is_diag_json(text: str) -> bool:
@@ -284,7 +303,7 @@ def sniff_bytes(head: bytes) -> float:
     start = head.lstrip()[:1]
     if start != b"{":
         return 0.0
-    query_export = b'"resultType"' in head and b"DCGM_" in head
+    query_export = b'"resultType"' in head and (b"DCGM_" in head or _LOWERCASE_FIELD.encode() in head)
     text = head.decode("utf-8", errors="replace")
     return 0.95 if query_export or _is_diag_json(text[:_DIAG_JSON_HEAD]) or _is_health_json(text) else 0.0
 
@@ -948,7 +967,7 @@ def _exposition_samples(rows: pl.DataFrame) -> pl.DataFrame:
         [
             rows.select(
                 "line",
-                metric=sample.field("metric"),
+                metric=_field_name(sample.field("metric")),
                 value=sample.field("value"),
                 stamp_us=pl.when(stamp_ms.is_between(0, 10**14)).then(stamp_ms * 1000),
                 message=pl.col("text"),
@@ -960,8 +979,13 @@ def _exposition_samples(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-_METRIC_DTYPE = pl.Struct({"__name__": pl.String(), **{name: pl.String() for name in _LABELS}, "node": pl.String(),
-                           "kubernetes_node": pl.String(), "throttle_reason": pl.String()})
+def _field_name(metric: pl.Expr) -> pl.Expr:
+    """The metric's DCGM field name: a lowercased one (``dcgm_fi_dev_fb_used``) as DCGM spells it."""
+    return pl.when(metric.str.starts_with(_LOWERCASE_FIELD)).then(metric.str.to_uppercase()).otherwise(metric)
+
+
+_METRIC_DTYPE = pl.Struct({"__name__": pl.String(), **{name: pl.String() for name in _LABELS},
+                           **{alias: pl.String() for aliases in _JSON_LABEL_ALIASES.values() for alias in aliases}})
 _RESULT_DTYPE = pl.List(pl.Struct({"metric": _METRIC_DTYPE, "values": pl.List(pl.List(pl.String())), "value": pl.List(pl.String())}))
 _JSON_DTYPE = pl.Struct({"status": pl.String(), "data": pl.Struct({"resultType": pl.String(), "result": _RESULT_DTYPE})})
 
@@ -976,15 +1000,13 @@ def _json_samples(frame: pl.DataFrame) -> pl.DataFrame:
     value = pl.col("point").list.get(1)
     return points.select(
         line=pl.lit(1, pl.Int64),
-        metric=metric.field("__name__"),
+        metric=_field_name(metric.field("__name__")),
         value=value,
         stamp_us=(seconds * 1e6).round().cast(pl.Int64, strict=False),
         message=pl.concat_str([metric.field("__name__").fill_null(""), pl.lit('{gpu="'), metric.field("gpu").fill_null(""), pl.lit('",UUID="'),
                                metric.field("UUID").fill_null(""), pl.lit('"} '), value, pl.lit(" @"), pl.col("point").list.get(0)]),
         n_lines=pl.lit(1, pl.Int32),
-        **{name: metric.field(name) for name in _LABELS if name not in ("Hostname", "clock_event")},
-        clock_event=pl.coalesce(metric.field("clock_event"), metric.field("throttle_reason")),
-        Hostname=pl.coalesce(metric.field("Hostname"), metric.field("kubernetes_node"), metric.field("node")),
+        **{name: pl.coalesce(metric.field(name), *map(metric.field, _JSON_LABEL_ALIASES.get(name, ()))) for name in _LABELS},
     ).select("line", "metric", "value", "stamp_us", "message", "n_lines", *_LABELS)
 
 
@@ -1140,7 +1162,8 @@ SOURCE = register(
         sniff=sniff,
         parse=parse,
         sniff_literals=(
-            "DCGM_", "Diagnostic", "Device Information", "-----  ", "Health Monitor Report", "Entity", "Overall Health", "\"Errors\"",
+            "DCGM_", _LOWERCASE_FIELD,
+            "Diagnostic", "Device Information", "-----  ", "Health Monitor Report", "Entity", "Overall Health", "\"Errors\"",
             "| Pass", "| Fail", "| Warn", "| Skip",  # result rows of a diag excerpt (DCGM 4's "| GPU0: Pass" too)
             ": Pass", ": Fail", ": Warn", "NvLink Link Status",
         ),
