@@ -1126,7 +1126,7 @@ def test_journal_and_dmesg_lines_of_one_file_are_each_framed_as_written() -> Non
 def test_a_pre_4_10_oops_is_two_critical_events_whatever_its_printk_level() -> None:
     events = _events("dmesg_pstore_erst_oops_coreos_01.log")
     assert events.select("line", "n_lines", "severity", "pid", "process").rows() == [
-        (1, 1, "info", None, None), (2, 3, "critical", None, None), (5, 35, "critical", 1899, "bash"),
+        (1, 1, "info", None, None), (2, 3, "critical", 1899, "bash"), (5, 35, "critical", 1899, "bash"),
     ]
     # a WARNING's level stands: only the kernel's own crash reports are raised to critical
     warning = _parse("<4>[   10.000000] WARNING: CPU: 3 PID: 1 at drivers/gpu/drm/drm_gem.c:100 f+0x1/0x2\n")
@@ -1161,7 +1161,8 @@ def test_a_slab_allocation_failure_keeps_its_cache_and_node_lines() -> None:
         "[Thu May 14 23:17:24 2020]   node 0: slabs: 31, objs: 930, free: 0\n"
         "[Thu May 14 23:17:24 2020] oom_kill_process: 70 callbacks suppressed\n"
     )
-    assert events.select("n_lines", "severity").rows() == [(3, "error"), (1, None)]
+    # the rate limiter's count of the lines it dropped is a warning (KERN_WARNING), whatever it names
+    assert events.select("n_lines", "severity").rows() == [(3, "error"), (1, "warning")]
 
 
 def test_a_kill_whose_task_in_line_was_cut_off_takes_the_memcg_of_the_stats_line() -> None:
@@ -1287,7 +1288,7 @@ def test_dmesg_show_delta_stamps_are_boot_stamps_and_the_5x_oops_keeps_its_page_
     # `dmesg -d`: "[  925.738225 <    0.188086>]" (dri-devel thread, 5.5.0-rc7); "#PF:" lines decode the fault since 5.1
     events = _events("dmesg_delta_oops_null_deref_amdgpu_01.log")
     assert events.select("line", "n_lines", "severity", "pid", "process", "format").rows() == [
-        (1, 4, "critical", None, None, "dmesg_raw"),
+        (1, 4, "critical", 2547, "amdgpu_test", "dmesg_raw"),
         (5, 20, "critical", 2547, "amdgpu_test", "dmesg_raw"),
     ]
     assert events["boot_seconds"].to_list() == [925.738225, 925.738245]
@@ -2147,8 +2148,9 @@ def test_a_kernel_oops_pasted_without_stamps_is_a_kernel_file() -> None:
     assert sources.sniff(_text(name).splitlines())[0] == kernel.SOURCE
     events = _events(name)
     assert set(events["source"]) == {"kernel"} and events.height == 6
+    # the fault's head names the task of the oops right after it (a console line between), the two still events of their own
     assert events.filter(pl.col("severity") == "critical").select("line", "n_lines", "pid", "process").rows() == [
-        (1, 1, None, None), (6, 17, 576538, "kmscon")
+        (1, 1, 576538, "kmscon"), (6, 17, 576538, "kmscon")
     ]
     # an application's log quoting an oops's head line stays the application's
     quoted = ["Running the driver test suite", "BUG: kernel NULL pointer dereference, address: 0000000000000040", "test 3 of 7 failed"]
@@ -2164,4 +2166,60 @@ def test_a_6x_network_watchdog_is_critical_and_a_down_nvme_controller_a_warning(
     nvme = _events("kern_log_nvme_controller_down_csts_ffffffff_01.log")
     assert nvme.filter(pl.col("severity").is_not_null()).select("line", "severity").rows() == [
         (3, "warning"), (9, "warning"), (12, "error"), (13, "error")
+    ]
+
+
+def test_a_fault_s_bug_head_names_the_task_of_the_oops_after_it_and_no_other_bug_does() -> None:
+    events = _events("dmesg_delta_oops_null_deref_amdgpu_01.log")
+    assert events.select("line", "n_lines", "pid", "process").rows()[:2] == [(1, 4, 2547, "amdgpu_test"), (5, 20, 2547, "amdgpu_test")]
+    # a BUG with no oops in reach names no task it did not print
+    far = "\n".join(
+        ["[  1.000000] BUG: kernel NULL pointer dereference, address: 0000000000000090"]
+        + [f"[  1.{n:06d}] usb 1-{n}: new device" for n in range(1, 10)]
+        + ["[  2.000000] Oops: 0000 [#1] SMP PTI", "[  2.000001] CPU: 7 PID: 2547 Comm: amdgpu_test Not tainted 6.8.0 #1"]
+    )
+    assert _parse(far).filter(pl.col("line") == 1).select("pid", "process").rows() == [(None, None)]
+
+
+def test_an_nvme_controller_that_never_came_ready_is_an_error() -> None:
+    # linux-nvme/nvme-cli#151: nvme_wait_ready() gives up with dev_err, and the driver removes the controller
+    events = _events("dmesg_nvme_io_timeout_removed_after_probe_failure_01.log")
+    assert events.filter(pl.col("message").str.contains("Device not ready", literal=True))["severity"].to_list() == ["error"] * 4
+
+
+def test_ext4_errors_and_read_only_remounts_are_critical_and_name_the_task() -> None:
+    # bit-team/backintime#2568: ext4 prints its errors and the remount at KERN_CRIT; the rate limiter's count is a warning
+    rsync = _events("dmesg_ext4_aborted_journal_read_only_rsync_callbacks_suppressed_01.log")
+    assert rsync.select("line", "severity", "process").rows()[:2] == [(1, "critical", "rsync"), (2, "critical", None)]
+    assert rsync.filter(pl.col("line") == 7).select("severity", "process").rows() == [("warning", None)]
+    # Joshua-Riek/ubuntu-rockchip#1060: a comm holds colons and spaces
+    rockchip = _events("kern_log_ext4_aborted_journal_comm_with_spaces_rockchip_01.log")
+    assert rockchip.filter(pl.col("line").is_between(2, 5))["process"].to_list() == [
+        "rs:main Q:Reg", "journal-offline", "systemd-journal", ".NET TP Worker"
+    ]
+    # coolsnowwolf/lede#6147: jbd2 aborting the journal (KERN_ERR) before the ext4 error
+    lede = _events("dmesg_blk_update_request_journal_abort_ext4_read_only_01.log")
+    assert lede.filter(pl.col("line").is_between(3, 6))["severity"].to_list() == ["error", "error", "critical", "critical"]
+    # a file's error names the task before its path, whatever the path's text
+    path = "EXT4-fs error (device nvme0n1p1): ext4_find_entry:1455: inode #2: comm a: path x: y: reading directory lblock 0"
+    assert _parse(f"[  1.000000] {path}")["process"].to_list() == ["a"]
+
+
+def test_a_syslogd_broadcast_of_a_kernel_line_is_timed_and_hosted_by_its_head() -> None:
+    # madMAx43v3r/chia-plotter#535: "Message from syslogd@plot-071 at Jun 17 13:06:42 ..." over " kernel:[405108.698255] …"
+    name = "kern_log_syslogd_broadcast_soft_lockup_chia_plot_01.log"
+    assert sources.sniff(_text(name).splitlines())[0] == kernel.SOURCE
+    chia = _events(name)
+    assert chia.select("line", "n_lines", "ts", "ts_quality", "host", "severity", "pid", "process", "boot_seconds").rows() == [
+        (2, 1, _utc(2026, 6, 17, 13, 6, 42), "year_from_mtime", "plot-071", "critical", 29632, "chia_plot", 405108.698255)
+    ]
+    # the head counts as a skipped line: every line of the file is accounted for
+    assert _accounted(_text(name), ParseContext(file=name)) == (2, 2)
+    # FMInference/FlexLLMGen#86: the heads without their "Message from syslogd@… at "
+    python = _events("kern_log_syslogd_broadcast_soft_lockup_python_no_sender_01.log")
+    assert python.select("line", "ts", "pid", "process").rows()[-1] == (8, _utc(2026, 3, 24, 11, 14, 29), 7565, "python")
+    # sysklogd writes the time as a ctime, with the year
+    dated = _events_of("Message from syslogd@node7 at Tue Mar 16 10:12:45 2010 ...\n kernel:Kernel panic - not syncing: Fatal exception")
+    assert dated.select("source", "line", "ts", "ts_quality", "host", "severity").rows() == [
+        ("kernel", 2, _utc(2010, 3, 16, 10, 12, 45), "exact", "node7", "critical")
     ]

@@ -192,6 +192,17 @@ _BARE_CRASH_HEAD = (
     r"^(?:BUG: (?:kernel NULL pointer dereference, address: |unable to handle )|(?:Oops: )?Oops: [0-9a-f]{4} \[#[0-9]+\]"
     r"|(?:Oops: )?general protection fault|Kernel panic - not syncing: )"
 )
+# rsyslog's (and sysklogd's) broadcast of an emergency message to the terminals of everyone logged in ("*.emerg :omusrmsg:*",
+# the default): a soft lockup, a hard lockup or a panic reaches an ssh session, and then an issue, as
+#     Message from syslogd@plot-071 at Jun 17 13:06:42 ...
+#      kernel:[405108.698255] watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [chia_plot:29632]
+# the host and the syslog stamp (sysklogd's a ctime with the weekday and the year) on a line of their own, then the tag and the
+# message, the kernel's boot stamp in it where its syslog daemon keeps one. A paste may leave "Message from syslogd@… at " out.
+_WALL_HEAD = (
+    rf"^(?:Message from syslogd@(?<host>\S+) at )?(?:[A-Z][a-z]{{2}} )?(?<mon>{timeutil.MONTH_NAME_PATTERN}) +(?<day>[0-9]{{1,2}}) "
+    r"(?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?: (?<year>[0-9]{4}))? \.\.\.[ \t]*$"
+)
+_WALL_KERNEL = r"^ ?kernel:"
 # Uptimes beyond ~300 years are garbage, and would overflow the datetime arithmetic.
 _MAX_BOOT_SECONDS = 1e10
 # A limit this high is the kernel's "unlimited" (PAGE_COUNTER_MAX), not a size.
@@ -207,9 +218,13 @@ _MCE_STATUS = r"Machine Check(?: Event)?: [0-9a-f]+ Bank [0-9]+: "
 # Newer kernels (6.x) report a transmit queue the NIC stopped draining at KERN_CRIT ("mlx5_core 0000:3b:00.0 ens1f0:
 # NETDEV WATCHDOG: CPU: 3: transmit queue 5 timed out 5010 ms", netdev_crit; the driver resets the queue or the device), where
 # it printed "NETDEV WATCHDOG: eth0 (igb): transmit queue 5 timed out" under a WARNING before.
+# ext4 reports a filesystem error, and the read-only remount its errors=remount-ro default makes of it, at KERN_CRIT ("EXT4-fs
+# error (device sdd1): ext4_journal_check_start:83: comm rsync: Detected aborted journal", "EXT4-fs (sdd1): Remounting
+# filesystem read-only"): every write to it fails from then on, a job's checkpoint too.
 _CRITICAL_WORDS = (
     r"Kernel panic|hard LOCKUP|\bBUG: |\bOops\b|general protection fault|Machine Check Exception|Hardware Error\].*(?:[Uu]ncorrected|[Ff]atal)"
     rf"|Uncorrected \(Fatal\)|\bUE [Mm]emory|{_MCE_STATUS}[2367abef][0-9a-f]{{15}}|NETDEV WATCHDOG: CPU: [0-9]+: transmit queue "
+    r"|\bEXT[234]-fs error \(device |: Remounting filesystem read-only"
 )
 # Hardware errors the hardware corrected (PCIe AER, EDAC "CE", APEI/GHES records, machine checks without UC): read
 # before the error words.
@@ -231,8 +246,14 @@ _ERROR_WORDS = (
     r"(?i)\b(?:error|errors|failed|failure|fault|segfault|corruption|unable to|no killable processes|detected (?:expedited )?stalls?|self-detected stall"
     r"|cannot initiali[sz]e|cannot proceed|boot attempts exceeded"
     r"|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed|api mismatch"
-    r"|in this system is not supported by|while in atomic or interrupt context)\b"
+    r"|in this system is not supported by|while in atomic or interrupt context"
+    # an NVMe controller that never came ready (dev_err; "Device not ready; aborting reset, CSTS=0x1" since 5.x): the driver
+    # gives up on it and removes it; jbd2 aborting a journal (KERN_ERR; the filesystem goes read-only next)
+    r"|not ready; aborting (?:initiali[sz]ation|reset|shutdown)|aborting journal on device)\b"
 )
+# printk_ratelimit()'s count of the lines it dropped (KERN_WARNING), "EXT4-fs error: 1267 callbacks suppressed": the name of
+# what printed them is no error of its own.
+_RATELIMITED = r": [0-9]+ callbacks suppressed$"
 # Lustre's and LNet's errors (D_ERROR, D_EMERG: printed at KERN_ERR, KERN_EMERG) open with these prefixes, their other
 # messages with "Lustre: " / "LNet: ". (Looked for as literals: an anchored alternative in _ERROR_WORDS would slow it for
 # every line.)
@@ -415,6 +436,14 @@ _DRIVER_TASK = r"\b[A-Za-z_][A-Za-z0-9_]*:[0-9]+:\(pid ([0-9]+)\): "
 # ptlrpc_expire_one_request()) @@@ Request sent has timed out …" (a client's RPC to a storage target, often the I/O of a
 # training job's reader); console messages ("Lustre: fs-OST003a-osc-…: Connection to … was lost") name none.
 _LIBCFS_TASK = r"^(?:Lustre|LNet)(?:Error)?: ([0-9]+):[0-9]+:\("
+# ext4's errors name the task whose system call hit them (its comm, up to 15 characters, which may hold spaces and colons:
+# "rs:main Q:Reg"), no pid: "EXT4-fs error (device sdd1): ext4_journal_check_start:83: comm rsync: Detected aborted journal",
+# "… ext4_lookup:1706: inode #6291457: comm ls: deleted inode referenced: 6292032", a file's "… inode #12: block 34: comm
+# python: path model.bin: …". The comm is the longest one a ": " follows, unless a ": path " does.
+_EXT4_COMM = (
+    r"^EXT[234]-fs error \(device [^)]+\): \S+:[0-9]+: (?:inode #[0-9]+: )?(?:block [0-9]+: )?comm "
+    r"(?:(?<before_path>.{1,15}?): path |(?<comm>.{1,15}): )"
+)
 # The AMD GPU driver's reports of a job the GPU did not finish and of a GPU page fault name the process whose job or
 # access it was. A hung job (KERN_ERR, a GPU reset follows): "amdgpu 0000:c5:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled
 # seq=2662395, emitted seq=2662397", then "amdgpu 0000:c5:00.0: amdgpu:  Process code pid 1048641 thread code:cs0 pid
@@ -455,7 +484,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         # journalctl's header lines and syslogd's "host last message repeated 5 times", which any file syslogd writes
         # holds (a kern.log too), vote for no source; its restart and exit lines (facility syslog) go to other files
         neutral=text.str.contains(_JOURNAL_HEADER) | _is_repeat_line(text),
-        mine=dmesg & (~program | (dmesg & ~program).any().over("head")) | _is_kernel_envelope(text) | json_line | _is_compact_record(text),
+        mine=dmesg & (~program | (dmesg & ~program).any().over("head")) | _is_kernel_envelope(text) | json_line | _is_compact_record(text)
+        | _is_wall_line(text, "head"),
         bare=text.str.contains(_BARE_MESSAGE),
         crash=text.str.contains(_BARE_CRASH_HEAD),
         indented=text.str.contains(r"^\s"),
@@ -476,6 +506,21 @@ def _is_repeat_line(text: pl.Expr) -> pl.Expr:
     """Whether a line is syslogd's own "last message repeated N times" (looked for where the literal is)."""
     repeat = pl.when(text.str.contains(" last message repeated ", literal=True)).then(text)
     return repeat.str.contains(_syslog.SYSLOGD_OWN_LINE).fill_null(False)
+
+
+def _wall_lines(text: pl.Expr, within: str | None) -> tuple[pl.Expr, pl.Expr]:
+    """Whether each line is the head of a syslogd broadcast (:data:`_WALL_HEAD`) a kernel line follows, and whether it is
+    that kernel line (looked for where the literal " ..." is, and on the line after such a head)."""
+    head = pl.when(text.str.contains(" ...", literal=True)).then(text).str.contains(_WALL_HEAD).fill_null(False)
+    after_head = head.shift(1, fill_value=False)
+    kernel = pl.when(after_head.over(within) if within else after_head).then(text).str.contains(_WALL_KERNEL).fill_null(False)
+    before_kernel = kernel.shift(-1, fill_value=False)
+    return head & (before_kernel.over(within) if within else before_kernel), kernel
+
+
+def _is_wall_line(text: pl.Expr, within: str | None) -> pl.Expr:
+    head, kernel = _wall_lines(text, within)
+    return head | kernel
 
 
 def _json_anchor(text: pl.Expr) -> pl.Expr:
@@ -541,6 +586,8 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         return Parsed(events=pl.DataFrame(), skipped=skipped)
     # Each file of a batch is framed the way most of its own lines are written.
     families = _families(body)
+    if "wall" in families.values():  # a broadcast's head line frames the kernel line after it and is no event (_parse_wall)
+        skipped["header"] = skipped.get("header", 0) + _wall_head_count(body, [file for file, name in families.items() if name == "wall"])
     if not within_file(body):
         return Parsed(events=_parse_family(body, families[0], ctx), skipped=skipped)
     family = body.select(pl.col("batch_file").replace_strict(families, return_dtype=pl.String)).to_series()
@@ -557,6 +604,8 @@ def _parse_family(body: pl.DataFrame, family: str, ctx: ParseContext) -> pl.Data
         return _parse_mixed(body, ctx)
     if family == "dmesg_json":
         return _parse_dmesg_json(body, ctx)
+    if family == "wall":
+        return _parse_wall(body, ctx)
     return _dmesg_events(body, ctx)
 
 
@@ -610,8 +659,9 @@ def _families(lines: pl.DataFrame) -> dict[int, str]:
         journal_json=text.filter(text.str.starts_with("{")).str.json_path_match("$.MESSAGE").is_not_null().sum(),
         # one time line a `dmesg --json` record, looked for where the literal is
         dmesg_json=_json_anchor(text).sum(),
+        wall=_is_wall_line(text, None).sum(),  # (shifted within each file: an aggregation reads its group alone)
     )
-    names = ("dmesg", "syslog", "journal_json", "dmesg_json")
+    names = ("dmesg", "syslog", "journal_json", "dmesg_json", "wall")
     families = {}
     for row in counts.iter_rows(named=True):
         family = max(names, key=lambda name: row[name])
@@ -619,6 +669,44 @@ def _families(lines: pl.DataFrame) -> dict[int, str]:
             family = "syslog"  # its kernel lines go to these rules through the syslog framing, the others to theirs
         families[row["batch_file"]] = "mixed" if family in ("dmesg", "syslog") and row["dmesg"] and row["syslog"] else family
     return families
+
+
+def _wall_head_count(lines: pl.DataFrame, files: list[int]) -> int:
+    """The number of syslogd broadcast heads (:data:`_WALL_HEAD`) in the given files of the batch."""
+    within = within_file(lines)
+    walled = lines.filter(pl.col("batch_file").is_in(files)) if within else lines
+    return int(walled.select(_wall_lines(pl.col("text"), within)[0].sum()).item())
+
+
+def _parse_wall(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """syslogd's broadcasts (:data:`_WALL_HEAD`): each kernel line framed by the head above it (its host, its time), the heads
+    themselves no events (each line of the file after a head counts in an event)."""
+    within = within_file(lines)
+    text = pl.col("text")
+    is_head, _ = _wall_lines(text, within)
+    parts = lines.with_columns(is_head=is_head).with_columns(h=pl.when("is_head").then(text).str.extract_groups(_WALL_HEAD))
+    h = pl.col("h").struct
+    yearless = h.field("year").is_null()
+    yearless_ts, yearless_quality = timeutil.yearless_to_utc(timeutil.month_number(h.field("mon")), h.field("day"), h.field("clock"), ctx, within=within)
+    dated = timeutil.ctime_string(h.field("year"), h.field("mon"), h.field("day"), h.field("clock"))
+    parts = parts.with_columns(dated_ts=map_distinct(parts.select(dated).to_series(), lambda clock: timeutil.dated_to_utc(clock, "%Y-%m-%d %H:%M:%S", ctx.tz)))
+    stamped = parts.with_columns(
+        ts=pl.when(yearless).then(yearless_ts).otherwise("dated_ts"),
+        ts_raw=pl.concat_str(h.field("mon"), pl.lit(" "), h.field("day"), pl.lit(" "), h.field("clock")),
+        ts_quality=pl.when(pl.col("is_head")).then(pl.when(yearless).then(yearless_quality).otherwise(pl.lit("exact"))),
+        host=h.field("host"),
+    )
+    # a head's facts go to the lines after it, up to the next head; the lines above a file's first head have none
+    opened = (pl.col("is_head") | starts_file(stamped)).cum_sum()
+    filled = stamped.with_columns(
+        [forward_fill_within(pl.col(name), opened) for name in ("ts", "ts_raw", "ts_quality", "host")]
+    ).with_columns(ts_quality=pl.coalesce("ts_quality", pl.lit("missing")))
+    framed = filled.filter(~pl.col("is_head")).select(
+        "line", "text", *file_column(lines), "ts", "ts_raw", "ts_quality", "host", program=pl.lit("kernel"), pid=pl.lit(None, pl.Int64),
+        message=text.str.replace(_WALL_KERNEL, ""), severity=pl.lit(None, pl.String), format=pl.lit("syslog_wall"),
+        boot_seconds=pl.lit(None, pl.Float64),
+    )
+    return kernel_rules(framed, ctx)
 
 
 def _dmesg_events(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -870,7 +958,7 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         lines.filter(ruled).with_columns(pl.col("message").str.strip_chars_end()).with_columns(_line_facts()).with_columns(_xid.line_columns())
         .with_columns(_amdgpu_task(), dump=pl.col("dump") | _xid.continues_sxid())
     )
-    records = _group(_carry_block_facts(_with_keys(facts)))
+    records = _with_oops_task(_group(_carry_block_facts(_with_keys(facts))))
     events = _assemble(_xid.record_columns(records, pl.col("position")))
     return _with_program(pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row").drop("row"))
 
@@ -921,7 +1009,8 @@ def _with_program(events: pl.DataFrame) -> pl.DataFrame:
     named a process."""
     message = pl.col("message")
     program = pl.when(message.str.contains("]: ", literal=True)).then(message).str.extract_groups(_USERSPACE)
-    named = events.with_columns(program=program)
+    ext4 = pl.when(message.str.contains("-fs error (device ", literal=True)).then(message).str.extract_groups(_EXT4_COMM)
+    named = events.with_columns(program=program, ext4_comm=pl.coalesce(ext4.struct.field("before_path"), ext4.struct.field("comm")))
     # the gates null the other lines' messages first, so that each pattern reads only the lines that may hold it
     task = pl.coalesce(
         pl.when(message.str.contains(":(pid ", literal=True)).then(message).str.extract(_DRIVER_TASK, 1),
@@ -931,9 +1020,9 @@ def _with_program(events: pl.DataFrame) -> pl.DataFrame:
         pid=pl.coalesce("pid", pl.coalesce(pl.col("program").struct.field("pid"), task).cast(pl.Int64, strict=False)),
         # a serial console's status lines are systemd's (PID 1 writes them to the console)
         process=pl.coalesce(
-            "process", pl.col("program").struct.field("name"), pl.when(_is_console_status(message)).then(pl.lit("systemd"))
+            "process", pl.col("program").struct.field("name"), "ext4_comm", pl.when(_is_console_status(message)).then(pl.lit("systemd"))
         ),
-    ).drop("program")
+    ).drop("program", "ext4_comm")
 
 
 def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -1159,6 +1248,27 @@ def _group(lines: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([merged, single]).sort("row")
 
 
+# x86 reports a fault in the kernel in two records: "BUG: kernel NULL pointer dereference, address: 0000000000000090" (or
+# "BUG: unable to handle page fault for address: …", before 4.19 "BUG: unable to handle kernel NULL pointer dereference at …")
+# with the fault's decoding ("#PF: …" twice, the page-table walk "PGD 0 P4D 0"; "IP: …" before 4.10), then the oops, "Oops:
+# 0000 [#1] SMP PTI", whose CPU line names the task that faulted. The two stay events of their own (the oops's head is
+# the report's), and the fault's head names the oops's task where the oops comes within _FAULT_DECODING_ROWS rows (a console
+# line or two may come between).
+_FAULT_DECODING_ROWS = 8
+
+
+def _with_oops_task(records: pl.DataFrame) -> pl.DataFrame:
+    """``records`` with a kernel fault's "BUG: " head given the task of the oops right after it (``oops_pid``,
+    ``oops_comm``)."""
+    head = pl.col("head_other")
+    oops = pl.when(head == "Oops: ").then(pl.struct(oops_row="row", oops_pid="cpu_pid", oops_comm="cpu_comm"))
+    following = records.select(oops.shift(-1).backward_fill().struct.unnest())
+    near = (head == "BUG: ") & (pl.col("oops_row") - pl.col("row") <= _FAULT_DECODING_ROWS)
+    return records.with_columns(following).with_columns(
+        oops_pid=pl.when(near).then("oops_pid"), oops_comm=pl.when(near).then("oops_comm")
+    ).drop("oops_row")
+
+
 def _own_lines() -> pl.Expr:
     """The lines a row adds to its event's ``n_lines``: none for a kernel line cut out of another's (_unglued)."""
     return pl.when(pl.col("shared_line")).then(pl.lit(0, pl.Int32)).otherwise(pl.lit(1, pl.Int32))
@@ -1193,10 +1303,10 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
     return records.with_columns(kind=kind).select(
         "row", "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
         severity=_severity(pl.col("kind")),
-        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "cpu_pid")
+        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "cpu_pid", "oops_pid")
         .cast(pl.Int64, strict=False).fill_null(pl.coalesce("xid_pid", "nvrm_client_pid", "amdgpu_pid")),
         process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "cpu_comm",
-                            "header_name", "xid_process", "nvrm_client", "amdgpu_process"),
+                            "header_name", "xid_process", "nvrm_client", "amdgpu_process", "oops_comm"),
         cgroup=_CGROUP,
         pod_uid=memcg_pod_uid(_CGROUP),
         container_id=pl.coalesce(container_from_cgroup, pl.when(_IS_HEADER).then(_CPUSET_VALUE.str.extract(_HEX64, 1))),
@@ -1241,9 +1351,10 @@ def _wording() -> pl.Expr:
     message = pl.col("message")
     libcfs_error = pl.any_horizontal(message.str.starts_with(prefix) for prefix in _LIBCFS_ERROR_PREFIXES)
     target_lost = pl.when(message.str.starts_with("Lustre: ")).then(message).str.contains(_LUSTRE_TARGET_LOST).fill_null(False)
+    ratelimited = pl.when(message.str.contains(" callbacks suppressed", literal=True)).then(message).str.contains(_RATELIMITED).fill_null(False)
     return (
         pl.when(message.str.contains(_CRITICAL_WORDS)).then(pl.lit("critical"))
-        .when(message.str.contains(_CORRECTED_WORDS)).then(pl.lit("warning"))
+        .when(message.str.contains(_CORRECTED_WORDS) | ratelimited).then(pl.lit("warning"))
         .when(libcfs_error | message.str.contains(_ERROR_WORDS)).then(pl.lit("error"))
         .when(target_lost | message.str.contains(_WARNING_WORDS)).then(pl.lit("warning"))
     )
@@ -1311,7 +1422,7 @@ SOURCE = register(
         # every kernel line's form holds one, but a hung-task head pasted alone holds only its own words
         sniff_literals=("[", "kernel", ",", "INFO: task "),
         formats=("dmesg_raw", "dmesg_ctime", "dmesg_iso", "dmesg_reltime", "dmesg_kmsg", "journal_monotonic", "syslog", "syslog_iso", "syslog_bare", "journal_json",
-                 "dmesg_json"),
+                 "dmesg_json", "syslog_wall"),
         line_local=True,
         segmented=True,
     )
