@@ -19,6 +19,7 @@ from rca import signals
 from rca._identity import layout_identity
 from rca.correlate import prepared
 from rca.signals import attr, attr_int
+from rca.timeline import headline
 from rca.sources._kube import QUANTITY, quantity_bytes
 from rca.sources.cgroup import merge_readings
 
@@ -107,11 +108,15 @@ def size(value: float | None) -> str:
 
 
 def evidence(frame: pl.DataFrame, text: pl.Expr | None = None) -> tuple[Evidence, ...]:
-    """Evidence lines of events (file, line, source, kind, message): the message's last line unless ``text`` says otherwise."""
+    """Evidence lines of events (file, line, source, kind, message): the message's headline unless ``text`` says otherwise.
+
+    The headline (:func:`rca.timeline.headline`) is a traceback's exception, a ``kubectl describe`` excerpt's
+    ``Message:``, else the block's first line (never an OOM report's last stack frame or process-table header).
+    """
     if frame.is_empty():
         return ()
-    last_line = pl.col("message").fill_null("").str.strip_chars().str.split("\n").list.last().str.strip_chars()
-    shown = frame.select("file", "line", "source", "kind", text=(text if text is not None else last_line).str.slice(0, _TEXT_CHARS))
+    chosen = text if text is not None else headline("message")
+    shown = frame.select("file", "line", "source", "kind", text=chosen.str.slice(0, _TEXT_CHARS))
     return tuple(Evidence(**row) for row in shown.unique(maintain_order=True).iter_rows(named=True))
 
 

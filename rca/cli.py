@@ -369,7 +369,7 @@ def incidents_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the incidents as JSON lines on stdout.")] = False,
 ) -> None:
     """List the incidents of the last correlation."""
-    from rca.timeline import filter_incidents, relative
+    from rca.timeline import duration, filter_incidents
 
     try:
         found = filter_incidents(open_store(store).incidents(), host=host, since=_as_utc(since), until=_as_utc(until), kind=kind)
@@ -383,10 +383,11 @@ def incidents_command(
     for row in found.iter_rows(named=True):
         who = "/".join(x for x in (row["namespace"], row["pod"]) if x) or (f"pid {row['pid']}" if row["pid"] else "-")
         hosts = (row["host"] or "-") + (f" +{len(row['hosts']) - 1}" if len(row["hosts"]) > 1 else "")
-        span = relative((row["end"] - row["start"]).total_seconds()) if row["start"] and row["end"] else ""
+        span = (row["end"] - row["start"]).total_seconds() if row["start"] and row["end"] else 0.0
+        signals = " ".join(part for part in (_signal_summary(row), f"span {duration(span)}" if span >= 1 else "") if part)
         table.add_row(row["incident_id"], f"{row['start']:%Y-%m-%d %H:%M:%S}" if row["start"] else "?", hosts, row["anchor_kind"], who,
                       "" if row["gpu_index"] is None else str(row["gpu_index"]), str(row["n_events"]), ",".join(row["sources"] or []),
-                      _signal_summary(row) + (f" span {span}" if span and span != "+00:00" else ""))
+                      signals)
     _wide_out().print(table)
 
 

@@ -54,8 +54,9 @@ from rca.correlate import DEFAULT_WINDOW, FATAL_XIDS
 from rca.errors import InputError
 from rca.kb import UNKNOWN, KnowledgeBase, Step, best_matches, load_kb, rule_scores
 from rca.store import Store
+from rca.timeline import duration, headline, headline_of
 
-__all__ = ["STAGES", "Evidence", "Explanation", "Frames", "Stage", "explain", "format_figure", "size"]
+__all__ = ["STAGES", "Evidence", "Explanation", "Frames", "Stage", "explain", "format_figure", "headline", "headline_of", "size"]
 
 STAGES = ("cgroup", "gpu_processes", "allocator")
 """The stages of the walk, in the order they are asked."""
@@ -143,16 +144,29 @@ _RUNTIME_WORDS = {"jvm": "JVM", "go": "Go", "node": "Node.js", "python": "Python
 
 
 def format_figure(name: str, value: Any) -> str:
-    """A figure as a person reads it: bytes in binary units, ratios as percents, allocation sites one per line."""
+    """A figure (or an incident's signal) as a person reads it: bytes in binary units, ratios as percents, rates per
+    second, durations, allocation sites one per line, other lists comma-separated; never a bare 17-digit float."""
     if value is None:
         return "-"
     if isinstance(value, list):
-        return "\n".join(_site_text(site) for site in value) or "-"
-    if isinstance(value, int) and not isinstance(value, bool) and name.endswith("_bytes"):
+        if all(isinstance(item, dict) for item in value):
+            return "\n".join(_site_text(site) for site in value) or "-"
+        return ", ".join(str(item) for item in value) or "-"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if name.endswith("_bytes_per_s"):
+        return f"{value / 1e6:+.1f} MB/s"
+    if name.endswith("_bytes"):
         return size(value)
-    if isinstance(value, float) and (name.endswith(("_over_limit", "_frac"))):
+    if name.endswith(("_over_limit", "_frac")):
         return f"{value:.1%}"
-    return str(value)
+    if name.endswith("_pct"):
+        return f"{value:.1f}%"
+    if name.endswith("_over_free"):
+        return f"{value:.2f}× the free memory"
+    if name.endswith("_s"):
+        return duration(value)
+    return str(value) if isinstance(value, int) else f"{value:.4g}"
 
 
 def _site_text(site: dict[str, Any]) -> str:

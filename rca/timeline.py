@@ -45,6 +45,31 @@ _ROLE_RANK = {"anchor": 0, "evidence": 1, "context": 2}
 _MARKS = {"anchor": ("▲", "bold red"), "evidence": ("●", "cyan"), "context": ("○", "yellow"), None: ("·", "dim")}
 _ROUTINE = ("log", "gpu_sample", "gpu_process")
 _LIST_ROWS = 40
+_PRECISE_SPAN_S = 10.0  # under this span, relative times keep their fraction of a second (+00:00.250)
+_TRACEBACK = r"Traceback \(most recent call last\)|(?m)^\s*File \"[^\"]+\", line [0-9]+"
+_NOT_AN_EXCEPTION_LINE = r"^\s|Traceback \(most recent call last\)|^(During handling of|The above exception)"
+
+
+def headline(message: pl.Expr | str = "message") -> pl.Expr:
+    """The one line of a (multi-line) message a reader needs: a traceback's exception, else a block's own headline.
+
+    A Python traceback's exception is its last line that is not a frame (``RuntimeError: DataLoader worker …``). Any
+    other block reads from its top: the kernel's OOM-killer report and Xid lines, an nvidia-smi or systemd report. A
+    ``kubectl describe`` excerpt says it in its ``Message:`` (else ``Reason:``) field, not in its first field (``Name:``,
+    ``State:``) nor its last (``Controlled By:``). One-line messages are themselves.
+    """
+    text = (pl.col(message) if isinstance(message, str) else message).fill_null("").str.strip_chars_end()  # frames keep their indent
+    lines = text.str.split("\n").list.eval(pl.element().filter(pl.element().str.strip_chars() != ""))
+    exception = lines.list.eval(pl.element().filter(~pl.element().str.contains(_NOT_AN_EXCEPTION_LINE))).list.last()
+    field = pl.coalesce(text.str.extract(r"(?m)^[ \t]*(Message:[ \t]*\S.*)$"), text.str.extract(r"(?m)^[ \t]*(Reason:[ \t]*\S.*)$"))
+    first = lines.list.first()  # also a traceback cut before its exception: what raised it, not a frame's code
+    chosen = pl.when(text.str.contains(_TRACEBACK)).then(pl.coalesce(exception, first)).otherwise(pl.coalesce(field, first))
+    return pl.coalesce(chosen, pl.lit("")).str.strip_chars().str.replace_all(r"[ \t]{2,}", " ")
+
+
+def headline_of(message: str | None) -> str:
+    """:func:`headline` of one message."""
+    return pl.select(headline(pl.lit(message, pl.String))).item()
 
 
 def incident_timeline(store: Store, incident_id: str) -> pl.DataFrame:
@@ -135,23 +160,48 @@ def _shape(frame: pl.DataFrame, reference: datetime | None) -> pl.DataFrame:
     return shaped.select([pl.col(c).cast(dtype) for c, dtype in TIMELINE_SCHEMA.items()]).sort("ts", "event_id", nulls_last=True)
 
 
-def relative(seconds: float | None) -> str:
-    """``-03:12``, ``+00:05``, ``-1:02:03``; ``?`` for an unknown time."""
+def relative(seconds: float | None, *, precise: bool = False) -> str:
+    """``-03:12``, ``+00:05``, ``-1:02:03``; ``?`` for an unknown time; ``precise``: milliseconds too (``+00:00.250``)."""
     if seconds is None:
         return "?"
     sign = "-" if seconds < 0 else "+"
-    whole = int(round(abs(seconds)))
+    if precise:
+        millis = int(round(abs(seconds) * 1000))
+        whole, fraction = divmod(millis, 1000)
+    else:
+        whole, fraction = int(round(abs(seconds))), None
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
-    return f"{sign}{hours}:{minutes:02d}:{secs:02d}" if hours else f"{sign}{minutes:02d}:{secs:02d}"
+    text = f"{sign}{hours}:{minutes:02d}:{secs:02d}" if hours else f"{sign}{minutes:02d}:{secs:02d}"
+    return text if fraction is None else f"{text}.{fraction:03d}"
+
+
+def duration(seconds: float | None) -> str:
+    """A length of time as a reader says it: ``450 ms``, ``9 s``, ``4 min 30 s``, ``2 h 05 min``; ``?`` when unknown."""
+    if seconds is None:
+        return "?"
+    seconds = abs(seconds)
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    whole = int(round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min" + (f" {secs:02d} s" if secs else "")
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 def swimlanes(frame: pl.DataFrame, *, width: int = 100, title: str = "") -> Group:
     """A terminal swimlane drawing of a timeline frame, ``width`` characters wide: one lane per source, anchors in red."""
     timed = frame.filter(pl.col("rel_s").is_not_null())
-    if timed.height == 0:
-        return Group(Text(f"{title}\nno timed events", style="dim"))
+    if timed.height == 0:  # the drawing needs times; the list of what was linked does not
+        lines = [Text(title, style="bold")] if title else []
+        lines.append(Text("no linked event has a time, so there is nothing to draw; the linked events:", style="dim"))
+        return Group(*lines, *_key_events(frame, width - 58, precise=False))
     lo, hi = float(timed["rel_s"].min()), float(timed["rel_s"].max())
+    precise = hi - lo < _PRECISE_SPAN_S
     span = max(hi - lo, 1e-6)
     lanes = sorted(timed["lane"].unique().to_list())
     label_width = max(len(lane) for lane in lanes) + 1
@@ -162,7 +212,7 @@ def swimlanes(frame: pl.DataFrame, *, width: int = 100, title: str = "") -> Grou
         rank=pl.col("role").replace_strict(_ROLE_RANK, default=3, return_dtype=pl.Int32),
     ).group_by("lane", "col").agg(pl.col("role").sort_by("rank").first())
     lines: list[Text] = [Text(title, style="bold")] if title else []
-    lines.append(_axis(lo, hi, width, label_width))
+    lines.append(_axis(lo, hi, width, label_width, precise=precise))
     for lane in lanes:
         row = [(" ", "")] * width
         for col, role in cells.filter(pl.col("lane") == lane).select("col", "role").iter_rows():
@@ -172,31 +222,31 @@ def swimlanes(frame: pl.DataFrame, *, width: int = 100, title: str = "") -> Grou
             text.append(char, style=style)
         lines.append(text)
     lines.append(Text(f"{'':{label_width}}▲ anchor  ● evidence  ○ context  · other", style="dim"))
-    lines.extend(_key_events(frame, total - 58))
+    lines.extend(_key_events(frame, total - 58, precise=precise))
     untimed = frame.height - timed.height
     if untimed:
         lines.append(Text(f"{untimed} linked events have no time (kept, not drawn)", style="dim"))
     return Group(*lines)
 
 
-def _axis(lo: float, hi: float, width: int, label_width: int) -> Text:
+def _axis(lo: float, hi: float, width: int, label_width: int, *, precise: bool = False) -> Text:
     marks = [" "] * width
-    for position in (0, width // 2, width - 1):
-        label = relative(lo + (hi - lo) * position / max(width - 1, 1))
+    for position in (0, width // 2, width - 1) if hi > lo else (0,):  # one moment: one label
+        label = relative(lo + (hi - lo) * position / max(width - 1, 1), precise=precise)
         start = min(max(position - len(label) // 2, 0), width - len(label))
         marks[start : start + len(label)] = list(label)
     return Text(" " * label_width + "".join(marks), style="dim")
 
 
-def _key_events(frame: pl.DataFrame, width: int) -> list[Text]:
-    """The anchors and the non-routine events as a list under the lanes (a traceback shows its last line)."""
+def _key_events(frame: pl.DataFrame, width: int, *, precise: bool = False) -> list[Text]:
+    """The anchors and the non-routine events as a list under the lanes, each by its :func:`headline`."""
     loud = pl.col("severity").is_in(["warning", "error", "critical"]).fill_null(False)
-    key = frame.filter((pl.col("role") == "anchor") | ~pl.col("kind").is_in(_ROUTINE) | loud)
+    key = frame.filter((pl.col("role") == "anchor") | ~pl.col("kind").is_in(_ROUTINE) | loud).with_columns(shown=headline("message"))
     rows: list[Text] = []
-    for rel_s, lane, role, kind, message in key.head(_LIST_ROWS).select("rel_s", "lane", "role", "kind", "message").iter_rows():
+    for rel_s, lane, role, kind, shown in key.head(_LIST_ROWS).select("rel_s", "lane", "role", "kind", "shown").iter_rows():
         style = "bold red" if role == "anchor" else ""
-        last_line = (message or "").strip().split("\n")[-1][: max(width, 20)]
-        rows.append(Text(f"{relative(rel_s):>10}  {lane:<14} {role or '-':<8} {kind:<20} {last_line}", style=style))
+        rows.append(Text(f"{relative(rel_s, precise=precise):>10}  {lane:<14} {role or '-':<8} {kind:<20} {shown[: max(width, 20)]}",
+                         style=style))
     if key.height > _LIST_ROWS:
         rows.append(Text(f"… {key.height - _LIST_ROWS} more", style="dim"))
     return rows

@@ -446,3 +446,62 @@ def test_cli_panels(store: Path) -> None:
 def test_cli_unknown_incident(store: Path) -> None:
     result = CliRunner().invoke(app, ["explain", "inc-nope", "--store", str(store)])
     assert result.exit_code == 2 and "no incident 'inc-nope'" in result.output
+
+
+def test_evidence_of_an_oom_report_is_its_headline_not_its_last_line(tmp_path: Path) -> None:
+    # The kernel's OOM report is one multi-line event whose last line is a stack frame; kubectl describe's ends in "Controlled By:".
+    logs = tmp_path / "logs" / "gpu-d"
+    logs.mkdir(parents=True)
+    shutil.copy(DATA / "kernel" / "dmesg_oom_cgroup_01.log", logs / "dmesg.log")
+    shutil.copy(DATA / "k8s" / "kubectl_describe_pod_evicted_01.txt", logs / "describe.txt")
+    rca.ingest(tmp_path / "logs", tmp_path / "store")
+    store = rca.open_store(tmp_path / "store")
+    correlate_store(store)
+    texts = {}
+    for incident_id in store.incidents()["incident_id"]:
+        for stage in explain(store, incident_id).stages:
+            texts.update({f"{line.kind}:{line.line}": line.text for line in stage.evidence})
+    assert any(text.startswith("Memory cgroup out of memory: Killed process 63214 (uwsgi)") for text in texts.values()), texts
+    assert texts["eviction:1"].startswith("Message: The node was low on resource: memory. Container treetracker-pgpool was using"), texts
+    assert not any(text.startswith(("handle_mm_fault", "Controlled By")) for text in texts.values()), texts
+
+
+@pytest.mark.parametrize("message,shown", [
+    ("uwsgi invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0\nCall Trace:\n dump_stack+0x66/0x8b\n handle_mm_fault+0xca/0x200",
+     "uwsgi invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0"),
+    ("Traceback (most recent call last):\n  File \"train.py\", line 10, in <module>\n    loss.backward()\n"
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."),
+    ("RuntimeError: DataLoader worker (pid 575) is killed by signal: Killed.\nThe above exception was the direct cause of the following "
+     "exception:\nTraceback (most recent call last):\n  File \"t.py\", line 27, in <module>\n    for batch in loader:\n"
+     "RuntimeError: DataLoader worker (pid(s) 575) exited unexpectedly", "RuntimeError: DataLoader worker (pid(s) 575) exited unexpectedly"),
+    # a traceback cut before its exception: what raised it, not a frame's code
+    ("EngineCore hit an exception: Traceback (most recent call last):\n  File \"core.py\", line 249, in __init__\n"
+     "    super().__init__(vllm_config)", "EngineCore hit an exception: Traceback (most recent call last):"),
+    ("State:          Terminated\n  Reason:       OOMKilled\n  Exit Code:    0\n  Finished:     Tue, 29 Apr 2025 14:10:51 +0800",
+     "Reason: OOMKilled"),
+    ("Memory cgroup out of memory: Killed process 575 (pt_data_worker)", "Memory cgroup out of memory: Killed process 575 (pt_data_worker)"),
+    (None, ""),
+])
+def test_headline_is_the_line_a_reader_needs(message: str | None, shown: str) -> None:
+    from rca.timeline import headline_of
+
+    assert headline_of(message) == shown
+
+
+@pytest.mark.parametrize("name,value,shown", [
+    ("gpu_mem_peak_pct", 91.552734375, "91.6%"),
+    ("gpu_mem_headroom_bytes", 7256145920, "6.8 GiB"),
+    ("gpu_mem_growth_bytes_per_s", 104857600.0, "+104.9 MB/s"),
+    ("gpu_mem_growth_sustained_s", 50.0, "50 s"),
+    ("gpu_util_period_s", 270.0, "4 min 30 s"),
+    ("reserved_unallocated_frac", 0.08143322475570032, "8.1%"),
+    ("rss_over_limit", 0.95367431640625, "95.4%"),
+    ("requested_over_free", 1.8867924535595977, "1.89× the free memory"),
+    ("xid_codes", [13, 109], "13, 109"),
+    ("gpu_processes", 1, "1"),
+    ("oom_constraint", "memcg", "memcg"),
+])
+def test_format_figure_reads_an_incident_signal_as_words(name: str, value, shown: str) -> None:
+    from rca.explain import format_figure
+
+    assert format_figure(name, value) == shown

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -92,6 +94,7 @@ def test_postmortem_of_a_gpu_incident_draws_the_timeline_and_the_gpu_curves(stor
     assert _images(by_cell["timeline"]) == 1 and _images(by_cell["gpu"]) == 1 and _images(outputs) == 2
     assert f"incident {incident_id}" in _text(by_cell["setup"])
     assert any("text/html" in output.get("data", {}) for output in by_cell["evidence"])
+    _assert_readable_summary_and_evidence(stores.clustered, incident_id, by_cell)
     kb_id = rca.open_store(stores.clustered).incidents().filter(pl.col("incident_id") == incident_id)["kb_id"][0]
     markdown = "".join(output["data"].get("text/markdown", "") for output in by_cell["kb"] if "data" in output)
     assert (f"`{kb_id}`" in markdown) if kb_id != "unknown" else ("Best rule match" in markdown or "no entry" in _text(by_cell["kb"]))
@@ -104,6 +107,29 @@ def test_postmortem_of_a_gpu_incident_draws_the_timeline_and_the_gpu_curves(stor
     page = result.html.read_text()
     assert result.html.suffix == ".html" and len(re.findall(r'<img[^>]*src="data:image/png;base64,', page)) == 2
     assert "<script" not in page  # nothing fetched from a CDN: the page works offline
+
+
+def _html_cells(outputs: list[dict]) -> list[str]:
+    """The cell texts of every HTML table among ``outputs``."""
+    pages = "".join(output["data"]["text/html"] for output in outputs if "text/html" in output.get("data", {}))
+    return [html.unescape(re.sub(r"<[^>]+>", "", cell)).strip() for cell in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", pages, re.S)]
+
+
+def _assert_readable_summary_and_evidence(store: Path, incident_id: str, by_cell: dict[str, list[dict]]) -> None:
+    """Signals in units (GiB, %, MB/s), not raw bytes and 17-digit floats; evidence rows without NaN and whole messages."""
+    incident = rca.open_store(store).incidents().filter(pl.col("incident_id") == incident_id).row(0, named=True)
+    summary = _html_cells(by_cell["summary"])
+    assert not [cell for cell in summary if re.fullmatch(r"-?\d+\.\d{5,}|\d{7,}", cell)], summary
+    if incident["gpu_mem_peak_pct"] is not None:
+        assert f"{incident['gpu_mem_peak_pct']:.1f}%" in summary
+    if incident["gpu_mem_headroom_bytes"] is not None:
+        assert rca.explain.size(incident["gpu_mem_headroom_bytes"]) in summary
+    evidence = _html_cells(by_cell["evidence"])
+    assert "NaN" not in evidence and "nan" not in evidence and "None" not in evidence
+    assert not any(cell.endswith("...") for cell in evidence)  # pandas' 50-character cut is gone
+    anchors = rca.open_store(store).incident_events().filter((pl.col("incident_id") == incident_id) & (pl.col("role") == "anchor"))
+    messages = rca.open_store(store).events().filter(pl.col("event_id").is_in(anchors["event_id"].implode()))["message"]
+    assert any(rca.explain.headline_of(message)[:200] in evidence for message in messages)
 
 
 def test_postmortem_before_clustering_shows_the_best_rule_match(stores: ReportStores, tmp_path: Path) -> None:
@@ -164,6 +190,23 @@ def test_a_failing_cell_is_a_report_error_and_the_partial_notebook_is_kept(store
     with pytest.raises(ReportError, match="ValueError: no incident 'inc-nope'"):
         execute(POSTMORTEM, target, {"store": str(stores.plain), "incident_id": "inc-nope"})
     assert target.exists()
+
+
+def test_postmortem_of_an_incident_without_a_time_says_so_in_words(stores: ReportStores, tmp_path: Path) -> None:
+    store_path = tmp_path / "store"
+    shutil.copytree(stores.clustered, store_path)
+    incidents = pl.read_parquet(store_path / "incidents.parquet")
+    incident_id = incidents.sort("start")["incident_id"][0]  # its events keep their times: the evidence table has minutes
+    incidents.with_columns(start=pl.when(pl.col("incident_id") == incident_id).then(None).otherwise("start"),
+                           end=pl.when(pl.col("incident_id") == incident_id).then(None).otherwise("end")
+                           ).write_parquet(store_path / "incidents.parquet")
+    result = run_postmortem(store_path, incident_id, tmp_path / "untimed.ipynb")
+    outputs, by_cell = _outputs(result.notebook)
+    _assert_clean_run(outputs)
+    summary = _html_cells(by_cell["summary"])
+    assert summary.count("unknown (no wall time on its lines)") == 2 and "None" not in summary
+    for cell in ("evidence", "similar"):
+        assert not {"nan", "NaN", "NaT", "None"} & set(_html_cells(by_cell[cell])), cell
 
 
 def test_postmortem_with_redact_runs_cleanly_and_leaves_nothing_to_mask(stores: ReportStores, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from rca.datasets import generate
 from rca.kb import UNKNOWN, draft_yaml, load_kb
 from rca.report import build_digest, iso_week, resolve_window, window_between, write_digest
 from rca.report._markdown import code, escape, fenced
+from rca.report.digest import before
 
 PLANTED = "<script>document.title='pwned'</script> **bold** [link](http://example.invalid/x) `tick` | pipe & <b>tag</b>"
 
@@ -264,7 +265,18 @@ def test_gpu_memory_curve_is_the_incidents_own_gpu_before_the_failure(stores: Re
         own = events.filter((pl.col("host") == incident["host"]) & (pl.col("gpu_index") == incident["gpu_index"]))
         assert set(curve["used"]) <= set(own["mem_used_bytes"].to_list())
         assert len(curve["used"]) == curve["samples"] >= 2
+        # how far back the samples reach, in words, in both versions (never "from 1 minutes before it")
+        told = f"{curve['samples']} samples {before(curve['minutes'][0])}."
+        assert told in digest.markdown and told in digest.html
     assert digest.html.count('src="data:image/png;base64,') == 1 + len(drawn)
+    assert "minutes before it" not in digest.markdown
+
+
+@pytest.mark.parametrize("minutes,told", [(-1.0, "from the 1 min before it"), (-4.5, "from the 4 min 30 s before it"),
+                                          (-0.25, "from the 15 s before it"), (-90.0, "from the 1 h 30 min before it"),
+                                          (0.0, "at the failure")])
+def test_how_far_back_a_curve_reaches_is_said_in_words(minutes: float, told: str) -> None:
+    assert before(minutes) == told
 
 
 def test_unexplained_incidents_list_their_draft_entry(stores: ReportStores, tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from rca.report._facts import Facts, gather
 from rca.report._markdown import code, fenced, finalize
 from rca.report._window import Window, resolve_window
 from rca.store import Store, open_store
+from rca.timeline import duration
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -104,7 +105,7 @@ def _environment(*, html: bool) -> Environment:
         env = Environment(autoescape=False, finalize=finalize, keep_trailing_newline=True, **common)
         env.filters.update(code=code, fenced=fenced)
     env.filters.update(when=when, delta=delta, gib=gib, rate=rate, pct=pct, score=score, listing=listing, gpu=gpu_name, pod=pod_name,
-                       plural=plural)
+                       plural=plural, before=before)
     return env
 
 
@@ -137,6 +138,13 @@ def score(value: float | None) -> str:
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def before(minutes: float | None) -> str:
+    """Where a curve's first sample lies: ``from the 4 min 30 s before it``, ``at the failure``."""
+    if minutes is None or minutes >= 0:
+        return "at the failure"
+    return f"from the {duration(-minutes * 60)} before it"
 
 
 def listing(values: list[Any] | None) -> str:
