@@ -64,7 +64,10 @@ def _parse_file(raw: bytes, source_name: str | None, batch_bytes: int) -> tuple[
 
 def _check_file(raw: bytes, source_name: str | None, batch_bytes: int) -> None:
     row, events = _parse_file(raw, source_name, batch_bytes)
-    assert row["status"] in ("ok", "warning", "skipped"), row
+    # A binary format's file too short to read (a journal's signature without its header) is an error its format names;
+    # a parser that fails on what it was given is not.
+    named_damage = row["status"] == "error" and not row["error"].startswith("the ")
+    assert row["status"] in ("ok", "warning", "skipped") or named_damage, row
     assert reconciles(row), row
     assert row["events"] == events.height
     assert event_problems(events, row["lines"]) == []
