@@ -439,3 +439,71 @@ def test_zap_epoch_float_stamp() -> None:
     # controller-runtime's zap before v0.15 prints the epoch as Go's %g
     row = _rows(_events("1.6690869152808545e+09\tINFO\tsetup\tstarting manager\n"))[0]
     assert (row["format"], row["severity"], row["ts"], row["ts_quality"]) == ("epoch", "info", utc(2022, 11, 22, 3, 15, 15, 280854), "exact")
+
+
+# --- Ascend NPUs: torch_npu's error codes and logger, CANN's error messages ---------------------
+
+
+def test_torch_npu_error_code_line_gives_time_pid_and_device() -> None:
+    # vllm-project/vllm-ascend#1500, sgl-project/sglang#30453: the date and the time joined by "-"; Device and RankID -1 are none
+    rows = _rows(_events(
+        "[ERROR] 2025-06-28-15:57:56 (PID:118889, Device:0, RankID:-1) ERR99999 UNKNOWN applicaiton exception\n"
+        "[ERROR] 2026-06-23-19:38:13 (PID:1982680, Device:-1, RankID:3) ERR99999 UNKNOWN applicaiton exception\n"
+    ))
+    facts = [(row["ts"], row["ts_raw"], row["ts_quality"], row["severity"], row["pid"], row["gpu_index"], row["format"]) for row in rows]
+    assert facts == [
+        (utc(2025, 6, 28, 15, 57, 56), "2025-06-28-15:57:56", "exact", "error", 118889, 0, "torch_npu"),
+        (utc(2026, 6, 23, 19, 38, 13), "2026-06-23-19:38:13", "exact", "error", 1982680, None, "torch_npu"),
+    ]
+    assert rows[0]["message"] == "ERR99999 UNKNOWN applicaiton exception"
+    assert rows[0]["attrs"] == {} and rows[1]["attrs"] == {"rank": 3}
+
+
+def test_cann_error_message_keeps_its_code_and_its_indented_trace() -> None:
+    # CANN's code before "[PID: N]" (with or without a colon, 8.2+ repeating it after the stamp) or none before it
+    rows = _rows(_events(
+        "EZ1001: [PID: 55172] 2025-09-13-05:28:15.526.256 tensor 0 not implemented for DT_UINT64\n"
+        "EZ9999[PID: 163686] 2026-07-07-07:20:43.817.613 (EZ9999):  Kernel task happen error, retCode=0x25, [aicore timeout].\n"
+        "        TraceBack (most recent call last):\n"
+        "       rtMemcpyAsync execution failed, reason=aicore timeout\n"
+        "[PID: 366] 2025-12-29-13:22:34.070.507 AclNN_Runtime_Error(EZ9903): rtKernelLaunchWithHandleV2 failed: 507014\n"
+    ))
+    assert [(row["line"], row["n_lines"], row["ts"], row["pid"], row["severity"], row["format"]) for row in rows] == [
+        (1, 1, utc(2025, 9, 13, 5, 28, 15, 526256), 55172, "error", "cann"),
+        (2, 3, utc(2026, 7, 7, 7, 20, 43, 817613), 163686, "error", "cann"),
+        (5, 1, utc(2025, 12, 29, 13, 22, 34, 70507), 366, "error", "cann"),
+    ]
+    assert [row["message"].split("\n")[0] for row in rows] == [
+        "EZ1001: tensor 0 not implemented for DT_UINT64",
+        "EZ9999: Kernel task happen error, retCode=0x25, [aicore timeout].",
+        "AclNN_Runtime_Error(EZ9903): rtKernelLaunchWithHandleV2 failed: 507014",
+    ]
+    assert rows[1]["ts_raw"] == "2026-07-07-07:20:43.817.613"
+
+
+def test_torch_npu_cpp_logger_gives_time_pid_level_and_rank() -> None:
+    # torch_npu/csrc/logging/Logger.cpp: "[rank:N]:" where the rank is known, "[pid] [date time:ms] logger: [LEVEL] [tid] "
+    rows = _rows(_events(
+        "[366] [2025-12-29 13:22:34:096] torch.distributed: [ERROR] [546] Find exception when finishedNPUExecutionInternal\n"
+        "[rank:2]:[368] [2025-12-29 13:22:35:001] torch_npu.memory: [WARNING] [550] low memory\n"
+    ))
+    assert [(row["ts"], row["ts_raw"], row["pid"], row["severity"], row["format"], row["attrs"]) for row in rows] == [
+        (utc(2025, 12, 29, 13, 22, 34, 96000), "2025-12-29 13:22:34:096", 366, "error", "torch_npu_log", {}),
+        (utc(2025, 12, 29, 13, 22, 35, 1000), "2025-12-29 13:22:35:001", 368, "warning", "torch_npu_log", {"rank": 2}),
+    ]
+    assert rows[0]["message"] == "Find exception when finishedNPUExecutionInternal"
+
+
+def test_ray_worker_tag_keeps_its_node_ip_and_the_innermost_tag_names_the_writer() -> None:
+    # vllm-project/vllm-ascend#264 and #4579: Ray's ip= is the worker's node (an address, kept as attrs, not the host);
+    # vLLM's engine prints its Ray workers' lines behind its own tag
+    rows = _rows(_events(
+        "(NPURayWorkerWrapper pid=399601, ip=10.43.132.227) ERROR 03-07 09:51:00 worker_base.py:581] Error executing method\n"
+        "(EngineCore_DP0 pid=118283) (RayWorkerWrapper pid=26344, ip=10.0.104.230) INFO 11-29 10:44:45 [backends.py:548] Using cache\n"
+        "(EngineCore_DP0 pid=118283) INFO 11-29 10:54:13 [core.py:708] Waiting for workers.\n"
+    ))
+    assert [(row["process"], row["pid"], row["host"], row["attrs"]) for row in rows] == [
+        ("NPURayWorkerWrapper", 399601, None, {"node_ip": "10.43.132.227"}),
+        ("RayWorkerWrapper", 26344, None, {"node_ip": "10.0.104.230"}),
+        ("EngineCore_DP0", 118283, None, {}),
+    ]

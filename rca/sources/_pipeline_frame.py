@@ -89,11 +89,12 @@ def _worker_tag(suffix: str) -> str:
     """A Ray or vLLM worker's tag, its groups named with ``suffix``: ``(RayTrainWorker pid=123, ip=10.0.0.1)``,
     Ray's older ``(pid=123)``, vLLM V1's ``(VllmWorker rank=3 pid=226)`` and ``(VllmWorker TP2 pid=47571)``
     (its parallel ranks are part of the name, as in ``(Worker_TP0 pid=512)``), or a Ray daemon's ``(raylet)``.
-    A rank is captured with the name (a group costs every line a capture) and split off in _peel_outer."""
+    A rank is captured with the name (a group costs every line a capture) and split off in _peel_outer.
+    Ray names the node of a worker on another node than the driver's (``ip=``)."""
     return (
         rf"\s*\((?:(?:(?<process{suffix}>[A-Za-z_][0-9A-Za-z_.\-]*(?: [A-Z]+P[0-9]+)*(?: rank=[0-9]+)?) )?"
         rf"pid=(?<worker_pid{suffix}>[0-9]+)"
-        rf"|(?<daemon{suffix}>{_RAY_DAEMONS}))(?:, ip=[^)]*)?\) ?"
+        rf"|(?<daemon{suffix}>{_RAY_DAEMONS}))(?:, ip=(?<node_ip{suffix}>[^,)\s]+)[^)]*)?\) ?"
     )
 
 
@@ -193,6 +194,27 @@ _APP_HEADERS = {
     # thread a worker's own output came through, then the logger. The level is padded to five columns ("INFO ", "WARN "):
     # "[INFO] Epoch 1 - loss 0.5" is a message.
     "log4j2": r"\[(?<log4j2_level>TRACE|DEBUG|INFO |WARN |ERROR|FATAL)\] (?<log4j2_thread>[^\s\]]+) [0-9A-Za-z_.$]+ -",
+    # torch_npu's (Ascend NPUs) error code line: "[ERROR] 2025-06-09-06:57:54 (PID:92380, Device:0, RankID:-1) ERR99999 …", the date
+    # and the time joined by "-", then the process, its NPU and its rank (-1 where it has none). CANN's error message under it
+    # gives the process and a stamp to the microsecond, after its code ("EZ9999: [PID: 3513] 2025-10-10-14:03:52.302.004 …",
+    # since CANN 8.2 "EZ9999[PID: 24481] 2025-10-29-03:18:08.948.444 (EZ9999):  …") or before it ("[PID: 366]
+    # 2025-12-29-13:22:34.070.507 AclNN_Runtime_Error(EZ9903): …"); the code stays the body's first word (_peel_application).
+    # torch_npu's C++ logger: "[rank:0]:[366] [2025-12-29 13:22:34:096] torch.distributed: [ERROR] [546] ", the rank where
+    # known, the pid, the time to the millisecond, the logger, the level and the thread.
+    "torch_npu": (
+        rf"\[(?<npu_level>{LEVEL_WORDS})\] (?<npu_stamp>[0-9]{{4}}-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
+        r" \(PID:(?<npu_pid>[0-9]+), Device:(?<npu_device>-?[0-9]+), RankID:(?<npu_rank>-?[0-9]+)\)"
+    ),
+    "cann": (
+        r"(?:(?<cann_code>E[0-9A-Z][0-9]{4}):? ?)?\[PID: (?<cann_pid>[0-9]+)\]"
+        r" (?<cann_stamp>[0-9]{4}-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{3}\.[0-9]{3})?)"
+        r"(?: \(E[0-9A-Z][0-9]{4}\):)?"
+    ),
+    "torch_npu_log": (
+        r"(?:\[rank:(?<npu_log_rank>[0-9]+)\]:)?\[(?<npu_log_pid>[0-9]+)\]"
+        r" \[(?<npu_log_stamp>[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]:[0-9]{3})\]"
+        rf" [0-9A-Za-z_.]+: \[(?<npu_log_level>{LEVEL_WORDS})\] \[[0-9]+\]"
+    ),
     # Ray's C++ processes (raylet, gcs_server): "[2024-08-25 19:21:02,241 E 1111013 1111013]", the last two pid and thread.
     "ray": rf"\[(?<ray_iso>{_ISO}) (?<ray_sev>[IWEF]) (?<ray_pid>[0-9]+) [0-9]+\]",
     # logfmt as logrus, slog, go-kit and Argo write it: time="…" (or ts=…), maybe caller=…, then level=…;
@@ -283,7 +305,8 @@ _APP_WITNESS = {
     "go_log": "go_stamp", "paddle": "paddle_stamp", "pingcap": "pingcap_stamp", "gin": "gin_stamp", "log4j": "log4j_level", "log4j2": "log4j2_level", "ray": "ray_sev",
     "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
     "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
-    "tornado": "tornado_sev", "actions_runner": "runner_level",
+    "tornado": "tornado_sev", "actions_runner": "runner_level", "torch_npu": "npu_level", "cann": "cann_pid",
+    "torch_npu_log": "npu_log_level",
 }
 _RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
 # The logger before the level may be bracketed ("[mlserver.grpc] ERROR - ", MLServer's) or name its caller
@@ -330,7 +353,7 @@ _NAMES = ("pod", "namespace", "container", "host")
 
 FRAMED_COLUMNS = (
     "line", "blank", "enveloped_blank", "continued", "body", "ts", "ts_raw", "ts_quality", "severity", "format", "pid", "process",
-    "host", "pod", "namespace", "container", "rank", "gpu_index", "partition",
+    "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "partition",
 )
 
 
@@ -495,11 +518,18 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("text")
     layers = _where(lines, text.str.contains(_ANY_OUTER), lambda rows: rows.select(_OUTER_GROUPS).unnest("layers"), _OUTER_FIELDS)
     layers = _without_stray_tags(layers)
-    # vLLM's "VllmWorker rank=3": the name, and the rank.
-    worker = (
-        pl.coalesce("process", "daemon", "process_inner", "daemon_inner", "process_ranked", "daemon_ranked")
-        .str.split_exact(" rank=", 1).struct
-    )
+    # vLLM's "VllmWorker rank=3": the name, and the rank. Where tags nest, the innermost names the writer: vLLM's engine
+    # prints what its Ray workers print behind its own tag ("(EngineCore_DP0 pid=118283) (RayWorkerWrapper pid=26344,
+    # ip=10.0.104.230) INFO …").
+    def wears(suffix: str) -> pl.Expr:
+        return pl.col(f"worker_pid{suffix}").is_not_null() | pl.col(f"daemon{suffix}").is_not_null()
+
+    def innermost(field: str) -> pl.Expr:
+        # the field of the innermost tag the line wears, null where that tag lacks it
+        ranked, inner = pl.col(f"{field}_ranked"), pl.col(f"{field}_inner")
+        return pl.when(wears("_ranked")).then(ranked).when(wears("_inner")).then(inner).otherwise(pl.col(field))
+
+    worker = pl.coalesce(innermost("process"), innermost("daemon")).str.split_exact(" rank=", 1).struct
     return layers.select(
         "line",
         *_partition_keys(lines),
@@ -516,7 +546,8 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         piece=(pl.col("cri_tag") == "P").fill_null(False),
         rank=pl.coalesce("rank", worker.field("field_1"), "mpi_rank", "task").cast(pl.Int64, strict=False),
         clock="clock",
-        pid=pl.coalesce("worker_pid", "worker_pid_inner", "worker_pid_ranked", "nccl_pid").cast(pl.Int64, strict=False),
+        pid=pl.coalesce(innermost("worker_pid"), "nccl_pid").cast(pl.Int64, strict=False),
+        node_ip=innermost("node_ip"),
         gpu_index=pl.col("nccl_device").cast(pl.Int32, strict=False),
         inner=text.str.strip_prefix(pl.col("outer").fill_null("")),
     )
@@ -592,13 +623,18 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     app_format = pl.when(pl.col("j_body").is_not_null()).then(pl.lit("json_lines"))
     for name, witness in _APP_WITNESS.items():
         app_format = app_format.when(pl.col(witness).is_not_null()).then(pl.lit(name))
-    layers = layers.with_columns(app_format=app_format, body=pl.coalesce("j_body", inner.str.strip_prefix(pl.col("app")), inner))
+    # CANN's code is its message's first word ("EZ1001: tensor 0 not implemented for DT_UINT64, …").
+    cann_body = pl.when(pl.col("cann_code").is_not_null()).then(
+        pl.format("{}: {}", "cann_code", inner.str.strip_prefix(pl.col("app")).str.strip_chars_start())
+    )
+    layers = layers.with_columns(app_format=app_format, body=pl.coalesce("j_body", cann_body, inner.str.strip_prefix(pl.col("app")), inner))
     # SGLang's tensor-parallel rank in its stamp's bracket ("[2025-05-19 23:22:28 TP3]") is the worker's rank where no
     # data, pipeline or expert-parallel rank is given beside it. Only the first line of a message wears it: unlike a
     # rank's tag, it does not set the line's partition.
     tp_rank = pl.when(pl.col("app_iso").is_not_null()).then(pl.col("app")).str.extract(r"^\[[0-9T:.,\- ]+ TP([0-9]+)\]", 1)
     trt_rank = pl.when(pl.col("trt_sev").is_not_null()).then(pl.col("app")).str.extract(r"\[RANK ([0-9]+)\]", 1)
-    layers = layers.with_columns(header_rank=pl.coalesce(tp_rank, trt_rank).cast(pl.Int64, strict=False))
+    npu_rank = pl.when(~pl.col("npu_rank").str.starts_with("-")).then(pl.col("npu_rank"))
+    layers = layers.with_columns(header_rank=pl.coalesce(tp_rank, trt_rank, npu_rank, "npu_log_rank").cast(pl.Int64, strict=False))
     if not layers.select(pl.col("rich_level").is_not_null().any()).item():
         return layers
     # rich's caller, at the end of the line, is no part of the message.
@@ -702,9 +738,16 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     trt = pl.format("{}-{}-{} {}", trt_stamp.str.slice(6, 4), trt_stamp.str.slice(0, 2), trt_stamp.str.slice(3, 2), trt_stamp.str.slice(11))
     ctime = pl.when(c("ctime_year").is_not_null()).then(timeutil.ctime_string(c("ctime_year"), c("ctime_mon"), c("ctime_day"), c("ctime_clock")))
     date_cmd = _date_command_stamp()
+    # torch_npu's and CANN's stamps ("2025-10-10-14:03:52.302.004", "2025-12-29 13:22:34:096"): the date, the time, then the
+    # fraction of a second in groups of three digits.
+    npu_stamp = pl.coalesce("npu_stamp", "cann_stamp", "npu_log_stamp")
+    npu_fraction = npu_stamp.str.slice(19).str.replace_all(r"[^0-9]", "")
+    npu = pl.format("{} {}", npu_stamp.str.slice(0, 10), npu_stamp.str.slice(11, 8)) + pl.when(npu_fraction != "").then(
+        pl.format(".{}", npu_fraction)
+    ).otherwise(pl.lit(""))
     dated = pl.coalesce(
         "ci_iso", "hf_iso", "app_iso", "go_stamp", "paddle_stamp", "pingcap_stamp", gin, log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
-        trt, date_cmd, "tornado_iso",
+        trt, date_cmd, "tornado_iso", npu,
         "runner_iso",
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
@@ -712,7 +755,9 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", c("log4j2_level").str.strip_chars_end(), "kserve_level",
         "paddle_level", "pingcap_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
-        "llama_sev", "runner_level", "smp_sev", "logrus_level",
+        "llama_sev", "runner_level", "smp_sev", "logrus_level", "npu_level", "npu_log_level",
+        # CANN prints its error messages only
+        pl.when(c("cann_pid").is_not_null()).then(pl.lit("ERROR")),
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(
@@ -769,6 +814,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         ts=pl.coalesce(resolved, "ts_clock"),
         ts_raw=pl.coalesce(
             pl.when(c("dated_raw") == log4j).then(c("log4j_raw")), pl.when(c("dated_raw") == date_cmd).then(c("date_raw")),
+            pl.when(c("dated_raw") == npu).then(npu_stamp),
             "dated_raw", "epoch_raw", "yearless_raw", "clock_raw",
         ),
         ts_quality=quality,
@@ -780,7 +826,14 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             pl.lit("text"),
         ),
         pid=pl.coalesce(
-            c("pid"), pl.coalesce("ray_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "tsl_pid", "j_pid").cast(pl.Int64, strict=False)
+            c("pid"),
+            pl.coalesce(
+                "ray_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "tsl_pid", "npu_pid", "cann_pid", "npu_log_pid", "j_pid",
+            ).cast(pl.Int64, strict=False),
+        ),
+        # torch_npu's Device (-1 where it could not tell)
+        gpu_index=pl.coalesce(
+            "gpu_index", pl.when(~c("npu_device").str.starts_with("-")).then(c("npu_device")).cast(pl.Int32, strict=False)
         ),
         host=pl.coalesce("j_host", "nccl_host"),
         pod=pl.coalesce("pod", "j_pod"),

@@ -358,7 +358,7 @@ def _glog_continued(lines: pl.DataFrame, new_partition: pl.Expr) -> pl.DataFrame
     )
 
 
-_CARRIED = ("severity", "pid", "process", "host", "pod", "namespace", "container", "rank", "gpu_index")
+_CARRIED = ("severity", "pid", "process", "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip")
 _RECORD_COLUMNS = ["line", "n_lines", "family", "message", "ts", "ts_raw", "ts_quality", "format", *_CARRIED]
 
 

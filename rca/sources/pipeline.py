@@ -21,7 +21,7 @@ import polars as pl
 from rca import timeutil
 from rca.sources import _syslog, register
 from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, joined_json, one_head, split_rows
-from rca.sources._pipeline_attrs import json_flag, json_number, json_object, with_attrs
+from rca.sources._pipeline_attrs import json_flag, json_number, json_object, json_text, with_attrs
 from rca.sources._pipeline_frame import frame
 from rca.sources._pipeline_records import PY_WARNING_LINE, RAY_TASK_HEADER, records
 from rca.sources._pipeline_rules import (
@@ -38,7 +38,8 @@ from rca.sources._pipeline_rules import (
 
 FORMATS = (
     "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j2", "ray", "logfmt", "iso8601",
-    "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "text",
+    "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "torch_npu", "cann",
+    "torch_npu_log", "text",
 )
 
 _MARKERS = "|".join(
@@ -194,7 +195,7 @@ _PLAIN = {
         ("container_id", pl.String), ("gpu_uuid", pl.String), ("pci_bus", pl.String), ("xid", pl.Int32), ("exit_code", pl.Int32),
         ("mem_requested_bytes", pl.Int64), ("mem_total_bytes", pl.Int64), ("mem_used_bytes", pl.Int64), ("rss_bytes", pl.Int64),
     )},
-    "attrs": json_object({"rank": json_number(pl.col("rank"))}),
+    "attrs": json_object({"rank": json_number(pl.col("rank")), "node_ip": json_text(pl.col("node_ip"))}),
 }
 
 
