@@ -1201,6 +1201,30 @@ def test_a_current_describe_events_table_collapsed_to_single_spaces() -> None:
     assert (row["format"], row["host"], row["message"]) == ("describe_events", "node1", 'Container image "nginx" already present')
 
 
+def test_a_headerless_describe_events_row_with_padding_cut_in_some_cells_only() -> None:
+    """NVIDIA/k8s-device-plugin #119: " Warning FailedScheduling  40s (x2 over 40s)  default-scheduler  0/2 nodes …" under
+    "Events:", its header cut, single spaces after the type, two between the other cells."""
+    name = "kubectl_describe_events_mixed_padding_insufficient_gpu_01.txt"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "k8s"
+    (row,) = _events(name).filter(pl.col("format") == "describe_events").to_dicts()
+    assert (row["line"], row["kind"], row["severity"]) == (2, "log", "warning")
+    assert row["message"] == "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable."
+    attrs = json.loads(row["attrs"])
+    assert (attrs["reason"], attrs["age"], attrs["source"]) == ("FailedScheduling", "40s (x2 over 40s)", "default-scheduler")
+
+
+def test_a_jq_printed_pod_status_object_takes_its_pod_from_the_command() -> None:
+    """kube-state-metrics #1145: `kubectl -n kube-system get pod x -o json | jq '.status'` prints the status of a pod
+    rejected at admission as an object of its own; the command above it names the pod."""
+    name = "kubectl_jq_status_object_unexpected_admission_prompt_pod_01.json"
+    assert sources.sniff(head_lines(FOLDER / name))[0].name == "k8s"
+    (row,) = _events(name).to_dicts()
+    assert (row["line"], row["n_lines"], row["format"], row["kind"], row["severity"]) == (2, 6, "pod_fragment", "log", "error")
+    assert (row["pod"], row["namespace"]) == ("coredns-578bdc569f-g87nk", "kube-system")
+    assert json.loads(row["attrs"])["reason"] == "UnexpectedAdmissionError"
+    assert row["message"].startswith("Pod Unexpected error while attempting to recover from admission failure")
+
+
 def test_a_pod_rejected_at_admission_is_a_failed_pod() -> None:
     """kube-batch #931: the kubelet's device manager rejected a TF-Job worker (no free nvidia.com/gpu)."""
     (row,) = _events("kubectl_describe_pod_failed_unexpected_admission_error_gpu_01.txt").to_dicts()

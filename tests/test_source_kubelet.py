@@ -175,6 +175,32 @@ def test_microk8s_kubelet_journal_tag_before_kubelite_is_the_kubelet() -> None:
     assert (row["pod"], row["namespace"], row["container"]) == ("web-0", "shop", "web")
 
 
+def test_snap_control_plane_daemons_journal_tags_are_read_as_klog() -> None:
+    """MicroK8s before kubelite ran the scheduler and the controller manager as daemons of their own ("microk8s.daemon-scheduler",
+    "microk8s.daemon-controller-manager"): their journal is sniffed as klog, its header is peeled, its letter the severity, its stamp the time."""
+    events = _events("kubelet_journal_microk8s_daemon_scheduler_reflector_list_failed_01.log", reference_time=datetime(2019, 4, 10, tzinfo=UTC))
+    assert sources.sniff(head_lines(FOLDER / "kubelet_journal_microk8s_daemon_scheduler_reflector_list_failed_01.log"))[0].name == "kubelet"
+    scheduler = events.filter(pl.col("process") == "microk8s.daemon-scheduler")
+    assert scheduler["line"].to_list() == [3, 4]
+    assert set(scheduler["source"]) == {"kubelet"} and set(scheduler["pid"]) == {1454} and set(scheduler["severity"]) == {"error"}
+    assert scheduler["ts"][0] == datetime(2019, 4, 3, 9, 39, 57, 121024, tzinfo=UTC)
+    assert scheduler["message"][1].startswith("k8s.io/client-go/informers/factory.go:133: Failed to list *v1.Node:")
+    manager = _events("kubelet_journal_microk8s_daemon_controller_manager_update_lock_01.log", reference_time=datetime(2022, 9, 6, tzinfo=UTC))
+    assert set(manager["process"]) == {"microk8s.daemon-controller-manager"} and set(manager["severity"]) == {"error"}
+    assert manager["message"][0].startswith("Failed to update lock: Put ")
+    assert manager["ts"][2] == datetime(2022, 9, 5, 8, 0, 13, 416798, tzinfo=UTC)
+
+
+def test_charmed_kubernetes_component_snap_tags_are_read_as_klog() -> None:
+    lines = "".join(
+        f"Jun 17 11:24:08 juju-8761cc-5 {tag}[17003]: W0617 11:24:08.123456   17003 leaderelection.go:330] error retrieving resource lock\n"
+        for tag in ("kube-controller-manager.daemon", "kube-scheduler.daemon", "kube-apiserver.daemon", "kube-proxy.daemon")
+    )
+    events = rca.parse_text(lines, file="t.log", reference_time=datetime(2024, 6, 18, tzinfo=UTC))
+    assert set(events["source"]) == {"kubelet"} and set(events["severity"]) == {"warning"}
+    assert set(events["message"]) == {"error retrieving resource lock"}
+
+
 def test_sync_error_names_the_container_that_failed_to_start() -> None:
     """`failed to "StartContainer" for "x" with ImagePullBackOff` names the container no other field of the line does."""
     events = _events("kubelet_journal_sync_error_start_container_image_pull_backoff_01.log")

@@ -133,10 +133,12 @@ _COLLAPSED_EVENT_ROW = (
     r"(?<reason>[A-Za-z][0-9A-Za-z_]*)(?: +(?<message>.*?))?\s*$"
 )
 _COLLAPSED_EVENT_FIELDS = ("first_seen", "last_seen", "count", "source", "subobject", "type", "reason", "message")
-# The current layout collapsed (Type Reason Age From Message): the From cell is one word, or "kubelet, <node>".
+# The current layout collapsed (Type Reason Age From Message), its padding cut to single spaces in some cells and not in
+# others (" Warning FailedScheduling  40s (x2 over 40s)  default-scheduler  0/2 nodes …"): the From cell is one word, or
+# "kubelet, <node>".
 _COLLAPSED_CURRENT_EVENT_ROW = (
-    r"^\s*(?<type>Normal|Warning) (?<reason>[A-Za-z][0-9A-Za-z_]*) "
-    r"(?<age>(?:<unknown>|<invalid>|(?:[0-9]+[smhdy]){1,2})(?: \(x[0-9]+ over \S+\))?) (?<source>[^\s,]+(?:, [^\s,]+)?)(?: (?<message>.*?))?\s*$"
+    r"^\s*(?<type>Normal|Warning) +(?<reason>[A-Za-z][0-9A-Za-z_]*) +"
+    r"(?<age>(?:<unknown>|<invalid>|(?:[0-9]+[smhdy]){1,2})(?: \(x[0-9]+ over \S+\))?) +(?<source>[^\s,]+(?:, [^\s,]+)?)(?: +(?<message>.*?))?\s*$"
 )
 # Either header collapsed (or ragged): the table is kubectl's whatever else the head holds.
 _COLLAPSED_EVENTS_HEADER = (
@@ -177,6 +179,7 @@ _DESCRIBE_KEYS = (
 _NODE_STATUS = r"^Node ([^\s<>]+) status is now: "
 # A line an author put for what was cut.
 _ELIDED = r"^\s*(?:\.\.\.+|…|\[\.\.\.\])\s*$"
+_JSON_OBJECT_OPENS = r"^\s*\{\s*$"
 _EVENTS_KEY = r"^\s*Events:\s*$"
 _KUBECTL_PROMPT = r"^\s*(?:\S*\$|\S+#|\[[^\]\s]+@[^\]]*\][$#])\s+(?:kubectl|oc)\s"
 _TABLE_LIKE = r"^\s*\S+(?: \S+)*(?:\s{2,}\S+(?: \S+)*){2,}\s*$"
@@ -281,7 +284,8 @@ def sniff(head: Sequence[str]) -> float:
     if texts.str.contains(_k8s_objects.STATUS_FRAGMENT_EVICTED).any() and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_PHASE).any():
         return 0.9
     if (
-        texts.str.contains(_k8s_objects.STATUS_FRAGMENT_KEY).any()
+        # `-o json | jq .status` prints the status as an object of its own, no key above it.
+        (texts.str.contains(_k8s_objects.STATUS_FRAGMENT_KEY).any() or texts.str.contains(_JSON_OBJECT_OPENS).any())
         and (
             texts.str.contains(_k8s_objects.STATUS_FRAGMENT_FAILED).any()
             or texts.str.contains(_k8s_objects.STATUS_FRAGMENT_FAILED_CONDITION).any()
@@ -326,10 +330,28 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Parse kubectl output: whole JSON/YAML documents first, else tables and describe text."""
     return (
         _k8s_objects.parse_documents(lines, ctx)
-        or _k8s_objects.parse_status_fragment(lines, ctx)
+        or _prompted_status_fragment(lines, ctx)
         or _k8s_objects.parse_runtime_state_fragment(lines, ctx)
         or _parse_text(lines, ctx)
     )
+
+
+def _prompted_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:
+    """A pasted piece of a pod status (:func:`_k8s_objects.parse_status_fragment`), after the command that printed it where
+    one leads it ("# kubectl -n ns get pod x -o json | jq '.status'"): the pod and namespace that command names are the
+    fragment's, which names neither."""
+    leading = lines.select(pl.col("text").str.contains(_PROMPT).cum_min()).to_series()
+    command = lines.filter(leading)["text"].str.replace_all(_QUOTED, "Q")
+    parsed = _k8s_objects.parse_status_fragment(lines.filter(~leading) if command.len() else lines, ctx)
+    if parsed is None or command.is_empty() or parsed.events.is_empty():
+        return parsed
+    pod = command.str.extract(_PROMPT_POD, 1).drop_nulls()
+    namespace = command.str.extract(_PROMPT_NAMESPACE, 1).drop_nulls()
+    named = parsed.events.with_columns(
+        pod=pl.coalesce("pod", pl.lit(pod.last() if pod.len() else None, pl.String)),
+        namespace=pl.coalesce("namespace", pl.lit(namespace.last() if namespace.len() else None, pl.String)),
+    )
+    return Parsed(events=named, skipped={**parsed.skipped, "prompt": command.len()})
 
 
 def _parse_text(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:

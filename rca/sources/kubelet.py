@@ -78,6 +78,15 @@ _COMPONENT_CALLERS = (
 # What a line must hold for any of those callers to match: a file with none of them is the kubelet's, unread.
 _COMPONENT_LITERALS = [f"{name}.go:" for name in (*_SCHEDULER_FILES, *_CONTROLLER_MANAGER_FILES, "job_controller")]
 
+# The programs whose journal lines are klog, read by these rules: the kubelet's, the other components' ("kube-scheduler[6154]:
+# I0612 …"), and their snaps' daemons, tagged "<snap>.<app>": MicroK8s ran each component as a daemon of its own before
+# kubelite (1.21), Charmed Kubernetes ships each as a snap of its own.
+KLOG_PROGRAMS = (
+    *KUBELET_PROGRAMS, *(name for name, _ in _COMPONENT_CALLERS), "kube-apiserver", "kube-proxy",
+    "microk8s.daemon-apiserver", "microk8s.daemon-controller-manager", "microk8s.daemon-scheduler", "microk8s.daemon-proxy",
+    "kube-apiserver.daemon", "kube-controller-manager.daemon", "kube-scheduler.daemon", "kube-proxy.daemon",
+)
+
 # The klog header before the message (MESSAGE_TAIL); the head alone is captured (see head_groups). A syslog-ng
 # template with the ${LEVEL} macro (StarlingX: "… controller-0 kubelet[75599]: info I0419 …") writes the syslog
 # level before it: the klog letter, the kubelet's own, stays the severity. An author who pastes lines may elide the
@@ -156,7 +165,7 @@ def sniff(head: Sequence[str]) -> float:
     return one_head(sniff_heads, head)
 
 
-_JOURNAL_JSON_IDENTIFIER = rf'"SYSLOG_IDENTIFIER"\s*:\s*"(?:{"|".join(re.escape(program) for program in KUBELET_PROGRAMS)})"'
+_JOURNAL_JSON_IDENTIFIER = rf'"SYSLOG_IDENTIFIER"\s*:\s*"(?:{"|".join(re.escape(program) for program in KLOG_PROGRAMS)})"'
 
 
 def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
@@ -167,7 +176,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     scored = heads.select(
         "head",
         bare=pl.col("text").str.contains(_KLOG_GO_LINE) | pl.col("text").str.contains(_JSON_KLOG_LINE),
-        journal=program.is_in(KUBELET_PROGRAMS).fill_null(False),
+        journal=program.is_in(KLOG_PROGRAMS).fill_null(False),
         journal_json=pl.col("text").str.contains(_JOURNAL_JSON_IDENTIFIER),
         kubelet_caller=pl.col("text").str.contains(_KUBELET_CALLER),
     )
@@ -654,5 +663,5 @@ SOURCE = register(
 )
 
 # The other components' journal lines ("kube-scheduler[6154]: I0612 …") are klog as well.
-for _program in (*KUBELET_PROGRAMS, *(name for name, _ in _COMPONENT_CALLERS)):
+for _program in KLOG_PROGRAMS:
     _syslog.register_program(_program, "kubelet", klog_rules)
