@@ -140,7 +140,7 @@ def test_a_dcgm_health_watch_finding_names_its_gpu_system_and_severity() -> None
 
 def test_an_intel_xpu_or_ascend_npu_out_of_memory_is_a_cuda_oom_with_its_device_and_sizes() -> None:
     # Verbatim lines: IPEX (intel/intel-extension-for-pytorch#846, #629) and torch_npu under vLLM-Ascend's Ray workers
-    # (vllm-project/vllm-ascend#1127); fixture pytorch_xpu_out_of_memory_repl_01.log.
+    # (vllm-project/vllm-ascend#1127); fixtures pytorch_xpu_out_of_memory_repl_01.log, vllm_ascend_ray_worker_npu_out_of_memory_01.log.
     events = _pipeline(
         "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 15.11 GiB."
         " Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.\n"

@@ -1709,6 +1709,19 @@ def test_indented_traceback_exception_only_at_its_headers_indentation() -> None:
     assert (row["ts"], row["ts_quality"]) == (datetime(2024, 5, 1, 12, 0, tzinfo=UTC), "inherited")
 
 
+def test_a_file_cut_inside_a_traceback_whose_every_line_is_stamped_opens_its_record_there() -> None:
+    # vllm-project/vllm-ascend#1127: vLLM's header on every line, the file starting at a frame's code line. Read alone,
+    # no line opened a record by its shape, and the grouping was skipped; among other files it was one record.
+    header = "(NPURayWorkerWrapper pid=45464) ERROR 06-09 06:57:48 worker_base.py:581] "
+    text = (
+        f"{header}    return fn(*args, **kwargs)\n"
+        f'{header}  File "/usr/lib/python3.10/site-packages/torch/utils/_device.py", line 106, in __torch_function__\n'
+        f"{header}RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; 14.24 MiB free)\n"
+    )
+    events = _parse(text)[0]
+    assert events.select("line", "n_lines", "kind", "gpu_index").rows() == [(1, 3, "cuda_oom", 3)]
+
+
 def test_jenkins_lost_wrapper_exit_code_minus_one_is_no_signal() -> None:
     # Jenkins' sh step reports a script it lost track of (after a restart) as exit code -1: not SIGHUP, not a kill.
     events = events_of("ci_jenkins_script_returned_exit_code_minus1_01.log")

@@ -88,9 +88,10 @@ CPP_TAIL = (
     r"|current device: [0-9]+$|\s+current device: [0-9]+, in function )"
 )
 
-# A multi-line record needs a line of one of these shapes, or an indented line without a time.
+# A multi-line record needs a line of one of these shapes, or an indented line without a time. A Python frame is one:
+# a file cut inside a traceback opens its record there, and a framework's header may stamp every line of it.
 _OPENS_RECORD = "|".join(
-    (_PY_HEADER, RAY_TASK_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, CPP_TAIL)
+    (_PY_HEADER, _PY_FRAME, RAY_TASK_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, CPP_TAIL)
 )
 
 # group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
