@@ -34,7 +34,7 @@ from rca.sources._base import ParseContext, Parsed, attrs_json
 from rca.sources._kube import EVICTION_MESSAGE, event_kind, eviction_fields, job_failed, oom_victim
 
 _YAML_START = re.compile(r"^(?:-? ?apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
-_JSON_MARKERS = ('"apiVersion"', '"kind"', '"involvedObject"', '"containerStatuses"', '"OOMKilled":', '"state": "CONTAINER_')
+JSON_MARKERS = ('"apiVersion"', '"kind"', '"involvedObject"', '"containerStatuses"', '"OOMKilled":', '"state": "CONTAINER_')
 _ZERO_TIME = "0001-01-01T00:00:00Z"  # Go's zero time: Docker's FinishedAt of a container still running
 
 _ROW_SCHEMA = {
@@ -70,9 +70,16 @@ def looks_like_document(head: Sequence[str]) -> bool:
     """Whether the head opens a Kubernetes JSON or YAML document."""
     if not head:
         return False
-    if head[0].lstrip().startswith(("{", "[")):
-        return any(marker in line for line in head for marker in _JSON_MARKERS)
-    return bool(_YAML_START.match(head[0])) and any(re.match(r"^\s*-? ?kind: ", line) for line in head)
+    json_marker = any(marker in line for line in head for marker in JSON_MARKERS)
+    return opens_document(head[0], json_marker=json_marker, yaml_kind=any(re.match(r"^\s*-? ?kind: ", line) for line in head))
+
+
+def opens_document(first: str, *, json_marker: bool, yaml_kind: bool) -> bool:
+    """Whether a head whose first line is ``first`` opens a JSON document (a line of it names a Kubernetes key,
+    ``json_marker``) or a YAML one (a line of it is a ``kind:``, ``yaml_kind``)."""
+    if first.lstrip().startswith(("{", "[")):
+        return json_marker
+    return bool(_YAML_START.match(first)) and yaml_kind
 
 
 def parse_documents(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:

@@ -24,7 +24,7 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _k8s_objects, _xid, register
-from rca.sources._base import ParseContext, Parsed, Source, attrs_json, map_distinct
+from rca.sources._base import ParseContext, Parsed, Source, attrs_json, by_head, map_distinct, one_head
 from rca.sources._kube import (
     EVICTION_MESSAGE,
     QUANTITY,
@@ -274,56 +274,94 @@ _MESSAGE_POD = (
 
 def sniff(head: Sequence[str]) -> float:
     """Confidence that the head is kubectl output or a Kubernetes object document."""
-    if not head:
-        return 0.0
-    texts = _expand_tabs(pl.Series(list(head), dtype=pl.String))
-    if _k8s_objects.looks_like_document(head):
+    return one_head(sniff_heads, head)
+
+
+def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
+    """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`: every shape matched over all heads in one query."""
+    raw, text = pl.col("raw"), pl.col("text")
+    lines = heads.with_columns(raw=pl.col("text"), text=_expand_tabs(heads["text"]))
+    shaped = lines.select(
+        "head",
+        first=raw,
+        json_marker=raw.str.contains("|".join(re.escape(marker) for marker in _k8s_objects.JSON_MARKERS)),
+        yaml_kind=raw.str.contains(r"^\s*-? ?kind: "),
+        **{name: text.str.contains(pattern) for name, pattern in _SNIFFED_SHAPES.items()},
+        headless=pl.any_horizontal(text.str.contains(pattern) for pattern, _ in _HEADLESS_SHAPES),
+    )
+    inline_shaped, described = pl.col("inline") | pl.col("table_shaped"), pl.col("describe_shaped")
+    features = by_head(
+        shaped,
+        first=pl.col("first").first(),
+        **{name: pl.col(name).any() for name in ("json_marker", "yaml_kind", *_SNIFFED_SHAPES)},
+        inline_share=inline_shaped.mean(),
+        headless_share=pl.col("headless").mean(),
+        headless_any=pl.col("headless").any(),
+        described_share=(pl.col("headless") | described).mean(),
+        pods_share=pl.col("pods_shaped").mean(),
+        describe_keys=pl.col("describe_key").sum(),
+        key_share=pl.col("key_or_container").mean(),
+    )
+    return {head: _head_score(found) for head, found in features.items()}
+
+
+# What :func:`sniff_heads` looks for on each line of a head (tabs expanded), by the name :func:`_head_score` reads.
+_SNIFFED_SHAPES = {
+    "status_key": _k8s_objects.STATUS_FRAGMENT_KEY,
+    "status_terminated": _k8s_objects.STATUS_FRAGMENT_TERMINATED,
+    "status_evicted": _k8s_objects.STATUS_FRAGMENT_EVICTED,
+    "status_phase": _k8s_objects.STATUS_FRAGMENT_PHASE,
+    "json_object": _JSON_OBJECT_OPENS,
+    "status_failed": _k8s_objects.STATUS_FRAGMENT_FAILED,
+    "status_failed_condition": _k8s_objects.STATUS_FRAGMENT_FAILED_CONDITION,
+    "status_reason": _k8s_objects.STATUS_FRAGMENT_REASON,
+    "runtime_state": _k8s_objects.RUNTIME_STATE_KEY,
+    "runtime_exit_code": _k8s_objects.RUNTIME_EXIT_CODE,
+    "events_header": rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}|{_COLLAPSED_EVENTS_HEADER}",
+    "inline": _INLINE_TERMINATED,
+    "table_shaped": rf"{_PROMPT}|{_TABLE_LIKE}|{_KEY_LINE}",
+    "events_key": _EVENTS_KEY,
+    "describe_shaped": rf"{_KEY_LINE}|{_PROMPT}|{_ELIDED}|^\s*$",
+    "pods_header": rf"{_PODS_HEADER}|{_TOP_HEADER}|{_GENERIC_GET_HEADER}",
+    "pods_shaped": rf"{_KUBECTL_PROMPT}|{_TABLE_LIKE}|^\s*{EVICTION_MESSAGE}",
+    "describe_key": _DESCRIBE_KEYS,
+    "key_or_container": rf"{_KEY_LINE}|{_CONTAINER_LINE}",
+    "state_head": _STATE_HEAD,
+    "state_reason": r"^\s+Reason:\s+[A-Z][0-9A-Za-z]+\s*$",
+    "eviction": rf"^(?:\s*message:\s*['\"]?|{_EVICTED_ROW})?{EVICTION_MESSAGE}",
+}
+
+
+def _head_score(found: dict) -> float:
+    """A head's confidence from what :func:`sniff_heads` found on its lines."""
+    if _k8s_objects.opens_document(found["first"], json_marker=found["json_marker"], yaml_kind=found["yaml_kind"]):
         return 0.95
-    if texts.str.contains(_k8s_objects.STATUS_FRAGMENT_KEY).any() and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_TERMINATED).any():
+    if (found["status_key"] and found["status_terminated"]) or (found["status_evicted"] and found["status_phase"]):
         return 0.9
-    if texts.str.contains(_k8s_objects.STATUS_FRAGMENT_EVICTED).any() and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_PHASE).any():
+    # `-o json | jq .status` prints the status as an object of its own, no key above it.
+    if (found["status_key"] or found["json_object"]) and (found["status_failed"] or found["status_failed_condition"]) and found["status_reason"]:
         return 0.9
-    if (
-        # `-o json | jq .status` prints the status as an object of its own, no key above it.
-        (texts.str.contains(_k8s_objects.STATUS_FRAGMENT_KEY).any() or texts.str.contains(_JSON_OBJECT_OPENS).any())
-        and (
-            texts.str.contains(_k8s_objects.STATUS_FRAGMENT_FAILED).any()
-            or texts.str.contains(_k8s_objects.STATUS_FRAGMENT_FAILED_CONDITION).any()
-        )
-        and texts.str.contains(_k8s_objects.STATUS_FRAGMENT_REASON).any()
-    ):
+    if found["runtime_state"] and found["runtime_exit_code"]:
         return 0.9
-    if texts.str.contains(_k8s_objects.RUNTIME_STATE_KEY).any() and texts.str.contains(_k8s_objects.RUNTIME_EXIT_CODE).any():
-        return 0.9
-    if texts.str.contains(rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}|{_COLLAPSED_EVENTS_HEADER}").any():
+    if found["events_header"]:
         return 0.95
-    inline = texts.str.contains(_INLINE_TERMINATED)
-    if inline.any():
+    if found["inline"]:
         # A CI job's log may print a pod's state too: weigh it by how much of the head is kubectl's.
-        shaped = (inline | texts.str.contains(rf"{_PROMPT}|{_TABLE_LIKE}|{_KEY_LINE}")).mean() or 0.0
-        return 0.5 + 0.4 * shaped
-    headless = texts.alias("text").to_frame().select(pl.any_horizontal(pl.col("text").str.contains(p) for p, _ in _HEADLESS_SHAPES)).to_series()
-    if (headless.mean() or 0.0) >= 0.5:
+        return 0.5 + 0.4 * found["inline_share"]
+    if found["headless_share"] >= 0.5:
         return 0.9
     # Rows under a describe's "Events:" whose header an author cut ("Events:\n  ...\n  Warning  …") are its table,
     # however few of them the head holds beside the describe's fields (and an elision, a prompt).
-    if headless.any() and texts.str.contains(_EVENTS_KEY).any():
-        described = headless | texts.str.contains(rf"{_KEY_LINE}|{_PROMPT}|{_ELIDED}|^\s*$")
-        if (described.mean() or 0.0) >= 0.8:
-            return 0.9
-    if texts.str.contains(rf"{_PODS_HEADER}|{_TOP_HEADER}|{_GENERIC_GET_HEADER}").any():
-        # A pod table also turns up inside CI job logs: weigh it by how much of the head is kubectl-shaped.
-        shaped = texts.str.contains(rf"{_KUBECTL_PROMPT}|{_TABLE_LIKE}|^\s*{EVICTION_MESSAGE}").mean() or 0.0
-        return 0.5 + 0.4 * shaped
-    describe = texts.str.contains(_DESCRIBE_KEYS).sum()
-    shaped = texts.str.contains(rf"{_KEY_LINE}|{_CONTAINER_LINE}").mean() or 0.0
-    # A container's State block cut to its state and reason (`describe pod | grep -A1 State`) is describe output too.
-    state_block = texts.str.contains(_STATE_HEAD).any() and texts.str.contains(r"^\s+Reason:\s+[A-Z][0-9A-Za-z]+\s*$").any()
-    if (describe >= 2 or state_block) and shaped >= 0.5:
+    if found["headless_any"] and found["events_key"] and found["described_share"] >= 0.8:
         return 0.9
-    if texts.str.contains(rf"^(?:\s*message:\s*['\"]?|{_EVICTED_ROW})?{EVICTION_MESSAGE}").any():
-        return 0.6
-    return 0.0
+    if found["pods_header"]:
+        # A pod table also turns up inside CI job logs: weigh it by how much of the head is kubectl-shaped.
+        return 0.5 + 0.4 * found["pods_share"]
+    # A container's State block cut to its state and reason (`describe pod | grep -A1 State`) is describe output too.
+    state_block = found["state_head"] and found["state_reason"]
+    if (found["describe_keys"] >= 2 or state_block) and found["key_share"] >= 0.5:
+        return 0.9
+    return 0.6 if found["eviction"] else 0.0
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -1074,6 +1112,7 @@ SOURCE = register(
     Source(
         name="k8s",
         sniff=sniff,
+        sniff_heads=sniff_heads,
         parse=parse,
         sniff_literals=(
             "LAST SEEN",
