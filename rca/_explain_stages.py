@@ -19,7 +19,7 @@ from rca import signals
 from rca._identity import layout_identity
 from rca.correlate import prepared
 from rca.signals import attr, attr_int
-from rca.timeline import headline
+from rca.messages import headline
 from rca.sources._kube import QUANTITY, quantity_bytes
 from rca.sources.cgroup import merge_readings
 

@@ -55,6 +55,7 @@ from pathlib import Path
 import polars as pl
 
 from rca import align, schema, signals, templates
+from rca.messages import headline
 from rca._identity import IdentityMaps, layout_identity, pci_key
 from rca.signals import attr
 from rca.sources.cgroup import merge_readings
@@ -650,7 +651,7 @@ def _signatures(anchors: pl.DataFrame, links: pl.DataFrame, messages: pl.DataFra
     lines = (
         pl.concat([anchor_lines, evidence_lines])
         .join(messages.select("event_id", "message"), on="event_id")
-        .with_columns(text=pl.format("{}: {}", "kind", templates.mask(pl.col("message").str.split("\n").list.last()).str.slice(0, _SIGNATURE_CHARS)))
+        .with_columns(text=pl.format("{}: {}", "kind", templates.mask(headline("message")).str.slice(0, _SIGNATURE_CHARS)))
         .sort("incident_id", "order", "ts", "event_id", nulls_last=True)
         .unique(subset=["incident_id", "text"], keep="first", maintain_order=True)
     )

@@ -53,8 +53,9 @@ from rca._explain_stages import Evidence, Stage, Walk, allocator_stage, cgroup_s
 from rca.correlate import DEFAULT_WINDOW, FATAL_XIDS
 from rca.errors import InputError
 from rca.kb import UNKNOWN, KnowledgeBase, Step, best_matches, load_kb, rule_scores
+from rca.messages import headline, headline_of
 from rca.store import Store
-from rca.timeline import duration, headline, headline_of
+from rca.timeline import duration
 
 __all__ = ["STAGES", "Evidence", "Explanation", "Frames", "Stage", "explain", "format_figure", "headline", "headline_of", "size"]
 

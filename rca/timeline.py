@@ -21,6 +21,7 @@ from rich.text import Text
 from rca import align
 from rca.correlate import prepared
 from rca.errors import InputError
+from rca.messages import headline
 from rca.redact import Redaction, redacted_store
 from rca.store import Store
 
@@ -46,30 +47,6 @@ _MARKS = {"anchor": ("▲", "bold red"), "evidence": ("●", "cyan"), "context":
 _ROUTINE = ("log", "gpu_sample", "gpu_process")
 _LIST_ROWS = 40
 _PRECISE_SPAN_S = 10.0  # under this span, relative times keep their fraction of a second (+00:00.250)
-_TRACEBACK = r"Traceback \(most recent call last\)|(?m)^\s*File \"[^\"]+\", line [0-9]+"
-_NOT_AN_EXCEPTION_LINE = r"^\s|Traceback \(most recent call last\)|^(During handling of|The above exception)"
-
-
-def headline(message: pl.Expr | str = "message") -> pl.Expr:
-    """The one line of a (multi-line) message a reader needs: a traceback's exception, else a block's own headline.
-
-    A Python traceback's exception is its last line that is not a frame (``RuntimeError: DataLoader worker …``). Any
-    other block reads from its top: the kernel's OOM-killer report and Xid lines, an nvidia-smi or systemd report. A
-    ``kubectl describe`` excerpt says it in its ``Message:`` (else ``Reason:``) field, not in its first field (``Name:``,
-    ``State:``) nor its last (``Controlled By:``). One-line messages are themselves.
-    """
-    text = (pl.col(message) if isinstance(message, str) else message).fill_null("").str.strip_chars_end()  # frames keep their indent
-    lines = text.str.split("\n").list.eval(pl.element().filter(pl.element().str.strip_chars() != ""))
-    exception = lines.list.eval(pl.element().filter(~pl.element().str.contains(_NOT_AN_EXCEPTION_LINE))).list.last()
-    field = pl.coalesce(text.str.extract(r"(?m)^[ \t]*(Message:[ \t]*\S.*)$"), text.str.extract(r"(?m)^[ \t]*(Reason:[ \t]*\S.*)$"))
-    first = lines.list.first()  # also a traceback cut before its exception: what raised it, not a frame's code
-    chosen = pl.when(text.str.contains(_TRACEBACK)).then(pl.coalesce(exception, first)).otherwise(pl.coalesce(field, first))
-    return pl.coalesce(chosen, pl.lit("")).str.strip_chars().str.replace_all(r"[ \t]{2,}", " ")
-
-
-def headline_of(message: str | None) -> str:
-    """:func:`headline` of one message."""
-    return pl.select(headline(pl.lit(message, pl.String))).item()
 
 
 def incident_timeline(store: Store, incident_id: str) -> pl.DataFrame:

@@ -76,6 +76,8 @@ def test_four_sources_of_one_failure_are_one_incident(tmp_path: Path) -> None:
     assert set(evidence.filter(pl.col("kind") == "gpu_sample")["gpu_index"].to_list()) == {0}
     assert "oom_invoked" in evidence["kind"].to_list()
     assert "<NUM>" in row["signature"] and "4242" not in row["signature"]
+    # Each event by its headline: the OOM report by its first line, not by the process table's header it ends with.
+    assert "oom_invoked: python invoked oom-killer: gfp_mask=<HEX>(GFP_KERNEL)" in row["signature"].splitlines()[-1]
     correlate_store(store)  # a re-run over the same store: same ids, same rows
     polars.testing.assert_frame_equal(store.incidents(), incidents)
 

@@ -15,6 +15,7 @@ from rca import evaluate, signals
 from rca.cli import app
 from rca.correlate import correlate, correlate_store
 from rca.errors import InputError
+from rca.messages import headline_of
 from rca.explain import STAGES, Frames, explain, runtime_label
 from rca.ingest import IngestOptions, parse_text
 from tests.conftest import DATA, at, event_frame
@@ -483,8 +484,6 @@ def test_evidence_of_an_oom_report_is_its_headline_not_its_last_line(tmp_path: P
     (None, ""),
 ])
 def test_headline_is_the_line_a_reader_needs(message: str | None, shown: str) -> None:
-    from rca.timeline import headline_of
-
     assert headline_of(message) == shown
 
 
