@@ -834,3 +834,26 @@ def test_health_json_incidents_are_events_of_their_entity(tmp_path: Path) -> Non
         "Switch 8: NVLINK system: Warning: link down", "Overall Health: Failure"]
     assert {k: _attrs(events.row(2, named=True))[k] for k in ("system", "entity_group", "entity_id")} == {
         "system": "NVLINK system", "entity_group": "Switch", "entity_id": 8}
+
+
+def test_the_1x_exporter_s_metric_names_read_as_dcgm_fields() -> None:
+    """gpu-monitoring-tools' dcgm-exporter script (node-exporter's textfile) named the fields ``dcgm_gpu_temp``,
+    ``dcgm_gpu_utilization``, …: one sample of its GPU, as the current names give."""
+    events = _events("dcgm_exporter_1x_names_node_exporter_textfile_01.txt")
+    assert events["kind"].to_list() == ["gpu_sample"]
+    row = events.row(0, named=True)
+    assert (row["line"], row["n_lines"], row["gpu_index"], row["gpu_uuid"], row["gpu_util_pct"]) == (
+        3, 6, 0, "GPU-8f640a3c-7e9a-608d-02a3-f4372d72b323", 0.0)
+    attrs = _attrs(row)
+    assert (attrs["temp_c"], attrs["power_w"], attrs["sm_clock_mhz"], attrs["last_xid"]) == (34, 31.737, 135, 0)
+    assert attrs["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"] == pytest.approx(7.824041e06)
+
+
+def test_the_1x_exporter_s_pod_labels_and_memory_names_are_read() -> None:
+    podded = _events("dcgm_exporter_1x_names_pod_gpu_metrics_exporter_01.txt")
+    assert podded.select("gpu_index", "pod", "namespace", "container").rows() == [(0, "pod1", "default", "pod1-ctr"), (1, "pod1", "default", "pod1-ctr")]
+    assert [_attrs(row)["mem_clock_mhz"] for row in podded.iter_rows(named=True)] == [810, 810]
+    text = 'dcgm_fb_used{gpu="0",uuid="GPU-a"} 1024\ndcgm_fb_free{gpu="0",uuid="GPU-a"} 3072\ndcgm_xid_errors{gpu="0",uuid="GPU-a"} 79\n'
+    events = rca.parse_text(text, file="h/dcgm.prom", reference_time=FIXED_MTIME)
+    sample, xid = of_kind(events, "gpu_sample").row(0, named=True), of_kind(events, "xid").row(0, named=True)
+    assert (sample["mem_used_bytes"], sample["mem_total_bytes"], xid["xid"], xid["gpu_uuid"]) == (1024 * MIB, 4096 * MIB, 79, "GPU-a")

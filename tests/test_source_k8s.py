@@ -1564,3 +1564,52 @@ def test_an_eviction_message_s_negative_memory_figure_is_no_reading() -> None:
     ]})
     fields = messages.select(eviction_fields(pl.col("m")).alias("f")).unnest("f")
     assert fields.select("used_bytes", "requested_bytes").rows() == [(1275700 * 1024, 0), (None, None)]
+
+
+# --- describe node: device-plugin resources, condition severities ------------------------------
+
+
+def test_describe_node_gpus_missing_from_allocatable_are_a_warning() -> None:
+    """Capacity counts the GPUs the device plugin registered, Allocatable the healthy ones: fewer is a node losing GPUs."""
+    for name, line, host, capacity, allocatable in (
+        ("kubectl_describe_node_allocatable_gpu_zero_capacity_one_01.txt", 35, "node1", 1, 0),
+        ("kubectl_describe_node_gpu_allocatable_below_capacity_hami_01.txt", 17, "gpu-000-001", 80, 70),
+    ):
+        events = _events(name)
+        lost = events.filter(pl.col("format") == "describe_resources")
+        assert lost.select("line", "n_lines", "kind", "severity", "host").rows() == [(line, 0, "log", "warning", host)], name
+        assert attrs_of(lost)[0] == {"resource": "nvidia.com/gpu", "capacity": capacity, "allocatable": allocatable,
+                                     "unavailable": capacity - allocatable}
+        assert events["source"].unique().to_list() == ["k8s"]
+
+
+def test_a_grepped_allocatable_block_with_no_gpus_is_a_warning_of_the_commanded_node() -> None:
+    text = (
+        '$ kubectl describe node gpu-worker-07 | grep -A6 "Allocatable:"\n'
+        "Allocatable:\n  cpu:                62\n  hugepages-1Gi:      0\n  memory:             240Gi\n"
+        "  nvidia.com/gpu:     0\n  amd.com/gpu:        2\n  devices.kubevirt.io/kvm:  0\n"
+    )
+    assert k8s.sniff(text.splitlines()) == pytest.approx(0.9)
+    events = rca.parse_text(text, file="t")
+    lost = events.filter(pl.col("format") == "describe_resources")
+    assert lost.select("line", "severity", "host", "message").rows() == [(6, "warning", "gpu-worker-07", "nvidia.com/gpu allocatable 0")]
+    assert attrs_of(lost) == [{"resource": "nvidia.com/gpu", "allocatable": 0}]
+    _assert_accounted(text)
+
+
+def test_describe_node_with_its_gpus_all_allocatable_has_no_resource_warning() -> None:
+    events = _events("kubectl_describe_node_memory_pressure.txt")
+    assert events.filter(pl.col("format") == "describe_resources").height == 0
+
+
+def test_node_conditions_take_a_severity_from_what_they_report() -> None:
+    """Ready False / Unknown: the node is down or unheard of (error); a pressure True: warning; healthy rows: none."""
+    events = _events("kubectl_describe_node_conditions_tabs_ready_unknown_01.txt")
+    assert events.select("line", "severity").rows() == [(4, None), (5, None), (6, None), (7, None), (8, "error")]
+    pressure = _events("kubectl_describe_node_memory_pressure.txt").filter(pl.col("format") == "describe_conditions")
+    assert pressure["severity"].to_list() == ["warning", None, None, None]
+    text = (
+        "  DiskPressure     True    Mon, 03 Jun 2024 08:12:40 +0000   Mon, 03 Jun 2024 08:12:40 +0000   KubeletHasDiskPressure   kubelet has disk pressure\n"
+        "  Ready            False   Mon, 03 Jun 2024 08:12:40 +0000   Mon, 03 Jun 2024 08:12:40 +0000   KubeletNotReady          PLEG is not healthy\n"
+    )
+    assert rca.parse_text(text, file="t")["severity"].to_list() == ["warning", "error"]

@@ -21,8 +21,9 @@ used + free + ``FB_RESERVED`` where exported) and ``DCGM_FI_DEV_GPU_UTIL`` (``gp
 UUID, pod, namespace and container come from the labels (``exported_*`` after Prometheus
 relabelling; ``uuid``, ``pod_name``, ``pod_namespace``, ``container_name`` from an exporter run with
 ``--use-old-namespace``), and a field named in lowercase (``dcgm_fi_prof_gr_engine_active``) reads as
-DCGM's. ``DCGM_FI_DEV_XID_ERRORS`` holds the last Xid seen, so an ``xid`` event is written where
-it changes to a non-zero code, with the kernel source's catalog attrs; so is one
+DCGM's, as do the 1.x exporter's own names (``dcgm_gpu_temp``, ``dcgm_fb_used``, ``dcgm_gpu_utilization``,
+…). ``DCGM_FI_DEV_XID_ERRORS`` holds the last Xid seen, so an ``xid`` event is written where it changes
+to a non-zero code, with the kernel source's catalog attrs; so is one
 where the exporter's Xid counter (``DCGM_EXP_XID_ERRORS_COUNT{…,xid="42"}``) changes to a positive
 count, the code from its ``xid`` label. The exporter's clock-event counter
 (``DCGM_EXP_CLOCK_EVENTS_COUNT{…,clock_event="hw_thermal"}``, ``…THROTTLE_REASONS_COUNT{…,throttle_reason=…}``
@@ -146,8 +147,32 @@ _SAMPLE_LINE = (
 # DCGM's field names, as dcgm-exporter prints them, or lowercased (a collectors file listing "dcgm_fi_prof_gr_engine_active",
 # gpud's DCGM metrics): the lowercase name is read as the field's.
 _LOWERCASE_FIELD = "dcgm_fi_"
-_DCGM_COMMENT = r"^[ \t]*#\s*(?:HELP|TYPE)\s+(?:DCGM_|dcgm_fi_)"
-_DCGM_SAMPLE = r"^[ \t]*(?:DCGM_[A-Z0-9_]+|dcgm_fi_[a-z0-9_]+)(?:\{|\s)"
+# The 1.x exporter (gpu-monitoring-tools' dcgm-exporter script, node-exporter's textfile, pod-gpu-metrics-exporter) named
+# each field "dcgm_" and a short name of its own: read as the field it printed (its "dcgm_fi_prof_*" are lowercase fields).
+_V1_PREFIX = "dcgm_"
+_V1_FIELDS = {
+    f"{_V1_PREFIX}{name}": f"DCGM_FI_DEV_{field}"
+    for name, field in {
+        "gpu_temp": "GPU_TEMP", "memory_temp": "MEMORY_TEMP", "sm_clock": "SM_CLOCK", "memory_clock": "MEM_CLOCK",
+        "power_usage": "POWER_USAGE", "total_energy_consumption": "TOTAL_ENERGY_CONSUMPTION",
+        "pcie_tx_throughput": "PCIE_TX_THROUGHPUT", "pcie_rx_throughput": "PCIE_RX_THROUGHPUT", "pcie_replay_counter": "PCIE_REPLAY_COUNTER",
+        "gpu_utilization": "GPU_UTIL", "mem_copy_utilization": "MEM_COPY_UTIL", "enc_utilization": "ENC_UTIL", "dec_utilization": "DEC_UTIL",
+        "xid_errors": "XID_ERRORS", "power_violation": "POWER_VIOLATION", "thermal_violation": "THERMAL_VIOLATION",
+        "sync_boost_violation": "SYNC_BOOST_VIOLATION", "board_limit_violation": "BOARD_LIMIT_VIOLATION",
+        "low_util_violation": "LOW_UTIL_VIOLATION", "reliability_violation": "RELIABILITY_VIOLATION",
+        "fb_total": "FB_TOTAL", "fb_free": "FB_FREE", "fb_used": "FB_USED",
+        "ecc_sbe_volatile_total": "ECC_SBE_VOL_TOTAL", "ecc_dbe_volatile_total": "ECC_DBE_VOL_TOTAL",
+        "ecc_sbe_aggregate_total": "ECC_SBE_AGG_TOTAL", "ecc_dbe_aggregate_total": "ECC_DBE_AGG_TOTAL",
+        "retired_pages_sbe": "RETIRED_SBE", "retired_pages_dbe": "RETIRED_DBE", "retired_pages_pending": "RETIRED_PENDING",
+        "nvlink_flit_crc_error_count_total": "NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+        "nvlink_data_crc_error_count_total": "NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+        "nvlink_replay_error_count_total": "NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+        "nvlink_recovery_error_count_total": "NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
+        "nvlink_bandwidth_total": "NVLINK_BANDWIDTH_TOTAL",
+    }.items()
+}
+_DCGM_COMMENT = r"^[ \t]*#\s*(?:HELP|TYPE)\s+(?:DCGM_|dcgm_)"
+_DCGM_SAMPLE = r"^[ \t]*(?:DCGM_[A-Z0-9_]+|dcgm_[a-z0-9_]+)(?:\{|\s)"
 _JSON_NUMBER = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$"
 # The exporter's own pod, or its Docker container's default hostname (the container id's first 12 hex
 # digits, when run without --hostname): neither names the node.
@@ -255,7 +280,7 @@ def sniff(head: Sequence[str]) -> float:
 
 def _is_json_export(head: Sequence[str]) -> bool:
     joined = "\n".join(head)
-    return joined.lstrip().startswith("{") and '"resultType"' in joined and ("DCGM_" in joined or _LOWERCASE_FIELD in joined)
+    return joined.lstrip().startswith("{") and '"resultType"' in joined and ("DCGM_" in joined or _V1_PREFIX in joined)
 
 
 def _is_diag_json(text: str) -> bool:
@@ -303,7 +328,7 @@ def sniff_bytes(head: bytes) -> float:
     start = head.lstrip()[:1]
     if start != b"{":
         return 0.0
-    query_export = b'"resultType"' in head and (b"DCGM_" in head or _LOWERCASE_FIELD.encode() in head)
+    query_export = b'"resultType"' in head and (b"DCGM_" in head or _V1_PREFIX.encode() in head)
     text = head.decode("utf-8", errors="replace")
     return 0.95 if query_export or _is_diag_json(text[:_DIAG_JSON_HEAD]) or _is_health_json(text) else 0.0
 
@@ -980,8 +1005,15 @@ def _exposition_samples(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _field_name(metric: pl.Expr) -> pl.Expr:
-    """The metric's DCGM field name: a lowercased one (``dcgm_fi_dev_fb_used``) as DCGM spells it."""
-    return pl.when(metric.str.starts_with(_LOWERCASE_FIELD)).then(metric.str.to_uppercase()).otherwise(metric)
+    """The metric's DCGM field name: a lowercased one (``dcgm_fi_dev_fb_used``) as DCGM spells it, a 1.x exporter's
+    (``dcgm_gpu_utilization``) as the field it printed."""
+    return (
+        pl.when(metric.str.starts_with(_LOWERCASE_FIELD))
+        .then(metric.str.to_uppercase())
+        .when(metric.str.starts_with(_V1_PREFIX))
+        .then(metric.replace(_V1_FIELDS))
+        .otherwise(metric)
+    )
 
 
 _METRIC_DTYPE = pl.Struct({"__name__": pl.String(), **{name: pl.String() for name in _LABELS},
@@ -1162,7 +1194,7 @@ SOURCE = register(
         sniff=sniff,
         parse=parse,
         sniff_literals=(
-            "DCGM_", _LOWERCASE_FIELD,
+            "DCGM_", _V1_PREFIX,
             "Diagnostic", "Device Information", "-----  ", "Health Monitor Report", "Entity", "Overall Health", "\"Errors\"",
             "| Pass", "| Fail", "| Warn", "| Skip",  # result rows of a diag excerpt (DCGM 4's "| GPU0: Pass" too)
             ": Pass", ": Fail", ": Warn", "NvLink Link Status",

@@ -12,7 +12,10 @@ Tables are sliced at the header's column offsets (kubectl aligns them with a tab
 so cells that contain single spaces ("kubelet, node1", "17m (x2 over 18m)") stay whole.
 Relative ages ("17m") cannot be anchored to a clock: such rows keep ``ts`` null and the
 age in ``attrs``. Describe-pod "Exit Code" is taken as printed, never inferred; a container's
-memory request (and limit, in ``attrs``) printed below its State blocks go with them.
+memory request (and limit, in ``attrs``) printed below its State blocks go with them. A describe
+node's device-plugin resource counted lower in Allocatable than in Capacity (or a GPU resource
+counted 0) is a warning of its own; its Conditions take a severity (Ready False / Unknown an
+error, a pressure True a warning).
 """
 
 from __future__ import annotations
@@ -104,6 +107,9 @@ _HEADLESS_POD = (
 )
 # A `describe node` Conditions row without its header (`| grep Pressure`): type, status, two RFC 1123 times.
 _RFC1123 = r"[A-Z][a-z]{2}, [0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} [-+][0-9]{4}"
+# Node conditions whose True is a problem the kubelet reports (OutOfDisk before 1.13); Ready is the one whose False
+# (the kubelet says the node is not ready) or Unknown (it stopped posting status) is.
+_PROBLEM_CONDITION = r"^(?:[A-Za-z]*Pressure|OutOfDisk|NetworkUnavailable)$"
 # A describe node Conditions table's header.
 _CONDITIONS_HEADER = r"^\s*Type\s{2,}Status\s{2,}LastHeartbeatTime\s{2,}LastTransitionTime\s{2,}Reason\s{2,}Message\s*$"
 # NVIDIA NVSentinel's node conditions (GpuAllWatch, GpuMemWatch, SysLogsXIDError, …) name the failing GPU and its Xid:
@@ -213,6 +219,15 @@ _CONTAINER_FIRST_KEYS = ("Container ID", "Image")
 # "containerd://567f…", "docker://…", "cri-o://…": the runtime's scheme, then the id.
 _CONTAINER_ID = r"^(?:[a-z-]+://)?([0-9a-f]{12,64})$"
 _NODE_KEYS = ("Roles", "Taints", "Unschedulable", "Addresses", "Kubelet Version")
+# A describe node's Capacity / Allocatable entry of a countable resource ("  nvidia.com/gpu:     8"; tabs before 1.3).
+_RESOURCE_NAME = r"[a-z0-9][-A-Za-z0-9.]*(?:/[-A-Za-z0-9_.]+)?"
+_RESOURCE_LINE = rf"^\s+(?<resource>{_RESOURCE_NAME}):\s+(?<count>[0-9]+)\s*$"
+# Any entry of those blocks, a quantity too ("  memory:  131630256Ki").
+_RESOURCE_ENTRY = rf"^\s+{_RESOURCE_NAME}:\s+{QUANTITY}\s*$"
+_RESOURCE_SECTIONS = ("Capacity", "Allocatable")
+# A device plugin's GPUs (nvidia.com/gpu, MIG slices, amd.com/gpu, alpha.kubernetes.io/nvidia-gpu before 1.8, shared or
+# virtual GPUs of other plugins): none of them allocatable, or none found, is a node that runs no GPU work.
+_GPU_RESOURCE = r"/(?:.*[Gg][Pp][Uu]|mig-)|^(?:nvidia|amd)\.com/"
 
 # Header words of kubectl tables (upper-cased, spaces removed) and the field each one holds.
 _COLUMNS = {
@@ -301,6 +316,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         pods_share=pl.col("pods_shaped").mean(),
         describe_keys=pl.col("describe_key").sum(),
         key_share=pl.col("key_or_container").mean(),
+        resource_lines=pl.col("resource_line").sum(),
+        resource_share=(pl.col("resource_line") | described | inline_shaped).mean(),
     )
     return {head: _head_score(found) for head, found in features.items()}
 
@@ -329,6 +346,8 @@ _SNIFFED_SHAPES = {
     "state_head": _STATE_HEAD,
     "state_reason": r"^\s+Reason:\s+[A-Z][0-9A-Za-z]+\s*$",
     "eviction": rf"^(?:\s*message:\s*['\"]?|{_EVICTED_ROW})?{EVICTION_MESSAGE}",
+    "node_resources": rf"^\s*(?:{'|'.join(_RESOURCE_SECTIONS)}):\s*$",
+    "resource_line": _RESOURCE_ENTRY,
 }
 
 
@@ -360,6 +379,9 @@ def _head_score(found: dict) -> float:
     # A container's State block cut to its state and reason (`describe pod | grep -A1 State`) is describe output too.
     state_block = found["state_head"] and found["state_reason"]
     if (found["describe_keys"] >= 2 or state_block) and found["key_share"] >= 0.5:
+        return 0.9
+    # A describe node cut to its Capacity / Allocatable blocks (`| grep -A8 Allocatable`, an issue's excerpt).
+    if found["node_resources"] and found["resource_lines"] >= 2 and found["resource_share"] >= 0.8:
         return 0.9
     return 0.6 if found["eviction"] else 0.0
 
@@ -397,8 +419,9 @@ def _parse_text(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     rows = _table_rows(frame, ctx.tz)
     records = _text_records(frame, ctx.tz)
     states = _inline_states(frame, ctx.tz)
+    resources = _node_resources(frame)
     skipped = frame.group_by("skip").len().drop_nulls("skip")
-    parts = [part for part in (rows, records, states) if part.height]
+    parts = [part for part in (rows, records, states, resources) if part.height]
     events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
     return Parsed(events=events, skipped=dict(zip(skipped["skip"].to_list(), skipped["len"].to_list(), strict=True)))
 
@@ -734,6 +757,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .then(pl.lit("get_table"))
             .otherwise(pl.lit("get_events")),
             severity=pl.when(condition_xid.is_not_null()).then(_xid.catalog_severity(condition_xid))
+            .when(is_conditions).then(_condition_severity(pl.col("type"), pl.col("status")))
             .when(is_pods).then(_pod_status_severity(pl.col("status")))
             .when(is_generic).then(pl.when(pl.col("status").str.contains(_FAILED_STATUS)).then(pl.lit("error")))
             .when(is_event & job_failed(pl.col("reason"))).then(pl.lit("error"))
@@ -823,6 +847,16 @@ def _one_namespace(named: pl.Expr, is_get_event: pl.Expr) -> pl.Expr:
     return pl.when(is_get_event & single).then(found.first().over(table))
 
 
+def _condition_severity(condition: pl.Expr, status: pl.Expr) -> pl.Expr:
+    """A node condition's severity: error for a node not Ready (or not heard from), warning for a pressure it reports."""
+    return (
+        pl.when((condition == "Ready") & status.is_in(["False", "Unknown"]))
+        .then(pl.lit("error"))
+        .when(condition.str.contains(_PROBLEM_CONDITION) & (status == "True"))
+        .then(pl.lit("warning"))
+    )
+
+
 def _pod_status_severity(status: pl.Expr) -> pl.Expr:
     """A pods row's severity: error for a container that failed, warning for one in back-off, else none."""
     return (
@@ -890,7 +924,7 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
         )
     )
     described = records.join(_doc_context(frame), on="doc", how="left").with_columns(
-        described=pl.col("is_event").fill_null(False) & (pl.col("first_key") == "Name")
+        described=pl.col("is_event").fill_null(False) & (pl.col("first_key") == "Name").fill_null(False)
     )
     parts = [_record_events(described.filter(~pl.col("described")), tz), _described_event(described.filter(pl.col("described")), tz)]
     # (With no rows at all, the describe records' empty frame keeps the columns.)
@@ -956,6 +990,50 @@ def _inline_states(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
                 "started": pl.col("started"),
             }
         ),
+    )
+
+
+def _node_resources(frame: pl.DataFrame) -> pl.DataFrame:
+    """A describe node's device-plugin resources that lost devices: one warning per extended resource whose Allocatable
+    count is below its Capacity (the plugin marked devices unhealthy, or lost them), or per GPU resource counted 0. It
+    is derived from the lines of the Capacity and Allocatable records (``n_lines`` 0), at the Allocatable entry."""
+    section = pl.col("section")
+    entries = frame.filter(section.is_in(_RESOURCE_SECTIONS) & (pl.col("indent") > 0) & pl.col("skip").is_null())
+    if entries.height == 0:
+        return pl.DataFrame()
+    entry = pl.col("entry").struct
+    counted = entries.with_columns(entry=pl.col("text").str.extract_groups(_RESOURCE_LINE)).with_columns(
+        resource=entry.field("resource"), count=entry.field("count").cast(pl.Int64, strict=False)
+    ).filter(pl.col("resource").is_not_null())
+
+    def in_section(column: str, name: str) -> pl.Expr:
+        return pl.col(column).filter(section == name).first()
+
+    resources = counted.group_by("doc", "command", "resource", maintain_order=True).agg(
+        capacity=in_section("count", "Capacity"),
+        allocatable=in_section("count", "Allocatable"),
+        line=pl.coalesce(in_section("line", "Allocatable"), in_section("line", "Capacity")),
+        prompt_node=pl.col("prompt_node").first(),
+    )
+    resource, capacity, allocatable = pl.col("resource"), pl.col("capacity"), pl.col("allocatable")
+    lost = resource.str.contains("/", literal=True) & (allocatable < capacity)
+    none = resource.str.contains(_GPU_RESOURCE) & (pl.coalesce(allocatable, capacity) == 0)
+    flagged = resources.filter((lost | none).fill_null(False)).join(_doc_context(frame), on="doc", how="left")
+    return flagged.select(
+        "line",
+        kind=pl.lit("log"),
+        n_lines=pl.lit(0, pl.Int32),
+        ts_quality=pl.lit("missing"),
+        format=pl.lit("describe_resources"),
+        severity=pl.lit("warning"),
+        message=pl.concat_str(
+            resource,
+            pl.format(" allocatable {}", allocatable),
+            pl.format(" of capacity {}", capacity),
+            ignore_nulls=True,
+        ),
+        host=pl.coalesce("doc_host", "prompt_node"),
+        attrs=attrs_json({"resource": resource, "capacity": capacity, "allocatable": allocatable, "unavailable": capacity - allocatable}),
     )
 
 
@@ -1147,6 +1225,9 @@ SOURCE = register(
             "XidCriticalError",
             # Conditions rows of any type (NVSentinel's GpuAllWatch, …), with or without their header.
             "LastHeartbeatTime",
+            # A describe node's resource blocks alone.
+            "Capacity:",
+            "Allocatable:",
             " True ",
             " False ",
             "CPU(cores)",
@@ -1164,6 +1245,7 @@ SOURCE = register(
             "describe_events",
             "describe_event",
             "describe_conditions",
+            "describe_resources",
             "get_pods",
             "get_nodes",
             "get_table",
