@@ -27,6 +27,7 @@ from rca.sources._base import (
     head_groups,
     holds_newline,
     inherit_frame,
+    joined_json,
     map_distinct,
     within_file,
 )
@@ -66,10 +67,15 @@ _PROGRAM_WITH_PID = r"(?<program>[A-Za-z0-9_.\-/@()\\]+)\[(?<pid>[0-9]+)\]:?[ \t
 _NAMED_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+):[ \t]"
 
 
+# RFC 3164 as it goes over the wire opens with its priority, facility x 8 + severity: a relay, a listener (`nc -l 514`), Docker's
+# syslog driver or BusyBox' syslogd writing what it received or sends ("<30>Jun 21 00:35:33 host dhclient[7445]: …").
+_RFC3164_PRI = r"(?:<(?<pri>[0-9]{1,3})>)?"
+
+
 def _short_head(host: str, program: str = _PROGRAM) -> str:
     """The short head; ``host`` holds its own separator after it (none without a host)."""
     clock = r"(?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
-    return rf"^(?<stamp>(?<mon>{timeutil.MONTH_NAME_PATTERN})[ \t]+(?<day>[0-9]{{1,2}})[ \t]{clock})[ \t]{host}{program}"
+    return rf"^{_RFC3164_PRI}(?<stamp>(?<mon>{timeutil.MONTH_NAME_PATTERN})[ \t]+(?<day>[0-9]{{1,2}})[ \t]{clock})[ \t]{host}{program}"
 
 
 # RFC 5424 (rsyslog's RSYSLOG_SyslogProtocol23Format, in a file or on the wire with its "<PRI>1 "):
@@ -165,10 +171,12 @@ MONOTONIC_DELTA_LINE = rf"^\[ *[0-9]+\.[0-9]{{6}}{_DELTA_MARK}\][ \t]"
 MONOTONIC_HEAD = rf"^\[ *(?<boot>[0-9]+\.[0-9]{{6}}){_DELTA}\][ \t](?:(?<host>[^ \t\[\]]*[^ \t:\[\]])[ \t])?{_PROGRAM}"
 
 # An RFC 5424 message that a relay took for RFC 3164 (syslog-ng's default network source) is written whole after the
-# relay's short stamp and host: "Nov 26 15:54:41 127.0.0.1 1 2019-11-26T15:54:41.272535+00:00 ubu-srv-nfs root - - […] msg".
+# relay's short stamp and host: "Nov 26 15:54:41 127.0.0.1 1 2019-11-26T15:54:41.272535+00:00 ubu-srv-nfs root - - […] msg" (on the
+# wire after the relay's priority: "<78>Jan 1 12:15:00 nas.example 1 1970-01-01T12:15:00.005048-00:00 nas.example /usr/sbin/cron …").
 # The group is the message's own header on: its time (with its zone) and the sender's host.
 RELAYED_5424 = (
-    rf"^{timeutil.MONTH_NAME_PATTERN}[ \t]+[0-9]{{1,2}}[ \t][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?[ \t][^ \t]+[ \t]1 "
+    rf"^(?:<[0-9]{{1,3}}>)?{timeutil.MONTH_NAME_PATTERN}[ \t]+[0-9]{{1,2}}[ \t][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
+    r"[ \t][^ \t]+[ \t]1 "
     r"([0-9]{4}-[0-9][0-9]-[0-9][0-9]T.*)$"
 )
 
@@ -373,6 +381,12 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     boot_ts, boot_quality = timeutil.boot_to_utc(boot_seconds, ctx)
     message = pl.coalesce(s.field("message"), i.field("message"), m.field("message"))
     level = message_level(message)
+    pri = pl.coalesce(s.field("pri"), i.field("pri")).cast(pl.Int32, strict=False)
+    pri = pl.when(pri < len(_FACILITIES) * 8).then(pri)
+    program = (
+        pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program"))
+        .when(has_monotonic).then(m.field("program")).when(has_bare).then(b.field("program")).when(has_runtime).then(pl.col("runtime"))
+    )
     framed = parts.with_columns(
         ts=pl.when(has_short).then(short_ts).when(has_iso).then(pl.col("iso_ts")).when(has_monotonic).then(boot_ts).when(has_runtime).then(runtime_ts),
         ts_raw=pl.when(has_short).then(s.field("stamp"))
@@ -382,8 +396,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         .when(has_runtime).then(pl.lit("exact")),
         boot_seconds=boot_seconds,
         host=pl.coalesce(s.field("host"), i.field("host"), pl.when(has_monotonic).then(m.field("host"))),
-        program=pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program"))
-        .when(has_monotonic).then(m.field("program")).when(has_bare).then(b.field("program")).when(has_runtime).then(pl.col("runtime")),
+        program=_nil_app_name(program, pri),
         # strict=False: a pid past 2**63 (damage, not a process) is null rather than an error for the whole batch.
         pid=pl.coalesce(
             s.field("pid"), i.field("pid"), i.field("procid"), pl.when(has_monotonic).then(m.field("pid")), pl.when(has_bare).then(b.field("pid"))
@@ -391,9 +404,10 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         message=pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message"))
         .when(has_monotonic).then(m.field("message")).when(has_bare).then(b.field("message")).otherwise(pl.col("text")),
         severity=pl.coalesce(
-            (i.field("pri").cast(pl.Int32, strict=False) % 8).cast(pl.String).replace_strict(_SEVERITY_BY_PRIORITY, default=None), level,
+            (pri % 8).cast(pl.String).replace_strict(_SEVERITY_BY_PRIORITY, default=None), level,
             pl.when(has_runtime).then(pl.col("runtime_level")),
         ),
+        facility=(pri // 8).replace_strict(list(range(len(_FACILITIES))), _FACILITIES, default=None, return_dtype=pl.String),
         format=pl.when(has_short).then(pl.lit("syslog")).when(has_iso).then(pl.lit("syslog_iso"))
         .when(has_monotonic).then(pl.lit("journal_monotonic")).when(has_bare).then(pl.lit("syslog_bare")).when(has_runtime).then(pl.col("runtime_format")),
         framed=has_short | has_iso | has_monotonic | has_bare | has_runtime | separator.field("separator").is_not_null() | _is_journalctl_note(pl.col("text")),
@@ -416,7 +430,20 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # (The escapes are looked for only in batches that hold one.)
     if lines.select(pl.col("text").str.contains(_RSYSLOG_ESCAPE_GATE, literal=True).any()).item():
         message = _rsyslog_unescaped(message)
-    return inherited.with_columns(message=message).select(*FRAMED_SCHEMA, "boot_seconds", *file_column(lines))
+    return inherited.with_columns(message=message).select(*FRAMED_SCHEMA, "boot_seconds", "facility", *file_column(lines))
+
+
+# The facility of a line's priority (pri // 8), by rsyslog's names for them (its "syslogfacility-text").
+_FACILITIES = [
+    "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp", "ntp", "audit", "alert", "clock",
+    *(f"local{n}" for n in range(8)),
+]
+
+
+def _nil_app_name(program: pl.Expr, pri: pl.Expr) -> pl.Expr:
+    """``program`` with RFC 5424's nil app-name ("-") read as none, or as the kernel's where the priority's facility is the
+    kernel's (0): no program but the kernel may log with it (a process writing to /dev/kmsg is given the user facility)."""
+    return pl.when(program != "-").then(program).when(pri < 8).then(pl.lit("kernel"))
 
 
 # rsyslog writes a message's control characters as "#" and their octal code ($EscapeControlCharactersOnReceive, on by
@@ -857,6 +884,11 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     host, program, pid, message, severity, format``, and ``boot_seconds`` of text) and return event rows;
     the record columns of :func:`frame` are applied to the events after.
     """
+    facilities = None
+    if "facility" in framed.columns:
+        if framed.select(pl.col("facility").is_not_null().any()).item():
+            facilities = framed.filter(pl.col("facility").is_not_null()).select("line", "facility")
+        framed = framed.drop("facility")
     records = None
     if "record_lines" in framed.columns:
         if framed.select((pl.col("record_lines") > 1).any()).item():
@@ -896,9 +928,12 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # A program without rules may still name its line's level: where the envelope gave none, and where the journal's
         # PRIORITY is the info that journald gives every line a service writes to its stdout or stderr (SyslogLevel=), whatever
         # the line says ("level=error", "E0101 …", '{"level":"warn",…'); and where it is the error or info that Docker's and Podman's
-        # journald log drivers give every line a container writes to its stderr or stdout (moby#23645, podman#20728).
-        journal_default = pl.col("format").is_in(["journal_json", "journal_verbose", "journal_export"]) & (
-            (pl.col("severity") == "info") | (pl.col("log_driver") & (pl.col("severity") == "error"))
+        # journald log drivers give every line a container writes to its stderr or stdout (moby#23645, podman#20728). A syslog
+        # line's priority is such a default as often (Docker's syslog driver: daemon.info for stdout, daemon.err for stderr; rsyslog
+        # forwarding the journal's): the line's own level goes first there too.
+        journal_default = pl.col("format").is_in(["syslog", "syslog_iso"]) | (
+            pl.col("format").is_in(["journal_json", "journal_verbose", "journal_export"])
+            & ((pl.col("severity") == "info") | (pl.col("log_driver") & (pl.col("severity") == "error")))
         )
         own_level = pl.coalesce(message_level(message), application_level(message))
         parts.append(program_events(
@@ -909,7 +944,16 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             attrs=attrs_json({"repeated": repeated.cast(pl.Int64, strict=False)}),
         ))
     events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
-    return _with_records(events, records) if records is not None and events.height else events
+    events = _with_records(events, records) if records is not None and events.height else events
+    return _with_facilities(events, facilities) if facilities is not None and events.height else events
+
+
+def _with_facilities(events: pl.DataFrame, facilities: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with the facility of the priority their line opened with (``facilities``: by line) in attrs."""
+    if "attrs" not in events.columns:
+        events = events.with_columns(attrs=pl.lit(None, pl.String))
+    joined = events.join(facilities, on="line", how="left")
+    return joined.with_columns(attrs=joined_json(pl.col("attrs"), attrs_json({"facility": pl.col("facility")}))).drop("facility")
 
 
 _REPEATED = r"^(?:last )?message repeated ([0-9]+) times"
@@ -939,15 +983,19 @@ def _repeats_hosted(rest: pl.DataFrame, repeated: pl.Expr) -> pl.DataFrame:
 def _programs_of_units(framed: pl.DataFrame) -> pl.DataFrame:
     """``framed`` with the lines ``journalctl -o with-unit`` names by their unit given the rules of its program: it prints
     the unit that wrote a line (``_SYSTEMD_UNIT``, ``/_SYSTEMD_USER_UNIT`` after it) where the others print its identifier,
-    so "kubelet.service[2480]:" is kubelet's line and "init.scope[1]:" (a user manager's ".../init.scope[2122]:") systemd's."""
+    so "kubelet.service[2480]:" is kubelet's line and "init.scope[1]:" (a user manager's ".../init.scope[2122]:") systemd's.
+    A snap's service is "snap.<snap>.<app>.service", whose lines snapd tags "<snap>.<app>" (its SyslogIdentifier=): that is
+    their program, as in the other outputs ("snap.microk8s.daemon-kubelite.service[123]:" is "microk8s.daemon-kubelite")."""
     program = pl.col("program")
     units = program.str.ends_with(".service") | program.str.ends_with("init.scope")
     if not framed.select(units.any()).item():
         return framed
     service = program.str.strip_suffix(".service")
+    snap = pl.when(program.str.starts_with("snap.") & program.str.ends_with(".service")).then(service.str.strip_prefix("snap."))
     manager = (program == "init.scope") | program.str.ends_with("/init.scope")
     return framed.with_columns(
-        program=pl.when(manager).then(pl.lit("systemd")).when(service.is_in(list(_PROGRAM_RULES))).then(service).otherwise(program)
+        program=pl.when(manager).then(pl.lit("systemd")).when(snap.is_not_null()).then(snap)
+        .when(service.is_in(list(_PROGRAM_RULES))).then(service).otherwise(program)
     )
 
 

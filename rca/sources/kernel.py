@@ -220,11 +220,16 @@ _MCE_STATUS = r"Machine Check(?: Event)?: [0-9a-f]+ Bank [0-9]+: "
 # it printed "NETDEV WATCHDOG: eth0 (igb): transmit queue 5 timed out" under a WARNING before.
 # ext4 reports a filesystem error, and the read-only remount its errors=remount-ro default makes of it, at KERN_CRIT ("EXT4-fs
 # error (device sdd1): ext4_journal_check_start:83: comm rsync: Detected aborted journal", "EXT4-fs (sdd1): Remounting
-# filesystem read-only"): every write to it fails from then on, a job's checkpoint too.
+# filesystem read-only"): every write to it fails from then on, a job's checkpoint too. XFS shuts a filesystem down at
+# KERN_ALERT, every I/O to it failing until it is unmounted: "XFS (md122): I/O Error Detected. Shutting down filesystem",
+# "… Corruption of in-memory data detected.  Shutting down filesystem" (newer kernels: "… (0x8) detected at xfs_trans_cancel+0x…
+# (fs/xfs/xfs_trans.c:1097).  Shutting down filesystem."), then "Please umount the filesystem and rectify the problem(s)"
+# ("unmount" in newer kernels).
 _CRITICAL_WORDS = (
     r"Kernel panic|hard LOCKUP|\bBUG: |\bOops\b|general protection fault|Machine Check Exception|Hardware Error\].*(?:[Uu]ncorrected|[Ff]atal)"
     rf"|Uncorrected \(Fatal\)|\bUE [Mm]emory|{_MCE_STATUS}[2367abef][0-9a-f]{{15}}|NETDEV WATCHDOG: CPU: [0-9]+: transmit queue "
     r"|\bEXT[234]-fs error \(device |: Remounting filesystem read-only"
+    r"|\. +Shutting down filesystem|the filesystem and rectify the problem"
 )
 # Hardware errors the hardware corrected (PCIe AER, EDAC "CE", APEI/GHES records, machine checks without UC): read
 # before the error words.
