@@ -141,6 +141,8 @@ def _fields(present: set[str]) -> Fields:
         "rank": (json_number, pl.coalesce(*ranks, c("rank"))),
         # the node of the Ray worker whose tag the line wears (a host's address, not its name)
         "node_ip": (json_text, c("node_ip")),
+        # how many more times Ray's driver saw the record's line across the cluster: an error many workers hit
+        "repeated": (json_number, c("repeated")),
         "exc_type": (json_text, c("exc_type")),
         "exc_message": (json_text, c("exc_message")),
         "last_frame": (json_text, c("last_frame")),

@@ -353,7 +353,7 @@ _NAMES = ("pod", "namespace", "container", "host")
 
 FRAMED_COLUMNS = (
     "line", "blank", "enveloped_blank", "continued", "body", "ts", "ts_raw", "ts_quality", "severity", "format", "pid", "process",
-    "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "partition",
+    "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "repeated", "partition",
 )
 
 
@@ -504,10 +504,32 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
     cleaned = cleaned.select("line", *keys, text=pl.coalesce("cleaned", "text"))
     layers = _peel_outer(cleaned)
     layers = _joined_pieces(layers) if join_pieces else layers.with_columns(continued=pl.lit(False))
-    framed = _resolve(_peel_application(layers), ctx)
+    framed = _without_ray_repeats(_resolve(_peel_application(layers), ctx))
     if keys:
         framed = framed.with_columns(partition=pl.concat_str([*keys, "partition"], separator="|", ignore_nulls=True))
     return framed.select(FRAMED_COLUMNS)
+
+
+# Ray's driver (2.5+) prints a line its workers printed alike within a few seconds once more, with how many more times
+# ("… [repeated 6x across cluster]"); the first such line of a run says so ("(Ray deduplicates logs by default. Set
+# RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/… for more options.)").
+_RAY_REPEATED_LITERAL = "x across cluster]"
+_RAY_REPEATED = r" ?\[repeated ([0-9]+)x across cluster\](?: \(Ray deduplicates logs by default\. [^\n]*\))?\s*$"
+
+
+def _without_ray_repeats(framed: pl.DataFrame) -> pl.DataFrame:
+    """The body without Ray's count of repeats, kept as ``repeated``; a blank line it counted is a blank line."""
+    body = pl.col("body")
+    repeated = pl.when(body.str.contains(_RAY_REPEATED_LITERAL, literal=True)).then(body).str.extract(_RAY_REPEATED, 1)
+    framed = framed.with_columns(repeated=repeated.cast(pl.Int64, strict=False))
+    counted = pl.col("repeated").is_not_null()
+    if not framed.select(counted.any()).item():
+        return framed
+    stripped = pl.when(counted).then(body).str.replace(_RAY_REPEATED, "")
+    return framed.with_columns(
+        body=pl.coalesce(stripped, body),
+        enveloped_blank=pl.col("enveloped_blank") | (counted & ~stripped.str.contains(r"\S")),
+    )
 
 
 def _partition_keys(lines: pl.DataFrame) -> list[str]:

@@ -360,7 +360,7 @@ def _glog_continued(lines: pl.DataFrame, new_partition: pl.Expr) -> pl.DataFrame
 
 
 _CARRIED = ("severity", "pid", "process", "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip")
-_RECORD_COLUMNS = ["line", "n_lines", "family", "message", "ts", "ts_raw", "ts_quality", "format", *_CARRIED]
+_RECORD_COLUMNS = ["line", "n_lines", "family", "message", "ts", "ts_raw", "ts_quality", "format", *_CARRIED, "repeated"]
 
 
 def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
@@ -402,6 +402,8 @@ def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
             pl.col("body").str.join("\n").alias("message"),
             pl.col("ts", "ts_raw", "ts_quality", "format", "prev_ts", "prev_raw", "prev_adjacent").first(),
             *(pl.col(name).drop_nulls().first() for name in _CARRIED),
+            # Ray's count of a record's last line: a traceback's exception line
+            pl.col("repeated").last(),
         )
     )
     inherits = pl.col("ts_raw").is_null() & pl.col("prev_raw").is_not_null() & pl.col("prev_adjacent") & pl.col("family").is_in(["python", "java", "go", "cpp"])

@@ -122,6 +122,9 @@ _SIGNAL_NAMED = (
     r"|process was signaled to shutdown with signal (?<tgi_signal>[0-9]{1,2})(?: rank=(?<tgi_rank>[0-9]+))?"
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
+# The last field of a failure in torchrun's ChildFailedError table (torch 1.9's "msg:", later "traceback :") repeats what
+# the entry's exitcode line says: "Signal 9 (SIGKILL) received by PID 14750", 1.9's "Process failed with exitcode 1".
+_TORCHRUN_ECHO = r'^\s*(?:traceback|msg)\s*: "?(?:Signal [0-9]+ \(SIG[A-Z0-9]+\) received by PID|Process failed with exitcode) '
 
 _SIGNAL_BY_WORD = {
     "killed": "SIGKILL", "terminated": "SIGTERM", "segmentation fault": "SIGSEGV", "aborted": "SIGABRT",
@@ -443,7 +446,7 @@ def _bash_facts() -> dict[str, pl.Expr]:
 
 
 def _exit_facts() -> dict[str, pl.Expr]:
-    exit_code = gated("exit").str.extract_groups(_EXIT_CODE).struct
+    exit_code = pl.when(~gated("exit").str.contains(_TORCHRUN_ECHO)).then(gated("exit")).str.extract_groups(_EXIT_CODE).struct
     code = num(pl.coalesce(exit_code.field("code"), exit_code.field("make"), exit_code.field("bare")), pl.Int32())
     # Jenkins' sh step reports a wrapper script it lost track of as "script returned exit code -1": its Java launcher
     # gives a killed script 128+N, so a negative code there names no signal (Python's launchers' -N does).
@@ -461,9 +464,7 @@ def _exit_facts() -> dict[str, pl.Expr]:
 def _named_signal_facts() -> dict[str, pl.Expr]:
     m = gated("named_signal")
     named = m.str.extract_groups(_SIGNAL_NAMED).struct
-    # torchrun's ChildFailedError table gives each failure's "exitcode : -9 (pid: N)" and then, as its
-    # "traceback : Signal 9 (SIGKILL) received by PID N", the same death again.
-    torchrun = pl.when(~m.str.contains(r"^\s*traceback\s*: Signal ")).then(named.field("torchrun"))
+    torchrun = pl.when(~m.str.contains(_TORCHRUN_ECHO)).then(named.field("torchrun"))
     return {
         "named_signal": pl.coalesce(
             named.field("died"), torchrun, named.field("spawn"), _signal_of_word(pl.coalesce(named.field("go"), named.field("make"))),

@@ -53,7 +53,10 @@ _MARKERS = "|".join(
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
         r"KV cache", r"EngineCore", r"text_generation_launcher: ", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
-        r"torch\.distributed", r"BackendCompilerFailed: backend=", r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
+        r"torch\.distributed", r"BackendCompilerFailed: backend=",
+        # torchrun's ChildFailedError table, cut from the launcher's traceback above it; Ray's count of a line's repeats
+        r"^\s*(?:exitcode\s*: -?[0-9]+ \(pid: [0-9]+\)|Root Cause(?: \(first observed failure\))?:$)", r"\[repeated [0-9]+x across cluster\]",
+        r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
         r"fatal error: (?:runtime: )?out of memory", r"NVIDIA driver on your system is too old",
         # nvidia-smi failing in a job or a container (no driver libraries mounted, the driver gone)
         r"NVIDIA-SMI couldn't find libnvidia-ml\.so", r"NVIDIA-SMI has failed because",
@@ -242,14 +245,18 @@ def _ruled(grouped: pl.DataFrame, families: tuple[str, ...]) -> pl.DataFrame:
     return with_attrs(facts, present).select(**_OUTPUT)
 
 
-# torchrun's ChildFailedError table gives each failed rank as "[n]:" then "time : 2026-12-04_17:27:27" (the
-# launcher's local time), "host : …", "rank : 1 (local_rank: 1)", "exitcode : -9 (pid: 679)", under "Root Cause
-# (first observed failure):" or "Failures:" (the other ranks: failed too, or stopped by the launcher with SIGTERM).
-_TORCHRUN_EXIT = r"^\s*exitcode\s*: -?[0-9]+ \(pid: ([0-9]+)\)\s*$"
+# torchrun's ChildFailedError table gives each failed rank as "[n]:" then its fields, under "Root Cause (first observed
+# failure):" or "Failures:" (the other ranks: failed too, or stopped by the launcher with SIGTERM). Since torch 1.10 they are
+# "time : 2026-12-04_17:27:27" (the launcher's local time), "host : …", "rank : 1 (local_rank: 1)", "exitcode : -9 (pid: 679)"
+# (later torch adds the signal's name after the pid); torch 1.9's table, "Root Cause:" then "Other Failures:", has no host line.
+_TORCHRUN_EXIT = r"^\s*exitcode\s*: -?[0-9]+ \(pid: ([0-9]+)\)(?: \(?SIG[A-Z0-9]+\)?)?\s*$"
 _TORCHRUN_TIME = r"^\s*time\s*: ([0-9]{4}-[0-9][0-9]-[0-9][0-9])_([0-9][0-9]:[0-9][0-9]:[0-9][0-9])\s*$"
 _TORCHRUN_HOST = r"^\s*host\s*: (\S+)\s*$"
 _TORCHRUN_RANK = r"^\s*rank\s*: ([0-9]+) \(local_rank: ([0-9]+)\)\s*$"
-_TORCHRUN_ROOT = r"^\s*Root Cause \(first observed failure\):\s*$"
+_TORCHRUN_ROOT = r"^\s*Root Cause(?: \(first observed failure\))?:\s*$"
+_TORCHRUN_OTHERS = r"^\s*(?:Other )?Failures:\s*$"
+# The fields above an entry's exitcode line: time, host (since 1.10) and rank.
+_TORCHRUN_FIELD_LINES = (1, 2, 3)
 # The elastic agent's own line about the same death: "failed (exitcode: -9) local_rank: 1 (pid: 679) of binary: …".
 _AGENT = r"\bfailed \(exitcode: -?[0-9]+\) local_rank: (?<local_rank>[0-9]+) \(pid: (?<pid>[0-9]+)\)"
 
@@ -267,25 +274,26 @@ def _torchrun_failures(events: pl.DataFrame, tz: str) -> pl.DataFrame:
     table_exit = message.str.contains(_TORCHRUN_EXIT)
     agent = message.str.contains("local_rank: ", literal=True) & message.str.contains(_AGENT)
 
-    def above(rows: int) -> pl.Expr:
-        # The field's line right above (the table has no blank lines).
-        return pl.when(line.shift(rows) == line - rows).then(message.shift(rows))
+    def field(pattern: str, group: int = 1) -> pl.Expr:
+        # The entry's line of the field among those right above (the table has no blank lines); read on entries only.
+        return pl.coalesce(
+            pl.when(table_exit & (line.shift(rows) == line - rows)).then(message.shift(rows)).str.extract(pattern, group)
+            for rows in _TORCHRUN_FIELD_LINES
+        )
 
-    stamp = above(3).str.extract_groups(_TORCHRUN_TIME).struct
-    rank = above(1).str.extract_groups(_TORCHRUN_RANK).struct
     root_cause = (
         pl.when(message.str.contains(_TORCHRUN_ROOT)).then(True)
-        .when(message.str.contains(r"^\s*Failures:\s*$")).then(False)
+        .when(message.str.contains(_TORCHRUN_OTHERS)).then(False)
         .forward_fill()
     )
     agent_line = pl.when(agent).then(message).str.extract_groups(_AGENT).struct
     table = events.with_columns(
         t_entry=table_exit,
         t_pid=pl.coalesce(message.str.extract(_TORCHRUN_EXIT, 1), agent_line.field("pid")).cast(pl.Int64, strict=False),
-        t_date=stamp.field("1"), t_clock=stamp.field("2"),
-        t_host=above(2).str.extract(_TORCHRUN_HOST, 1),
-        t_rank=rank.field("1").cast(pl.Int64, strict=False),
-        t_local_rank=pl.coalesce(rank.field("2"), agent_line.field("local_rank")).cast(pl.Int64, strict=False),
+        t_date=field(_TORCHRUN_TIME), t_clock=field(_TORCHRUN_TIME, 2),
+        t_host=field(_TORCHRUN_HOST),
+        t_rank=field(_TORCHRUN_RANK).cast(pl.Int64, strict=False),
+        t_local_rank=pl.coalesce(field(_TORCHRUN_RANK, 2), agent_line.field("local_rank")).cast(pl.Int64, strict=False),
         t_root_cause=root_cause,
     )
     entry = pl.col("t_entry")
