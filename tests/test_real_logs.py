@@ -7,6 +7,7 @@ in the folder of the source that owns them.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -58,6 +59,7 @@ def _owner(name: str) -> str:
     return next(owner for prefix, owner in OWNER_BY_PREFIX.items() if name.startswith(prefix))
 
 
+@functools.cache  # a sample has several expected rows: each file is parsed once (frames are never changed in place)
 def _parse(name: str) -> pl.DataFrame:
     # bytes decoded, not read_text: its universal newlines would make a progress bar's bare CRs line ends, which ingest does not
     text = fixture_path(name).read_bytes().decode("utf-8", errors="replace")
