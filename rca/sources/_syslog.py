@@ -80,13 +80,17 @@ def _short_head(host: str, program: str = _PROGRAM) -> str:
 
 # RFC 5424 (rsyslog's RSYSLOG_SyslogProtocol23Format, in a file or on the wire with its "<PRI>1 "):
 # "2024-04-10T10:15:57.163826-07:00 host kernel - - - message": app-name, procid, msgid and structured
-# data, each "-" when empty, where RFC 3164 has "program[pid]:".
-_RFC5424_PRI = r"(?:<(?<pri>[0-9]{1,3})> ?1 )?"
+# data, each "-" when empty, where RFC 3164 has "program[pid]:". rsyslog 7 wrote the version as 0
+# ("<12>0 2017-02-15T16:01:07.614260+01:00 vmlsfw test - - -  test 4"). A template of facility and severity
+# apart (openSUSE's syslog-ng, rsyslog's "<%syslogfacility%.%syslogseverity%>") writes "<0.4> 2019-07-25 18:19:19 host kernel - - - …".
+_RFC5424_PRI = r"(?:<(?<pri>[0-9]{1,3})> ?[01] |<(?<pri_facility>[0-9]{1,2})\.(?<pri_severity>[0-7])> )?"
 # Its message may be left out (NILVALUE-less "SD" ending the line), and a param value escapes "]" as "\]".
-# As in _PROGRAM, "program[pid]:" may end the line (an entry with an empty message).
+# As in _PROGRAM, "program[pid]:" may end the line (an entry with an empty message). rsyslog's message property keeps the
+# space after the tag's colon ("dhclient[1641]: DHCPREQUEST…" gives " DHCPREQUEST…"): after the separator the RFC defines it
+# writes that space too ("dhclient 1641 - -  DHCPREQUEST…"), which is taken off as the colon's space is in RFC 3164.
 _PROGRAM_OR_5424 = (
     r"(?<program>[A-Za-z0-9_.\-/@()\\]+)"
-    r"(?:\[(?<pid>[0-9]+)\]:(?:[ \t]|$)|:[ \t]| (?:-|(?<procid>[0-9]+)) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)(?:[ \t]|$))"
+    r"(?:\[(?<pid>[0-9]+)\]:(?:[ \t]|$)|:[ \t]| (?:-|(?<procid>[0-9]+)) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)(?:[ \t] ?|$))"
 )
 
 
@@ -381,7 +385,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     boot_ts, boot_quality = timeutil.boot_to_utc(boot_seconds, ctx)
     message = pl.coalesce(s.field("message"), i.field("message"), m.field("message"))
     level = message_level(message)
-    pri = pl.coalesce(s.field("pri"), i.field("pri")).cast(pl.Int32, strict=False)
+    facility_severity = i.field("pri_facility").cast(pl.Int32, strict=False) * 8 + i.field("pri_severity").cast(pl.Int32, strict=False)
+    pri = pl.coalesce(s.field("pri").cast(pl.Int32, strict=False), i.field("pri").cast(pl.Int32, strict=False), facility_severity)
     pri = pl.when(pri < len(_FACILITIES) * 8).then(pri)
     program = (
         pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program"))

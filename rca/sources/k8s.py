@@ -225,6 +225,7 @@ _RESOURCE_LINE = rf"^\s+(?<resource>{_RESOURCE_NAME}):\s+(?<count>[0-9]+)\s*$"
 # Any entry of those blocks, a quantity too ("  memory:  131630256Ki").
 _RESOURCE_ENTRY = rf"^\s+{_RESOURCE_NAME}:\s+{QUANTITY}\s*$"
 _RESOURCE_SECTIONS = ("Capacity", "Allocatable")
+_NODE_TABLE_SECTIONS = ("Non-terminated Pods", "Allocated resources")
 # A device plugin's GPUs (nvidia.com/gpu, MIG slices, amd.com/gpu, alpha.kubernetes.io/nvidia-gpu before 1.8, shared or
 # virtual GPUs of other plugins): none of them allocatable, or none found, is a node that runs no GPU work.
 _GPU_RESOURCE = r"/(?:.*[Gg][Pp][Uu]|mig-)|^(?:nvidia|amd)\.com/"
@@ -660,6 +661,10 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     top_pod = pl.when(is_top & ~is_top_node).then(pl.coalesce("top_pod", "name"))
     # Any other resource's table: each row is that object, named, its status cell telling a failure.
     is_generic = pl.col("generic").fill_null(False) & ~(is_pods | is_nodes | is_top | is_conditions | is_event | is_describe_events)
+    # A describe node's tables of what runs there: "Non-terminated Pods" (a pod a row: its namespace, name, requests and
+    # limits) and "Allocated resources" (a resource a row: the sums of those). No event, a row each.
+    is_node_table = pl.col("section").is_in(_NODE_TABLE_SECTIONS) & ~(is_pods | is_nodes | is_top | is_conditions | is_event | is_describe_events)
+    node_table_pod = pl.when(is_node_table & (pl.col("section") == "Non-terminated Pods")).then(pl.col("name"))
     # GKE's device plugin sets a node condition XidCriticalError, its reason the Xids seen ('{"31":true}');
     # NVSentinel sets its own conditions, the Xid in their message.
     failing = is_conditions & (pl.col("status") == "True")
@@ -680,7 +685,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .then(pl.lit("xid"))
             .otherwise(pl.lit("log"))
         )
-        .when(is_top | is_generic)
+        .when(is_top | is_generic | is_node_table)
         .then(pl.lit("log"))
         .when(is_pods)
         .then(
@@ -755,6 +760,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .then(pl.lit("get_nodes"))
             .when(is_generic)
             .then(pl.lit("get_table"))
+            .when(is_node_table)
+            .then(pl.lit("describe_node_table"))
             .otherwise(pl.lit("get_events")),
             severity=pl.when(condition_xid.is_not_null()).then(_xid.catalog_severity(condition_xid))
             .when(is_conditions).then(_condition_severity(pl.col("type"), pl.col("status")))
@@ -779,6 +786,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                 "prompt_node",
             ),
             pod=pl.coalesce(
+                node_table_pod,
                 pl.when(object_kind == "pod").then(object_name),
                 top_pod,
                 pl.when(is_pods).then(pl.col("name").str.strip_prefix("pod/")),
