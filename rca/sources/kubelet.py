@@ -156,7 +156,7 @@ _EVICTION_STAGES: tuple[tuple[str, str], ...] = (
     ("cleanup_wait", r"(?i)evicted, waiting for pods? to be cleaned up"),
     ("evicting", r"(?i)\bevicting pod\b"),
     ("evicted", r"(?i)\bis evicted successfully|\bpod \S+ evicted successfully|\bevicted pod\b"),
-    ("admission_rejected", r"(?i)failed to admit pod.*(?:node has conditions|nodeCondition)"),
+    ("admission_rejected", r'(?i)failed to admit pod.*(?:node has conditions|nodeCondition)|^"Pod admission denied" .*\breason="Evicted"'),
 )
 
 
@@ -319,7 +319,7 @@ def _in_envelope_zone(klog_ts: pl.Expr) -> pl.Expr:
 
 # Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,
 # so the costlier rules run on this subset alone.
-_NOTABLE = r"(?i)evict|admit pod|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred|xid|unhealthy"
+_NOTABLE = r"(?i)evict|admit pod|admission denied|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred|xid|unhealthy"
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
 # takes a GPU out of the node's allocatable, and the resource it is taken from. A UUID an author shortened
@@ -423,6 +423,9 @@ def _pod_facts() -> list[pl.Expr]:
     under = body.str.extract_groups(UNDERSCORE_POD_REF).struct
     listed = pl.when(body.str.contains("pods=[", literal=True)).then(body).str.extract_groups(_ONE_POD_LIST).struct
     labeled = pl.when(body.str.contains(_CRI_LABELS, literal=True)).then(body)
+    # Older kubelets quote a container by its runtime id as often as by its name: `the terminated container "<64 hex>"`.
+    quoted = body.str.extract(r'\bcontainer "([a-z0-9][-a-z0-9.]*)"', 1)
+    quoted_is_id = quoted.str.contains(r"^[0-9a-f]{64}$").fill_null(False)
 
     def label(key: str) -> pl.Expr:
         return labeled.str.extract(_CRI_LABEL.format(key.replace(".", r"\.")), 1)
@@ -437,7 +440,7 @@ def _pod_facts() -> list[pl.Expr]:
             # Structured klog names it containerName= or (kuberuntime's own lines) container=; a
             # container name is a DNS label, which keeps out older lines' "container=&Container{…}".
             body.str.extract(r'\bcontainer(?:Name)?="?([a-z0-9][-a-z0-9]*)(?:"|\s|$)', 1),
-            body.str.extract(r'\bcontainer "([a-z0-9][-a-z0-9.]*)"', 1),
+            pl.when(~quoted_is_id).then(quoted),
             # The event recorder's object reference names the container by its field path:
             # fieldPath="spec.containers{c}" (structured), FieldPath:"spec.initContainers{init}" (before 1.20).
             pl.when(body.str.contains("ieldPath", literal=True))
@@ -446,7 +449,8 @@ def _pod_facts() -> list[pl.Expr]:
             label("container.name"),
             body.str.extract(SYNC_ERROR_CONTAINER, 1),
         ).alias("container"),
-        pl.coalesce(body.str.extract(_CONTAINER_ID, 1), labeled.str.extract(_CRI_CONTAINER_ID, 1)).alias("container_id"),
+        pl.coalesce(body.str.extract(_CONTAINER_ID, 1), labeled.str.extract(_CRI_CONTAINER_ID, 1), pl.when(quoted_is_id).then(quoted))
+        .alias("container_id"),
         body.str.extract(r'"SyncLoop \(PLEG\): event for pod".*?\bType"?:"?([0-9A-Za-z_]+)', 1).alias("pleg_event"),
         # A container in a crash loop: the kubelet waits this long ("5m0s", the cap) before restarting it again.
         pl.when(body.str.contains("CrashLoopBackOff", literal=True)).then(body)
@@ -532,8 +536,13 @@ def _recorded_event() -> list[pl.Expr]:
     detector = pl.col("body").str.extract_groups(
         r"New status generated: &\{Source:\S+ Events:\[\{Severity:\S+ Timestamp:[^}]*? Reason:(?<reason>[0-9A-Za-z_]+) Message:(?<message>[^}]*)\}"
     ).struct
-    reason = pl.coalesce(structured.field("reason"), legacy.field("reason"), detector.field("reason"))
-    message = pl.coalesce(structured.field("message"), legacy.field("message"), detector.field("message"))
+    # The kubelet's own line for a pod it rejects at admission (1.22+), which it records as a Warning event of that
+    # reason and message: "Pod admission denied" podUID=… pod="ns/name" reason="UnexpectedAdmissionError" message="…".
+    denied = pl.col("body").str.extract_groups(
+        r'^"Pod admission denied" .*?\breason="(?<reason>[0-9A-Za-z_./-]+)"(?: message="(?<message>.*?)"?\s*$)?'
+    ).struct
+    reason = pl.coalesce(*(part.field("reason") for part in (structured, legacy, detector, denied)))
+    message = pl.coalesce(*(part.field("message") for part in (structured, legacy, detector, denied)))
     object_kind = pl.coalesce(structured.field("kind"), legacy.field("kind"))
     on_pod = object_kind == "Pod"
     # An object an author replaced with a placeholder ("<namespace>/<podname>") names no pod.
@@ -541,7 +550,8 @@ def _recorded_event() -> list[pl.Expr]:
     return [
         pl.when(reason.is_not_null()).then(event_kind(reason, message.fill_null(""))).alias("event_kind"),
         reason.alias("event_reason"),
-        pl.coalesce(structured.field("type"), legacy.field("type")).alias("event_type"),
+        pl.coalesce(structured.field("type"), legacy.field("type"), pl.when(denied.field("reason").is_not_null()).then(pl.lit("Warning")))
+        .alias("event_type"),
         pl.when(on_pod & named).then(pl.coalesce(structured.field("object").str.extract(r"/(.+)$", 1), legacy.field("name"))).alias("event_pod"),
         # Any namespaced object names its namespace (a Job's BackoffLimitExceeded the job's); a node has none.
         pl.when(named)
@@ -572,13 +582,15 @@ def _eviction_facts() -> list[pl.Expr]:
         body.str.extract(r"(?i)\bpods (.*?) evicted, waiting", 1),
     )
     signal = body.str.extract(r'\bsignal="?([0-9A-Za-z_.]+)"?', 1)
-    conditions = body.str.extract(r"(?i)(?:node has conditions: |nodeConditions?=|node conditions - [0-9A-Za-z_ ]+: )\[([^\]]*)\]", 1)
+    conditions = body.str.extract(r"(?i)(?:node ha(?:s|d) conditions?: |nodeConditions?=|node conditions - [0-9A-Za-z_ ]+: )\[([^\]]*)\]", 1)
     threshold = quantity_bytes(body.str.extract(rf'\bquantity="?({QUANTITY})"?', 1))
     observed = quantity_bytes(
         pl.coalesce(body.str.extract(rf"\bobserved ({QUANTITY})\b", 1), body.str.extract(rf'\bavailable="({QUANTITY})"', 1))
     )
     is_threshold = body.str.contains(r"(?i)eviction manager:?.*threshold") & threshold.is_not_null()
     memory_signal = signal.str.contains(r"(?i)memory").fill_null(False)
+    # Only the eviction manager's figures are a signal's: an admission denial's "capacity: 8" counts devices.
+    of_eviction = body.str.contains(r"(?i)evict|threshold|signal=|observation")
     return [
         pl.when(stage.is_in(["reclaim_attempt", "must_evict"]))
         .then(pl.coalesce(body.str.extract(r'\bresourceName="?([0-9A-Za-z_./-]+)"?', 1), body.str.extract(r"(?i)reclaim ([0-9A-Za-z_./-]+)", 1)))
@@ -591,8 +603,8 @@ def _eviction_facts() -> list[pl.Expr]:
         signal.alias("signal"),
         threshold.alias("threshold"),
         observed.alias("observed"),
-        quantity_bytes(body.str.extract(rf'\bavailable[=:]\s*"?({QUANTITY})"?', 1)).alias("available"),
-        quantity_bytes(body.str.extract(rf'\bcapacity[=:]\s*"?({QUANTITY})"?', 1)).alias("capacity"),
+        pl.when(of_eviction).then(quantity_bytes(body.str.extract(rf'\bavailable[=:]\s*"?({QUANTITY})"?', 1))).alias("available"),
+        pl.when(of_eviction).then(quantity_bytes(body.str.extract(rf'\bcapacity[=:]\s*"?({QUANTITY})"?', 1))).alias("capacity"),
         body.str.extract(r"\btime[=:]\s*\"?([0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)? [+-][0-9]{4})", 1).alias("observed_at"),
         (
             (is_threshold & memory_signal)
