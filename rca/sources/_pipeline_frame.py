@@ -103,7 +103,9 @@ _OUTER_LAYERS = (
     # (kept only in a file most of whose lines wear it: _without_stray_tags). A service given a container_name has no
     # number ("ollama  | "): v2 pads every name a column past its end, which text's "Train | loss 0.5" is not.
     r"(?<compose>[A-Za-z][A-Za-z0-9_.\-]*(?:[\-_][1-9][0-9]? *| {2,}))\| ",
-    r"\[pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)\]" + _ENDS_TAG,
+    # `kubectl logs --prefix`'s "[pod/<pod>/<container>] "; Alibaba PAI-DLC's job log puts its replica's pod, "<job id>-master-0"
+    # or "-worker-N", the same way ("[dlc163vnre3d5pv3-master-0] ").
+    r"\[(?:pod/(?<pod>[^/\]\s]+)/(?<container>[^\]\s]+)|(?<dlc_pod>dlc[0-9a-z]+-(?:master|worker)-[0-9]+))\]" + _ENDS_TAG,
     # Ray tags a worker's output outside what the worker prints (its stamps, torch's rank tags);
     # a CI runner's stamp is outside Ray's tag.
     _worker_tag(""),
@@ -198,7 +200,8 @@ _APP_HEADERS = {
     # and the time joined by "-", then the process, its NPU and its rank (-1 where it has none). CANN's error message under it
     # gives the process and a stamp to the microsecond, after its code ("EZ9999: [PID: 3513] 2025-10-10-14:03:52.302.004 …",
     # since CANN 8.2 "EZ9999[PID: 24481] 2025-10-29-03:18:08.948.444 (EZ9999):  …") or before it ("[PID: 366]
-    # 2025-12-29-13:22:34.070.507 AclNN_Runtime_Error(EZ9903): …"); the code stays the body's first word (_peel_application).
+    # 2025-12-29-13:22:34.070.507 AclNN_Runtime_Error(EZ9903): …"); before CANN 8 it named no process ("EJ0001: 2024-05-21-11:57:54.167.645
+    # Failed to initialize the HCCP process. …"). The code stays the body's first word (_peel_application).
     # torch_npu's C++ logger: "[rank:0]:[366] [2025-12-29 13:22:34:096] torch.distributed: [ERROR] [546] ", the rank where
     # known, the pid, the time to the millisecond, the logger, the level and the thread.
     "torch_npu": (
@@ -206,7 +209,7 @@ _APP_HEADERS = {
         r" \(PID:(?<npu_pid>[0-9]+), Device:(?<npu_device>-?[0-9]+), RankID:(?<npu_rank>-?[0-9]+)\)"
     ),
     "cann": (
-        r"(?:(?<cann_code>E[0-9A-Z][0-9]{4}):? ?)?\[PID: (?<cann_pid>[0-9]+)\]"
+        r"(?:(?<cann_code>E[0-9A-Z][0-9]{4})(?::? ?\[PID: (?<cann_pid>[0-9]+)\]|:)|\[PID: (?<cann_pid_first>[0-9]+)\])"
         r" (?<cann_stamp>[0-9]{4}-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{3}\.[0-9]{3})?)"
         r"(?: \(E[0-9A-Z][0-9]{4}\):)?"
     ),
@@ -305,7 +308,7 @@ _APP_WITNESS = {
     "go_log": "go_stamp", "paddle": "paddle_stamp", "pingcap": "pingcap_stamp", "gin": "gin_stamp", "log4j": "log4j_level", "log4j2": "log4j2_level", "ray": "ray_sev",
     "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
     "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
-    "tornado": "tornado_sev", "actions_runner": "runner_level", "torch_npu": "npu_level", "cann": "cann_pid",
+    "tornado": "tornado_sev", "actions_runner": "runner_level", "torch_npu": "npu_level", "cann": "cann_stamp",
     "torch_npu_log": "npu_log_level",
 }
 _RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
@@ -555,8 +558,8 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
     return layers.select(
         "line",
         *_partition_keys(lines),
-        "pod",
         "nccl_host",
+        pod=pl.coalesce("pod", "dlc_pod"),
         container=pl.coalesce("container", pl.col("compose").str.strip_chars_end(), "gcl_container"),
         ci_level="ci_level",
         process=worker.field("field_0"),
@@ -779,7 +782,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
         "llama_sev", "runner_level", "smp_sev", "logrus_level", "npu_level", "npu_log_level",
         # CANN prints its error messages only
-        pl.when(c("cann_pid").is_not_null()).then(pl.lit("ERROR")),
+        pl.when(c("cann_stamp").is_not_null()).then(pl.lit("ERROR")),
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
     )
     stamped = layers.with_columns(
@@ -850,7 +853,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pid=pl.coalesce(
             c("pid"),
             pl.coalesce(
-                "ray_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "tsl_pid", "npu_pid", "cann_pid", "npu_log_pid", "j_pid",
+                "ray_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "tsl_pid", "npu_pid", "cann_pid", "cann_pid_first", "npu_log_pid", "j_pid",
             ).cast(pl.Int64, strict=False),
         ),
         # torch_npu's Device (-1 where it could not tell)

@@ -61,8 +61,8 @@ _GO_CONTINUATION = (
 # from … (most recent call first):", then "frame #N: symbol + 0x… (0x… in /…/libc10.so)"). XLA's:
 # the buffer assignment behind a RESOURCE_EXHAUSTED (its stats and peak buffers, indented under them); its TPU compiler's
 # report of the HBM a program needs ("Total hbm usage >= 65.05G:", "Program hbm requirement 63.80G:", their items indented).
-# CPython's faulthandler ("Fatal Python error: Segmentation fault"): each thread's stack, its frames indented. TensorRT-LLM's: its
-# C++ stack, numbered frames.
+# CPython's faulthandler ("Fatal Python error: Segmentation fault"): each thread's stack (one thread's "Stack (most recent call
+# first):"), its frames indented. TensorRT-LLM's: its C++ stack, numbered frames.
 # TensorFlow's error message: the ops it failed in ("\t [[{{node conv1/Conv2D}}]]"), its OOM hint, the function
 # (" [Op:__inference_train_function_1234]") and, for several, each root error ("  (0) Resource exhausted: OOM …");
 # 2.x's "Graph execution error:" puts the error on lines of its own, after the node and where it was defined.
@@ -73,7 +73,9 @@ CPP_TAIL = (
     r"|CUDA kernel errors might be asynchronously reported|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
     r"|Compile with `TORCH_USE_CUDA_DSA`|Search for `cuda[A-Za-z]+' in |BufferAssignment OOM Debugging\.$|BufferAssignment stats:$|Peak buffers:$"
     r"|\s*Exceeded hbm capacity by |Total hbm usage >= |Output size \S+; shares |Program hbm requirement "
-    r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$|Extension modules: "
+    r"|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$|Stack \(most recent call first\):$|Extension modules: "
+    # Py_FatalError's line under its message (Python 3.8+)
+    r"|Python runtime state: "
     # TensorRT-LLM's C++ stack under its error ("1       0x7fe5480abca5 void tensorrt_llm::common::check<cudaError>(…) + 149"),
     # and the boost stacktrace Triton Inference Server prints under "Signal (11) received." (" 0# 0x000055E8FF51477D in tritonserver")
     r"|[0-9]+ {2,}0x[0-9a-f]+ | ?[0-9]{1,3}# \S"
@@ -88,10 +90,14 @@ CPP_TAIL = (
     r"|current device: [0-9]+$|\s+current device: [0-9]+, in function )"
 )
 
+# CPython's fatal error ("Fatal Python error: Segmentation fault", "… Aborted"): the interpreter dying, a record of its own
+# with or without the stacks faulthandler dumps under it (Ray's log deduplication or a cut log leaves them out).
+_PY_FATAL = r"^Fatal Python error: "
+
 # A multi-line record needs a line of one of these shapes, or an indented line without a time. A Python frame is one:
 # a file cut inside a traceback opens its record there, and a framework's header may stamp every line of it.
 _OPENS_RECORD = "|".join(
-    (_PY_HEADER, _PY_FRAME, RAY_TASK_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, CPP_TAIL)
+    (_PY_HEADER, _PY_FRAME, RAY_TASK_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, _PY_FATAL, CPP_TAIL)
 )
 
 # group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
@@ -108,7 +114,7 @@ _SHAPES = {
     "level_line": _LEVEL_LINE,
     "span_fields": _SPAN_FIELDS, "header": _PY_HEADER, "ray_header": RAY_TASK_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "py_frame": _PY_FRAME, "exception": PY_EXCEPTION_LINE,
     "java_continuation": _JAVA_CONTINUATION, "java_frame": _JAVA_FRAME,
-    "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION, "cpp_tail": CPP_TAIL,
+    "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION, "cpp_tail": CPP_TAIL, "py_fatal": _PY_FATAL,
 }
 
 
@@ -312,7 +318,8 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     # an instance of 'c10::Error', a c10d watchdog's error); one a partition starts with opens its own record.
     cpp_free = free & ~pl.col("java_member") & ~pl.col("go_member")
     cpp_continuation = (_shape("cpp_tail") | (_shape("indented") & pl.col("ts_raw").is_null())) & cpp_free & ~_NEW_PARTITION
-    cpp_member, cpp_start_line = _runs_started_by(cpp_free & ~cpp_continuation & _next(_shape("cpp_tail")), cpp_continuation)
+    cpp_start = cpp_free & ~cpp_continuation & (_next(_shape("cpp_tail")) | _shape("py_fatal"))
+    cpp_member, cpp_start_line = _runs_started_by(cpp_start, cpp_continuation)
     keyed = keyed.with_columns(cpp_member=cpp_member, cpp_start=cpp_start_line)
 
     loose = cpp_free & ~pl.col("cpp_member")

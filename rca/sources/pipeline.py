@@ -54,6 +54,10 @@ _MARKERS = "|".join(
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
         r"KV cache", r"EngineCore", r"text_generation_launcher: ", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
         r"torch\.distributed", r"BackendCompilerFailed: backend=",
+        # the replica tag of Alibaba PAI-DLC's job log ("[dlc163vnre3d5pv3-master-0] ")
+        r"^\[dlc[0-9a-z]+-(?:master|worker)-[0-9]+\] ",
+        # torch_npu's error-code line and CANN's error message (Ascend NPUs), the date and the time joined by "-"
+        r"\(PID:[0-9]+, Device:-?[0-9]+, RankID:-?[0-9]+\)", r"^E[0-9A-Z][0-9]{4}:? ?(?:\[PID: [0-9]+\] )?[0-9]{4}-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]:",
         # torchrun's ChildFailedError table, cut from the launcher's traceback above it; Ray's count of a line's repeats
         r"^\s*(?:exitcode\s*: -?[0-9]+ \(pid: [0-9]+\)|Root Cause(?: \(first observed failure\))?:$)", r"\[repeated [0-9]+x across cluster\]",
         r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
@@ -113,7 +117,9 @@ _MARKERS = "|".join(
         r"CUDNN_STATUS_[A-Z_]+", r"OOM when allocating tensor", r"cudaMalloc failed: out of memory", r"^frame #[0-9]+: ",
         # XLA's TPU compiler out of the chip's HBM, and the header Ray's RayTaskError gives a remote task's traceback
         r"Ran out of memory in memory space hbm\.", RAY_TASK_HEADER,
-        r"^Exception raised from \S+ at ", r"^Fatal Python error: ", r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$",
+        r"^Exception raised from \S+ at ",
+        # (a Ray worker's, behind its tag)
+        r"^(?:\([0-9A-Za-z_. ]*pid=[0-9]+[^()]*\) )?Fatal Python error: ", r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$",
         # Python's warnings ("path.py:75: UserWarning: …")
         PY_WARNING_LINE,
         r"exited on signal [0-9]+ \(", r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:.]+: [IWEF] \S+\.cc:[0-9]+\] ",
