@@ -18,8 +18,9 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# One pytest worker per core, each taking whole test files (module fixtures are built once).
 test: $(VENV)/.installed
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile
 
 demo: $(VENV)/.installed
 	@test -d $(DEMO_DIR)/logs || $(VENV)/bin/rca datasets generate --out $(DEMO_DIR) --days 7 --hosts 6 --size 20MB --seed 7

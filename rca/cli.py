@@ -27,9 +27,15 @@ if TYPE_CHECKING:
     from rca.redact import Redaction
 
 app = typer.Typer(help="Offline log forensics and root-cause analysis for GPU / ML infrastructure.", no_args_is_help=True)
-console = Console(stderr=True, soft_wrap=True)
-out = Console()
 
+
+def _stdout() -> Console:
+    """A console on stdout, made for each use: rich fixes a console's width from COLUMNS when it is made."""
+    return Console()
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, soft_wrap=True)
 
 
 @app.callback()
@@ -40,7 +46,7 @@ def _root(
     if version:
         from rca import __version__
 
-        out.print(f"rca {__version__}")
+        _stdout().print(f"rca {__version__}")
         raise typer.Exit()
 
 
@@ -77,18 +83,18 @@ def ingest(
     options = IngestOptions(format=format, host=host, tz=tz, year=year, boot_time=_as_utc(boot_time))
 
     def waiting(holder: str) -> None:
-        console.print(f"waiting up to {wait:g} s for the lock on {store}: it is being written by {holder}", highlight=False)
+        _stderr().print(f"waiting up to {wait:g} s for the lock on {store}: it is being written by {holder}", highlight=False)
 
     try:
         with _progress() as tracker:
             report = run_ingest(path, store, options, workers=workers, scheduler=scheduler, progress=tracker, lock_wait=wait, on_lock_wait=waiting)
         correlation = _correlate_after_ingest(report, window) if correlate else None
     except (RcaError, ValueError) as err:
-        console.print(f"[bold red]error:[/] {err}")
+        _stderr().print(f"[bold red]error:[/] {err}")
         raise typer.Exit(2) from None
     if as_json:
         summary = {"run_id": report.run_id, "store": str(report.store), "changes": report.changes, **report.summary}
-        out.print_json(json.dumps({**summary, "correlation": correlation}, default=str))
+        _stdout().print_json(json.dumps({**summary, "correlation": correlation}, default=str))
     else:
         _print_summary(report)
         _print_zone_hints(report.summary["zone_hints"], path, tz)
@@ -120,7 +126,7 @@ class _progress:
     def __enter__(self) -> _progress | None:
         if not sys.stderr.isatty():
             return None
-        self._bar = Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[bytes]}"), TimeElapsedColumn(), console=console, transient=True)
+        self._bar = Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[bytes]}"), TimeElapsedColumn(), console=_stderr(), transient=True)
         self._bar.start()
         self._task = self._bar.add_task("files", total=None, bytes="")
         self._bytes = 0
@@ -138,14 +144,14 @@ class _progress:
 def _print_summary(report: IngestReport) -> None:
     s = report.summary
     changes = ", ".join(f"{n} {what}" for what, n in sorted(report.changes.items())) or "no files"
-    out.print(f"[bold]rca ingest[/] → {report.store}  ({changes})")
-    out.print(f"{s['files']} files, {s['lines']:,} lines, {s['events']:,} new events; hosts: {', '.join(s['hosts']) or '-'}")
+    _stdout().print(f"[bold]rca ingest[/] → {report.store}  ({changes})")
+    _stdout().print(f"{s['files']} files, {s['lines']:,} lines, {s['events']:,} new events; hosts: {', '.join(s['hosts']) or '-'}")
     if s["files_without_host"]:
-        out.print(f"[yellow]{s['files_without_host']} file(s) name no host[/]: lay the folder out as DIR/<host>/… or pass --host "
+        _stdout().print(f"[yellow]{s['files_without_host']} file(s) name no host[/]: lay the folder out as DIR/<host>/… or pass --host "
                   "(correlation takes the one host their folder, or the nearest one above, names; else each such file alone)")
     if s["time_range"]:
-        out.print(f"time range: {s['time_range'][0]} … {s['time_range'][1]}  ({s['events_without_time']:,} events without a time)")
-    out.print(f"OOM-class events: [bold]{s['oom_class_events']}[/]   lines kept as plain log: {s['unparsed_lines']:,}")
+        _stdout().print(f"time range: {s['time_range'][0]} … {s['time_range'][1]}  ({s['events_without_time']:,} events without a time)")
+    _stdout().print(f"OOM-class events: [bold]{s['oom_class_events']}[/]   lines kept as plain log: {s['unparsed_lines']:,}")
     table = Table("source", "kind", "events", title="events by source and kind")
     for row in s["by_source_kind"]:
         table.add_row(row["source"], row["kind"], f"{row['events']:,}")
@@ -160,7 +166,7 @@ def _print_summary(report: IngestReport) -> None:
 
 def _print_zone_hints(hints: list[dict], path: Path, tz: str) -> None:
     for hint in hints:
-        out.print(
+        _stdout().print(
             f"[yellow]{hint['host']} states its zone as UTC{hint['stated_zone']}[/] ({hint['stated_events']:,} stamp(s) in "
             f"{hint['stated_in']}…) but {hint['zoneless_events']:,} times in {hint['zoneless_files']} file(s) ({hint['zoneless_example']}…) "
             f"carry no zone and were read at --tz {tz}: if they are its local time, run [bold]rca ingest {path} --tz "
@@ -181,10 +187,10 @@ def kb_validate(kb: KbOption = None) -> None:
 
     errors = kb_stage.validate_kb(kb)
     for error in errors:
-        out.print(error, markup=False, highlight=False, soft_wrap=True)
+        _stdout().print(error, markup=False, highlight=False, soft_wrap=True)
     if errors:
         raise typer.Exit(1)
-    out.print(f"{kb or kb_stage.default_kb_path()}: valid ({len(kb_stage.load_kb(kb))} entries)")
+    _stdout().print(f"{kb or kb_stage.default_kb_path()}: valid ({len(kb_stage.load_kb(kb))} entries)")
 
 
 @kb_app.command("list")
@@ -195,7 +201,7 @@ def kb_list(kb: KbOption = None) -> None:
     try:
         summary = kb_stage.load_kb(kb).summary()
     except RcaError as err:
-        console.print(f"[bold red]error:[/] {err}", markup=True, highlight=False)
+        _stderr().print(f"[bold red]error:[/] {err}", markup=True, highlight=False)
         raise typer.Exit(2) from None
     table = Table("id", "title", "rules", "steps", "shared checklist")
     for row in summary.iter_rows(named=True):
@@ -211,9 +217,9 @@ def kb_show(entry_id: Annotated[str, typer.Argument(help="Failure-mode id, e.g. 
     try:
         text = kb_stage.describe_entry(kb_stage.load_kb(kb), entry_id)
     except RcaError as err:
-        console.print(f"[bold red]error:[/] {err}", highlight=False)
+        _stderr().print(f"[bold red]error:[/] {err}", highlight=False)
         raise typer.Exit(2) from None
-    out.print(Markdown(text))
+    _stdout().print(Markdown(text))
 
 
 @kb_app.command("match")
@@ -224,10 +230,10 @@ def kb_match(incident_id: str, store: StoreOption = "rca-store", kb: KbOption = 
     try:
         why = kb_stage.explain_match(open_store(store).incidents(), kb_stage.load_kb(kb), incident_id, top=top)
     except RcaError as err:
-        console.print(f"[bold red]error:[/] {err}", highlight=False)
+        _stderr().print(f"[bold red]error:[/] {err}", highlight=False)
         raise typer.Exit(2) from None
     if why.is_empty():
-        console.print(f"[bold red]error:[/] no incident {incident_id} in {store}")
+        _stderr().print(f"[bold red]error:[/] no incident {incident_id} in {store}")
         raise typer.Exit(2)
     table = Table("entry", "rule score", "rule", "weight", "matched")
     for row in why.iter_rows(named=True):
@@ -236,7 +242,7 @@ def kb_match(incident_id: str, store: StoreOption = "rca-store", kb: KbOption = 
 
 
 def _print_correlation(report: dict, store: str) -> None:
-    out.print(f"[bold]rca correlate[/] → {store}: {report['incidents']} incidents from {report['anchors']} anchors "
+    _stdout().print(f"[bold]rca correlate[/] → {store}: {report['incidents']} incidents from {report['anchors']} anchors "
               f"({report['multi_host_incidents']} multi-host), {report['links']:,} links, {report['seconds']:.2f} s")
     if report["alignment"]:
         table = Table("host", "file", "boot", "method", "events", "matches", "boot time", "skew (s)", title="boot-relative clocks")
@@ -245,13 +251,13 @@ def _print_correlation(report: dict, store: str) -> None:
             table.add_row(row["host"] or "-", row["file"], str(row["boot"]), row["method"], str(row["events"]), str(row["matches"]), row["boot_time"] or "-", skew)
         _wide_out().print(table)
     for row in report["year_shifts"]:
-        out.print(f"[yellow]year corrected:[/] {row['host'] or '(no host)'} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
+        _stdout().print(f"[yellow]year corrected:[/] {row['host'] or '(no host)'} {row['file']} shifted by {row['shifted_years']} year(s) to agree with the host's dated logs")
     taken: dict[str, list[str]] = {}
     for row in report.get("hosts_of_folders", []):
         taken.setdefault(row["host"], []).append(row["file"])
     for host, files in taken.items():
         shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-        out.print(f"[yellow]host taken from the folder:[/] {shown} (naming no host) correlated as {host}'s, the one host their folder (or the nearest one above) names", highlight=False)
+        _stdout().print(f"[yellow]host taken from the folder:[/] {shown} (naming no host) correlated as {host}'s, the one host their folder (or the nearest one above) names", highlight=False)
 
 
 def _print_next_steps(store: str) -> None:
@@ -261,7 +267,7 @@ def _print_next_steps(store: str) -> None:
         return
     latest = incidents.sort("start", "incident_id", descending=True, nulls_last=True).row(0, named=True)
     flag = "" if store == "rca-store" else f" --store {store}"
-    out.print(f"next: [bold]rca incidents{flag}[/] lists them; [bold]rca explain {latest['incident_id']}{flag}[/] walks the latest "
+    _stdout().print(f"next: [bold]rca incidents{flag}[/] lists them; [bold]rca explain {latest['incident_id']}{flag}[/] walks the latest "
               f"({latest['anchor_kind']}), [bold]rca postmortem {latest['incident_id']}{flag} --html[/] writes its notebook", highlight=False)
 
 
@@ -285,7 +291,7 @@ def datasets_generate(
         result = generate(out_dir, seed=seed, days=days, hosts=hosts, incidents_per_mode=incidents_per_mode, size=size)
     except ValueError as err:
         _fail(err)
-    out.print(f"wrote {result.files} files ({result.bytes / 1e6:,.1f} MB, {result.lines:,} lines, {result.noise_ratio:.1%} noise) "
+    _stdout().print(f"wrote {result.files} files ({result.bytes / 1e6:,.1f} MB, {result.lines:,} lines, {result.noise_ratio:.1%} noise) "
               f"with {result.incidents} incidents on {len(result.hosts)} hosts → {result.out}/logs, truth in {result.out}/ground_truth.csv")
 
 
@@ -302,17 +308,17 @@ def eval_command(
     try:
         report = evaluate.score(open_store(store).incidents(), evaluate.load_truth(truth), tolerance)
     except (RcaError, OSError) as err:
-        console.print(f"[bold red]error:[/] {err}")
+        _stderr().print(f"[bold red]error:[/] {err}")
         raise typer.Exit(2) from None
     if as_json:
-        out.print_json(json.dumps(report.as_dict()))
+        _stdout().print_json(json.dumps(report.as_dict()))
         return
-    out.print(f"incidents: {report.truth} in truth, {report.found} found, {report.matched} matched")
-    out.print(f"recall {report.recall:.3f}   precision {report.precision:.3f}")
+    _stdout().print(f"incidents: {report.truth} in truth, {report.found} found, {report.matched} matched")
+    _stdout().print(f"recall {report.recall:.3f}   precision {report.precision:.3f}")
     for name, value in (("KB top-1 accuracy", report.kb_top1_accuracy), ("ARI", report.ari), ("NMI", report.nmi)):
-        out.print(f"{name}: {value:.3f}" if value is not None else f"{name}: n/a")
+        _stdout().print(f"{name}: {value:.3f}" if value is not None else f"{name}: n/a")
     if report.missing_columns:
-        out.print(f"[yellow]not scored yet:[/] the incidents have no {', '.join(report.missing_columns)} column (run 'rca cluster')")
+        _stdout().print(f"[yellow]not scored yet:[/] the incidents have no {', '.join(report.missing_columns)} column (run 'rca cluster')")
     table = Table("mode", "truth", "matched", "recall", "KB correct", title="per failure mode")
     for row in report.per_mode:
         table.add_row(row["mode_id"], str(row["truth"]), str(row["matched"]), f"{row['recall']:.2f}", "" if row["kb_correct"] is None else str(row["kb_correct"]))
@@ -324,7 +330,7 @@ WindowOption = Annotated[str, typer.Option("--window", help="Evidence window bef
 
 
 def _fail(err: Exception) -> None:
-    console.print(f"[bold red]error:[/] {err}")
+    _stderr().print(f"[bold red]error:[/] {err}")
     raise typer.Exit(2) from None
 
 
@@ -342,7 +348,7 @@ def correlate_command(
     except (RcaError, ValueError) as err:
         _fail(err)
     if as_json:
-        out.print_json(json.dumps(report, default=str))
+        _stdout().print_json(json.dumps(report, default=str))
         return
     _print_correlation(report, store)
 
@@ -356,7 +362,7 @@ def migrate_command(store: StoreOption = "rca-store") -> None:
         version = Store(store).migrate()
     except RcaError as err:
         _fail(err)
-    out.print(f"{store}: already in the current layout" if version is None else f"{store}: converted from store schema {version}")
+    _stdout().print(f"{store}: already in the current layout" if version is None else f"{store}: converted from store schema {version}")
 
 
 @app.command("incidents")
@@ -393,7 +399,8 @@ def incidents_command(
 
 def _wide_out() -> Console:
     """stdout, 200 columns wide when piped into a file or a pager with no COLUMNS (rich would squeeze everything into 80)."""
-    return out if out.is_terminal or "COLUMNS" in os.environ else Console(width=200)
+    drawn = _stdout()
+    return drawn if drawn.is_terminal or "COLUMNS" in os.environ else Console(width=200)
 
 
 def _whole(header: str, values: Iterable[str | None]) -> Column:
@@ -473,8 +480,8 @@ def export_command(
         timesketch(frame).write_ndjson(out_path)
     untimed = frame["ts"].null_count()
     if format == "timesketch" and untimed:
-        console.print(f"{untimed} events without a time left out (Timesketch needs one)")
-    out.print(f"wrote {frame.height:,} events to {out_path}")
+        _stderr().print(f"{untimed} events without a time left out (Timesketch needs one)")
+    _stdout().print(f"wrote {frame.height:,} events to {out_path}")
 
 
 @app.command("cluster")
@@ -494,18 +501,18 @@ def cluster_command(
     except (RcaError, ValueError) as err:
         _fail(err)
     for notice in report["notices"]:
-        console.print(f"[yellow]notice:[/] {notice}", highlight=False)
+        _stderr().print(f"[yellow]notice:[/] {notice}", highlight=False)
     if not report["incidents"]:
-        console.print(f"[yellow]notice:[/] {store} holds no incidents: run 'rca correlate --store {store}' first", highlight=False)
+        _stderr().print(f"[yellow]notice:[/] {store} holds no incidents: run 'rca correlate --store {store}' first", highlight=False)
     if as_json:
-        out.print_json(json.dumps(report, default=str))
+        _stdout().print_json(json.dumps(report, default=str))
         return
-    out.print(f"[bold]rca cluster[/] → {store}: {report['incidents']} incidents in {report['modes']} failure modes "
+    _stdout().print(f"[bold]rca cluster[/] → {store}: {report['incidents']} incidents in {report['modes']} failure modes "
               f"({report['new_modes']} new, {report['recurring_modes']} recurring, {report['dormant_modes']} dormant), "
               f"embedder {report['embedder']}, {report['embedded_texts']} texts embedded, {report['seconds']:.2f} s")
     _print_modes(open_store(store).failure_modes())
     for path in report["drafts_written"]:
-        out.print(f"[yellow]draft:[/] {path}: no knowledge-base entry matched this mode; complete it "
+        _stdout().print(f"[yellow]draft:[/] {path}: no knowledge-base entry matched this mode; complete it "
                   f"('rca kb validate --kb {Path(path).parent}' lists what is missing)")
 
 
@@ -523,7 +530,7 @@ def modes_command(
         sys.stdout.write(modes.drop("centroid").write_ndjson())
         return
     if modes.is_empty():
-        out.print(f"no failure modes in {store} yet: run 'rca cluster --store {store}'")
+        _stdout().print(f"no failure modes in {store} yet: run 'rca cluster --store {store}'")
         return
     _print_modes(modes)
 
@@ -561,7 +568,7 @@ def digest_command(
     except (RcaError, ValueError) as err:
         _fail(err)
     for path in paths:
-        out.print(str(path), markup=False, highlight=False, soft_wrap=True)
+        _stdout().print(str(path), markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("postmortem")
@@ -583,7 +590,7 @@ def postmortem_command(
         _fail(err)
     for path in (result.notebook, result.html):
         if path is not None:
-            out.print(str(path), markup=False, highlight=False, soft_wrap=True)
+            _stdout().print(str(path), markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("explain")
@@ -601,7 +608,7 @@ def explain_command(
     except RcaError as err:
         _fail(err)
     if as_json:
-        out.print_json(json.dumps(explanation.to_dict(), default=str))
+        _stdout().print_json(json.dumps(explanation.to_dict(), default=str))
         return
     _print_explanation(explanation)
 
@@ -616,7 +623,7 @@ def _print_explanation(explanation: Explanation) -> None:
 
     start = f"{explanation.start:%Y-%m-%d %H:%M:%S} UTC" if explanation.start else "an unknown time"
     what = explanation.anchor_kind + (f" ({runtime_label(explanation.runtime_oom)} out of memory)" if explanation.runtime_oom else "")
-    out.print(f"[bold]rca explain[/] {explanation.incident_id}: {what} on {host_name(explanation.host)} at {start}", highlight=False)
+    _stdout().print(f"[bold]rca explain[/] {explanation.incident_id}: {what} on {host_name(explanation.host)} at {start}", highlight=False)
     for number, stage in enumerate(explanation.stages, 1):
         figures = Table.grid(padding=(0, 2))
         for name, value in stage.figures.items():
@@ -627,10 +634,10 @@ def _print_explanation(explanation: Explanation) -> None:
         if stage.missing:
             body.append(Text(stage.missing, style="yellow"))
         style = "green" if stage.name == explanation.deciding_stage else ("red" if stage.verdict == "no_data" else "blue")
-        out.print(Panel(Group(*body), title=f"{number}. {stage.name}: {stage.question}", subtitle=stage.verdict, border_style=style,
+        _stdout().print(Panel(Group(*body), title=f"{number}. {stage.name}: {stage.question}", subtitle=stage.verdict, border_style=style,
                         title_align="left"))
     decided = f"decided by {explanation.deciding_stage}" if explanation.deciding_stage else "no stage decides"
-    out.print(f"[bold]{decided}[/]: {explanation.reason}", highlight=False)
+    _stdout().print(f"[bold]{decided}[/]: {explanation.reason}", highlight=False)
     confidence = f", confidence {explanation.kb_confidence:.2f}" if explanation.kb_confidence is not None else ""
     mode = f"failure mode {explanation.failure_mode}, " if explanation.failure_mode else ""
     basis = "matched by rca cluster" if explanation.kb_basis == "cluster" else "best rule match (not clustered yet)"
@@ -641,7 +648,7 @@ def _print_explanation(explanation: Explanation) -> None:
             steps.append(f"   expect: {step.expect}\n")
         steps.append(f"   fix: {step.fix}\n")
     title = f"{mode}{explanation.kb_id}" + (f": {explanation.kb_title}" if explanation.kb_title else "")
-    out.print(Panel(Group(Text(f"{basis}{confidence}", style="dim"), Text("Checklist", style="bold"), steps) if explanation.checklist
+    _stdout().print(Panel(Group(Text(f"{basis}{confidence}", style="dim"), Text("Checklist", style="bold"), steps) if explanation.checklist
                     else Text(f"{basis}{confidence}; no checklist for an unknown mode", style="dim"), title=title, title_align="left"))
 
 
@@ -660,7 +667,7 @@ def snapshot_diff_command(
     except (RcaError, OSError) as err:
         _fail(err)
     if as_json:
-        out.print_json(json.dumps(grown.to_dicts()))
+        _stdout().print_json(json.dumps(grown.to_dicts()))
         return
     table = Table("allocation site", "growth", "blocks", "before", "after", title=f"allocation sites, {before.name} -> {after.name}")
     for row in grown.iter_rows(named=True):

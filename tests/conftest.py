@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,6 +14,9 @@ import pytest
 from rca import schema, sources
 
 DATA = Path(__file__).parent / "data"
+
+# The CLI's output width must not depend on who runs the tests: pytest-xdist's workers inherit COLUMNS=80.
+os.environ.pop("COLUMNS", None)
 
 # Copied logs get a fixed mtime so year inference in tests never depends on the checkout date.
 FIXED_MTIME = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
