@@ -189,14 +189,13 @@ def log_rows(lines: pl.DataFrame, fmt: str, **columns: pl.Expr) -> pl.DataFrame:
     text = pl.col("text").str.strip_chars_end()
     # Terminal styling nvidia-smi writes to files too (the underlined header of ``topo -m``).
     styled = text.str.contains("\x1b", literal=True)
-    return lines.select(
-        "line",
-        n_lines=pl.lit(1, pl.Int32),
-        kind=pl.lit("log"),
-        message=pl.when(styled).then(text.str.replace_all(r"\x1b\[[0-9;]*m", "")).otherwise(text),
-        format=pl.lit(fmt),
-        **columns,
-    )
+    defaults = {
+        "n_lines": pl.lit(1, pl.Int32),
+        "kind": pl.lit("log"),
+        "message": pl.when(styled).then(text.str.replace_all(r"\x1b\[[0-9;]*m", "")).otherwise(text),
+        "format": pl.lit(fmt),
+    }
+    return lines.select("line", **(defaults | columns))  # a record of several rows gives its own n_lines and message
 
 
 def empty_events() -> pl.DataFrame:

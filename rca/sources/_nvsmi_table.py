@@ -11,7 +11,8 @@ MIG device rows become ``gpu_sample`` events of the parent GPU (its index and bu
 of memory in. Whole-GPU samples never carry ``mig_device``, so per-GPU series filter on it.
 Process rows get the bus id of their GPU in the same snapshot. The boxes of ``nvidia-smi mig
 -lgi`` / ``-lci`` (instances that exist, no readings) are log rows of their GPU with the
-instance's profile, ids and placement in ``attrs``.
+instance's profile, ids and placement in ``attrs``; so are the two-row boxes of ``mig -lgip`` / ``-lcip``
+(the profiles a GPU or GPU instance offers), each profile one event with its counts and engines.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ VERSION_LINE = (
 HEADER_LINE = (
     r"^[ \t]*\|.*(?:Persistence-M|Driver-Model|Pwr:Usage/Cap|MIG M\.|Processes:|Process name|MIG devices:"
     r"|GPU\s+GI\s+CI|\bID\s+ID\b|BAR1-Usage|Memory-Usage|GPU Memory|\bECC\s*\|"
-    r"|(?:GPU|Compute) instance(?:s| profiles):|Placement\s*\||Profile\s+Instance|\bID\s+\|\s*$)"
+    r"|(?:GPU|Compute) instance(?:s| profiles):|Placement\s*\||Profile\s+Instance|\bID\s+\|\s*$"
+    r"|\bInstances\s+(?:Memory|Exclusive)\b|Free/Total|\bCE\s+JPEG\b)"
 )
 # ``nvidia-smi mig -lgi`` / ``-lci``: the GPU (or compute) instances that exist, one row each:
 # ``|   0  MIG 3g.20gb       9        1          4:4     |`` (-lci puts the GPU instance before the name;
@@ -55,6 +57,21 @@ MIG_INSTANCE_ROW = (
     r"^[ \t]*\|\s*(?<gpu>[0-9]+)\s+(?:(?<parent_gi>[0-9]+)\s+)?MIG\s+(?<profile>\S+)\s+(?<profile_id>[0-9]+)\s+(?<id>[0-9]+)"
     r"(?:\s+(?<placement>[0-9]+:[0-9]+))?\s*\|\s*$"
 )
+# ``nvidia-smi mig -lgip``: a GPU instance profile over two rows, its free/total instances, memory (GiB), P2P,
+# SM / DEC / ENC, then CE / JPEG / OFA under them:
+# ``|   0  MIG 1g.6gb+me     21     1/1        5.81       No     14     1     0   |``.
+MIG_GI_PROFILE_ROW = (
+    r"^[ \t]*\|\s*(?<gpu>[0-9]+)\s+MIG\s+(?<profile>\S+)\s+(?<profile_id>[0-9]+)\s+(?<free>[0-9]+)/(?<total>[0-9]+)"
+    r"\s+(?<memory>[0-9.]+)\s+(?<p2p>\S+)\s+(?<sm>[0-9]+)\s+(?<dec>[0-9]+)\s+(?<enc>[0-9]+)\s*\|\s*$"
+)
+# ``mig -lcip``: a compute instance profile of GPU instance ``gi``, the default one's id starred, exclusive SMs,
+# shared DEC / ENC / OFA, then CE / JPEG under them: ``|   0      2       MIG 2g.12gb     1*     0/1     28   2   0   0   |``.
+MIG_CI_PROFILE_ROW = (
+    r"^[ \t]*\|\s*(?<gpu>[0-9]+)\s+(?<gi>[0-9]+)\s+MIG\s+(?<profile>\S+)\s+(?<profile_id>[0-9]+)(?<default>\*)?"
+    r"\s+(?<free>[0-9]+)/(?<total>[0-9]+)\s+(?<sm>[0-9]+)\s+(?<dec>[0-9]+)\s+(?<enc>[0-9]+)\s+(?<ofa>[0-9]+)\s*\|\s*$"
+)
+# A profile's second row: the engine counts alone (lgip: CE JPEG OFA; lcip: CE JPEG), read only under a profile row.
+MIG_PROFILE_MORE_ROW = r"^[ \t]*\|\s*(?<ce>[0-9]+)\s+(?<jpg>[0-9]+)(?:\s+(?<ofa>[0-9]+))?\s*\|\s*$"
 _BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
 GPU_NAME_ROW = (
     r"^[ \t]*\|\s*(?<index>[0-9]+)\s+(?<name>.*?)(?:\s+(?<persistence>On|Off|WDDM|TCC|MCDM|N/A))?\s*\|"
@@ -89,6 +106,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         _processes(rows.filter(cls == "process")).join(parents, on=["snapshot", "gpu_index"], how="left"),
         log_rows(rows.filter(cls.is_in(["log", "no_processes"])), FORMAT, **_inherited_time()),
         _mig_instances(rows.filter(cls == "mig_instance")),
+        _mig_profiles(rows.filter(cls == "mig_profile")),
     ]
     counts = {"header": rows.filter(cls.is_in(["timestamp", "version", "header"])).height,
               "table border": rows.filter(cls == "border").height}
@@ -107,6 +125,7 @@ def _classify(lines: pl.DataFrame) -> pl.DataFrame:
         .when(text.str.contains(PROCESS_ROW)).then(pl.lit("process"))
         .when(text.str.contains(NO_PROCESSES_ROW)).then(pl.lit("no_processes"))
         .when(text.str.contains(MIG_INSTANCE_ROW)).then(pl.lit("mig_instance"))
+        .when(text.str.contains(MIG_GI_PROFILE_ROW) | text.str.contains(MIG_CI_PROFILE_ROW)).then(pl.lit("mig_profile"))
         .when(text.str.contains(HEADER_LINE)).then(pl.lit("header"))
         .otherwise(pl.lit("log"))
     )
@@ -114,6 +133,7 @@ def _classify(lines: pl.DataFrame) -> pl.DataFrame:
     by_position = (
         pl.when((above == "gpu") & text.str.contains(GPU_USAGE_ROW)).then(pl.lit("gpu_usage"))
         .when((above == "mig") & text.str.contains(MIG_BAR1_ROW)).then(pl.lit("mig_bar1"))
+        .when((above == "mig_profile") & text.str.contains(MIG_PROFILE_MORE_ROW)).then(pl.lit("mig_profile_more"))
         .otherwise(pl.col("cls"))
     )
     third_row = pl.when((above == "gpu_usage") & text.str.contains(GPU_MIG_ROW)).then(pl.lit("gpu_mig")).otherwise(pl.col("cls"))
@@ -146,6 +166,7 @@ def _with_continuations(rows: pl.DataFrame) -> pl.DataFrame:
         usage_text=following(1, "gpu_usage"),
         mig_mode_text=pl.when(pl.col("cls").shift(-1) == "gpu_usage").then(following(2, "gpu_mig")),
         bar1_text=following(1, "mig_bar1"),
+        profile_more_text=following(1, "mig_profile_more"),
     )
 
 
@@ -160,6 +181,32 @@ def _mig_instances(rows: pl.DataFrame) -> pl.DataFrame:
             mig_profile=row.field("profile"), mig_profile_id=integer(row.field("profile_id")),
             gi=integer(pl.coalesce(row.field("parent_gi"), row.field("id"))), ci=pl.when(of_ci).then(integer(row.field("id"))),
             placement=row.field("placement"),
+        ),
+    )
+
+
+def _mig_profiles(rows: pl.DataFrame) -> pl.DataFrame:
+    """``mig -lgip`` / ``-lcip`` profiles: a log row of the GPU per profile, its two rows one event."""
+    rows = _with_parts(rows, gi_parts=("text", MIG_GI_PROFILE_ROW), ci_parts=("text", MIG_CI_PROFILE_ROW),
+                       more_parts=("profile_more_text", MIG_PROFILE_MORE_ROW))
+    gi, ci, more = pl.col("gi_parts").struct, pl.col("ci_parts").struct, pl.col("more_parts").struct
+
+    def field(name: str) -> pl.Expr:  # a field both layouts print
+        return pl.coalesce(gi.field(name), ci.field(name))
+
+    return log_rows(
+        rows, FORMAT, **_inherited_time(),
+        n_lines=1 + pl.col("profile_more_text").is_not_null().cast(pl.Int32),
+        message=_record_message("text", "profile_more_text"),
+        gpu_index=integer(field("gpu")),
+        attrs=attrs_json(
+            mig_profile=field("profile"), mig_profile_id=integer(field("profile_id")), gi=integer(ci.field("gi")),
+            default_profile=pl.when(ci.field("profile").is_not_null()).then(ci.field("default").is_not_null()),
+            instances_free=integer(field("free")), instances_total=integer(field("total")),
+            memory_gib=number(gi.field("memory")), p2p=gi.field("p2p"), sm_count=integer(field("sm")),
+            decoders=integer(field("dec")), encoders=integer(field("enc")),
+            ofa=integer(pl.coalesce(ci.field("ofa"), more.field("ofa"))),
+            copy_engines=integer(more.field("ce")), jpg=integer(more.field("jpg")),
         ),
     )
 

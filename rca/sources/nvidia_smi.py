@@ -52,6 +52,14 @@ MIG_LIST_LINE = r"^\s+MIG (?<profile>\S+)\s+Device\s+(?<device>[0-9]+): \(UUID: 
 # ``nvidia-smi nvlink -s`` / ``-e`` / ``-R``: a row per link of the GPU above (``Link 4: <inactive>``,
 # ``Link 0: CRC Errors: 3``, ``Link 0: Remote Device 00000000:D5:00.0: Link 0``).
 NVLINK_LINE = r"^\s+Link (?<link>[0-9]+): (?:(?<counter>[A-Za-z][A-Za-z ]*?(?:Errors?|Counts?)): (?<count>[0-9]+)|(?<state>.+?))\s*$"
+# What ``nvidia-smi mig -cgi / -cci / -dgi / -dci`` answer per instance: "Successfully created compute instance ID  0 on
+# GPU  0 GPU instance ID  3 using profile MIG 1g.6gb (ID  0)", "Unable to create a GPU instance on GPU  0 using profile 20:
+# Insufficient Resources" (the profile as given: an id or a name), "Successfully destroyed GPU instance ID  1 from GPU  0".
+MIG_COMMAND_LINE = (
+    r"^\s*(?:Successfully|Unable to) (?:create|destroy)(?:d|ed)? (?:an? )?(?<what>GPU|compute) instance(?: ID\s+(?<id>[0-9]+))?"
+    r" (?:on|from) GPU\s+(?<gpu>[0-9]+)(?: GPU instance ID\s+(?<gi>[0-9]+))?"
+    r"(?: using profile (?:MIG )?(?<profile>[^\s:]+)(?: \(ID\s+(?<profile_id>[0-9]+)\))?)?(?::\s*(?<reason>.*?))?\s*$"
+)
 
 # What nvidia-smi prints instead of a report when a GPU or the driver is gone (Xid 79, a
 # crashed or mismatched driver, a container without the driver's NVML library mounted), or when
@@ -60,9 +68,12 @@ NVLINK_LINE = r"^\s+Link (?<link>[0-9]+): (?:(?<counter>[A-Za-z][A-Za-z ]*?(?:Er
 FAILURE_LINE = (
     r"Unable to determine the device handle|GPU is lost|No devices were found|NVIDIA-SMI has failed|NVIDIA-SMI couldn't find"
     r"|Failed to initialize NVML|Driver/library version mismatch|Unknown Error|^Segmentation fault"
+    r"|^\s*(?:Unable|Failed) to (?:create|destroy) (?:an? )?(?:GPU|compute) instance"  # a MIG layout that was not made
 )
 # Only the few lines that tell of a lost device handle pay for the extraction.
 _HANDLE_FAILURE = (pl.col("kind") == "log") & pl.col("message").str.contains(HANDLE_LITERAL, literal=True)
+# Likewise the answers of ``mig -cgi`` / ``-cci`` (printed after whichever capture came before them).
+_MIG_COMMAND = (pl.col("kind") == "log") & pl.col("message").str.contains(" instance ", literal=True)
 
 # ``watch nvidia-smi`` heads each screen with its interval, the command and (procps-ng 3.3.10+) the host and time:
 # "Every 1.0s: nvidia-smi -i 2        dg05: Tue Oct  6 17:07:38 2026". The host is the captures' below it.
@@ -218,6 +229,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     failure = (pl.col("kind") == "log") & pl.col("message").str.contains(FAILURE_LINE)
     flagged = pl.concat(events).with_columns(severity=pl.when(failure).then(pl.lit("error")).otherwise(pl.col("severity")))
     located = split_rows(flagged, _HANDLE_FAILURE, _with_handle_gpu, lambda rows: rows)
+    located = split_rows(located, _MIG_COMMAND, _with_mig_command, lambda rows: rows)
     return Parsed(events=_with_watch_host(located, lines, file).sort("line"), skipped=skipped, skipped_by_file=by_file)
 
 
@@ -227,6 +239,22 @@ def _with_handle_gpu(events: pl.DataFrame) -> pl.DataFrame:
     return events.with_columns(
         pci_bus=pl.coalesce(pl.col("pci_bus"), named.field("bus")),
         gpu_index=pl.coalesce(pl.col("gpu_index"), integer(named.field("index"))),
+    )
+
+
+def _with_mig_command(events: pl.DataFrame) -> pl.DataFrame:
+    """``mig -cgi`` / ``-cci`` answers with the GPU they name, the instance ids and the profile, to meet its MIG samples."""
+    made = pl.col("message").str.extract_groups(MIG_COMMAND_LINE).struct
+    of_gi = made.field("what") == "GPU"
+    by_id = made.field("profile").str.contains(r"^[0-9]+$")  # "-cgi 20" names the profile by its id
+    return events.with_columns(
+        gpu_index=pl.coalesce(pl.col("gpu_index"), integer(made.field("gpu"))),
+        attrs=pl.when(made.field("gpu").is_not_null()).then(
+            attrs_json(mig_profile=pl.when(~by_id).then(made.field("profile")),
+                       mig_profile_id=integer(pl.when(by_id).then(made.field("profile")).otherwise(made.field("profile_id"))),
+                       gi=integer(pl.when(of_gi).then(made.field("id")).otherwise(made.field("gi"))),
+                       ci=integer(pl.when(~of_gi).then(made.field("id"))), reason=made.field("reason"))
+        ).otherwise(pl.col("attrs")),
     )
 
 
