@@ -24,7 +24,8 @@ response time: 2255 ms`` (``Implementing a corrective action:`` / ``  Sending SI
 cgroup. ``Memory status that requires corrective actions:`` → ``memory_pressure``.
 
 Registered with :mod:`rca.sources._syslog` as the rules of programs ``earlyoom``, ``nohang`` and ``nohang-desktop``;
-the envelope's pid is the daemon's own, kept only on the lines that name no victim.
+the envelope's pid is the daemon's own, kept only on the lines that name no victim. earlyoom's lines are read bare too
+(its stderr on a terminal, ``journalctl -u earlyoom -o cat``): its wordings tell them, and they have no time.
 """
 
 from __future__ import annotations
@@ -39,8 +40,19 @@ _LINE = (
     r"^(?:(?:sending (?<signal>SIG[A-Z0-9]+) to process (?<pid>[0-9]+) (?:uid (?<uid>[0-9]+) )?\"(?<name>[^\"]*)\""
     r"|[Kk]illing process (?:(?<old_pid>[0-9]+) )?[\"'](?<old_name>[^\"']*)[\"'] with signal (?<signo>[0-9]+)(?:, pid: (?<pid_after>[0-9]+))?)"
     r"[:,] (?<score_name>badness|oom_score):? (?<score>-?[0-9]+).*?VmRSS:? (?<rss>[0-9]+) MiB"
-    # The limits are printed "%5.2f": a limit under 10 % is padded ("mem  1.66%").
-    r"|(?<low>low memory!) at or below (?<limit_signal>SIG[A-Z0-9]+) limits: mem +(?<mem_pct>[0-9.]+) ?%, swap +(?<swap_pct>[0-9.]+) ?%)"
+    # The limits are printed "%5.2f": a limit under 10 % is padded ("mem  1.66%"). Before 1.2:
+    # "Low Memory! At or below sigterm limits (mem: 10 %, swap: 10 %)".
+    r"|(?<low>[Ll]ow [Mm]emory!) [Aa]t or below (?<limit_signal>SIG[A-Z0-9]+|sig[a-z0-9]+) limits:? \(?mem:? +(?<mem_pct>[0-9.]+) ?%, swap:? +(?<swap_pct>[0-9.]+) ?%)"
+)
+# earlyoom's own lines, as it writes them on stderr (run on a terminal, or `journalctl -u earlyoom -o cat`): its banner, the
+# status it prints every few seconds ("mem avail:  1524 of 13855 MiB (10 %), swap free: …"; before 1.0 "mem avail: 4978 MiB (84 %)"),
+# the alarm, each signal and what became of it. A line of no other shape (its limits' second line, "Could not lock memory")
+# is the further line of the one above.
+_BARE = (
+    r"^(?:earlyoom v[0-9]|mem (?:avail|total): +[0-9]+ (?:of +[0-9]+ )?MiB|[Ll]ow [Mm]emory! [Aa]t or below |Out of memory! avail: "
+    r"|[Ss]ending SIG[A-Z0-9]+ when mem |sending SIG[A-Z0-9]+ to process [0-9]+ |[Kk]illing process (?:[0-9]+ )?[\"'][^\"']*[\"'] with signal [0-9]+"
+    r"|escalating to SIGKILL after [0-9.]+ seconds|process (?:[0-9]+ )?(?:exited after [0-9.]+ seconds|did not exit)"
+    r"|kill failed: |kill_release: pid=[0-9]+)"
 )
 _SIGNALS = {"9": "SIGKILL", "15": "SIGTERM"}
 # One line of nohang's report: a fact about its victim, or the signal it sends it. (Its "Ancestry:  PID 31921 (bash)"
@@ -68,7 +80,8 @@ def earlyoom_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # The victim of the earlyoom's signal before this one (one earlyoom: its host and pid, in its file).
     last_victim = pl.when(killed).then(victim).forward_fill().shift(1).over([*file_column(framed), "host", "pid"])
     resent = killed & (victim == last_victim).fill_null(False)
-    survived = pl.col("message").str.starts_with("kill failed: ") | pl.col("message").str.ends_with(" did not exit")
+    # "escalating to SIGKILL after 2.4 seconds" (1.3–1.6): the victim outlived SIGTERM.
+    survived = pl.col("message").str.starts_with("kill failed: ") | pl.col("message").str.ends_with(" did not exit") | pl.col("message").str.starts_with("escalating to ")
     return _syslog.program_events(
         framed,
         victim_pid=victim,
@@ -80,7 +93,7 @@ def earlyoom_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         attrs=attrs_json({
             "oom": pl.when(killed).then(pl.lit("earlyoom")),
             "resent": pl.when(resent).then(pl.lit(True)),
-            "signal": pl.coalesce(line.field("signal"), line.field("signo").replace_strict(_SIGNALS, default=None), line.field("limit_signal")),
+            "signal": pl.coalesce(line.field("signal"), line.field("signo").replace_strict(_SIGNALS, default=None), line.field("limit_signal").str.to_uppercase()),
             "uid": line.field("uid").cast(pl.Int64, strict=False),
             "oom_score": pl.when(line.field("score_name") == "oom_score").then(line.field("score").cast(pl.Int64, strict=False)),
             "badness": pl.when(line.field("score_name") == "badness").then(line.field("score").cast(pl.Int64, strict=False)),
@@ -131,5 +144,6 @@ def nohang_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 # Not a source of its own: its lines are the file's, as other programs' lines are.
 _syslog.register_program("earlyoom", None, earlyoom_rules)
+_syslog.register_bare_messages("earlyoom", _BARE)
 for _nohang in ("nohang", "nohang-desktop"):
     _syslog.register_program(_nohang, None, nohang_rules)

@@ -41,6 +41,8 @@ _APPLICATIONS: list[tuple[str, MessageRules, pl.Expr]] = []
 # Programs whose every line is about the job they run, read by the applications' rules whatever they say:
 # Slurm's step daemon reports the step's OOM kills and limits ("error: Detected 1 oom_kill event in StepId=…").
 _JOB_PROGRAMS = ("slurmstepd",)
+# Programs whose own messages are told without an envelope (see register_bare_messages): program -> its wordings.
+_BARE_MESSAGES: dict[str, str] = {}
 
 # A host name has a lower-case letter or a digit: that keeps log levels ("ERROR", "[INFO]")
 # of application lines that start with a date from being read as a syslog host. It does not end
@@ -329,6 +331,32 @@ def register_program(program: str, source: str | None, rules: MessageRules) -> N
     _PROGRAM_RULES[program] = (source, rules)
 
 
+def register_bare_messages(program: str, pattern: str) -> None:
+    """Take a line that matches ``pattern`` (anchored: the program's own wordings) for ``program``'s message written bare,
+    without an envelope: the program run on a terminal (its stderr saved), or ``journalctl -u <unit> -o cat``."""
+    _BARE_MESSAGES[program] = pattern
+
+
+def own_bare_program(text: pl.Expr) -> pl.Expr:
+    """The program whose own message (:func:`register_bare_messages`) ``text`` is, written bare; null on other lines."""
+    found = pl.lit(None, pl.String)
+    for program, pattern in _BARE_MESSAGES.items():
+        found = pl.when(text.str.contains(pattern)).then(pl.lit(program)).otherwise(found)
+    return found
+
+
+def _with_own_bare_messages(bare: pl.Expr) -> pl.Expr:
+    """The bare head ``bare`` (a struct of head, program, pid, message), or the program's own message written bare: a line
+    of earlyoom's stderr ("mem avail:  1524 of 13855 MiB …") has no "program:" to read, its wordings tell whose it is.
+    The further lines of such a message (earlyoom's indented limits) and the lines between them keep the envelope above."""
+    if not _BARE_MESSAGES:
+        return bare
+    own = own_bare_program(pl.col("text"))
+    return pl.when(own.is_not_null()).then(
+        pl.struct(head=pl.lit(None, pl.String), program=own, pid=pl.lit(None, pl.String), message=pl.col("text"))
+    ).otherwise(bare)
+
+
 def register_applications(source: str, rules: MessageRules, recognises: pl.Expr) -> None:
     """Route the lines of a program without rules of its own to ``rules``, labelled ``source``, when
     ``recognises`` (an expression over ``message``) holds for a line of the same program and pid."""
@@ -350,7 +378,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     bare = head_groups(pl.col("text"), _BARE_HEAD, one_line=one_line)
     # (A dmesg line starts with "[" too: the pattern is tried on those lines only.)
     monotonic = head_groups(pl.when(pl.col("text").str.starts_with("[")).then(pl.col("text")), MONOTONIC_HEAD, one_line=one_line)
-    parts = lines.with_columns(short.alias("s"), iso.alias("i"), bare.alias("b"), monotonic.alias("m"))
+    parts = lines.with_columns(short.alias("s"), iso.alias("i"), _with_own_bare_messages(bare).alias("b"), monotonic.alias("m"))
     parts = _with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line)
     parts = _with_syslogd_own_lines(parts)
     parts = _with_real_host(parts, "s", "i", empty_host_envelopes=("s",))
@@ -1049,7 +1077,8 @@ def program_events(framed: pl.DataFrame, victim_pid: pl.Expr | None = None, **fa
     ).with_columns(pid=pl.coalesce("victim_pid", own_pid)).drop("victim_pid")
     # A line without an envelope carries the one above it (blank lines, dropped, may lie between).
     same = pl.all_horizontal(pl.col(name).eq_missing(pl.col(name).shift(1)) for name in envelope)
-    continued = (pl.col("ts_quality") == "inherited") & same
+    # (A framed line without a time of its own, a bare one, has no quality yet: it opens a record.)
+    continued = pl.col("ts_quality").eq_missing("inherited") & same
     if events.select(continued.any()).item():
         events = events.group_by((~continued).cum_sum().alias("record"), maintain_order=True).agg(
             pl.exclude("record", "message", "n_lines").first(), message=pl.col("message").str.join("\n"),

@@ -11,7 +11,8 @@ a kernel OOM kill in the unit's cgroup and of the signal its main process died o
   or slice of (``docker-<id>.scope``, ``libpod-<id>.scope``, ``kubepods-…-pod<uid>.slice``); ``oomd attempting to kill 63 with KILL`` →
   ``process_killed`` of pid 63; ``Memory pressure for /x.slice is 64.15% > 1.00% for > 30s …`` →
   ``memory_pressure`` of that cgroup (247–248: ``… is greater than 10 for more than 10 seconds and there was reclaim
-  activity``); ``Failed to kill any cgroup(s) under … based on pressure: …`` an error;
+  activity``; 261's rules: ``Rule 'low_memory' conditions met for cgroup /x.slice (lasting 1s), taking action kill-by-swap``,
+  the rule and its action in attrs); ``Failed to kill any cgroup(s) under … based on pressure: …`` an error;
 * ``systemd[1]: train.service: A process of this unit has been killed by the OOM killer.`` →
   ``oom_kill`` (the unit's cgroup counted a kernel kill); a slice holds no process of its own (cgroup v2),
   so the same line of each slice above the unit (``kubepods-burstable-pod<uid>.slice``, ``user.slice``…)
@@ -52,7 +53,9 @@ _OOMD_LINE = (
     r"|oomd attempting to kill (?<pid>[0-9]+) with (?<signal>[A-Z]+)"
     r"|Memory pressure for (?<under_pressure>/\S+) is (?<current>[0-9.]+)% > (?<threshold>[0-9.]+)%"
     # systemd 247–248: "… is greater than 10 for more than 10 seconds and there was reclaim activity".
-    r"|Memory pressure for (?<greater>/\S+) is greater than (?<old_threshold>[0-9.]+) for more than [0-9]+ seconds)"
+    r"|Memory pressure for (?<greater>/\S+) is greater than (?<old_threshold>[0-9.]+) for more than [0-9]+ seconds"
+    # systemd 261's OOMRules=: "Rule 'low_memory' conditions met for cgroup /x.slice (lasting 1s), taking action kill-by-swap".
+    r"|Rule '(?<rule>[^']*)' conditions met for cgroup (?<ruled>/\S+) \(lasting [^)]*\), taking action (?<action>\S+))"
 )
 _UNIT = r"^(?<unit>[^\s:]+\.(?:service|scope|slice|socket|mount|timer)): "
 _UNIT_LINE = (
@@ -78,7 +81,7 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     # Matched once: an expression is evaluated wherever it is used.
     framed = framed.with_columns(oomd=pl.col("message").str.extract_groups(_OOMD_LINE))
     oomd = pl.col("oomd").struct
-    under_pressure = pl.coalesce(oomd.field("under_pressure"), oomd.field("greater"))
+    under_pressure = pl.coalesce(oomd.field("under_pressure"), oomd.field("greater"), oomd.field("ruled"))
     killed, signalled = (oomd.field(name).is_not_null() for name in ("killed", "pid"))
     pressured = under_pressure.is_not_null()
     kind = (
@@ -110,6 +113,8 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             "trigger": oomd.field("trigger"),
             "signal": pl.format("SIG{}", oomd.field("signal")),
             "pressured_cgroup": oomd.field("pressured"),
+            "rule": oomd.field("rule"),
+            "action": oomd.field("action"),
             "pressure_pct": pl.coalesce(oomd.field("pressure"), oomd.field("current")).cast(pl.Float64, strict=False),
             "limit_pct": pl.coalesce(oomd.field("limit"), oomd.field("threshold"), oomd.field("old_threshold"), oomd.field("used_limit"))
             .cast(pl.Float64, strict=False),

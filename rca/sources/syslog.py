@@ -47,6 +47,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         | text.str.contains(_syslog.ISO_PID_LINE) | _syslog.is_registered_program_line(text)
         | (text.str.starts_with("[") & (text.str.contains(_syslog.MONOTONIC_PID_LINE) | text.str.contains(_syslog.MONOTONIC_DELTA_LINE)))
         | text.str.contains(_syslog.RELAYED_5424) | _syslog.is_syslogd_own_line(text)
+        # A program's own lines without an envelope (earlyoom's stderr, `journalctl -u earlyoom -o cat`).
+        | _syslog.own_bare_program(text).is_not_null()
     )
     record = _syslog.is_record_line(text)
     # (A field of `journalctl -o export` is a record's only in a head that holds a record's time.)
