@@ -89,10 +89,12 @@ def _worker_tag(suffix: str) -> str:
     """A Ray or vLLM worker's tag, its groups named with ``suffix``: ``(RayTrainWorker pid=123, ip=10.0.0.1)``,
     Ray's older ``(pid=123)``, vLLM V1's ``(VllmWorker rank=3 pid=226)`` and ``(VllmWorker TP2 pid=47571)``
     (its parallel ranks are part of the name, as in ``(Worker_TP0 pid=512)``), or a Ray daemon's ``(raylet)``.
+    Ray Serve names a replica's actor by its application and deployment, apart by colons
+    (``(ServeReplica:default:HyphaRayAppManager pid=2712)``).
     A rank is captured with the name (a group costs every line a capture) and split off in _peel_outer.
     Ray names the node of a worker on another node than the driver's (``ip=``)."""
     return (
-        rf"\s*\((?:(?:(?<process{suffix}>[A-Za-z_][0-9A-Za-z_.\-]*(?: [A-Z]+P[0-9]+)*(?: rank=[0-9]+)?) )?"
+        rf"\s*\((?:(?:(?<process{suffix}>[A-Za-z_][0-9A-Za-z_.:\-]*(?: [A-Z]+P[0-9]+)*(?: rank=[0-9]+)?) )?"
         rf"pid=(?<worker_pid{suffix}>[0-9]+)"
         rf"|(?<daemon{suffix}>{_RAY_DAEMONS}))(?:, ip=(?<node_ip{suffix}>[^,)\s]+)[^)]*)?\) ?"
     )
@@ -162,9 +164,12 @@ _APP_HEADERS = {
     # %(levelname)s [%(filename)s:%(funcName)s():%(lineno)s] " ("1 kserve ERROR [__main__.py:<module>():254] ").
     "kserve": rf"(?<kserve_pid>[0-9]+) [0-9A-Za-z_.\-]+ (?<kserve_level>{LEVEL_WORDS}) \[[^\]\s]+:[0-9]+\]",
     "hf_transformers": rf"\[(?<hf_level>[A-Z]+)\|[^\]\s]+\] (?<hf_iso>{_ISO}) >>",
+    # Abseil's log before absl::InitializeLog() (XLA's, JAX's, TensorFlow's since 2.16) writes glog's header with no date and
+    # the epoch second where the clock goes: "E0000 00:00:1775556782.173781    2657 cuda_dnn.cc:8579] ".
     "klog": (
-        r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEF])(?<glog_raw>(?<glog_mon>[0-9]{1,2})(?<glog_day>[0-9][0-9])"
-        r" (?<glog_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+))(?:\s+[0-9]+)? [^\]\s]+:[0-9]+\]"
+        r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEF])(?:0000 00:00:(?<glog_epoch>1[4-9][0-9]{8}\.[0-9]+)"
+        r"|(?<glog_raw>(?<glog_mon>[0-9]{1,2})(?<glog_day>[0-9][0-9])"
+        r" (?<glog_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+)))(?:\s+[0-9]+)? [^\]\s]+:[0-9]+\]"
     ),
     "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:[0-9]+\]",
     # Go's log package (log.LstdFlags, Lmicroseconds), with log.Lshortfile the caller too ("2025/02/02 09:23:09 routes.go:1187: "),
@@ -787,7 +792,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     stamped = layers.with_columns(
         dated_raw=dated,
-        epoch_any=pl.coalesce("epoch", pl.when(json_epoch).then(json_time)),
+        epoch_any=pl.coalesce("epoch", "glog_epoch", pl.when(json_epoch).then(json_time)),
         yearless_any=pl.coalesce("vllm_raw", "glog_raw", "cosmos_stamp"),
         header_level=header_level,
     ).with_columns(

@@ -87,17 +87,29 @@ CPP_TAIL = (
     r"|nccl(?:[A-Z][A-Za-z]*Error|InvalidArgument|InvalidUsage): |Last error:$|Memory on the node \(IP: "
     # ggml's CUDA error (llama.cpp, Ollama) names the device on a line of its own: "current device: 0" (before 2024),
     # "  current device: 1, in function ggml_backend_cuda_synchronize at ggml-cuda.cu:2317" since
-    r"|current device: [0-9]+$|\s+current device: [0-9]+, in function )"
+    r"|current device: [0-9]+$|\s+current device: [0-9]+, in function "
+    # Abseil's (XLA's, TensorFlow's, JAX's, Ray's) C++ stack under a CHECK that failed ("F0912 … Check failed: …", then
+    # "*** Check failure stack trace: ***" and "    @     0x7f0e2365c1d4  absl::…" frames) or under a fatal signal: the
+    # program counter ("PC: @     0x7f0bf42e100b  (unknown)  raise") and the handler's own note when it faults again
+    # ("[failure_signal_handler.cc : 331] RAW: Signal 11 raised at PC=0x… while already in AbslFailureSignalHandler()").
+    r"|\*\*\* Check failure stack trace: \*\*\*$|PC: @ +0x[0-9a-f]+ |\[failure_signal_handler\.cc : [0-9]+\] RAW: )"
 )
 
 # CPython's fatal error ("Fatal Python error: Segmentation fault", "… Aborted"): the interpreter dying, a record of its own
 # with or without the stacks faulthandler dumps under it (Ray's log deduplication or a cut log leaves them out).
 _PY_FATAL = r"^Fatal Python error: "
+# Abseil's failure signal handler (absl::InstallFailureSignalHandler: XLA, TensorFlow, JAX, Ray's workers): the signal
+# and its epoch second ("*** SIGSEGV received at time=1664230886 on cpu 14 ***"; no cpu before 2021), then the program
+# counter and a frame a line, each with its stack frame's size ("    @     0x7f0bf2c986f2        144  std::…"): one record.
+ABSL_SIGNAL = r"^\*\*\* (SIG[A-Z0-9]+) received at time=([0-9]+)(?: on cpu [0-9]+)? \*\*\*$"
 
 # A multi-line record needs a line of one of these shapes, or an indented line without a time. A Python frame is one:
 # a file cut inside a traceback opens its record there, and a framework's header may stamp every line of it.
 _OPENS_RECORD = "|".join(
-    (_PY_HEADER, _PY_FRAME, RAY_TASK_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL, _PY_FATAL, CPP_TAIL)
+    (
+        _PY_HEADER, _PY_FRAME, RAY_TASK_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL,
+        _PY_FATAL, ABSL_SIGNAL, CPP_TAIL,
+    )
 )
 
 # group_keys sorts lines by (partition, line), so a partition's lines are contiguous and
@@ -115,6 +127,7 @@ _SHAPES = {
     "span_fields": _SPAN_FIELDS, "header": _PY_HEADER, "ray_header": RAY_TASK_HEADER, "chain": _PY_CHAIN, "indented": _INDENTED, "py_frame": _PY_FRAME, "exception": PY_EXCEPTION_LINE,
     "java_continuation": _JAVA_CONTINUATION, "java_frame": _JAVA_FRAME,
     "go_prelude": _GO_PRELUDE, "go_fatal": _GO_FATAL, "go_continuation": _GO_CONTINUATION, "cpp_tail": CPP_TAIL, "py_fatal": _PY_FATAL,
+    "absl_signal": ABSL_SIGNAL,
 }
 
 
@@ -318,13 +331,14 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     # an instance of 'c10::Error', a c10d watchdog's error); one a partition starts with opens its own record.
     cpp_free = free & ~pl.col("java_member") & ~pl.col("go_member")
     cpp_continuation = (_shape("cpp_tail") | (_shape("indented") & pl.col("ts_raw").is_null())) & cpp_free & ~_NEW_PARTITION
-    cpp_start = cpp_free & ~cpp_continuation & (_next(_shape("cpp_tail")) | _shape("py_fatal"))
+    cpp_start = cpp_free & ~cpp_continuation & (_next(_shape("cpp_tail")) | _shape("py_fatal") | _shape("absl_signal"))
     cpp_member, cpp_start_line = _runs_started_by(cpp_start, cpp_continuation)
     keyed = keyed.with_columns(cpp_member=cpp_member, cpp_start=cpp_start_line)
 
     loose = cpp_free & ~pl.col("cpp_member")
     stamped = pl.col("ts_raw").is_not_null()
-    indented_unstamped = _shape("indented") & ~stamped & loose
+    # A logging call's next lines come right under it: an indented line after a blank one is another writer's.
+    indented_unstamped = _shape("indented") & ~stamped & loose & ~pl.col("after_gap")
     continued_member, continued_start = _runs_started_by(stamped & loose & _next(indented_unstamped), indented_unstamped)
     keyed = keyed.with_columns(continued_member=continued_member, continued_start=continued_start)
 

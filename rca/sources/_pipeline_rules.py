@@ -120,6 +120,9 @@ _SIGNAL_NAMED = (
     # text-generation-inference's launcher, of a shard (or its download or webserver process) a signal ended, the shard's
     # rank in its span's fields: "Shard process was signaled to shutdown with signal 4 rank=0".
     r"|process was signaled to shutdown with signal (?<tgi_signal>[0-9]{1,2})(?: rank=(?<tgi_rank>[0-9]+))?"
+    # Abseil's failure signal handler, opening its record with the signal and the epoch second it came at
+    # ("*** SIGABRT received at time=1725140764 on cpu 12 ***"; _pipeline_records.ABSL_SIGNAL).
+    r"|(?m:^\*\*\* (?<absl>SIG[A-Z0-9]+) received at time=(?<absl_time>[0-9]+)\b)"
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
 # The last field of a failure in torchrun's ChildFailedError table (torch 1.9's "msg:", later "traceback :") repeats what
@@ -217,7 +220,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "exit": r"(?i)exit|make",
     "named_signal": (
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
-        "returned non-zero exit status -", "process was signaled to shutdown with signal ",
+        "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",
     ),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU"),
@@ -467,7 +470,8 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     torchrun = pl.when(~m.str.contains(_TORCHRUN_ECHO)).then(named.field("torchrun"))
     return {
         "named_signal": pl.coalesce(
-            named.field("died"), torchrun, named.field("spawn"), _signal_of_word(pl.coalesce(named.field("go"), named.field("make"))),
+            named.field("died"), torchrun, named.field("spawn"), named.field("absl"),
+            _signal_of_word(pl.coalesce(named.field("go"), named.field("make"))),
             _signal_of_exit(-num(
                 pl.coalesce(named.field("mpi_signal"), named.field("status_signal"), named.field("triton"), named.field("tgi_signal")), pl.Int32(),
             )),
@@ -476,6 +480,8 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
         "named_pid": num(pl.coalesce(pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None))),
         "named_rank": num(pl.coalesce(named.field("mpi_rank"), named.field("tgi_rank"))),
         "named_host": named.field("mpi_node"),
+        # the epoch second Abseil's handler caught the signal at: the record's time where no line of it has one
+        "named_epoch": named.field("absl_time"),
     }
 
 

@@ -118,6 +118,10 @@ _MARKERS = "|".join(
         # XLA's TPU compiler out of the chip's HBM, and the header Ray's RayTaskError gives a remote task's traceback
         r"Ran out of memory in memory space hbm\.", RAY_TASK_HEADER,
         r"^Exception raised from \S+ at ",
+        # Abseil's (XLA's, JAX's, TensorFlow's): its log before InitializeLog (glog's header with the epoch second for a date),
+        # the stack under a CHECK that failed, its failure signal handler
+        r"^[IWEF]0000 00:00:1[4-9][0-9]{8}\.[0-9]+ +[0-9]+ [^\]\s]+:[0-9]+\] ", r"^\*\*\* Check failure stack trace: \*\*\*$",
+        r"\*\*\* SIG[A-Z0-9]+ received at time=[0-9]+",
         # (a Ray worker's, behind its tag)
         r"^(?:\([0-9A-Za-z_. ]*pid=[0-9]+[^()]*\) )?Fatal Python error: ", r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$",
         # Python's warnings ("path.py:75: UserWarning: …")
@@ -154,8 +158,9 @@ _OUTPUT = {
     "severity": pl.col("severity"),
     "message": pl.col("message"),
     "ts": pl.col("ts"),
-    # A record without a time of its own may state one (slurmstepd's "CANCELLED AT …"): read in _times_stated.
-    "ts_raw": pl.coalesce("ts_raw", pl.when(pl.col("ts").is_null()).then(pl.col("f_slurm_cancel_at"))),
+    # A record without a time of its own may state one (slurmstepd's "CANCELLED AT …", Abseil's signal handler's epoch
+    # second): read in _times_stated.
+    "ts_raw": pl.coalesce("ts_raw", pl.when(pl.col("ts").is_null()).then(pl.coalesce("f_slurm_cancel_at", "f_named_epoch"))),
     "ts_quality": pl.col("ts_quality"),
     "format": pl.col("format"),
     "host": pl.coalesce(pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_named_host", "f_slurm_node", "f_yarn_host")), "host"),
@@ -327,7 +332,10 @@ def _times_stated(events: pl.DataFrame, tz: str) -> pl.DataFrame:
     if not events.select(stated.any()).item():
         return events
     # Only the stated stamps are read: the others are null before the conversion, which costs per value.
-    read = events.with_columns(stated_ts=timeutil.iso_to_utc(pl.when(stated).then(pl.col("ts_raw")), tz))
+    stated_raw = pl.when(stated).then(pl.col("ts_raw"))
+    # a stated epoch second (Abseil's handler) is UTC already
+    epoch = pl.when(stated_raw.str.contains(r"^[0-9]{10}$")).then(timeutil.epoch_to_utc(stated_raw))
+    read = events.with_columns(stated_ts=pl.coalesce(epoch, timeutil.iso_to_utc(pl.when(epoch.is_null()).then(stated_raw), tz)))
     return read.with_columns(
         ts=pl.coalesce("ts", "stated_ts"),
         ts_quality=pl.when(pl.col("stated_ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
