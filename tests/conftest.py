@@ -10,10 +10,16 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import settings
 
 from rca import schema, sources
 
 DATA = Path(__file__).parent / "data"
+
+# No test asserts a time: Hypothesis' per-example deadline would fail a parse that a busy machine (or its first call's
+# regex compiles) slowed down.
+settings.register_profile("rca", deadline=None)
+settings.load_profile("rca")
 
 # The CLI's output width must not depend on who runs the tests: pytest-xdist's workers inherit COLUMNS=80.
 os.environ.pop("COLUMNS", None)
