@@ -31,7 +31,7 @@ import yaml
 
 from rca import timeutil
 from rca.sources._base import ParseContext, Parsed, attrs_json
-from rca.sources._kube import EVICTION_MESSAGE, event_kind, eviction_fields, job_failed, oom_victim
+from rca.sources._kube import EVICTION_MESSAGE, devices_lost, devices_lost_message, event_kind, eviction_fields, job_failed, oom_victim
 
 _YAML_START = re.compile(r"^(?:-? ?apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
 JSON_MARKERS = ('"apiVersion"', '"kind"', '"involvedObject"', '"containerStatuses"', '"OOMKilled":', '"state": "CONTAINER_')
@@ -61,6 +61,9 @@ _ROW_SCHEMA = {
     "state_field": pl.String,
     "component": pl.String,
     "severity": pl.String,
+    "resource": pl.String,
+    "capacity": pl.Int64,
+    "allocatable": pl.Int64,
 }
 
 _SEVERITY_BY_TYPE = {"Normal": "info", "Warning": "warning"}
@@ -116,6 +119,9 @@ STATUS_FRAGMENT_FAILED = r'^\s*"?phase"?:\s*"?Failed"?,?\s*$'
 STATUS_FRAGMENT_REASON = r'^\s*"?reason"?:\s*"?[A-Z][0-9A-Za-z./_-]*"?,?\s*$'
 # Or a workload's status with a condition of type Failed (a Job's `-o yaml | grep -A10 status`): what failed it, its reason.
 STATUS_FRAGMENT_FAILED_CONDITION = r'^\s*-?\s*"?type"?:\s*"?Failed"?,?\s*$'
+# Or a node's status (`get node -o yaml | grep -A20 status`, `-o json | jq .status`): its capacity and allocatable.
+STATUS_FRAGMENT_CAPACITY = r'^\s*"?capacity"?:\s*\{?\s*$'
+STATUS_FRAGMENT_ALLOCATABLE = r'^\s*"?allocatable"?:\s*\{?\s*$'
 _ELISION = r"^\s*(?:\.\.\.|…)\s*$"
 _STATE_KEYS = ("state", "lastState")
 
@@ -129,15 +135,28 @@ def parse_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | No
     failed = kept.str.contains(STATUS_FRAGMENT_REASON).any() and (
         kept.str.contains(STATUS_FRAGMENT_FAILED).any() or kept.str.contains(STATUS_FRAGMENT_FAILED_CONDITION).any()
     )
-    if not (kept.str.contains(STATUS_FRAGMENT_TERMINATED).any() or kept.str.contains(STATUS_FRAGMENT_EVICTED).any() or failed):
+    node = kept.str.contains(STATUS_FRAGMENT_CAPACITY).any() and kept.str.contains(STATUS_FRAGMENT_ALLOCATABLE).any()
+    if not (kept.str.contains(STATUS_FRAGMENT_TERMINATED).any() or kept.str.contains(STATUS_FRAGMENT_EVICTED).any() or failed or node):
         return None
     text = "\n".join(kept.to_list())
     value = _json_fragment(text) if text.lstrip().startswith('"') else _yaml_fragment(text)
+    if node and isinstance(value, dict):
+        return _node_fragment(value if "status" in value else {"status": value}, lines, ctx)
     pod = _status_as_pod(value)
     workload = _failed_workload_row(value if isinstance(value, dict) and "status" in value else {"status": value}, "workload_fragment")
     if pod is None and workload is None:
         return None
     rows = [workload] if pod is None else _pod_rows(pod, "pod_fragment", every_termination=True) or [_other_row(pod, "pod_fragment")]
+    for i, row in enumerate(rows):
+        row.update(line=lines["line"][0], n_lines=lines.height if i == 0 else 0)
+    return Parsed(events=_events(pl.DataFrame(rows, schema=_ROW_SCHEMA), ctx))
+
+
+def _node_fragment(value: dict[str, Any], lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:
+    """Rows of a pasted node status, all on its first line as a pod fragment's are; None when it is no node's."""
+    if not _node_status(value):
+        return None
+    rows = _node_rows(value, "node_fragment") or [{**_other_row(value, "node_fragment"), "object": "Node", "message": "Node status"}]
     for i, row in enumerate(rows):
         row.update(line=lines["line"][0], n_lines=lines.height if i == 0 else 0)
     return Parsed(events=_events(pl.DataFrame(rows, schema=_ROW_SCHEMA), ctx))
@@ -360,8 +379,36 @@ def _rows_for(item: Any, fmt: str) -> list[dict[str, Any]]:
         return [_container_row(item, fmt)]
     if fmt.startswith("pod_"):
         return _pod_rows(item, fmt)
+    if _node_status(item):
+        return _node_rows(item, fmt)
     workload = _failed_workload_row(item, fmt)
     return [workload] if workload else []
+
+
+def _node_status(item: Any) -> bool:
+    """Whether an item is a Node (``kubectl get node -o yaml|json``, an item of ``get nodes``), or a pasted status of
+    one (``status:`` with its ``capacity`` and ``allocatable``)."""
+    status = _get(item, "status")
+    if isinstance(item, dict) and item.get("kind") == "Node":
+        return True
+    return bool(_get(status, "capacity")) and bool(_get(status, "allocatable"))
+
+
+def _node_rows(item: Any, fmt: str) -> list[dict[str, Any]]:
+    """A warning row per resource of a node that lost devices (:func:`~rca.sources._kube.devices_lost`, the rule
+    ``describe node``'s blocks are read with): its status counts fewer allocatable than its capacity, or no GPU. The
+    node is its name, or in a pasted status its Hostname address."""
+    status = _get(item, "status")
+    capacity, allocatable = _get(status, "capacity"), _get(status, "allocatable")
+    counts = [(str(name), _int(capacity.get(name)), _int(allocatable.get(name))) for name in dict.fromkeys([*capacity, *allocatable])]
+    frame = pl.DataFrame(counts, schema={"resource": pl.String, "capacity": pl.Int64, "allocatable": pl.Int64}, orient="row")
+    resource, cap, alloc = pl.col("resource"), pl.col("capacity"), pl.col("allocatable")
+    lost = frame.filter(devices_lost(resource, cap, alloc)).with_columns(message=devices_lost_message(resource, cap, alloc))
+    addresses = status.get("addresses") if isinstance(status.get("addresses"), list) else []
+    hostname = next((a.get("address") for a in addresses if isinstance(a, dict) and a.get("type") == "Hostname"), None)
+    node = _text(_get(item, "metadata").get("name")) or _text(hostname)
+    base = {"format": fmt, "object": "Node", "kind": "log", "severity": "warning", "name": node, "node_object": node}
+    return [{**base, **row} for row in lost.to_dicts()]
 
 
 def _failed_workload_row(item: Any, fmt: str) -> dict[str, Any] | None:
@@ -588,9 +635,15 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
                     "component": pl.col("component"),
                     "started": pl.col("started"),
                     "state_field": pl.col("state_field"),
-                    "resource": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")),
+                    "resource": pl.coalesce(
+                        pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")), pl.col("resource")
+                    ),
                     "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
                     "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
+                    # A node's resource that lost devices: the figures describe node's rows carry too.
+                    "capacity": pl.col("capacity"),
+                    "allocatable": pl.col("allocatable"),
+                    "unavailable": pl.col("capacity") - pl.col("allocatable"),
                 }
             ),
         )

@@ -93,6 +93,25 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
     )
 
 
+# A device plugin's GPUs (nvidia.com/gpu, MIG slices, amd.com/gpu, alpha.kubernetes.io/nvidia-gpu before 1.8, shared or
+# virtual GPUs of other plugins): none of them allocatable, or none found, is a node that runs no GPU work.
+GPU_RESOURCE = r"/(?:.*[Gg][Pp][Uu]|mig-)|^(?:nvidia|amd)\.com/"
+
+
+def devices_lost(resource: pl.Expr, capacity: pl.Expr, allocatable: pl.Expr) -> pl.Expr:
+    """Whether a node's resource lost devices: an extended resource ("vendor/name") whose allocatable count is below its
+    capacity (its plugin marked devices unhealthy, or lost them), or a GPU resource counted 0. ``describe node``'s
+    Capacity / Allocatable blocks and a Node object's ``status.capacity`` / ``status.allocatable`` both read so."""
+    lost = resource.str.contains("/", literal=True) & (allocatable < capacity)
+    none = resource.str.contains(GPU_RESOURCE) & (pl.coalesce(allocatable, capacity) == 0)
+    return (lost | none).fill_null(False)
+
+
+def devices_lost_message(resource: pl.Expr, capacity: pl.Expr, allocatable: pl.Expr) -> pl.Expr:
+    """The message of a resource that lost devices: "nvidia.com/gpu allocatable 0 of capacity 16"."""
+    return pl.concat_str(resource, pl.format(" allocatable {}", allocatable), pl.format(" of capacity {}", capacity), ignore_nulls=True)
+
+
 # A memory cgroup path names its pod and container the way the kubelet lays them out: cgroupfs
 # ("/kubepods/burstable/pod<uid>/<container id>") or systemd ("/kubepods.slice/kubepods-burstable.slice/
 # kubepods-burstable-pod<uid with _>.slice/cri-containerd-<container id>.scope").

@@ -31,6 +31,8 @@ from rca.sources._base import ParseContext, Parsed, Source, attrs_json, by_head,
 from rca.sources._kube import (
     EVICTION_MESSAGE,
     QUANTITY,
+    devices_lost,
+    devices_lost_message,
     event_kind,
     eviction_fields,
     job_failed,
@@ -226,9 +228,6 @@ _RESOURCE_LINE = rf"^\s+(?<resource>{_RESOURCE_NAME}):\s+(?<count>[0-9]+)\s*$"
 _RESOURCE_ENTRY = rf"^\s+{_RESOURCE_NAME}:\s+{QUANTITY}\s*$"
 _RESOURCE_SECTIONS = ("Capacity", "Allocatable")
 _NODE_TABLE_SECTIONS = ("Non-terminated Pods", "Allocated resources")
-# A device plugin's GPUs (nvidia.com/gpu, MIG slices, amd.com/gpu, alpha.kubernetes.io/nvidia-gpu before 1.8, shared or
-# virtual GPUs of other plugins): none of them allocatable, or none found, is a node that runs no GPU work.
-_GPU_RESOURCE = r"/(?:.*[Gg][Pp][Uu]|mig-)|^(?:nvidia|amd)\.com/"
 
 # Header words of kubectl tables (upper-cased, spaces removed) and the field each one holds.
 _COLUMNS = {
@@ -333,6 +332,8 @@ _SNIFFED_SHAPES = {
     "status_failed": _k8s_objects.STATUS_FRAGMENT_FAILED,
     "status_failed_condition": _k8s_objects.STATUS_FRAGMENT_FAILED_CONDITION,
     "status_reason": _k8s_objects.STATUS_FRAGMENT_REASON,
+    "status_capacity": _k8s_objects.STATUS_FRAGMENT_CAPACITY,
+    "status_allocatable": _k8s_objects.STATUS_FRAGMENT_ALLOCATABLE,
     "runtime_state": _k8s_objects.RUNTIME_STATE_KEY,
     "runtime_exit_code": _k8s_objects.RUNTIME_EXIT_CODE,
     "events_header": rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}|{_COLLAPSED_EVENTS_HEADER}",
@@ -362,6 +363,9 @@ def _head_score(found: dict) -> float:
     if (found["status_key"] or found["json_object"]) and (found["status_failed"] or found["status_failed_condition"]) and found["status_reason"]:
         return 0.9
     if found["runtime_state"] and found["runtime_exit_code"]:
+        return 0.9
+    # A node's pasted status: its capacity and allocatable, under a status key or as `jq .status`'s object.
+    if (found["status_key"] or found["json_object"]) and found["status_capacity"] and found["status_allocatable"]:
         return 0.9
     if found["events_header"]:
         return 0.95
@@ -1024,9 +1028,7 @@ def _node_resources(frame: pl.DataFrame) -> pl.DataFrame:
         prompt_node=pl.col("prompt_node").first(),
     )
     resource, capacity, allocatable = pl.col("resource"), pl.col("capacity"), pl.col("allocatable")
-    lost = resource.str.contains("/", literal=True) & (allocatable < capacity)
-    none = resource.str.contains(_GPU_RESOURCE) & (pl.coalesce(allocatable, capacity) == 0)
-    flagged = resources.filter((lost | none).fill_null(False)).join(_doc_context(frame), on="doc", how="left")
+    flagged = resources.filter(devices_lost(resource, capacity, allocatable)).join(_doc_context(frame), on="doc", how="left")
     return flagged.select(
         "line",
         kind=pl.lit("log"),
@@ -1034,12 +1036,7 @@ def _node_resources(frame: pl.DataFrame) -> pl.DataFrame:
         ts_quality=pl.lit("missing"),
         format=pl.lit("describe_resources"),
         severity=pl.lit("warning"),
-        message=pl.concat_str(
-            resource,
-            pl.format(" allocatable {}", allocatable),
-            pl.format(" of capacity {}", capacity),
-            ignore_nulls=True,
-        ),
+        message=devices_lost_message(resource, capacity, allocatable),
         host=pl.coalesce("doc_host", "prompt_node"),
         attrs=attrs_json({"resource": resource, "capacity": capacity, "allocatable": allocatable, "unavailable": capacity - allocatable}),
     )
@@ -1236,6 +1233,8 @@ SOURCE = register(
             # A describe node's resource blocks alone.
             "Capacity:",
             "Allocatable:",
+            # A Node object's status, pasted alone.
+            "allocatable",
             " True ",
             " False ",
             "CPU(cores)",

@@ -126,14 +126,18 @@ _SLASH_POD = (
     r'\bpod(?:="?| <?)(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a-z0-9.]*)"?'
     r"|\bJob: (?<job_namespace>[a-z0-9][-a-z0-9]*)/[^,\s]+, Task:[^,]*, Pod:(?<job_pod>[a-z0-9][-a-z0-9.]*),"
 )
+# The pod killer's lines name a pod by its name alone: "Killing unwanted pod" podName="x", "Failed killing the pod" … podName="x".
+_POD_NAME_ONLY = r'\bpodName="?([a-z0-9][-a-z0-9.]*)"?(?:\s|$)'
 # A pod list of one pod names it: "SyncLoop DELETE" source="api" pods=["ns/name"] (unquoted before 1.24).
 _ONE_POD_LIST = r'\bpods=\["?(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a-z0-9.]*)"?\]'
-# podUID="…" (structured), or the volume manager's pod "<uid>" (UID: "<uid>") (its quotes escaped in a structured message).
-_POD_UID = r'(?:\bpod(?:UID|ID)="?|\(UID: \\?")([0-9a-fA-F-]{32,36})'
+# podUID="…" (structured), or the volume manager's pod "<uid>" (UID: "<uid>") (its quotes escaped in a structured message), or
+# the device manager's "Needs to allocate 1 "nvidia.com/gpu" for pod "<uid>" container "c"" (before 1.21).
+_POD_UID = r'(?:\bpod(?:UID|ID)="?|\(UID: \\?"|\bfor pod \\?")([0-9a-fA-F-]{32,36})'
 _EVENT_POD_UID = r'event=&?\{"?ID"?:"?([0-9a-fA-F-]{32,36})'
-# The topology manager of 1.18–1.20 writes "[topologymanager] RemoveContainer - Container ID: <id>".
+# The topology manager of 1.18–1.20 writes "[topologymanager] RemoveContainer - Container ID: <id>"; kuberuntime's
+# "Kill container failed" prints the kubecontainer.ContainerID struct unquoted: containerID={Type:containerd ID:<id>}.
 _CONTAINER_ID = (
-    r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bContainer ID: |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":")'
+    r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bContainer ID: |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":"|\bcontainerID=\{Type:[a-z-]+ ID:)'
     r"(?:[a-z]+://)?([0-9a-f]{12,64})\b"
 )
 
@@ -319,7 +323,10 @@ def _in_envelope_zone(klog_ts: pl.Expr) -> pl.Expr:
 
 # Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,
 # so the costlier rules run on this subset alone.
-_NOTABLE = r"(?i)evict|admit pod|admission denied|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred|xid|unhealthy"
+_NOTABLE = (
+    r"(?i)evict|admit pod|admission denied|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred|xid"
+    r"|unhealthy|devices to allocate|needs to allocate|allocation request for device|pre-allocated devices"
+)
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
 # takes a GPU out of the node's allocatable, and the resource it is taken from. A UUID an author shortened
@@ -327,6 +334,24 @@ _NOTABLE = r"(?i)evict|admit pod|admission denied|threshold|pressure|insufficien
 _GPU_UUID = r"(?:GPU|MIG)-[0-9a-fA-F-]*[0-9a-fA-F]\b"
 _XID_CRITICAL = rf"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?<uuid>{_GPU_UUID})?"
 _DEVICE_UNHEALTHY = rf"'(?<resource>[^'\s]+)' device marked unhealthy: (?<uuid>{_GPU_UUID})?"
+# The kubelet's device manager names the devices it asks a plugin to allocate to a container: structured (1.21+, V(4)
+# since 1.26 with the pod and container) `"Making allocation request for device plugin" devices=[GPU-… GPU-…]
+# resourceName="nvidia.com/gpu"` (the slice quoted, ["GPU-…","GPU-…"], by newer klog), before
+# "Making allocation request for devices [GPU-…] for device plugin nvidia.com/gpu"; after a restart it finds those a
+# container holds: "Found pre-allocated devices for resource on pod" … devices=[…]. It counts those a container still
+# needs: "Need devices to allocate for pod" deviceNumber=1 resourceName=…, before `Needs to allocate 1 "nvidia.com/gpu"
+# for pod "<uid>" container "c"`.
+_ALLOCATED_DEVICES = (
+    r'(?:^"(?:Making allocation request for device plugin|Found pre-allocated devices for resource on pod)" .*?\bdevices=|'
+    r"\bMaking allocation request for devices )\[(?<devices>[^\]]*)\]"
+)
+_DEVICE_RESOURCE = (
+    r'^"(?:Making allocation request for device plugin|Found pre-allocated devices for resource on pod|Need devices to allocate for pod)" '
+    r'.*?\bresourceName="?(?<structured>[^"\s]+)'
+    r'|\bMaking allocation request for devices \[[^\]]*\] for device plugin (?<legacy>\S+)'
+    r'|\bNeeds to allocate [0-9]+ \\?"(?<needs>[^"\\]+)\\?"'
+)
+_DEVICES_NEEDED = r'^"Need devices to allocate for pod" .*?\bdeviceNumber=([0-9]+)|\bNeeds to allocate ([0-9]+) '
 
 
 def _classify(records: pl.DataFrame) -> pl.DataFrame:
@@ -431,7 +456,9 @@ def _pod_facts() -> list[pl.Expr]:
         return labeled.str.extract(_CRI_LABEL.format(key.replace(".", r"\.")), 1)
 
     return [
-        pl.coalesce(slash.field("pod"), under.field("pod"), slash.field("job_pod"), listed.field("pod"), label("pod.name")).alias("pod"),
+        pl.coalesce(
+            slash.field("pod"), under.field("pod"), slash.field("job_pod"), listed.field("pod"), label("pod.name"), body.str.extract(_POD_NAME_ONLY, 1)
+        ).alias("pod"),
         pl.coalesce(
             slash.field("namespace"), under.field("namespace"), slash.field("job_namespace"), listed.field("namespace"), label("pod.namespace")
         ).alias("namespace"),
@@ -510,11 +537,26 @@ def _gpu_facts() -> list[pl.Expr]:
     """The device plugin's Xid and unhealthy-device lines: Xid, GPU UUID, the resource name."""
     xid = pl.col("body").str.extract_groups(_XID_CRITICAL).struct
     unhealthy = pl.col("body").str.extract_groups(_DEVICE_UNHEALTHY).struct
+    devices = _allocated_devices(pl.col("body"))
+    # The first GPU (or MIG slice) allocated is the event's GPU; the list stays in attrs, whatever a plugin names its devices.
+    first_gpu = devices.list.eval(pl.element().filter(pl.element().str.contains(rf"^{_GPU_UUID}$"))).list.first()
+    resource = pl.col("body").str.extract_groups(_DEVICE_RESOURCE).struct
+    needed = pl.col("body").str.extract_groups(_DEVICES_NEEDED).struct
     return [
         xid.field("xid").cast(pl.Int32, strict=False).alias("xid"),
-        pl.coalesce(xid.field("uuid"), unhealthy.field("uuid")).alias("gpu_uuid"),
+        pl.coalesce(xid.field("uuid"), unhealthy.field("uuid"), first_gpu).alias("gpu_uuid"),
         unhealthy.field("resource").alias("gpu_resource"),
+        devices.alias("devices"),
+        pl.coalesce(resource.field("structured"), resource.field("legacy"), resource.field("needs")).alias("device_resource"),
+        pl.coalesce(needed.field("1"), needed.field("2")).cast(pl.Int64, strict=False).alias("devices_needed"),
     ]
+
+
+def _allocated_devices(body: pl.Expr) -> pl.Expr:
+    """The device ids of a device manager's allocation line, in its order: "[a b]", or '["a","b"]' of newer klog."""
+    listed = body.str.extract(_ALLOCATED_DEVICES, 1)
+    ids = listed.str.extract_all(r'[^\s",\[\]]+')
+    return pl.when(ids.list.len() > 0).then(ids)
 
 
 def _recorded_event() -> list[pl.Expr]:
@@ -635,7 +677,9 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "eviction_stage": pl.col("stage"),
         "reason": pl.col("event_reason"),
         "object": pl.col("event_object"),
-        "resource": pl.coalesce(pl.col("resource"), evicted.field("resource"), pl.col("gpu_resource")),
+        "resource": pl.coalesce(pl.col("resource"), evicted.field("resource"), pl.col("gpu_resource"), pl.col("device_resource")),
+        "devices": pl.col("devices"),
+        "devices_needed": pl.col("devices_needed"),
         "ranked_pods": pl.when(pl.col("stage") == "ranked").then(pl.col("pods")),
         "critical_pod": pl.when(pl.col("stage") == "critical_pod_skipped").then(
             pl.format("{}/{}", pl.coalesce("namespace", "event_namespace"), pl.coalesce("pod", "event_pod"))
