@@ -45,6 +45,7 @@ OWNER_BY_PREFIX = {
     "jax_": "pipeline",
     "tf_": "pipeline",
     "mpi_": "pipeline",
+    "hpc_": "pipeline",
     "cupy_": "pipeline",
     "sglang_": "pipeline",
     "lightning_": "pipeline",

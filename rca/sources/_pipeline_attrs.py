@@ -119,11 +119,13 @@ def _nccl(present: set[str]) -> tuple[Fields, Fields]:
             "timeout_ms": num(first(work, r"Timeout\(ms\)=([0-9]+)")), "ran_for_ms": num(first(work, r"ran for ([0-9]+) milliseconds")),
         }),
     }
-    # "Timeout at NCCL work: N" (2.3+) names the failed work as the watchdog line does; -1 is "none yet".
+    # "Timeout at NCCL work: N" (2.3+) names the failed work as the watchdog line does; -1 is "none yet". Since 2.6 the
+    # watchdog says "failure detected by watchdog at work sequence id: N PG status: last enqueued work: N, last completed
+    # work: N" (a timeout or an NCCL error), and its dump signal "Last enqueued NCCL work: N" (capitalised).
     watchdog = _numbers({
-        "failed_seq": num(first(work, r"(?:detected by watchdog at work|Timeout at NCCL work): ([0-9]+)")),
-        "last_enqueued_seq": num(first(work, r"last enqueued NCCL work: (-?[0-9]+)")),
-        "last_completed_seq": num(first(work, r"last completed NCCL work: (-?[0-9]+)")),
+        "failed_seq": num(first(work, r"(?:detected by watchdog at work(?: sequence id)?|Timeout at NCCL work): ([0-9]+)")),
+        "last_enqueued_seq": num(first(work, r"[Ll]ast enqueued (?:NCCL )?work: (-?[0-9]+)")),
+        "last_completed_seq": num(first(work, r"[Ll]ast completed (?:NCCL )?work: (-?[0-9]+)")),
     })
     return item, watchdog
 
@@ -134,7 +136,8 @@ def _fields(present: set[str]) -> Fields:
     ranks = [num(first(gated("rank"), r"\[Rank ([0-9]+)\]"))] if "rank" in present else []
     ranks += [num(_PG.field("rank"))] if "pg" in present else []
     ranks += [c("f_named_rank")] if "named_signal" in present else []
-    nccl_scope = gated("pg").str.contains("ProcessGroupNCCL|WorkNCCL|NCCL work")
+    # (and torch 2.6+'s "failure detected by watchdog at work sequence id: …", which names neither)
+    nccl_scope = gated("pg").str.contains("ProcessGroupNCCL|WorkNCCL|NCCL work|detected by watchdog")
     signalled = present & {"dataloader", "bash", "killed", "exit", "named_signal", "reason", "slurm_oom", "ray_oom", "yarn"}
     work_item, watchdog = _nccl(present)
     fields: Fields = {
@@ -236,6 +239,7 @@ def with_attrs(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     scratch += [f"a_{name}" for name in fields]
     valued = staged.select(pl.col(name).is_not_null().any() for name in scratch).row(0, named=True)
     encoded = {name: encoder(pl.col(f"a_{name}")) for name, (encoder, _) in fields.items() if valued[f"a_{name}"]}
-    joined = [pl.col(f"a_{name}") for name in runs if valued[f"a_{name}"]]
+    # and what the line's own format named (_pipeline_hpc's node)
+    joined = [pl.col(f"a_{name}") for name in runs if valued[f"a_{name}"]] + [pl.col("line_attrs")]
     raw = [pl.concat_str(joined, separator=",", ignore_nulls=True).replace("", None)] if joined else []
     return staged.with_columns(attrs=json_object(encoded, raw=raw)).drop(scratch)

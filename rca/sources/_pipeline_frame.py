@@ -19,6 +19,7 @@ from functools import cache
 import polars as pl
 
 from rca import timeutil
+from rca.sources import _pipeline_hpc as hpc
 from rca.sources._base import ParseContext, any_of, per_file
 
 LEVEL_WORDS = "TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL"
@@ -361,7 +362,7 @@ _NAMES = ("pod", "namespace", "container", "host")
 
 FRAMED_COLUMNS = (
     "line", "blank", "enveloped_blank", "continued", "body", "ts", "ts_raw", "ts_quality", "severity", "format", "pid", "process",
-    "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "repeated", "partition",
+    "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "line_attrs", "repeated", "partition",
 )
 
 
@@ -512,10 +513,17 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
     cleaned = cleaned.select("line", *keys, text=pl.coalesce("cleaned", "text"))
     layers = _peel_outer(cleaned)
     layers = _joined_pieces(layers) if join_pieces else layers.with_columns(continued=pl.lit(False))
-    framed = _without_ray_repeats(_resolve(_peel_application(layers), ctx))
+    framed = _with_hpc(_without_ray_repeats(_resolve(_peel_application(layers), ctx)))
     if keys:
         framed = framed.with_columns(partition=pl.concat_str([*keys, "partition"], separator="|", ignore_nulls=True))
     return framed.select(FRAMED_COLUMNS)
+
+
+def _with_hpc(framed: pl.DataFrame) -> pl.DataFrame:
+    """Loghub's supercomputer lines (:mod:`._pipeline_hpc`) read as such; ``line_attrs``, the JSON run of what they name."""
+    if not framed.select(hpc.LINE.any()).item():
+        return framed.with_columns(line_attrs=pl.lit(None, pl.String))
+    return hpc.overlay(_where(framed, hpc.LINE, hpc.fields, hpc.COLUMNS))
 
 
 # Ray's driver (2.5+) prints a line its workers printed alike within a few seconds once more, with how many more times

@@ -380,7 +380,8 @@ def _glog_continued(lines: pl.DataFrame, new_partition: pl.Expr) -> pl.DataFrame
     )
 
 
-_CARRIED = ("severity", "pid", "process", "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip")
+# (line_attrs: a ready JSON run of what a line's own format names, such as a supercomputer's node)
+_CARRIED = ("severity", "pid", "process", "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "line_attrs")
 _RECORD_COLUMNS = ["line", "n_lines", "family", "message", "ts", "ts_raw", "ts_quality", "format", *_CARRIED, "repeated"]
 
 

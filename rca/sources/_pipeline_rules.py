@@ -248,6 +248,8 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "pg": ("[PG ",),
     "nccl_work": (
         "SeqNum=", "OpType=", "NumelIn=", "NumelOut=", "Timeout(ms)=", "ran for ", "detected by watchdog at work: ", "NCCL work: ",
+        # torch 2.6+: "failure detected by watchdog at work sequence id: 2847 PG status: last enqueued work: 2855, …"
+        "work sequence id: ", "enqueued work: ",
     ),
     "vllm": (
         "# GPU blocks: ", "Maximum concurrency for ", "Available KV cache memory: ", "kv_cache_size=", "reserved for KV Cache is ",

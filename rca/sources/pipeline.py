@@ -39,7 +39,7 @@ from rca.sources._pipeline_rules import (
 FORMATS = (
     "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j2", "ray", "logfmt", "iso8601",
     "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "torch_npu", "cann",
-    "torch_npu_log", "text",
+    "torch_npu_log", "bgl_ras", "hpc_syslog", "text",
 )
 
 _MARKERS = "|".join(
@@ -61,6 +61,8 @@ _MARKERS = "|".join(
         # torchrun's ChildFailedError table, cut from the launcher's traceback above it; Ray's count of a line's repeats
         r"^\s*(?:exitcode\s*: -?[0-9]+ \(pid: [0-9]+\)|Root Cause(?: \(first observed failure\))?:$)", r"\[repeated [0-9]+x across cluster\]",
         r"NCCL (?:WARN|INFO|error)", r"java\.lang\.OutOfMemoryError",
+        # Loghub's supercomputer logs (Blue Gene/L's RAS log, Thunderbird's syslog): an alert label, the epoch second, the date
+        r"^(?:-|[A-Z][0-9A-Z_]*) 1[0-9]{9} [0-9]{4}\.[0-9][0-9]\.[0-9][0-9] \S+ (?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]-[0-9.]{15} |[A-Z][a-z][a-z] +[0-9]{1,2} [0-9:]{8} )",
         r"fatal error: (?:runtime: )?out of memory", r"NVIDIA driver on your system is too old",
         # nvidia-smi failing in a job or a container (no driver libraries mounted, the driver gone)
         r"NVIDIA-SMI couldn't find libnvidia-ml\.so", r"NVIDIA-SMI has failed because",
@@ -209,7 +211,7 @@ _PLAIN = {
         ("container_id", pl.String), ("gpu_uuid", pl.String), ("pci_bus", pl.String), ("xid", pl.Int32), ("exit_code", pl.Int32),
         ("mem_requested_bytes", pl.Int64), ("mem_total_bytes", pl.Int64), ("mem_used_bytes", pl.Int64), ("rss_bytes", pl.Int64),
     )},
-    "attrs": json_object({"rank": json_number(pl.col("rank")), "node_ip": json_text(pl.col("node_ip"))}),
+    "attrs": json_object({"rank": json_number(pl.col("rank")), "node_ip": json_text(pl.col("node_ip"))}, raw=[pl.col("line_attrs")]),
 }
 
 
