@@ -125,6 +125,10 @@ _OUTER_LAYERS = (
     # output behind the step's number and the seconds since it started ("#8 15.89 [NeMo W …]", "129.5     Traceback …").
     # Kept only in a file most of whose lines wear it (_without_stray_tags).
     r"(?:#[0-9]{1,4} )?(?<build_secs>[0-9]{1,5}\.[0-9]{1,3})(?: |$)",
+    # pdsh's (DeepSpeed's multi-node runner's, `pdsh -w`'s) host before each line a remote task printed: "10.141.250.231: ",
+    # "etuning-worker-0: ", "localhost: ". A host named by its address or a label with a digit in it: "Error: " is no host.
+    # Kept only in a file most of whose lines wear it (_without_stray_tags).
+    r"(?<pdsh_host>(?:[0-9]{1,3}\.){3}[0-9]{1,3}|localhost|[A-Za-z][0-9A-Za-z_\-]*[0-9][0-9A-Za-z_\-]*(?:\.[0-9A-Za-z_\-]+)*): ",
     # `srun --label`'s task number, right-aligned: " 0: ", "12: " (kept only in a file most of whose lines wear it:
     # _without_stray_tags).
     r" *(?<task>[0-9]{1,6}): ",
@@ -141,7 +145,7 @@ _OUTER_LAYERS = (
 # Each layer may be missing; one that is there is peeled off before the next is looked for.
 _OUTER = "^(?<outer>" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS) + ")"
 # Layers that are text on the few lines of a file that look so (BuildKit's seconds, a task number), outermost first.
-_STRAY_LAYERS = ("build_secs", "task")
+_STRAY_LAYERS = ("build_secs", "pdsh_host", "task")
 _LAYER_AT = {group: next(n for n, layer in enumerate(_OUTER_LAYERS) if f"(?<{group}>" in layer) for group in _STRAY_LAYERS}
 # The layers outside each (for the lines where it is text), and the groups of it and those inside it.
 _ABOVE = {group: "^" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS[:at]) for group, at in _LAYER_AT.items()}
@@ -572,6 +576,7 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         *_partition_keys(lines),
         "nccl_host",
+        "pdsh_host",
         pod=pl.coalesce("pod", "dlc_pod"),
         container=pl.coalesce("container", pl.col("compose").str.strip_chars_end(), "gcl_container"),
         ci_level="ci_level",
@@ -645,9 +650,17 @@ def _without_stray_tags(layers: pl.DataFrame) -> pl.DataFrame:
     return layers
 
 
+# What a training script numbers at a line's start ("rank0: ", "epoch3: ", "step_120: ") has pdsh's host shape: a label.
+_NOT_A_HOST = r"^(?i:rank|epoch|step|iter|iteration|batch|layer|gpu|cuda|device|thread|proc|process|job|task|worker)[_\-]?[0-9]+$"
+_NOT_THE_LAYER = {"pdsh_host": _NOT_A_HOST}
+
+
 def _stray(group: str, layers: pl.DataFrame) -> pl.Expr:
-    """Lines wearing the layer of ``group`` in a file most of whose lines do not: there it is text."""
-    return pl.col(group).is_not_null() & (_share(pl.col(group).is_not_null(), layers) < 0.5)
+    """Lines wearing the layer of ``group`` in a file most of whose lines do not, or whose layer is text by its words."""
+    worn = pl.col(group).is_not_null()
+    if group in _NOT_THE_LAYER:
+        worn = worn & ~pl.col(group).str.contains(_NOT_THE_LAYER[group])
+    return pl.col(group).is_not_null() & (~worn | (_share(worn, layers) < 0.5))
 
 
 def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
@@ -873,16 +886,18 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         gpu_index=pl.coalesce(
             "gpu_index", pl.when(~c("npu_device").str.starts_with("-")).then(c("npu_device")).cast(pl.Int32, strict=False)
         ),
-        host=pl.coalesce("j_host", "nccl_host"),
+        host=pl.coalesce("j_host", "nccl_host", "pdsh_host"),
         pod=pl.coalesce("pod", "j_pod"),
         namespace=c("j_namespace"),
         container=pl.coalesce("container", "j_container"),
         rank=pl.coalesce("rank", "header_rank"),
         # The tags the line's prefixes carried, not what its JSON says: records never span them. A log4j2 line's thread
         # is its writer (a TorchServe worker's output comes a line an entry, between the frontend's lines about it).
+        # pdsh's host keeps the lines of two nodes' tasks apart (both print "[rank0]: …").
         partition=pl.concat_str(
-            [c(name).cast(pl.String).fill_null("") for name in ("rank", "pid", "pod")]
+            [c("pdsh_host")] + [c(name).cast(pl.String).fill_null("") for name in ("rank", "pid", "pod")]
             + [pl.coalesce(c("container"), thread).fill_null("")],
             separator="|",
+            ignore_nulls=True,
         ),
     )

@@ -92,7 +92,11 @@ CPP_TAIL = (
     # "*** Check failure stack trace: ***" and "    @     0x7f0e2365c1d4  absl::…" frames) or under a fatal signal: the
     # program counter ("PC: @     0x7f0bf42e100b  (unknown)  raise") and the handler's own note when it faults again
     # ("[failure_signal_handler.cc : 331] RAW: Signal 11 raised at PC=0x… while already in AbslFailureSignalHandler()").
-    r"|\*\*\* Check failure stack trace: \*\*\*$|PC: @ +0x[0-9a-f]+ |\[failure_signal_handler\.cc : [0-9]+\] RAW: )"
+    r"|\*\*\* Check failure stack trace: \*\*\*$|PC: @ +0x[0-9a-f]+ |\[failure_signal_handler\.cc : [0-9]+\] RAW: "
+    # ProcessGroupNCCL's "Stack trace of the failed collective:" (torch 2.6+, from its flight recorder): the Python (and C++)
+    # frames that enqueued it, a line each, "#0 all_reduce from /…/torch/distributed/distributed_c10d.py:3068"; a frozen
+    # module's file has a space ("#18 _run_code from <frozen runpy>:88"), a C++ frame's may be unknown ("from ??:0", "from :0")
+    r"|#[0-9]+ \S.* from (?:<[^>]+>|\S*):[0-9]+\s*$)"
 )
 
 # CPython's fatal error ("Fatal Python error: Segmentation fault", "… Aborted"): the interpreter dying, a record of its own
