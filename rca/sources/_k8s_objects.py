@@ -31,7 +31,7 @@ import yaml
 
 from rca import timeutil
 from rca.sources._base import ParseContext, Parsed, attrs_json
-from rca.sources._kube import EVICTION_MESSAGE, devices_lost, devices_lost_message, event_kind, eviction_fields, job_failed, oom_victim
+from rca.sources._kube import EVICTION_MESSAGE, admission_devices, devices_lost, devices_lost_message, event_kind, eviction_fields, job_failed, oom_victim
 
 _YAML_START = re.compile(r"^(?:-? ?apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
 JSON_MARKERS = ('"apiVersion"', '"kind"', '"involvedObject"', '"containerStatuses"', '"OOMKilled":', '"state": "CONTAINER_')
@@ -594,6 +594,7 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     message = pl.col("message").fill_null("")
     evicted = eviction_fields(message)
     victim = oom_victim(message)
+    devices = admission_devices(message)
     is_event = pl.col("object") == "Event"
     kind = pl.when(is_event).then(event_kind(pl.col("reason").fill_null(""), message)).otherwise(pl.col("kind"))
     ts = timeutil.iso_to_utc(pl.col("when"), ctx.tz)
@@ -636,8 +637,11 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
                     "started": pl.col("started"),
                     "state_field": pl.col("state_field"),
                     "resource": pl.coalesce(
-                        pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")), pl.col("resource")
+                        pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")), pl.col("resource"), devices.struct.field("resource")
                     ),
+                    # A pod the kubelet rejected for want of devices: how many it asked for and how many there were.
+                    "devices_requested": devices.struct.field("requested"),
+                    "devices_available": devices.struct.field("available"),
                     "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
                     "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
                     # A node's resource that lost devices: the figures describe node's rows carry too.

@@ -211,3 +211,30 @@ def message_container(message: pl.Expr) -> pl.Expr:
         message.str.extract(r"^Container ([a-z0-9][-a-z0-9.]*) (?:failed (?:liveness|startup) probe|definition changed)", 1),
         message.str.extract(SYNC_ERROR_CONTAINER, 1),
     )
+
+
+# The device manager's admission failures (pkg/kubelet/cm/devicemanager), as the kubelet's Warning event, its log line
+# and the rejected pod's status message carry them: "requested number of devices unavailable for nvidia.com/gpu.
+# Requested: 1, Available: 0" (1.10+; "Requested:1" in some builds), "no healthy devices present; cannot allocate
+# unhealthy devices nvidia.com/gpu" (1.24+). The rejected pod's status message opens "Pod was rejected: " (1.26+, PR
+# #112644) or just "Pod " before it ("Pod Allocate failed due to …", "Pod Update plugin resources failed due to …"). A YAML
+# dump may fold the message, leaving a run of spaces between words.
+_ADMISSION_DEVICES = (
+    r"(?:devices unavailable for|cannot allocate unhealthy devices)\s+(?<resource>[a-z0-9][-a-z0-9.]*/[-A-Za-z0-9_.]*[A-Za-z0-9_])"
+    r"(?:\.? Requested: ?(?<requested>[0-9]+), Available: ?(?<available>[0-9]+))?"
+)
+ADMISSION_REJECTED = (
+    r"^\s*(?:Message:\s+)?['\"]?Pod (?:was rejected: |rejected: )?(?:Allocate failed due to |Update plugin resources failed due to "
+    r"|Unexpected error while attempting to recover from admission failure)"
+)
+
+
+def admission_devices(message: pl.Expr) -> pl.Expr:
+    """The device resource an admission failure names and, where it counts them, the devices the pod requested and
+    those the kubelet had (struct ``resource``, ``requested``, ``available``; all null elsewhere)."""
+    found = message.str.extract_groups(_ADMISSION_DEVICES).struct
+    return pl.struct(
+        resource=found.field("resource"),
+        requested=found.field("requested").cast(pl.Int64, strict=False),
+        available=found.field("available").cast(pl.Int64, strict=False),
+    )

@@ -29,7 +29,9 @@ from rca import timeutil
 from rca.sources import _k8s_objects, _xid, register
 from rca.sources._base import ParseContext, Parsed, Source, attrs_json, by_head, map_distinct, one_head
 from rca.sources._kube import (
+    ADMISSION_REJECTED,
     EVICTION_MESSAGE,
+    admission_devices,
     QUANTITY,
     devices_lost,
     devices_lost_message,
@@ -101,11 +103,11 @@ _HEADLESS_EVENT = (
 )
 # `kubectl get pods` rows without their header (`| grep OOMKilled`, `get all` with its "pod/" prefix): READY
 # "n/m", the status, RESTARTS (with "(5m ago)" since 1.23) and the age pin the columns down; a row cut after
-# its status keeps the first three.
+# its status (or its restarts) keeps the first three. A status may be words (1.16's "Topology Affinity Error").
 _HEADLESS_POD = (
     r"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{2,})?(?:pod/)?(?<name>[a-z0-9][-a-z0-9.]*)\s{2,}(?<ready>[0-9]+/[0-9]+)\s{2,}"
-    r"(?<status>[A-Za-z][0-9A-Za-z:/]*)(?:\s{2,}(?<restarts>[0-9]+(?: \([0-9a-z]+ ago\))?)\s{2,}(?<age><unknown>|(?:[0-9]+[smhdy]){1,2})"
-    r"(?:\s{2,}\S+\s{2,}(?<node>[^\s<]\S*))?(?:\s.*)?|\s*)$"
+    r"(?<status>[A-Za-z][0-9A-Za-z:/]*(?: [A-Z][0-9A-Za-z]*)*)(?:\s{2,}(?<restarts>[0-9]+(?: \([0-9a-z]+ ago\))?)"
+    r"(?:\s{2,}(?<age><unknown>|(?:[0-9]+[smhdy]){1,2})(?:\s{2,}\S+\s{2,}(?<node>[^\s<]\S*))?(?:\s.*)?|\s*)|\s*)$"
 )
 # A `describe node` Conditions row without its header (`| grep Pressure`): type, status, two RFC 1123 times.
 _RFC1123 = r"[A-Z][a-z]{2}, [0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} [-+][0-9]{4}"
@@ -271,9 +273,10 @@ _HEADLESS_FIELDS = tuple(dict.fromkeys(field for _, fields in _HEADLESS_SHAPES f
 _SEVERITY_BY_TYPE = {"Normal": "info", "Warning": "warning"}
 # A pods row's STATUS (an init container's behind "Init:") is the reason a container is not running: one that
 # failed (Error, RunContainerError, UnexpectedAdmissionError, OOMKilled, Evicted, OutOfnvidia.com/gpu, Signal:9,
-# ExitCode:1, …) or one the kubelet retries after a back-off (CrashLoopBackOff, ImagePullBackOff).
+# ExitCode:1, …) or one the kubelet retries after a back-off (CrashLoopBackOff, ImagePullBackOff). Kubernetes 1.16's
+# topology manager rejected a pod with the reason "Topology Affinity Error", in words.
 _FAILED_POD_STATUS = (
-    r"^(?:Init:)?(?:[A-Za-z]*Error|OOMKilled|Evicted|ContainerStatusUnknown|OutOf[0-9A-Za-z./_-]+|Signal:[0-9]+|ExitCode:[1-9][0-9]*)$"
+    r"^(?:Init:)?(?:(?:[A-Z][a-z]+ )*[A-Za-z]*Error|OOMKilled|Evicted|ContainerStatusUnknown|OutOf[0-9A-Za-z./_-]+|Signal:[0-9]+|ExitCode:[1-9][0-9]*)$"
 )
 _BACKOFF_POD_STATUS = r"^(?:Init:)?[A-Za-z]*BackOff$"
 # The scheduler's Scheduled event names the pod it bound and the node: "Successfully assigned <ns>/<pod> to <node>"
@@ -350,6 +353,7 @@ _SNIFFED_SHAPES = {
     "eviction": rf"^(?:\s*message:\s*['\"]?|{_EVICTED_ROW})?{EVICTION_MESSAGE}",
     "node_resources": rf"^\s*(?:{'|'.join(_RESOURCE_SECTIONS)}):\s*$",
     "resource_line": _RESOURCE_ENTRY,
+    "admission_rejected": ADMISSION_REJECTED,
 }
 
 
@@ -384,6 +388,10 @@ def _head_score(found: dict) -> float:
     # A container's State block cut to its state and reason (`describe pod | grep -A1 State`) is describe output too.
     state_block = found["state_head"] and found["state_reason"]
     if (found["describe_keys"] >= 2 or state_block) and found["key_share"] >= 0.5:
+        return 0.9
+    # A rejected pod's describe cut to its status Message ("Message:  Pod was rejected: Allocate failed due to …"), with
+    # its Status / Reason or a pod table beside it: the kubelet's own wording, nothing else writes it.
+    if found["admission_rejected"] and found["key_share"] + found["pods_share"] >= 0.5:
         return 0.9
     # A describe node cut to its Capacity / Allocatable blocks (`| grep -A8 Allocatable`, an issue's excerpt).
     if found["node_resources"] and found["resource_lines"] >= 2 and found["resource_share"] >= 0.8:
@@ -653,6 +661,7 @@ def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFrame:
     message = pl.col("message")
+    devices = admission_devices(message)
     is_conditions = pl.col("heartbeat").is_not_null() | pl.col("transition").is_not_null()
     is_pods = pl.col("ready").is_not_null() & (pl.col("restarts").is_not_null() | pl.col("status").is_not_null())
     is_describe_events = pl.col("source").is_not_null() & pl.col("object").is_null() & pl.col("object_kind").is_null()
@@ -835,9 +844,11 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                     "roles": pl.col("roles"),
                     "version": pl.col("version"),
                     "restarts": pl.col("restarts"),
-                    "resource": evicted.struct.field("resource"),
+                    "resource": pl.coalesce(evicted.struct.field("resource"), devices.struct.field("resource")),
                     "threshold_bytes": evicted.struct.field("threshold_bytes"),
                     "available_bytes": evicted.struct.field("available_bytes"),
+                    "devices_requested": devices.struct.field("requested"),
+                    "devices_available": devices.struct.field("available"),
                     "cpu": pl.when(is_top).then(pl.col("cpu").replace("<unknown>", None)),
                     "cpu_pct": _percent(pl.col("cpu_pct")),
                     "mem_pct": _percent(pl.col("memory_pct")),
@@ -1090,6 +1101,9 @@ def _record_events(records: pl.DataFrame, tz: str) -> pl.DataFrame:
     # A pod in phase Failed (evicted, rejected by the kubelet's admission: UnexpectedAdmissionError,
     # OutOfnvidia.com/gpu, …) is over: none of its containers will run again.
     failed = ~is_state & (pl.col("status") == "Failed")
+    # Its status Message alone (an excerpt cut below Status/Reason) says so too: "Pod was rejected: Allocate failed …".
+    rejected = ~is_state & evicted_text.str.contains(ADMISSION_REJECTED).fill_null(False)
+    devices = admission_devices(evicted_text)
     when_text = pl.when(is_state).then(pl.coalesce("finished", "started"))
     ts = pl.coalesce(timeutil.rfc1123_to_utc(when_text), timeutil.iso_to_utc(when_text, tz))
     return (
@@ -1100,7 +1114,7 @@ def _record_events(records: pl.DataFrame, tz: str) -> pl.DataFrame:
             "message",
             "ts",
             kind=pl.when(oomkilled).then(pl.lit("container_oomkilled")).when(is_eviction).then(pl.lit("eviction")).otherwise(pl.lit("log")),
-            severity=pl.when(failed).then(pl.lit("error")),
+            severity=pl.when(failed | rejected).then(pl.lit("error")),
             ts_raw=pl.when(pl.col("ts").is_not_null()).then(when_text),
             ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
             format=pl.when(is_state)
@@ -1132,9 +1146,11 @@ def _record_events(records: pl.DataFrame, tz: str) -> pl.DataFrame:
                     "status": pl.col("status"),
                     "started": pl.when(is_state).then(pl.col("started")),
                     "start_time": pl.when(is_eviction | failed).then(pl.col("doc_start")),
-                    "resource": pl.when(is_eviction).then(evicted.struct.field("resource")),
+                    "resource": pl.coalesce(pl.when(is_eviction).then(evicted.struct.field("resource")), devices.struct.field("resource")),
                     "threshold_bytes": pl.when(is_eviction).then(evicted.struct.field("threshold_bytes")),
                     "available_bytes": pl.when(is_eviction).then(evicted.struct.field("available_bytes")),
+                    "devices_requested": devices.struct.field("requested"),
+                    "devices_available": devices.struct.field("available"),
                 }
             ),
         )
@@ -1183,9 +1199,13 @@ def _described_event(records: pl.DataFrame, tz: str) -> pl.DataFrame:
                 "count": pl.col("event_count").cast(pl.Int64, strict=False),
                 "source": pl.col("event_component"),
                 "object": pl.when(involved_kind.is_not_null()).then(pl.format("{}/{}", involved_kind.str.to_lowercase(), pl.col("involved_name"))),
-                "resource": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")),
+                "resource": pl.coalesce(
+                    pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")), admission_devices(message).struct.field("resource")
+                ),
                 "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
                 "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
+                "devices_requested": admission_devices(message).struct.field("requested"),
+                "devices_available": admission_devices(message).struct.field("available"),
             }
         ),
     )
@@ -1223,6 +1243,8 @@ SOURCE = register(
             "Evicted",
             "CrashLoopBackOff",
             "ContainerStatusUnknown",
+            # 1.16's topology manager's reason, in words, on a pod row.
+            "Affinity Error",
             "Running",
             "Completed",
             "Pressure",
@@ -1233,6 +1255,10 @@ SOURCE = register(
             # A describe node's resource blocks alone.
             "Capacity:",
             "Allocatable:",
+            # A rejected pod's status message alone (a describe cut to it).
+            "Pod was rejected: ",
+            "Pod Allocate failed",
+            "Pod Update plugin resources failed",
             # A Node object's status, pasted alone.
             "allocatable",
             " True ",

@@ -42,6 +42,7 @@ from rca.sources._base import (
 )
 from rca.sources._kube import (
     QUANTITY,
+    admission_devices,
     SYNC_ERROR_CONTAINER,
     UNDERSCORE_POD_REF,
     event_kind,
@@ -325,7 +326,7 @@ def _in_envelope_zone(klog_ts: pl.Expr) -> pl.Expr:
 # so the costlier rules run on this subset alone.
 _NOTABLE = (
     r"(?i)evict|admit pod|admission denied|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred|xid"
-    r"|unhealthy|devices to allocate|needs to allocate|allocation request for device|pre-allocated devices"
+    r"|unhealthy|devices to allocate|needs to allocate|allocation request for device|pre-allocated devices|devices unavailable"
 )
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
@@ -479,10 +480,29 @@ def _pod_facts() -> list[pl.Expr]:
         pl.coalesce(body.str.extract(_CONTAINER_ID, 1), labeled.str.extract(_CRI_CONTAINER_ID, 1), pl.when(quoted_is_id).then(quoted))
         .alias("container_id"),
         body.str.extract(r'"SyncLoop \(PLEG\): event for pod".*?\bType"?:"?([0-9A-Za-z_]+)', 1).alias("pleg_event"),
+        _failed_probe(body).alias("probe_failed"),
         # A container in a crash loop: the kubelet waits this long ("5m0s", the cap) before restarting it again.
         pl.when(body.str.contains("CrashLoopBackOff", literal=True)).then(body)
         .str.extract(r'with CrashLoopBackOff: \\*"[Bb]ack-off ([0-9hms.]+) restarting failed container', 1).alias("back_off"),
     ]
+
+
+# A container's probe that failed (named in attrs; the line keeps the info level the kubelet logs it at, though it records
+# a Warning "Unhealthy" event for it):
+# "Probe failed" probeType="Liveness" … (1.20+; "Probe errored" when it could not run), the sync loop's "SyncLoop (probe)"
+# probe="readiness" status="not ready" ("unhealthy" for liveness and startup), and before 1.20
+# `Liveness probe for "pod_ns(uid):container" failed (failure): …`.
+_FAILED_PROBE = (
+    r'^"Probe (?:failed|errored)" .*?\bprobeType="?(?<structured>[A-Za-z]+)'
+    r'|^"SyncLoop \(probe\)" probe="(?<sync>[a-z]+)" status="(?:unhealthy|not ready)"'
+    r'|^(?<legacy>Liveness|Readiness|Startup) probe for "[^"]*" (?:failed|errored)\b'
+)
+
+
+def _failed_probe(body: pl.Expr) -> pl.Expr:
+    """The kind of a probe a line says failed ("liveness", "readiness", "startup"), else null."""
+    found = body.str.extract_groups(_FAILED_PROBE).struct
+    return pl.coalesce(found.field("structured"), found.field("sync"), found.field("legacy")).str.to_lowercase()
 
 
 def _oom_facts() -> list[pl.Expr]:
@@ -542,7 +562,12 @@ def _gpu_facts() -> list[pl.Expr]:
     first_gpu = devices.list.eval(pl.element().filter(pl.element().str.contains(rf"^{_GPU_UUID}$"))).list.first()
     resource = pl.col("body").str.extract_groups(_DEVICE_RESOURCE).struct
     needed = pl.col("body").str.extract_groups(_DEVICES_NEEDED).struct
+    # A device admission failure (its event, "Pod admission denied", the device manager's error) counts the devices.
+    admission = admission_devices(pl.col("body")).struct
     return [
+        admission.field("resource").alias("admission_resource"),
+        admission.field("requested").alias("devices_requested"),
+        admission.field("available").alias("devices_available"),
         xid.field("xid").cast(pl.Int32, strict=False).alias("xid"),
         pl.coalesce(xid.field("uuid"), unhealthy.field("uuid"), first_gpu).alias("gpu_uuid"),
         unhealthy.field("resource").alias("gpu_resource"),
@@ -665,7 +690,7 @@ def _pod_list(text: pl.Expr) -> pl.Expr:
 
 
 # The attrs a record without OOM, eviction or event facts can have (the others are null there).
-_PLAIN_ATTRS = ("caller", "structured", "pleg_event", "back_off")
+_PLAIN_ATTRS = ("caller", "structured", "pleg_event", "back_off", "probe_failed")
 
 
 def _attr_fields() -> dict[str, pl.Expr]:
@@ -677,8 +702,12 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "eviction_stage": pl.col("stage"),
         "reason": pl.col("event_reason"),
         "object": pl.col("event_object"),
-        "resource": pl.coalesce(pl.col("resource"), evicted.field("resource"), pl.col("gpu_resource"), pl.col("device_resource")),
+        "resource": pl.coalesce(
+            pl.col("resource"), evicted.field("resource"), pl.col("gpu_resource"), pl.col("device_resource"), pl.col("admission_resource")
+        ),
         "devices": pl.col("devices"),
+        "devices_requested": pl.col("devices_requested"),
+        "devices_available": pl.col("devices_available"),
         "devices_needed": pl.col("devices_needed"),
         "ranked_pods": pl.when(pl.col("stage") == "ranked").then(pl.col("pods")),
         "critical_pod": pl.when(pl.col("stage") == "critical_pod_skipped").then(
@@ -699,6 +728,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "oom_evidence": pl.col("oom_evidence"),
         "pleg_event": pl.col("pleg_event"),
         "back_off": pl.col("back_off"),
+        "probe_failed": pl.col("probe_failed"),
         "klog_pid": pl.when(pl.col("system_oom")).then(pl.col("pid")),
         "health": pl.when(pl.col("xid").is_not_null() | pl.col("gpu_resource").is_not_null()).then(pl.lit("unhealthy")),
         **_xid.catalog_attrs(pl.col("xid")),
