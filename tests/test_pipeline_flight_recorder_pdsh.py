@@ -94,7 +94,7 @@ def test_a_word_without_a_digit_is_never_a_host(word: str, n: int) -> None:
     # "Error: …", "WARNING: …" on every line of a file: a level or a label, never pdsh's host
     events, _, _ = _parse("".join(f"{word}: message {i}\n" for i in range(n)))
     assert events["host"].null_count() == n
-    assert all(message.startswith(f"{word}: ") or message.startswith("message") for message in events["message"])
+    assert all(message.startswith((f"{word}: ", "message")) for message in events["message"])
 
 
 @settings(max_examples=40, deadline=None)

@@ -31,7 +31,16 @@ import yaml
 
 from rca import timeutil
 from rca.sources._base import ParseContext, Parsed, attrs_json
-from rca.sources._kube import EVICTION_MESSAGE, admission_devices, devices_lost, devices_lost_message, event_kind, eviction_fields, job_failed, oom_victim
+from rca.sources._kube import (
+    EVICTION_MESSAGE,
+    admission_devices,
+    devices_lost,
+    devices_lost_message,
+    event_kind,
+    eviction_fields,
+    job_failed,
+    oom_victim,
+)
 
 _YAML_START = re.compile(r"^(?:-? ?apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
 JSON_MARKERS = ('"apiVersion"', '"kind"', '"involvedObject"', '"containerStatuses"', '"OOMKilled":', '"state": "CONTAINER_')

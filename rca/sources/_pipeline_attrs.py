@@ -60,12 +60,23 @@ def json_flag(value: pl.Expr) -> pl.Expr:
     return pl.when(value).then(pl.lit("true")).when(value.not_()).then(pl.lit("false"))
 
 
+def json_members(fields: Mapping[str, pl.Expr]) -> list[pl.Expr]:
+    """``"key":value`` of each JSON-encoded value (null where the value is)."""
+    return [pl.concat_str([pl.lit(f'"{name}":'), value]) for name, value in fields.items()]
+
+
+def json_run(fields: Mapping[str, pl.Expr]) -> pl.Expr:
+    """The members of ``fields`` with a value as one ``"k":v,…`` run without braces (empty when none has one), a ``raw``
+    run for :func:`json_object`."""
+    return pl.concat_str(json_members(fields), separator=",", ignore_nulls=True)
+
+
 def json_object(fields: Mapping[str, pl.Expr], raw: Sequence[pl.Expr] = ()) -> pl.Expr:
     """``{"key": value, ...}`` from JSON-encoded values; ``raw`` are ready-made ``"k":v`` runs.
 
     Null when no key has a value.
     """
-    members = [pl.concat_str([pl.lit(f'"{name}":'), value]) for name, value in fields.items()]
+    members = json_members(fields)
     if not members and not raw:
         return pl.lit(None, pl.String)
     body = pl.concat_str([*members, *raw], separator=",", ignore_nulls=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from rca.sources._pipeline_attrs import json_text
+from rca.sources._pipeline_attrs import json_run, json_text
 
 # What a line must start with to be read so at all: one anchored test, the fields read only on the lines that pass.
 LINE = pl.col("inner").str.contains(r"^(?:-|[A-Z][0-9A-Z_]*) 1[0-9]{9} [0-9]{4}\.[0-9][0-9]\.[0-9][0-9] ")
@@ -56,10 +56,7 @@ def fields(rows: pl.DataFrame) -> pl.DataFrame:
     bgl = g.field("level").is_not_null()
     read = g.field("epoch").is_not_null() & (bgl | g.field("syslog").is_not_null())
     alert = pl.when(g.field("alert") != "-").then(g.field("alert"))
-    attrs = pl.concat_str(
-        [pl.concat_str([pl.lit('"node":'), json_text(g.field("node"))]), pl.concat_str([pl.lit('"alert":'), json_text(alert)])],
-        separator=",", ignore_nulls=True,
-    )
+    attrs = json_run({"node": json_text(g.field("node")), "alert": json_text(alert)})
     return rows.select(
         hpc_ts=pl.when(read).then(pl.from_epoch(epoch * 1_000_000 + micros, time_unit="us").dt.replace_time_zone("UTC")),
         hpc_raw=pl.when(read).then(g.field("epoch")),

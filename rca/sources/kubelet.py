@@ -42,9 +42,9 @@ from rca.sources._base import (
 )
 from rca.sources._kube import (
     QUANTITY,
-    admission_devices,
     SYNC_ERROR_CONTAINER,
     UNDERSCORE_POD_REF,
+    admission_devices,
     event_kind,
     eviction_fields,
     job_failed,
