@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import polars as pl
-from _children import ChildRun, run_sampled
+from _children import ChildRun, compile_rca, run_sampled
 
 
 def _corpus_files(root: Path) -> list[Path]:
@@ -129,6 +129,8 @@ def main() -> None:
     parser.add_argument("--drain-lines", type=int, default=200_000, help="lines fed to the Drain3 baseline")
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args()
+
+    compile_rca()
 
     work = Path(tempfile.mkdtemp(prefix="rca-bench-"))
     try:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from _children import run_sampled
+from _children import compile_rca, run_sampled
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()] + (["10GB"] if args.huge else [])
     args.cache.mkdir(parents=True, exist_ok=True)
+    compile_rca()
     work = Path(tempfile.mkdtemp(prefix="rca-scale-"))
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores", flush=True)
     try:
