@@ -30,6 +30,8 @@ a kernel OOM kill in the unit's cgroup and of the signal its main process died o
 journald's own ``Suppressed 4499764 messages from run-r73….service`` (its rate limit) and ``Missed 81
 kernel messages`` (a kmsg overrun) are warnings with the count in attrs: the journal has a hole there.
 
+systemd-oomd's lines are read bare too (``journalctl -u systemd-oomd -o cat``, a line quoted without its envelope).
+
 These are registered with :mod:`rca.sources._syslog` as the rules of programs ``systemd``,
 ``systemd-oomd`` and ``systemd-journald``; the pid of the envelope is the daemon's, not a victim's: a line
 about a unit, a cgroup or another process does not keep it.
@@ -57,6 +59,17 @@ _OOMD_LINE = (
     # systemd 261's OOMRules=: "Rule 'low_memory' conditions met for cgroup /x.slice (lasting 1s), taking action kill-by-swap".
     r"|Rule '(?<rule>[^']*)' conditions met for cgroup (?<ruled>/\S+) \(lasting [^)]*\), taking action (?<action>\S+))"
 )
+# systemd-oomd's own lines written bare (`journalctl -u systemd-oomd -o cat`, or a line quoted from the journal): its
+# kills, the pids it signals, the pressure and the candidate list it prints before a kill. (A candidate's indented
+# "Path: …" / figures lines are the further lines of the list's head.)
+_OOMD_BARE = (
+    r"^(?:(?:Killed|Marked) /\S+ (?:for killing )?due to (?:memory pressure|memory used|swap used)"
+    r"|oomd attempting to kill [0-9]+ with [A-Z]+|Memory pressure for /\S+ is [0-9.]+% > "
+    r"|Considered [0-9]+ cgroups for killing, top candidates were:"
+    r"|Rule '[^']*' conditions met for cgroup /)"
+)
+# Substrings one of which each of those bare lines holds: most hold no ":", the syslog source's cheap sniff literal.
+OOMD_BARE_LITERALS = (" due to ", "oomd attempting to kill ", "Memory pressure for /", " conditions met for cgroup /")
 _UNIT = r"^(?<unit>[^\s:]+\.(?:service|scope|slice|socket|mount|timer)): "
 _UNIT_LINE = (
     _UNIT + r"(?:(?<oom_killed>A process of this unit has been killed by the OOM killer\.)"
@@ -195,6 +208,7 @@ def journald_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 # Not a source of their own: their lines are the file's, as other programs' lines are.
 _syslog.register_program("systemd", None, unit_rules)
 _syslog.register_program("systemd-oomd", None, oomd_rules)
+_syslog.register_bare_messages("systemd-oomd", _OOMD_BARE)
 # RHEL 7's journald names itself by its 15-character comm.
 for _journald in ("systemd-journald", "systemd-journal"):
     _syslog.register_program(_journald, None, journald_rules)

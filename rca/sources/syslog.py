@@ -21,7 +21,7 @@ from rca.sources import (
     _earlyoom,  # noqa: F401  (registers the rules of earlyoom's lines)
     _fabricmanager,  # noqa: F401  (registers the rules of NVIDIA Fabric Manager's lines)
     _syslog,
-    _systemd,  # noqa: F401  (registers the rules of systemd's, systemd-oomd's and journald's lines)
+    _systemd,  # registers the rules of systemd's, systemd-oomd's and journald's lines
     register,
 )
 from rca.sources._base import ParseContext, Parsed, Source, by_head, one_head
@@ -81,7 +81,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 SOURCE = register(
     Source(
-        name="syslog", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=(":", _syslog.EXPORT_OPENING),
+        name="syslog", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=(":", _syslog.EXPORT_OPENING, *_systemd.OOMD_BARE_LITERALS),
         formats=(
             "syslog", "syslog_iso", "syslog_bare", "logrus", "docker_events", "podman_events", "journal_monotonic", "journal_json", "journal_verbose",
             "journal_export",
