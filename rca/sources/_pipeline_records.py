@@ -293,6 +293,22 @@ def _with_tails_tagged(framed: pl.DataFrame) -> pl.DataFrame:
     return framed.with_columns(partition=pl.when(untagged_tail & same_writer).then(before).otherwise(partition))
 
 
+# Ray's ActorDiedError (RayActorError before 2.9) states the actor on lines of its own under its message, its first field
+# always the class ("\tclass_name: Runner", then "\tactor_id: …" and maybe "\tpid: 159258", "\tname: …", "\tnamespace: …",
+# "\tip: …"; a paste may turn the tab into spaces), then why it died on one more, unindented ("The actor is dead because
+# its worker process has died. Worker exit type: SYSTEM_ERROR …"). Tails of the exception line, in a traceback or not.
+ACTOR_DIED = "The actor died unexpectedly before finishing this task."
+_ACTOR_FIELD = r"^\s+(?:class_name|actor_id|pid|name|namespace|ip): \S"
+_ACTOR_CAUSE = r"^The actor (?:is dead because|never ran)"
+
+
+def _actor_died_tail() -> pl.Expr:
+    """Whether a line is the class line or the cause line of an ActorDiedError's message (in (partition, line) order)."""
+    body = pl.col("body")
+    first_field = body.str.contains(r"^\s+class_name: \S") & _prev(body.str.ends_with(ACTOR_DIED))
+    return first_field | (body.str.contains(_ACTOR_CAUSE) & _prev(body.str.contains(_ACTOR_FIELD)))
+
+
 def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     """Add ``family`` (null for one-line records) and ``record`` (the record's first line).
 
@@ -306,7 +322,7 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
         last_of_partition=partition.ne_missing(partition.shift(-1)),
     )
     # What NCCL's "Last error:" introduces is the line under it, whatever it says.
-    keyed = keyed.with_columns(is_cpp_tail=pl.col("is_cpp_tail") | _prev(pl.col("body").str.ends_with("Last error:")))
+    keyed = keyed.with_columns(is_cpp_tail=pl.col("is_cpp_tail") | _prev(pl.col("body").str.ends_with("Last error:")) | _actor_died_tail())
     if keyed.select(pl.col("body").str.contains(RICH_TITLE, literal=True).any()).item():
         keyed = keyed.with_columns(_rich_traceback(pl.col("body")))
     else:

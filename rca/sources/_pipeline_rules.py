@@ -19,7 +19,7 @@ import polars as pl
 from rca.sources import _xid
 from rca.sources._base import split_rows
 from rca.sources._nvsmi_common import HANDLE_BUS, HANDLE_GPU
-from rca.sources._pipeline_records import CPP_TAIL, PY_EXCEPTION_LINE, PY_WARNING_LINE, RICH_TITLE
+from rca.sources._pipeline_records import ACTOR_DIED, CPP_TAIL, PY_EXCEPTION_LINE, PY_WARNING_LINE, RICH_TITLE
 
 _UNIT_BYTES = {
     "B": 1, "bytes": 1, "KiB": 1024, "kB": 1024, "KB": 1024, "MiB": 1024**2, "MB": 1024**2,
@@ -239,7 +239,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT ", " exceeded memory limit ("),
     "yarn": _YARN_LITERALS,
     "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
-    "ray_worker": ("Worker exit type: ",),
+    "ray_worker": ("Worker exit type: ", "worker exit type: "),
     "container": ("container",),
     "ray_task": ("ray::",),
     "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
@@ -563,11 +563,17 @@ def _ray_worker_facts() -> dict[str, pl.Expr]:
     """A Ray worker process that ended while it ran a task, as the raylet reports it: "A worker died or was killed while
     executing a task by an unexpected system error. … Worker PID: 89513 Worker exit type: SYSTEM_ERROR Worker exit detail: …".
     Ray does not know the signal (its detail lists the OOM killer among the possible causes, and a crash), so the kill
-    has none; an exit Ray intended, or a task's own exception (USER_ERROR), is no death."""
+    has none; an exit Ray intended, or a task's own exception (USER_ERROR), is no death.
+    Also an actor's death as its caller gets it, in an ActorDiedError: the actor's pid is a field of the message, and the
+    cause under it names its worker's exit type, or its owner's where the actor went with the owner ("Owner worker exit type:
+    SYSTEM_ERROR Worker exit detail: Owner's node has crashed.")."""
     m = gated("ray_worker")
-    exit_type = first(m, r"Worker exit type: ([A-Z_]+)")
+    exit_type = first(m, r"[Ww]orker exit type: ([A-Z_]+)")
+    actor_pid = first(m, re.escape(ACTOR_DIED) + r"\n(?:[ \t]+[a-z_]+: [^\n]*\n)*?[ \t]+pid: ([0-9]+)\n")
     return {
-        "ray_worker_pid": num(first(m, r"Worker PID: ([0-9]+)")),
+        "ray_worker_pid": num(pl.coalesce(first(m, r"Worker PID: ([0-9]+)"), actor_pid)),
+        # the actor's class, as Ray tags its process's output ("create_colocated_worker_cls.<locals>.WorkerDict": WorkerDict)
+        "ray_actor_class": first(m, re.escape(ACTOR_DIED) + r"\n[ \t]+class_name: (?:[^\n]*\.)?([^\s.]+)\n"),
         "ray_worker_exit_type": exit_type,
         "ray_worker_died": (exit_type == "SYSTEM_ERROR").fill_null(False),
     }
@@ -760,7 +766,8 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.when(c("message").str.contains("JavaScript heap out of memory", literal=True)).then(pl.lit("node_heap")),
         pl.when(c("exc_type").str.contains(r"(?:^|\.)_?(?:Array)?MemoryError$")).then(pl.lit("python_memory_error")),
     )
-    killed = pl.when(python).then(c("f_named_signal").is_not_null()).otherwise(
+    # A traceback reports a kill where its exception names a signal a child died of, or an actor Ray saw die.
+    killed = pl.when(python).then(c("f_named_signal").is_not_null() | c("f_ray_worker_died")).otherwise(
         pl.any_horizontal(
             c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_signal").is_not_null(),
             c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_slurm_task_signal").is_not_null(),

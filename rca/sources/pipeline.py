@@ -107,7 +107,9 @@ _MARKERS = "|".join(
         r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]+Z (?:INFO|WARN|ERR |VERB) [A-Za-z][0-9A-Za-z_.]*\] ",
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+\t(?:DEBUG|INFO|WARNING|ERROR) [0-9A-Za-z_.]+:[0-9]+ -- ",  # Ray's driver
         r"^(?:\((?:raylet|gcs_server)\) )?\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+ [IWEF] [0-9]+ [0-9]+\]",  # Ray's C++ daemons
-        r"killed due to memory pressure \(OOM\)", r"Worker exit type: [A-Z_]+",
+        r"killed due to memory pressure \(OOM\)", r"[Ww]orker exit type: [A-Z_]+",
+        # Ray's exceptions as a caller gets them (a traceback cut above them too): "ray.exceptions.ActorDiedError: The actor died …"
+        r"^ray\.exceptions\.[A-Za-z]+Error(?:\([A-Za-z]+\))?: ",
         # YARN's kill of a container over its memory limit, as Spark and the NodeManager report it
         r"Container killed by YARN for exceeding ", r"memory limits?\. Current usage: ",
         # TensorRT's logger and TensorRT-LLM's
@@ -176,7 +178,7 @@ _OUTPUT = {
     ),
     # (the raylet's tag on its report of a worker's death names the reporter, not the worker)
     "process": pl.coalesce(
-        pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_exit_process", "f_ray_task_failed_process",
+        pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_exit_process", "f_ray_actor_class", "f_ray_task_failed_process",
         pl.when(pl.col("f_ray_worker_pid").is_null()).then(pl.col("process")),
     ),
     "container": pl.coalesce(
