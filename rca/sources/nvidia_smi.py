@@ -44,7 +44,7 @@ import polars as pl
 
 from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nvsmi_xml, register
 from rca.sources._base import ParseContext, Parsed, Source, add_skipped, any_of, by_head, forward_fill_within, one_head, split_rows
-from rca.sources._nvsmi_common import HANDLE_GPU, HANDLE_LITERAL, attrs_json, conform_events, empty_events, integer, log_rows
+from rca.sources._nvsmi_common import HANDLE_BUS, HANDLE_GPU, HANDLE_LITERAL, attrs_json, conform_events, empty_events, integer, log_rows
 
 # ``-L`` and the GPU lines ``nvidia-smi nvlink`` heads its link rows with (indented when pasted from a doc).
 LIST_LINE = r"^\s*GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
@@ -60,6 +60,12 @@ MIG_COMMAND_LINE = (
     r" (?:on|from) GPU\s+(?<gpu>[0-9]+)(?: GPU instance ID\s+(?<gi>[0-9]+))?"
     r"(?: using profile (?:MIG )?(?<profile>[^\s:]+)(?: \(ID\s+(?<profile_id>[0-9]+)\))?)?(?::\s*(?<reason>.*?))?\s*$"
 )
+# What ``nvidia-smi -mig 1 -i 0`` answers per GPU ("Enabled MIG Mode for GPU 00000000:10:1C.0"), often the first line of a
+# file that holds only the MIG commands' answers.
+MIG_MODE_LINE = rf"^\s*(?:Enabled|Disabled) MIG Mode for GPU (?<bus>{HANDLE_BUS})\s*$"
+# ``nvidia-smi mig -lgipp``: where a GPU instance profile may be placed, its start slots and its size in slots
+# ("GPU  0 Profile ID  9 Placements: {0,4}:4"; a profile with one start says "Placement :").
+MIG_PLACEMENT_LINE = r"^\s*GPU\s+(?<gpu>[0-9]+) Profile ID\s+(?<profile_id>[0-9]+) Placements? ?: \{(?<starts>[0-9,]*)\}:(?<size>[0-9]+)\s*$"
 
 # What nvidia-smi prints instead of a report when a GPU or the driver is gone (Xid 79, a
 # crashed or mismatched driver, a container without the driver's NVML library mounted), or when
@@ -73,7 +79,10 @@ FAILURE_LINE = (
 # Only the few lines that tell of a lost device handle pay for the extraction.
 _HANDLE_FAILURE = (pl.col("kind") == "log") & pl.col("message").str.contains(HANDLE_LITERAL, literal=True)
 # Likewise the answers of ``mig -cgi`` / ``-cci`` (printed after whichever capture came before them).
-_MIG_COMMAND = (pl.col("kind") == "log") & pl.col("message").str.contains(" instance ", literal=True)
+_MIG_COMMAND = (pl.col("kind") == "log") & (
+    pl.col("message").str.contains(" instance ", literal=True) | pl.col("message").str.contains(" MIG Mode for GPU ", literal=True)
+    | pl.col("message").str.contains(" Profile ID ", literal=True)
+)
 
 # ``watch nvidia-smi`` heads each screen with its interval, the command and (procps-ng 3.3.10+) the host and time:
 # "Every 1.0s: nvidia-smi -i 2        dg05: Tue Oct  6 17:07:38 2026". The host is the captures' below it.
@@ -175,6 +184,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         # The GPU rows of a table pasted without its header (an excerpt cut to the failing GPU).
         | (text.str.contains(_nvsmi_table.GPU_NAME_ROW) & next_line.str.contains(_nvsmi_table.GPU_USAGE_ROW))
         | (text.str.contains(_nvsmi_dmon.HEADER_LINE) & next_line.str.contains(_nvsmi_dmon.UNITS_LINE))
+        # A file of ``mig -cgi`` / ``-cci`` answers alone (a MIG setup script's log): no header, but wordings only nvidia-smi prints.
+        | text.str.contains(MIG_COMMAND_LINE) | text.str.contains(MIG_MODE_LINE) | text.str.contains(MIG_PLACEMENT_LINE)
     )
     found = by_head(
         heads,
@@ -243,17 +254,26 @@ def _with_handle_gpu(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def _with_mig_command(events: pl.DataFrame) -> pl.DataFrame:
-    """``mig -cgi`` / ``-cci`` answers with the GPU they name, the instance ids and the profile, to meet its MIG samples."""
+    """``mig -cgi`` / ``-cci`` answers with the GPU they name, the instance ids and the profile, to meet its MIG samples.
+
+    So are ``-lgipp`` placements (a profile's start slots and size) and ``-mig 1`` answers (the GPU's bus id).
+    """
     made = pl.col("message").str.extract_groups(MIG_COMMAND_LINE).struct
+    placed = pl.col("message").str.extract_groups(MIG_PLACEMENT_LINE).struct
+    mode_bus = pl.col("message").str.extract(MIG_MODE_LINE, 1)
     of_gi = made.field("what") == "GPU"
     by_id = made.field("profile").str.contains(r"^[0-9]+$")  # "-cgi 20" names the profile by its id
     return events.with_columns(
-        gpu_index=pl.coalesce(pl.col("gpu_index"), integer(made.field("gpu"))),
+        gpu_index=pl.coalesce(pl.col("gpu_index"), integer(made.field("gpu")), integer(placed.field("gpu"))),
+        pci_bus=pl.coalesce(pl.col("pci_bus"), mode_bus),
         attrs=pl.when(made.field("gpu").is_not_null()).then(
             attrs_json(mig_profile=pl.when(~by_id).then(made.field("profile")),
                        mig_profile_id=integer(pl.when(by_id).then(made.field("profile")).otherwise(made.field("profile_id"))),
                        gi=integer(pl.when(of_gi).then(made.field("id")).otherwise(made.field("gi"))),
                        ci=integer(pl.when(~of_gi).then(made.field("id"))), reason=made.field("reason"))
+        ).when(placed.field("gpu").is_not_null()).then(
+            attrs_json(mig_profile_id=integer(placed.field("profile_id")), mig_placements=placed.field("starts"),
+                       mig_placement_size=integer(placed.field("size")))
         ).otherwise(pl.col("attrs")),
     )
 
@@ -338,6 +358,7 @@ SOURCE = register(
             "# gpu", "#gpu", "#Date", "#Time", *_nvsmi_csv.HEADER_LITERALS, "(UUID: GPU-", "MiB", "GPU-", "MIG devices", "CPU Affinity",
             "00000000:",  # the bus id of a CSV row without a header
             "instances:", "instance profiles:",  # mig -lgi / -lci / -lgip
+            "instance ID", "MIG Mode for GPU", "Profile ID",  # mig -cgi / -cci answers, nvidia-smi -mig 1, mig -lgipp
             "Driver Version", "Attached GPUs",  # a -q excerpt without its banner
             "Fabric", "Remapped Rows", "Event Reasons", "Throttle Reasons", "Reset Status",  # a -q health section grepped out of the report
         ),
