@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 import polars as pl
 
 from rca.sources import _xid
-from rca.sources._pipeline_rules import CI_EVENTS, first, gated, label, num, size
+from rca.sources._pipeline_rules import ci_event, first, gated, num, size
 
 _TRAINER_DICT = (
     r"^\{(?<inner>[\"'][0-9A-Za-z_/.\-]+[\"']: -?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
@@ -187,7 +187,7 @@ def _fields(present: set[str]) -> Fields:
         ("ray_oom", "workers_killed", json_number, c("f_ray_workers_killed")),
         ("ray_worker", "ray_exit_type", json_text, c("f_ray_worker_exit_type")),
         ("yarn", "yarn_limit", json_text, c("f_yarn_limit")),
-        ("ci_event", "ci_event", json_text, label(gated("ci_event"), CI_EVENTS)),
+        ("ci_event", "ci_event", json_text, ci_event()),
         ("xid", "health", json_text, pl.when(c("f_gpu_uuid").is_not_null() & c("f_unhealthy")).then(pl.lit("unhealthy"))),
         ("xid", "resource", json_text, c("f_resource")),
         ("dcgm_health", "health_system", json_text, c("f_dcgm_health_system")),

@@ -118,9 +118,11 @@ _OUTER_LAYERS = (
     # a recorder's stamp (a bracketed one is rich's header: _APP_HEADERS). Google Cloud Logging's console puts each entry's
     # severity before its time ("ERROR 2024-08-22T06:28:01.550152336Z ", GKE's ERROR for any line written to stderr: the
     # line's own level wins) and a summary field's chip after it ("[resource.labels.containerName: init]").
+    # GitLab's runner (17.0+, FF_TIMESTAMPS) follows its stamp with the stream, two hex digits and O(ut) or E(rr), then a
+    # space, or a "+" and no space where the runner split a line at a carriage return ("00O+Preparing the "shell" executor").
     rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?:(?<ci_level>{LEVEL_WORDS}) )?(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}))"
-    r"(?:\s[0-9][0-9][OE]\+?| -|:| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF])"
-    r"| \[resource\.labels\.container_?[Nn]ame: (?<gcl_container>[^\]\s]+)\])?" + _ENDS_TAG,
+    r"(?:\s[0-9a-f][0-9a-f][OE](?:\+|[ \t]|$)|(?: -|:| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF])"
+    r"| \[resource\.labels\.container_?[Nn]ame: (?<gcl_container>[^\]\s]+)\])?" + _ENDS_TAG + ")",
     # BuildKit's plain progress (`docker build --progress=plain`, and the excerpt of a failed step under its error): a step's
     # output behind the step's number and the seconds since it started ("#8 15.89 [NeMo W …]", "129.5     Traceback …").
     # Kept only in a file most of whose lines wear it (_without_stray_tags).

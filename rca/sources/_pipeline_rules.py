@@ -91,7 +91,9 @@ _LONE_SIGNAL = r"^\s*(Killed|Terminated)\s*$"
 _EXIT_CODE = (
     # Azure Pipelines quotes the code: "Bash exited with code '137'.", "exit code: `137`;"; YARN's NodeManager says
     # "Container killed on request. Exit code is 137".
-    r"(?i)(?:exit(?:ed)?(?: with)? (?:status )?(?:code|status)|exitcode|exits with return code)\s*[:=]?\s*(?:is )?['`]?(?<code>-?[0-9]{1,4})\b"
+    # Docker's builder before BuildKit: "The command '/bin/sh -c npm install' returned a non-zero code: 137".
+    r"(?i)(?:exit(?:ed)?(?: with)? (?:status )?(?:code|status)|exitcode|exits with return code|returned a non-zero code)"
+    r"\s*[:=]?\s*(?:is )?['`]?(?<code>-?[0-9]{1,4})\b"
     r"|make(?:\[[0-9]+\])?: \*\*\* .*?Error (?<make>[0-9]{1,4})\b"
     # Travis CI's 'The command "…" exited with 137.', a Kubernetes hook's "command '…' exited with 137: "
     r"|\bexited with (?<bare>-?[0-9]{1,4})(?:[.:,]|\s*$)"
@@ -103,6 +105,8 @@ _EXITED_POD = (
     r"\bPod: (?<namespace>[a-z0-9][a-z0-9-]*)\.(?<pod>[a-z0-9][a-z0-9.-]*) exited with code "
     r"|\bError pod (?<bare_pod>[a-z0-9][a-z0-9.-]*) container \S+ exitCode: "
 )
+# strsignal(3)'s words for the signals that end a program (glibc's), as GCC's driver prints them.
+_STRSIGNAL = "Killed|Terminated|Segmentation fault|Aborted|Bus error|Hangup|Illegal instruction|Floating point exception|Quit|Interrupt"
 _SIGNAL_NAMED = (
     r"died with <Signals\.(?<died>SIG[A-Z0-9]+): [0-9]+>|Signal [0-9]+ \((?<torchrun>SIG[A-Z0-9]+)\) received by PID (?<pid>[0-9]+)"
     # Triton Inference Server's handler of a fatal signal, on its own line above its stack ("Signal (11) received."); a signal
@@ -123,6 +127,12 @@ _SIGNAL_NAMED = (
     # Abseil's failure signal handler, opening its record with the signal and the epoch second it came at
     # ("*** SIGABRT received at time=1725140764 on cpu 12 ***"; _pipeline_records.ABSL_SIGNAL).
     r"|(?m:^\*\*\* (?<absl>SIG[A-Z0-9]+) received at time=(?<absl_time>[0-9]+)\b)"
+    # GCC's driver, of a compiler pass a signal ended (the OOM killer in a parallel build), in strsignal's words: "g++: fatal
+    # error: Killed signal terminated program cc1plus" (GCC 8+), "g++-4.8: internal compiler error: Killed (program cc1plus)"
+    # (before), and collect2's of the linker: "collect2: fatal error: ld terminated with signal 9 [Killed]".
+    rf"|fatal error: (?<gcc>{_STRSIGNAL}) signal terminated program (?<gcc_program>[0-9A-Za-z_.+\-]+)"
+    rf"|internal compiler error: (?<gcc_ice>{_STRSIGNAL}) \(program (?<gcc_ice_program>[0-9A-Za-z_.+\-]+)\)"
+    r"|fatal error: (?<collect2_program>[0-9A-Za-z_.+\-]+) terminated with signal (?<collect2_signal>[0-9]{1,2})\b"
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
 # The last field of a failure in torchrun's ChildFailedError table (torch 1.9's "msg:", later "traceback :") repeats what
@@ -201,10 +211,20 @@ CI_EVENTS = (
     ("could not run to completion because the timeout was exceeded", "timeout"), ("Job failed: execution took longer than", "timeout"),
     # CircleCI's, of a step that printed nothing for its no_output_timeout (it kills the step)
     ("Too long with no output (exceeded ", "timeout"),
+    # Azure Pipelines' job that no agent of its pool ever took ("##[error]The agent did not connect within the alloted
+    # time of 45 minute(s).", "alloted" as Azure spells it).
+    ("did not connect within the alloted time", "runner_unavailable"),
 )
+# Jenkins' durable-task step losing the agent its script runs on ("Cannot contact Ubuntu-1604-1: java.lang.InterruptedException",
+# "…: hudson.remoting.ChannelClosedException"): only with Jenkins' exception after it, since an application's own
+# "Cannot contact the metadata server" is no CI runner's.
+_JENKINS_AGENT_LOST = ("Cannot contact ", r"Cannot contact \S+: (?:java|hudson)\.")
 # The level the runner gives the events that end a job (GitHub's raw log prints them under "##[error]", its web UI and a
 # paste of it without): a lost or stopped runner, a timeout or a lost script failed the job; a cancellation may be a user's.
-_CI_EVENT_SEVERITY = {"runner_shutdown": "error", "runner_lost": "error", "timeout": "error", "script_lost": "error", "canceled": "warning"}
+_CI_EVENT_SEVERITY = {
+    "runner_shutdown": "error", "runner_lost": "error", "runner_unavailable": "error", "timeout": "error", "script_lost": "error",
+    "canceled": "warning",
+}
 
 
 _DATALOADER_LITERAL = "DataLoader worker"
@@ -217,10 +237,11 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "shm": SHM,
     "bash": ("line ",),
     "killed": ("Killed", "Terminated"),
-    "exit": r"(?i)exit|make",
+    "exit": r"(?i)exit|make|non-zero code",
     "named_signal": (
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
         "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",
+        " signal terminated program ", "internal compiler error: ", " terminated with signal ",
     ),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU"),
@@ -260,7 +281,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "setting": (" = ",),
     "loss": r"(?i)loss",
     "phase": ("***** Running ",),
-    "ci_event": tuple(needle for needle, _ in CI_EVENTS),
+    "ci_event": (*(needle for needle, _ in CI_EVENTS), _JENKINS_AGENT_LOST[0]),
 }
 # Families that read routine progress (losses, vLLM metrics, trainer settings) into attrs;
 # only the others, with the exception anchors, can give a record a kind or other facts.
@@ -352,6 +373,12 @@ def _signal_of_exit(code: pl.Expr) -> pl.Expr:
 
 def _signal_of_word(word: pl.Expr) -> pl.Expr:
     return word.str.to_lowercase().replace_strict(_SIGNAL_BY_WORD, default=None, return_dtype=pl.String)
+
+
+def ci_event() -> pl.Expr:
+    """What a CI runner's line says happened to the job (CI_EVENTS), else null."""
+    line = gated("ci_event")
+    return pl.coalesce(label(line, CI_EVENTS), pl.when(line.str.contains(_JENKINS_AGENT_LOST[1])).then(pl.lit("runner_lost")))
 
 
 def label(haystack: pl.Expr, needles: tuple[tuple[str, str], ...]) -> pl.Expr:
@@ -473,11 +500,17 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     return {
         "named_signal": pl.coalesce(
             named.field("died"), torchrun, named.field("spawn"), named.field("absl"),
-            _signal_of_word(pl.coalesce(named.field("go"), named.field("make"))),
+            _signal_of_word(pl.coalesce(named.field("go"), named.field("make"), named.field("gcc"), named.field("gcc_ice"))),
             _signal_of_exit(-num(
-                pl.coalesce(named.field("mpi_signal"), named.field("status_signal"), named.field("triton"), named.field("tgi_signal")), pl.Int32(),
+                pl.coalesce(
+                    named.field("mpi_signal"), named.field("status_signal"), named.field("triton"), named.field("tgi_signal"),
+                    named.field("collect2_signal"),
+                ),
+                pl.Int32(),
             )),
         ),
+        # the program a signal ended, where the report names it (GCC's compiler pass, collect2's linker)
+        "named_process": pl.coalesce(named.field("gcc_program"), named.field("gcc_ice_program"), named.field("collect2_program")),
         # Open MPI prints PID 0 for a process whose pid it never learnt.
         "named_pid": num(pl.coalesce(pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None))),
         "named_rank": num(pl.coalesce(named.field("mpi_rank"), named.field("tgi_rank"))),
@@ -788,8 +821,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     )
     warned = gated("python_warning").str.contains(PY_WARNING_LINE)
     warning = [pl.when(warned).then(pl.lit("warning"))] if "python_warning" in present else []
-    ci_event = label(gated("ci_event"), CI_EVENTS).replace_strict(_CI_EVENT_SEVERITY, default=None, return_dtype=pl.String)
-    ci_severity = [ci_event] if "ci_event" in present else []
+    ci_severity = [ci_event().replace_strict(_CI_EVENT_SEVERITY, default=None, return_dtype=pl.String)] if "ci_event" in present else []
     return facts.with_columns(kind=kind, f_signal=signal, f_oom=oom).with_columns(
         severity=pl.coalesce(
             # an Xid's reading wins over the level it was logged at (the device plugin logs critical Xids at info),

@@ -47,7 +47,12 @@ _MARKERS = "|".join(
         r"(?:CUDA|HIP|XPU|NPU|MPS backend) out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\)(?::|$)", r"ProcessGroupNCCL",
         r"Watchdog caught collective operation timeout", r"DataLoader worker \(pid", r"insufficient shared memory \(shm\)",
         r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
-        r"Process completed with exit code [0-9]+", r"ERROR: Job failed", r"script returned exit code -?[0-9]+",  # Jenkins' sh step r"^Running with gitlab-runner",
+        # GitLab's runner (17.0+, FF_TIMESTAMPS) stamps each line and names its stream ("2026-05-08T09:28:43.725057Z 00O+Preparing …")
+        r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9:.]+Z [0-9a-f][0-9a-f][OE](?:\+| |$)",
+        r"Process completed with exit code [0-9]+", r"ERROR: Job failed",
+        # GCC's driver of a compiler pass a signal ended, Docker's legacy builder of a failed step, Jenkins losing its agent
+        r"(?:fatal|internal compiler) error: [A-Z][a-z]+(?: [a-z]+)* (?:signal terminated program|\(program) ",
+        r"returned a non-zero code: -?[0-9]+", r"^Cannot contact \S+: (?:java|hudson)\.", r"script returned exit code -?[0-9]+",  # Jenkins' sh step r"^Running with gitlab-runner",
         r"^(?:\[[0-9T:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?[0-9]+",
         r"The runner has received a shutdown signal", r"lost communication with the server\.", r"line [0-9]+: +[0-9]+ (?:Killed|Terminated|Aborted|Segmentation fault|Bus error)(?: |$)", r"^Killed$",
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
@@ -178,7 +183,7 @@ _OUTPUT = {
     ),
     # (the raylet's tag on its report of a worker's death names the reporter, not the worker)
     "process": pl.coalesce(
-        pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_exit_process", "f_ray_actor_class", "f_ray_task_failed_process",
+        pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_exit_process", "f_named_process", "f_ray_actor_class", "f_ray_task_failed_process",
         pl.when(pl.col("f_ray_worker_pid").is_null()).then(pl.col("process")),
     ),
     "container": pl.coalesce(
