@@ -164,6 +164,10 @@ _API_MISMATCH_VERSIONS = (
     rf"NVRM: API mismatch: the client (?:'[^']*' \(pid [0-9]+\){_API_GAP})?has the version (?<client>[0-9]+(?:\.[0-9]+)+),"
     rf" but{_API_GAP}this kernel module has{_API_GAP}the version (?<module>[0-9]+(?:\.[0-9]+)+)"
 )
+# A GPU the driver could not bring up: "NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:894)" (before ~2017 without the
+# bus: "NVRM: RmInitAdapter failed! (0x26:0xffff:1375)"). The code names the failing step and status (0x62 a GSP boot, 0x22:0x56
+# a failed mapping, …): what NVIDIA support asks for, and what tells one failure mode from another.
+_RM_INIT_ERROR = r"RmInitAdapter failed! \((0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:[0-9]+)\)"
 _DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s"
 _RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to \S+ \(([^)]*)\)"
 # NVSwitch errors (nvidia-nvswitch, fabric manager's "SXid" catalog): one report is a line naming the error and
@@ -198,6 +202,7 @@ def line_columns() -> list[pl.Expr]:
         sxid.struct.field("pci").alias("sxid_pci"),
         sxid.struct.field("more").is_not_null().alias("sxid_more"),
         pl.col("message").str.extract(_DRIVER_LOAD, 1).alias("nvidia_driver"),
+        pl.col("message").str.extract(_RM_INIT_ERROR, 1).alias("nvrm_init_error"),
     ]
 
 

@@ -227,14 +227,18 @@ _MCE_STATUS = r"Machine Check(?: Event)?: [0-9a-f]+ Bank [0-9]+: "
 # ("unmount" in newer kernels).
 _CRITICAL_WORDS = (
     r"Kernel panic|hard LOCKUP|\bBUG: |\bOops\b|general protection fault|Machine Check Exception|Hardware Error\].*(?:[Uu]ncorrected|[Ff]atal)"
-    rf"|Uncorrected \(Fatal\)|\bUE [Mm]emory|{_MCE_STATUS}[2367abef][0-9a-f]{{15}}|NETDEV WATCHDOG: CPU: [0-9]+: transmit queue "
+    rf"|Uncorrect(?:ed|able) \(Fatal\)|\bUE (?:[Mm]emory|error on )|{_MCE_STATUS}[2367abef][0-9a-f]{{15}}|NETDEV WATCHDOG: CPU: [0-9]+: transmit queue "
     r"|\bEXT[234]-fs error \(device |: Remounting filesystem read-only"
     r"|\. +Shutting down filesystem|the filesystem and rectify the problem"
 )
 # Hardware errors the hardware corrected (PCIe AER, EDAC "CE", APEI/GHES records, machine checks without UC): read
-# before the error words.
+# before the error words. AER spells its severities "Corrected" / "Uncorrected (Fatal)" before 6.x and "Correctable" /
+# "Uncorrectable (Fatal)" since ("pcieport 0000:00:03.1: AER: Multiple Correctable error message received from …", then
+# "nvidia 0000:07:00.0: PCIe Bus Error: severity=Correctable, …", printed at KERN_WARNING); EDAC's core wrote "EDAC MC0: 4 CE
+# error on CPU#0Channel#2_DIMM#0 (…)" (and "UE error on") before it named the operation ("1 CE memory read error on …").
 _CORRECTED_WORDS = (
-    rf"\bCorrected error|severity=Corrected|event severity: corrected|\bCE [Mm]emory|Machine check events logged|{_MCE_STATUS}[0-9a-f]{{16}}"
+    rf"\bCorrect(?:ed|able) error|severity=Correct(?:ed|able)|event severity: corrected|\bCE (?:[Mm]emory|error on )|Machine check events logged"
+    rf"|{_MCE_STATUS}[0-9a-f]{{16}}"
 )
 # "Slab corruption: start=…", "list_add corruption. …": the allocator or a list found memory overwritten (KERN_ERR).
 # "Out of memory and no killable processes...": the OOM killer found no victim (a panic follows unless it is a memcg's).
@@ -246,10 +250,13 @@ _CORRECTED_WORDS = (
 # its "API mismatch: the client has the version …": it refused a client (rca.sources._xid), which then fails; its "The NVIDIA GPU
 # 0000:2c:00.0 (PCI ID: 10de:1d16) installed in this system is not supported by open nvidia.ko …" (or "by the 280.13 NVIDIA Linux
 # graphics driver release"): the GPU is left without a driver; its "os_schedule: Attempted to yield the CPU while in atomic or
-# interrupt context" (NV_DBG_ERRORS, the driver's own bug, a kernel WARNING often next).
+# interrupt context" (NV_DBG_ERRORS, the driver's own bug, a kernel WARNING often next); its "osInitNvMapping: *** Cannot
+# attach gpu" (the GPU's device node not set up, RmInitAdapter fails next).
+# PCIe error recovery's "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)" (pci_info, but the device is
+# left in its failed state: a GPU whose driver has no AER handlers is lost until a reset).
 _ERROR_WORDS = (
     r"(?i)\b(?:error|errors|failed|failure|fault|segfault|corruption|unable to|no killable processes|detected (?:expedited )?stalls?|self-detected stall"
-    r"|cannot initiali[sz]e|cannot proceed|boot attempts exceeded"
+    r"|cannot initiali[sz]e|cannot proceed|cannot attach gpu|can't recover|boot attempts exceeded"
     r"|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed|api mismatch"
     r"|in this system is not supported by|while in atomic or interrupt context"
     # an NVMe controller that never came ready (dev_err; "Device not ready; aborting reset, CSTS=0x1" since 5.x): the driver
@@ -1410,7 +1417,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "xid_recovery_action": col("xid_recovery_action"), "previous_xid": col("xid_previous"), "gpu_instance": col("xid_instance"),
         "compute_instance": col("xid_compute_instance"),
         "fallen_off_bus": col("fallen_off_bus"), "pci_id": col("pci_id"), "nvidia_driver": col("nvidia_driver"),
-        "nvidia_client_version": col("nvrm_client_version"), "gpu_serial": col("gpu_serial"),
+        "nvidia_client_version": col("nvrm_client_version"), "gpu_serial": col("gpu_serial"), "rm_init_error": col("nvrm_init_error"),
         "sxid": col("sxid"), "blocked_seconds": number("head_hung_seconds"), "stuck_seconds": number("head_lockup_seconds"),
         "lock_owner": col("head_owner_name"), "lock_owner_pid": number("head_owner_pid"),
         "fault_address": col("head_fault_address"), "fault_in": col("head_fault_in"),
