@@ -2150,11 +2150,13 @@ def test_torchserve_worker_traceback_is_one_record_per_worker() -> None:
     assert events.filter(pl.col("line") == 3).select("message", "severity").row(0) == ("[PID]19364", "info")
     failed = one(events, "traceback")
     assert (failed["line"], failed["n_lines"], failed["ts"]) == (9, 3, utc(2023, 11, 7, 5, 11, 40, 49000))
+    # TorchServe logs its worker's stdout at INFO: the uncaught exception is an error all the same.
+    assert failed["severity"] == "error"
     assert failed["message"].startswith("Traceback (most recent call last):\n  File ")
     assert events.height == 9
     # Two workers' tracebacks, line by line between each other's, are kept apart by the thread that logged them.
     two = events_of("pytorch_torchserve_two_workers_interleaved_tracebacks_01.log")
-    assert two.filter(pl.col("kind") == "traceback").select("line", "n_lines").rows() == [(7, 2), (8, 1)]
+    assert two.filter(pl.col("kind") == "traceback").select("line", "n_lines", "severity").rows() == [(7, 2, "error"), (8, 1, "error")]
     assert two.height == 8
     # log4j2 pads the level to five columns: an unpadded bracketed level is the message's.
     assert _parse("[INFO] Epoch 1 - loss 0.5\n")[0].select("format", "message").row(0) == ("text", "[INFO] Epoch 1 - loss 0.5")

@@ -828,6 +828,9 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             # as does what a DCGM health watch found (its host engine logs every finding at ERROR)
             pl.when(c("kind") == "xid").then(c("f_xid_severity")),
             c("f_dcgm_health_severity"),
+            # a traceback a wrapper logged at its stdout's level ("[INFO ] W-9000-… MODEL_LOG - Traceback …": TorchServe's
+            # worker) is an uncaught exception all the same; one logged as a warning was handled
+            pl.when((c("kind") == "traceback") & (c("family") == "python") & c("severity").is_in(["info", "debug"])).then(pl.lit("error")),
             c("severity"),
             pl.when(c("kind").is_in(["cuda_oom", "dataloader_killed", "nccl_timeout", "shm_error", "xid", "process_killed", "traceback", "oom_kill"]))
             .then(pl.lit("error")),
