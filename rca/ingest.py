@@ -48,6 +48,10 @@ _JOURNAL_END = r"^-- (?:Logs begin at|Journal begins at) [^,]*, (?:end at|ends a
 _DATED = (
     r"\b(?:(?<iso>(?:19|20)[0-9][0-9])[-/](?:0[1-9]|1[0-2])[-/](?:[0-2][0-9]|3[01])[T _]"
     r"|(?:0[1-9]|1[0-2])/(?:[0-2][0-9]|3[01])/(?<us>(?:19|20)[0-9][0-9])[ T])[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
+    # ctime(3) and date(1): "Fri Jun 17 07:07:00 2005" (ftpd's connection lines in a yearless syslog, nvidia-smi's header),
+    # "Tue Mar  2 14:20:00 UTC 2026"
+    r"|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-3][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
+    r"(?: [A-Z]{3,5})? (?<ctime>(?:19|20)[0-9][0-9])\b"
 )
 
 
@@ -206,7 +210,7 @@ def year_hints(texts: Sequence[pl.Series]) -> list[YearHint]:
 def _dated_years(lines: pl.Series) -> pl.Series:
     """The year of each line's :data:`_DATED` match."""
     groups = lines.str.extract_groups(_DATED)
-    return groups.struct.field("iso").fill_null(groups.struct.field("us"))
+    return groups.struct.field("iso").fill_null(groups.struct.field("us")).fill_null(groups.struct.field("ctime"))
 
 
 def _first_found(texts: Sequence[pl.Series], find: Callable[[pl.Series], pl.Series]) -> list[str | None]:

@@ -468,6 +468,17 @@ def test_a_year_hint_reads_torchrun_s_table_stamp_and_us_month_first_dates() -> 
     assert year_hints(texts) == [year_hint(t) for t in texts] == [2026, 2024, None]
 
 
+def test_a_year_hint_reads_ctime_and_date_stamps() -> None:
+    texts = [
+        # Loghub's Linux syslog: yearless lines, ftpd's connection lines quote ctime(3) with its year
+        pl.Series("text", ["Jun 17 07:07:00 combo su(pam_unix)[3135]: session closed", "Jun 17 07:07:00 combo ftpd[29504]: connection from"
+                           " 24.54.76.216 (24-54-76-216.bflony.adelphia.net) at Fri Jun 17 07:07:00 2005 "]),
+        pl.Series("text", ["Tue Mar  2 14:20:00 UTC 2026", "Mon Mar  2 14:20:00 2026       "]),  # date(1), nvidia-smi's header
+        pl.Series("text", ["Fri Jun 17 07:07:00 at 2005 is no stamp", "Fry Jun 17 07:07:00 2005"]),
+    ]
+    assert year_hints(texts) == [year_hint(t) for t in texts] == [2005, 2026, None]
+
+
 _JOURNAL_BANNER = "-- Logs begin at Sat 2022-06-04 08:00:11 UTC, end at Tue 2024-01-02 14:22:09 UTC. --"
 
 
