@@ -72,12 +72,25 @@ _NAMED_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()]+):[ \t]"
 # RFC 3164 as it goes over the wire opens with its priority, facility x 8 + severity: a relay, a listener (`nc -l 514`), Docker's
 # syslog driver or BusyBox' syslogd writing what it received or sends ("<30>Jun 21 00:35:33 host dhclient[7445]: …").
 _RFC3164_PRI = r"(?:<(?<pri>[0-9]{1,3})>)?"
+# BusyBox' syslogd (without -S) writes the priority by name between host and tag, "facility.level" as syslog.conf spells them:
+# "Sep 13 14:28:02 ccgx user.err kernel: [43131.542608] INFO: task …". Only these names are taken: a program's tag ends in
+# ":" or "[pid]", so a line that had a head before keeps the same one.
+_NAMED_FACILITIES = {
+    "kern": 0, "user": 1, "mail": 2, "daemon": 3, "auth": 4, "security": 4, "syslog": 5, "lpr": 6, "news": 7, "uucp": 8, "cron": 9,
+    "authpriv": 10, "ftp": 11, **{f"local{n}": 16 + n for n in range(8)},
+}
+_NAMED_LEVELS = {
+    "emerg": 0, "panic": 0, "alert": 1, "crit": 2, "err": 3, "error": 3, "warn": 4, "warning": 4, "notice": 5, "info": 6, "debug": 7,
+}
+_FACILITY_LEVEL = (
+    rf"(?:(?<named_facility>{'|'.join(_NAMED_FACILITIES)})\.(?<named_level>{'|'.join(sorted(_NAMED_LEVELS, key=len, reverse=True))})[ \t])?"
+)
 
 
 def _short_head(host: str, program: str = _PROGRAM) -> str:
     """The short head; ``host`` holds its own separator after it (none without a host)."""
     clock = r"(?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)"
-    return rf"^{_RFC3164_PRI}(?<stamp>(?<mon>{timeutil.MONTH_NAME_PATTERN})[ \t]+(?<day>[0-9]{{1,2}})[ \t]{clock})[ \t]{host}{program}"
+    return rf"^{_RFC3164_PRI}(?<stamp>(?<mon>{timeutil.MONTH_NAME_PATTERN})[ \t]+(?<day>[0-9]{{1,2}})[ \t]{clock})[ \t]{host}{_FACILITY_LEVEL}{program}"
 
 
 # RFC 5424 (rsyslog's RSYSLOG_SyslogProtocol23Format, in a file or on the wire with its "<PRI>1 "):
@@ -245,14 +258,37 @@ RUNTIME_WORDINGS = {
     "containerd": (
         'msg="starting containerd"', 'msg="loading plugin', "io.containerd.", 'msg="TaskOOM event', 'msg="TaskExit event',
         'msg="received exit event', 'msg="RunPodSandbox for', 'msg="StartContainer for', 'msg="CreateContainer within sandbox',
-        'msg="StopPodSandbox for', 'msg="shim disconnected"', 'msg="ImageCreate event', "containerd-shim",
+        'msg="StopPodSandbox for', 'msg="StopContainer for', 'msg="shim disconnected"', 'msg="ImageCreate event', "containerd-shim",
     ),
 }
 
 
+# A log shipper, or a log viewer's export, may write its own stamp before a runtime's bare logrus line, with no host or tag
+# between: "2022-03-18T10:01:17+00:00<TAB>time="2022-03-18T10:01:17.056016241Z" level=info msg=…" (containerd#6080), or a
+# syslog stamp alone, "Aug  7 19:07:50 time="…" level=error msg=…". The line after that stamp is the bare line: its own
+# zoned stamp is its time.
+_SHIPPER_STAMP = (
+    rf"^(?:{timeutil.MONTH_NAME_PATTERN}[ \t]+[0-9]{{1,2}}[ \t][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?"
+    r"|[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9])?)[ \t]+"
+)
+_SHIPPED_LOGRUS = _SHIPPER_STAMP + r'time="[0-9]{4}-'
+
+
+def _is_shipped_logrus(text: pl.Expr) -> pl.Expr:
+    """Whether ``text`` is a bare logrus line under a shipper's stamp (:data:`_SHIPPER_STAMP`); tried where the literal is."""
+    gate = text.str.contains('time="', literal=True) & ~text.str.starts_with('time="')
+    return pl.when(gate).then(text).str.contains(_SHIPPED_LOGRUS).fill_null(False)
+
+
+def unshipped(text: pl.Expr) -> pl.Expr:
+    """``text`` without the stamp a shipper wrote before a bare logrus line (:data:`_SHIPPER_STAMP`); other lines as they are."""
+    return pl.when(_is_shipped_logrus(text)).then(text.str.replace(_SHIPPER_STAMP, "")).otherwise(text)
+
+
 def runtime_of_bare_lines(text: pl.Expr, within: str | None) -> pl.Expr:
-    """The runtime (containerd, dockerd, crio) whose bare logrus line ``text`` is, by the wordings of its file (``within``
-    tells the files of a batch apart); null on other lines and in files without such wordings."""
+    """The runtime (containerd, dockerd, crio) whose bare logrus line ``text`` is (under a shipper's stamp or not), by the
+    wordings of its file (``within`` tells the files of a batch apart); null on other lines and in files without such wordings."""
+    text = unshipped(text)
     # (On a terminal a message is not quoted: "] API listen on …" where a file has 'msg="API listen on …"'.)
     spelled = {runtime: [*wordings, *("] " + w.removeprefix('msg="').rstrip('"') for w in wordings if w.startswith('msg="'))] for runtime, wordings in RUNTIME_WORDINGS.items()}
     named = {runtime: text.str.contains_any(wordings).any() for runtime, wordings in spelled.items()}
@@ -264,7 +300,7 @@ def runtime_of_bare_lines(text: pl.Expr, within: str | None) -> pl.Expr:
 
 def opens_like_logrus(text: pl.Expr) -> pl.Expr:
     """The cheap test of a line that may be a bare logrus line (:data:`LOGRUS_LINE`, :data:`LOGRUS_TTY_LINE`)."""
-    return text.str.starts_with('time="') | (text.str.slice(4, 1) == "[")
+    return text.str.starts_with('time="') | (text.str.slice(4, 1) == "[") | _is_shipped_logrus(text)
 
 
 def is_runtime_event(text: pl.Expr) -> pl.Expr:
@@ -414,7 +450,10 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     message = pl.coalesce(s.field("message"), i.field("message"), m.field("message"))
     level = message_level(message)
     facility_severity = i.field("pri_facility").cast(pl.Int32, strict=False) * 8 + i.field("pri_severity").cast(pl.Int32, strict=False)
-    pri = pl.coalesce(s.field("pri").cast(pl.Int32, strict=False), i.field("pri").cast(pl.Int32, strict=False), facility_severity)
+    pri = pl.coalesce(
+        s.field("pri").cast(pl.Int32, strict=False), _named_priority(s.field("named_facility"), s.field("named_level")),
+        i.field("pri").cast(pl.Int32, strict=False), facility_severity,
+    )
     pri = pl.when(pri < len(_FACILITIES) * 8).then(pri)
     program = (
         pl.when(has_short).then(s.field("program")).when(has_iso).then(i.field("program"))
@@ -435,7 +474,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             s.field("pid"), i.field("pid"), i.field("procid"), pl.when(has_monotonic).then(m.field("pid")), pl.when(has_bare).then(b.field("pid"))
         ).cast(pl.Int64, strict=False),
         message=pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message"))
-        .when(has_monotonic).then(m.field("message")).when(has_bare).then(b.field("message")).otherwise(pl.col("text")),
+        .when(has_monotonic).then(m.field("message")).when(has_bare).then(b.field("message"))
+        .when(has_runtime).then(unshipped(pl.col("text"))).otherwise(pl.col("text")),
         severity=pl.coalesce(
             (pri % 8).cast(pl.String).replace_strict(_SEVERITY_BY_PRIORITY, default=None), level,
             pl.when(has_runtime).then(pl.col("runtime_level")),
@@ -471,6 +511,12 @@ _FACILITIES = [
     "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp", "ntp", "audit", "alert", "clock",
     *(f"local{n}" for n in range(8)),
 ]
+
+
+def _named_priority(facility: pl.Expr, level: pl.Expr) -> pl.Expr:
+    """The priority (facility x 8 + severity) of BusyBox' "facility.level" (:data:`_FACILITY_LEVEL`); null without one."""
+    facility = facility.replace_strict(_NAMED_FACILITIES, default=None, return_dtype=pl.Int32)
+    return facility * 8 + level.replace_strict(_NAMED_LEVELS, default=None, return_dtype=pl.Int32)
 
 
 def _nil_app_name(program: pl.Expr, pri: pl.Expr) -> pl.Expr:
@@ -509,7 +555,7 @@ def _with_bare_runtime_lines(parts: pl.DataFrame, within: str | None) -> pl.Data
     event = runtime_event(text).struct if events else pl.struct(runtime=pl.lit(None, pl.String), stamp=pl.lit(None, pl.String)).struct
     logrus_runtime = runtime_of_bare_lines(text, within) if logrus else pl.lit(None, pl.String)
     parts = parts.with_columns(logrus_runtime=logrus_runtime, event_runtime=event.field("runtime"), event_stamp=event.field("stamp"))
-    logrus_text = pl.when(pl.col("logrus_runtime").is_not_null()).then(text)
+    logrus_text = pl.when(pl.col("logrus_runtime").is_not_null()).then(unshipped(text))
     tty = logrus_text.str.extract_groups(LOGRUS_TTY_LINE).struct
     return parts.with_columns(
         runtime=pl.coalesce("logrus_runtime", "event_runtime"),
