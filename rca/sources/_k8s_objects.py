@@ -38,6 +38,8 @@ from rca.sources._kube import (
     devices_lost_message,
     event_kind,
     eviction_fields,
+    insufficient_resource,
+    insufficient_resources,
     job_failed,
     oom_victim,
 )
@@ -608,7 +610,7 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     kind = pl.when(is_event).then(event_kind(pl.col("reason").fill_null(""), message)).otherwise(pl.col("kind"))
     ts = timeutil.iso_to_utc(pl.col("when"), ctx.tz)
     return (
-        rows.with_columns(kind=kind, ts=ts)
+        rows.with_columns(kind=kind, ts=ts, insufficient=insufficient_resources(message))
         .select(
             "line",
             "n_lines",
@@ -645,9 +647,14 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
                     "component": pl.col("component"),
                     "started": pl.col("started"),
                     "state_field": pl.col("state_field"),
+                    # A FailedScheduling event (or an Unschedulable PodScheduled condition): the resource no node had enough of.
                     "resource": pl.coalesce(
-                        pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")), pl.col("resource"), devices.struct.field("resource")
+                        pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")),
+                        pl.col("resource"),
+                        devices.struct.field("resource"),
+                        insufficient_resource(pl.col("insufficient")),
                     ),
+                    "insufficient_resources": pl.col("insufficient"),
                     # A pod the kubelet rejected for want of devices: how many it asked for and how many there were.
                     "devices_requested": devices.struct.field("requested"),
                     "devices_available": devices.struct.field("available"),

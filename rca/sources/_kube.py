@@ -83,7 +83,8 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
     return pl.struct(
         resource=resource,
         threshold_bytes=quantity_bytes(message.str.extract(rf"Threshold quantity: ({QUANTITY})", 1)),
-        available_bytes=quantity_bytes(message.str.extract(rf"available: ({QUANTITY})", 1)),
+        # The threshold's own "available: 87608Ki", not a scheduler's "0/2 nodes are available: 1 Insufficient …".
+        available_bytes=quantity_bytes(message.str.extract(rf"Threshold quantity: {QUANTITY}, available: ({QUANTITY})", 1)),
         container=message.str.extract(r"Container ([a-z0-9][-a-z0-9.]*) was using", 1),
         containers=message.str.extract_all(r"Container [a-z0-9][-a-z0-9.]* was using").list.eval(
             pl.element().str.extract(r"Container (\S+) was using", 1)
@@ -96,6 +97,32 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
 # A device plugin's GPUs (nvidia.com/gpu, MIG slices, amd.com/gpu, alpha.kubernetes.io/nvidia-gpu before 1.8, shared or
 # virtual GPUs of other plugins): none of them allocatable, or none found, is a node that runs no GPU work.
 GPU_RESOURCE = r"/(?:.*[Gg][Pp][Uu]|mig-)|^(?:nvidia|amd)\.com/"
+
+
+# The scheduler's (and Volcano's) verdict on a pod no node fits: "0/8 nodes are available: 8 Insufficient nvidia.com/gpu.
+# preemption: 0/8 nodes are available: 8 No preemption victims found for incoming pod." (1.10+; "are unavailable" in
+# Volcano), before "No nodes are available that match all of the following predicates:: Insufficient
+# alpha.kubernetes.io/nvidia-gpu (1)." A resource name ends with a letter or digit: the sentence's "." is none of it.
+# "hugepages-2Mi" holds capitals.
+_INSUFFICIENT = r"\bInsufficient ([a-z0-9](?:[-A-Za-z0-9.]*[A-Za-z0-9])?(?:/[-A-Za-z0-9_.]*[A-Za-z0-9_])?)"
+_UNSCHEDULABLE = r"\bnodes are (?:un)?available:|\bNo nodes are available that match"
+
+
+def insufficient_resources(message: pl.Expr) -> pl.Expr:
+    """The resources a scheduling failure names as insufficient, in order and once each (null where it names none)."""
+    found = (
+        pl.when(message.str.contains(_UNSCHEDULABLE))
+        .then(message.str.extract_all(_INSUFFICIENT))
+        .list.eval(pl.element().str.strip_prefix("Insufficient "))
+        .list.unique(maintain_order=True)
+    )
+    return pl.when(found.list.len() > 0).then(found)
+
+
+def insufficient_resource(resources: pl.Expr) -> pl.Expr:
+    """Of the resources :func:`insufficient_resources` found, the one a GPU job waits on: a GPU resource first, else the first."""
+    gpu = resources.list.eval(pl.element().filter(pl.element().str.contains(GPU_RESOURCE))).list.first()
+    return pl.coalesce(gpu, resources.list.first())
 
 
 def devices_lost(resource: pl.Expr, capacity: pl.Expr, allocatable: pl.Expr) -> pl.Expr:
@@ -135,6 +162,11 @@ _OOM_KILL_REASONS = ("OOMKilling", "SystemOOM")
 _KERNEL_KILL = r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process [0-9]+ \("
 
 
+# The node controller's events for each pod it deletes from a node that does not answer: the taint manager's
+# TaintManagerEviction "Marking for deletion Pod ns/name" (the same reason's "Cancelling deletion of Pod" is none), and
+# before taints (1.5 and older) NodeControllerEviction "Marking for deletion Pod name from Node node".
+_NODE_EVICTION = "Marking for deletion Pod "
+
 # runc's error when the memory limit kills the container's init before it starts (a Failed event of the kubelet).
 _RUNC_INIT_OOM = "container init was OOM-killed"
 
@@ -147,9 +179,10 @@ def event_kind(reason: pl.Expr, message: pl.Expr) -> pl.Expr:
     node-problem-detector rule such as PodOOMKilling) or the kubelet's "… OOM encountered,
     victim process: x, pid: n" (a CgroupOOM event of patched kubelets); runc's "container init
     was OOM-killed" in a Failed event is the container's OOM kill; EvictionThresholdMet
-    is the kubelet starting to reclaim; Evicted names the pod, Kueue's EvictedDueTo… the workload.
+    is the kubelet starting to reclaim; Evicted names the pod, Kueue's EvictedDueTo… the workload, the node controller's
+    "Marking for deletion Pod …" a pod of a node gone NotReady.
     """
-    evicted = message.str.contains(EVICTION_MESSAGE, literal=True).fill_null(False)
+    evicted = (message.str.contains(EVICTION_MESSAGE, literal=True) | message.str.starts_with(_NODE_EVICTION)).fill_null(False)
     kernel_kill = (message.str.contains(_KERNEL_KILL) | message.str.contains("OOM encountered, victim process:", literal=True)).fill_null(False)
     return (
         pl.when(reason.is_in(_OOM_KILL_REASONS) | kernel_kill)

@@ -37,6 +37,8 @@ from rca.sources._kube import (
     devices_lost_message,
     event_kind,
     eviction_fields,
+    insufficient_resource,
+    insufficient_resources,
     job_failed,
     message_container,
     oom_victim,
@@ -718,6 +720,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
         object_ref=pl.col("object").str.extract_groups(r"^(?<kind>[0-9A-Za-z_.-]+)/(?<name>.+)$"),
         evicted=eviction_fields(message.fill_null("")),
         victim=oom_victim(message.fill_null("")),
+        insufficient=insufficient_resources(message),
         message_pod=message.str.extract_groups(_MESSAGE_POD),
         assigned=pl.when(message.str.starts_with("Successfully assigned ")).then(message.str.extract_groups(_ASSIGNED)),
     )
@@ -844,7 +847,11 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                     "roles": pl.col("roles"),
                     "version": pl.col("version"),
                     "restarts": pl.col("restarts"),
-                    "resource": pl.coalesce(evicted.struct.field("resource"), devices.struct.field("resource")),
+                    # A FailedScheduling row's resource is the one no node had enough of (a GPU's first).
+                    "resource": pl.coalesce(
+                        evicted.struct.field("resource"), devices.struct.field("resource"), insufficient_resource(pl.col("insufficient"))
+                    ),
+                    "insufficient_resources": pl.col("insufficient"),
                     "threshold_bytes": evicted.struct.field("threshold_bytes"),
                     "available_bytes": evicted.struct.field("available_bytes"),
                     "devices_requested": devices.struct.field("requested"),
@@ -1200,8 +1207,11 @@ def _described_event(records: pl.DataFrame, tz: str) -> pl.DataFrame:
                 "source": pl.col("event_component"),
                 "object": pl.when(involved_kind.is_not_null()).then(pl.format("{}/{}", involved_kind.str.to_lowercase(), pl.col("involved_name"))),
                 "resource": pl.coalesce(
-                    pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")), admission_devices(message).struct.field("resource")
+                    pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")),
+                    admission_devices(message).struct.field("resource"),
+                    insufficient_resource(insufficient_resources(message)),
                 ),
+                "insufficient_resources": insufficient_resources(message),
                 "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
                 "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
                 "devices_requested": admission_devices(message).struct.field("requested"),

@@ -47,6 +47,8 @@ from rca.sources._kube import (
     admission_devices,
     event_kind,
     eviction_fields,
+    insufficient_resource,
+    insufficient_resources,
     job_failed,
     memcg_container_id,
     memcg_pod_uid,
@@ -70,7 +72,7 @@ KUBELET_PROGRAMS = (
 _SCHEDULER_FILES = ("schedule_one", "scheduling_queue", "default_binder", "default_preemption")
 _CONTROLLER_MANAGER_FILES = (
     "controllermanager", "nodecontroller", "node_lifecycle_controller", "replica_set", "deployment_controller",
-    "ttlafterfinished_controller", "cronjob_controllerv2", "endpointslice_controller",
+    "ttlafterfinished_controller", "cronjob_controllerv2", "endpointslice_controller", "taint_manager", "taint_eviction",
 )
 _COMPONENT_CALLERS = (
     ("kube-scheduler", rf'\b(?:{"|".join(_SCHEDULER_FILES)})\.go:[0-9]+(?:\] |")'),
@@ -126,6 +128,8 @@ _SEVERITY_BY_LETTER = {"I": "info", "W": "warning", "E": "error", "F": "critical
 _SLASH_POD = (
     r'\bpod(?:="?| <?)(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a-z0-9.]*)"?'
     r"|\bJob: (?<job_namespace>[a-z0-9][-a-z0-9]*)/[^,\s]+, Task:[^,]*, Pod:(?<job_pod>[a-z0-9][-a-z0-9.]*),"
+    # The taint manager before 1.20: "NoExecuteTaintManager is deleting Pod: ns/name".
+    r"|\bis deleting Pod: (?<taint_namespace>[a-z0-9][-a-z0-9]*)/(?<taint_pod>[a-z0-9][-a-z0-9.]*)"
 )
 # The pod killer's lines name a pod by its name alone: "Killing unwanted pod" podName="x", "Failed killing the pod" … podName="x".
 _POD_NAME_ONLY = r'\bpodName="?([a-z0-9][-a-z0-9.]*)"?(?:\s|$)'
@@ -160,6 +164,10 @@ _EVICTION_STAGES: tuple[tuple[str, str], ...] = (
     ("critical_pod_skipped", r"(?i)cannot evict a critical"),
     ("cleanup_wait", r"(?i)evicted, waiting for pods? to be cleaned up"),
     ("evicting", r"(?i)\bevicting pod\b"),
+    # kube-controller-manager's taint manager deletes each pod that does not tolerate a NoExecute taint (a node gone
+    # NotReady or unreachable): "NoExecuteTaintManager is deleting Pod: ns/name" (1.6–1.19), then structured
+    # "NoExecuteTaintManager is deleting pod" pod="ns/name", and since 1.29 "Deleting pod" controller="taint-eviction-controller".
+    ("taint_eviction", r'(?i)\bNoExecuteTaintManager is deleting pod\b|^"Deleting pod" controller="taint-eviction-controller"'),
     ("evicted", r"(?i)\bis evicted successfully|\bpod \S+ evicted successfully|\bevicted pod\b"),
     ("admission_rejected", r'(?i)failed to admit pod.*(?:node has conditions|nodeCondition)|^"Pod admission denied" .*\breason="Evicted"'),
 )
@@ -326,7 +334,7 @@ def _in_envelope_zone(klog_ts: pl.Expr) -> pl.Expr:
 # so the costlier rules run on this subset alone.
 _NOTABLE = (
     r"(?i)evict|admit pod|admission denied|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred|xid"
-    r"|unhealthy|devices to allocate|needs to allocate|allocation request for device|pre-allocated devices|devices unavailable"
+    r"|unhealthy|noexecutetaintmanager|taint-eviction|devices to allocate|needs to allocate|allocation request for device|pre-allocated devices|devices unavailable"
 )
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
@@ -458,10 +466,11 @@ def _pod_facts() -> list[pl.Expr]:
 
     return [
         pl.coalesce(
-            slash.field("pod"), under.field("pod"), slash.field("job_pod"), listed.field("pod"), label("pod.name"), body.str.extract(_POD_NAME_ONLY, 1)
+            slash.field("pod"), under.field("pod"), slash.field("job_pod"), slash.field("taint_pod"), listed.field("pod"), label("pod.name"), body.str.extract(_POD_NAME_ONLY, 1)
         ).alias("pod"),
         pl.coalesce(
-            slash.field("namespace"), under.field("namespace"), slash.field("job_namespace"), listed.field("namespace"), label("pod.namespace")
+            slash.field("namespace"), under.field("namespace"), slash.field("job_namespace"), slash.field("taint_namespace"), listed.field("namespace"),
+            label("pod.namespace"),
         ).alias("namespace"),
         pl.coalesce(body.str.extract(_POD_UID, 1), body.str.extract(_EVENT_POD_UID, 1), under.field("pod_uid"), label("pod.uid")).alias("pod_uid"),
         pl.coalesce(
@@ -565,6 +574,9 @@ def _gpu_facts() -> list[pl.Expr]:
     # A device admission failure (its event, "Pod admission denied", the device manager's error) counts the devices.
     admission = admission_devices(pl.col("body")).struct
     return [
+        # kube-scheduler's "Unable to schedule pod; no fit; waiting" … err="0/8 nodes are available: 8 Insufficient nvidia.com/gpu."
+        # and the FailedScheduling event it records: the resources no node had enough of.
+        insufficient_resources(pl.col("body")).alias("insufficient"),
         admission.field("resource").alias("admission_resource"),
         admission.field("requested").alias("devices_requested"),
         admission.field("available").alias("devices_available"),
@@ -703,8 +715,14 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "reason": pl.col("event_reason"),
         "object": pl.col("event_object"),
         "resource": pl.coalesce(
-            pl.col("resource"), evicted.field("resource"), pl.col("gpu_resource"), pl.col("device_resource"), pl.col("admission_resource")
+            pl.col("resource"),
+            evicted.field("resource"),
+            pl.col("gpu_resource"),
+            pl.col("device_resource"),
+            pl.col("admission_resource"),
+            insufficient_resource(pl.col("insufficient")),
         ),
+        "insufficient_resources": pl.col("insufficient"),
         "devices": pl.col("devices"),
         "devices_requested": pl.col("devices_requested"),
         "devices_available": pl.col("devices_available"),
