@@ -120,7 +120,8 @@ _OUTER_LAYERS = (
     # line's own level wins) and a summary field's chip after it ("[resource.labels.containerName: init]").
     # GitLab's runner (17.0+, FF_TIMESTAMPS) follows its stamp with the stream, two hex digits and O(ut) or E(rr), then a
     # space, or a "+" and no space where the runner split a line at a carriage return ("00O+Preparing the "shell" executor").
-    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?:(?<ci_level>{LEVEL_WORDS}) )?(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}))"
+    # Jenkins' Timestamper pads its time of day with two spaces ("10:15:32  [Pipeline] sh"): the pad is no part of the line.
+    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?:(?<ci_level>{LEVEL_WORDS}) )?(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}) ?)"
     r"(?:\s[0-9a-f][0-9a-f][OE](?:\+|[ \t]|$)|(?: -|:| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF])"
     r"| \[resource\.labels\.container_?[Nn]ame: (?<gcl_container>[^\]\s]+)\])?" + _ENDS_TAG + ")",
     # BuildKit's plain progress (`docker build --progress=plain`, and the excerpt of a failed step under its error): a step's
@@ -653,7 +654,15 @@ def _without_stray_tags(layers: pl.DataFrame) -> pl.DataFrame:
 
 
 # What a training script numbers at a line's start ("rank0: ", "epoch3: ", "step_120: ") has pdsh's host shape: a label.
-_NOT_A_HOST = r"^(?i:rank|epoch|step|iter|iteration|batch|layer|gpu|cuda|device|thread|proc|process|job|task|worker)[_\-]?[0-9]+$"
+# So has a program whose name holds a digit, before its diagnostic: GCC's passes and linker wrapper ("collect2: fatal error:
+# ld terminated with signal 9", "cc1plus: warning: …"), a tool named for its target or its version ("x86_64-linux-gnu-gcc:
+# error: …", "gcc-11: fatal error: …", "python3: can't open file …").
+_NOT_A_HOST = (
+    r"^(?i:rank|epoch|step|iter|iteration|batch|layer|gpu|cuda|device|thread|proc|process|job|task|worker)[_\-]?[0-9]+$"
+    r"|^(?:collect2|cc1(?:plus|obj|objplus)?|lto1|f951)$"
+    r"|^(?:[0-9A-Za-z_]+-)*(?:gcc|cc|cpp|gfortran|clang|ld|as|ar|nm|strip|objcopy|ranlib|nvcc)(?:-[0-9]+(?:\.[0-9]+)*)?$"
+    r"|^(?:python|pypy|pip|perl|ruby|node|java|cmake|bash)[0-9]+(?:\.[0-9]+)*$"
+)
 _NOT_THE_LAYER = {"pdsh_host": _NOT_A_HOST}
 
 

@@ -35,6 +35,10 @@ CUDA_OOM = (
     r"CUDA out of memory|HIP out of memory|CUDA (?:driver )?error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
     r"|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:Out of memory|Failed to allocate)"
     r"|OOM when allocating tensor"
+    # the legacy generation's CUDA checks of cudaErrorMemoryAllocation (2): Caffe2's enforce ("[enforce fail at
+    # context_gpu.cu:343] error == cudaSuccess. 2 vs 0. Error at: …/context_gpu.cu:343: out of memory") and Caffe's glog
+    # CHECK ("Check failed: error == cudaSuccess (2 vs. 0)  out of memory")
+    r"|error == cudaSuccess(?:\. 2 vs 0\. Error at: [^\n]*?:| \(2 vs\. 0\)) +out of memory"
     # TensorRT-LLM's CUDA check ("CUDA runtime error in ::cudaMallocAsync(…): out of memory (…tllmBuffers.h:112)"), TensorRT's allocator
     r"|CUDA runtime error in [^\n]*?: out of memory|Cuda Runtime \(out of memory\)"
     r"|Requested amount of GPU memory \([0-9]+ bytes\) could not be allocated"
@@ -87,7 +91,9 @@ _BASH_KILL = (
 )
 # bash's report of a foreground job a signal ended, on a line of its own: "Killed" (SIGKILL: the OOM killer, a CI
 # runner's hard stop), "Terminated" (SIGTERM: GitLab's runner at a job's timeout).
-_LONE_SIGNAL = r"^\s*(Killed|Terminated)\s*$"
+# A workflow runner may put the step's name before it: Tekton's `tkn … logs` ("[build : compile] Killed"), Argo's and
+# `kubectl logs`' container as a DNS label ("main: Killed": a capitalised "State: Terminated" is a field, no kill).
+_LONE_SIGNAL = r"^\s*(?:\[[0-9A-Za-z_.:\- ]+\] *|[a-z0-9][a-z0-9.\-]*: )?(Killed|Terminated)\s*$"
 _EXIT_CODE = (
     # Azure Pipelines quotes the code: "Bash exited with code '137'.", "exit code: `137`;"; YARN's NodeManager says
     # "Container killed on request. Exit code is 137".
@@ -98,6 +104,9 @@ _EXIT_CODE = (
     # Travis CI's 'The command "…" exited with 137.', a Kubernetes hook's "command '…' exited with 137: "
     r"|\bexited with (?<bare>-?[0-9]{1,4})(?:[.:,]|\s*$)"
 )
+# Docker's legacy builder's failed RUN step: "The command '/bin/sh -c make' returned a non-zero code: 2", Docker 1.7's CLI
+# under logrus' info level and with the command in brackets ("INFO[0000] The command [/bin/sh -c make] returned …").
+_DOCKER_STEP_FAILED = r"^The command (?:'.*'|\[.*\]) returned a non-zero code: "
 # The Kubeflow Training Operator's report of a replica's pod that ended, "namespace.pod" (a namespace is a DNS label, no
 # dot; a pod's name may hold dots): "Pod: kubeflow.pytorch-simple-worker-0 exited with code 1", and its event of the
 # container's end, the pod without its namespace ("Error pod pytorch-simple-worker-0 container pytorch exitCode: 1").
@@ -489,6 +498,8 @@ def _exit_facts() -> dict[str, pl.Expr]:
     pod = gated("exit").str.extract_groups(_EXITED_POD).struct
     return {
         "exit_code": code, "exit_signal": pl.when(~sentinel).then(_signal_of_exit(code)), "exit_process": program,
+        # Docker's builder before BuildKit stops the build at a step that failed, whatever level its CLI logged it at
+        "exit_build_failed": (code != 0) & gated("exit").str.contains(_DOCKER_STEP_FAILED),
         "exit_pod": pl.coalesce(pod.field("pod"), pod.field("bare_pod")), "exit_namespace": pod.field("namespace"),
     }
 
@@ -831,6 +842,8 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             # a traceback a wrapper logged at its stdout's level ("[INFO ] W-9000-… MODEL_LOG - Traceback …": TorchServe's
             # worker) is an uncaught exception all the same; one logged as a warning was handled
             pl.when((c("kind") == "traceback") & (c("family") == "python") & c("severity").is_in(["info", "debug"])).then(pl.lit("error")),
+            # a controller that logs a replica's exit at info restarts it; Docker's builder gives up the build
+            pl.when(c("f_exit_build_failed")).then(pl.lit("error")),
             c("severity"),
             pl.when(c("kind").is_in(["cuda_oom", "dataloader_killed", "nccl_timeout", "shm_error", "xid", "process_killed", "traceback", "oom_kill"]))
             .then(pl.lit("error")),

@@ -52,6 +52,10 @@ _MARKERS = "|".join(
         r"Process completed with exit code [0-9]+", r"ERROR: Job failed",
         # GCC's driver of a compiler pass a signal ended, Docker's legacy builder of a failed step, Jenkins losing its agent
         r"(?:fatal|internal compiler) error: [A-Z][a-z]+(?: [a-z]+)* (?:signal terminated program|\(program) ",
+        # ... and collect2's of the linker ("collect2: fatal error: ld terminated with signal 9 [Killed]")
+        r"^collect2: (?:fatal )?error: \S+ terminated with signal [0-9]+",
+        # Jenkins' durable-task losing its sh step's wrapper script (before "script returned exit code -1")
+        r"wrapper script does not seem to be touching the log file in ",
         r"returned a non-zero code: -?[0-9]+", r"^Cannot contact \S+: (?:java|hudson)\.", r"script returned exit code -?[0-9]+",  # Jenkins' sh step r"^Running with gitlab-runner",
         r"^(?:\[[0-9T:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?[0-9]+",
         r"The runner has received a shutdown signal", r"lost communication with the server\.", r"line [0-9]+: +[0-9]+ (?:Killed|Terminated|Aborted|Segmentation fault|Bus error)(?: |$)", r"^Killed$",
