@@ -133,6 +133,11 @@ STATUS_FRAGMENT_FAILED_CONDITION = r'^\s*-?\s*"?type"?:\s*"?Failed"?,?\s*$'
 # Or a node's status (`get node -o yaml | grep -A20 status`, `-o json | jq .status`): its capacity and allocatable.
 STATUS_FRAGMENT_CAPACITY = r'^\s*"?capacity"?:\s*\{?\s*$'
 STATUS_FRAGMENT_ALLOCATABLE = r'^\s*"?allocatable"?:\s*\{?\s*$'
+# Or one container state's own fields (`yq '.status.containerStatuses[0].lastState.terminated'`, `jq` of the same): no
+# key above them, but an exit code, a reason and a time of the state's, every line one of those fields.
+STATE_FIELDS_EXIT_CODE = r'^\s*"?exitCode"?:\s*-?[0-9]+,?\s*$'
+STATE_FIELDS_TIME = r'^\s*"?(?:finishedAt|startedAt)"?:\s*["\']?[0-9]{4}-[0-9]{2}-[0-9]{2}T'
+STATE_FIELDS_LINE = r'^\s*(?:"?(?:terminated|containerID|exitCode|finishedAt|message|reason|signal|startedAt)"?:|[{}],?\s*$)'
 _ELISION = r"^\s*(?:\.\.\.|…)\s*$"
 _STATE_KEYS = ("state", "lastState")
 
@@ -147,7 +152,8 @@ def parse_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | No
         kept.str.contains(STATUS_FRAGMENT_FAILED).any() or kept.str.contains(STATUS_FRAGMENT_FAILED_CONDITION).any()
     )
     node = kept.str.contains(STATUS_FRAGMENT_CAPACITY).any() and kept.str.contains(STATUS_FRAGMENT_ALLOCATABLE).any()
-    if not (kept.str.contains(STATUS_FRAGMENT_TERMINATED).any() or kept.str.contains(STATUS_FRAGMENT_EVICTED).any() or failed or node):
+    state = kept.str.contains(STATE_FIELDS_EXIT_CODE).any()
+    if not (kept.str.contains(STATUS_FRAGMENT_TERMINATED).any() or kept.str.contains(STATUS_FRAGMENT_EVICTED).any() or failed or node or state):
         return None
     text = "\n".join(kept.to_list())
     value = _json_fragment(text) if text.lstrip().startswith('"') else _yaml_fragment(text)
@@ -218,6 +224,9 @@ def _status_as_pod(value: Any) -> dict[str, Any] | None:
     status = value.get("status") if isinstance(value.get("status"), dict) else value
     if any(key in status for key in _STATE_KEYS):
         status = {"containerStatuses": [status]}
+    elif _bare_terminated(status):
+        # A container state with neither its container nor which of its states it was: the state stands for the container.
+        status = {"containerStatuses": [{"terminated": _get(status, "terminated") or status}]}
     for key in ("initContainerStatuses", "containerStatuses"):
         # An elision can leave a single container's fields without their list item.
         if isinstance(status.get(key), dict):
@@ -226,6 +235,12 @@ def _status_as_pod(value: Any) -> dict[str, Any] | None:
     if not has_containers and status.get("reason") != "Evicted" and not _rejected(status):
         return None
     return {"status": status}
+
+
+def _bare_terminated(value: dict[str, Any]) -> bool:
+    """Whether a fragment is a terminated container state's fields alone, or under their ``terminated`` key only."""
+    fields = _get(value, "terminated") if set(value) == {"terminated"} else value
+    return "exitCode" in fields and any(key in fields for key in ("reason", "finishedAt", "startedAt"))
 
 
 def _rejected(status: dict[str, Any]) -> bool:
@@ -522,8 +537,9 @@ def _pod_rows(pod: dict[str, Any], fmt: str, *, every_termination: bool = False)
     for container in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
         if not isinstance(container, dict):
             continue
-        for field in ("state", "lastState"):
-            terminated = _get(_get(container, field), "terminated")
+        # A bare state (:func:`_status_as_pod`) is the container's with no field to name (None).
+        for field in ("state", "lastState", None):
+            terminated = _get(container if field is None else _get(container, field), "terminated")
             oom = terminated.get("reason") == "OOMKilled"
             if not terminated or not (oom or every_termination):
                 continue

@@ -103,6 +103,13 @@ _HEADLESS_EVENT = (
     r"(?<type>Normal|Warning)\s{2,}"
     r"(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}(?<object>[A-Za-z][0-9A-Za-z_.-]*/(?:[^\s<]|<[^<>]*>)+)(?:\s{2,}(?<message>.*?))?\s*$"
 )
+# A row cut down to its REASON, OBJECT and MESSAGE (`-o custom-columns`, or an author's excerpt): the reason, then
+# "kind/name" of a kind events name, pin it down.
+_HEADLESS_REASON_EVENT = (
+    r"^\s*(?<reason>[A-Z][0-9A-Za-z_]*)\s{2,}"
+    r"(?<object>(?:pod|node|job|cronjob|replicaset|deployment|statefulset|daemonset|persistentvolumeclaim|service)"
+    r"(?:\.[a-z][0-9a-z.-]*)?/[a-z0-9][-a-z0-9.]*)\s{2,}(?<message>\S.*?)\s*$"
+)
 # `kubectl get pods` rows without their header (`| grep OOMKilled`, `get all` with its "pod/" prefix): READY
 # "n/m", the status, RESTARTS (with "(5m ago)" since 1.23) and the age pin the columns down; a row cut after
 # its status (or its restarts) keeps the first three. A status may be words (1.16's "Topology Affinity Error").
@@ -166,6 +173,7 @@ _TOP_NODE_FIELDS = ("name", "cpu", "cpu_pct", "memory", "memory_pct")
 _HEADLESS_SHAPES = (
     (_HEADLESS_EVENT, ("namespace", "last_seen", "type", "reason", "object", "message")),
     (_HEADLESS_POD, ("namespace", "name", "ready", "status", "restarts", "age", "node")),
+    (_HEADLESS_REASON_EVENT, ("reason", "object", "message")),
     (_HEADLESS_CONDITION, ("type", "status", "heartbeat", "transition", "reason", "message")),
     (_DESCRIBE_EVENT_ROW, _DESCRIBE_EVENT_FIELDS),
     (_COLLAPSED_EVENT_ROW, _COLLAPSED_EVENT_FIELDS),
@@ -315,6 +323,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         first=pl.col("first").first(),
         **{name: pl.col(name).any() for name in ("json_marker", "yaml_kind", *_SNIFFED_SHAPES)},
         inline_share=inline_shaped.mean(),
+        state_field_share=pl.col("state_field").mean(),
         headless_share=pl.col("headless").mean(),
         headless_any=pl.col("headless").any(),
         described_share=(pl.col("headless") | described).mean(),
@@ -340,6 +349,9 @@ _SNIFFED_SHAPES = {
     "status_capacity": _k8s_objects.STATUS_FRAGMENT_CAPACITY,
     "status_allocatable": _k8s_objects.STATUS_FRAGMENT_ALLOCATABLE,
     "runtime_state": _k8s_objects.RUNTIME_STATE_KEY,
+    "state_exit_code": _k8s_objects.STATE_FIELDS_EXIT_CODE,
+    "state_time": _k8s_objects.STATE_FIELDS_TIME,
+    "state_field": rf"{_k8s_objects.STATE_FIELDS_LINE}|{_PROMPT}|{_ELIDED}|^\s*$",
     "runtime_exit_code": _k8s_objects.RUNTIME_EXIT_CODE,
     "events_header": rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}|{_COLLAPSED_EVENTS_HEADER}",
     "inline": _INLINE_TERMINATED,
@@ -369,6 +381,9 @@ def _head_score(found: dict) -> float:
     if (found["status_key"] or found["json_object"]) and (found["status_failed"] or found["status_failed_condition"]) and found["status_reason"]:
         return 0.9
     if found["runtime_state"] and found["runtime_exit_code"]:
+        return 0.9
+    # A container state's fields printed alone (`yq '…lastState.terminated'`): nothing but them, a prompt above.
+    if found["state_exit_code"] and found["status_reason"] and found["state_time"] and found["state_field_share"] == 1.0:
         return 0.9
     # A node's pasted status: its capacity and allocatable, under a status key or as `jq .status`'s object.
     if (found["status_key"] or found["json_object"]) and found["status_capacity"] and found["status_allocatable"]:
@@ -1281,6 +1296,11 @@ SOURCE = register(
             '"phase": "Failed"',
             # A failed workload's (a Job's) status fragment.
             "type: Failed",
+            # An events row cut to its REASON, OBJECT and MESSAGE.
+            "  pod/",
+            "  node/",
+            # A container state's fields printed alone (`yq '…lastState.terminated'`, `jq` of it).
+            "exitCode",
             '"type": "Failed"',
         ),
         formats=(
