@@ -51,9 +51,10 @@ def test_a_program_name_with_a_digit_is_no_pdsh_host(line: str, program: str) ->
     assert event["message"].startswith(program + ": ")
 
 
-def test_pdsh_hosts_are_still_peeled() -> None:
-    events = _events("10.141.250.231: hello\n10.141.250.231: world\n")
-    assert events["host"].to_list() == ["10.141.250.231"] * 2
+@pytest.mark.parametrize("host", ["10.141.250.231", "node01", "node1.cluster.local", "gpu-node-3"])
+def test_pdsh_hosts_are_still_peeled(host: str) -> None:
+    events = _events(f"{host}: hello\n{host}: world\n")
+    assert events["host"].to_list() == [host] * 2
     assert events["message"].to_list() == ["hello", "world"]
 
 

@@ -656,12 +656,12 @@ def _without_stray_tags(layers: pl.DataFrame) -> pl.DataFrame:
 # What a training script numbers at a line's start ("rank0: ", "epoch3: ", "step_120: ") has pdsh's host shape: a label.
 # So has a program whose name holds a digit, before its diagnostic: GCC's passes and linker wrapper ("collect2: fatal error:
 # ld terminated with signal 9", "cc1plus: warning: …"), a tool named for its target or its version ("x86_64-linux-gnu-gcc:
-# error: …", "gcc-11: fatal error: …", "python3: can't open file …").
+# error: …", "gcc-11: fatal error: …", "python3: can't open file …"). Not node.js: "node01" is a cluster's commonest host name.
 _NOT_A_HOST = (
     r"^(?i:rank|epoch|step|iter|iteration|batch|layer|gpu|cuda|device|thread|proc|process|job|task|worker)[_\-]?[0-9]+$"
     r"|^(?:collect2|cc1(?:plus|obj|objplus)?|lto1|f951)$"
     r"|^(?:[0-9A-Za-z_]+-)*(?:gcc|cc|cpp|gfortran|clang|ld|as|ar|nm|strip|objcopy|ranlib|nvcc)(?:-[0-9]+(?:\.[0-9]+)*)?$"
-    r"|^(?:python|pypy|pip|perl|ruby|node|java|cmake|bash)[0-9]+(?:\.[0-9]+)*$"
+    r"|^(?:python|pypy|pip|perl|ruby|java|cmake|bash)[0-9]+(?:\.[0-9]+)*$"
 )
 _NOT_THE_LAYER = {"pdsh_host": _NOT_A_HOST}
 
