@@ -174,9 +174,10 @@ _APP_HEADERS = {
     "hf_transformers": rf"\[(?<hf_level>[A-Z]+)\|[^\]\s]+\] (?<hf_iso>{_ISO}) >>",
     # Abseil's log before absl::InitializeLog() (XLA's, JAX's, TensorFlow's since 2.16) writes glog's header with no date and
     # the epoch second where the clock goes: "E0000 00:00:1775556782.173781    2657 cuda_dnn.cc:8579] ".
+    # glog 0.5+ writes the year before the month ("I20211221 20:18:47.295809  6740 config.cc:27] "); klog never does.
     "klog": (
         r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEF])(?:0000 00:00:(?<glog_epoch>1[4-9][0-9]{8}\.[0-9]+)"
-        r"|(?<glog_raw>(?<glog_mon>[0-9]{1,2})(?<glog_day>[0-9][0-9])"
+        r"|(?<glog_raw>(?<glog_year>(?:19|20)[0-9][0-9])?(?<glog_mon>[0-9]{1,2})(?<glog_day>[0-9][0-9])"
         r" (?<glog_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+)))(?:\s+[0-9]+)? [^\]\s]+:[0-9]+\]"
     ),
     "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:[0-9]+\]",
@@ -249,16 +250,17 @@ _APP_HEADERS = {
     # zap's EpochTimeEncoder (controller-runtime's default before v0.15: the Kubeflow Training Operator, KubeRay) prints
     # the float seconds as Go's %g does: "1.7085078566441019e+09\tDEBUG\tevents\t…".
     "epoch": r"\[?(?<epoch>1[4-9][0-9]{8}(?:\.[0-9]{1,9})?|1[4-9][0-9]{11}|1\.[4-9][0-9]{0,16}e\+09)\]?",
-    # A C ctime in brackets: Snakemake's stamp over each job ("[Wed Nov 12 11:40:15 2025]", on a line of its own).
+    # A C ctime in brackets: Snakemake's stamp over each job ("[Wed Nov 12 11:40:15 2025]", on a line of its own), Apache's
+    # error log to the microsecond ("[Wed Oct 11 14:32:52.123456 2000] [core:error] ").
     "ctime": (
         r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?<ctime_mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?<ctime_day>[0-9]{1,2})"
-        r" (?<ctime_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) (?<ctime_year>[0-9]{4})\]"
+        r" (?<ctime_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?) (?<ctime_year>[0-9]{4})\]"
     ),
     # date(1)'s default output, which shell scripts echo before a step ("Tue Mar  5 15:17:06 UTC 2019: starting"; a 12-hour
     # clock in some locales; a zone name, an offset or none), and Python's time.ctime() ("Tue Mar  5 15:17:09 2019").
     "date_cmd": (
         r"(?<date_raw>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? +(?<date_mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?<date_day>[0-9]{1,2})"
-        r" (?<date_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?: (?<date_half>[AP]M))?(?: (?<date_zone>[A-Z]{1,5}|[+-][0-9]{4}))?"
+        r" (?<date_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?)(?: (?<date_half>[AP]M))?(?: (?<date_zone>[A-Z]{1,5}|[+-][0-9]{4}))?"
         r" (?<date_year>[0-9]{4}))(?::| -)?"
     ),
     # Jupyter's servers and tornado: "[W 2025-05-12 09:51:40.123 ServerApp] ", the level's first letter and the app
@@ -274,6 +276,9 @@ _APP_HEADERS = {
     # SageMaker's model parallelism library (SMP) puts the level's letter and the caller inside the bracket:
     # "[2024-06-28 18:30:50.171: W torch/sagemaker/distributed/fsdp/fully_sharded_data_parallel.py:38] "; TensorFlow's C++ log
     # reads so where its stamp is no outer one (under mpirun's tag: "2019-08-26 18:41:15.943905: E …/cuda_driver.cc:828] ").
+    # A bracketed stamp with the next tag glued to it, as C++ loggers' patterns write ("[2024-05-01 12:00:00.123][error][1234] "):
+    # the tag stays the body's first word (_peel_application).
+    "iso8601_glued": rf"\[(?<glued_iso>{_ISO})\](?<glued_tag>\[[^\]\s]+\])",
     "iso8601": rf"(?:(?<iso_level_first>{LEVEL_WORDS}) |\[titan\] )?"
     rf"\[?(?<app_iso>{_ISO})(?: (?:[DTPE]P[0-9]+ ?)+)?\]?(?: -|::\[[^\]\s]+\]::(?<iso_level>{LEVEL_WORDS}) -->"
     r"|: (?<smp_sev>[DIWEFC]) [^\]\s]+:[0-9]+\]|:)?",
@@ -313,13 +318,14 @@ _APP_HEADERS = {
         rf" (?<rich_level>{LEVEL_WORDS}) *"
     ),
 }
-_APP = "^(?<app>" + "|".join(f"{header}{_ENDS_TAG}" for header in _APP_HEADERS.values()) + ")"
+# Every header but the glued stamp ends where a space (or the line) does.
+_APP = "^(?<app>" + "|".join(f"{header}{'' if name == 'iso8601_glued' else _ENDS_TAG}" for name, header in _APP_HEADERS.items()) + ")"
 # The group that is set exactly when each header won (python_caller's, kserve's and loguru's lines are of their stamp's format;
 # nemo, us_date and cosmos have none of their own).
 _APP_WITNESS = {
     "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
     "go_log": "go_stamp", "paddle": "paddle_stamp", "pingcap": "pingcap_stamp", "gin": "gin_stamp", "log4j": "log4j_level", "log4j2": "log4j2_level", "ray": "ray_sev",
-    "logfmt": "logfmt_time", "epoch": "epoch", "iso8601": "app_iso",
+    "logfmt": "logfmt_time", "epoch": "epoch", "iso8601_glued": "glued_iso", "iso8601": "app_iso",
     "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
     "tornado": "tornado_sev", "actions_runner": "runner_level", "torch_npu": "npu_level", "cann": "cann_stamp",
     "torch_npu_log": "npu_log_level",
@@ -330,7 +336,9 @@ _RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
 _LEADING_LEVEL = (
     r"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+(?:\s+-|:)\s+|[0-9A-Za-z_.]+\] |[0-9A-Za-z_.]+:[0-9A-Za-z_<>]+:[0-9]+ - )?"
     rf"[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
-    r"|^(?<title>Error|Warning|Fatal):|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
+    r"|^(?<title>Error|Warning|Fatal|error|warning|fatal):|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
+    # spdlog's default pattern ("[%Y-%m-%d %H:%M:%S.%e] [%n] [%l] "): the logger's name, then the level in lower case.
+    r"|^(?:\[[0-9A-Za-z_.:\-]+\] ?)?\[(?<spdlog>trace|debug|info|warning|warn|error|err|critical|fatal)\]"
     # NCCL names its file and line, maybe the function too ("include/alloc.h:320 (ncclCuMemAlloc) NCCL WARN …").
     r"|^(?:[0-9A-Za-z_./\-]+:[0-9]+ (?:\([0-9A-Za-z_]+\) )?)?NCCL (?<nccl>INFO|WARN|ERROR|TRACE)\b"
     # A tool's diagnostic ("srun: error: …", "slurmstepd: error: …"), and Airflow's "{file.py:N} LEVEL - …".
@@ -689,7 +697,10 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     cann_body = pl.when(pl.col("cann_code").is_not_null()).then(
         pl.format("{}: {}", "cann_code", inner.str.strip_prefix(pl.col("app")).str.strip_chars_start())
     )
-    layers = layers.with_columns(app_format=app_format, body=pl.coalesce("j_body", cann_body, inner.str.strip_prefix(pl.col("app")), inner))
+    glued_body = pl.when(pl.col("glued_tag").is_not_null()).then(pl.concat_str("glued_tag", inner.str.strip_prefix(pl.col("app"))))
+    layers = layers.with_columns(
+        app_format=app_format, body=pl.coalesce("j_body", cann_body, glued_body, inner.str.strip_prefix(pl.col("app")), inner)
+    )
     # SGLang's tensor-parallel rank in its stamp's bracket ("[2025-05-19 23:22:28 TP3]") is the worker's rank where no
     # data, pipeline or expert-parallel rank is given beside it. Only the first line of a message wears it: unlike a
     # rank's tag, it does not set the line's partition.
@@ -799,6 +810,9 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     trt_stamp = c("trt_stamp")
     trt = pl.format("{}-{}-{} {}", trt_stamp.str.slice(6, 4), trt_stamp.str.slice(0, 2), trt_stamp.str.slice(3, 2), trt_stamp.str.slice(11))
     ctime = pl.when(c("ctime_year").is_not_null()).then(timeutil.ctime_string(c("ctime_year"), c("ctime_mon"), c("ctime_day"), c("ctime_clock")))
+    glog_dated = pl.when(c("glog_year").is_not_null()).then(
+        pl.format("{}-{}-{} {}", "glog_year", c("glog_mon").str.zfill(2), "glog_day", "glog_clock")
+    )
     date_cmd = _date_command_stamp()
     # torch_npu's and CANN's stamps ("2025-10-10-14:03:52.302.004", "2025-12-29 13:22:34:096"): the date, the time, then the
     # fraction of a second in groups of three digits.
@@ -810,7 +824,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     dated = pl.coalesce(
         "ci_iso", "hf_iso", "app_iso", "go_stamp", "paddle_stamp", "pingcap_stamp", gin, log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
         trt, date_cmd, "tornado_iso", npu,
-        "runner_iso",
+        "runner_iso", glog_dated, "glued_iso",
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
@@ -825,7 +839,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     stamped = layers.with_columns(
         dated_raw=dated,
         epoch_any=pl.coalesce("epoch", "glog_epoch", pl.when(json_epoch).then(json_time)),
-        yearless_any=pl.coalesce("vllm_raw", "glog_raw", "cosmos_stamp"),
+        yearless_any=pl.coalesce("vllm_raw", pl.when(c("glog_year").is_null()).then(c("glog_raw")), "cosmos_stamp"),
         header_level=header_level,
     ).with_columns(
         epoch_raw=pl.when(c("dated_raw").is_null()).then(c("epoch_any")),
@@ -865,7 +879,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     leading = c("leading").struct
     printed_level = pl.coalesce(
         c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl"),
-        leading.field("tool"), leading.field("airflow"), leading.field("titled"), leading.field("cpp"), c("ci_level"),
+        leading.field("tool"), leading.field("airflow"), leading.field("titled"), leading.field("spdlog"), leading.field("cpp"), c("ci_level"),
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     # The lines without a stamp under a log4j2 line (the stack trace log4j prints of the exception it logs) are its thread's.
