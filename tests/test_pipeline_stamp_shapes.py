@@ -1,5 +1,6 @@
 """Pipeline source: stamp and level shapes of C++ and Go loggers — glog's year (0.5+), a bracketed stamp with the next tag
-glued to it, spdlog's lower-case levels, a lower-case diagnostic title, ctime stamps to the microsecond."""
+glued to it, spdlog's lower-case levels, a lower-case diagnostic title, ctime stamps to the microsecond, a month-first
+stamp on the 12-hour clock."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ def _first(line: str) -> dict:
         ("2024-05-01 12:00:00 error: could not compile", "2024-05-01 12:00:00", "error", "error: could not compile"),
         ("[Wed May 01 12:00:00.123456 2024] [error] worker crashed", "2024-05-01 12:00:00.123456", "error", "[error] worker crashed"),
         ("Wed May  1 12:00:00.123 UTC 2024 ERROR worker crashed", "2024-05-01 12:00:00.123", "error", "ERROR worker crashed"),
+        ("05/01/2024 01:30:00 PM ERROR worker crashed", "2024-05-01 13:30:00", "error", "ERROR worker crashed"),
+        ("05/01/2024 12:10:00 AM ERROR worker crashed", "2024-05-01 00:10:00", "error", "ERROR worker crashed"),
     ],
 )
 def test_stamp_level_and_message(line: str, stamp: str, severity: str, message: str) -> None:

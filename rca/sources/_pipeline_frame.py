@@ -290,10 +290,10 @@ _APP_HEADERS = {
     # loguru's default after its stamp (peeled as an outer one): "| ERROR    | module:function:12 - ".
     "loguru": r"\| (?<loguru_level>TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\|(?: [^\s|]+:[^\s|]*:[0-9]+ -)?",
     # The month-first "%m/%d/%Y %H:%M:%S" of transformers' and accelerate's example scripts ("01/17/2024 13:47:27 - INFO - ");
-    # a first number over 12 is the day.
+    # a first number over 12 is the day; a 12-hour clock says AM or PM after it (.NET's and Windows' "G" format).
     # nanotron's "08/31/2024 14:37:22 [INFO|DP=0|PP=0|TP=0]: " (a host after the ranks on several nodes) has the same stamp.
     "us_date": (
-        r"(?<us_stamp>[0-9][0-9]/[0-9][0-9]/[0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?)"
+        r"(?<us_stamp>[0-9][0-9]/[0-9][0-9]/[0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?)(?: (?<us_half>[AP]M))?"
         rf"(?: \[(?<nanotron_level>{LEVEL_WORDS})\|DP=[0-9]+\|PP=[0-9]+\|TP=[0-9]+(?:\|[^\]\s]+)?\]:)?"
     ),
     # NVIDIA Cosmos' (imaginaire) logging: "[11-30 13:18:47|WARNING|cosmos_predict2/pipelines/video2world.py:320:from_config] ",
@@ -770,13 +770,18 @@ def _clock_dated(stamped: pl.DataFrame, resolved: pl.Expr, ctx: ParseContext, ba
     return _where(stamped, pl.col("clock_raw").is_not_null(), dated, {"ts_clock": _UTC, "clock_quality": pl.String()})
 
 
+def _on_24_hours(clock: pl.Expr, half: pl.Expr) -> pl.Expr:
+    """A time of day ("HH:MM:SS…") on the 24-hour clock, where ``half`` (AM, PM or null) says it was on the 12-hour one."""
+    hour = clock.str.slice(0, 2).cast(pl.Int32, strict=False)
+    hour = pl.when(half == "PM").then(hour % 12 + 12).when(half == "AM").then(hour % 12).otherwise(hour)
+    return pl.format("{}{}", hour.cast(pl.String).str.zfill(2), clock.str.slice(2))
+
+
 def _date_command_stamp() -> pl.Expr:
     """date(1)'s or ctime's stamp as ISO text: 24-hour, with its offset where it gives one (a zone name whose offset is
     not in doubt, :data:`rca.timeutil.ZONE_MINUTES`, or a number; any other is read in --tz, as a stamp without one)."""
     c = pl.col
-    hour = c("date_clock").str.slice(0, 2).cast(pl.Int32, strict=False)
-    hour = pl.when(c("date_half") == "PM").then(hour % 12 + 12).when(c("date_half") == "AM").then(hour % 12).otherwise(hour)
-    clock = pl.format("{}{}", hour.cast(pl.String).str.zfill(2), c("date_clock").str.slice(2))
+    clock = _on_24_hours(c("date_clock"), c("date_half"))
     offset = pl.format(" {}", timeutil.offset_text(timeutil.zone_minutes(c("date_zone"))))
     stamp = timeutil.ctime_string(c("date_year"), c("date_mon"), c("date_day"), clock)
     return pl.when(c("date_year").is_not_null()).then(pl.concat_str(stamp, offset.fill_null("")))
@@ -803,7 +808,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     month_first = us_stamp.str.slice(0, 2).cast(pl.Int32, strict=False) <= 12
     us_date = pl.format(
         "{}-{}-{} {}", us_stamp.str.slice(6, 4), pl.when(month_first).then(us_stamp.str.slice(0, 2)).otherwise(us_stamp.str.slice(3, 2)),
-        pl.when(month_first).then(us_stamp.str.slice(3, 2)).otherwise(us_stamp.str.slice(0, 2)), us_stamp.str.slice(11),
+        pl.when(month_first).then(us_stamp.str.slice(3, 2)).otherwise(us_stamp.str.slice(0, 2)), _on_24_hours(us_stamp.str.slice(11), c("us_half")),
     )
     # Gin's "2024/08/19 - 14:13:01" as Go's log writes it.
     gin = pl.concat_str(c("gin_stamp").str.slice(0, 10), c("gin_stamp").str.slice(12))
