@@ -86,8 +86,14 @@ _BORDER = r"^\s*[-─]{2,}(?:\s+[-─]{2,})*\s*$"
 _DESCRIBE_EVENTS_HEADER = r"^\s*(?:Type\s{2,}Reason\s{2,}Age|FirstSeen\s{2,}LastSeen\s{2,}Count)\s{2,}From\s{2,}"
 # `kubectl top pod|node`: the namespace with -A, the pod before each container's row with --containers.
 _TOP_HEADER = r"^\s*(?:NAMESPACE\s{2,})?(?:POD\s{2,})?NAME\s{2,}CPU\(cores\)\s{2,}"
+# `kubectl get events -o custom-columns=TIME:.lastTimestamp,REASON:.reason,MSG:.message` (scripts' and runbooks' favourite
+# view of a pod's events): column names of the author's choosing, which kubectl upper-cases, a REASON and a message among them.
+_CUSTOM_EVENTS_HEADER = (
+    r"^\s*(?:[A-Z][A-Z0-9_]*\s{2,})*REASON\s{2,}(?:[A-Z][A-Z0-9_]*\s{2,})*(?:MESSAGE|MSG)(?:\s{2,}[A-Z][A-Z0-9_]*)*\s*$"
+)
 _GET_HEADER = (
     rf"^\s*(?:NAMESPACE\s{{2,}})?(?:LAST SEEN|LASTSEEN|FIRSTSEEN|NAME)\s{{2,}}[A-Z][A-Z ]*?\s{{2,}}[A-Z]|{_DESCRIBE_EVENTS_HEADER}|{_TOP_HEADER}"
+    rf"|{_CUSTOM_EVENTS_HEADER}"
 )
 _KEY_LINE = r"^\s*(?<key>[A-Z][A-Za-z()/.-]*(?: [A-Za-z()/.-]+){0,2}):(?:\s+(?<value>.*?))?\s*$"
 # Indented as kubectl prints it, or flush left where a paste lost the indent.
@@ -254,6 +260,13 @@ _COLUMNS = {
     "SOURCE": "source",
     "FROM": "source",
     "MESSAGE": "message",
+    # Custom columns' usual names for an event's message, times (.lastTimestamp, .firstTimestamp: ISO 8601) and namespace.
+    "MSG": "message",
+    "TIME": "last_seen",
+    "TS": "last_seen",
+    "LASTTIMESTAMP": "last_seen",
+    "FIRSTTIMESTAMP": "first_seen",
+    "NS": "namespace",
     "NAMESPACE": "namespace",
     "NAME": "name",
     "KIND": "object_kind",
@@ -353,7 +366,9 @@ _SNIFFED_SHAPES = {
     "state_time": _k8s_objects.STATE_FIELDS_TIME,
     "state_field": rf"{_k8s_objects.STATE_FIELDS_LINE}|{_PROMPT}|{_ELIDED}|^\s*$",
     "runtime_exit_code": _k8s_objects.RUNTIME_EXIT_CODE,
-    "events_header": rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}|{_COLLAPSED_EVENTS_HEADER}",
+    "events_header": (
+        rf"{_EVENTS_HEADER}|{_OLD_EVENTS_HEADER}|{_DESCRIBE_EVENTS_HEADER}|{_CONDITIONS_HEADER}|{_COLLAPSED_EVENTS_HEADER}|{_CUSTOM_EVENTS_HEADER}"
+    ),
     "inline": _INLINE_TERMINATED,
     "table_shaped": rf"{_PROMPT}|{_TABLE_LIKE}|{_KEY_LINE}",
     "events_key": _EVENTS_KEY,
@@ -765,6 +780,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     named_namespace = pl.coalesce(
         "namespace", "doc_namespace", "prompt_namespace", table_assigned("namespace"), message_pod.field("namespace"),
         pl.when(assigned.field("pod") == object_name).then(assigned.field("namespace")),
+        pl.when(object_name.is_null()).then(assigned.field("namespace")),
     )
 
     return (
@@ -826,6 +842,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                 pl.when(is_describe_events).then(pl.col("prompt_pod")),
                 table_assigned("pod"),
                 message_pod.field("pod"),
+                # A table without the event's object (custom columns): the Scheduled event names the pod it bound.
+                pl.when(object_name.is_null()).then(assigned.field("pod")),
             ),
             namespace=pl.coalesce(named_namespace, _one_namespace(named_namespace, is_event & ~is_describe_events)),
             pod_uid=message_pod.field("pod_uid"),
@@ -851,7 +869,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                     "name": pl.when(is_generic).then(pl.col("name")),
                     "condition": pl.when(is_conditions).then(pl.col("type")),
                     "status": pl.col("status"),
-                    "age": pl.when(pl.col("ts").is_null()).then(when_text),
+                    # (custom-columns prints an unset field, a Scheduled event's .lastTimestamp, as "<nil>": no age.)
+                    "age": pl.when(pl.col("ts").is_null() & (when_text != "<nil>")).then(when_text),
                     # describe's Age "23m (x4 over 2d5h)" (and `kubectl events`' LAST SEEN) holds the count kubectl get events shows apart.
                     "count": pl.coalesce(pl.col("count"), when_text.str.extract(r"\(x([0-9]+) over ", 1)).cast(pl.Int64, strict=False),
                     "object": pl.coalesce(
@@ -1248,6 +1267,8 @@ SOURCE = register(
             "  AGE",
             "LASTSEEN",
             "Reason",
+            # A custom-columns events table's header (TIME  REASON  MSG …).
+            "REASON",
             "READY",
             "Exit Code",
             "Start Time",
