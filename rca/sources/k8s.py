@@ -1208,6 +1208,8 @@ def _described_event(records: pl.DataFrame, tz: str) -> pl.DataFrame:
     on_pod = involved_kind == "Pod"
     evicted = eviction_fields(message)
     victim = oom_victim(message)
+    insufficient = insufficient_resources(message)
+    devices = admission_devices(message)
     kind = event_kind(reason.fill_null(""), message)
     return records.with_columns(ts=timeutil.iso_to_utc(pl.col("event_when"), tz), kind=kind).select(
         "line",
@@ -1242,14 +1244,14 @@ def _described_event(records: pl.DataFrame, tz: str) -> pl.DataFrame:
                 "object": pl.when(involved_kind.is_not_null()).then(pl.format("{}/{}", involved_kind.str.to_lowercase(), pl.col("involved_name"))),
                 "resource": pl.coalesce(
                     pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("resource")),
-                    admission_devices(message).struct.field("resource"),
-                    insufficient_resource(insufficient_resources(message)),
+                    devices.struct.field("resource"),
+                    insufficient_resource(insufficient),
                 ),
-                "insufficient_resources": insufficient_resources(message),
+                "insufficient_resources": insufficient,
                 "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
                 "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
-                "devices_requested": admission_devices(message).struct.field("requested"),
-                "devices_available": admission_devices(message).struct.field("available"),
+                "devices_requested": devices.struct.field("requested"),
+                "devices_available": devices.struct.field("available"),
             }
         ),
     )
