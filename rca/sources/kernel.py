@@ -251,14 +251,15 @@ _CORRECTED_WORDS = (
 # 0000:2c:00.0 (PCI ID: 10de:1d16) installed in this system is not supported by open nvidia.ko …" (or "by the 280.13 NVIDIA Linux
 # graphics driver release"): the GPU is left without a driver; its "os_schedule: Attempted to yield the CPU while in atomic or
 # interrupt context" (NV_DBG_ERRORS, the driver's own bug, a kernel WARNING often next); its "osInitNvMapping: *** Cannot
-# attach gpu" (the GPU's device node not set up, RmInitAdapter fails next).
+# attach gpu" (the GPU's device node not set up, RmInitAdapter fails next); its "A GPU crash dump has been created. If possible,
+# please run" (NV_DBG_ERRORS, after an Xid 79 or another fatal error: the driver saved the GPU's state for nvidia-bug-report.sh).
 # PCIe error recovery's "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)" (pci_info, but the device is
 # left in its failed state: a GPU whose driver has no AER handlers is lost until a reset).
 _ERROR_WORDS = (
     r"(?i)\b(?:error|errors|failed|failure|fault|segfault|corruption|unable to|no killable processes|detected (?:expedited )?stalls?|self-detected stall"
     r"|cannot initiali[sz]e|cannot proceed|cannot attach gpu|can't recover|boot attempts exceeded"
     r"|none of the nvidia (?:graphics adapters|devices) were initiali[sz]ed|api mismatch"
-    r"|in this system is not supported by|while in atomic or interrupt context"
+    r"|in this system is not supported by|while in atomic or interrupt context|a gpu crash dump has been created"
     # an NVMe controller that never came ready (dev_err; "Device not ready; aborting reset, CSTS=0x1" since 5.x): the driver
     # gives up on it and removes it; jbd2 aborting a journal (KERN_ERR; the filesystem goes read-only next)
     r"|not ready; aborting (?:initiali[sz]ation|reset|shutdown)|aborting journal on device)\b"
@@ -349,7 +350,10 @@ _BLOCK_HEAD = (
     # (5.x: "…, allocated 12288 of 20480 bytes, mode:…"; 5.16+: "vmalloc error: size 20480, page order 0, …, mode:…")
     r"|(?<vmalloc_name>.+?): vmalloc(?: error)?: (?:allocation failure|size [0-9]+).*?, mode:(?<vmalloc_mode>0x[0-9a-f]+(?:\([^)]*\))?)"
     r"|(?<fault_name>\S.*?)\[(?<fault_pid>[0-9]+)\]: segfault at (?<fault_address>[0-9a-f]+) ip +\S+ sp \S+ error [0-9]+(?: in (?<fault_in>[^\[ ]+))?"
-    r"|traps: (?<trap_name>\S.*?)\[(?<trap_pid>[0-9]+)\] "
+    # a user process's trap (x86 show_signal_msg / do_trap): "traps: python[3097] general protection fault ip:7f00fdcb09df
+    # sp:7efe60cfa850 error:0 in libamdhip64.so.7.2.70201[2b09df,7f00fda23000+481000]", "… trap invalid opcode ip:… error:0 in
+    # libtorch_cpu.so[…]", "… trap divide error ip:…": what trapped, and the file its instruction was in, as a segfault's
+    r"|traps: (?<trap_name>\S.*?)\[(?<trap_pid>[0-9]+)\] (?:(?<trap_what>\S.*?) ip:\S+ sp:\S+ error:[0-9a-f]+(?: in (?<trap_in>[^\[ ]+))?)?"
     # the OOM reaper gave up on a victim (4.6+): then the victim's state line and stack (4.17+), before 4.17 the locks held
     r"|oom_reaper: unable to reap pid:(?<unreaped_pid>[0-9]+) \((?<unreaped_name>.*)\)"
     r"|(?:rcu: )?INFO: (?<rcu_flavor>rcu_[a-z_]+) (?:detected (?:expedited )?stalls on CPUs/tasks|self-detected stall on CPU)"
@@ -1420,7 +1424,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "nvidia_client_version": col("nvrm_client_version"), "gpu_serial": col("gpu_serial"), "rm_init_error": col("nvrm_init_error"),
         "sxid": col("sxid"), "blocked_seconds": number("head_hung_seconds"), "stuck_seconds": number("head_lockup_seconds"),
         "lock_owner": col("head_owner_name"), "lock_owner_pid": number("head_owner_pid"),
-        "fault_address": col("head_fault_address"), "fault_in": col("head_fault_in"),
+        "fault_address": col("head_fault_address"), "fault_in": pl.coalesce("head_fault_in", "head_trap_in"), "trap": col("head_trap_what"),
         "ring": col("amdgpu_ring"),
     }
 
