@@ -99,7 +99,13 @@ def _vllm() -> Fields:
     return _numbers({
         "gpu_blocks": num(blocks.field("gpu")),
         "cpu_blocks": num(blocks.field("cpu")),
-        "kv_cache_available_bytes": size(m, r"Available KV cache memory: {size}"),
+        # vLLM V1's startup check words both sides of a shortage: "(16.00 GiB KV cache is needed, which is larger than the
+        # available KV cache memory (0.71 GiB). Based on the available memory, the estimated maximum model length is 5632."
+        "kv_cache_available_bytes": pl.coalesce(
+            size(m, r"Available KV cache memory: {size}"), size(m, r"available KV cache memory \({size}\)"),
+        ),
+        "kv_cache_needed_bytes": size(m, r"\({size} KV cache is needed"),
+        "max_model_len_estimate": num(first(m, r"estimated maximum model length is ([0-9]+)")),
         "kv_cache_bytes": pl.coalesce(size(m, r"kv_cache_size={size}"), size(m, r"reserved for KV Cache is {size}")),
         "total_gpu_memory_bytes": size(m, r"total_gpu_memory[= ]\(?{size}"),
         "gpu_memory_utilization": num(first(m, r"gpu_memory_utilization[= ]\(?([0-9]+(?:\.[0-9]+)?)"), pl.Float64()),

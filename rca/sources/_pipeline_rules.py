@@ -67,6 +67,10 @@ CUDA_OOM = (
     r"|Out of memory error on GPU [0-9]+\. Cannot allocate"
     # ggml's CUDA check before 2024 (llama.cpp): "CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:5509: out of memory"
     r"|CUDA error [0-9]+ at \S+: out of memory"
+    # text-generation-inference's (and LoRAX's) warmup, of the torch OOM its largest batch hit: "RuntimeError: Not enough memory
+    # to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`" (before 1.0: "… handle 16000 total tokens
+    # with 2 prefill tokens …"); the router's "Server error: …" and the launcher's "Error: Warmup(…)" after it echo the same OOM
+    r"|RuntimeError: Not enough memory to handle [0-9]+ (?:prefill|total) tokens"
 )
 DATALOADER = (
     r"DataLoader worker \(pid(?:\(s\))? (?<pid>[0-9]+)[^)\n]*\) "
@@ -142,6 +146,9 @@ _SIGNAL_NAMED = (
     rf"|fatal error: (?<gcc>{_STRSIGNAL}) signal terminated program (?<gcc_program>[0-9A-Za-z_.+\-]+)"
     rf"|internal compiler error: (?<gcc_ice>{_STRSIGNAL}) \(program (?<gcc_ice_program>[0-9A-Za-z_.+\-]+)\)"
     r"|fatal error: (?<collect2_program>[0-9A-Za-z_.+\-]+) terminated with signal (?<collect2_signal>[0-9]{1,2})\b"
+    # torchrun's elastic agent, itself sent a signal (Slurm's scancel or a pod's deletion: 15, a closed terminal: 1), ends on
+    # the exception its handler raises: "torch.distributed.elastic.multiprocessing.api.SignalException: Process 2349 got signal: 15"
+    r"|SignalException: Process (?<elastic_pid>[0-9]+) got signal: (?<elastic_signal>[0-9]{1,2})\b"
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
 # The last field of a failure in torchrun's ChildFailedError table (torch 1.9's "msg:", later "traceback :") repeats what
@@ -209,6 +216,10 @@ _YARN_LIMIT = r"(?i)(?:exceeding|beyond) (?:the ')?(physical|virtual)\b"
 _YARN_AMOUNT = r"(?<used>[0-9]+(?:\.[0-9]+)?) ?(?<used_unit>[KMGT]?B) of (?<total>[0-9]+(?:\.[0-9]+)?) ?(?<total_unit>[KMGT]?B) {} memory used"
 _YARN_CONTAINER = r"Container \[pid=(?<pid>[0-9]+),containerID=(?<id>container_[0-9a-z_]+)\]"
 _GO_REQUEST = r"cannot allocate ([0-9]+)-byte block|VirtualAlloc of ([0-9]+) bytes failed"
+# PyTorch's host-memory allocator (c10), out of RAM (ZeRO-Offload's pinned buffers, a checkpoint loaded to the CPU): "RuntimeError:
+# [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate 21474836480 bytes.
+# Error code 12 (Cannot allocate memory)"; Windows' build words it "not enough memory".
+_CPU_ALLOC = r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate ([0-9]+) bytes"
 
 CI_EVENTS = (
     ("The runner has received a shutdown signal", "runner_shutdown"), ("The operation was canceled", "canceled"),
@@ -250,13 +261,14 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "named_signal": (
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
         "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",
-        " signal terminated program ", "internal compiler error: ", " terminated with signal ",
+        " signal terminated program ", "internal compiler error: ", " terminated with signal ", " got signal: ",
     ),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU"),
     "dcgm_health": ("[[Health]] Detected ",),
     "java_oom": (_JAVA_OOM_LITERAL,),
     "go_oom": ("out of memory", "VirtualAlloc of "),
+    "cpu_alloc": ("DefaultCPUAllocator: ",),
     "cuda_error": (
         "CUDA error: ", "CUDA driver error: ", "cuda runtime error", "CUDNN_STATUS_", "NCCL error", "ncclUnhandled", "ncclSystemError",
         "ncclInternalError", "ncclRemoteError", "ncclInvalid", "CUDA_ERROR_", "cudaError",
@@ -515,7 +527,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
             _signal_of_exit(-num(
                 pl.coalesce(
                     named.field("mpi_signal"), named.field("status_signal"), named.field("triton"), named.field("tgi_signal"),
-                    named.field("collect2_signal"),
+                    named.field("collect2_signal"), named.field("elastic_signal"),
                 ),
                 pl.Int32(),
             )),
@@ -523,7 +535,9 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
         # the program a signal ended, where the report names it (GCC's compiler pass, collect2's linker)
         "named_process": pl.coalesce(named.field("gcc_program"), named.field("gcc_ice_program"), named.field("collect2_program")),
         # Open MPI prints PID 0 for a process whose pid it never learnt.
-        "named_pid": num(pl.coalesce(pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None))),
+        "named_pid": num(pl.coalesce(
+            pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None), named.field("elastic_pid"),
+        )),
         "named_rank": num(pl.coalesce(named.field("mpi_rank"), named.field("tgi_rank"))),
         "named_host": named.field("mpi_node"),
         # the epoch second Abseil's handler caught the signal at: the record's time where no line of it has one
@@ -754,6 +768,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
         .then(_java_oom(gated("java_oom").str.extract_groups(_JAVA_OOM).struct.field("what").fill_null("")))
     },
     "go_oom": _go_oom_facts(),
+    "cpu_alloc": {"cpu_alloc_request": num(first(gated("cpu_alloc"), _CPU_ALLOC))},
     "cuda_error": _cuda_error_facts(),
     # The runtime's reason for a container's end: GitLab's "reason: 'OOMKilled'"; an OOM kill named elsewhere too, as Argo's
     # step message ("OOMKilled (exit code 137)") and Jenkins' Kubernetes agents' ("…, Reason: OOMKilled)") name it.
@@ -807,6 +822,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.when(c("f_yarn_limit_kill")).then(pl.lit("yarn_memory_limit")),
         c("f_java_oom"),
         pl.when(c("f_go_oom")).then(pl.lit("go_runtime")),
+        pl.when(c("f_cpu_alloc_request").is_not_null()).then(pl.lit("torch_cpu_allocator")),
         pl.when(c("message").str.contains("JavaScript heap out of memory", literal=True)).then(pl.lit("node_heap")),
         pl.when(c("exc_type").str.contains(r"(?:^|\.)_?(?:Array)?MemoryError$")).then(pl.lit("python_memory_error")),
     )

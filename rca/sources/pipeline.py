@@ -37,8 +37,8 @@ from rca.sources._pipeline_rules import (
 )
 
 FORMATS = (
-    "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j2", "ray", "logfmt", "iso8601",
-    "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "torch_npu", "cann",
+    "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j2", "ray", "logfmt", "iso8601_glued",
+    "iso8601", "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "torch_npu", "cann",
     "torch_npu_log", "bgl_ras", "hpc_syslog", "text",
 )
 
@@ -146,6 +146,8 @@ _MARKERS = "|".join(
         r"^\[[A-Z]+\|[0-9A-Za-z_.]+:[0-9]+\] [0-9]{4}-[0-9][0-9]-[0-9][0-9] ", r"^\s*\[rank[0-9]+\]:", r"^\[[IWEF] [0-9A-Za-z_.]+:[0-9]+\] ",
         # nanotron's ("08/31/2024 14:37:22 [INFO|DP=0|PP=0|TP=0]: ") and NVIDIA Cosmos' ("[04-14 02:44:17|INFO|path.py:149:train] ")
         r"^[0-9][0-9]/[0-9][0-9]/[0-9]{4} [0-9:]+ \[[A-Z]+\|DP=[0-9]+\|PP=[0-9]+\|TP=", r"^\[[0-9][0-9]-[0-9][0-9] [0-9:.]+(?:\|[0-9A-Za-z_]+=[^|\]\s]*)*\|[A-Z]+\|\S+:[0-9]+:\S+\] ",
+        # text-generation-inference's (and LoRAX's) warmup OOM, as its shard, router and launcher each word it
+        r"Not enough memory to handle [0-9]+ (?:prefill|total) tokens",
     )
 )
 _PLAIN_TEXT_SCORE = 0.1
@@ -202,7 +204,8 @@ _OUTPUT = {
     "xid": pl.when(pl.col("kind") == "xid").then(pl.col("f_xid")),
     "exit_code": pl.coalesce("f_exit_code", "f_yarn_exit_status"),
     "mem_requested_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_requested"))
-    .when(pl.col("f_go_oom")).then(pl.col("f_go_request")),
+    .when(pl.col("f_go_oom")).then(pl.col("f_go_request"))
+    .when(pl.col("f_cpu_alloc_request").is_not_null()).then(pl.col("f_cpu_alloc_request")),
     "mem_total_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_total"))
     .otherwise(pl.coalesce("f_ray_node_total", "f_slurm_limit", "f_yarn_total")),
     # What Ray's memory monitor saw: the node's memory and the killed task's; what Slurm's accounting saw: the job's use and limit;
