@@ -49,6 +49,7 @@ OWNER_BY_PREFIX = {
     "cupy_": "pipeline",
     "sglang_": "pipeline",
     "lightning_": "pipeline",
+    "gunicorn_": "pipeline",
     "journal_": "syslog",
     "dcgm_": "dcgm",
     "fabricmanager_": "fabric_log",

@@ -181,6 +181,9 @@ _APP_HEADERS = {
         r" (?<glog_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+)))(?:\s+[0-9]+)? [^\]\s]+:[0-9]+\]"
     ),
     "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:[0-9]+\]",
+    # gunicorn's after its stamp (peeled as an outer one): the pid of the process that wrote the line, then the level
+    # ("[2020-09-12 05:37:52 +0000] [18] [ERROR] Worker (pid:21) was sent SIGKILL! Perhaps out of memory?").
+    "gunicorn": rf"\[(?<gunicorn_pid>[0-9]+)\] \[(?<gunicorn_level>{LEVEL_WORDS})\]",
     # Go's log package (log.LstdFlags, Lmicroseconds), with log.Lshortfile the caller too ("2025/02/02 09:23:09 routes.go:1187: "),
     # which Ollama follows with its level ("INFO server config …": read as the message's leading level).
     "go_log": (
@@ -323,7 +326,7 @@ _APP = "^(?<app>" + "|".join(f"{header}{'' if name == 'iso8601_glued' else _ENDS
 # The group that is set exactly when each header won (python_caller's, kserve's and loguru's lines are of their stamp's format;
 # nemo, us_date and cosmos have none of their own).
 _APP_WITNESS = {
-    "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev",
+    "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev", "gunicorn": "gunicorn_level",
     "go_log": "go_stamp", "paddle": "paddle_stamp", "pingcap": "pingcap_stamp", "gin": "gin_stamp", "log4j": "log4j_level", "log4j2": "log4j2_level", "ray": "ray_sev",
     "logfmt": "logfmt_time", "epoch": "epoch", "iso8601_glued": "glued_iso", "iso8601": "app_iso",
     "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
@@ -836,7 +839,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", c("log4j2_level").str.strip_chars_end(), "kserve_level",
         "paddle_level", "pingcap_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
-        "llama_sev", "runner_level", "smp_sev", "logrus_level", "npu_level", "npu_log_level",
+        "llama_sev", "runner_level", "smp_sev", "logrus_level", "npu_level", "npu_log_level", "gunicorn_level",
         # CANN prints its error messages only
         pl.when(c("cann_stamp").is_not_null()).then(pl.lit("ERROR")),
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
@@ -909,7 +912,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pid=pl.coalesce(
             c("pid"),
             pl.coalesce(
-                "ray_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "tsl_pid", "npu_pid", "cann_pid", "cann_pid_first", "npu_log_pid", "j_pid",
+                "ray_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "gunicorn_pid", "tsl_pid", "npu_pid", "cann_pid", "cann_pid_first", "npu_log_pid", "j_pid",
             ).cast(pl.Int64, strict=False),
         ),
         # torch_npu's Device (-1 where it could not tell)

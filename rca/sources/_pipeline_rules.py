@@ -149,6 +149,10 @@ _SIGNAL_NAMED = (
     # torchrun's elastic agent, itself sent a signal (Slurm's scancel or a pod's deletion: 15, a closed terminal: 1), ends on
     # the exception its handler raises: "torch.distributed.elastic.multiprocessing.api.SignalException: Process 2349 got signal: 15"
     r"|SignalException: Process (?<elastic_pid>[0-9]+) got signal: (?<elastic_signal>[0-9]{1,2})\b"
+    # gunicorn's arbiter on a worker a signal ended (model servers: MLflow's, KServe's, a Flask or FastAPI app): "Worker
+    # (pid:21) was sent SIGKILL! Perhaps out of memory?" (20.1+), "Worker with pid 55 was terminated due to signal 9" (20.0).
+    r"|Worker \(pid:(?<gunicorn_pid>[0-9]+)\) was sent (?<gunicorn_signal>SIG[A-Z0-9]+)!"
+    r"|Worker with pid (?<gunicorn_old_pid>[0-9]+) was terminated due to signal (?<gunicorn_old_signal>[0-9]{1,2})\b"
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
 # The last field of a failure in torchrun's ChildFailedError table (torch 1.9's "msg:", later "traceback :") repeats what
@@ -261,7 +265,8 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "named_signal": (
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
         "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",
-        " signal terminated program ", "internal compiler error: ", " terminated with signal ", " got signal: ",
+        " signal terminated program ", "internal compiler error: ", " terminated with signal ", " got signal: ", ") was sent SIG",
+        " was terminated due to signal ",
     ),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU"),
@@ -522,12 +527,12 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     torchrun = pl.when(~m.str.contains(_TORCHRUN_ECHO)).then(named.field("torchrun"))
     return {
         "named_signal": pl.coalesce(
-            named.field("died"), torchrun, named.field("spawn"), named.field("absl"),
+            named.field("died"), torchrun, named.field("spawn"), named.field("absl"), named.field("gunicorn_signal"),
             _signal_of_word(pl.coalesce(named.field("go"), named.field("make"), named.field("gcc"), named.field("gcc_ice"))),
             _signal_of_exit(-num(
                 pl.coalesce(
                     named.field("mpi_signal"), named.field("status_signal"), named.field("triton"), named.field("tgi_signal"),
-                    named.field("collect2_signal"), named.field("elastic_signal"),
+                    named.field("collect2_signal"), named.field("elastic_signal"), named.field("gunicorn_old_signal"),
                 ),
                 pl.Int32(),
             )),
@@ -537,6 +542,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
         # Open MPI prints PID 0 for a process whose pid it never learnt.
         "named_pid": num(pl.coalesce(
             pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None), named.field("elastic_pid"),
+            named.field("gunicorn_pid"), named.field("gunicorn_old_pid"),
         )),
         "named_rank": num(pl.coalesce(named.field("mpi_rank"), named.field("tgi_rank"))),
         "named_host": named.field("mpi_node"),

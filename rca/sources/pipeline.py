@@ -37,7 +37,7 @@ from rca.sources._pipeline_rules import (
 )
 
 FORMATS = (
-    "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j2", "ray", "logfmt", "iso8601_glued",
+    "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "gunicorn", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j2", "ray", "logfmt", "iso8601_glued",
     "iso8601", "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "torch_npu", "cann",
     "torch_npu_log", "bgl_ras", "hpc_syslog", "text",
 )
@@ -146,6 +146,9 @@ _MARKERS = "|".join(
         r"^\[[A-Z]+\|[0-9A-Za-z_.]+:[0-9]+\] [0-9]{4}-[0-9][0-9]-[0-9][0-9] ", r"^\s*\[rank[0-9]+\]:", r"^\[[IWEF] [0-9A-Za-z_.]+:[0-9]+\] ",
         # nanotron's ("08/31/2024 14:37:22 [INFO|DP=0|PP=0|TP=0]: ") and NVIDIA Cosmos' ("[04-14 02:44:17|INFO|path.py:149:train] ")
         r"^[0-9][0-9]/[0-9][0-9]/[0-9]{4} [0-9:]+ \[[A-Z]+\|DP=[0-9]+\|PP=[0-9]+\|TP=", r"^\[[0-9][0-9]-[0-9][0-9] [0-9:.]+(?:\|[0-9A-Za-z_]+=[^|\]\s]*)*\|[A-Z]+\|\S+:[0-9]+:\S+\] ",
+        # gunicorn's arbiter and workers ("[2020-09-12 05:37:52 +0000] [18] [ERROR] "), and its report of a worker a signal ended
+        r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]+ [+-][0-9]{4}\] \[[0-9]+\] \[[A-Z]+\] ",
+        r"Worker \(pid:[0-9]+\) was sent SIG|Worker with pid [0-9]+ was terminated due to signal ",
         # text-generation-inference's (and LoRAX's) warmup OOM, as its shard, router and launcher each word it
         r"Not enough memory to handle [0-9]+ (?:prefill|total) tokens",
     )
