@@ -82,9 +82,8 @@ _NAMED_FACILITIES = {
 _NAMED_LEVELS = {
     "emerg": 0, "panic": 0, "alert": 1, "crit": 2, "err": 3, "error": 3, "warn": 4, "warning": 4, "notice": 5, "info": 6, "debug": 7,
 }
-_FACILITY_LEVEL = (
-    rf"(?:(?<named_facility>{'|'.join(_NAMED_FACILITIES)})\.(?<named_level>{'|'.join(sorted(_NAMED_LEVELS, key=len, reverse=True))})[ \t])?"
-)
+_NAMED_PRIORITY = rf"(?<named_facility>{'|'.join(_NAMED_FACILITIES)})\.(?<named_level>{'|'.join(sorted(_NAMED_LEVELS, key=len, reverse=True))})"
+_FACILITY_LEVEL = rf"(?:{_NAMED_PRIORITY}[ \t])?"
 
 
 def _short_head(host: str, program: str = _PROGRAM) -> str:
@@ -199,6 +198,14 @@ RELAYED_5424 = (
     r"([0-9]{4}-[0-9][0-9]-[0-9][0-9]T.*)$"
 )
 
+# OpenWrt's `logread` prints its ring buffer with ctime's stamp, the year after the clock (local time, no zone), no host and
+# the priority by name: "Tue Nov 28 23:33:47 2023 kern.info kernel: [783707.226626] device wl1-ap0 left promiscuous mode".
+# `logread -t` adds the moment in epoch seconds (UTC) with milliseconds: "Tue Apr 29 07:08:24 2025 [1745896104.164] kern.info …".
+# A message logged without an ident has an empty tag: "Sun Feb  1 12:05:13 2026 user.notice : Added device handler type: veth".
+LOGREAD_LINE = (
+    rf"^(?<stamp>[A-Z][a-z]{{2}} (?<mon>{timeutil.MONTH_NAME_PATTERN}) +(?<day>[0-9]{{1,2}}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
+    rf" (?<year>[0-9]{{4}}))(?: \[(?<epoch>[0-9]{{9,10}}\.[0-9]{{3}})\])? {_NAMED_PRIORITY} (?:{_PROGRAM}|:[ \t])" + MESSAGE_TAIL
+)
 # (rsyslog's empty host, too: two spaces after the time.)
 SHORT_LINE = _short_head(rf"(?:{_REAL_HOST}[ \t]|[ \t])?") + MESSAGE_TAIL
 # An application's line may start with an ISO time and "name:" too (python logging): without a host, only a
@@ -418,6 +425,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     parts = _with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line)
     parts = _with_syslogd_own_lines(parts)
     parts = _with_real_host(parts, "s", "i", empty_host_envelopes=("s",))
+    parts = _with_logread_lines(parts, ctx)
     parts = _with_bare_runtime_lines(parts, within_file(lines))
     # A saved runtime event is no ISO-stamped syslog line ("<time> container health_status: …" reads as host "container").
     parts = parts.with_columns(i=pl.when(pl.col("runtime").is_null()).then(pl.col("i")))
@@ -436,6 +444,9 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     banner_minutes = banner.forward_fill().backward_fill()
     banner_minutes = banner_minutes.over(within) if (within := within_file(lines)) else banner_minutes
     short_ts = pl.when(banner_minutes.is_not_null()).then(_at_offset(short_ts.dt.convert_time_zone(ctx.tz).dt.replace_time_zone(None), banner_minutes)).otherwise(short_ts)
+    # (A logread line's stamp states its year: it is read as it is, neither a year nor a zone inferred for it.)
+    dated = pl.col("dated_ts").is_not_null()
+    short_ts, short_quality = pl.coalesce("dated_ts", short_ts), pl.when(dated).then(pl.lit("exact")).otherwise(short_quality)
     has_short = s.field("message").is_not_null()
     has_iso = i.field("message").is_not_null()
     has_bare = b.field("message").is_not_null() & b.field("program").is_in(list(_PROGRAM_RULES))
@@ -488,8 +499,8 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         - pl.when(has_short).then(s.field("message")).when(has_iso).then(i.field("message")).when(has_monotonic).then(m.field("message")).str.len_chars(),
     )
     # A short stamp's zone may be told by the line's own zoned stamp (containerd's time="…+08:00").
-    framed = _zones.envelope_zone_corrected(framed, has_short & banner_minutes.is_null(), within_file(lines))
-    framed = _zones.with_confirmed_years(framed, has_short, within_file(lines))
+    framed = _zones.envelope_zone_corrected(framed, has_short & ~dated & banner_minutes.is_null(), within_file(lines))
+    framed = _zones.with_confirmed_years(framed, has_short & ~dated, within_file(lines))
     # A line whose envelope gives no time of its own (no stamp; seconds since boot) may open with the runtime's zoned stamp.
     framed = _zones.with_opening_stamp_times(framed, ~has_short & ~has_iso & (has_bare | has_monotonic))
     inherited = inherit_frame(framed, _CARRIED)
@@ -643,6 +654,31 @@ def _with_syslogd_own_lines(parts: pl.DataFrame) -> pl.DataFrame:
     fields = [field.name for field in parts.schema["s"].fields]
     head = pl.struct(**{name: found[name] if name in found else groups.field(name) for name in fields})
     return parts.with_columns(s=pl.when(own).then(head).otherwise(pl.col("s")))
+
+
+def is_logread_line(text: pl.Expr) -> pl.Expr:
+    """Whether ``text`` is a line of OpenWrt's ``logread`` (:data:`LOGREAD_LINE`)."""
+    return text.str.contains(LOGREAD_LINE)
+
+
+def _with_logread_lines(parts: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """``parts`` with the short head (column ``s``) of OpenWrt's ``logread`` lines (:data:`LOGREAD_LINE`), which it missed,
+    and their time in ``dated_ts`` (null on other lines): ``logread -t``'s epoch where printed, else the dated stamp read in
+    ``ctx.tz``."""
+    text = pl.col("text")
+    missed = pl.col("s").struct.field("message").is_null()
+    logread = parts.select(is_logread_line(pl.when(missed & text.str.slice(3, 1).eq(" ")).then(text)).fill_null(False)).to_series()
+    if not logread.any():
+        return parts.with_columns(dated_ts=pl.lit(None, pl.Datetime("us", "UTC")))
+    groups = pl.when(logread).then(text).str.extract_groups(LOGREAD_LINE).struct
+    found = {"pri": pl.lit(None, pl.String), "host": pl.lit(None, pl.String), "head": pl.lit(None, pl.String)}
+    fields = [field.name for field in parts.schema["s"].fields]
+    head = pl.struct(**{name: found[name] if name in found else groups.field(name) for name in fields})
+    stamp = pl.format("{} {} {} {}", groups.field("year"), groups.field("mon"), groups.field("day"), groups.field("clock"))
+    dated = pl.coalesce(
+        timeutil.epoch_to_utc(groups.field("epoch").str.replace(".", "", literal=True)), timeutil.dated_to_utc(stamp, "%Y %b %d %H:%M:%S", ctx.tz)
+    )
+    return parts.with_columns(s=pl.when(logread).then(head).otherwise(pl.col("s")), dated_ts=dated)
 
 
 def _with_real_host(parts: pl.DataFrame, *envelopes: str, empty_host_envelopes: tuple[str, ...] = ()) -> pl.DataFrame:

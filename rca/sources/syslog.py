@@ -46,7 +46,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         text.str.contains(_syslog.SHORT_LINE) | text.str.contains(_syslog.SHORT_PID_LINE) | text.str.contains(_syslog.ISO_LINE) | _is_journal_json(text)
         | text.str.contains(_syslog.ISO_PID_LINE) | _syslog.is_registered_program_line(text)
         | (text.str.starts_with("[") & (text.str.contains(_syslog.MONOTONIC_PID_LINE) | text.str.contains(_syslog.MONOTONIC_DELTA_LINE)))
-        | text.str.contains(_syslog.RELAYED_5424) | _syslog.is_syslogd_own_line(text)
+        | text.str.contains(_syslog.RELAYED_5424) | _syslog.is_syslogd_own_line(text) | _syslog.is_logread_line(text)
         # A program's own lines without an envelope (earlyoom's stderr, `journalctl -u earlyoom -o cat`).
         | _syslog.own_bare_program(text).is_not_null()
     )
