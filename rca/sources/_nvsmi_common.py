@@ -18,11 +18,12 @@ from rca.sources._base import evaluated_once
 MIB = 2**20
 # nvidia-smi's (NVML's) report of a GPU it cannot reach (a lost GPU, after an Xid 79), in the forms it has printed: the bus id
 # alone ("… for GPU0000:3B:00.0: Unknown Error", "… for GPU 0000:09:00.0: …", the domain in three digits "000:BA:80.0"),
-# the index and bus id ("… for GPU3: 0000:04:00.0: Unknown Error"), or the index alone ("… for GPU2: Unknown Error").
+# the index and bus id ("… for GPU3: 0000:04:00.0: Unknown Error"), or the index alone ("… for GPU2: Unknown Error"),
+# and in lower case ("… for gpu 0000:18:00.0: Unknown Error", printed before `nvidia-smi -L`'s rows of the other GPUs).
 # Read by this source and by the pipeline's rules, where such a line lands in a job's log.
-HANDLE_LITERAL = "device handle for GPU"
+HANDLE_LITERAL = "device handle for "
 HANDLE_BUS = r"[0-9A-Fa-f]{3,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
-HANDLE_GPU = rf"{HANDLE_LITERAL} ?(?:(?<index>[0-9]+): )?(?<bus>{HANDLE_BUS})?"
+HANDLE_GPU = rf"{HANDLE_LITERAL}(?:GPU|gpu) ?(?:(?<index>[0-9]+): )?(?<bus>{HANDLE_BUS})?"
 
 _BYTES_PER_UNIT = {
     "B": 1,

@@ -125,6 +125,8 @@ _PROCESS_FIELDS = {
     "running": ["Is Running"],
 }
 _PROCESS_SECTIONS = ["Processes", "Accounted Processes"]
+# The value -q prints for a field NVML could not read on a GPU it still reaches (the table shows "ERR!", CSV "[Unknown Error]").
+UNKNOWN_ERROR = "Unknown Error"
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -274,9 +276,14 @@ def _sample_columns(attrs: pl.Expr, severity: pl.Expr | None = None) -> dict[str
 
 
 def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
-    grouped = rows.group_by(_RECORD_KEYS, maintain_order=True).agg(*_record_head(), *_fields(_GPU_FIELDS, "path"))
+    grouped = rows.group_by(_RECORD_KEYS, maintain_order=True).agg(
+        *_record_head(), *_fields(_GPU_FIELDS, "path"), _unreadable_fields(),
+    )
     f = {key: known(pl.col(f"f_{key}")) for key in _GPU_FIELDS}
     health_attrs, severity = gpu_health(f.__getitem__)
+    # A reading NVML failed to get is the table's "ERR!" (a dead fan, a GPU about to drop off the bus): worth a look.
+    unreadable = pl.col("unknown_error")
+    severity = pl.when((severity == "info") & unreadable.is_not_null()).then(pl.lit("warning")).otherwise(severity)
     return grouped.select(
         "line", "n_lines", "message", "ts", "ts_raw", "gpu_index", "gpu_uuid", "pci_bus",
         mem_used_bytes=to_bytes(f["used"]),
@@ -288,11 +295,18 @@ def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
                 pstate=f["pstate"], fan_pct=number(f["fan"]), persistence=f["persistence"],
                 driver_model=f["driver_model"], driver=known(pl.col("driver")), cuda=known(pl.col("cuda")),
                 mem_free_bytes=to_bytes(f["free"]), mem_reserved_bytes=to_bytes(f["reserved"]),
-                mig_mode=f["mig_mode"], compute_mode=f["compute_mode"], **health_attrs,
+                mig_mode=f["mig_mode"], compute_mode=f["compute_mode"], **health_attrs, unknown_error=unreadable,
             ),
             severity,
         ),
     )
+
+
+def _unreadable_fields() -> pl.Expr:
+    """The paths of a GPU block's fields that read "Unknown Error" (what NVML answered instead of a reading), joined;
+    null where there are none."""
+    paths = pl.col("path").filter(pl.col("value") == UNKNOWN_ERROR)
+    return pl.when(paths.len() > 0).then(paths.str.join(", ")).alias("unknown_error")
 
 
 def _mig_samples(rows: pl.DataFrame) -> pl.DataFrame:

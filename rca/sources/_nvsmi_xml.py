@@ -34,6 +34,8 @@ DOCTYPE_LINE = r"^\s*<!DOCTYPE\s+nvidia_smi_log\b"
 ROOT_LINE = r"^\s*<nvidia_smi_log\b"
 _ROOT_END = r"</nvidia_smi_log>"
 _GPU_START = r"^\s*<gpu\s+id=\"(?<bus>[^\"]*)\""
+# An element holding what NVML answered instead of a reading (as -q's "Unknown Error" values).
+_UNKNOWN_ERROR_ELEMENT = r"<([A-Za-z0-9_]+)>\s*Unknown Error\s*</"
 _SPANS = {
     "gpu": (_GPU_START, r"</gpu>"),
     "process": (r"^\s*<process_info>", r"</process_info>"),
@@ -226,6 +228,7 @@ def _events(rows: pl.DataFrame, child: str | None, values: pl.DataFrame, context
         pl.col("line").first(),
         pl.len().cast(pl.Int32).alias("n_lines"),
         pl.col("text").str.strip_chars_end().str.join("\n").alias("message"),
+        _unreadable_tags(),
     )
     by_position = values.drop("child") if child is None else values.rename({"child": child})
     joined = spans.join(by_position, on=keys, how="left").join(context, on=["doc", "gpu"], how="left")
@@ -235,12 +238,21 @@ def _events(rows: pl.DataFrame, child: str | None, values: pl.DataFrame, context
     )
 
 
+def _unreadable_tags() -> pl.Expr:
+    """The tags of a span's elements that read "Unknown Error" (a reading NVML failed to get: the table's "ERR!"),
+    joined; null where there are none."""
+    tags = pl.col("text").str.extract(_UNKNOWN_ERROR_ELEMENT, 1).drop_nulls()
+    return pl.when(tags.len() > 0).then(tags.str.join(", ")).alias("unknown_error")
+
+
 def _field(key: str) -> pl.Expr:
     return known(pl.col(f"f_{key}"))
 
 
 def _gpu_columns() -> dict[str, pl.Expr]:
     health_attrs, severity = gpu_health(_field)
+    unreadable = pl.col("unknown_error")
+    severity = pl.when((severity == "info") & unreadable.is_not_null()).then(pl.lit("warning")).otherwise(severity)
     return {
         "kind": pl.lit("gpu_sample"),
         "mem_used_bytes": to_bytes(_field("used")),
@@ -251,7 +263,7 @@ def _gpu_columns() -> dict[str, pl.Expr]:
             power_cap_w=number(_field("cap")), pstate=_field("pstate"), fan_pct=number(_field("fan")),
             persistence=_field("persistence"), driver_model=_field("driver_model"), driver=pl.col("driver"),
             cuda=pl.col("cuda"), mem_free_bytes=to_bytes(_field("free")), mem_reserved_bytes=to_bytes(_field("reserved")),
-            mig_mode=_field("mig_mode"), compute_mode=_field("compute_mode"), **health_attrs,
+            mig_mode=_field("mig_mode"), compute_mode=_field("compute_mode"), **health_attrs, unknown_error=unreadable,
         ),
         "severity": severity,
     }
