@@ -32,10 +32,15 @@ _BZIP2_BLOCK_MAGICS = (b"1AY&SY", b"\x17rE8P\x90")
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _READ_SIZE = 1 << 20
 _BINARY_PROBE = 8192
+# Bytes of a text log besides printable ASCII and UTF-8's upper half: tab, line ends, form feed, backspace, escape.
+_TEXT_BYTES = bytes([0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1B, *range(0x20, 0x7F), *range(0x80, 0x100)])
+# A crash leaves a log it was writing with a run or two of zero bytes (blocks allocated, never written); UTF-16 without
+# a byte-order mark, or a binary format, has NULs all through.
+_MOST_NUL_RUNS = 64
 
 
 class BinaryFileError(Exception):
-    """The file holds NUL bytes: it is not a text log."""
+    """The file holds NUL bytes all through its start, or other control bytes with them: it is not a text log."""
 
 
 @dataclass
@@ -46,7 +51,14 @@ class ReadState:
     raw_bytes: int = 0
     decode_errors: int = 0
     truncated_lines: int = 0
+    nul_bytes: int = 0
     damage: str | None = None
+
+    @property
+    def problems(self) -> str | None:
+        """The damage found and the NUL bytes dropped, in words (None: neither)."""
+        dropped = f"{self.nul_bytes} NUL bytes dropped (zero padding, as a crash leaves in a log it was writing)" if self.nul_bytes else None
+        return "; ".join(note for note in (self.damage, dropped) if note) or None
 
 
 @dataclass(frozen=True)
@@ -295,10 +307,20 @@ def _unzstd(chunks: Iterator[bytes], state: ReadState) -> Iterator[bytes]:
 def _text_chunks(chunks: Iterator[bytes]) -> Iterator[bytes]:
     first = True
     for chunk in chunks:
-        if first and b"\x00" in chunk[:_BINARY_PROBE]:
+        if first and b"\x00" in chunk[:_BINARY_PROBE] and not _zero_padded_text(chunk[:_BINARY_PROBE]):
             raise BinaryFileError("binary content (NUL bytes in the first 8 KiB)")
         first = False
         yield chunk
+
+
+def _zero_padded_text(probe: bytes) -> bool:
+    """Whether ``probe``, which holds NUL bytes, is text with a few runs of them (a crash's padding): without its NULs,
+    lines of text with no other control bytes."""
+    text = probe.replace(b"\x00", b"")
+    runs = len([run for run in probe.split(b"\x00") if run])
+    other_controls = len(text.translate(None, _TEXT_BYTES))
+    lines = text.count(b"\n")
+    return bool(text) and runs <= _MOST_NUL_RUNS and other_controls * 100 <= len(text) and lines >= max(1, len(text) // 4096)
 
 
 def _batches(chunks: Iterator[bytes], state: ReadState, first_line: int, batch_bytes: int, max_line_chars: int) -> Iterator[Batch]:
@@ -331,6 +353,9 @@ def decode_lines(data: bytes, max_line_chars: int) -> pl.DataFrame:
 
 
 def _decode(data: bytes, state: ReadState, first_line: int, max_line_chars: int) -> Batch:
+    if b"\x00" in data:
+        state.nul_bytes += data.count(b"\x00")
+        data = data.replace(b"\x00", b"")
     lines, replaced = _lines_of(data)
     if replaced:
         state.decode_errors += int(lines.str.contains("\ufffd", literal=True).sum())

@@ -376,5 +376,5 @@ def _file_result(
     accounting.decode_errors, accounting.truncated = read.state.decode_errors, read.state.truncated_lines
     return ingest._file_result(
         read.task, accounting, parts, read.source.name, size=read.size, mtime=read.mtime, change=read.change,
-        sha256=read.state.sha256.hexdigest(), damage=read.state.damage,
+        sha256=read.state.sha256.hexdigest(), damage=read.state.problems,
     )

@@ -555,8 +555,8 @@ class _Reader:
             container.note("error", f"{guard.stopped}; not ingested")
             self.complete = False
             header_lines = 0
-        elif state.damage:
-            container.note("warning", state.damage)
+        elif state.problems:
+            container.note("warning", state.problems)
         if state.decode_errors:
             container.note("warning", f"{state.decode_errors} lines held invalid UTF-8 (kept with U+FFFD)")
         if state.truncated_lines:

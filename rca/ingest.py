@@ -381,7 +381,7 @@ def parse_batches(
     accounting.decode_errors, accounting.truncated = state.decode_errors, state.truncated_lines
     return _file_result(
         task, accounting, parts, source.name if source else None,
-        size=size, mtime=mtime, change=change, sha256=state.sha256.hexdigest(), damage=state.damage,
+        size=size, mtime=mtime, change=change, sha256=state.sha256.hexdigest(), damage=state.problems,
     )
 
 

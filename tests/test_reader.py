@@ -20,7 +20,8 @@ _PIECES = [b"a", b"7", b" ", b"\t", b"\n", b"\r", b"\r\n", b"\x1f", b"\xef\xbb\x
 
 
 def _expected(data: bytes, max_chars: int) -> tuple[list[str], int, int]:
-    """Lines, decode errors and truncated lines, by the definition: split at \\n, drop one \\r before it."""
+    """Lines, decode errors and truncated lines, by the definition: NUL bytes dropped, split at \\n, drop one \\r before it."""
+    data = data.replace(b"\x00", b"")
     try:
         text, replaced = data.decode("utf-8"), False
     except UnicodeDecodeError:
@@ -42,7 +43,7 @@ def test_lines_are_the_bytes_split_at_newlines_whatever_the_bytes(pieces: list[b
     lines, errors, truncated = _expected(data, max_chars)
     assert batch.lines["text"].to_list() == lines
     assert batch.lines["line"].to_list() == list(range(first, first + len(lines)))
-    assert (state.decode_errors, state.truncated_lines) == (errors, truncated)
+    assert (state.decode_errors, state.truncated_lines, state.nul_bytes) == (errors, truncated, data.count(b"\x00"))
 
 
 def test_a_batch_of_log_lines_keeps_blank_lines_quotes_and_crlf() -> None:
