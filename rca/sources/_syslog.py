@@ -62,7 +62,18 @@ _NO_HOST = "(?<host>)"
 # (journalctl -o with-unit) escapes a "-" in a name it holds: "app-gnome-firefox\x2dw-2504.scope[87]:".
 # An entry whose message is empty ends at its tag: "homeassistant 7588f50d8707[471]:" (the space after it lost
 # where the output was copied), a line of its own rather than a further line of the entry above.
-_PROGRAM = r"(?<program>[A-Za-z0-9_.\-/@()\\]+)(?:\[[^\]\s0-9][^\]\s]*\])?(?:\[(?<pid>[0-9]+)\](?::?[ \t]|:$)|:[ \t])"
+# RFC 5424 opens a UTF-8 MSG with a byte order mark (U+FEFF), a marker and no text of the message: one is taken off after the
+# tag (shown "ï»¿" where the bytes were read as Latin-1). A message sent as RFC 5424 and written by rsyslog's traditional
+# templates keeps the app-name as its tag, without a colon: "esp32-1 RC-Switch \ufeffTemperature …". The mark tells that tag from
+# a tagless message; without it such a line stays unread as before.
+_BOM = r"(?:\x{FEFF}|\x{EF}\x{BB}\x{BF})"
+# RFC 5424's procid is any word, and rsyslog writes it in the tag as a pid: "OpenDTU[e4975f6a] WiFi got ip: …" (a boot's random id,
+# no colon after it). Not a pid: the program's line has none.
+_NAMED_PROCID = rf"\[[^\]\s]*[^\]\s0-9][^\]\s]*\]:?[ \t]{_BOM}?"
+_PROGRAM = (
+    r"(?<program>[A-Za-z0-9_.\-/@()\\]+)(?:\[[^\]\s0-9][^\]\s]*\])?"
+    rf"(?:\[(?<pid>[0-9]+)\](?::?[ \t]{_BOM}?|:$)|:[ \t]{_BOM}?|[ \t]{_BOM}|{_NAMED_PROCID})"
+)
 # A host of capitals alone ("PC", "H") is a host where the program gives its pid: a log level is
 # not followed by "program[pid]:".
 _PROGRAM_WITH_PID = r"(?<program>[A-Za-z0-9_.\-/@()\\]+)\[(?<pid>[0-9]+)\]:?[ \t]"
@@ -104,7 +115,7 @@ _RFC5424_PRI = r"(?:<(?<pri>[0-9]{1,3})> ?[01] |<(?<pri_facility>[0-9]{1,2})\.(?
 # writes that space too ("dhclient 1641 - -  DHCPREQUEST…"), which is taken off as the colon's space is in RFC 3164.
 _PROGRAM_OR_5424 = (
     r"(?<program>[A-Za-z0-9_.\-/@()\\]+)"
-    r"(?:\[(?<pid>[0-9]+)\]:(?:[ \t]|$)|:[ \t]| (?:-|(?<procid>[0-9]+)) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)(?:[ \t] ?|$))"
+    rf"(?:\[(?<pid>[0-9]+)\]:(?:[ \t]{_BOM}?|$)|:[ \t]{_BOM}?|{_NAMED_PROCID}| (?:-|(?<procid>[0-9]+)) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)(?:[ \t] ?{_BOM}?|$))"
 )
 
 
