@@ -531,7 +531,7 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
     cleaned = cleaned.select("line", *keys, text=pl.coalesce("cleaned", "text"))
     layers = _peel_outer(cleaned)
     layers = _joined_pieces(layers) if join_pieces else layers.with_columns(continued=pl.lit(False))
-    framed = _with_hpc(_without_ray_repeats(_resolve(_peel_application(layers), ctx)))
+    framed = _with_elastic_events(_with_hpc(_without_ray_repeats(_resolve(_peel_application(layers), ctx))))
     if keys:
         framed = framed.with_columns(partition=pl.concat_str([*keys, "partition"], separator="|", ignore_nulls=True))
     return framed.select(FRAMED_COLUMNS)
@@ -542,6 +542,43 @@ def _with_hpc(framed: pl.DataFrame) -> pl.DataFrame:
     if not framed.select(hpc.LINE.any()).item():
         return framed.with_columns(line_attrs=pl.lit(None, pl.String))
     return hpc.overlay(_where(framed, hpc.LINE, hpc.fields, hpc.COLUMNS))
+
+
+# torchelastic's worker-status events (torch 1.9 and 1.10 print them to stdout as JSON lines): {"name":
+# "torchelastic.worker.status.FAILED", "source": "WORKER", "timestamp": 0, "metadata": {"run_id": …, "global_rank": 3,
+# "group_rank": 0, "worker_id": "11376", "role": "default", "hostname": …, "state": "FAILED", …}}. What matters is nested
+# under "metadata", where no JSON-lines key is looked for: the local agent names a worker by its pid, and the state is
+# the event's level. Their "timestamp" is always 0 (see _resolve).
+_ELASTIC_EVENT = r'^\{"name": "torchelastic\.worker\.status\.[A-Z]+", "source": "(?:WORKER|AGENT)",'
+_ELASTIC_STATE_SEVERITY = {"FAILED": "error", "UNHEALTHY": "warning", "SUCCEEDED": "info", "HEALTHY": "info", "INIT": "info", "STOPPED": "info"}
+_ELASTIC_COLUMNS = {"elastic_pid": pl.Int64(), "elastic_rank": pl.Int64(), "elastic_host": pl.String(), "elastic_severity": pl.String()}
+
+
+def _elastic_fields(events: pl.DataFrame) -> pl.DataFrame:
+    body = pl.col("body")
+    # the first of each key is the event's own; the nested "metadata" string escapes its keys' quotes (\"local_rank\")
+    return events.select(
+        elastic_pid=body.str.extract(r'"worker_id": "([0-9]+)"', 1).cast(pl.Int64, strict=False),
+        elastic_rank=body.str.extract(r'"global_rank": ([0-9]+)', 1).cast(pl.Int64, strict=False),
+        elastic_host=body.str.extract(r'"hostname": "([^"\\]+)"', 1),
+        elastic_severity=body.str.extract(r'"state": "([A-Z]+)"', 1).replace_strict(
+            _ELASTIC_STATE_SEVERITY, default=None, return_dtype=pl.String
+        ),
+    )
+
+
+def _with_elastic_events(framed: pl.DataFrame) -> pl.DataFrame:
+    """torchelastic's worker-status events with the worker's pid, rank, host and the level its state says."""
+    event = (pl.col("format") == "json_lines") & pl.col("body").str.contains(_ELASTIC_EVENT)
+    if not framed.select(event.any()).item():
+        return framed
+    read = _where(framed, event, _elastic_fields, _ELASTIC_COLUMNS)
+    return read.with_columns(
+        pid=pl.coalesce("elastic_pid", "pid"),
+        rank=pl.coalesce("elastic_rank", "rank"),
+        host=pl.coalesce("elastic_host", "host"),
+        severity=pl.coalesce("elastic_severity", "severity"),
+    ).drop(*_ELASTIC_COLUMNS)
 
 
 # Ray's driver (2.5+) prints a line its workers printed alike within a few seconds once more, with how many more times
@@ -792,7 +829,8 @@ def _date_command_stamp() -> pl.Expr:
 
 def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     c = pl.col
-    json_time = pl.when(c("app_format") == "json_lines").then(c("j_time"))
+    # A time of 0 is a field left unset (torchelastic's events all give "timestamp": 0), not the epoch's first second.
+    json_time = pl.when((c("app_format") == "json_lines") & ~c("j_time").str.contains(r"^0+(?:\.0+)?$")).then(c("j_time"))
     json_epoch = json_time.str.contains(r"^[0-9]{9,19}(?:\.[0-9]+)?$")
     log4j = pl.when(c("log4j_level").is_not_null()).then(
         pl.format("20{}-{}-{} {}", c("log4j_yy"), c("log4j_mon"), c("log4j_day"), c("log4j_clock"))

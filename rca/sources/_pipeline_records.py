@@ -18,9 +18,16 @@ _PY_HEADER = r"Traceback \(most recent call last\):"
 # "ray::WorkerDict.update_actor() (pid=118848, ip=10.130.71.7, actor_id=…)", after the exception line of the caller's
 # traceback ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::…") or the driver's "Unhandled error (suppress with …): ray::…".
 RAY_TASK_HEADER = r"ray::[^\s()]+\(\) \(pid=[0-9]+, ip="
+# Chain separators: Python's own two; TensorFlow 1.x's, under a failed op's traceback, above the frames of the Python code
+# that built the op ("Caused by op 'zeros_12', defined at:", u'zeros_12' under Python 2), the error printed once more under
+# them ("InternalError (see above for traceback): …").
 _PY_CHAIN = (
     r"^\s*(?:During handling of the above exception, another exception occurred:"
-    r"|The above exception was the direct cause of the following exception:)\s*$"
+    r"|The above exception was the direct cause of the following exception:"
+    r"|Caused by op u?'[^'\n]*', defined at:"
+    # torch.multiprocessing.spawn's ProcessRaisedException carries the failed child's traceback as its message, after a
+    # blank line: the child's exception is what the parent's stands for
+    r"|-- Process [0-9]+ terminated with the following error:)\s*$"
 )
 _INDENTED = r"^\s+\S"
 # An exception whose message ends where the exception it wraps begins, on the next line: torch.compile's

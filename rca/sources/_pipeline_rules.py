@@ -71,6 +71,9 @@ CUDA_OOM = (
     # to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`" (before 1.0: "… handle 16000 total tokens
     # with 2 prefill tokens …"); the router's "Server error: …" and the launcher's "Error: Warmup(…)" after it echo the same OOM
     r"|RuntimeError: Not enough memory to handle [0-9]+ (?:prefill|total) tokens"
+    # TensorFlow's copy into a tensor its GPU allocator could not give memory ("InternalError: Dst tensor is not initialized.",
+    # TF 1.x and 2.x alike; its issue #7025: "… when really the problem is out of GPU memory")
+    r"|Dst tensor is not initialized\."
 )
 DATALOADER = (
     r"DataLoader worker \(pid(?:\(s\))? (?<pid>[0-9]+)[^)\n]*\) "
@@ -283,7 +286,10 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     ),
     "reason": ("reason:", "reason=", "OOMKilled"),
     "failure": ("Job failed (",),
-    "slurm_oom": ("oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT ", " exceeded memory limit ("),
+    "slurm_oom": (
+        "oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT ", " exceeded memory limit (",
+        "OUT_OF_ME", "TIMEOUT", "NODE_FAIL",
+    ),
     "yarn": _YARN_LITERALS,
     "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
     "ray_worker": ("Worker exit type: ", "worker exit type: "),
@@ -442,6 +448,8 @@ def _cuda_facts() -> dict[str, pl.Expr]:
             first(m, r"\((?:GPU|NPU) +([0-9]+);"), first(m, r"GPU ([0-9]+) has a total capac"),
             # TensorFlow's, XLA's ("on device ordinal 0"; JAX's "with allocator GPU_0_bfc on device 0.")
             first(m, r"/device:GPU:([0-9]+)"), first(m, r"on device (?:ordinal |cuda:)?([0-9]+)\b"),
+            # TensorFlow 1.x's older device names ("_device=\"/job:localhost/replica:0/task:0/gpu:0\"")
+            first(m, r"/task:[0-9]+/gpu:([0-9]+)\b"),
             # XLA's and TensorFlow's cudaMallocAsync allocator is named for the CUDA device: "gpu_async_1 cuMemAllocAsync failed …"
             first(m, r"\bgpu_async_([0-9]+) cuMemAllocAsync failed"), first(m, r"Out of memory error on GPU ([0-9]+)\."),
             # the device ggml names under its CUDA error ("current device: 0", "  current device: 1, in function …")
@@ -551,6 +559,19 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     }
 
 
+# A row of sacct's table ("3801897.bat+      batch   rc_admin   1 OUT_OF_ME+    0:125 ", its default columns) or of its
+# --parsable2 output ("3801897.batch|OUT_OF_MEMORY|0:125|…"): the job or step id first (an array task's "123_4", a step's
+# ".batch", ".extern", ".0", cut to 12 characters with a "+"), the State then the ExitCode ("code:signal") where the columns
+# put them side by side. A state cut to its column's width ends in "+" ("OUT_OF_ME+"); scancel's is "CANCELLED by <uid>".
+_SACCT_ROW = (
+    r"^ *(?<id>[0-9]+(?:_[0-9]+)?(?:\.[0-9A-Za-z]+\+?)?)[ |](?:.*[ |])?"
+    r"(?<state>OUT_OF_ME(?:MORY|\+)|TIMEOUT|NODE_FAIL|FAILED|COMPLETED|CANCELLED(?: by [0-9]+|\+)?|PREEMPTED) *\|? *"
+    r"[0-9]+:[0-9]+(?:[ |]|$)"
+)
+# The accounting's states that name the kill slurmstepd's "*** JOB … CANCELLED AT … DUE TO <reason> ***" reported.
+_SACCT_KILL_REASON = {"TIMEOUT": "time_limit", "NODE_FAIL": "node_failure"}
+
+
 def _slurm_oom_facts() -> dict[str, pl.Expr]:
     """Slurm's report of its cgroup's OOM killer ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=…",
     since 21.08 "Detected 1 oom_kill event in StepId=…") and of the tasks it killed ("srun: error: node: task 4:
@@ -558,8 +579,15 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
     slurmstepd's of a job or step it cancelled ("*** JOB 494583 ON node1 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***":
     a kill for its reason; without one, scancel's or srun's after a task failed, which is no kill of its own).
     Without a cgroup OOM killer, slurmstepd kills a job or step its accounting found over its memory limit:
-    "slurmstepd-node1: error: Step 1141810.0 exceeded memory limit (52917772 > 20971520), being killed" (KiB)."""
+    "slurmstepd-node1: error: Step 1141810.0 exceeded memory limit (52917772 > 20971520), being killed" (KiB).
+    The accounting's verdict after the job: a row of sacct's (:data:`_SACCT_ROW`), seff's "State: OUT_OF_MEMORY (exit code 0)" and
+    scontrol's "JobState=OUT_OF_MEMORY" are the cgroup OOM kill that slurmstepd reported; TIMEOUT and NODE_FAIL the kill that
+    its "CANCELLED AT … DUE TO TIME LIMIT" / "DUE TO NODE FAILURE" reported."""
     m = gated("slurm_oom")
+    row = m.str.extract_groups(_SACCT_ROW).struct
+    verdict = pl.coalesce(
+        row.field("state"), first(m, r"^(?:# )?State: +(OUT_OF_MEMORY) \(exit code [0-9]+\)"), first(m, r"\bJobState=(OUT_OF_MEMORY)\b"),
+    )
     over_limit = m.str.extract_groups(
         r"(?:Job|Step) (?<id>[0-9]+(?:\.[0-9a-z]+)?) exceeded memory limit \((?<used>[0-9]+) > (?<limit>[0-9]+)\), being killed"
     ).struct
@@ -573,8 +601,13 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
     at = cancelled.field("at")
     return {
         "slurm_cancel_at": at,
-        "slurm_cancel_reason": cancelled.field("reason").str.to_lowercase().str.replace_all(" ", "_", literal=True),
-        "slurm_oom_kill": m.str.contains(r"Detected [0-9]+ oom[-_]kill events?(?:\(s\))?").fill_null(False),
+        "slurm_cancel_reason": pl.coalesce(
+            cancelled.field("reason").str.to_lowercase().str.replace_all(" ", "_", literal=True),
+            verdict.replace_strict(_SACCT_KILL_REASON, default=None, return_dtype=pl.String),
+        ),
+        "slurm_oom_kill": (
+            m.str.contains(r"Detected [0-9]+ oom[-_]kill events?(?:\(s\))?") | verdict.str.starts_with("OUT_OF_ME")
+        ).fill_null(False),
         "slurm_task_oom": m.str.contains(r"\btasks? [0-9][0-9,\-]*: Out Of Memory").fill_null(False),
         "slurm_task_signal": _signal_of_word(task.field("what")),
         # An author may have cut the node's name ("ON ... CANCELLED").
@@ -583,7 +616,9 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
             # slurmstepd names its node after a dash when the node's daemon logs ("slurmstepd-node1: error: …").
             pl.when(over_limit.field("id").is_not_null()).then(first(m, r"^slurmstepd-([^\s:]+): ")),
         ),
-        "slurm_step": pl.coalesce(first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"), cancelled.field("id"), over_limit.field("id")),
+        "slurm_step": pl.coalesce(
+            first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"), cancelled.field("id"), over_limit.field("id"), row.field("id"),
+        ),
         "slurm_limit_kill": over_limit.field("id").is_not_null(),
         "slurm_limit_used": num(over_limit.field("used")) * 1024,
         "slurm_limit": num(over_limit.field("limit")) * 1024,

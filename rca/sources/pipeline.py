@@ -112,6 +112,8 @@ _MARKERS = "|".join(
         # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
         r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
+        # torchelastic's worker-status events (torch 1.9, 1.10), JSON lines on the launcher's stdout
+        r'^\{"name": "torchelastic\.worker\.status\.',
         # the GitHub Actions runner's diagnostic log ("[2024-09-02 05:19:40Z INFO JobDispatcher] …")
         r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]+Z (?:INFO|WARN|ERR |VERB) [A-Za-z][0-9A-Za-z_.]*\] ",
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:,]+\t(?:DEBUG|INFO|WARNING|ERROR) [0-9A-Za-z_.]+:[0-9]+ -- ",  # Ray's driver
