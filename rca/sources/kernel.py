@@ -262,7 +262,12 @@ _ERROR_WORDS = (
     r"|in this system is not supported by|while in atomic or interrupt context|a gpu crash dump has been created"
     # an NVMe controller that never came ready (dev_err; "Device not ready; aborting reset, CSTS=0x1" since 5.x): the driver
     # gives up on it and removes it; jbd2 aborting a journal (KERN_ERR; the filesystem goes read-only next)
-    r"|not ready; aborting (?:initiali[sz]ation|reset|shutdown)|aborting journal on device)\b"
+    r"|not ready; aborting (?:initiali[sz]ation|reset|shutdown)|aborting journal on device"
+    # a Mellanox NIC's firmware that stopped counting its health (mlx5_core_err, "mlx5_core 0000:0d:00.0: poll_health:801:(pid
+    # 0): device's health compromised - reached miss count"): the NIC is dead to its RDMA and Ethernet traffic until reset;
+    # an AMD GPU reset that lost the GPU's memory ("amdgpu 0000:28:00.0: VRAM is lost due to GPU reset!", dev_info): every
+    # process's buffers on it are gone, their contexts unusable
+    r"|health compromised|vram is lost)\b"
 )
 # printk_ratelimit()'s count of the lines it dropped (KERN_WARNING), "EXT4-fs error: 1267 callbacks suppressed": the name of
 # what printed them is no error of its own.
@@ -284,6 +289,12 @@ _WARNING_WORDS = (
     # an NVMe controller that stopped answering (KERN_WARNING), "nvme nvme0: controller is down; will reset: CSTS=0xffffffff,
     # PCI_STATUS=0x10" (all ones: the drive is off the bus; its I/O fails and the driver may remove it)
     r"|\bcontroller is down; will reset\b"
+    # a NIC's transceiver or cable pulled (mlx5_core_info, "mlx5_core 0000:08:00.0: Port module event: module 0, Cable
+    # unplugged"): its port goes down, the RDMA traffic of a job's ranks over it stops
+    r"|: Port module event: module [0-9]+, Cable unplugged"
+    # an AMD GPU reset (dev_info, "amdgpu 0000:28:00.0: GPU reset begin!. Source:  1", 5.x "… amdgpu: GPU reset begin!"): the
+    # GPU recovers, the jobs on it are lost
+    r"|\bGPU reset begin!"
 )
 
 _OOM_HEADER = r"^(?<name>.*?) invoked oom-killer: (?<args>.*)$"
@@ -447,6 +458,11 @@ _USERSPACE = r"^(?<name>[A-Za-z0-9_.@/-]+)\[(?<pid>[0-9]+)\]: "
 # it: "mlx5_core 0000:04:00.0: mlx5_cmd_check:795:(pid 9993): RTR2RTS_QP(0x504) op_mod(0x0) failed, …" (the task that
 # issued the command, an NCCL or UCX rank setting up its queue pairs).
 _DRIVER_TASK = r"\b[A-Za-z_][A-Za-z0-9_]*:[0-9]+:\(pid ([0-9]+)\): "
+# A driver's line about its device (dev_printk) opens with the driver and the device's PCI address, a network driver's
+# (netdev_printk) with the interface's name after it: "mlx5_core 0000:0d:00.0: poll_health:801:(pid 0): …", "mlx5_core
+# 0000:3b:00.0 ens1f0: Link down", "nvme 0000:2a:00.0: …": the device the line is about. A PCIe port's ("pcieport
+# 0000:00:03.1: AER: … received from 0000:07:00.0") is the bridge that reported an error below it, not a device a job used.
+_DEVICE_PCI = r"^[A-Za-z0-9_.-]+ ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [^ :]+)?: "
 # Lustre's and LNet's messages (libcfs_debug_msg) name the task that printed them, its pid and "external" pid, then the
 # place: "LNetError: 4069:0:(lib-ptl.c:189:lnet_try_match_md()) Matching packet …", "Lustre: 128727:0:(client.c:2310:
 # ptlrpc_expire_one_request()) @@@ Request sent has timed out …" (a client's RPC to a storage target, often the I/O of a
@@ -1032,7 +1048,12 @@ def _with_program(events: pl.DataFrame) -> pl.DataFrame:
         pl.when(message.str.contains(":(pid ", literal=True)).then(message).str.extract(_DRIVER_TASK, 1),
         pl.when(message.str.starts_with("Lustre") | message.str.starts_with("LNet")).then(message).str.extract(_LIBCFS_TASK, 1),
     )
+    # a driver's "(pid 0)": it printed from a timer or an interrupt on an idle CPU (mlx5's health poll), no task's doing
+    task = pl.when(task != "0").then(task)
+    on_device = message.str.contains(":[0-9a-fA-F]{2}\\.[0-7][ :]") & ~message.str.starts_with("pcieport ")
+    device = pl.when(on_device).then(message).str.extract(_DEVICE_PCI, 1)
     return named.with_columns(
+        pci_bus=pl.coalesce("pci_bus", device) if "pci_bus" in events.columns else device,
         pid=pl.coalesce("pid", pl.coalesce(pl.col("program").struct.field("pid"), task).cast(pl.Int64, strict=False)),
         # a serial console's status lines are systemd's (PID 1 writes them to the console)
         process=pl.coalesce(
