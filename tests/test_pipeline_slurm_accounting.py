@@ -88,3 +88,12 @@ def test_any_out_of_memory_row_is_an_oom_kill_of_its_step(job: int, step: str, g
     events = _events(line + "\n")
     assert events["kind"].to_list() == ["oom_kill"]
     assert _attrs(events, 1)["slurm_step"] == f"{job}{step}"
+
+
+def test_a_failed_rows_state_and_exit_code_are_read() -> None:
+    text = "JobID|JobName|State|ExitCode\n4242|train|FAILED|1:0\n4242.batch|batch|FAILED|1:0\n4243|train|OUT_OF_MEMORY|0:125\n"
+    rows = rca.parse_text(text, file="sacct.txt").sort("line").to_dicts()[1:]
+    assert [(row["kind"], row["severity"], row["exit_code"]) for row in rows] == [
+        ("log", "error", 1), ("log", "error", 1), ("oom_kill", "error", 0),
+    ]
+    assert [json.loads(row["attrs"])["slurm_state"] for row in rows] == ["FAILED", "FAILED", "OUT_OF_MEMORY"]

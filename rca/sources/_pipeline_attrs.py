@@ -190,6 +190,7 @@ def _fields(present: set[str]) -> Fields:
         ("failure", "failure_class", json_text, c("f_failure_class")),
         ("slurm_oom", "slurm_step", json_text, c("f_slurm_step")),
         ("slurm_oom", "cancel_reason", json_text, c("f_slurm_cancel_reason")),
+        ("slurm_oom", "slurm_state", json_text, c("f_slurm_state")),
         ("ray_oom", "workers_killed", json_number, c("f_ray_workers_killed")),
         ("ray_worker", "ray_exit_type", json_text, c("f_ray_worker_exit_type")),
         ("yarn", "yarn_limit", json_text, c("f_yarn_limit")),

@@ -288,7 +288,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "failure": ("Job failed (",),
     "slurm_oom": (
         "oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT ", " exceeded memory limit (",
-        "OUT_OF_ME", "TIMEOUT", "NODE_FAIL",
+        "OUT_OF_ME", "TIMEOUT", "NODE_FAIL", "FAILED",
     ),
     "yarn": _YARN_LITERALS,
     "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
@@ -566,7 +566,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
 _SACCT_ROW = (
     r"^ *(?<id>[0-9]+(?:_[0-9]+)?(?:\.[0-9A-Za-z]+\+?)?)[ |](?:.*[ |])?"
     r"(?<state>OUT_OF_ME(?:MORY|\+)|TIMEOUT|NODE_FAIL|FAILED|COMPLETED|CANCELLED(?: by [0-9]+|\+)?|PREEMPTED) *\|? *"
-    r"[0-9]+:[0-9]+(?:[ |]|$)"
+    r"(?<code>[0-9]+):(?<signal>[0-9]+)(?:[ |]|$)"
 )
 # The accounting's states that name the kill slurmstepd's "*** JOB … CANCELLED AT … DUE TO <reason> ***" reported.
 _SACCT_KILL_REASON = {"TIMEOUT": "time_limit", "NODE_FAIL": "node_failure"}
@@ -619,6 +619,10 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
         "slurm_step": pl.coalesce(
             first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"), cancelled.field("id"), over_limit.field("id"), row.field("id"),
         ),
+        # sacct's row: the state as printed, the ExitCode's code (the job script's, or its failed step's); its signal part is
+        # the signal that ended it
+        "slurm_state": row.field("state"),
+        "slurm_exit_code": num(row.field("code"), pl.Int32()),
         "slurm_limit_kill": over_limit.field("id").is_not_null(),
         "slurm_limit_used": num(over_limit.field("used")) * 1024,
         "slurm_limit": num(over_limit.field("limit")) * 1024,
@@ -907,6 +911,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             pl.when(c("f_oom").is_not_null()).then(pl.lit("critical")),
             pl.when(c("f_vllm_error").is_not_null() | c("f_cuda_error").is_not_null()).then(pl.lit("error")),
             pl.when(c("f_exit_code").is_not_null() & (c("f_exit_code") != 0)).then(pl.lit("error")),
+            pl.when((c("f_slurm_state") == "FAILED") | (c("f_slurm_exit_code") > 0)).then(pl.lit("error")),
             *ci_severity,
             *warning,
         )

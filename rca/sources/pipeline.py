@@ -207,7 +207,7 @@ _OUTPUT = {
     "gpu_uuid": pl.col("f_gpu_uuid"),
     "pci_bus": pl.col("f_pci_bus"),
     "xid": pl.when(pl.col("kind") == "xid").then(pl.col("f_xid")),
-    "exit_code": pl.coalesce("f_exit_code", "f_yarn_exit_status"),
+    "exit_code": pl.coalesce("f_exit_code", "f_yarn_exit_status", "f_slurm_exit_code"),
     "mem_requested_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_requested"))
     .when(pl.col("f_go_oom")).then(pl.col("f_go_request"))
     .when(pl.col("f_cpu_alloc_request").is_not_null()).then(pl.col("f_cpu_alloc_request")),
