@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from hypothesis import settings
 
+import rca
 from rca import schema, sources
 
 DATA = Path(__file__).parent / "data"
@@ -71,6 +72,21 @@ def of_kind(events: pl.DataFrame, kind: str) -> pl.DataFrame:
 def head_lines(path: Path) -> list[str]:
     """The first 60 non-blank lines of ``path``: what the sniffers are shown."""
     return [line for line in path.read_bytes().decode("utf-8", errors="replace").splitlines() if line.strip()][:60]
+
+
+def parse_log(text: str) -> pl.DataFrame:
+    """``text`` parsed as a copied log whose mtime is :data:`FIXED_MTIME`."""
+    return rca.parse_text(text, file="x.log", reference_time=FIXED_MTIME)
+
+
+def parse_fixture(name: str) -> pl.DataFrame:
+    """The fixture file ``name`` parsed as :func:`parse_log` does (its bytes decoded with replacement characters)."""
+    return parse_log(fixture_path(name).read_bytes().decode("utf-8", errors="replace"))
+
+
+def event_on_line(events: pl.DataFrame, line: int) -> dict:
+    """The first event of ``events`` on line ``line``."""
+    return events.filter(pl.col("line") == line).row(0, named=True)
 
 
 def fixture_path(name: str) -> Path:

@@ -5,45 +5,31 @@ from __future__ import annotations
 
 import json
 
-import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-import rca
-from tests.conftest import FIXED_MTIME, fixture_path
-
-
-def _parse(text: str) -> pl.DataFrame:
-    return rca.parse_text(text, file="x.log", reference_time=FIXED_MTIME)
-
-
-def _fixture(name: str) -> pl.DataFrame:
-    return _parse(fixture_path(name).read_bytes().decode("utf-8", errors="replace"))
-
-
-def _row(events: pl.DataFrame, line: int) -> dict:
-    return events.filter(pl.col("line") == line).row(0, named=True)
+from tests.conftest import event_on_line, parse_fixture, parse_log
 
 
 def test_aer_correctable_spelling_is_a_warning_and_the_gpu_record_names_its_bus() -> None:
-    events = _fixture("kern_log_aer_correctable_nvidia_gpu_pcieport_01.log")
+    events = parse_fixture("kern_log_aer_correctable_nvidia_gpu_pcieport_01.log")
     assert events.height == 3
     assert events["severity"].to_list() == ["warning", "warning", "warning"]
     assert events["n_lines"].to_list() == [1, 6, 3]
-    gpu = _row(events, 8)
+    gpu = event_on_line(events, 8)
     assert gpu["pci_bus"] == "0000:07:00.0"
     assert gpu["kind"] == "log"
     # the root port's record is no GPU's
-    assert _row(events, 2)["pci_bus"] is None
+    assert event_on_line(events, 2)["pci_bus"] is None
 
 
 def test_aer_uncorrectable_non_fatal_is_an_error_and_cant_recover_too() -> None:
-    events = _fixture("journalctl_k_aer_uncorrectable_nonfatal_acsviol_thunderbolt_01.log")
-    assert _row(events, 3)["severity"] == "warning"
-    assert _row(events, 4)["severity"] == "error"
-    record = _row(events, 5)
+    events = parse_fixture("journalctl_k_aer_uncorrectable_nonfatal_acsviol_thunderbolt_01.log")
+    assert event_on_line(events, 3)["severity"] == "warning"
+    assert event_on_line(events, 4)["severity"] == "error"
+    record = event_on_line(events, 5)
     assert (record["n_lines"], record["severity"]) == (4, "error")
-    assert _row(events, 9)["severity"] == "error"
+    assert event_on_line(events, 9)["severity"] == "error"
 
 
 @given(
@@ -54,7 +40,7 @@ def test_aer_uncorrectable_non_fatal_is_an_error_and_cant_recover_too() -> None:
 )
 def test_aer_fatal_is_critical_in_either_spelling(spelling: str, layer: str, agent: str, bus: str) -> None:
     text = f"[  12.000001] nvidia {bus}: PCIe Bus Error: severity={spelling} (Fatal), type={layer}, {agent}\n"
-    event = _parse(text).row(0, named=True)
+    event = parse_log(text).row(0, named=True)
     assert event["severity"] == "critical"
     assert event["pci_bus"] == bus
 
@@ -62,37 +48,37 @@ def test_aer_fatal_is_critical_in_either_spelling(spelling: str, layer: str, age
 @given(count=st.integers(1, 9999), kind=st.sampled_from(["CE", "UE"]), wording=st.sampled_from(["error on", "memory read error on"]))
 def test_edac_counts_read_by_their_kind_old_and_new_wording(count: int, kind: str, wording: str) -> None:
     text = f"[  5.000001] EDAC MC0: {count} {kind} {wording} CPU#0Channel#2_DIMM#0 (channel:2 slot:0 page:0x0 offset:0x0)\n"
-    assert _parse(text)["severity"].to_list() == ["warning" if kind == "CE" else "critical"]
+    assert parse_log(text)["severity"].to_list() == ["warning" if kind == "CE" else "critical"]
 
 
 def test_edac_old_wording_fixture_reads_warnings() -> None:
-    events = _fixture("kern_log_edac_mc0_ce_error_old_format_01.log")
+    events = parse_fixture("kern_log_edac_mc0_ce_error_old_format_01.log")
     assert events.height == 8
     assert set(events["severity"]) == {"warning"}
 
 
 def test_machine_check_status_with_uc_bit_is_critical() -> None:
-    events = _fixture("dmesg_H_cmci_storm_edac_skx_uc_status_01.log")
-    record = _row(events, 3)
+    events = parse_fixture("dmesg_H_cmci_storm_edac_skx_uc_status_01.log")
+    record = event_on_line(events, 3)
     assert (record["n_lines"], record["severity"]) == (6, "critical")
-    assert _row(events, 2)["severity"] == "warning"
+    assert event_on_line(events, 2)["severity"] == "warning"
 
 
 def test_rm_init_adapter_failure_keeps_its_code_and_cannot_attach_is_an_error() -> None:
-    events = _fixture("dmesg_nvrm_rminitadapter_osinitnvmapping_cannot_attach_01.log")
-    first = _row(events, 1)
+    events = parse_fixture("dmesg_nvrm_rminitadapter_osinitnvmapping_cannot_attach_01.log")
+    first = event_on_line(events, 1)
     assert first["pci_bus"] == "0000:01:00.0"
     assert json.loads(first["attrs"]) == {"rm_init_error": "0x22:0x56:894"}
-    assert _row(events, 3)["severity"] == "error"
+    assert event_on_line(events, 3)["severity"] == "error"
     assert set(events["severity"]) == {"error"}
 
 
 def test_rm_init_adapter_failure_without_a_bus_keeps_its_code() -> None:
-    event = _parse("[87669.726564] NVRM: RmInitAdapter failed! (0x26:0xffff:1375)\n").row(0, named=True)
+    event = parse_log("[87669.726564] NVRM: RmInitAdapter failed! (0x26:0xffff:1375)\n").row(0, named=True)
     assert event["severity"] == "error"
     assert json.loads(event["attrs"]) == {"rm_init_error": "0x26:0xffff:1375"}
 
 
 def test_rcu_stall_names_the_task_its_nmi_backtrace_shows() -> None:
-    record = _row(_fixture("dmesg_rcu_stall_nmi_backtrace_python3_uid_arm64_01.log"), 4)
+    record = event_on_line(parse_fixture("dmesg_rcu_stall_nmi_backtrace_python3_uid_arm64_01.log"), 4)
     assert (record["n_lines"], record["severity"], record["pid"], record["process"]) == (15, "error", 24017, "python3")
