@@ -100,7 +100,11 @@ _BASH_KILL = (
 # runner's hard stop), "Terminated" (SIGTERM: GitLab's runner at a job's timeout).
 # A workflow runner may put the step's name before it: Tekton's `tkn … logs` ("[build : compile] Killed"), Argo's and
 # `kubectl logs`' container as a DNS label ("main: Killed": a capitalised "State: Terminated" is a field, no kill).
-_LONE_SIGNAL = r"^\s*(?:\[[0-9A-Za-z_.:\- ]+\] *|[a-z0-9][a-z0-9.\-]*: )?(Killed|Terminated)\s*$"
+# The shell's report of a foreground job a signal ended, alone on its line ("Killed", "Segmentation fault (core dumped)").
+_LONE_SIGNAL = (
+    r"^\s*(?:\[[0-9A-Za-z_.:\- ]+\] *|[a-z0-9][a-z0-9.\-]*: )?"
+    r"(Killed|Terminated|Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$"
+)
 _EXIT_CODE = (
     # Azure Pipelines quotes the code: "Bash exited with code '137'.", "exit code: `137`;"; YARN's NodeManager says
     # "Container killed on request. Exit code is 137".
@@ -263,7 +267,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "dataloader": ("DataLoader worker (pid",),
     "shm": SHM,
     "bash": ("line ",),
-    "killed": ("Killed", "Terminated"),
+    "killed": ("Killed", "Terminated", "Segmentation fault", "Bus error", "Aborted", "Illegal instruction", "Floating point exception"),
     "exit": r"(?i)exit|make|non-zero code",
     "named_signal": (
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
@@ -351,7 +355,9 @@ def spells(text: pl.Expr, rules: tuple[str, ...]) -> pl.Expr:
 
 
 PROGRESS_RULE = _spelled(PROGRESS)
-INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS)
+# What kind_and_severity reads from a record's message alone: a host out of memory (C++'s, the kernel's answer), a full disk.
+_HOST_FAILURE_LITERALS = ("std::bad_alloc", "[Errno 12] Cannot allocate memory", "No space left on device")
+INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS, *_HOST_FAILURE_LITERALS)
 
 
 def _msg() -> pl.Expr:
@@ -869,6 +875,10 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         pl.when(c("f_go_oom")).then(pl.lit("go_runtime")),
         pl.when(c("f_cpu_alloc_request").is_not_null()).then(pl.lit("torch_cpu_allocator")),
         pl.when(c("message").str.contains("JavaScript heap out of memory", literal=True)).then(pl.lit("node_heap")),
+        # C++'s allocation failure ("terminate called after throwing an instance of 'std::bad_alloc'", its "what():  std::bad_alloc"),
+        # and the kernel refusing a process memory (a DataLoader's fork: "OSError: [Errno 12] Cannot allocate memory")
+        pl.when(c("message").str.contains("std::bad_alloc", literal=True)).then(pl.lit("cpp_bad_alloc")),
+        pl.when(c("message").str.contains("[Errno 12] Cannot allocate memory", literal=True)).then(pl.lit("enomem")),
         pl.when(c("exc_type").str.contains(r"(?:^|\.)_?(?:Array)?MemoryError$")).then(pl.lit("python_memory_error")),
     )
     # A traceback reports a kill where its exception names a signal a child died of, or an actor Ray saw die.
@@ -910,6 +920,8 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             .then(pl.lit("error")),
             pl.when(c("f_oom").is_not_null()).then(pl.lit("critical")),
             pl.when(c("f_vllm_error").is_not_null() | c("f_cuda_error").is_not_null()).then(pl.lit("error")),
+            # a full disk stops a job's checkpoint, its dataset cache or its container's writes
+            pl.when(c("message").str.contains("No space left on device", literal=True)).then(pl.lit("error")),
             pl.when(c("f_exit_code").is_not_null() & (c("f_exit_code") != 0)).then(pl.lit("error")),
             pl.when((c("f_slurm_state") == "FAILED") | (c("f_slurm_exit_code") > 0)).then(pl.lit("error")),
             *ci_severity,
