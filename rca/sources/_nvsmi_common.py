@@ -113,7 +113,11 @@ def quality(ts: pl.Expr, resolved: str) -> pl.Expr:
     return pl.when(ts.is_not_null()).then(pl.lit(resolved)).otherwise(pl.lit("missing"))
 
 
-def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.Expr]:
+# The value -q prints for a field NVML could not read on a GPU it still reaches (the table shows "ERR!", CSV "[Unknown Error]").
+UNKNOWN_ERROR = "Unknown Error"
+
+
+def gpu_health(field: Callable[[str], pl.Expr], unreadable: pl.Expr) -> tuple[dict[str, pl.Expr], pl.Expr]:
     """A GPU report's health (``-q`` and ``-q -x``): its attrs and its severity.
 
     ``field`` reads a health field of the report by key (uncorrectable, sram_uncorrectable,
@@ -133,7 +137,8 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
     fails with error 802, "system not yet initialized", until it is) are warnings too, as is a registered GPU
     whose fabric health summary (driver 570+) is ``Unhealthy`` or ``Limited Capacity`` (routes or bandwidth lost:
     its NVLink peers slow down or fail). The attrs keep the flags only where they are set, the fabric's state,
-    status, health, clique id and cluster UUID where printed.
+    status, health, clique id and cluster UUID where printed. ``unreadable`` names the fields NVML read as
+    :data:`UNKNOWN_ERROR` (null where none did): such a report is a warning too (a dead fan, a GPU about to drop off the bus).
     """
     def when_set(key: str, flag: str) -> pl.Expr:
         return pl.when(field(key) == flag).then(field(key))
@@ -150,6 +155,7 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
         "gpu_recovery_action": pl.when(recovery_needed(field("recovery_action"))).then(field("recovery_action")),
         "fabric_state": field("fabric_state"), "fabric_status": field("fabric_status"), "fabric_health": field("fabric_health"),
         "fabric_clique_id": field("fabric_clique"), "fabric_cluster_uuid": field("fabric_cluster"),
+        "unknown_error": unreadable,
     }
     uncorrected = (number(field("uncorrectable")) > 0) | (number(field("sram_uncorrectable")) > 0) | (number(field("sram_parity")) > 0)
     repair = (field("remap_pending") == "Yes") | (field("channel_repair") == "Yes") | (field("tpc_repair") == "Yes")
@@ -157,7 +163,7 @@ def gpu_health(field: Callable[[str], pl.Expr]) -> tuple[dict[str, pl.Expr], pl.
     unregistered = field("fabric_state").is_in(["Not Started", "In Progress"])
     degraded = field("fabric_health").is_in(["Unhealthy", "Limited Capacity"])
     asked = (field("reset_required") == "Yes") | (field("drain_reset") == "Yes") | recovery_needed(field("recovery_action"))
-    flagged = (field("hw_slowdown") == "Active") | asked | unregistered | degraded
+    flagged = (field("hw_slowdown") == "Active") | asked | unregistered | degraded | unreadable.is_not_null()
     fabric_failed = (field("fabric_state") == "Completed") & (field("fabric_status") != "Success")
     severity = (
         pl.when((field("remap_failure") == "Yes") | (field("unrepairable") == "Yes") | fabric_failed).then(pl.lit("error"))

@@ -20,6 +20,7 @@ import polars as pl
 from rca.sources._base import ParseContext, Parsed
 from rca.sources._nvsmi_common import (
     CTIME_PATTERN,
+    UNKNOWN_ERROR,
     attrs_json,
     conform_events,
     ctime_to_utc,
@@ -125,8 +126,6 @@ _PROCESS_FIELDS = {
     "running": ["Is Running"],
 }
 _PROCESS_SECTIONS = ["Processes", "Accounted Processes"]
-# The value -q prints for a field NVML could not read on a GPU it still reaches (the table shows "ERR!", CSV "[Unknown Error]").
-UNKNOWN_ERROR = "Unknown Error"
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -280,10 +279,7 @@ def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
         *_record_head(), *_fields(_GPU_FIELDS, "path"), _unreadable_fields(),
     )
     f = {key: known(pl.col(f"f_{key}")) for key in _GPU_FIELDS}
-    health_attrs, severity = gpu_health(f.__getitem__)
-    # A reading NVML failed to get is the table's "ERR!" (a dead fan, a GPU about to drop off the bus): worth a look.
-    unreadable = pl.col("unknown_error")
-    severity = pl.when((severity == "info") & unreadable.is_not_null()).then(pl.lit("warning")).otherwise(severity)
+    health_attrs, severity = gpu_health(f.__getitem__, pl.col("unknown_error"))
     return grouped.select(
         "line", "n_lines", "message", "ts", "ts_raw", "gpu_index", "gpu_uuid", "pci_bus",
         mem_used_bytes=to_bytes(f["used"]),
@@ -295,7 +291,7 @@ def _gpu_samples(rows: pl.DataFrame) -> pl.DataFrame:
                 pstate=f["pstate"], fan_pct=number(f["fan"]), persistence=f["persistence"],
                 driver_model=f["driver_model"], driver=known(pl.col("driver")), cuda=known(pl.col("cuda")),
                 mem_free_bytes=to_bytes(f["free"]), mem_reserved_bytes=to_bytes(f["reserved"]),
-                mig_mode=f["mig_mode"], compute_mode=f["compute_mode"], **health_attrs, unknown_error=unreadable,
+                mig_mode=f["mig_mode"], compute_mode=f["compute_mode"], **health_attrs,
             ),
             severity,
         ),

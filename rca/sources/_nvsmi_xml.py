@@ -15,6 +15,7 @@ import polars as pl
 
 from rca.sources._base import ParseContext, Parsed
 from rca.sources._nvsmi_common import (
+    UNKNOWN_ERROR,
     attrs_json,
     conform_events,
     ctime_to_utc,
@@ -35,7 +36,7 @@ ROOT_LINE = r"^\s*<nvidia_smi_log\b"
 _ROOT_END = r"</nvidia_smi_log>"
 _GPU_START = r"^\s*<gpu\s+id=\"(?<bus>[^\"]*)\""
 # An element holding what NVML answered instead of a reading (as -q's "Unknown Error" values).
-_UNKNOWN_ERROR_ELEMENT = r"<([A-Za-z0-9_]+)>\s*Unknown Error\s*</"
+_UNKNOWN_ERROR_ELEMENT = rf"<([A-Za-z0-9_]+)>\s*{UNKNOWN_ERROR}\s*</"
 _SPANS = {
     "gpu": (_GPU_START, r"</gpu>"),
     "process": (r"^\s*<process_info>", r"</process_info>"),
@@ -250,9 +251,7 @@ def _field(key: str) -> pl.Expr:
 
 
 def _gpu_columns() -> dict[str, pl.Expr]:
-    health_attrs, severity = gpu_health(_field)
-    unreadable = pl.col("unknown_error")
-    severity = pl.when((severity == "info") & unreadable.is_not_null()).then(pl.lit("warning")).otherwise(severity)
+    health_attrs, severity = gpu_health(_field, pl.col("unknown_error"))
     return {
         "kind": pl.lit("gpu_sample"),
         "mem_used_bytes": to_bytes(_field("used")),
@@ -263,7 +262,7 @@ def _gpu_columns() -> dict[str, pl.Expr]:
             power_cap_w=number(_field("cap")), pstate=_field("pstate"), fan_pct=number(_field("fan")),
             persistence=_field("persistence"), driver_model=_field("driver_model"), driver=pl.col("driver"),
             cuda=pl.col("cuda"), mem_free_bytes=to_bytes(_field("free")), mem_reserved_bytes=to_bytes(_field("reserved")),
-            mig_mode=_field("mig_mode"), compute_mode=_field("compute_mode"), **health_attrs, unknown_error=unreadable,
+            mig_mode=_field("mig_mode"), compute_mode=_field("compute_mode"), **health_attrs,
         ),
         "severity": severity,
     }
