@@ -555,15 +555,14 @@ _ELASTIC_COLUMNS = {"elastic_pid": pl.Int64(), "elastic_rank": pl.Int64(), "elas
 
 
 def _elastic_fields(events: pl.DataFrame) -> pl.DataFrame:
-    body = pl.col("body")
-    # the first of each key is the event's own; the nested "metadata" string escapes its keys' quotes (\"local_rank\")
+    def field(key: str) -> pl.Expr:
+        return pl.col("body").str.json_path_match(f"$.metadata.{key}")
+
     return events.select(
-        elastic_pid=body.str.extract(r'"worker_id": "([0-9]+)"', 1).cast(pl.Int64, strict=False),
-        elastic_rank=body.str.extract(r'"global_rank": ([0-9]+)', 1).cast(pl.Int64, strict=False),
-        elastic_host=body.str.extract(r'"hostname": "([^"\\]+)"', 1),
-        elastic_severity=body.str.extract(r'"state": "([A-Z]+)"', 1).replace_strict(
-            _ELASTIC_STATE_SEVERITY, default=None, return_dtype=pl.String
-        ),
+        elastic_pid=field("worker_id").cast(pl.Int64, strict=False),
+        elastic_rank=field("global_rank").cast(pl.Int64, strict=False),
+        elastic_host=field("hostname"),
+        elastic_severity=field("state").replace_strict(_ELASTIC_STATE_SEVERITY, default=None, return_dtype=pl.String),
     )
 
 
