@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 from typing import Any, Protocol
+
+import polars as pl
 
 from rca.errors import InputError
 
@@ -52,96 +53,58 @@ class InProcess:
             yield key, fn(arg)
 
 
-class _Lane(Protocol):
-    """Where the local pool runs a task: this process (:class:`_ThisProcess`) or its spawned processes."""
-
-    def submit(self, fn: Task, arg: Any, /) -> Future: ...
-
-
 class ProcessPool:
-    """``workers`` lanes: a thread of this process and ``workers - 1`` spawned worker processes.
+    """``workers`` spawned worker processes, each with a polars thread pool of its share of the cores.
 
-    Spawned, not forked: polars' thread pool does not survive a fork. This process works
-    too because a spawned worker pays about a CPU-second importing rca before its first
-    task, which this process has already paid. Tasks wait here and go, in the order they
-    were submitted, to whichever lane is free, so none waits in a busy lane while another idles.
-
-    Each worker's polars thread pool gets its share of the cores: with a pool per core
-    on top of a process per core, most of a small query's time goes to waking threads
-    (measured: 7 % more CPU for the same files, and the processes steal each other's cores).
+    Spawned, not forked: polars' thread pool does not survive a fork. The share is set in the
+    environment the workers are spawned with, since polars sizes its pool once, on first use,
+    and a worker has used it before any initializer runs (unpickling the task imports rca,
+    which runs polars queries at import). A pool per core on top of a process per core costs
+    7 % more CPU for the same files, the processes stealing each other's cores. This process
+    only plans and commits: it used to take tasks too, on its own pool of every core, and
+    a 100 MB ingest with 2 workers took 7.5–7.8 s that way against 7.3 s with 2 spawned
+    workers (generated corpus, by turns), though a spawned worker pays about 0.65 s importing rca.
     """
 
     def __init__(self, workers: int) -> None:
         threads = max(1, (os.cpu_count() or 1) // workers)
-        spawned = ProcessPoolExecutor(
-            max_workers=workers - 1, mp_context=get_context("spawn"), initializer=_limit_polars_threads, initargs=(threads,)
-        )
-        self._here = _ThisProcess()
-        self._spawned = spawned
-        self._capacity: dict[_Lane, int] = {self._here: 1, spawned: workers - 1}
-        self._waiting: deque[tuple[str, Task, Any]] = deque()
-        self._running: dict[Future, tuple[str, _Lane]] = {}
+        self._workers = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+        # ProcessPoolExecutor spawns its workers as tasks arrive, so the share stays set while the pool lives.
+        self._environment = _EnvironmentSetting("POLARS_MAX_THREADS", str(threads))
+        self._running: dict[Future, str] = {}
 
     def submit(self, fn: Task, arg: Any, key: str) -> None:
-        self._waiting.append((key, fn, arg))
-        self._hand_out()
+        self._running[self._workers.submit(fn, arg)] = key
 
     def results(self) -> Iterator[tuple[str, Any]]:
         while self._running:
             done, _ = wait(self._running, return_when=FIRST_COMPLETED)
             for future in done:
-                key, _lane = self._running.pop(future)
-                result = future.result()
-                self._hand_out()  # before the caller sees the result, so the lane is not idle meanwhile
-                yield key, result
+                yield self._running.pop(future), future.result()
 
-    def _hand_out(self) -> None:
-        busy = Counter(lane for _, lane in self._running.values())
-        for lane, capacity in self._capacity.items():
-            while self._waiting and busy[lane] < capacity:
-                key, fn, arg = self._waiting.popleft()
-                self._running[lane.submit(fn, arg)] = (key, lane)
-                busy[lane] += 1
-
-    def close(self, *, failed: bool = False) -> None:
-        """Stop the workers once their running tasks end; after a failure or an interrupt, not this process's:
-        a thread cannot be interrupted, and the run is abandoned anyway (its staged parts are never committed)."""
-        self._spawned.shutdown(wait=True, cancel_futures=True)
-        if not failed:
-            self._here.join()
+    def close(self) -> None:
+        """Stop the workers once their running tasks end; tasks not started are dropped."""
+        self._workers.shutdown(wait=True, cancel_futures=True)
+        self._environment.restore()
 
 
-class _ThisProcess:
-    """The lane of this process: one task at a time, on a daemon thread, so that an interrupted run
-    can exit without waiting for it."""
+class _EnvironmentSetting:
+    """An environment variable set for processes this one starts, unless the user set it; :meth:`restore` undoes it.
 
-    def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
+    This process's polars pool is sized first, so the setting only reaches the processes it starts.
+    """
 
-    def submit(self, fn: Task, arg: Any) -> Future:
-        future: Future = Future()
-        future.set_running_or_notify_cancel()
-        self._thread = threading.Thread(target=_settle, args=(future, fn, arg), name="rca-ingest", daemon=True)
-        self._thread.start()
-        return future
+    def __init__(self, name: str, value: str) -> None:
+        pl.thread_pool_size()
+        self._name = name
+        self._set = name not in os.environ
+        if self._set:
+            os.environ[name] = value
 
-    def join(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-
-
-def _settle(future: Future, fn: Task, arg: Any) -> None:
-    try:
-        result = fn(arg)
-    except BaseException as err:  # noqa: BLE001 - every outcome goes to the driver, which raises it; none may leave it waiting
-        future.set_exception(err)
-    else:
-        future.set_result(result)
-
-
-def _limit_polars_threads(threads: int) -> None:
-    """Runs first in a worker: polars sizes its thread pool from this variable on first use."""
-    os.environ.setdefault("POLARS_MAX_THREADS", str(threads))
+    def restore(self) -> None:
+        if self._set:
+            os.environ.pop(self._name, None)
+            self._set = False
 
 
 class DaskExecutor:
@@ -187,9 +150,7 @@ def executor(workers: int, scheduler: str | None) -> Iterator[Executor]:
         pool = ProcessPool(workers)
         try:
             yield pool
-        except BaseException:
-            pool.close(failed=True)
-            raise
-        pool.close()
+        finally:
+            pool.close()
     else:
         yield InProcess()

@@ -1,14 +1,14 @@
-"""The local pool: this process and spawned workers share the tasks, and every result comes back once."""
+"""The local pool: spawned workers share the tasks, each with its share of polars' threads, and every result comes back once."""
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 
+import polars as pl
 import pytest
 
-from rca._executors import ProcessPool, executor
+from rca._executors import ProcessPool
 
 
 def _pid_after(seconds: float) -> int:
@@ -20,7 +20,11 @@ def _fail(message: str) -> None:
     raise ValueError(message)
 
 
-def test_this_process_and_the_workers_share_the_tasks_and_tasks_added_while_draining_run_too() -> None:
+def _polars_threads(_: object) -> int:
+    return pl.thread_pool_size()
+
+
+def test_the_workers_share_the_tasks_and_tasks_added_while_draining_run_too() -> None:
     pool = ProcessPool(2)
     try:
         for n in range(6):
@@ -33,7 +37,7 @@ def test_this_process_and_the_workers_share_the_tasks_and_tasks_added_while_drai
     finally:
         pool.close()
     assert sorted(seen) == sorted([f"first-{n}" for n in range(6)] + ["added"])
-    assert os.getpid() in seen.values()
+    assert os.getpid() not in seen.values()
     assert len(set(seen.values())) == 2
 
 
@@ -48,13 +52,28 @@ def test_a_task_that_raises_makes_the_results_raise() -> None:
         pool.close()
 
 
-def test_a_failed_run_does_not_wait_for_the_task_running_in_this_process() -> None:
-    """After a failure (or Ctrl-C) the pool closes though a task of this process's lane still runs."""
-    release = threading.Event()
-    with pytest.raises(ValueError, match="broken input"), executor(2, None) as pool:
-        pool.submit(release.wait, 60, "this-process")  # the first task goes to this process's lane
-        pool.submit(_fail, "broken input", "worker")
-        list(pool.results())
-    still_running = [future for future in pool._running if not future.done()]
-    release.set()
-    assert len(still_running) == 1
+def test_each_worker_gets_its_share_of_polars_threads_and_this_process_keeps_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)  # one thread each: fewer than polars' default on any machine with 2 cores
+    pool = ProcessPool(2)
+    try:
+        for n in range(2):
+            pool.submit(_polars_threads, None, f"threads-{n}")
+        threads = dict(pool.results())
+    finally:
+        pool.close()
+    assert threads == {"threads-0": 1, "threads-1": 1}
+    assert "POLARS_MAX_THREADS" not in os.environ
+
+
+def test_a_thread_count_the_user_set_is_left_to_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLARS_MAX_THREADS", "1")
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)  # a share of 4 threads, had the user not asked for 1
+    pool = ProcessPool(2)
+    try:
+        pool.submit(_polars_threads, None, "threads")
+        threads = dict(pool.results())
+    finally:
+        pool.close()
+    assert threads == {"threads": 1}
+    assert os.environ["POLARS_MAX_THREADS"] == "1"
