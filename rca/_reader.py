@@ -367,9 +367,14 @@ def _decode(data: bytes, state: ReadState, first_line: int, max_line_chars: int)
     return Batch(pl.DataFrame({"line": numbers, "text": lines}, schema=LINES_SCHEMA), first_line)
 
 
+# Below this, splitting in Python is faster than polars' CSV reader, which costs about 0.7 ms a call however few
+# the lines (measured on journal lines: 20 KB 0.10 ms against 0.71 ms, 256 KB 0.44 against 0.87, 1 MB 1.56 against 1.35).
+CSV_SPLIT_BYTES = 512 * 1024
+
+
 def _lines_of(data: bytes) -> tuple[pl.Series, bool]:
     """The lines of ``data`` without their ``\\r\\n`` or ``\\n``, and whether bytes that are not UTF-8 were replaced."""
-    if _csv_splits_alike(data):
+    if len(data) >= CSV_SPLIT_BYTES and _csv_splits_alike(data):
         try:
             return _csv_lines(data), False
         except pl.exceptions.ComputeError:  # not UTF-8: read below with replacement characters

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rca._reader import ReadState, _decode, iter_batches, reads_by_offset
+from rca._reader import ReadState, _csv_lines, _csv_splits_alike, _decode, iter_batches, reads_by_offset
 
 # The bytes on which a CSV reader could read a line otherwise than str.split: separators, quotes, comment
 # and carriage-return characters, a byte-order mark, NUL, bytes that are not UTF-8 (stray, surrogates, overlong, past U+10FFFF), multi-byte characters.
@@ -44,6 +44,19 @@ def test_lines_are_the_bytes_split_at_newlines_whatever_the_bytes(pieces: list[b
     assert batch.lines["text"].to_list() == lines
     assert batch.lines["line"].to_list() == list(range(first, first + len(lines)))
     assert (state.decode_errors, state.truncated_lines, state.nul_bytes) == (errors, truncated, data.count(b"\x00"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_the_csv_reader_splits_utf8_as_the_plain_split_does(pieces: list[bytes]) -> None:
+    """Batches from 512 KiB are split by polars' CSV reader (smaller ones in Python): the same lines, where it is used."""
+    data = b"".join(pieces).replace(b"\x00", b"")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    if _csv_splits_alike(data):
+        assert _csv_lines(data).to_list() == _expected(data, 1_000)[0]
 
 
 def test_a_batch_of_log_lines_keeps_blank_lines_quotes_and_crlf() -> None:
