@@ -554,8 +554,8 @@ def _pod_rows(pod: dict[str, Any], fmt: str, *, every_termination: bool = False)
                     "when": _text(terminated.get("finishedAt") or terminated.get("startedAt")),
                     "started": _text(terminated.get("startedAt")),
                     "container": _text(container.get("name")),
-                    "container_id": _first_match(
-                        r"^(?:[a-z]+://)?(.+)$", _text(terminated.get("containerID") or container.get("containerID"))
+                    "container_id": _first_match(  # the runtime's scheme cut: docker://, containerd://, cri-o:// (a hyphen)
+                        r"^(?:[a-z-]+://)?(.+)$", _text(terminated.get("containerID") or container.get("containerID"))
                     ),
                     "exit_code": _int(terminated.get("exitCode")),
                     "state_field": field,

@@ -141,9 +141,14 @@ _POD_UID = r'(?:\bpod(?:UID|ID)="?|\(UID: \\?"|\bfor pod \\?")([0-9a-fA-F-]{32,3
 _EVENT_POD_UID = r'event=&?\{"?ID"?:"?([0-9a-fA-F-]{32,36})'
 # The topology manager of 1.18–1.20 writes "[topologymanager] RemoveContainer - Container ID: <id>"; kuberuntime's
 # "Kill container failed" prints the kubecontainer.ContainerID struct unquoted: containerID={Type:containerd ID:<id>}.
+# Before 1.21 kuberuntime names the container it kills by its URI, Killing container "docker://<id>" with 30 second grace
+# period, or by the struct's %v (quoted fields): Killing container {"docker" "<id>"}, but using 0 second grace period override.
+# With dockershim its cAdvisor and log readers name a container by its folder: /var/lib/docker/containers/<id>[/<id>-json.log].
 _CONTAINER_ID = (
-    r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bContainer ID: |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":"|\bcontainerID=\{Type:[a-z-]+ ID:)'
-    r"(?:[a-z]+://)?([0-9a-f]{12,64})\b"
+    r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bContainer ID: |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":"|\bcontainerID=\{Type:[a-z-]+ ID:'
+    r'|\bKilling container "|\bKilling container \{"[a-z-]+" "|/docker/containers/)'
+    # the runtime's scheme: docker://, containerd://, cri-o:// (CRI-O's has a hyphen)
+    r"(?:[a-z-]+://)?([0-9a-f]{12,64})\b"
 )
 
 # The CRI labels the kubelet puts on each container name its pod, namespace, uid and container: the container log
@@ -540,7 +545,7 @@ def _oom_facts() -> list[pl.Expr]:
             state.field("name"),
             body.str.extract(r'(?i)\bcontainer "?([a-z0-9][-a-z0-9.]*)"? (?:in pod \S+ )?(?:was |is )?OOM ?Killed', 1),
         ).alias("oom_container"),
-        oom_block.str.extract(r'"containerID":"(?:[a-z]+://)?([0-9a-f]{12,64})"', 1).alias("oom_container_id"),
+        oom_block.str.extract(r'"containerID":"(?:[a-z-]+://)?([0-9a-f]{12,64})"', 1).alias("oom_container_id"),
         exit_code.alias("exit_code"),
         pl.when(status.str.contains(r"OOM ?Killed"))
         .then(pl.lit("reason_oomkilled"))
