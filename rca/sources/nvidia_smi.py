@@ -67,6 +67,27 @@ MIG_MODE_LINE = rf"^\s*(?:Enabled|Disabled) MIG Mode for GPU (?<bus>{HANDLE_BUS}
 # ("GPU  0 Profile ID  9 Placements: {0,4}:4"; a profile with one start says "Placement :").
 MIG_PLACEMENT_LINE = r"^\s*GPU\s+(?<gpu>[0-9]+) Profile ID\s+(?<profile_id>[0-9]+) Placements? ?: \{(?<starts>[0-9,]*)\}:(?<size>[0-9]+)\s*$"
 
+# What ``nvidia-smi --gpu-reset [-i N]`` answers per GPU: "GPU 00000000:18:00.0 was successfully reset.", or why it was not
+# ("Unable to reset GPU 00000000:18:00.0 because it's being used by some other process …", older drivers "Unable to reset this
+# GPU because …" without the bus id, "GPU Reset couldn't run because GPU 00000000:01:00.0 is the primary GPU."), then "Some GPUs
+# could not be reset." A reset ends every context on the GPU, so the timeline keeps the GPU it names.
+GPU_RESET_LINE = (
+    rf"^\s*(?:GPU (?<done>{HANDLE_BUS}) was successfully reset\.|Unable to reset (?:GPU (?<busy>{HANDLE_BUS})|this GPU) because "
+    rf"|GPU Reset couldn't run because GPU (?<refused>{HANDLE_BUS}) |Some GPUs could not be reset\.)"
+)
+
+# What nvidia-smi answers per GPU to a setting (``-pm 1``, ``-pl 300``, ``-ac``/``-acp``, ``-lgc``, ``-c``, ``-e``): "Enabled persistence
+# mode for GPU 00000000:05:00.0.", "Power limit for GPU 00000000:05:00.0 was set to 110.00 W from 180.00 W.", "Applications clocks
+# set to "(MEM 2505, SM 875)" for GPU 0000:00:1E.0", "GPU clocks set to "(gpuClkMin 1980, gpuClkMax 1980)" for GPU …", "Set
+# compute mode to EXCLUSIVE_PROCESS for GPU ….", "Disabled ECC support for GPU …." (each run then says "All done.").
+GPU_SETTING_LINE = (
+    r"^\s*(?:(?:Enabled|Disabled) persistence mode|Persistence mode is already (?:Enabled|Disabled)|Power limit"
+    r'|Applications clocks (?:set to "\(MEM (?<app_mem>[0-9]+), SM (?<app_sm>[0-9]+)\)"|commands have been set to [A-Z_]+)'
+    r'|GPU clocks set to "\(gpuClkMin (?<clk_min>[0-9]+), gpuClkMax (?<clk_max>[0-9]+)\)"'
+    r"|Set compute mode to (?<compute_mode>[A-Z_]+)|(?:Enabled|Disabled) ECC support)"
+    rf" for GPU (?<bus>{HANDLE_BUS})(?: was set to (?<cap>[0-9.]+) W from (?<prev>[0-9.]+) W)?\.?\s*$"
+)
+
 # What nvidia-smi prints instead of a report when a GPU or the driver is gone (Xid 79, a
 # crashed or mismatched driver, a container without the driver's NVML library mounted), or when
 # it crashes itself mid-table (the shell's "Segmentation fault", seen under WSL 2): kept as log
@@ -75,6 +96,8 @@ FAILURE_LINE = (
     r"Unable to determine the device handle|GPU is lost|No devices were found|NVIDIA-SMI has failed|NVIDIA-SMI couldn't find"
     r"|Failed to initialize NVML|Driver/library version mismatch|Unknown Error|^Segmentation fault"
     r"|^\s*(?:Unable|Failed) to (?:create|destroy) (?:an? )?(?:GPU|compute) instance"  # a MIG layout that was not made
+    # a GPU reset that did not run, and the line nvidia-smi ends such a run with
+    r"|^\s*(?:Unable to reset |GPU Reset couldn't run |Some GPUs could not be reset)|^Terminating early due to previous errors"
 )
 # Only the few lines that tell of a lost device handle pay for the extraction.
 _HANDLE_FAILURE = (pl.col("kind") == "log") & pl.col("message").str.contains(HANDLE_LITERAL, literal=True)
@@ -83,6 +106,11 @@ _MIG_COMMAND = (pl.col("kind") == "log") & (
     pl.col("message").str.contains(" instance ", literal=True) | pl.col("message").str.contains(" MIG Mode for GPU ", literal=True)
     | pl.col("message").str.contains(" Profile ID ", literal=True)
 )
+
+# Likewise the answers of ``--gpu-reset``.
+_GPU_RESET = (pl.col("kind") == "log") & pl.col("message").str.contains("eset", literal=True)  # "reset", "Reset"
+# Likewise the answers to a setting (all name their GPU "for GPU <bus id>").
+_GPU_SETTING = (pl.col("kind") == "log") & pl.col("message").str.contains(" for GPU ", literal=True)
 
 # ``watch nvidia-smi`` heads each screen with its interval, the command and (procps-ng 3.3.10+) the host and time:
 # "Every 1.0s: nvidia-smi -i 2        dg05: Tue Oct  6 17:07:38 2026". The host is the captures' below it.
@@ -186,6 +214,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         | (text.str.contains(_nvsmi_dmon.HEADER_LINE) & next_line.str.contains(_nvsmi_dmon.UNITS_LINE))
         # A file of ``mig -cgi`` / ``-cci`` answers alone (a MIG setup script's log): no header, but wordings only nvidia-smi prints.
         | text.str.contains(MIG_COMMAND_LINE) | text.str.contains(MIG_MODE_LINE) | text.str.contains(MIG_PLACEMENT_LINE)
+        | text.str.contains(GPU_RESET_LINE)  # a GPU reset's answers alone (an epilog's or a runbook's)
+        | text.str.contains(GPU_SETTING_LINE)  # a setup script's settings (persistence mode, power limit, clocks)
     )
     found = by_head(
         heads,
@@ -241,6 +271,8 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     flagged = pl.concat(events).with_columns(severity=pl.when(failure).then(pl.lit("error")).otherwise(pl.col("severity")))
     located = split_rows(flagged, _HANDLE_FAILURE, _with_handle_gpu, lambda rows: rows)
     located = split_rows(located, _MIG_COMMAND, _with_mig_command, lambda rows: rows)
+    located = split_rows(located, _GPU_RESET, _with_gpu_reset, lambda rows: rows)
+    located = split_rows(located, _GPU_SETTING, _with_gpu_setting, lambda rows: rows)
     return Parsed(events=_with_watch_host(located, lines, file).sort("line"), skipped=skipped, skipped_by_file=by_file)
 
 
@@ -275,6 +307,49 @@ def _with_mig_command(events: pl.DataFrame) -> pl.DataFrame:
             attrs_json(mig_profile_id=integer(placed.field("profile_id")), mig_placements=placed.field("starts"),
                        mig_placement_size=integer(placed.field("size")))
         ).otherwise(pl.col("attrs")),
+    )
+
+
+def _with_gpu_reset(events: pl.DataFrame) -> pl.DataFrame:
+    """``--gpu-reset`` answers with the bus id of the GPU they name and whether it was reset (``attrs.gpu_reset``).
+
+    A done reset is a notice: every process on that GPU lost its context there.
+    """
+    named = pl.col("message").str.extract_groups(GPU_RESET_LINE).struct
+    answered = pl.col("message").str.contains(GPU_RESET_LINE)
+    done = named.field("done").is_not_null()
+    return events.with_columns(
+        pci_bus=pl.coalesce(pl.col("pci_bus"), named.field("done"), named.field("busy"), named.field("refused")),
+        severity=pl.when(done).then(pl.lit("notice")).otherwise(pl.col("severity")),
+        attrs=pl.when(answered).then(
+            attrs_json(gpu_reset=pl.when(done).then(pl.lit("done")).otherwise(pl.lit("failed")))
+        ).otherwise(pl.col("attrs")),
+    )
+
+
+def _with_gpu_setting(events: pl.DataFrame) -> pl.DataFrame:
+    """Answers to a setting with the GPU's bus id and the value set (``attrs``: ``power_cap_w`` and ``prev_power_cap_w``,
+    ``app_clocks_mem_mhz`` / ``app_clocks_sm_mhz``, ``locked_clocks_min_mhz`` / ``locked_clocks_max_mhz``, ``compute_mode``).
+
+    A changed power limit is a notice: a lower cap holds the clocks down from then on, as a power brake would.
+    """
+    named = pl.col("message").str.extract_groups(GPU_SETTING_LINE).struct
+    answered = named.field("bus").is_not_null()
+    capped = named.field("cap").is_not_null()
+
+    def number(field: str) -> pl.Expr:
+        return named.field(field).cast(pl.Float64, strict=False)
+
+    values = attrs_json(
+        power_cap_w=number("cap"), prev_power_cap_w=number("prev"), app_clocks_mem_mhz=integer(named.field("app_mem")),
+        app_clocks_sm_mhz=integer(named.field("app_sm")), locked_clocks_min_mhz=integer(named.field("clk_min")),
+        locked_clocks_max_mhz=integer(named.field("clk_max")), compute_mode=named.field("compute_mode"),
+    )
+    return events.with_columns(
+        pci_bus=pl.coalesce(pl.col("pci_bus"), named.field("bus")),
+        severity=pl.when(capped).then(pl.lit("notice")).when(answered).then(pl.coalesce(pl.col("severity"), pl.lit("info")))
+        .otherwise(pl.col("severity")),
+        attrs=pl.when(answered & (values != "{}")).then(values).otherwise(pl.col("attrs")),  # persistence mode sets no value
     )
 
 
@@ -360,6 +435,9 @@ SOURCE = register(
             "instances:", "instance profiles:",  # mig -lgi / -lci / -lgip
             "instance ID", "MIG Mode for GPU", "Profile ID",  # mig -cgi / -cci answers, nvidia-smi -mig 1, mig -lgipp
             "Driver Version", "Attached GPUs",  # a -q excerpt without its banner
+            "successfully reset", "Unable to reset", "GPU Reset couldn't", "could not be reset",  # nvidia-smi --gpu-reset
+            "persistence mode for GPU", "Persistence mode is already", "Power limit for GPU", "clocks set to",  # -pm, -pl, -ac, -lgc
+            "clocks commands have been set", "Set compute mode to", "ECC support for GPU",  # -acp, -c, -e
             "Fabric", "Remapped Rows", "Event Reasons", "Throttle Reasons", "Reset Status",  # a -q health section grepped out of the report
         ),
         formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
