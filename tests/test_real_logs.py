@@ -51,6 +51,8 @@ OWNER_BY_PREFIX = {
     "lightning_": "pipeline",
     "gunicorn_": "pipeline",
     "journal_": "syslog",
+    "loghub_app_": "pipeline",
+    "loghub_syslog_": "syslog",
     "dcgm_": "dcgm",
     "fabricmanager_": "fabric_log",
     "nvidia_imex_": "fabric_log",

@@ -153,6 +153,7 @@ def _fields(present: set[str]) -> Fields:
     ranks = [num(first(gated("rank"), r"\[Rank ([0-9]+)\]"))] if "rank" in present else []
     ranks += [num(_PG.field("rank"))] if "pg" in present else []
     ranks += [c("f_named_rank")] if "named_signal" in present else []
+    ranks += [c("f_exit_rank")] if "exit" in present else []
     # (and torch 2.6+'s "failure detected by watchdog at work sequence id: …", which names neither)
     nccl_scope = gated("pg").str.contains("ProcessGroupNCCL|WorkNCCL|NCCL work|detected by watchdog")
     signalled = present & {"dataloader", "bash", "killed", "exit", "named_signal", "reason", "slurm_oom", "ray_oom", "yarn"}

@@ -38,6 +38,8 @@ _SEVERITY = {
     "TRAC": "debug", "DEBU": "debug", "ERRO": "error", "FATA": "critical", "PANI": "critical",
     # TensorRT's V(ERBOSE)
     "V": "debug",
+    # oslo.log's AUDIT; logcat's A(ssert); Windows CBS's Perf (timings)
+    "AUDIT": "notice", "A": "critical", "PERF": "info",
     # bunyan / pino
     # the GitHub Actions runner's VERB(OSE), Omniverse Kit's Verbose; a Kubernetes event's type Normal (the other is Warning)
     "VERB": "debug", "VERBOSE": "debug", "NORMAL": "info",
@@ -121,8 +123,12 @@ _OUTER_LAYERS = (
     # GitLab's runner (17.0+, FF_TIMESTAMPS) follows its stamp with the stream, two hex digits and O(ut) or E(rr), then a
     # space, or a "+" and no space where the runner split a line at a carriage return ("00O+Preparing the "shell" executor").
     # Jenkins' Timestamper pads its time of day with two spaces ("10:15:32  [Pipeline] sh"): the pad is no part of the line.
-    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?:(?<ci_level>{LEVEL_WORDS}) )?(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}) ?)"
-    r"(?:\s[0-9a-f][0-9a-f][OE](?:\+|[ \t]|$)|(?: -|:| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF])"
+    # The name of the file a line came from, before its stamp: `grep -H`'s "nova-api.log:2017-05-16 …", or a space where logs of
+    # several files were concatenated ("nova-api.log.1.2017-05-16_13:53:08 2017-05-16 00:00:00.008 …", Loghub's OpenStack);
+    # only with a stamp after it, so that "train.log saved" keeps its words. A Windows CBS.log stamp ends in a comma ("2016-09-28
+    # 04:30:30, Info  CBS  …").
+    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?:(?<ci_level>{LEVEL_WORDS}) |[0-9A-Za-z_.\-]+\.log(?:\.[0-9A-Za-z_:\-]+)*[ :])?(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}) ?)"
+    r"(?:\s[0-9a-f][0-9a-f][OE](?:\+|[ \t]|$)|(?: -|:|,| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF])"
     r"| \[resource\.labels\.container_?[Nn]ame: (?<gcl_container>[^\]\s]+)\])?" + _ENDS_TAG + ")",
     # BuildKit's plain progress (`docker build --progress=plain`, and the excerpt of a failed step under its error): a step's
     # output behind the step's number and the seconds since it started ("#8 15.89 [NeMo W …]", "129.5     Traceback …").
@@ -171,6 +177,22 @@ _APP_HEADERS = {
     # KServe's model servers after the stamp ("%(asctime)s.%(msecs)03d " peeled as an outer one): "%(process)s %(name)s
     # %(levelname)s [%(filename)s:%(funcName)s():%(lineno)s] " ("1 kserve ERROR [__main__.py:<module>():254] ").
     "kserve": rf"(?<kserve_pid>[0-9]+) [0-9A-Za-z_.\-]+ (?<kserve_level>{LEVEL_WORDS}) \[[^\]\s]+:[0-9]+\]",
+    # oslo.log's (OpenStack's nova, neutron, cinder…) after its stamp (peeled as an outer one): "%(process)d %(levelname)s %(name)s
+    # [%(request_id)s …] " ("25746 INFO nova.osapi_compute.wsgi.server [req-38101a0b-… ] "), "[-]" where there is no request;
+    # oslo's AUDIT level is a notice. The request's bracket is kept in the body (_peel_application): it says which request.
+    "oslo": (
+        r"(?<oslo_pid>[0-9]+) (?<oslo_level>TRACE|DEBUG|INFO|AUDIT|WARNING|ERROR|CRITICAL) [A-Za-z_][0-9A-Za-z_.]*"
+        r" (?<oslo_context>\[[^\]\n]*\])"
+    ),
+    # Android's `logcat -v threadtime` (the default, and what bug reports hold): "03-17 16:13:38.811  1702  2395 D WindowManager: ",
+    # a yearless stamp, the pid and the thread right-aligned, the priority's letter (A: assert), then the tag, which stays in the body.
+    "logcat": (
+        r"(?<logcat_raw>(?<logcat_mon>[0-9][0-9])-(?<logcat_day>[0-9][0-9]) (?<logcat_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]{3}))"
+        r" +(?<logcat_pid>[0-9]+) +[0-9]+ (?<logcat_sev>[VDIWEFA])"
+    ),
+    # Windows' CBS.log / DISM.log after its stamp and comma (peeled as an outer one): the level, padded, then the component
+    # ("Info                  CBS    Loaded Servicing Stack …").
+    "windows_cbs": r"(?<cbs_level>Info|Warning|Error|Perf) {2,}[A-Z][0-9A-Za-z]*(?: {2,}|$)",
     "hf_transformers": rf"\[(?<hf_level>[A-Z]+)\|[^\]\s]+\] (?<hf_iso>{_ISO}) >>",
     # Abseil's log before absl::InitializeLog() (XLA's, JAX's, TensorFlow's since 2.16) writes glog's header with no date and
     # the epoch second where the clock goes: "E0000 00:00:1775556782.173781    2657 cuda_dnn.cc:8579] ".
@@ -207,6 +229,11 @@ _APP_HEADERS = {
     "log4j": (
         r"(?<log4j_raw>(?<log4j_yy>[0-9][0-9])/(?<log4j_mon>[0-9][0-9])/(?<log4j_day>[0-9][0-9])"
         r" (?<log4j_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])) (?<log4j_level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL)"
+    ),
+    # log4j's "yyMMdd HHmmss" date, the thread's number, then the level: Hadoop 0.x's HDFS daemons ("081109 203615 148 INFO
+    # dfs.DataNode$PacketResponder: "); the thread is no process, and the logger stays in the body as log4j's does.
+    "log4j_compact": (
+        r"(?<compact_raw>[0-9]{6} [0-9]{6})(?: [0-9]+)? (?<compact_level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL)"
     ),
     # log4j2's "[%-5p] %t %c - " after its ISO stamp (peeled as an outer one): TorchServe's ts_log.log and model_log.log
     # ("2023-11-07T05:11:40,049 [INFO ] W-9000-yolo_tiny_1.0-stdout MODEL_LOG - Traceback (most recent call last):"), the
@@ -326,8 +353,8 @@ _APP = "^(?<app>" + "|".join(f"{header}{'' if name == 'iso8601_glued' else _ENDS
 # The group that is set exactly when each header won (python_caller's, kserve's and loguru's lines are of their stamp's format;
 # nemo, us_date and cosmos have none of their own).
 _APP_WITNESS = {
-    "vllm": "vllm_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev", "gunicorn": "gunicorn_level",
-    "go_log": "go_stamp", "paddle": "paddle_stamp", "pingcap": "pingcap_stamp", "gin": "gin_stamp", "log4j": "log4j_level", "log4j2": "log4j2_level", "ray": "ray_sev",
+    "vllm": "vllm_level", "oslo": "oslo_level", "logcat": "logcat_sev", "windows_cbs": "cbs_level", "hf_transformers": "hf_iso", "klog": "glog_sev", "c10d_old": "c10d_sev", "gunicorn": "gunicorn_level",
+    "go_log": "go_stamp", "paddle": "paddle_stamp", "pingcap": "pingcap_stamp", "gin": "gin_stamp", "log4j": "log4j_level", "log4j_compact": "compact_level", "log4j2": "log4j2_level", "ray": "ray_sev",
     "logfmt": "logfmt_time", "epoch": "epoch", "iso8601_glued": "glued_iso", "iso8601": "app_iso",
     "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
     "tornado": "tornado_sev", "actions_runner": "runner_level", "torch_npu": "npu_level", "cann": "cann_stamp",
@@ -737,8 +764,9 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
         pl.format("{}: {}", "cann_code", inner.str.strip_prefix(pl.col("app")).str.strip_chars_start())
     )
     glued_body = pl.when(pl.col("glued_tag").is_not_null()).then(pl.concat_str("glued_tag", inner.str.strip_prefix(pl.col("app"))))
+    oslo_body = pl.when(pl.col("oslo_context").is_not_null()).then(pl.format("{} {}", "oslo_context", inner.str.strip_prefix(pl.col("app"))))
     layers = layers.with_columns(
-        app_format=app_format, body=pl.coalesce("j_body", cann_body, glued_body, inner.str.strip_prefix(pl.col("app")), inner)
+        app_format=app_format, body=pl.coalesce("j_body", cann_body, glued_body, oslo_body, inner.str.strip_prefix(pl.col("app")), inner)
     )
     # SGLang's tensor-parallel rank in its stamp's bracket ("[2025-05-19 23:22:28 TP3]") is the worker's rank where no
     # data, pipeline or expert-parallel rank is given beside it. Only the first line of a message wears it: unlike a
@@ -834,6 +862,11 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     log4j = pl.when(c("log4j_level").is_not_null()).then(
         pl.format("20{}-{}-{} {}", c("log4j_yy"), c("log4j_mon"), c("log4j_day"), c("log4j_clock"))
     )
+    compact = c("compact_raw")
+    log4j_compact = pl.format(
+        "20{}-{}-{} {}:{}:{}", compact.str.slice(0, 2), compact.str.slice(2, 2), compact.str.slice(4, 2),
+        compact.str.slice(7, 2), compact.str.slice(9, 2), compact.str.slice(11, 2),
+    )
     batch = "batch_file" in layers.columns
     if layers.select(c("rich_level").is_not_null().any()).item():
         # rich's blank stamp repeats the one above.
@@ -867,13 +900,13 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pl.format(".{}", npu_fraction)
     ).otherwise(pl.lit(""))
     dated = pl.coalesce(
-        "ci_iso", "hf_iso", "app_iso", "go_stamp", "paddle_stamp", "pingcap_stamp", gin, log4j, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
+        "ci_iso", "hf_iso", "app_iso", "go_stamp", "paddle_stamp", "pingcap_stamp", gin, log4j, log4j_compact, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
         trt, date_cmd, "tornado_iso", npu,
         "runner_iso", glog_dated, "glued_iso",
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
     )
     header_level = pl.coalesce(
-        "vllm_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", c("log4j2_level").str.strip_chars_end(), "kserve_level",
+        "vllm_level", "oslo_level", "logcat_sev", "cbs_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "compact_level", c("log4j2_level").str.strip_chars_end(), "kserve_level",
         "paddle_level", "pingcap_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
         "llama_sev", "runner_level", "smp_sev", "logrus_level", "npu_level", "npu_log_level", "gunicorn_level",
@@ -884,7 +917,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     stamped = layers.with_columns(
         dated_raw=dated,
         epoch_any=pl.coalesce("epoch", "glog_epoch", pl.when(json_epoch).then(json_time)),
-        yearless_any=pl.coalesce("vllm_raw", pl.when(c("glog_year").is_null()).then(c("glog_raw")), "cosmos_stamp"),
+        yearless_any=pl.coalesce("vllm_raw", "logcat_raw", pl.when(c("glog_year").is_null()).then(c("glog_raw")), "cosmos_stamp"),
         header_level=header_level,
     ).with_columns(
         epoch_raw=pl.when(c("dated_raw").is_null()).then(c("epoch_any")),
@@ -901,9 +934,10 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     # A yearless line's year can depend on the lines before it that give a month.
     cosmos = c("cosmos_stamp")
-    month = pl.coalesce("vllm_mon", "glog_mon", cosmos.str.slice(0, 2)).cast(pl.Int32, strict=False)
+    month = pl.coalesce("vllm_mon", "logcat_mon", "glog_mon", cosmos.str.slice(0, 2)).cast(pl.Int32, strict=False)
     yearless_ts, yearless_quality = timeutil.yearless_to_utc(
-        month, pl.coalesce("vllm_day", "glog_day", cosmos.str.slice(3, 2)), pl.coalesce("vllm_clock", "glog_clock", cosmos.str.slice(6)), ctx,
+        month, pl.coalesce("vllm_day", "logcat_day", "glog_day", cosmos.str.slice(3, 2)),
+        pl.coalesce("vllm_clock", "logcat_clock", "glog_clock", cosmos.str.slice(6)), ctx,
         within="batch_file" if batch else None,
     )
     any_yearless = stamped.select(c("yearless_raw").is_not_null().any()).item()
@@ -935,7 +969,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         ts=pl.coalesce(resolved, "ts_clock"),
         ts_raw=pl.coalesce(
             pl.when(c("dated_raw") == log4j).then(c("log4j_raw")), pl.when(c("dated_raw") == date_cmd).then(c("date_raw")),
-            pl.when(c("dated_raw") == npu).then(npu_stamp),
+            pl.when(c("dated_raw") == npu).then(npu_stamp), pl.when(c("dated_raw") == log4j_compact).then(compact),
             "dated_raw", "epoch_raw", "yearless_raw", "clock_raw",
         ),
         ts_quality=quality,
@@ -949,7 +983,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pid=pl.coalesce(
             c("pid"),
             pl.coalesce(
-                "ray_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "gunicorn_pid", "tsl_pid", "npu_pid", "cann_pid", "cann_pid_first", "npu_log_pid", "j_pid",
+                "ray_pid", "oslo_pid", "logcat_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "gunicorn_pid", "tsl_pid", "npu_pid", "cann_pid", "cann_pid_first", "npu_log_pid", "j_pid",
             ).cast(pl.Int64, strict=False),
         ),
         # torch_npu's Device (-1 where it could not tell)

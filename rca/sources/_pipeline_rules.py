@@ -114,6 +114,10 @@ _EXIT_CODE = (
     r"|make(?:\[[0-9]+\])?: \*\*\* .*?Error (?<make>[0-9]{1,4})\b"
     # Travis CI's 'The command "…" exited with 137.', a Kubernetes hook's "command '…' exited with 137: "
     r"|\bexited with (?<bare>-?[0-9]{1,4})(?:[.:,]|\s*$)"
+    # Lightning's (2.1+) watcher of the ranks it launched, of one whose process ended (its Popen return code: -N for a signal),
+    # on the rank (the child's index + 1), before it kills the others: "[rank: 1] Child process with PID 2084751 terminated
+    # with code 1. Forcefully terminating all other processes to avoid zombies 🧟"
+    r"|(?:\[rank: (?<child_rank>[0-9]+)\] )?Child process with PID (?<child_pid>[0-9]+) terminated with code (?<child>-?[0-9]{1,4})\."
 )
 # Docker's legacy builder's failed RUN step: "The command '/bin/sh -c make' returned a non-zero code: 2", Docker 1.7's CLI
 # under logrus' info level and with the command in brackets ("INFO[0000] The command [/bin/sh -c make] returned …").
@@ -160,6 +164,10 @@ _SIGNAL_NAMED = (
     # (pid:21) was sent SIGKILL! Perhaps out of memory?" (20.1+), "Worker with pid 55 was terminated due to signal 9" (20.0).
     r"|Worker \(pid:(?<gunicorn_pid>[0-9]+)\) was sent (?<gunicorn_signal>SIG[A-Z0-9]+)!"
     r"|Worker with pid (?<gunicorn_old_pid>[0-9]+) was terminated due to signal (?<gunicorn_old_signal>[0-9]{1,2})\b"
+    # PyTorch Lightning's (1.9+) SIGTERM handler (Slurm's time limit or scancel, a pod's deletion), on the rank's local number:
+    # "[rank: 0] Received SIGTERM: 15"; the trainer stops at its next step (2.1+: SIGTERMException). Its "Bypassing SIGTERM: 15"
+    # after it repeats the same signal.
+    r"|(?m:\[rank: (?<lightning_rank>[0-9]+)\] Received (?<lightning>SIG[A-Z0-9]+): [0-9]{1,2}[ \t]*$)"
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
 # The last field of a failure in torchrun's ChildFailedError table (torch 1.9's "msg:", later "traceback :") repeats what
@@ -268,12 +276,13 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "shm": SHM,
     "bash": ("line ",),
     "killed": ("Killed", "Terminated", "Segmentation fault", "Bus error", "Aborted", "Illegal instruction", "Floating point exception"),
-    "exit": r"(?i)exit|make|non-zero code",
+    "exit": r"(?i)exit|make|non-zero code|terminated with code",
     "named_signal": (
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
         "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",
         " signal terminated program ", "internal compiler error: ", " terminated with signal ", " got signal: ", ") was sent SIG",
         " was terminated due to signal ",
+        "] Received SIG",
     ),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU"),
@@ -299,7 +308,10 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "ray_worker": ("Worker exit type: ", "worker exit type: "),
     "container": ("container",),
     "ray_task": ("ray::",),
-    "vllm_error": ("No available memory for the cache blocks", "max seq len (", "EngineCore failed to start"),
+    "vllm_error": (
+        "No available memory for the cache blocks", "max seq len (", "EngineCore failed to start",
+        "Not enough memory. Please try to increase --mem-fraction-static",
+    ),
     "python_warning": ("Warning: ",),
     "rank": ("[Rank ",),
     "pg": ("[PG ",),
@@ -519,7 +531,7 @@ def _bash_facts() -> dict[str, pl.Expr]:
 
 def _exit_facts() -> dict[str, pl.Expr]:
     exit_code = pl.when(~gated("exit").str.contains(_TORCHRUN_ECHO)).then(gated("exit")).str.extract_groups(_EXIT_CODE).struct
-    code = num(pl.coalesce(exit_code.field("code"), exit_code.field("make"), exit_code.field("bare")), pl.Int32())
+    code = num(pl.coalesce(exit_code.field("code"), exit_code.field("make"), exit_code.field("bare"), exit_code.field("child")), pl.Int32())
     # Jenkins' sh step reports a wrapper script it lost track of as "script returned exit code -1": its Java launcher
     # gives a killed script 128+N, so a negative code there names no signal (Python's launchers' -N does).
     sentinel = (code < 0) & gated("exit").str.contains("script returned exit code", literal=True)
@@ -532,6 +544,8 @@ def _exit_facts() -> dict[str, pl.Expr]:
         # Docker's builder before BuildKit stops the build at a step that failed, whatever level its CLI logged it at
         "exit_build_failed": (code != 0) & gated("exit").str.contains(_DOCKER_STEP_FAILED),
         "exit_pod": pl.coalesce(pod.field("pod"), pod.field("bare_pod")), "exit_namespace": pod.field("namespace"),
+        # the process (and rank) whose end a launcher reports, not the launcher's own
+        "exit_child_pid": num(exit_code.field("child_pid")), "exit_rank": num(exit_code.field("child_rank")),
     }
 
 
@@ -541,7 +555,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     torchrun = pl.when(~m.str.contains(_TORCHRUN_ECHO)).then(named.field("torchrun"))
     return {
         "named_signal": pl.coalesce(
-            named.field("died"), torchrun, named.field("spawn"), named.field("absl"), named.field("gunicorn_signal"),
+            named.field("died"), torchrun, named.field("spawn"), named.field("absl"), named.field("gunicorn_signal"), named.field("lightning"),
             _signal_of_word(pl.coalesce(named.field("go"), named.field("make"), named.field("gcc"), named.field("gcc_ice"))),
             _signal_of_exit(-num(
                 pl.coalesce(
@@ -558,7 +572,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
             pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None), named.field("elastic_pid"),
             named.field("gunicorn_pid"), named.field("gunicorn_old_pid"),
         )),
-        "named_rank": num(pl.coalesce(named.field("mpi_rank"), named.field("tgi_rank"))),
+        "named_rank": num(pl.coalesce(named.field("mpi_rank"), named.field("tgi_rank"), named.field("lightning_rank"))),
         "named_host": named.field("mpi_node"),
         # the epoch second Abseil's handler caught the signal at: the record's time where no line of it has one
         "named_epoch": named.field("absl_time"),
@@ -796,7 +810,10 @@ def _container_facts() -> dict[str, pl.Expr]:
 def _vllm_error_facts() -> dict[str, pl.Expr]:
     m = gated("vllm_error")
     return {
-        "vllm_error": pl.when(m.str.contains("No available memory for the cache blocks", literal=True)).then(pl.lit("no_cache_blocks"))
+        # SGLang's startup check of the same shortage (weights leave no room for a KV-cache pool), so the same value: "RuntimeError:
+        # Not enough memory. Please try to increase --mem-fraction-static." (0.4.x: "… Current value: …mem_fraction_static=0.2")
+        "vllm_error": pl.when(m.str.contains_any(["No available memory for the cache blocks", "Please try to increase --mem-fraction-static"]))
+        .then(pl.lit("no_cache_blocks"))
         .when(m.str.contains(r"max seq len \([0-9]+\)[^\n]*KV cache")).then(pl.lit("kv_cache_insufficient"))
         .when(m.str.contains("EngineCore failed to start", literal=True)).then(pl.lit("engine_start_failed")),
     }

@@ -435,6 +435,7 @@ def frame_text(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     parts = lines.with_columns(short.alias("s"), iso.alias("i"), _with_own_bare_messages(bare).alias("b"), monotonic.alias("m"))
     parts = _with_or_without_host(_with_or_without_host(parts, "s", _SHORT_NO_HOST_HEAD, one_line), "i", _ISO_NO_HOST_HEAD, one_line)
     parts = _with_syslogd_own_lines(parts)
+    parts = _with_spaced_programs(parts, one_line)
     parts = _with_real_host(parts, "s", "i", empty_host_envelopes=("s",))
     parts = _with_logread_lines(parts, ctx)
     parts = _with_bare_runtime_lines(parts, within_file(lines))
@@ -649,6 +650,22 @@ SYSLOGD_OWN_LINE = _short_head(_HOSTED, "(?<program>)(?<pid>)") + (
 def is_syslogd_own_line(text: pl.Expr) -> pl.Expr:
     """Whether ``text`` is one of syslogd's own tagless lines (:data:`SYSLOGD_OWN_LINE`); its openings tried first."""
     return pl.when(text.str.contains_any(_SYSLOGD_OWN_OPENINGS)).then(text.str.contains(SYSLOGD_OWN_LINE)).fill_null(False)
+
+
+# macOS names a process by its bundle's name, spaces and all: "Jul  4 23:22:09 host Microsoft Word[14463]: …", "… Google
+# Chrome[35628]: …", "… BezelServices 255.10[94]: …". Only with its pid and colon is such a name a tag: "host some words: …" is not.
+_SPACED_PROGRAM_HEAD = _short_head(_HOSTED, r"(?<program>[A-Za-z0-9_.\-/@()\\]+(?: [A-Za-z0-9_.\-/@()\\]+)+)\[(?<pid>[0-9]+)\]:[ \t]")
+
+
+def _with_spaced_programs(parts: pl.DataFrame, one_line: bool) -> pl.DataFrame:
+    """``parts`` with the short head (column ``s``) of the lines whose program's name holds spaces (:data:`_SPACED_PROGRAM_HEAD`),
+    which it missed; without it each would be read as a further line of the message above."""
+    missed = pl.col("s").struct.field("message").is_null() & pl.col("text").str.contains("]:", literal=True)
+    spaced = parts.select(pl.when(missed).then(pl.col("text")).str.contains(_SPACED_PROGRAM_HEAD).fill_null(False)).to_series()
+    if not spaced.any():
+        return parts
+    found = head_groups(pl.when(spaced).then(pl.col("text")), _SPACED_PROGRAM_HEAD, one_line=one_line)
+    return parts.with_columns(pl.when(spaced).then(found).otherwise(pl.col("s")).alias("s"))
 
 
 def _with_syslogd_own_lines(parts: pl.DataFrame) -> pl.DataFrame:

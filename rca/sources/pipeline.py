@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca import timeutil
-from rca.sources import _syslog, register
+from rca.sources import _pipeline_slurm, _syslog, register
 from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, joined_json, one_head, split_rows
 from rca.sources._pipeline_attrs import json_flag, json_number, json_object, json_text, with_attrs
 from rca.sources._pipeline_frame import frame
@@ -37,7 +37,7 @@ from rca.sources._pipeline_rules import (
 )
 
 FORMATS = (
-    "json_lines", "vllm", "hf_transformers", "torch_c10d", "klog", "gunicorn", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j2", "ray", "logfmt", "iso8601_glued",
+    "json_lines", "vllm", "oslo", "logcat", "windows_cbs", "hf_transformers", "torch_c10d", "klog", "gunicorn", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j_compact", "log4j2", "ray", "logfmt", "iso8601_glued",
     "iso8601", "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "torch_npu", "cann",
     "torch_npu_log", "bgl_ras", "hpc_syslog", "text",
 )
@@ -63,6 +63,8 @@ _MARKERS = "|".join(
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
         r"KV cache", r"EngineCore", r"text_generation_launcher: ", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
         r"torch\.distributed", r"BackendCompilerFailed: backend=",
+        # SGLang's refusal to start for want of memory for its KV-cache pool; Lightning's watcher of the ranks it launched
+        r"Please try to increase --mem-fraction-static", r"Forcefully terminating all other processes to avoid zombies",
         # the replica tag of Alibaba PAI-DLC's job log ("[dlc163vnre3d5pv3-master-0] ")
         r"^\[dlc[0-9a-z]+-(?:master|worker)-[0-9]+\] ",
         # torch_npu's error-code line and CANN's error message (Ascend NPUs), the date and the time joined by "-"
@@ -153,6 +155,13 @@ _MARKERS = "|".join(
         r"Worker \(pid:[0-9]+\) was sent SIG|Worker with pid [0-9]+ was terminated due to signal ",
         # text-generation-inference's (and LoRAX's) warmup OOM, as its shard, router and launcher each word it
         r"Not enough memory to handle [0-9]+ (?:prefill|total) tokens",
+        _pipeline_slurm.SNIFF_MARKER,
+        # Application headers of other services' logs (see _pipeline_frame._APP_HEADERS): Android's logcat -v threadtime, oslo.log
+        # (OpenStack) behind its stamp, Windows' CBS.log, Hadoop 0.x's compact log4j date
+        r"^[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]{3} +[0-9]+ +[0-9]+ [VDIWEFA] ",
+        r"[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]{8}\.[0-9]{3} [0-9]+ (?:TRACE|DEBUG|INFO|AUDIT|WARNING|ERROR|CRITICAL) [A-Za-z_][0-9A-Za-z_.]* \[",
+        r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]{8}, (?:Info|Warning|Error|Perf) {2,}[A-Z]",
+        r"^[0-9]{6} [0-9]{6} [0-9]+ (?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL) [A-Za-z_$.]+: ",
     )
 )
 _PLAIN_TEXT_SCORE = 0.1
@@ -188,7 +197,7 @@ _OUTPUT = {
     "pod": pl.coalesce("f_exit_pod", "pod"),
     "namespace": pl.when(pl.col("f_exit_pod").is_not_null()).then(pl.col("f_exit_namespace")).otherwise(pl.col("namespace")),
     "pid": pl.coalesce(
-        "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_ray_task_pid", "f_ray_worker_pid", "f_yarn_pid",
+        "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_exit_child_pid", "f_ray_task_pid", "f_ray_worker_pid", "f_yarn_pid",
         # the Ray task whose traceback a record holds over the process that printed it (a driver, an actor that awaited it)
         pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "f_ray_task_failed_pid", "pid",
     ),
@@ -236,7 +245,9 @@ _PLAIN = {
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Every line becomes part of exactly one event; lines matching no rule are ``kind=log``."""
-    framed = frame(lines, ctx)
+    # sacct's tables are read by their header's columns, and a row's step id is no BuildKit prefix (_pipeline_slurm)
+    sacct = _pipeline_slurm.table_cells(lines)
+    framed = _pipeline_slurm.unpeeled(frame(lines, ctx), lines, sacct)
     skipped = {
         reason: count
         for reason, count in framed.select(
@@ -249,6 +260,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     # (the pieces of a cut line, whose text is on its first piece's row, do not).
     kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank")).with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))
     events = _times_stated(_torchrun_failures(_classify(records(kept.filter(~pl.col("continued")))), ctx.tz), ctx.tz)
+    events = _pipeline_slurm.with_table_facts(events, sacct, ctx.tz)
     return Parsed(events=events, skipped=skipped)
 
 
