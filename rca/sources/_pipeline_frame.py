@@ -381,6 +381,9 @@ _LEADING_LEVEL = (
     # header: Google Cloud Logging's console puts its own before it
     # ("ERROR 2024-03-20T12:09:36.741697566Z 2024-03-20T12:09:36Z I 58 server.cc:634]").
     r"|^(?<cpp>[IWEF])(?: [0-9]+)? [^\]\s]+\.(?:cc|h):[0-9]+\]"
+    # Python logging's "%(asctime)s %(name)s %(levelname)s: %(message)s" after its stamp (maskrcnn-benchmark and the
+    # detection codebases built on it: "tan.trainer INFO: eta: 2:11:46 …"): the logger, one space, the level and a colon.
+    r"|^[A-Za-z_][0-9A-Za-z_.]* (?<logger_level>" + LEVEL_WORDS + r"):(?:\s|$)"
 )
 
 _OUTER_GROUPS = pl.col("text").str.extract_groups(_OUTER).alias("layers")
@@ -958,7 +961,8 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     leading = c("leading").struct
     printed_level = pl.coalesce(
         c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl"),
-        leading.field("tool"), leading.field("airflow"), leading.field("titled"), leading.field("spdlog"), leading.field("cpp"), c("ci_level"),
+        leading.field("tool"), leading.field("airflow"), leading.field("titled"), leading.field("spdlog"), leading.field("cpp"),
+        leading.field("logger_level"), c("ci_level"),
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     # The lines without a stamp under a log4j2 line (the stack trace log4j prints of the exception it logs) are its thread's.

@@ -162,6 +162,8 @@ _MARKERS = "|".join(
         r"[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]{8}\.[0-9]{3} [0-9]+ (?:TRACE|DEBUG|INFO|AUDIT|WARNING|ERROR|CRITICAL) [A-Za-z_][0-9A-Za-z_.]* \[",
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]{8}, (?:Info|Warning|Error|Perf) {2,}[A-Z]",
         r"^[0-9]{6} [0-9]{6} [0-9]+ (?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL) [A-Za-z_$.]+: ",
+        # Python logging's "%(asctime)s %(name)s %(levelname)s: " (maskrcnn-benchmark's trainer and the codebases built on it)
+        r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]{8},[0-9]{3} [A-Za-z_][0-9A-Za-z_.]* (?:DEBUG|INFO|WARNING|ERROR|CRITICAL): ",
     )
 )
 _PLAIN_TEXT_SCORE = 0.1

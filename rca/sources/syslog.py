@@ -34,6 +34,15 @@ _ENVELOPE_CONFIDENCE = 0.85
 _BARE_RUNTIME_CONFIDENCE = 0.9
 
 
+# An application's logger line has the shape of an ISO-stamped syslog line whose program is a level: Python logging's
+# "%(asctime)s %(name)s %(levelname)s: %(message)s" ("2020-08-18 10:03:40,666 tan.trainer INFO: Start training"), where
+# the logger would be read as the host. No syslog daemon names a program INFO or ERROR.
+_LOGGER_LINE = (
+    r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9][ T][0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?\S* \S+ "
+    r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL):? "
+)
+
+
 def sniff(head: Sequence[str]) -> float:
     """Share of the head in a syslog / journald envelope, scaled below a single-program file's score."""
     return one_head(sniff_heads, head)
@@ -49,7 +58,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         | text.str.contains(_syslog.RELAYED_5424) | _syslog.is_syslogd_own_line(text) | _syslog.is_logread_line(text)
         # A program's own lines without an envelope (earlyoom's stderr, `journalctl -u earlyoom -o cat`).
         | _syslog.own_bare_program(text).is_not_null()
-    )
+    ) & ~text.str.contains(_LOGGER_LINE)
     record = _syslog.is_record_line(text)
     # (A field of `journalctl -o export` is a record's only in a head that holds a record's time.)
     if heads.select(text.str.starts_with(_syslog.EXPORT_OPENING).any()).item():
