@@ -32,6 +32,8 @@ _SEVERITY = {
     "WARNING": "warning", "WARN": "warning", "W": "warning",
     "ERROR": "error", "ERR": "error", "E": "error",
     "CRITICAL": "critical", "FATAL": "critical", "PANIC": "critical", "F": "critical",
+    # syslog's (and Apache httpd's) EMERG and ALERT
+    "EMERG": "critical", "ALERT": "critical",
     # log15's four-letter words (Grafana's "lvl=eror"); NeMo's D(EBUG) and C(RITICAL); loguru's SUCCESS
     "DBUG": "debug", "EROR": "error", "CRIT": "critical", "D": "debug", "C": "critical", "SUCCESS": "info",
     # logrus' text formatter's four letters
@@ -384,6 +386,9 @@ _LEADING_LEVEL = (
     # Python logging's "%(asctime)s %(name)s %(levelname)s: %(message)s" after its stamp (maskrcnn-benchmark and the
     # detection codebases built on it: "tan.trainer INFO: eta: 2:11:46 …"): the logger, one space, the level and a colon.
     r"|^[A-Za-z_][0-9A-Za-z_.]* (?<logger_level>" + LEVEL_WORDS + r"):(?:\s|$)"
+    # Apache httpd's error log after its ctime stamp (peeled as an outer one): the level in brackets, 2.4's after its module
+    # ("[notice] workerEnv.init() ok …", "[core:error] [pid 35708:tid 4328636416] …"); trace1 to trace8 are debug.
+    r"|^\[(?:[a-z_0-9]+:)?(?<apache>emerg|alert|crit|error|warn|notice|info|debug|trace)[1-8]?\] "
 )
 
 _OUTER_GROUPS = pl.col("text").str.extract_groups(_OUTER).alias("layers")
@@ -962,7 +967,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     printed_level = pl.coalesce(
         c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl"),
         leading.field("tool"), leading.field("airflow"), leading.field("titled"), leading.field("spdlog"), leading.field("cpp"),
-        leading.field("logger_level"), c("ci_level"),
+        leading.field("logger_level"), leading.field("apache"), c("ci_level"),
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     # The lines without a stamp under a log4j2 line (the stack trace log4j prints of the exception it logs) are its thread's.

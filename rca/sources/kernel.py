@@ -160,6 +160,9 @@ _HOST_AFTER_STAMP = _BOOT_STAMP + r" ?(?:\S+ )?kernel: "
 _MONOTONIC_JOURNAL = r"^\[ *[0-9]+\.[0-9]{6}\][ \t](?:(?:\S+[ \t])?kernel: |\S*[^ \t:\[\]][ \t][A-Za-z0-9_.\-/@()]+\[[0-9]+\]:?[ \t])"
 _RAW, _CTIME, _ISO, _RELTIME, _KMSG = (head + MESSAGE_TAIL for head in (_RAW_HEAD, _CTIME_HEAD, _ISO_HEAD, _RELTIME_HEAD, _KMSG_HEAD))
 _CTIME_SNIFF = _CTIME_HEAD + r"\s*\S"
+# Apache httpd's error log wears dmesg -T's stamp, then its level in brackets (2.4: the module too): "[Sun Dec 04 04:47:44
+# 2005] [notice] workerEnv.init() ok …", "[Wed Oct 11 14:32:52.123456 2000] [core:error] [pid 35708:tid 4328636416] …".
+_APACHE_ERROR_LINE = _CTIME_HEAD + r"\s*\[(?:[a-z_0-9]+:)?(?:emerg|alert|crit|error|warn|notice|info|debug|trace[1-8])\] "
 _JOURNAL_HEADER = r"^-- (?:Logs begin at |Journal begins at |No entries --|Boot [0-9a-f]{32} --|Reboot --)"
 _BARE_KERNEL = r"^kernel: "
 # A syslog line of the kernel's without a host ("May 17 18:48:11 kernel: [ 6141.921740] …": a syslog daemon that
@@ -592,8 +595,8 @@ def _is_program_line(text: pl.Expr) -> pl.Expr:
 def _is_dmesg(text: pl.Expr) -> pl.Expr:
     # A ctime stamp with nothing after it is no kernel line: Snakemake writes "[Wed Nov 12 11:41:00 2025]" over each job.
     return (
-        text.str.contains(_RAW) | text.str.contains(_CTIME_SNIFF) | text.str.contains(_ISO) | text.str.contains(_RELTIME)
-        | text.str.contains(_KMSG)
+        text.str.contains(_RAW) | (text.str.contains(_CTIME_SNIFF) & ~text.str.contains(_APACHE_ERROR_LINE)) | text.str.contains(_ISO)
+        | text.str.contains(_RELTIME) | text.str.contains(_KMSG)
     )
 
 

@@ -164,6 +164,8 @@ _MARKERS = "|".join(
         r"^[0-9]{6} [0-9]{6} [0-9]+ (?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL) [A-Za-z_$.]+: ",
         # Python logging's "%(asctime)s %(name)s %(levelname)s: " (maskrcnn-benchmark's trainer and the codebases built on it)
         r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]{8},[0-9]{3} [A-Za-z_][0-9A-Za-z_.]* (?:DEBUG|INFO|WARNING|ERROR|CRITICAL): ",
+        # Apache httpd's error log: a ctime stamp, then the level in brackets (2.4: after the module)
+        r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9:]{8}(?:\.[0-9]+)? [0-9]{4}\] \[(?:[a-z_0-9]+:)?(?:emerg|alert|crit|error|warn|notice|info|debug|trace[1-8])\] ",
     )
 )
 _PLAIN_TEXT_SCORE = 0.1
