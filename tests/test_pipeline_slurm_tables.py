@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rca
+from rca.sources._pipeline_slurm import table_cells
 
 DATA = Path(__file__).parent / "data" / "pipeline"
 
@@ -97,3 +99,14 @@ def test_maxrss_sizes_are_1024_based(sizes):
     events = _events(header + rows)
     got = events.filter(events["line"] >= 3)["rss_bytes"].to_list()
     assert got == [value * {"K": 1024, "M": 1024**2, "G": 1024**3}[unit] for value, unit in sizes]
+
+
+def test_a_table_ends_with_its_file_in_a_batch_of_files() -> None:
+    """Files read together are numbered on (``batch_file``): a header and rule ending one file take no rows from the next."""
+    lines = pl.DataFrame({
+        "line": [1, 2, 3, 4, 5],
+        "text": ["    ReqMem     MaxRSS", "---------- ----------", "   10000Mn    412420K", "    ReqMem     MaxRSS", "---------- ----------"],
+        "batch_file": [0, 0, 0, 1, 1],
+    }).vstack(pl.DataFrame({"line": [6], "text": ["   20000Mn      1024K"], "batch_file": [2]}))
+    cells = table_cells(lines.with_columns(pl.col("batch_file").cast(pl.Int32)))
+    assert cells.select("line", "reqmem", "maxrss").rows() == [(3, "10000Mn", "412420K")]

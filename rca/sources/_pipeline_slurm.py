@@ -66,7 +66,7 @@ def _headers(lines: pl.DataFrame) -> pl.DataFrame:
     ruled = text.str.contains(_HEADER) & text.shift(-1).str.contains(_RULE) & (line.shift(-1) == line + 1) & same_file
     candidates = lines.with_columns(rule=pl.when(ruled).then(text.shift(-1))).filter(
         pl.col("rule").is_not_null() | text.str.contains(_PIPE_HEADER)
-    ).select("line", "text", "rule")
+    ).select("line", "text", "rule", file=pl.col("batch_file") if "batch_file" in lines.columns else pl.lit(None, pl.Int32))
     # (the few lines that look so: a header is one of a table)
     return candidates.filter(pl.Series([_is_header(header) for header in candidates["text"]], dtype=pl.Boolean))
 
@@ -83,7 +83,7 @@ def _runs(rule: str) -> list[tuple[int, int]]:
     return runs
 
 
-def _fixed_rows(lines: pl.DataFrame, header: str, rule: str, first: int) -> pl.DataFrame:
+def _fixed_rows(lines: pl.DataFrame, header: str, rule: str, first: int, file: int | None) -> pl.DataFrame:
     runs = _runs(rule)
     names = [header[start:end].strip().lower() for start, end in runs]
     text = pl.col("text")
@@ -91,23 +91,22 @@ def _fixed_rows(lines: pl.DataFrame, header: str, rule: str, first: int) -> pl.D
     gaps = [at for (_, end), (start, _) in itertools.pairwise(runs) for at in range(end, start)]
     fits = text.str.contains(r"\S") & pl.all_horizontal([text.str.slice(at, 1).is_in(["", " "]) for at in gaps] or [pl.lit(True)])
     cells = {name: text.str.slice(start, end - start).str.strip_chars() for name, (start, end) in zip(names, runs) if name in _CELLS}
-    return _contiguous(lines, first, fits).select("line", **cells)
+    return _contiguous(lines, first, file, fits).select("line", **cells)
 
 
-def _pipe_rows(lines: pl.DataFrame, header: str, first: int) -> pl.DataFrame:
+def _pipe_rows(lines: pl.DataFrame, header: str, first: int, file: int | None) -> pl.DataFrame:
     names = [name.lower() for name in header.split("|")]
     text = pl.col("text")
     fits = text.str.count_matches("|", literal=True) == header.count("|")
     parts = text.str.split("|")
     cells = {name: parts.list.get(at, null_on_oob=True) for at, name in enumerate(names) if name in _CELLS}
-    return _contiguous(lines, first, fits).select("line", **cells)
+    return _contiguous(lines, first, file, fits).select("line", **cells)
 
 
-def _contiguous(lines: pl.DataFrame, first: int, fits: pl.Expr) -> pl.DataFrame:
-    """The lines from ``first`` on, one after another in one file, up to the first that does not fit."""
-    after = lines.filter(pl.col("line") >= first)
-    same_file = pl.col("batch_file") == pl.col("batch_file").first() if "batch_file" in lines.columns else pl.lit(True)
-    kept = (fits & same_file & (pl.col("line") == first + pl.int_range(pl.len()))).cum_min()
+def _contiguous(lines: pl.DataFrame, first: int, file: int | None, fits: pl.Expr) -> pl.DataFrame:
+    """The lines of the header's ``file`` (of a batch) from ``first`` on, one after another, up to the first that does not fit."""
+    after = lines.filter(pl.col("line") >= first, *([pl.col("batch_file") == file] if file is not None else []))
+    kept = (fits & (pl.col("line") == first + pl.int_range(pl.len()))).cum_min()
     return after.filter(kept)
 
 
@@ -115,11 +114,11 @@ def table_cells(lines: pl.DataFrame) -> pl.DataFrame:
     """One row per data row of each sacct table in ``lines`` (``line``, ``text``[, ``batch_file``]), its cells by
     field name (null where its table has no such column)."""
     empty = pl.DataFrame(schema={"line": pl.Int64(), **_CELLS})
-    if not lines.select(pl.col("text").str.contains(_RULE) | pl.col("text").str.contains(_PIPE_HEADER)).to_series().any():
+    if not lines.select(pl.col("text").str.contains(f"{_RULE}|{_PIPE_HEADER}").any()).item():
         return empty
     tables = [
-        _fixed_rows(lines, header, rule, line + 2) if rule is not None else _pipe_rows(lines, header, line + 1)
-        for line, header, rule in _headers(lines).iter_rows()
+        _fixed_rows(lines, header, rule, line + 2, file) if rule is not None else _pipe_rows(lines, header, line + 1, file)
+        for line, header, rule, file in _headers(lines).iter_rows()
     ]
     cells = pl.concat([empty, *tables], how="diagonal_relaxed")
     return cells.with_columns(pl.col("line").cast(pl.Int64)).unique("line", keep="first", maintain_order=True)
