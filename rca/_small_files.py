@@ -4,8 +4,8 @@ A parser's cost is mostly per call, not per line: a few dozen polars queries, ea
 its regexes again because the other sources' patterns evicted them from polars' cache. A
 folder of two hundred pod logs of a hundred lines each spends nearly all its time there
 (measured on a generated 10 MB corpus: 187 pipeline files parsed one by one 7.3 s of CPU,
-the same lines parsed at once 0.29 s). So consecutive small files (in plan order, which
-depends on the folder only) form a :class:`FileGroup`, one task: each file is read and
+the same lines parsed at once 0.29 s). So small files named alike (which depends on the
+folder only) form a :class:`FileGroup`, one task: each file is read and
 given its context as it would be alone, and all their heads are sniffed in one pass; the
 files of a ``segmented`` source are concatenated and parsed once, and the events are split
 back by line. Each file still gets its own manifest row and ids, equal to those of reading
@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -58,26 +59,40 @@ class GroupResult:
 
 
 def units(tasks: Sequence[ingest.FileTask], sizes: Sequence[int]) -> list[tuple[int, ...]]:
-    """The plan cut into units of work: runs of consecutive small files, and every other file alone.
+    """The plan cut into units of work: groups of small files, and every other file alone.
 
-    The cut depends on the files and their sizes only, never on the workers, so every run
-    of the same folder reads the same groups.
+    A group takes files named alike (:func:`_name_shape`) together: they are most often of
+    one source, and a group pays a parse per source it holds. The cut depends on the files,
+    their names and sizes only, never on the workers, so every run of the same folder reads
+    the same groups.
     """
+    alone = [(index,) for index, (task, size) in enumerate(zip(tasks, sizes, strict=True)) if not _groupable(task, size)]
+    small = sorted(
+        (index for index, (task, size) in enumerate(zip(tasks, sizes, strict=True)) if _groupable(task, size)),
+        key=lambda index: (_name_shape(tasks[index].provenance), index),
+    )
     cut: list[tuple[int, ...]] = []
     run: list[int] = []
     run_bytes = 0
-    for index, (task, size) in enumerate(zip(tasks, sizes, strict=True)):
-        if not _groupable(task, size):
-            cut += [tuple(run)] if run else []
-            cut.append((index,))
-            run, run_bytes = [], 0
-            continue
-        if run and (len(run) == GROUP_FILES or run_bytes + size > GROUP_BYTES):
+    for index in small:
+        if run and (len(run) == GROUP_FILES or run_bytes + sizes[index] > GROUP_BYTES):
             cut.append(tuple(run))
             run, run_bytes = [], 0
         run.append(index)
-        run_bytes += size
-    return cut + ([tuple(run)] if run else [])
+        run_bytes += sizes[index]
+    return sorted(alone + cut + ([tuple(run)] if run else []))
+
+
+_COMPRESSION_AND_ROTATION = re.compile(r"(?:\.[0-9]+)?(?:\.(?:gz|bz2|xz|zst))?$")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _name_shape(provenance: str) -> str:
+    """The file's name without its folder, rotation number and compression, its digits as one:
+    ``host-a/gpu/nvidia-smi-query-20261125-215434.csv`` and ``host-b/gpu/nvidia-smi-query-20261123-083425.csv``
+    are both ``nvidia-smi-query-0-0.csv``; ``kubelet.log.2.gz`` is ``kubelet.log``."""
+    name = provenance.rsplit("/", 1)[-1]
+    return _DIGITS.sub("0", _COMPRESSION_AND_ROTATION.sub("", name))
 
 
 def _groupable(task: ingest.FileTask, size: int) -> bool:

@@ -291,6 +291,16 @@ def test_units_cut_runs_of_small_new_files_by_count_and_bytes(monkeypatch: pytes
     assert _small_files.units(again, [10, 10, 10]) == [(0, 1), (2,)]
 
 
+def test_units_group_files_named_alike_across_hosts_and_rotations(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_small_files, "GROUP_FILES", 2)
+    names = [
+        "h1/kubelet.log", "h1/pods/a/trainer.log", "h2/kubelet.log.1", "h2/pods/b/trainer.log",
+        "h3/gpu/nvidia-smi-query-20261125-215434.csv", "h4/gpu/nvidia-smi-query-20261123-083425.csv.gz",
+    ]
+    tasks = [dataclasses.replace(_TASK, path=name, provenance=name) for name in names]
+    assert _small_files.units(tasks, [10] * len(tasks)) == [(0, 2), (1, 3), (4, 5)]
+
+
 _TASK = FileTask("x", "x", None, "", "run", IngestOptions())
 
 
