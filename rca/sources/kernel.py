@@ -330,6 +330,10 @@ _TASK_ROW = (
     r"\s+(?<pgtables>[0-9]+)(?:\s+[0-9]+)?\s+(?<swapents>[0-9]+)\s+(?<adj>-?[0-9]+)\s+(?<name>.+)$"
 )
 _CPUSET_LINE = r"\S.* cpuset=\S* mems_allowed=\S+$"
+# A task's state line (sched_show_task, 5.x+): "task:python3.11      state:D stack:    0 pid:15277 ppid: 15257 flags:0x…"
+# (6.x: "… stack:0 pid:123 tgid:123 ppid:2 …"), the comm padded to 15 columns and maybe holding spaces. It opens each task
+# of a SysRq-w "Show Blocked State" dump, and a hung-task report someone pasted without its "INFO: task …" line.
+_TASK_STATE = r"^task:(?<comm>.{1,15}?) +state:(?<state>[A-Z])\b.*? pid: *(?<pid>[0-9]+)\b"
 # A line of the memcg's memory.stat the OOM killer prints under "Memory cgroup stats for …:" (4.19+: "anon 2141384704").
 _STAT_LINE = r"[a-z_]+ [0-9]+$"
 # Heads of the kernel's other multi-line reports; the dump lines after one join it as after an OOM header.
@@ -1139,6 +1143,7 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_SELECTED, "selected"),
         *_groups(_REAPER, "reaper"),
         *_groups(_TASK_ROW, "task", _task_row_text()),
+        *_groups(_TASK_STATE, "state", pl.when(message.str.starts_with("task:")).then(message)),
         *_groups(_BLOCK_HEAD, "head"),
         ((message.str.contains(_DUMP) | _is_warn_message(message)) & ~pl.col("continuation")).alias("dump"),
     ]
@@ -1198,8 +1203,12 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
     )
     opens_record = head & ~((run_has_header | _in_headless_dump(after_gap | new_file)) & dump) | new_file
     killed = pl.col("killed_pid").is_not_null()
+    # a task state line that opens its record (no hung-task head above it) names the record's task
+    headless_task = opens_record & pl.col("state_pid").is_not_null()
     return lines.with_columns(
         record=_record_ids(lines, opens_record, rejoins),
+        headless_pid=pl.when(headless_task).then(pl.col("state_pid").cast(pl.Int64, strict=False)),
+        headless_comm=pl.when(headless_task).then(pl.col("state_comm")),
         position=row - (~opens_record).cast(pl.Int64).cum_sum(),
         block=(is_header | killed.shift(1, fill_value=False) | new_file).cum_sum(),
         episode=(is_header | new_file).cum_sum(),
@@ -1208,10 +1217,11 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
 
 def _in_headless_dump(breaks: pl.Expr) -> pl.Expr:
     """Whether a line goes on with a dump whose report's head is not there (a paste of an OOM report's middle): the
-    dump lines after a task's CPU line ("CPU: 3 PID: 3974 Comm: apk …", where dump_stack() starts), the memory.stat
-    lines under a "Memory cgroup stats for …:" line; each until a line of another form or a line left out of the
-    rules (``breaks``)."""
-    cpu, stats = pl.col("cpu_pid").is_not_null(), pl.col("stats_memcg").is_not_null()
+    dump lines after a task's CPU line ("CPU: 3 PID: 3974 Comm: apk …", where dump_stack() starts) or its state line
+    ("task:python3 state:D … pid:15277 …", where sched_show_task() starts), the memory.stat lines under a "Memory cgroup
+    stats for …:" line; each until a line of another form or a line left out of the rules (``breaks``)."""
+    cpu = pl.col("cpu_pid").is_not_null() | pl.col("state_pid").is_not_null()
+    stats = pl.col("stats_memcg").is_not_null()
     stat_line = pl.col("message").str.contains("^" + _STAT_LINE)
 
     def run(opens: pl.Expr, goes_on: pl.Expr) -> pl.Expr:
@@ -1343,10 +1353,11 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
     return records.with_columns(kind=kind).select(
         "row", "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
         severity=_severity(pl.col("kind")),
-        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "cpu_pid", "oops_pid")
+        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "cpu_pid", "oops_pid", "headless_pid")
         .cast(pl.Int64, strict=False).fill_null(pl.coalesce("xid_pid", "nvrm_client_pid", "amdgpu_pid")),
         process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "cpu_comm",
-                            "header_name", "xid_process", "nvrm_client", "amdgpu_process", "oops_comm"),
+                            "header_name", "xid_process", "nvrm_client", "amdgpu_process", "oops_comm",
+                            "headless_comm"),
         cgroup=_CGROUP,
         pod_uid=memcg_pod_uid(_CGROUP),
         container_id=pl.coalesce(container_from_cgroup, pl.when(_IS_HEADER).then(_CPUSET_VALUE.str.extract(_HEX64, 1))),
