@@ -53,7 +53,8 @@ _PROMPT = (
     r"^\s*(?:\S*\$|\S+#|[❯➜])\s+\S|^\s*\[[^\]\s]+@[^\]]*\][$#](?:\s|$)|^[^%>$#]{0,60}[%>$#]\s+(?:kubectl|oc|k)\s"
     r"|^\s*(?:\*\*)?#(?:\s+(?:kubectl|oc|k)|\s*(?:kubectl|oc))\s|^(?:kubectl|oc) [-a-z]|^k (?:-|get|describe|logs|events|top) "
 )
-_PROMPT_NAMESPACE = r"\s(?:-n\s*|--namespace[= ])([a-z0-9][-a-z0-9]*)"
+# Read before the command's first pipe (quoted arguments blanked): "| head -n 3" is no namespace.
+_PROMPT_NAMESPACE = r"^[^|]*?\s(?:-n\s*|--namespace[= ])([a-z0-9][-a-z0-9]*)"
 # "kubectl describe pod x", "get po/x", "get pod -n ns -o go-template=… x": the pod the output under it (a grep of a
 # describe, a template's fields) is about. Read with quoted arguments blanked (a template holds spaces); the flags
 # that take a separate value are named, so that a selector ("-l app=x") is no pod.
@@ -87,9 +88,10 @@ _DESCRIBE_EVENTS_HEADER = r"^\s*(?:Type\s{2,}Reason\s{2,}Age|FirstSeen\s{2,}Last
 # `kubectl top pod|node`: the namespace with -A, the pod before each container's row with --containers.
 _TOP_HEADER = r"^\s*(?:NAMESPACE\s{2,})?(?:POD\s{2,})?NAME\s{2,}CPU\(cores\)\s{2,}"
 # `kubectl get events -o custom-columns=TIME:.lastTimestamp,REASON:.reason,MSG:.message` (scripts' and runbooks' favourite
-# view of a pod's events): column names of the author's choosing, which kubectl upper-cases, a REASON and a message among them.
+# view of a pod's events): column names of the author's choosing, which kubectl upper-cases, a REASON and a message among them,
+# or an OBJECT and a message where a field selector already picked the reason (`--field-selector reason=X`).
 _CUSTOM_EVENTS_HEADER = (
-    r"^\s*(?:[A-Z][A-Z0-9_]*\s{2,})*REASON\s{2,}(?:[A-Z][A-Z0-9_]*\s{2,})*(?:MESSAGE|MSG)(?:\s{2,}[A-Z][A-Z0-9_]*)*\s*$"
+    r"^\s*(?:[A-Z][A-Z0-9_]*\s{2,})*(?:REASON|OBJECT)\s{2,}(?:[A-Z][A-Z0-9_]*\s{2,})*(?:MESSAGE|MSG)(?:\s{2,}[A-Z][A-Z0-9_]*)*\s*$"
 )
 _GET_HEADER = (
     rf"^\s*(?:NAMESPACE\s{{2,}})?(?:LAST SEEN|LASTSEEN|FIRSTSEEN|NAME)\s{{2,}}[A-Z][A-Z ]*?\s{{2,}}[A-Z]|{_DESCRIBE_EVENTS_HEADER}|{_TOP_HEADER}"
@@ -313,6 +315,18 @@ _MESSAGE_POD = (
 )
 
 
+# The node controller's TaintManagerEviction (and, before 1.6, NodeControllerEviction) names the pod it deletes.
+_MARKED_POD = r"^Marking for deletion Pod (?:(?<namespace>[a-z0-9][-a-z0-9]*)/)?(?<pod>[a-z0-9][-a-z0-9.]*)"
+# `-o custom-columns=OBJECT:.involvedObject.name` prints the object's name bare, no "kind/": these reasons are only ever
+# recorded on a pod (by the scheduler, the kubelet, the taint manager), so the name they come with is a pod's.
+_POD_EVENT_REASONS = (
+    "Scheduled", "FailedScheduling", "Preempted", "Pulling", "Pulled", "Created", "Started", "Killing", "BackOff",
+    "Unhealthy", "Evicted", "FailedMount", "FailedAttachVolume", "FailedCreatePodSandBox", "FailedKillPod",
+    "SandboxChanged", "ExceededGracePeriod", "FailedPostStartHook", "FailedPreStopHook", "UnexpectedAdmissionError",
+    "TaintManagerEviction", "OOMKilled",
+)
+
+
 def sniff(head: Sequence[str]) -> float:
     """Confidence that the head is kubectl output or a Kubernetes object document."""
     return one_head(sniff_heads, head)
@@ -511,7 +525,7 @@ def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
     )
     top_key = pl.when(pl.col("indent") == 0).then(pl.col("key"))
     return tables.with_columns(
-        prompt_namespace=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_NAMESPACE, 1)).forward_fill().over("command"),
+        prompt_namespace=pl.when(pl.col("prompt")).then(text.str.replace_all(_QUOTED, "Q").str.extract(_PROMPT_NAMESPACE, 1)).forward_fill().over("command"),
         prompt_pod=pl.when(pl.col("prompt")).then(text.str.replace_all(_QUOTED, "Q").str.extract(_PROMPT_POD, 1)).forward_fill().over("command"),
         name_first=pl.when(pl.col("prompt")).then(text.str.contains(_NAME_FIRST)).forward_fill().over("command").fill_null(False),
         inline_state=text.str.contains_any(list(_INLINE_STATE_LITERALS)),
@@ -697,7 +711,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
     is_conditions = pl.col("heartbeat").is_not_null() | pl.col("transition").is_not_null()
     is_pods = pl.col("ready").is_not_null() & (pl.col("restarts").is_not_null() | pl.col("status").is_not_null())
     is_describe_events = pl.col("source").is_not_null() & pl.col("object").is_null() & pl.col("object_kind").is_null()
-    is_event = pl.col("reason").is_not_null() & (pl.col("object").is_not_null() | pl.col("source").is_not_null())
+    # (A custom-columns table may leave out REASON where a field selector picked it: its OBJECT and MESSAGE make the event.)
+    is_event = (pl.col("reason").is_not_null() | pl.col("message").is_not_null()) & (pl.col("object").is_not_null() | pl.col("source").is_not_null())
     # `kubectl get nodes`: each row names a node (NAME STATUS ROLES AGE VERSION).
     is_nodes = pl.col("roles").is_not_null() & pl.col("version").is_not_null() & pl.col("ready").is_null()
     # `kubectl top`: a node's row has its share of the node's allocatable (CPU%), a pod's or container's has none.
@@ -753,13 +768,20 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
         insufficient=insufficient_resources(message),
         message_pod=message.str.extract_groups(_MESSAGE_POD),
         assigned=pl.when(message.str.starts_with("Successfully assigned ")).then(message.str.extract_groups(_ASSIGNED)),
+        marked=message.str.extract_groups(_MARKED_POD),
     )
     parts = parts.with_columns(
         ts=map_distinct(parts["when_text"], lambda text: pl.coalesce(timeutil.rfc1123_to_utc(text), timeutil.iso_to_utc(text, tz)))
     )
     object_ref, evicted, victim, message_pod = pl.col("object_ref").struct, pl.col("evicted"), pl.col("victim"), pl.col("message_pod").struct
-    object_kind = pl.coalesce(object_ref.field("kind").str.to_lowercase(), pl.col("object_kind").str.to_lowercase())
-    object_name = pl.coalesce(object_ref.field("name"), pl.col("name").str.replace(r"\.[0-9a-f]{10,}$", ""))
+    marked = pl.col("marked").struct
+    bare_object = pl.when(~pl.col("object").str.contains("/", literal=True)).then(pl.col("object"))
+    object_kind = pl.coalesce(
+        object_ref.field("kind").str.to_lowercase(),
+        pl.col("object_kind").str.to_lowercase(),
+        pl.when(bare_object.is_not_null() & pl.col("reason").is_in(_POD_EVENT_REASONS)).then(pl.lit("pod")),
+    )
+    object_name = pl.coalesce(object_ref.field("name"), bare_object, pl.col("name").str.replace(r"\.[0-9a-f]{10,}$", ""))
     # "pod/egg-<id here>": a name an author replaced with a placeholder names no pod or node.
     object_name = pl.when(~object_name.str.contains("<", literal=True)).then(object_name)
     # "kernel-monitor, <node>": a placeholder an author put for the name is no host. A scheduler reports as
@@ -778,7 +800,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
         return pl.when(is_describe_events).then(assigned.field(field).drop_nulls().first().over("table"))
 
     named_namespace = pl.coalesce(
-        "namespace", "doc_namespace", "prompt_namespace", table_assigned("namespace"), message_pod.field("namespace"),
+        "namespace", "doc_namespace", "prompt_namespace", table_assigned("namespace"), message_pod.field("namespace"), marked.field("namespace"),
         pl.when(assigned.field("pod") == object_name).then(assigned.field("namespace")),
         pl.when(object_name.is_null()).then(assigned.field("namespace")),
     )
@@ -842,6 +864,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                 pl.when(is_describe_events).then(pl.col("prompt_pod")),
                 table_assigned("pod"),
                 message_pod.field("pod"),
+                marked.field("pod"),
                 # A table without the event's object (custom columns): the Scheduled event names the pod it bound.
                 pl.when(object_name.is_null()).then(assigned.field("pod")),
             ),
