@@ -93,12 +93,26 @@ GPU_SETTING_LINE = (
 # it crashes itself mid-table (the shell's "Segmentation fault", seen under WSL 2): kept as log
 # lines, but flagged so they are not lost in noise.
 FAILURE_LINE = (
-    r"Unable to determine the device handle|GPU is lost|No devices were found|NVIDIA-SMI has failed|NVIDIA-SMI couldn't find"
+    r"Unable to (?:determine|detect) the device handle|GPU is lost|No devices were found|NVIDIA-SMI has failed|NVIDIA-SMI couldn't find"
     r"|Failed to initialize NVML|Driver/library version mismatch|Unknown Error|^Segmentation fault"
     r"|^\s*(?:Unable|Failed) to (?:create|destroy) (?:an? )?(?:GPU|compute) instance"  # a MIG layout that was not made
     # a GPU reset that did not run, and the line nvidia-smi ends such a run with
     r"|^\s*(?:Unable to reset |GPU Reset couldn't run |Some GPUs could not be reset)|^Terminating early due to previous errors"
+    r"|^\s*Failed to properly shut down NVML: |^\s*GPU access blocked by the operating system"  # NVML refused (WSL 2, a VM)
 )
+# What nvidia-smi prints instead of any report: no driver, no GPU, a GPU it cannot reach, NVML refused, an option the GPU or
+# the command line does not take (then "Treating as warning and moving on." and "All done."). A file of these alone (a health
+# check's output) is nvidia-smi's, though none has a header. Not "couldn't find libnvidia-ml.so": that one is printed where
+# the driver's library was never mounted, a container's log, and stays the container's.
+ANSWER_LINE = (
+    r"^\s*(?:NVIDIA-SMI has failed because |No devices were found\s*$"
+    r"|Failed to (?:initialize|properly shut down) NVML: |NVML library version: [0-9.]+\s*$"
+    r"|Unable to (?:determine|detect) the device handle for (?:GPU|gpu)|GPU access blocked by the operating system\s*$"
+    r"|Not supported on the device\(s\)|Failed to process command line"
+    rf"|Changing [a-z ]+ is not supported for GPU: {HANDLE_BUS}|Treating as warning and moving on\.\s*$|All done\.\s*$)"
+)
+# Of those, the ones that refuse an option: the run goes on (nvidia-smi says "Treating as warning"), a warning with the GPU's bus id.
+REFUSED_LINE = rf"^\s*(?:Not supported on the device\(s\)|Failed to process command line|Changing [a-z ]+ is not supported for GPU: (?<bus>{HANDLE_BUS}))"
 # Only the few lines that tell of a lost device handle pay for the extraction.
 _HANDLE_FAILURE = (pl.col("kind") == "log") & pl.col("message").str.contains(HANDLE_LITERAL, literal=True)
 # Likewise the answers of ``mig -cgi`` / ``-cci`` (printed after whichever capture came before them).
@@ -111,6 +125,10 @@ _MIG_COMMAND = (pl.col("kind") == "log") & (
 _GPU_RESET = (pl.col("kind") == "log") & pl.col("message").str.contains("eset", literal=True)  # "reset", "Reset"
 # Likewise the answers to a setting (all name their GPU "for GPU <bus id>").
 _GPU_SETTING = (pl.col("kind") == "log") & pl.col("message").str.contains(" for GPU ", literal=True)
+# Likewise the options refused ("not supported for GPU: <bus id>", "Not supported on the device(s)", "Failed to process ...").
+_REFUSED = (pl.col("kind") == "log") & (
+    pl.col("message").str.contains("ot supported ", literal=True) | pl.col("message").str.contains("Failed to process", literal=True)
+)
 
 # ``watch nvidia-smi`` heads each screen with its interval, the command and (procps-ng 3.3.10+) the host and time:
 # "Every 1.0s: nvidia-smi -i 2        dg05: Tue Oct  6 17:07:38 2026". The host is the captures' below it.
@@ -226,6 +244,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
             _nvsmi_csv.noheader_layout_expr(text).is_not_null() | _nvsmi_csv.identified_expr(text)
             | text.str.contains(HANDLE_LITERAL, literal=True)
         ).mean(),
+        # A head of nvidia-smi's plain answers only (the file holds no report); one such line among a program's output is not.
+        answer_share=text.str.contains(ANSWER_LINE).mean(),
     )
     return {head: _score(row) for head, row in found.items()}
 
@@ -233,7 +253,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
 def _score(found: dict) -> float:
     if found["unmistakable"]:
         return 0.95
-    if found["structured"]:
+    if found["structured"] or (found["answer_share"] or 0.0) >= 0.5:
         return 0.9
     share = found["layout_share"] or 0.0
     return 0.5 + 0.4 * share if share >= 0.5 else 0.0
@@ -273,6 +293,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     located = split_rows(located, _MIG_COMMAND, _with_mig_command, lambda rows: rows)
     located = split_rows(located, _GPU_RESET, _with_gpu_reset, lambda rows: rows)
     located = split_rows(located, _GPU_SETTING, _with_gpu_setting, lambda rows: rows)
+    located = split_rows(located, _REFUSED, _with_refused, lambda rows: rows)
     return Parsed(events=_with_watch_host(located, lines, file).sort("line"), skipped=skipped, skipped_by_file=by_file)
 
 
@@ -350,6 +371,15 @@ def _with_gpu_setting(events: pl.DataFrame) -> pl.DataFrame:
         severity=pl.when(capped).then(pl.lit("notice")).when(answered).then(pl.coalesce(pl.col("severity"), pl.lit("info")))
         .otherwise(pl.col("severity")),
         attrs=pl.when(answered & (values != "{}")).then(values).otherwise(pl.col("attrs")),  # persistence mode sets no value
+    )
+
+
+def _with_refused(events: pl.DataFrame) -> pl.DataFrame:
+    """Refused options as warnings with the bus id of the GPU named: the GPU keeps running, on settings other than asked."""
+    refused = pl.col("message").str.contains(REFUSED_LINE)
+    return events.with_columns(
+        pci_bus=pl.coalesce(pl.col("pci_bus"), pl.col("message").str.extract(REFUSED_LINE, 1)),
+        severity=pl.when(refused & pl.col("severity").is_null()).then(pl.lit("warning")).otherwise(pl.col("severity")),
     )
 
 
@@ -438,6 +468,8 @@ SOURCE = register(
             "successfully reset", "Unable to reset", "GPU Reset couldn't", "could not be reset",  # nvidia-smi --gpu-reset
             "persistence mode for GPU", "Persistence mode is already", "Power limit for GPU", "clocks set to",  # -pm, -pl, -ac, -lgc
             "clocks commands have been set", "Set compute mode to", "ECC support for GPU",  # -acp, -c, -e
+            "NVML", "No devices were found", "device handle", "GPU access blocked", "Not supported on the device",  # plain answers
+            "Failed to process command line", "is not supported for GPU",
             "Fabric", "Remapped Rows", "Event Reasons", "Throttle Reasons", "Reset Status",  # a -q health section grepped out of the report
         ),
         formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
