@@ -11,6 +11,11 @@ under "    ReqMem     MaxRSS". Two layouts are read:
 
 Tables are few in a file, so they are found by a vectorized pass and each read with one select.
 The rows' facts are joined back onto their events by line (:func:`with_table_facts`).
+
+Two reports of one job are read into the same cells, one row on the line that states the job's state:
+``seff``'s ("Job ID: 1234" … "State: OUT_OF_MEMORY (exit code 0)" … "Memory Efficiency: 95.23% of 4.00 GB", some sites'
+behind "# ") and ``scontrol show job``'s key=value block ("JobId=1234 JobName=x", "   JobState=OUT_OF_MEMORY …",
+"   NodeList=gpu01", "   TRES=cpu=4,mem=16G,…").
 """
 
 from __future__ import annotations
@@ -38,7 +43,11 @@ _HEADER = rf"^ *{_NAME}(?: +{_NAME})* *$"
 _PIPE_HEADER = rf"^{_NAME}(?:\|{_NAME})+\|?$"
 _RULE = r"^ *-{2,}(?: +-{2,})* *$"
 # A sacct header for the pipeline source's sniffing: names only, one of them a name no other tool's table heads a column with.
-SNIFF_MARKER = r"^ *(?:[A-Za-z]+[ |]+)*(?:JobID|JobIDRaw|ReqMem|MaxRSS|MaxVMSize|AllocCPUS|ExitCode|NodeList)(?:[ |]+[A-Za-z]+)*[ |]*$"
+# seff's lines and scontrol's JobState line are as much Slurm's own.
+SNIFF_MARKER = (
+    r"^ *(?:[A-Za-z]+[ |]+)*(?:JobID|JobIDRaw|ReqMem|MaxRSS|MaxVMSize|AllocCPUS|ExitCode|NodeList)(?:[ |]+[A-Za-z]+)*[ |]*$"
+    r"|^(?:# )?(?:State: +[A-Z_]+ \(exit code [0-9]+\)|(?:CPU|Memory) Efficiency: +[0-9.]+% of \S)|^ *JobState=[A-Z_]+ Reason=\S"
+)
 # A size as sacct prints it: 1024-based, its unit a letter ("412420K", "3.50G"); a bare number is bytes ("0").
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 _SIZE = r"^([0-9]+(?:\.[0-9]+)?)([KMGTP]?)$"
@@ -48,10 +57,26 @@ _STAMP = r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]$"
 # One node's name; a range ("node[01-04]") or a list names several, "None assigned" none.
 _ONE_NODE = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 # The columns read, by lower-cased field name.
-_READ = ("jobid", "jobname", "state", "exitcode", "maxrss", "maxvmsize", "reqmem", "alloccpus", "ncpus", "nodelist", "start", "end", "elapsed")
+_READ = (
+    "jobid", "jobname", "state", "exitcode", "maxrss", "maxvmsize", "reqmem", "alloccpus", "ncpus", "nodelist", "maxrssnode", "start", "end",
+    "elapsed", "cluster", "nnodes",
+)
 # The states of a job or step that ended badly (a state cut to its column ends in "+").
 _FAILED_STATES = ("FAILED", "OUT_OF_MEMORY", "OUT_OF_ME+", "TIMEOUT", "NODE_FAIL")
-_CELLS = {name: pl.String() for name in _READ}
+# (a report's own: seff's memory efficiency, and whether the row is a report's rather than a table's)
+_CELLS = {**{name: pl.String() for name in _READ}, "mem_efficiency": pl.String(), "report": pl.Boolean()}
+
+# One line of seff's report: "Key: value" (aligned, behind "# ", at some sites).
+_SEFF_LINE = (
+    r"^(?:# )?(?<key>Job ID|Array Job ID|Cluster|User/Group|State|Nodes|Cores(?: per node)?|CPU Utilized|CPU Efficiency|"
+    r"(?:Job )?Wall-clock time|Memory Utilized|Memory Efficiency): +(?<value>\S.*?) *$"
+)
+# seff's sizes are 1024-based with a "B" ("3.81 GB", "0.00 MB (estimated maximum)"): as sacct prints them ("3.81G")
+_SEFF_SIZE = r"^([0-9]+(?:\.[0-9]+)?) ([KMGTP])B\b"
+# One line of scontrol's block: "   Key=value Key=value" (a GRES line indented further).
+_SCONTROL_LINE = r"^ *[A-Za-z][A-Za-z0-9_/:]*=\S*(?: +[A-Za-z][A-Za-z0-9_/:]*=\S*)* *$"
+# The states whose EndTime (or StartTime) scontrol foretells rather than records.
+_NOT_ENDED = ("PENDING", "RUNNING", "SUSPENDED", "CONFIGURING", "REQUEUED", "RESIZING")
 
 
 def _is_header(text: str) -> bool:
@@ -114,14 +139,73 @@ def table_cells(lines: pl.DataFrame) -> pl.DataFrame:
     """One row per data row of each sacct table in ``lines`` (``line``, ``text``[, ``batch_file``]), its cells by
     field name (null where its table has no such column)."""
     empty = pl.DataFrame(schema={"line": pl.Int64(), **_CELLS})
-    if not lines.select(pl.col("text").str.contains(f"{_RULE}|{_PIPE_HEADER}").any()).item():
+    if not lines.select(pl.col("text").str.contains(f"{_RULE}|{_PIPE_HEADER}|^(?:# )?State: |^ *JobState=").any()).item():
         return empty
     tables = [
         _fixed_rows(lines, header, rule, line + 2, file) if rule is not None else _pipe_rows(lines, header, line + 1, file)
         for line, header, rule, file in _headers(lines).iter_rows()
     ]
-    cells = pl.concat([empty, *tables], how="diagonal_relaxed")
-    return cells.with_columns(pl.col("line").cast(pl.Int64)).unique("line", keep="first", maintain_order=True)
+    cells = pl.concat([empty, *tables, *_reports(lines)], how="diagonal_relaxed")
+    return cells.with_columns(pl.col("line").cast(pl.Int64), pl.col("report").fill_null(False)).unique("line", keep="first", maintain_order=True)
+
+
+def _runs_of(lines: pl.DataFrame, member: pl.Expr) -> pl.DataFrame:
+    """The member lines, each with the number of its run of member lines one after another (of one file of a batch)."""
+    line = pl.col("line")
+    same_file = pl.col("batch_file").eq_missing(pl.col("batch_file").shift(1)) if "batch_file" in lines.columns else pl.lit(True)
+    continues = member.shift(1).fill_null(False) & (line.shift(1) == line - 1).fill_null(False) & same_file
+    return lines.with_columns(member=member, run=(member & ~continues).cum_sum()).filter(pl.col("member"))
+
+
+def _reports(lines: pl.DataFrame) -> list[pl.DataFrame]:
+    """seff's and scontrol's reports, each one row of cells on its State / JobState line."""
+    text = pl.col("text")
+    found = lines.select(seff=text.str.contains(r"^(?:# )?State: +[A-Z]").any(), scontrol=text.str.contains(r"^ *JobState=[A-Z]").any())
+    seff, scontrol = found.row(0)
+    return [*([_seff(lines)] if seff else []), *([_scontrol(lines)] if scontrol else [])]
+
+
+def _seff(lines: pl.DataFrame) -> pl.DataFrame:
+    kv = pl.col("text").str.extract_groups(_SEFF_LINE).struct
+    rows = _runs_of(lines.with_columns(key=kv.field("key"), value=kv.field("value")), kv.field("key").is_not_null())
+
+    def of(key: str) -> pl.Expr:
+        return pl.col("value").filter(pl.col("key") == key).first()
+
+    def size(value: pl.Expr) -> pl.Expr:
+        return value.str.extract(_SEFF_SIZE, 1) + value.str.extract(_SEFF_SIZE, 2)
+
+    report = rows.group_by("run").agg(
+        line=pl.col("line").filter(pl.col("key") == "State").first(),
+        jobid=pl.coalesce(of("Job ID"), of("Array Job ID")), cluster=of("Cluster"), nnodes=of("Nodes"),
+        state=of("State").str.extract(r"^([A-Z_]+)", 1), exitcode=of("State").str.extract(r"\(exit code ([0-9]+)\)", 1),
+        elapsed=pl.coalesce(of("Job Wall-clock time"), of("Wall-clock time")), maxrss=size(of("Memory Utilized")),
+        # "95.23% of 4.00 GB": the request (the whole job's, when seff adds "(2.00 GB/core)")
+        reqmem=size(of("Memory Efficiency").str.extract(r"^[0-9.]+% of (.*)$", 1)),
+        mem_efficiency=of("Memory Efficiency").str.extract(r"^([0-9]+(?:\.[0-9]+)?)%", 1),
+    )
+    return report.filter(pl.col("line").is_not_null()).drop("run").with_columns(report=pl.lit(True))
+
+
+def _scontrol(lines: pl.DataFrame) -> pl.DataFrame:
+    rows = _runs_of(lines, pl.col("text").str.contains(_SCONTROL_LINE))
+
+    def of(pattern: str) -> pl.Expr:
+        return pl.col("text").str.extract(pattern, 1).drop_nulls().first()
+
+    state = of(r"(?:^|\s)JobState=([A-Z_]+)")
+    # a job not ended yet: its EndTime is its time limit's end; a pending one's StartTime a guess
+    report = rows.group_by("run").agg(
+        line=pl.col("line").filter(pl.col("text").str.contains(r"^ *JobState=")).first(),
+        jobid=of(r"(?:^|\s)JobId=([0-9][0-9_]*)"), jobname=of(r"(?:^|\s)JobName=(\S+)"), state=state,
+        exitcode=of(r"(?:^|\s)ExitCode=([0-9]+:[0-9]+)"), nodelist=of(r"(?:^|\s)NodeList=(\S+)"),
+        nnodes=of(r"(?:^|\s)NumNodes=([0-9]+)"), ncpus=of(r"(?:^|\s)NumCPUs=([0-9]+)"),
+        # TRES (AllocTRES since 23.02) is what the job holds: its "mem=16G" the whole job's
+        reqmem=of(r"(?:^|\s)(?:Alloc)?TRES=(?:\S*,)?mem=([0-9]+(?:\.[0-9]+)?[KMGTP]?)(?:,|$|\s)"),
+        start=pl.when(state != "PENDING").then(of(r"(?:^|\s)StartTime=(\S+)")),
+        end=pl.when(~state.is_in(_NOT_ENDED)).then(of(r"(?:^|\s)EndTime=(\S+)")),
+    )
+    return report.filter(pl.col("line").is_not_null()).drop("run").with_columns(report=pl.lit(True))
 
 
 def _size(cell: pl.Expr) -> pl.Expr:
@@ -149,7 +233,9 @@ def with_table_facts(events: pl.DataFrame, cells: pl.DataFrame, tz: str) -> pl.D
     facts = cells.select(
         "line",
         s_rss=_size(pl.col("maxrss")), s_requested=_requested(cells),
-        s_host=pl.when(pl.col("nodelist").str.contains(_ONE_NODE)).then(pl.col("nodelist")),
+        s_host=pl.coalesce(*(pl.when(pl.col(name).str.contains(_ONE_NODE)).then(pl.col(name)) for name in ("nodelist", "maxrssnode"))),
+        # ExitCode's "code:signal" (seff prints the code alone)
+        s_exit=pl.col("exitcode").str.extract(r"^([0-9]+)(?::[0-9]+)?$", 1).cast(pl.Int32),
         s_stamp=stamp, s_failed=pl.col("state").is_in(_FAILED_STATES),
         s_attrs=json_object({
             "slurm_job_name": json_text(pl.when(pl.col("jobname") != "").then(pl.col("jobname"))),
@@ -157,6 +243,10 @@ def with_table_facts(events: pl.DataFrame, cells: pl.DataFrame, tz: str) -> pl.D
             "slurm_max_vmsize": json_number(_size(pl.col("maxvmsize"))),
             # as printed: its "n"/"c" says per node or per CPU
             "slurm_req_mem": json_text(pl.when(pl.col("reqmem") != "").then(pl.col("reqmem"))),
+            "slurm_cluster": json_text(pl.when(pl.col("cluster") != "").then(pl.col("cluster"))),
+            "slurm_nodes": json_number(pl.col("nnodes").cast(pl.Int64, strict=False)),
+            # seff's MaxRSS over the request, in percent: over 100 where the job outgrew what it asked for
+            "slurm_mem_efficiency_pct": json_number(pl.col("mem_efficiency").cast(pl.Float64, strict=False)),
         }),
         s_ruled=json_object({
             "slurm_step": json_text(pl.when(pl.col("jobid") != "").then(pl.col("jobid"))),
@@ -171,18 +261,19 @@ def with_table_facts(events: pl.DataFrame, cells: pl.DataFrame, tz: str) -> pl.D
         rss_bytes=pl.coalesce("rss_bytes", "s_rss"),
         mem_requested_bytes=pl.coalesce("mem_requested_bytes", "s_requested"),
         host=pl.coalesce("s_host", "host"),
+        exit_code=pl.coalesce("exit_code", "s_exit"),
         ts=pl.when(dated).then(timeutil.iso_to_utc(pl.col("s_stamp"), tz)).otherwise(pl.col("ts")),
         ts_raw=pl.when(dated).then(pl.col("s_stamp")).otherwise(pl.col("ts_raw")),
         ts_quality=pl.when(dated).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
         # a failed row the rules left a log (a table without ExitCode) is still the job's failure
         severity=pl.when(unruled & (pl.col("kind") == "log") & pl.col("s_failed").fill_null(False)).then(pl.lit("error")).otherwise(pl.col("severity")),
         attrs=joined_json(pl.col("attrs"), joined_json(pl.when(unruled).then(pl.col("s_ruled")), pl.col("s_attrs"))),
-    ).drop("s_rss", "s_requested", "s_host", "s_stamp", "s_failed", "s_attrs", "s_ruled")
+    ).drop("s_rss", "s_requested", "s_host", "s_exit", "s_stamp", "s_failed", "s_attrs", "s_ruled")
 
 
 def unpeeled(framed: pl.DataFrame, lines: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:
     """A table row's body is its whole line: a step's id at its start ("1234.0 ") is no BuildKit step's seconds."""
     if cells.is_empty():
         return framed
-    raw = lines.join(cells.select("line"), on="line").select("line", s_raw=pl.col("text").str.strip_chars_end())
+    raw = lines.join(cells.filter(~pl.col("report")).select("line"), on="line").select("line", s_raw=pl.col("text").str.strip_chars_end())
     return framed.join(raw, on="line", how="left").with_columns(body=pl.coalesce("s_raw", "body")).drop("s_raw")
