@@ -137,6 +137,9 @@ _SIGNAL_NAMED = (
     # it shuts down on it words "Interrupt signal (15) received.".
     r"|(?m:^Signal \((?<triton>[0-9]{1,2})\) received\.$)"
     r"|\bsignal: (?<go>killed|terminated|segmentation fault|aborted|bus error)\b"
+    # CircleCI's task agent (Go), of a step's process a signal ended (the executor's OOM killer), on a line of its own after the
+    # step's output: 'Received "killed" signal' (Go's name of the signal, as in "signal: killed").
+    rf'|(?m:^Received "(?<circleci>{_STRSIGNAL.lower()})" signal[ \t]*$)'
     # torch.multiprocessing.spawn's: "ProcessExitedException: process 0 terminated with signal SIGKILL".
     r"|process [0-9]+ terminated with signal (?<spawn>SIG[A-Z0-9]+)"
     # GNU make's report of a recipe killed by a signal: "make: *** [Makefile:22: test] Terminated".
@@ -170,6 +173,9 @@ _SIGNAL_NAMED = (
     r"|(?m:\[rank: (?<lightning_rank>[0-9]+)\] Received (?<lightning>SIG[A-Z0-9]+): [0-9]{1,2}[ \t]*$)"
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
+# DeepSpeed's launcher names the rank process that ended by its command, the local rank among its arguments: "['/usr/bin/python3',
+# '-u', 'main.py', '--local_rank=0', …] exits with return code = -9".
+_DEEPSPEED_CHILD_RANK = r"\['[^\n]*?'--local_rank=([0-9]+)'[^\n]*\] exits with return code = "
 # The last field of a failure in torchrun's ChildFailedError table (torch 1.9's "msg:", later "traceback :") repeats what
 # the entry's exitcode line says: "Signal 9 (SIGKILL) received by PID 14750", 1.9's "Process failed with exitcode 1".
 _TORCHRUN_ECHO = r'^\s*(?:traceback|msg)\s*: "?(?:Signal [0-9]+ \(SIG[A-Z0-9]+\) received by PID|Process failed with exitcode) '
@@ -267,6 +273,13 @@ _CI_EVENT_SEVERITY = {
 
 
 _DATALOADER_LITERAL = "DataLoader worker"
+# vLLM's frontend, of an engine that never came up: 0.6's multiprocessing frontend ("RuntimeError: Engine process failed to
+# start"), V1's client (0.8+: "RuntimeError: Engine core initialization failed. See root cause above.").
+_VLLM_ENGINE_START_FAILED = ("Engine process failed to start", "Engine core initialization failed")
+# ... and of one that died serving: V1's engine core on the exception that ends its busy loop ("EngineCore encountered a fatal
+# error."), the frontend's EngineDeadError ("EngineCore encountered an issue. See stack trace (above) for the root cause."), and
+# its client's watcher of the core's process ("Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.").
+_VLLM_ENGINE_DEAD = ("EngineCore encountered a fatal error", "EngineDeadError", "died unexpectedly, shutting down client")
 _JAVA_OOM_LITERAL = "java.lang.OutOfMemoryError"
 
 # family → what each of its rules needs in the message: literals (any of them) or a regex.
@@ -281,7 +294,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
         "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",
         " signal terminated program ", "internal compiler error: ", " terminated with signal ", " got signal: ", ") was sent SIG",
-        " was terminated due to signal ",
+        " was terminated due to signal ", '" signal',
         "] Received SIG",
     ),
     "exit_pid": ("(pid: ",),
@@ -310,7 +323,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "ray_task": ("ray::",),
     "vllm_error": (
         "No available memory for the cache blocks", "max seq len (", "EngineCore failed to start",
-        "Not enough memory. Please try to increase --mem-fraction-static",
+        "Not enough memory. Please try to increase --mem-fraction-static", *_VLLM_ENGINE_START_FAILED, *_VLLM_ENGINE_DEAD,
     ),
     "python_warning": ("Warning: ",),
     "rank": ("[Rank ",),
@@ -545,7 +558,8 @@ def _exit_facts() -> dict[str, pl.Expr]:
         "exit_build_failed": (code != 0) & gated("exit").str.contains(_DOCKER_STEP_FAILED),
         "exit_pod": pl.coalesce(pod.field("pod"), pod.field("bare_pod")), "exit_namespace": pod.field("namespace"),
         # the process (and rank) whose end a launcher reports, not the launcher's own
-        "exit_child_pid": num(exit_code.field("child_pid")), "exit_rank": num(exit_code.field("child_rank")),
+        "exit_child_pid": num(exit_code.field("child_pid")),
+        "exit_rank": num(pl.coalesce(exit_code.field("child_rank"), first(gated("exit"), _DEEPSPEED_CHILD_RANK))),
     }
 
 
@@ -556,7 +570,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     return {
         "named_signal": pl.coalesce(
             named.field("died"), torchrun, named.field("spawn"), named.field("absl"), named.field("gunicorn_signal"), named.field("lightning"),
-            _signal_of_word(pl.coalesce(named.field("go"), named.field("make"), named.field("gcc"), named.field("gcc_ice"))),
+            _signal_of_word(pl.coalesce(named.field("go"), named.field("make"), named.field("gcc"), named.field("gcc_ice"), named.field("circleci"))),
             _signal_of_exit(-num(
                 pl.coalesce(
                     named.field("mpi_signal"), named.field("status_signal"), named.field("triton"), named.field("tgi_signal"),
@@ -815,7 +829,8 @@ def _vllm_error_facts() -> dict[str, pl.Expr]:
         "vllm_error": pl.when(m.str.contains_any(["No available memory for the cache blocks", "Please try to increase --mem-fraction-static"]))
         .then(pl.lit("no_cache_blocks"))
         .when(m.str.contains(r"max seq len \([0-9]+\)[^\n]*KV cache")).then(pl.lit("kv_cache_insufficient"))
-        .when(m.str.contains("EngineCore failed to start", literal=True)).then(pl.lit("engine_start_failed")),
+        .when(m.str.contains_any(["EngineCore failed to start", *_VLLM_ENGINE_START_FAILED])).then(pl.lit("engine_start_failed"))
+        .when(m.str.contains_any(list(_VLLM_ENGINE_DEAD))).then(pl.lit("engine_dead")),
     }
 
 

@@ -77,6 +77,8 @@ _MARKERS = "|".join(
         r"fatal error: (?:runtime: )?out of memory", r"NVIDIA driver on your system is too old",
         # nvidia-smi failing in a job or a container (no driver libraries mounted, the driver gone)
         r"NVIDIA-SMI couldn't find libnvidia-ml\.so", r"NVIDIA-SMI has failed because",
+        # CircleCI's task agent, of a step's process a signal ended (Go's name of it)
+        r'^Received "(?:killed|terminated|segmentation fault|aborted|bus error)" signal\s*$',
         # bitsandbytes' CUDA check ("Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu")
         r"^Error [a-z][a-z ]*[a-z] at line [0-9]+ in file \S+\.cuh?$",
         # Vulkan's device out of memory (ggml's Vulkan backend, Omniverse Kit, Mesa)
