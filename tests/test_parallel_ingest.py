@@ -90,7 +90,7 @@ def test_large_files_are_cut_where_the_parse_does_not_change(corpus: Path, seria
     for path in cut_paths.to_list():
         if os.path.getsize(corpus / path) > 2 * SMALL_BATCHES.batch_bytes:
             assert len(_pieces(serial_store, path)) >= 2, path
-    assert _pieces(serial_store, "gpu-node-2/kubelet.log.1.gz") == {"0000"}
+    assert len(_pieces(serial_store, "gpu-node-2/kubelet.log.1.gz")) == 1  # a gzip stream is never cut into ranges
 
 
 @pytest.mark.parametrize("workers", [2, 3], ids=["this-process-and-one-worker", "this-process-and-two-workers"])
