@@ -470,6 +470,9 @@ _DRIVER_TASK = r"\b[A-Za-z_][A-Za-z0-9_]*:[0-9]+:\(pid ([0-9]+)\): "
 # 0000:3b:00.0 ens1f0: Link down", "nvme 0000:2a:00.0: …": the device the line is about. A PCIe port's ("pcieport
 # 0000:00:03.1: AER: … received from 0000:07:00.0") is the bridge that reported an error below it, not a device a job used.
 _DEVICE_PCI = r"^[A-Za-z0-9_.-]+ ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [^ :]+)?: "
+# The device below the port that the port's AER report names ("… error received: 0000:01:00.0", "… error message received
+# from 0000:3b:00.0"): that one is the device a job used (a GPU whose link failed). A source id of 0 (00:00.0) is none known.
+_AER_SOURCE_PCI = r"^pcieport \S+: AER: .*? received(?: from|:) ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b"
 # Lustre's and LNet's messages (libcfs_debug_msg) name the task that printed them, its pid and "external" pid, then the
 # place: "LNetError: 4069:0:(lib-ptl.c:189:lnet_try_match_md()) Matching packet …", "Lustre: 128727:0:(client.c:2310:
 # ptlrpc_expire_one_request()) @@@ Request sent has timed out …" (a client's RPC to a storage target, often the I/O of a
@@ -1058,7 +1061,10 @@ def _with_program(events: pl.DataFrame) -> pl.DataFrame:
     # a driver's "(pid 0)": it printed from a timer or an interrupt on an idle CPU (mlx5's health poll), no task's doing
     task = pl.when(task != "0").then(task)
     on_device = message.str.contains(":[0-9a-fA-F]{2}\\.[0-7][ :]") & ~message.str.starts_with("pcieport ")
-    device = pl.when(on_device).then(message).str.extract(_DEVICE_PCI, 1)
+    below_port = pl.when(message.str.starts_with("pcieport ")).then(message).str.extract(_AER_SOURCE_PCI, 1)
+    device = pl.coalesce(
+        pl.when(on_device).then(message).str.extract(_DEVICE_PCI, 1), pl.when(~below_port.str.ends_with(":00:00.0")).then(below_port)
+    )
     return named.with_columns(
         pci_bus=pl.coalesce("pci_bus", device) if "pci_bus" in events.columns else device,
         pid=pl.coalesce("pid", pl.coalesce(pl.col("program").struct.field("pid"), task).cast(pl.Int64, strict=False)),
