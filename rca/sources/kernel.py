@@ -1223,10 +1223,15 @@ def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
 
 def _in_headless_dump(breaks: pl.Expr) -> pl.Expr:
     """Whether a line goes on with a dump whose report's head is not there (a paste of an OOM report's middle): the
-    dump lines after a task's CPU line ("CPU: 3 PID: 3974 Comm: apk …", where dump_stack() starts) or its state line
-    ("task:python3 state:D … pid:15277 …", where sched_show_task() starts), the memory.stat lines under a "Memory cgroup
-    stats for …:" line; each until a line of another form or a line left out of the rules (``breaks``)."""
-    cpu = pl.col("cpu_pid").is_not_null() | pl.col("state_pid").is_not_null()
+    dump lines after a task's CPU line ("CPU: 3 PID: 3974 Comm: apk …", where dump_stack() starts, or the "Hardware name:"
+    line after it) or its state line ("task:python3 state:D … pid:15277 …", where sched_show_task() starts), the
+    memory.stat lines under a "Memory cgroup stats for …:" line; each until a line of another form or a line left out of
+    the rules (``breaks``)."""
+    # A paste may start at the "Hardware name:" line, its CPU line cut (raspberrypi/linux#3872): it opens the run there,
+    # unless a dump line just before it is that dump's (the CPU line, 6.10+'s "Tainted:" flags line).
+    after_dump = pl.col("dump").shift(1, fill_value=False) & ~breaks
+    hardware = pl.col("hw_hardware").is_not_null() & ~after_dump
+    cpu = pl.col("cpu_pid").is_not_null() | pl.col("state_pid").is_not_null() | hardware
     stats = pl.col("stats_memcg").is_not_null()
     stat_line = pl.col("message").str.contains("^" + _STAT_LINE)
 
