@@ -63,7 +63,8 @@ _GPU_FIELDS = {
     "free": ["FB Memory Usage/Free"],
     "reserved": ["FB Memory Usage/Reserved"],
     "util": ["Utilization/GPU", "Utilization/Gpu"],
-    "temp": ["Temperature/GPU Current Temp"],
+    # Drivers before ~340 print the reading as "Temperature/Gpu : 49 C".
+    "temp": ["Temperature/GPU Current Temp", "Temperature/Gpu"],
     "power": ["GPU Power Readings/Power Draw", "GPU Power Readings/Average Power Draw",
               "GPU Power Readings/Instantaneous Power Draw", "Power Readings/Power Draw"],
     "cap": ["GPU Power Readings/Current Power Limit", "GPU Power Readings/Power Limit", "Power Readings/Power Limit",
