@@ -607,7 +607,7 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     misaligned = ~pl.col("headless") & message_start.is_not_null() & (
         (pl.col("text").str.slice(message_start - 1, 1) != " ") | pl.col("collapsed").fill_null(False)
     )
-    pods_misaligned = ~pl.col("headless") & pl.col("ready_start").is_not_null() & _cut_mid_word("ready", "status", "restarts", "age")
+    pods_misaligned = ~pl.col("headless") & pl.col("ready_start").is_not_null() & (_cut_mid_word("ready", "status", "restarts", "age") | _pod_cells_misshapen())
     top_misaligned = ~pl.col("headless") & pl.col("cpu_pct_start").is_not_null() & _cut_mid_word("cpu", "cpu_pct", "memory", "memory_pct")
     realignments = [
         (pl.when(misaligned & pl.col("source_start").is_not_null()).then(pl.col("text").str.extract_groups(_DESCRIBE_EVENT_ROW)).struct,
@@ -650,6 +650,19 @@ def _cut_mid_word(*fields: str) -> pl.Expr:
         & (text.str.slice(pl.col(f"{field}_start"), 1) != " ")
         for field in fields
     ).fill_null(False)
+
+
+def _pod_cells_misshapen() -> pl.Expr:
+    """Whether a pods row's RESTARTS or AGE cell, cut at its header's offsets, is no such cell. `kubectl get pods -w`
+    pads each row it watches on its own, so a longer STATUS shifts the cells after it; where the cut lands on a space
+    inside "2 (16s ago)" no word is cut, but the cells read "2 (16s" and "ago)   25s"."""
+    def sliced(field: str) -> pl.Expr:
+        return pl.col("text").str.slice(pl.col(f"{field}_start"), pl.col(f"{field}_width")).str.strip_chars()
+
+    restarts, age = sliced("restarts"), sliced("age")
+    bad_restarts = (restarts != "") & ~restarts.str.contains(r"^[0-9]+(?: \([0-9a-z]+ ago\))?$")
+    bad_age = age.str.contains(r"\s")
+    return (bad_restarts.fill_null(False) & pl.col("restarts_start").is_not_null()) | (bad_age.fill_null(False) & pl.col("age_start").is_not_null())
 
 
 def _cell(field: str) -> pl.Expr:

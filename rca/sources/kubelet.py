@@ -337,6 +337,11 @@ def _in_envelope_zone(klog_ts: pl.Expr) -> pl.Expr:
 
 # Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,
 # so the costlier rules run on this subset alone.
+_DUMPED_EVENT = (
+    r"^At [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [-+][0-9]{4} [A-Z]+ - event for (?<name>[a-z0-9][-a-z0-9.]*): "
+    r"\{(?<source>[^}]*)\} (?<reason>[0-9A-Za-z_]+): (?<message>.*)$"
+)
+
 _NOTABLE = (
     r"(?i)evict|admit pod|admission denied|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred|xid"
     r"|unhealthy|noexecutetaintmanager|taint-eviction|devices to allocate|needs to allocate|allocation request for device|pre-allocated devices|devices unavailable"
@@ -605,7 +610,8 @@ def _recorded_event() -> list[pl.Expr]:
     """What the kubelet's event recorder logs: the Event's kind, pod and namespace.
 
     Structured (1.20+): ``"Event occurred" object="ns/pod" kind="Pod" … reason="Evicted" message="…"``;
-    before: ``Event(v1.ObjectReference{Kind:"Pod", Namespace:"ns", Name:"pod", …}): type: 'Warning' reason: 'Evicted' …``.
+    before: ``Event(v1.ObjectReference{Kind:"Pod", Namespace:"ns", Name:"pod", …}): type: 'Warning' reason: 'Evicted' …``
+    (``api.ObjectReference`` in 1.3-1.5, before the v1 client types).
     node-problem-detector's klog, parsed by these rules too, logs the node events it is about to send:
     ``New status generated: &{Source:kernel-monitor Events:[{Severity:warn Timestamp:… Reason:OOMKilling Message:…}] …}``.
     """
@@ -614,9 +620,12 @@ def _recorded_event() -> list[pl.Expr]:
         r'.*?\breason="(?<reason>[0-9A-Za-z_]+)"(?: message="(?<message>.*?)"?\s*$)?'
     ).struct
     legacy = pl.col("body").str.extract_groups(
-        r'Event\(v1\.ObjectReference\{Kind:"(?<kind>[0-9A-Za-z_]+)", Namespace:"(?<namespace>[^"]*)", Name:"(?<name>[^"]*)".*?\}\):'
+        r'Event\((?:v1|api)\.ObjectReference\{Kind:"(?<kind>[0-9A-Za-z_]+)", Namespace:"(?<namespace>[^"]*)", Name:"(?<name>[^"]*)".*?\}\):'
         r" type: '(?<type>[A-Za-z]+)' reason: '(?<reason>[0-9A-Za-z_]+)' ?(?<message>.*)$"
     ).struct
+    # The e2e framework's event dump (its dump.go klog, read by these rules), one line per event of a namespace:
+    # "At 2024-07-12 15:49:58 +0000 UTC - event for POD: {kubelet NODE} Evicted: The node was low on resource: …".
+    dumped = pl.col("body").str.extract_groups(_DUMPED_EVENT).struct
     detector = pl.col("body").str.extract_groups(
         r"New status generated: &\{Source:\S+ Events:\[\{Severity:\S+ Timestamp:[^}]*? Reason:(?<reason>[0-9A-Za-z_]+) Message:(?<message>[^}]*)\}"
     ).struct
@@ -625,18 +634,27 @@ def _recorded_event() -> list[pl.Expr]:
     denied = pl.col("body").str.extract_groups(
         r'^"Pod admission denied" .*?\breason="(?<reason>[0-9A-Za-z_./-]+)"(?: message="(?<message>.*?)"?\s*$)?'
     ).struct
-    reason = pl.coalesce(*(part.field("reason") for part in (structured, legacy, detector, denied)))
-    message = pl.coalesce(*(part.field("message") for part in (structured, legacy, detector, denied)))
-    object_kind = pl.coalesce(structured.field("kind"), legacy.field("kind"))
+    reason = pl.coalesce(*(part.field("reason") for part in (structured, legacy, dumped, detector, denied)))
+    message = pl.coalesce(*(part.field("message") for part in (structured, legacy, dumped, detector, denied)))
+    # The dump names no kind: a kubelet's event is about a pod, or about its own node (named as the source's host).
+    by_kubelet = dumped.field("source").str.starts_with("kubelet") & (dumped.field("name") != dumped.field("source").str.extract(r"\s(\S+)$", 1))
+    object_kind = pl.coalesce(structured.field("kind"), legacy.field("kind"), pl.when(by_kubelet).then(pl.lit("Pod")))
     on_pod = object_kind == "Pod"
     # An object an author replaced with a placeholder ("<namespace>/<podname>") names no pod.
-    named = pl.coalesce(structured.field("object"), legacy.field("name")).str.contains("<", literal=True).not_()
+    named = pl.coalesce(structured.field("object"), legacy.field("name"), dumped.field("name")).str.contains("<", literal=True).not_()
     return [
         pl.when(reason.is_not_null()).then(event_kind(reason, message.fill_null(""))).alias("event_kind"),
         reason.alias("event_reason"),
-        pl.coalesce(structured.field("type"), legacy.field("type"), pl.when(denied.field("reason").is_not_null()).then(pl.lit("Warning")))
-        .alias("event_type"),
-        pl.when(on_pod & named).then(pl.coalesce(structured.field("object").str.extract(r"/(.+)$", 1), legacy.field("name"))).alias("event_pod"),
+        pl.coalesce(
+            structured.field("type"),
+            legacy.field("type"),
+            pl.when(denied.field("reason").is_not_null()).then(pl.lit("Warning")),
+            # The dump prints no type; an eviction or OOM event is only ever sent as a Warning.
+            pl.when(dumped.field("reason").is_not_null() & (event_kind(reason, message.fill_null("")) != "log")).then(pl.lit("Warning")),
+        ).alias("event_type"),
+        pl.when(on_pod & named)
+        .then(pl.coalesce(structured.field("object").str.extract(r"/(.+)$", 1), legacy.field("name"), dumped.field("name")))
+        .alias("event_pod"),
         # Any namespaced object names its namespace (a Job's BackoffLimitExceeded the job's); a node has none.
         pl.when(named)
         .then(pl.coalesce(structured.field("object").str.extract(r"^([^/]+)/", 1), legacy.field("namespace").replace("", None)))
@@ -695,7 +713,9 @@ def _eviction_facts() -> list[pl.Expr]:
             | conditions.str.contains("MemoryPressure").fill_null(False)
             | body.str.contains(r"NodeHasInsufficientMemory")
         ).alias("memory_pressure"),
-        pl.when(body.str.contains(r'(?i)\bevicting pod\b|"Event occurred".*\breason="Evicted"')).then(eviction_fields(body)).alias("evicted"),
+        pl.when(body.str.contains(r'(?i)\bevicting pod\b|"Event occurred".*\breason="Evicted"|\breason: \'Evicted\' |^At .* - event for \S+: \{[^}]*\} Evicted: '))
+        .then(eviction_fields(body))
+        .alias("evicted"),
     ]
 
 
