@@ -106,6 +106,9 @@ def _worker_tag(suffix: str) -> str:
 
 
 _OUTER_LAYERS = (
+    # The line number a job platform's log viewer puts before each line when a log is copied from it ("[80746] [rank0]:[E321 …",
+    # "[1744] " on an empty line), outside all else. Kept only in a file most of whose lines wear it (_without_stray_tags).
+    r"\[(?<viewer_line>[0-9]{1,9})\](?: |$)",
     # `docker compose logs`: "<service>-<n>  | " (v2; "<project>_<service>_<n>" in v1), padded to the longest name
     # (kept only in a file most of whose lines wear it: _without_stray_tags). A service given a container_name has no
     # number ("ollama  | "): v2 pads every name a column past its end, which text's "Train | loss 0.5" is not.
@@ -156,7 +159,7 @@ _OUTER_LAYERS = (
 # Each layer may be missing; one that is there is peeled off before the next is looked for.
 _OUTER = "^(?<outer>" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS) + ")"
 # Layers that are text on the few lines of a file that look so (BuildKit's seconds, a task number), outermost first.
-_STRAY_LAYERS = ("build_secs", "pdsh_host", "task")
+_STRAY_LAYERS = ("viewer_line", "build_secs", "pdsh_host", "task")
 _LAYER_AT = {group: next(n for n, layer in enumerate(_OUTER_LAYERS) if f"(?<{group}>" in layer) for group in _STRAY_LAYERS}
 # The layers outside each (for the lines where it is text), and the groups of it and those inside it.
 _ABOVE = {group: "^" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS[:at]) for group, at in _LAYER_AT.items()}
@@ -707,6 +710,14 @@ def _joined_pieces(layers: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _numbered_as_the_file(layers: pl.DataFrame) -> pl.Expr:
+    """Whether a line's bracketed number goes up with the file's lines as a viewer's does: its distance from the line's
+    number is the file's commonest. MPICH's ``-prepend-rank`` and Intel MPI's ``-l`` label lines "[0] …", "[1] …" by rank."""
+    offset = pl.col("viewer_line").cast(pl.Int64, strict=False) - pl.col("line")
+    usual = offset.drop_nulls().mode().first()
+    return offset == (usual.over("batch_file") if "batch_file" in layers.columns else usual)
+
+
 def _share(tagged: pl.Expr, layers: pl.DataFrame) -> pl.Expr:
     return tagged.mean().over("batch_file") if "batch_file" in layers.columns else tagged.mean()
 
@@ -746,6 +757,8 @@ _NOT_A_HOST = (
     r"|^(?:python|pypy|pip|perl|ruby|java|cmake|bash)[0-9]+(?:\.[0-9]+)*$"
 )
 _NOT_THE_LAYER = {"pdsh_host": _NOT_A_HOST}
+# A viewer numbers every line it shows, blank ones too; a program's "[pid] " on one line of two is no viewer's.
+_WORN_SHARE = {"viewer_line": 0.9}
 
 
 def _stray(group: str, layers: pl.DataFrame) -> pl.Expr:
@@ -753,7 +766,9 @@ def _stray(group: str, layers: pl.DataFrame) -> pl.Expr:
     worn = pl.col(group).is_not_null()
     if group in _NOT_THE_LAYER:
         worn = worn & ~pl.col(group).str.contains(_NOT_THE_LAYER[group])
-    return pl.col(group).is_not_null() & (~worn | (_share(worn, layers) < 0.5))
+    if group == "viewer_line":
+        worn = worn & _numbered_as_the_file(layers)
+    return pl.col(group).is_not_null() & (~worn | (_share(worn, layers) < _WORN_SHARE.get(group, 0.5)))
 
 
 def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:

@@ -60,7 +60,8 @@ _MARKERS = "|".join(
         r"^(?:\[[0-9T:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?[0-9]+",
         r"The runner has received a shutdown signal", r"lost communication with the server\.", r"line [0-9]+: +[0-9]+ (?:Killed|Terminated|Aborted|Segmentation fault|Bus error)(?: |$)", r"^Killed$",
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
-        r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
+        # the Trainer's dict, also behind a job platform's log viewer's line number ("[1757] {'loss': …")
+        r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^(?:\[[0-9]{1,9}\] )?\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
         r"KV cache", r"EngineCore", r"text_generation_launcher: ", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
         r"torch\.distributed", r"BackendCompilerFailed: backend=",
         # SGLang's refusal to start for want of memory for its KV-cache pool; Lightning's watcher of the ranks it launched
