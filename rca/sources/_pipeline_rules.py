@@ -54,6 +54,9 @@ CUDA_OOM = (
     # ggml's CUDA backend (llama.cpp, Ollama): "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 3257.82 MiB on device 0:
     # cudaMalloc failed: out of memory" (the ROCm build words it so too)
     r"|cudaMalloc failed: out of memory"
+    # ... and ggml's allocators after it, naming the backend device and the bytes in full ("ggml_gallocr_reserve_n: failed to
+    # allocate CUDA0 buffer of size 838447104", "alloc_tensor_range: …"); Ollama's error quotes this line without the one above
+    r"|failed to allocate (?:CUDA|ROCm|Vulkan)[0-9]+ buffer\b"
     # vLLM (0.9+) refusing to start on a GPU whose free memory is short of its share (another process holds the rest)
     r"|on startup is less than desired GPU memory utilization"
     # XLA's TPU compiler, of a program whose buffers do not fit the chip's HBM (JAX's "RESOURCE_EXHAUSTED: XLA:TPU compile
@@ -160,6 +163,9 @@ _SIGNAL_NAMED = (
     rf"|fatal error: (?<gcc>{_STRSIGNAL}) signal terminated program (?<gcc_program>[0-9A-Za-z_.+\-]+)"
     rf"|internal compiler error: (?<gcc_ice>{_STRSIGNAL}) \(program (?<gcc_ice_program>[0-9A-Za-z_.+\-]+)\)"
     r"|fatal error: (?<collect2_program>[0-9A-Za-z_.+\-]+) terminated with signal (?<collect2_signal>[0-9]{1,2})\b"
+    # nvcc's driver, of a CUDA compiler pass a signal ended (the OOM killer in a parallel build, as GCC's above): "nvcc error   :
+    # 'cicc' died due to signal 9 (Kill signal)", "'cudafe++' died due to signal 9", "'ptxas' died due to signal 11 (…)".
+    r"|nvcc error +: '(?<nvcc_program>[0-9A-Za-z_.+\-]+)' died due to signal (?<nvcc_signal>[0-9]{1,2})\b"
     # torchrun's elastic agent, itself sent a signal (Slurm's scancel or a pod's deletion: 15, a closed terminal: 1), ends on
     # the exception its handler raises: "torch.distributed.elastic.multiprocessing.api.SignalException: Process 2349 got signal: 15"
     r"|SignalException: Process (?<elastic_pid>[0-9]+) got signal: (?<elastic_signal>[0-9]{1,2})\b"
@@ -259,6 +265,12 @@ CI_EVENTS = (
     # Azure Pipelines' job that no agent of its pool ever took ("##[error]The agent did not connect within the alloted
     # time of 45 minute(s).", "alloted" as Azure spells it).
     ("did not connect within the alloted time", "runner_unavailable"),
+    # Bazel's client, of its build server (a JVM) that died under it, the OOM killer's usual victim in a CI container:
+    # "Server terminated abruptly (error code: 14, error message: 'Socket closed', log file: '…/server/jvm.out')".
+    ("Server terminated abruptly (error code: ", "build_server_lost"),
+    # pytest-xdist's controller, of a worker process that died mid-test (a segfault, the OOM killer): "[gw2] node down: Not
+    # properly terminated", and (2.5+) "worker 'gw3' crashed while running 'tests/test_x.py::test_y'".
+    ("] node down: Not properly terminated", "test_worker_crashed"), ("' crashed while running", "test_worker_crashed"),
 )
 # Jenkins' durable-task step losing the agent its script runs on ("Cannot contact Ubuntu-1604-1: java.lang.InterruptedException",
 # "…: hudson.remoting.ChannelClosedException"): only with Jenkins' exception after it, since an application's own
@@ -268,6 +280,7 @@ _JENKINS_AGENT_LOST = ("Cannot contact ", r"Cannot contact \S+: (?:java|hudson)\
 # paste of it without): a lost or stopped runner, a timeout or a lost script failed the job; a cancellation may be a user's.
 _CI_EVENT_SEVERITY = {
     "runner_shutdown": "error", "runner_lost": "error", "runner_unavailable": "error", "timeout": "error", "script_lost": "error",
+    "build_server_lost": "error", "test_worker_crashed": "error",
     "canceled": "warning",
 }
 
@@ -294,7 +307,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
         "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",
         " signal terminated program ", "internal compiler error: ", " terminated with signal ", " got signal: ", ") was sent SIG",
-        " was terminated due to signal ", '" signal',
+        " was terminated due to signal ", '" signal', "' died due to signal ",
         "] Received SIG",
     ),
     "exit_pid": ("(pid: ",),
@@ -485,12 +498,14 @@ def _cuda_facts() -> dict[str, pl.Expr]:
             first(m, r"\bgpu_async_([0-9]+) cuMemAllocAsync failed"), first(m, r"Out of memory error on GPU ([0-9]+)\."),
             # the device ggml names under its CUDA error ("current device: 0", "  current device: 1, in function …")
             first(m, r"\ncurrent device: ([0-9]+)"), first(m, r"\n\s+current device: ([0-9]+), in function "),
+            first(m, r"failed to allocate (?:CUDA|ROCm|Vulkan)([0-9]+) buffer\b"),
         ),
         # TensorFlow's and XLA's: "failed to allocate 3.39G (3640655872 bytes) from device", "Failed to allocate request for 3.39GiB (3640655872B)".
         "requested": pl.coalesce(
             size(m, r"Tried to allocate {size}"), size(m, r"Out of memory (?:while trying to allocate|allocating) {size}"),
             size(m, r"(?i:failed to allocate) [^(\n]*\({size}\)"), size(m, r"Requested amount of GPU memory \({size}\)"),
             size(m, r"\ballocating {size} on device [0-9]+: cudaMalloc failed"),
+            num(first(m, r"failed to allocate (?:CUDA|ROCm|Vulkan)[0-9]+ buffer of size ([0-9]+)")),
             size(m, r"desired GPU memory utilization \([0-9.]+, {size}\)"),
             size(m, r"(?i:failed to allocate) {size}"), _bytes(hbm.field("used"), hbm.field("uu")),
             num(first(m, r"Device memory allocation of size ([0-9]+) failed")), size(m, r"Cannot allocate {size} memory on GPU"),
@@ -575,12 +590,15 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
                 pl.coalesce(
                     named.field("mpi_signal"), named.field("status_signal"), named.field("triton"), named.field("tgi_signal"),
                     named.field("collect2_signal"), named.field("elastic_signal"), named.field("gunicorn_old_signal"),
+                    named.field("nvcc_signal"),
                 ),
                 pl.Int32(),
             )),
         ),
-        # the program a signal ended, where the report names it (GCC's compiler pass, collect2's linker)
-        "named_process": pl.coalesce(named.field("gcc_program"), named.field("gcc_ice_program"), named.field("collect2_program")),
+        # the program a signal ended, where the report names it (GCC's or nvcc's compiler pass, collect2's linker)
+        "named_process": pl.coalesce(
+            named.field("gcc_program"), named.field("gcc_ice_program"), named.field("collect2_program"), named.field("nvcc_program"),
+        ),
         # Open MPI prints PID 0 for a process whose pid it never learnt.
         "named_pid": num(pl.coalesce(
             pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None), named.field("elastic_pid"),

@@ -54,6 +54,10 @@ _MARKERS = "|".join(
         r"(?:fatal|internal compiler) error: [A-Z][a-z]+(?: [a-z]+)* (?:signal terminated program|\(program) ",
         # ... and collect2's of the linker ("collect2: fatal error: ld terminated with signal 9 [Killed]")
         r"^collect2: (?:fatal )?error: \S+ terminated with signal [0-9]+",
+        # ... nvcc's of a CUDA compiler pass ("nvcc error   : 'cicc' died due to signal 9"), Bazel's client of its lost build
+        # server, pytest-xdist's controller of a worker that crashed mid-test
+        r"nvcc error +: '[^']+' died due to signal [0-9]+", r"Server terminated abruptly \(error code: [0-9]+",
+        r"\] node down: Not properly terminated\s*$", r"^worker '[^']+' crashed while running ",
         # Jenkins' durable-task losing its sh step's wrapper script (before "script returned exit code -1")
         r"wrapper script does not seem to be touching the log file in ",
         r"returned a non-zero code: -?[0-9]+", r"^Cannot contact \S+: (?:java|hudson)\.", r"script returned exit code -?[0-9]+",  # Jenkins' sh step r"^Running with gitlab-runner",
@@ -279,7 +283,30 @@ def _classify(grouped: pl.DataFrame) -> pl.DataFrame:
         .when(spells(message, PROGRESS_RULE)).then(1)
         .otherwise(0)
     )
-    return split_rows(tiered, pl.col("tier") > 0, _by_rules, _plain)
+    return _ggml_echoes(split_rows(tiered, pl.col("tier") > 0, _by_rules, _plain))
+
+
+# ggml's allocator names the buffer it could not get ("ggml_gallocr_reserve_n: failed to allocate CUDA1 buffer of size …") on
+# the line after CUDA's own "allocating … on device 1: cudaMalloc failed": one failure told twice, so that echo stays a log
+# line (an error). Alone (Ollama's error quotes it without the line above) it is the OOM, with the only device and size.
+_GGML_BUFFER = r"failed to allocate (?:CUDA|ROCm|Vulkan)[0-9]+ buffer\b"
+_GGML_CUDA_MALLOC = r"\ballocating [0-9.]+ [KMG]iB on device [0-9]+: cudaMalloc failed"
+
+
+def _ggml_echoes(events: pl.DataFrame) -> pl.DataFrame:
+    oom, message, line = pl.col("kind") == "cuda_oom", pl.col("message"), pl.col("line")
+    if not events.select((oom & message.str.contains(_GGML_BUFFER)).any()).item():
+        return events
+    ordered = events.with_row_index("_order").sort("line")
+    after = (line.shift(1) == line - 1) & (pl.col("kind").shift(1) == "cuda_oom") & message.shift(1).str.contains(_GGML_CUDA_MALLOC)
+    if "batch_file" in events.columns:  # lines numbered on from one small file to the next: the line above is in the same file
+        after = after & (pl.col("batch_file").shift(1) == pl.col("batch_file"))
+    echo = (oom & message.str.contains(_GGML_BUFFER) & after).fill_null(False)  # the first line has no line above
+    return ordered.with_columns(
+        kind=pl.when(echo).then(pl.lit("log")).otherwise("kind"),
+        severity=pl.when(echo).then(pl.lit("error")).otherwise("severity"),
+        **{column: pl.when(~echo).then(column) for column in ("gpu_index", "mem_requested_bytes", "attrs")},
+    ).sort("_order").drop("_order")
 
 
 def _by_rules(tiered: pl.DataFrame) -> pl.DataFrame:
