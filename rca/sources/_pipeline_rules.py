@@ -30,6 +30,9 @@ _UNIT_BYTES = {
 # CuPy groups the digits of a byte count ("200,000,000,000 bytes").
 _SIZE = r"(?<n>-?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?) ?(?<u>bytes|B|KiB|kB|KB|MiB|MB|GiB|GB|TiB|TB)\b"
 
+# ggml's allocators (llama.cpp, Ollama) naming the backend device whose buffer they could not get ("ggml_gallocr_reserve_n:
+# failed to allocate CUDA0 buffer of size 838447104").
+GGML_BUFFER = r"failed to allocate (?:CUDA|ROCm|Vulkan)[0-9]+ buffer\b"
 CUDA_OOM = (
     # torch's "CUDA driver error: …" is a driver API call's (cuMemCreate, a custom op's allocation)
     r"CUDA out of memory|HIP out of memory|CUDA (?:driver )?error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
@@ -56,7 +59,7 @@ CUDA_OOM = (
     r"|cudaMalloc failed: out of memory"
     # ... and ggml's allocators after it, naming the backend device and the bytes in full ("ggml_gallocr_reserve_n: failed to
     # allocate CUDA0 buffer of size 838447104", "alloc_tensor_range: …"); Ollama's error quotes this line without the one above
-    r"|failed to allocate (?:CUDA|ROCm|Vulkan)[0-9]+ buffer\b"
+    rf"|{GGML_BUFFER}"
     # vLLM (0.9+) refusing to start on a GPU whose free memory is short of its share (another process holds the rest)
     r"|on startup is less than desired GPU memory utilization"
     # XLA's TPU compiler, of a program whose buffers do not fit the chip's HBM (JAX's "RESOURCE_EXHAUSTED: XLA:TPU compile

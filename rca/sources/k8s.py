@@ -656,22 +656,23 @@ def _pod_cells_misshapen() -> pl.Expr:
     """Whether a pods row's RESTARTS or AGE cell, cut at its header's offsets, is no such cell. `kubectl get pods -w`
     pads each row it watches on its own, so a longer STATUS shifts the cells after it; where the cut lands on a space
     inside "2 (16s ago)" no word is cut, but the cells read "2 (16s" and "ago)   25s"."""
-    def sliced(field: str) -> pl.Expr:
-        return pl.col("text").str.slice(pl.col(f"{field}_start"), pl.col(f"{field}_width")).str.strip_chars()
-
-    restarts, age = sliced("restarts"), sliced("age")
+    restarts, age = _sliced("restarts"), _sliced("age")
     bad_restarts = (restarts != "") & ~restarts.str.contains(r"^[0-9]+(?: \([0-9a-z]+ ago\))?$")
     bad_age = age.str.contains(r"\s")
     return (bad_restarts.fill_null(False) & pl.col("restarts_start").is_not_null()) | (bad_age.fill_null(False) & pl.col("age_start").is_not_null())
 
 
+def _sliced(field: str) -> pl.Expr:
+    """The text under the field's header, cut at the header's offsets."""
+    return pl.col("text").str.slice(pl.col(f"{field}_start"), pl.col(f"{field}_width")).str.strip_chars()
+
+
 def _cell(field: str) -> pl.Expr:
     """The field's cell under its header; a headless row (a table above it ended), or one of a collapsed table, has
     only its shape's cells."""
-    start, width = pl.col(f"{field}_start"), pl.col(f"{field}_width")
-    sliced = pl.col("text").str.slice(start, width).str.strip_chars()
+    sliced = _sliced(field)
     aligned = ~pl.col("headless") & ~pl.col("collapsed").fill_null(False)
-    return pl.when(aligned & start.is_not_null() & (sliced != "")).then(sliced).alias(field)
+    return pl.when(aligned & pl.col(f"{field}_start").is_not_null() & (sliced != "")).then(sliced).alias(field)
 
 
 def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:

@@ -335,13 +335,15 @@ def _in_envelope_zone(klog_ts: pl.Expr) -> pl.Expr:
     return pl.when(zone).then(klog_ts + pl.duration(seconds=quarters * 900)).otherwise(klog_ts)
 
 
-# Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,
-# so the costlier rules run on this subset alone.
+# The e2e framework's event dump (its dump.go klog), one line per event of a namespace:
+# "At 2024-07-12 15:49:58 +0000 UTC - event for POD: {kubelet NODE} Evicted: The node was low on resource: …".
 _DUMPED_EVENT = (
     r"^At [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [-+][0-9]{4} [A-Z]+ - event for (?<name>[a-z0-9][-a-z0-9.]*): "
     r"\{(?<source>[^}]*)\} (?<reason>[0-9A-Za-z_]+): (?<message>.*)$"
 )
 
+# Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,
+# so the costlier rules run on this subset alone.
 _NOTABLE = (
     r"(?i)evict|admit pod|admission denied|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred|xid"
     r"|unhealthy|noexecutetaintmanager|taint-eviction|devices to allocate|needs to allocate|allocation request for device|pre-allocated devices|devices unavailable"
@@ -623,8 +625,6 @@ def _recorded_event() -> list[pl.Expr]:
         r'Event\((?:v1|api)\.ObjectReference\{Kind:"(?<kind>[0-9A-Za-z_]+)", Namespace:"(?<namespace>[^"]*)", Name:"(?<name>[^"]*)".*?\}\):'
         r" type: '(?<type>[A-Za-z]+)' reason: '(?<reason>[0-9A-Za-z_]+)' ?(?<message>.*)$"
     ).struct
-    # The e2e framework's event dump (its dump.go klog, read by these rules), one line per event of a namespace:
-    # "At 2024-07-12 15:49:58 +0000 UTC - event for POD: {kubelet NODE} Evicted: The node was low on resource: …".
     dumped = pl.col("body").str.extract_groups(_DUMPED_EVENT).struct
     detector = pl.col("body").str.extract_groups(
         r"New status generated: &\{Source:\S+ Events:\[\{Severity:\S+ Timestamp:[^}]*? Reason:(?<reason>[0-9A-Za-z_]+) Message:(?<message>[^}]*)\}"
@@ -636,6 +636,7 @@ def _recorded_event() -> list[pl.Expr]:
     ).struct
     reason = pl.coalesce(*(part.field("reason") for part in (structured, legacy, dumped, detector, denied)))
     message = pl.coalesce(*(part.field("message") for part in (structured, legacy, dumped, detector, denied)))
+    kind_of_event = event_kind(reason, message.fill_null(""))
     # The dump names no kind: a kubelet's event is about a pod, or about its own node (named as the source's host).
     by_kubelet = dumped.field("source").str.starts_with("kubelet") & (dumped.field("name") != dumped.field("source").str.extract(r"\s(\S+)$", 1))
     object_kind = pl.coalesce(structured.field("kind"), legacy.field("kind"), pl.when(by_kubelet).then(pl.lit("Pod")))
@@ -643,14 +644,14 @@ def _recorded_event() -> list[pl.Expr]:
     # An object an author replaced with a placeholder ("<namespace>/<podname>") names no pod.
     named = pl.coalesce(structured.field("object"), legacy.field("name"), dumped.field("name")).str.contains("<", literal=True).not_()
     return [
-        pl.when(reason.is_not_null()).then(event_kind(reason, message.fill_null(""))).alias("event_kind"),
+        pl.when(reason.is_not_null()).then(kind_of_event).alias("event_kind"),
         reason.alias("event_reason"),
         pl.coalesce(
             structured.field("type"),
             legacy.field("type"),
             pl.when(denied.field("reason").is_not_null()).then(pl.lit("Warning")),
             # The dump prints no type; an eviction or OOM event is only ever sent as a Warning.
-            pl.when(dumped.field("reason").is_not_null() & (event_kind(reason, message.fill_null("")) != "log")).then(pl.lit("Warning")),
+            pl.when(dumped.field("reason").is_not_null() & (kind_of_event != "log")).then(pl.lit("Warning")),
         ).alias("event_type"),
         pl.when(on_pod & named)
         .then(pl.coalesce(structured.field("object").str.extract(r"/(.+)$", 1), legacy.field("name"), dumped.field("name")))

@@ -25,6 +25,7 @@ from rca.sources._pipeline_attrs import json_flag, json_number, json_object, jso
 from rca.sources._pipeline_frame import frame
 from rca.sources._pipeline_records import PY_WARNING_LINE, RAY_TASK_HEADER, records
 from rca.sources._pipeline_rules import (
+    GGML_BUFFER,
     INCIDENT_RULE,
     INCIDENTS,
     PROGRESS,
@@ -289,19 +290,18 @@ def _classify(grouped: pl.DataFrame) -> pl.DataFrame:
 # ggml's allocator names the buffer it could not get ("ggml_gallocr_reserve_n: failed to allocate CUDA1 buffer of size …") on
 # the line after CUDA's own "allocating … on device 1: cudaMalloc failed": one failure told twice, so that echo stays a log
 # line (an error). Alone (Ollama's error quotes it without the line above) it is the OOM, with the only device and size.
-_GGML_BUFFER = r"failed to allocate (?:CUDA|ROCm|Vulkan)[0-9]+ buffer\b"
 _GGML_CUDA_MALLOC = r"\ballocating [0-9.]+ [KMG]iB on device [0-9]+: cudaMalloc failed"
 
 
 def _ggml_echoes(events: pl.DataFrame) -> pl.DataFrame:
     oom, message, line = pl.col("kind") == "cuda_oom", pl.col("message"), pl.col("line")
-    if not events.select((oom & message.str.contains(_GGML_BUFFER)).any()).item():
+    if not events.select((oom & message.str.contains(GGML_BUFFER)).any()).item():
         return events
     ordered = events.with_row_index("_order").sort("line")
     after = (line.shift(1) == line - 1) & (pl.col("kind").shift(1) == "cuda_oom") & message.shift(1).str.contains(_GGML_CUDA_MALLOC)
     if "batch_file" in events.columns:  # lines numbered on from one small file to the next: the line above is in the same file
         after = after & (pl.col("batch_file").shift(1) == pl.col("batch_file"))
-    echo = (oom & message.str.contains(_GGML_BUFFER) & after).fill_null(False)  # the first line has no line above
+    echo = (oom & message.str.contains(GGML_BUFFER) & after).fill_null(False)  # the first line has no line above
     return ordered.with_columns(
         kind=pl.when(echo).then(pl.lit("log")).otherwise("kind"),
         severity=pl.when(echo).then(pl.lit("error")).otherwise("severity"),
