@@ -26,6 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from rca import _executors, _reader, _small_files, _split, archives, bundles, schema, sources, templates
+from rca._carry import Carry
 from rca.errors import FileFormatError, InputError
 from rca.sources._base import SOURCE_FAILURES, ParseContext, Source, add_skipped, per_file
 from rca.store import PartWriter, Store, keep_shared_parts
@@ -393,22 +394,32 @@ def _parse_into_parts(
 
     The source and the context come from the first batch unless given (a byte range of a
     large file gets those of the file). ``piece`` numbers the range, so the parts of every
-    range of a file have their own names.
+    range of a file have their own names. A batch is read below the lines its source carries
+    from the batches before it (rca._carry).
     """
     accounting = _Accounting()
     parts: list[str] = []
     writer = writer or PartWriter(task.staging)
+    carry: Carry | None = None
     for number, batch in enumerate(batches):
         if source is None:
             source = sources.get(task.options.format) if task.options.format else _sniff_or_fallback(batch.lines["text"], task.provenance)
         if ctx is None:
             ctx = _task_context(task, mtime, batch.lines["text"])
-        rows, skipped, failure = parse_rows(batch.lines, ctx, source)
+        carry = carry or Carry(source, functools.partial(_rows_and_skipped, ctx=ctx, source=source))
+        lines = carry.above(batch.lines)
+        rows, skipped, failure = parse_rows(lines, ctx, source)
+        rows, skipped = carry.without_carried(rows, skipped, batch.first_line)
+        carry.take(lines)
         accounting.failures += [failure] if failure else []
         events = finish_events(rows, ctx, source.name)
         accounting.add(batch.lines.height, events, skipped)
         parts += writer.write(events, part_name(task, piece, number))
     return accounting, parts, source
+
+
+def _rows_and_skipped(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tuple[pl.DataFrame, dict[str, int]]:
+    return parse_rows(lines, ctx, source)[:2]
 
 
 def _failure_note(source_name: str, lines: pl.DataFrame, err: BaseException) -> str:
@@ -565,12 +576,15 @@ def _appends_cleanly(task: FileTask, size: int, ctx: ParseContext) -> bool:
     """Whether what was appended to a file reads the same on its own as after the file's earlier lines.
 
     No record may run on from the earlier bytes into the new ones (a traceback the earlier
-    run saw cut). Else the file is read again whole, so an incremental store equals a fresh one.
+    run saw cut), and no table the file opens with may (its new rows need its header). Else
+    the file is read again whole, so an incremental store equals a fresh one.
     """
     source = appended_source(task)
     try:
+        if _opens_carried_table(source, _head_lines(task, 0, size)):
+            return False
         return _split.holds_cut(task.path, task.previous.bytes, size, task.options.max_line_chars, lambda lines: parse_lines(lines, ctx, source)[0])
-    except (OSError, *SOURCE_FAILURES):
+    except (OSError, _reader.BinaryFileError, StopIteration, *SOURCE_FAILURES):
         return False
 
 
@@ -753,7 +767,8 @@ def split_plan(task: FileTask) -> SplitPlan | None:
     """Byte ranges of a file worth cutting, or None to read it in one task.
 
     A file is cut when what is left to read is more than one batch, it is plain text (not
-    gzip, not a binary format read whole) and its source is ``line_local``. The source and
+    gzip, not a binary format read whole), its source is ``line_local`` and its first lines
+    open no table that the source carries from batch to batch. The source and
     the context are fixed once for the file (the year from the first dated line of its first
     range, as a whole read takes it from its first batch), the digest is of the whole file,
     and each range knows the number of its first line, so the ranges' events, ids and
@@ -774,17 +789,14 @@ def split_plan(task: FileTask) -> SplitPlan | None:
         start, first_line, change = resume.start, resume.first_line, resume.change
         if stat.st_size - start <= options.batch_bytes:
             return None
-        head = next(_reader.iter_batches(
-            task.path, _reader.ReadState(), start=start, end=min(stat.st_size, start + _HEAD_BYTES),
-            batch_bytes=_HEAD_BYTES, max_line_chars=options.max_line_chars,
-        ))
+        head = _head_lines(task, start, stat.st_size)
         if change == "appended":
             source = appended_source(task)
         else:
-            source = sources.get(options.format) if options.format else _sniff_or_fallback(head.lines["text"], task.provenance)
-        if not source.line_local:
+            source = sources.get(options.format) if options.format else _sniff_or_fallback(head["text"], task.provenance)
+        if not source.line_local or _opens_carried_table(source, head):
             return None
-        probe = resume.ctx or _task_context(task, mtime, head.lines["text"])
+        probe = resume.ctx or _task_context(task, mtime, head["text"])
         cuts = _split.find_cuts(
             task.path, start, stat.st_size, options.batch_bytes, options.max_line_chars, lambda lines: parse_lines(lines, probe, source)[0]
         )
@@ -799,6 +811,22 @@ def split_plan(task: FileTask) -> SplitPlan | None:
 
 
 _HEAD_BYTES = 1 << 20
+
+
+def _head_lines(task: FileTask, start: int, size: int) -> pl.DataFrame:
+    """The whole lines of the file's first ``_HEAD_BYTES`` from ``start`` on."""
+    return next(_reader.iter_batches(
+        task.path, _reader.ReadState(), start=start, end=min(size, start + _HEAD_BYTES),
+        batch_bytes=_HEAD_BYTES, max_line_chars=task.options.max_line_chars,
+    )).lines
+
+
+def _opens_carried_table(source: Source, head: pl.DataFrame) -> bool:
+    """Whether a table whose rows need its header runs past the file's first lines: such a file is read in order.
+
+    (A range cut from the middle knows no header; one opened farther down than a cut's window reaches is not seen here.)
+    """
+    return source.carried_lines is not None and source.carried_lines(head).height > 0
 
 
 def _first_range_context(task: FileTask, mtime: datetime, start: int, end: int) -> ParseContext:

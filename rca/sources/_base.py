@@ -89,6 +89,7 @@ ParseFn = Callable[[pl.DataFrame, ParseContext], Parsed]
 NameClaimFn = Callable[[str, Sequence[str]], float]
 SniffBytesFn = Callable[[bytes], float]
 ParseBytesFn = Callable[[bytes, ParseContext], Parsed]
+CarryFn = Callable[[pl.DataFrame], pl.DataFrame]
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,13 @@ class Source:
     for a batch (a sub-format, a framing) it decides per file. tests/test_small_files.py
     holds each such source to reading the same together as alone.
 
+    ``carried_lines`` takes the lines of one file read so far (``line``, ``text``) and returns
+    those of them that the lines after the last need to be read (a CSV header whose rows run
+    to the last line). The driver reads a large file in batches and sets these lines above
+    the next batch, numbered just before its first line, and counts them there as nothing:
+    so a table cut by a batch reads as it does whole. A ``line_local`` source with one is cut
+    into byte ranges only where its file's first lines carry none.
+
     ``sniff_heads`` is ``sniff`` of many heads at once (a polars query costs ~0.2 ms however
     few its rows, and a folder of small files has a head per file): it takes
     :func:`heads_frame` of them and returns each head's score by its number (a head left
@@ -142,6 +150,7 @@ class Source:
     line_local: bool = False
     segmented: bool = False
     sniff_heads: SniffHeadsFn | None = None
+    carried_lines: CarryFn | None = None
 
 
 def heads_frame(heads: Sequence[Sequence[str]]) -> pl.DataFrame:

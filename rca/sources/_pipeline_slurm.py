@@ -21,6 +21,7 @@ behind "# ") and ``scontrol show job``'s key=value block ("JobId=1234 JobName=x"
 from __future__ import annotations
 
 import itertools
+import re
 
 import polars as pl
 
@@ -147,6 +148,26 @@ def table_cells(lines: pl.DataFrame) -> pl.DataFrame:
     ]
     cells = pl.concat([empty, *tables, *_reports(lines)], how="diagonal_relaxed")
     return cells.with_columns(pl.col("line").cast(pl.Int64), pl.col("report").fill_null(False)).unique("line", keep="first", maintain_order=True)
+
+
+def carried_lines(lines: pl.DataFrame) -> pl.DataFrame:
+    """The header (and its rule) of the sacct table the lines end in, which its rows in the next batch of the file read by."""
+    none = lines.clear().select("line", "text")
+    if lines.is_empty():
+        return none
+    last_text = lines["text"][-1]
+    if re.search(_HEADER, last_text) and _is_header(last_text):
+        return lines.tail(1).select("line", "text")  # its rule opens the next batch
+    if not lines.select(pl.col("text").str.contains(f"{_RULE}|{_PIPE_HEADER}").any()).item():
+        return none
+    headers = _headers(lines)
+    if headers.is_empty():
+        return none
+    line, header, rule, file = headers.row(-1)
+    first = line + (2 if rule is not None else 1)
+    rows = _fixed_rows(lines, header, rule, first, file) if rule is not None else _pipe_rows(lines, header, first, file)
+    last = rows["line"].max() if rows.height else first - 1
+    return lines.filter(pl.col("line").is_between(line, first - 1)).select("line", "text") if last == lines["line"].max() else none
 
 
 def _runs_of(lines: pl.DataFrame, member: pl.Expr) -> pl.DataFrame:

@@ -297,6 +297,16 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     return Parsed(events=_with_watch_host(located, lines, file).sort("line"), skipped=skipped, skipped_by_file=by_file)
 
 
+def carried_lines(lines: pl.DataFrame) -> pl.DataFrame:
+    """The header of the CSV or monitor table the lines end in, which its rows in the next batch of the file read by.
+
+    (A header-less CSV row that names its own layout opens no segment here: the header above it still names its columns.)
+    """
+    starts = _with_starts(lines).filter(pl.col("start").is_not_null() & ((pl.col("start") != "query_csv") | pl.col("csv_header")))
+    last = starts.tail(1)
+    return last.filter(pl.col("csv_header") | pl.col("text").str.contains(_nvsmi_dmon.HEADER_LINE)).select("line", "text")
+
+
 def _with_handle_gpu(events: pl.DataFrame) -> pl.DataFrame:
     """Device-handle failures with the bus id and index of the GPU they name, to meet its Xid 79 and its samples."""
     named = pl.col("message").str.extract_groups(HANDLE_GPU).struct
@@ -474,5 +484,6 @@ SOURCE = register(
         ),
         formats=("table", "query_csv", "query_text", "query_xml", "dmon", "pmon", "list", "other"),
         segmented=True,
+        carried_lines=carried_lines,
     )
 )

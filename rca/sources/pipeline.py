@@ -437,7 +437,10 @@ def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     return pl.concat([read, kept_empty], how="diagonal_relaxed").sort("line")
 
 
-SOURCE = register(Source(name="pipeline", sniff=sniff, sniff_heads=sniff_heads, parse=parse, formats=FORMATS, line_local=True, segmented=True))
+SOURCE = register(Source(
+    name="pipeline", sniff=sniff, sniff_heads=sniff_heads, parse=parse, formats=FORMATS, line_local=True, segmented=True,
+    carried_lines=_pipeline_slurm.carried_lines,
+))
 # A program is read as an application when one of its messages is what only an application prints:
 # a daemon's line that mentions an exit code or a kill (containerd's TaskExit) leaves the daemon's lines as they are.
 _APPLICATION_MARKERS = (
