@@ -598,7 +598,7 @@ def test_a_line_the_runtime_cut_into_pieces_is_one_line_again() -> None:
     )
     assert (oom["gpu_index"], oom["n_lines"], json.loads(oom["attrs"])["free_bytes"]) == (1, 3, round(1.2 * 2**30))
     # Every line is an event's, or counted: the two later pieces are on the first one's row.
-    assert skipped == {"joined to the line the runtime cut": 2}
+    assert skipped == {"joined to the line it continues": 2}
     assert int(events["n_lines"].sum()) + 2 == len(CRI_CUT_LINE_LOG.splitlines())
 
 
@@ -610,7 +610,7 @@ def test_a_docker_json_file_line_without_its_newline_is_continued_by_the_next() 
     events, skipped, _ = _parse(log)
     assert events["kind"].to_list() == ["nccl_timeout"]
     assert "OpType=ALLREDUCE, Timeout(ms)=600000" in events["message"][0]
-    assert skipped == {"joined to the line the runtime cut": 1}
+    assert skipped == {"joined to the line it continues": 1}
 
 
 # --- sniffing ---------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import polars as pl
 from rca import timeutil
 from rca.sources import _pipeline_hpc as hpc
 from rca.sources._base import ParseContext, any_of, per_file
+from rca.sources._pipeline_records import joined_wraps, wrap_width_rows
 
 LEVEL_WORDS = "TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL"
 
@@ -567,9 +568,12 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
     lines = lines.select("line", *keys, text=pl.coalesce("unwrapped", "text"))
     cleaned = _where(lines, _NOISY, lambda noisy: noisy.select(cleaned=_CLEANED), {"cleaned": pl.String()})
     cleaned = cleaned.select("line", *keys, text=pl.coalesce("cleaned", "text"))
+    # a hard-wrapped paste's width, read on the lines as they were pasted (._pipeline_records)
+    at_width = wrap_width_rows(cleaned, keys) if join_pieces else None
     layers = _peel_outer(cleaned)
     layers = _joined_pieces(layers) if join_pieces else layers.with_columns(continued=pl.lit(False))
     framed = _with_elastic_events(_with_hpc(_without_ray_repeats(_resolve(_peel_application(layers), ctx))))
+    framed = joined_wraps(framed, at_width, keys)
     if keys:
         framed = framed.with_columns(partition=pl.concat_str([*keys, "partition"], separator="|", ignore_nulls=True))
     return framed.select(FRAMED_COLUMNS)

@@ -462,3 +462,83 @@ def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
         ts_quality=pl.when(inherits).then(pl.lit("inherited")).otherwise(pl.col("ts_quality")),
     )
     return pl.concat([single.select(_RECORD_COLUMNS), grouped.select(_RECORD_COLUMNS)], how="vertical_relaxed").sort("line")
+
+
+# Hard-wrapped pastes. A terminal, a web form or a mail client that broke a log's long lines at a fixed width leaves
+# every long line exactly that wide and puts the rest of each on the next line, with no prefix of its own: an NCCL
+# watchdog message split inside "ran f|or 1800010 milliseconds", a c10 frame's path inside "lib/python|3.11/…". A
+# file has such a width when its longest lines share one length (no line is longer) and at least _MIN_BREAKS of them,
+# not all the same text, are followed by a bare line: then each bare line under a line of that width is the rest of
+# it. A normal log's lines vary in length, so it has no width and no line of it is joined.
+_MIN_WIDTH, _MAX_WIDTH = 72, 500
+_MIN_BREAKS = 3
+# A terminal that pads each row to its width with spaces (tmux, a console's copy) marks the row where a line ended.
+_PADDED = "  "
+_COLUMN_GAP = "   "
+# Tags a line wears that the rest of a wrapped line never does.
+_OWN_TAGS = ("ts_raw", "rank", "pid", "pod", "container", "host")
+# Lines that open a record of their own (a traceback, a chained exception) are never the rest of the line above.
+_OWN_LINE = r"^(?:Traceback \(most recent call last\):|During handling of the above exception|The above exception was)"
+
+
+def wrap_width_rows(lines: pl.DataFrame, keys: list[str]) -> pl.DataFrame | None:
+    """``line`` (and ``keys``) of the lines exactly as wide as their file's wrap width and not padded there; None when
+    no file of ``lines`` (its ``text`` as read) looks wrapped at all."""
+    file_keys = [key for key in keys if key == "batch_file"]
+    width = pl.col("text").str.len_chars()
+    long = pl.when((width >= _MIN_WIDTH) & (width <= _MAX_WIDTH)).then(width)
+    mode = long.drop_nulls().mode().max()
+    mode = mode.over(file_keys) if file_keys else mode
+    longest = width.max().over(file_keys) if file_keys else width.max()
+    at_width = (width == mode) & (mode == longest) & ~pl.col("text").str.ends_with(_PADDED)
+    rows = lines.select("line", *keys, at_width=at_width.fill_null(False)).filter("at_width")
+    return rows.drop("at_width") if rows.height >= _MIN_BREAKS else None
+
+
+def joined_wraps(framed: pl.DataFrame, at_width: pl.DataFrame | None, keys: list[str]) -> pl.DataFrame:
+    """``framed`` (in line order within each file) with each wrapped line's rest joined to its body, on its first row;
+    the rows of the rest are ``continued``. See :func:`wrap_width_rows`."""
+    if at_width is None:
+        return framed
+    file_keys = [key for key in keys if key == "batch_file"]
+    flagged = framed.join(at_width.with_columns(at_width=pl.lit(True)), on=["line", *keys], how="left", maintain_order="left")
+    body = pl.col("body")
+
+    def prev(expr: pl.Expr) -> pl.Expr:
+        return (expr.shift(1).over(file_keys) if file_keys else expr.shift(1)).fill_null(False)
+
+    bare = pl.all_horizontal(pl.col(name).is_null() for name in _OWN_TAGS) & (pl.col("format") == "text")
+    # A fixed-width table (sacct's, a status table) has rows as wide as each other, its columns apart by runs of spaces.
+    columned = body.str.strip_chars_end().str.contains(_COLUMN_GAP, literal=True)
+    # An indented line under a line of the width is a traceback's or a warning's source line, not the rest of it.
+    # A line that opens a record, or starts with the word the line above starts with (a logger's next line, in a log cut
+    # to a fixed width), is a line of its own. (A word of 4 characters or more: the rests of two wrapped lines may both
+    # open with a word's last letter.)
+    first_word = body.str.extract(r"^ ?(\S{4,})", 1)
+    own_line = body.str.contains(_OWN_LINE) | (first_word == first_word.shift(1)).fill_null(False)
+    rest = (
+        prev(pl.col("at_width").fill_null(False) & ~columned) & bare & ~columned & ~pl.col("blank")
+        & body.str.contains(r"^ ?\S") & ~pl.col("continued") & ~own_line
+    )
+    flagged = flagged.with_columns(rest=rest).with_columns(breaks=pl.col("rest").shift(-1).fill_null(False))
+
+    def per_file(expr: pl.Expr) -> pl.Expr:
+        return expr.over(file_keys) if file_keys else expr
+
+    # Evidence is a file's own: enough breaks, and one line printed again and again is none (the lines that break,
+    # and their rests, differ).
+    evidence = (
+        (per_file(pl.col("rest").sum()) >= _MIN_BREAKS)
+        & (per_file(body.filter(pl.col("rest")).n_unique()) >= 2)
+        & (per_file(body.filter(pl.col("breaks")).n_unique()) >= 2)
+    )
+    flagged = flagged.with_columns(rest=pl.col("rest") & evidence)
+    if not flagged.select(pl.col("rest").any()).item():
+        return framed
+    whole = (~pl.col("rest")).cum_sum()
+    whole = whole.over(file_keys) if file_keys else whole
+    joined = flagged.with_columns(whole=whole).with_columns(
+        body=pl.when(~pl.col("rest")).then(body.str.join("").over([*file_keys, "whole"])).otherwise(body),
+        continued=pl.col("continued") | pl.col("rest"),
+    )
+    return joined.drop("at_width", "rest", "breaks", "whole")

@@ -80,6 +80,9 @@ CUDA_OOM = (
     # TensorFlow's copy into a tensor its GPU allocator could not give memory ("InternalError: Dst tensor is not initialized.",
     # TF 1.x and 2.x alike; its issue #7025: "… when really the problem is out of GPU memory")
     r"|Dst tensor is not initialized\."
+    # ONNX Runtime's CUDA check of cudaErrorMemoryAllocation (2), in its provider's "[ONNXRuntimeError] : 1 : FAIL : …
+    # onnxruntime::CudaCall CUDA failure 2: out of memory ; GPU=0 ; hostname=… ; expr=…" (Triton's onnxruntime backend quotes it)
+    r"|CUDA failure 2: out of memory"
 )
 DATALOADER = (
     r"DataLoader worker \(pid(?:\(s\))? (?<pid>[0-9]+)[^)\n]*\) "
@@ -331,6 +334,10 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "slurm_oom": (
         "oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT ", " exceeded memory limit (",
         "OUT_OF_ME", "TIMEOUT", "NODE_FAIL", "FAILED",
+        # slurmctld's own lines about a job (_CTLD_*)
+        "OOM failure", " WEXITSTATUS ", "Time limit exhausted for ", " due to failure of node ", " on failed node ", " due to failed node ",
+        "REQUEST_KILL_JOB",
+        "Kill task failed",
     ),
     "yarn": _YARN_LITERALS,
     "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
@@ -398,7 +405,18 @@ def spells(text: pl.Expr, rules: tuple[str, ...]) -> pl.Expr:
 PROGRESS_RULE = _spelled(PROGRESS)
 # What kind_and_severity reads from a record's message alone: a host out of memory (C++'s, the kernel's answer), a full disk.
 _HOST_FAILURE_LITERALS = ("std::bad_alloc", "[Errno 12] Cannot allocate memory", "No space left on device")
-INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS, *_HOST_FAILURE_LITERALS)
+# Failures that inference servers print with no level of their own: ggml's loader after a buffer it could not get (llama.cpp,
+# Ollama's runner: "llama_model_load: error loading model: unable to allocate CUDA0 buffer", "llama_load_model_from_file: failed
+# to load model", "llama_new_context_with_model: failed to allocate compute buffers", and the host-memory "alloc_tensor_range:
+# failed to allocate CPU buffer of size …"), Ollama's scheduler of a runner that died ("error starting llama runner: llama runner
+# process has terminated"), and ONNX Runtime's status ("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : …", "… Failed to allocate
+# memory for requested buffer of size N" of its BFC arena).
+_UNLEVELLED_FAILURES = (
+    "error loading model: ", ": failed to load model", "failed to allocate compute buffers", "_alloc_buffer: failed to allocate buffer",
+    "alloc_tensor_range: failed to allocate", "error starting llama runner", "[ONNXRuntimeError] : ",
+    "Failed to allocate memory for requested buffer of size",
+)
+INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS, *_HOST_FAILURE_LITERALS, *_UNLEVELLED_FAILURES)
 
 
 def _msg() -> pl.Expr:
@@ -502,6 +520,8 @@ def _cuda_facts() -> dict[str, pl.Expr]:
             # the device ggml names under its CUDA error ("current device: 0", "  current device: 1, in function …")
             first(m, r"\ncurrent device: ([0-9]+)"), first(m, r"\n\s+current device: ([0-9]+), in function "),
             first(m, r"failed to allocate (?:CUDA|ROCm|Vulkan)([0-9]+) buffer\b"),
+            # ONNX Runtime's CUDA check names the device after the error ("CUDA failure 2: out of memory ; GPU=0 ; …")
+            first(m, r"CUDA failure 2: out of memory ; GPU=([0-9]+) ;"),
         ),
         # TensorFlow's and XLA's: "failed to allocate 3.39G (3640655872 bytes) from device", "Failed to allocate request for 3.39GiB (3640655872B)".
         "requested": pl.coalesce(
@@ -625,6 +645,20 @@ _SACCT_ROW = (
 )
 # The accounting's states that name the kill slurmstepd's "*** JOB … CANCELLED AT … DUE TO <reason> ***" reported.
 _SACCT_KILL_REASON = {"TIMEOUT": "time_limit", "NODE_FAIL": "node_failure"}
+# A job (or step) as slurmctld names it: "JobId=123" (%pJ, since 20.02; an array task "JobId=123_4(125)"), before that
+# "job_id 123"; a step "StepId=123.0" (%pS).
+_CTLD_ID = r"(?:JobId=|job_id |StepId=)(?<id>[0-9]+(?:_[0-9]+)?(?:\.[0-9a-z]+)?)(?:\([0-9]+\))?"
+# slurmctld's verdict on a job's end: "_job_complete: JobId=42943 OOM failure" (its step's cgroup OOM-killed a task) or
+# "_job_complete: JobId=42801 WEXITSTATUS 2" (the batch script's exit status; "WTERMSIG n" is no status and is left alone).
+_CTLD_COMPLETE = rf"\b_job_complete: {_CTLD_ID} (?:(?<oom>OOM failure)|WEXITSTATUS (?<code>[0-9]+))$"
+# slurmctld killing a job for its time limit ("Time limit exhausted for JobId=41981"), or because a node of it failed
+# ("Killing JobId=1234 on failed node gpu01", "Killing StepId=1234.0 due to failed node gpu01", and a job it requeues
+# instead: "requeue job JobId=44827 due to failure of node cpu15"; before 20.02 "requeue job 123 …").
+_CTLD_TIME_LIMIT = rf"\bTime limit exhausted for {_CTLD_ID}"
+_CTLD_NODE_FAIL = (
+    r"\b(?:Killing (?:JobId=|job_id |StepId=)|requeue job (?:JobId=)?)(?<id>[0-9]+(?:_[0-9]+)?(?:\.[0-9a-z]+)?)(?:\([0-9]+\))?"
+    r" (?:on failed node|due to failed node|due to failure of node) (?<node>[A-Za-z0-9][A-Za-z0-9_.\-]*)"
+)
 
 
 def _slurm_oom_facts() -> dict[str, pl.Expr]:
@@ -654,14 +688,19 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
         r"(?: DUE TO (?<reason>[A-Z](?:[A-Z ]*[A-Z])?))?"
     ).struct
     at = cancelled.field("at")
+    complete, node_fail = m.str.extract_groups(_CTLD_COMPLETE).struct, m.str.extract_groups(_CTLD_NODE_FAIL).struct
+    time_limit = first(m, _CTLD_TIME_LIMIT)
     return {
         "slurm_cancel_at": at,
         "slurm_cancel_reason": pl.coalesce(
             cancelled.field("reason").str.to_lowercase().str.replace_all(" ", "_", literal=True),
             verdict.replace_strict(_SACCT_KILL_REASON, default=None, return_dtype=pl.String),
+            pl.when(time_limit.is_not_null()).then(pl.lit("time_limit")),
+            pl.when(node_fail.field("id").is_not_null()).then(pl.lit("node_failure")),
         ),
         "slurm_oom_kill": (
             m.str.contains(r"Detected [0-9]+ oom[-_]kill events?(?:\(s\))?") | verdict.str.starts_with("OUT_OF_ME")
+            | complete.field("oom").is_not_null()
         ).fill_null(False),
         "slurm_task_oom": m.str.contains(r"\btasks? [0-9][0-9,\-]*: Out Of Memory").fill_null(False),
         "slurm_task_signal": _signal_of_word(task.field("what")),
@@ -670,14 +709,18 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
             task.field("node"), cancelled.field("node").str.extract(r"^([0-9A-Za-z][0-9A-Za-z_.\-]*)$", 1),
             # slurmstepd names its node after a dash when the node's daemon logs ("slurmstepd-node1: error: …").
             pl.when(over_limit.field("id").is_not_null()).then(first(m, r"^slurmstepd-([^\s:]+): ")),
+            node_fail.field("node"),
         ),
         "slurm_step": pl.coalesce(
             first(m, r"(?:StepId=| step )([0-9]+(?:\.[0-9a-z]+)?)"), cancelled.field("id"), over_limit.field("id"), row.field("id"),
+            complete.field("id"), node_fail.field("id"), time_limit,
+            # any other slurmctld line about a job ("REQUEST_KILL_JOB JobId=42802 uid 548200045", "error running JobId=48294 …")
+            first(m, r"\bJobId=([0-9]+(?:_[0-9]+)?)\b"),
         ),
         # sacct's row: the state as printed, the ExitCode's code (the job script's, or its failed step's); its signal part is
         # the signal that ended it
         "slurm_state": row.field("state"),
-        "slurm_exit_code": num(row.field("code"), pl.Int32()),
+        "slurm_exit_code": num(pl.coalesce(row.field("code"), complete.field("code")), pl.Int32()),
         "slurm_limit_kill": over_limit.field("id").is_not_null(),
         "slurm_limit_used": num(over_limit.field("used")) * 1024,
         "slurm_limit": num(over_limit.field("limit")) * 1024,
@@ -975,6 +1018,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             pl.when(c("f_vllm_error").is_not_null() | c("f_cuda_error").is_not_null()).then(pl.lit("error")),
             # a full disk stops a job's checkpoint, its dataset cache or its container's writes
             pl.when(c("message").str.contains("No space left on device", literal=True)).then(pl.lit("error")),
+            pl.when(c("message").str.contains_any(list(_UNLEVELLED_FAILURES))).then(pl.lit("error")),
             pl.when(c("f_exit_code").is_not_null() & (c("f_exit_code") != 0)).then(pl.lit("error")),
             pl.when((c("f_slurm_state") == "FAILED") | (c("f_slurm_exit_code") > 0)).then(pl.lit("error")),
             *ci_severity,

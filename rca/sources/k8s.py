@@ -854,7 +854,13 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
             # An event recorded without a message (k3s' second "Starting" of a node) has an empty MESSAGE cell: the
             # message is empty, not the row; a table without that column (pods, top) keeps its row as the message.
-            message=pl.coalesce(message, pl.when(is_event).then(pl.lit("")), pl.col("text").str.strip_chars()),
+            # `kubectl describe` prints such an event's row with no Message at all: its reason is all it says.
+            message=pl.coalesce(
+                pl.when(is_describe_events & (message.fill_null("") == "")).then(pl.col("reason")),
+                message,
+                pl.when(is_event).then(pl.lit("")),
+                pl.col("text").str.strip_chars(),
+            ),
             host=pl.coalesce(
                 pl.when(object_kind == "node").then(object_name),
                 pl.when(is_top_node | is_nodes).then(pl.col("name")),

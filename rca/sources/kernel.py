@@ -179,6 +179,9 @@ _SHORT_KERNEL_NO_HOST = (
 # record's number in braces on each of its lines.
 _GHES = r"\{[0-9]+\}\[Hardware Error\]: "
 _GHES_NUMBER = r"^\{([0-9]+)\}\[Hardware Error\]: "
+# A PCIe error section names the function that failed, "{1}[Hardware Error]:   device_id: 0000:5e:00.0" (its ids follow on
+# a line of their own, "vendor_id: 0x10de, device_id: 0x2bb5", no bus): the record's device, a GPU or NIC a job used.
+_GHES_DEVICE = r"^\{[0-9]+\}\[Hardware Error\]: +device_id: ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$"
 _BARE_MESSAGE = (
     r"^(?:NVRM: |oom-kill:|oom_reaper: (?:reaped process |unable to reap pid:)|(?:Memory cgroup out of memory|Out of memory(?: \([^)]*\))?): Kill"
     r"|\S+ invoked oom-killer: |Killed process [0-9]+|Pid: [0-9]+, comm: |CPU: [0-9]+ (?:UID: [0-9]+ )?PID: [0-9]+ Comm: "
@@ -1151,6 +1154,7 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_TASK_ROW, "task", _task_row_text()),
         *_groups(_TASK_STATE, "state", pl.when(message.str.starts_with("task:")).then(message)),
         *_groups(_BLOCK_HEAD, "head"),
+        pl.when(message.str.starts_with("{")).then(message).str.extract(_GHES_DEVICE, 1).alias("ghes_pci"),
         ((message.str.contains(_DUMP) | _is_warn_message(message)) & ~pl.col("continuation")).alias("dump"),
     ]
 
@@ -1372,7 +1376,7 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
         cgroup=_CGROUP,
         pod_uid=memcg_pod_uid(_CGROUP),
         container_id=pl.coalesce(container_from_cgroup, pl.when(_IS_HEADER).then(_CPUSET_VALUE.str.extract(_HEX64, 1))),
-        pci_bus="pci_bus",
+        pci_bus=pl.coalesce("pci_bus", "ghes_pci"),
         gpu_uuid="gpu_uuid",
         xid="xid",
         mem_used_bytes=_kib_to_bytes(_MEMCG_USED),

@@ -239,7 +239,27 @@ def _bare_component(framed: pl.DataFrame) -> pl.Expr:
 def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Event rows for framed kubelet lines (the rules registered with the syslog framer)."""
     records = _records(framed)
-    return _classify(_resolve_header(records, ctx))
+    return _classify(_dumped_event_time(_resolve_header(records, ctx)))
+
+
+# The dump prints each event's own time (Go's time.Time: "2024-07-12 15:49:58 +0000 UTC"), minutes before the klog
+# stamp of the dump itself: the event happened then. Its offset makes it exact; the zone's name after it adds nothing.
+_DUMPED_EVENT_TIME = r"^At ([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [-+][0-9]{4}) [A-Z]+ - event for "
+
+
+def _dumped_event_time(records: pl.DataFrame) -> pl.DataFrame:
+    """A dumped event's line takes the event's own time, not the moment the e2e framework logged it."""
+    if not records.select(pl.col("body").str.starts_with("At ").any()).item():
+        return records
+    stamp = pl.col("body").str.extract(_DUMPED_EVENT_TIME, 1)
+    own = stamp.str.to_datetime("%Y-%m-%d %H:%M:%S%.f %z", strict=False, time_unit="us").dt.convert_time_zone("UTC")
+    dated = records.with_columns(own_ts=own)
+    has_own = pl.col("own_ts").is_not_null()
+    return dated.with_columns(
+        ts=pl.when(has_own).then(pl.col("own_ts")).otherwise(pl.col("ts")),
+        ts_raw=pl.when(has_own).then(pl.col("body").str.extract(r"^At (.*?) - event for ", 1)).otherwise(pl.col("ts_raw")),
+        ts_quality=pl.when(has_own).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
+    ).drop("own_ts")
 
 
 def _records(framed: pl.DataFrame) -> pl.DataFrame:

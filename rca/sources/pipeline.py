@@ -122,6 +122,8 @@ _MARKERS = "|".join(
         # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
         r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
+        # Slurm's daemons' own log files (slurmctld.log, slurmd.log: "[2022-06-23T22:55:06.384] _job_complete: JobId=…")
+        r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{3})?(?:[+-][0-9][0-9]:?[0-9][0-9])?\] \S",
         # torchelastic's worker-status events (torch 1.9, 1.10), JSON lines on the launcher's stdout
         r'^\{"name": "torchelastic\.worker\.status\.',
         # the GitHub Actions runner's diagnostic log ("[2024-09-02 05:19:40Z INFO JobDispatcher] …")
@@ -264,7 +266,8 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         reason: count
         for reason, count in framed.select(
             pl.col("blank").sum().alias("terminal control codes"), pl.col("enveloped_blank").sum().alias("blank"),
-            pl.col("continued").sum().alias("joined to the line the runtime cut"),
+            # a piece the container runtime cut off, the rest of a hard-wrapped line
+            pl.col("continued").sum().alias("joined to the line it continues"),
         ).row(0, named=True).items()
         if count
     }
