@@ -1,4 +1,4 @@
-"""Lines one batch of a large file needs from the batches before it: a table's header.
+"""Lines one batch of a large file needs from the batches before it: a table's header, a record cut in two.
 
 A file read in batches is parsed a batch at a time, and a CSV row or a sacct row means
 nothing without its header, which only the first batch holds. A source that knows which of
@@ -7,6 +7,12 @@ next batch, numbered just before its first line (so the rows below them run on f
 as in the file), and whatever the parser makes of them there is dropped: their events (the
 batch that held them counted those) and their skipped lines (their parse alone tells how
 many, once per distinct header).
+
+The record a batch ends in (an OOM-killer report, a klog record with its continuation lines,
+or the first line of either) may run on into the next batch. When its first line states its own
+time, it is held back: its events are dropped from this batch and its lines read again at the
+top of the next one, as lines of that batch, so the record is read whole. (An undated record
+takes its time from the event above it, which the next batch does not hold: it stays cut.)
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import polars as pl
 from rca.sources._base import LINES_SCHEMA, Source
 
 ParseLines = Callable[[pl.DataFrame], tuple[pl.DataFrame, dict[str, int]]]
+MOST_HELD_LINES = 10_000
+"""The longest record held back for the next batch (so a file that is one endless record still goes batch by batch)."""
 
 
 class Carry:
@@ -29,20 +37,24 @@ class Carry:
         self._texts: list[str] = []
         self._read: pl.DataFrame | None = None  # the lines before the next batch, until it comes (most files are one batch)
         self._skipped_alone: dict[tuple[str, ...], dict[str, int]] = {}
+        self._held = pl.DataFrame(schema=LINES_SCHEMA)  # the lines of a record held back for the next batch
+        self.own_lines = 0  # the lines of the file in :meth:`above`'s last frame (held back ones and the batch's)
+        self._first_own = 0
 
     def above(self, batch: pl.DataFrame) -> pl.DataFrame:
-        """``batch`` (``line``, ``text``) with the carried lines set just above its first line."""
+        """``batch`` (``line``, ``text``) below the lines held back for it, and the carried lines set just above them."""
         if self._read is not None:
             self._texts = self._source.carried_lines(self._read)["text"].to_list()
             self._read = None
-        if not self._texts or batch.height == 0:
-            return batch
-        first = batch["line"][0]
-        return pl.concat([_numbered_from(first - len(self._texts), self._texts), batch])
+        own = pl.concat([self._held, batch]) if self._held.height else batch
+        self._held = self._held.clear()
+        self.own_lines, self._first_own = own.height, (own["line"][0] if own.height else 0)
+        if not self._texts or own.height == 0:
+            return own
+        first = own["line"][0]
+        return pl.concat([_numbered_from(first - len(self._texts), self._texts), own])
 
-    def without_carried(
-        self, rows: pl.DataFrame, skipped: dict[str, int], first_line: int
-    ) -> tuple[pl.DataFrame, dict[str, int]]:
+    def without_carried(self, rows: pl.DataFrame, skipped: dict[str, int]) -> tuple[pl.DataFrame, dict[str, int]]:
         """The rows and skipped lines of a parse of :meth:`above`'s lines, less what the carried lines gave."""
         if not self._texts:
             return rows, skipped
@@ -51,7 +63,28 @@ class Carry:
             self._skipped_alone[key] = self._parse(_numbered_from(1, self._texts))[1]
         own = self._skipped_alone[key]
         left = {reason: count - own.get(reason, 0) for reason, count in skipped.items()}
-        return rows.filter(pl.col("line") >= first_line), {reason: count for reason, count in left.items() if count > 0}
+        return rows.filter(pl.col("line") >= self._first_own), {reason: count for reason, count in left.items() if count > 0}
+
+    def hold_back(self, rows: pl.DataFrame, lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+        """The rows less those of a record that runs to the last of ``lines`` and states its own time, and how many
+        lines of it are held back for the next batch (0 when none: an undated record, or one too long)."""
+        if lines.is_empty():
+            return rows, 0
+        last = lines["line"][-1]
+        spans = pl.col("n_lines").fill_null(1)
+        # (its time its own: an undated record takes the time of the event above it, which the next batch does not hold)
+        dated_alone = pl.col("ts_raw").is_not_null() & pl.col("ts_quality").ne_missing("inherited")
+        reaching = rows.filter((spans > 0) & (pl.col("line") + spans - 1 == last) & dated_alone)
+        if reaching.is_empty():
+            return rows, 0
+        start = reaching["line"].min()
+        held = lines.filter(pl.col("line") >= start)
+        # every held line one of the dropped events' own (none skipped, none of a record that began above)
+        covered = rows.filter(pl.col("line") >= start).select(spans.sum()).item()
+        if held.height > MOST_HELD_LINES or covered != held.height:
+            return rows, 0
+        self._held = held
+        return rows.filter(pl.col("line") < start), held.height
 
     def take(self, lines: pl.DataFrame) -> None:
         """Keep the lines read so far (the carried ones and a batch's): what they hand on is found if a batch follows."""

@@ -18,7 +18,7 @@ import os
 import uuid
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -395,13 +395,13 @@ def _parse_into_parts(
     The source and the context come from the first batch unless given (a byte range of a
     large file gets those of the file). ``piece`` numbers the range, so the parts of every
     range of a file have their own names. A batch is read below the lines its source carries
-    from the batches before it (rca._carry).
+    from the batches before it, and a record it ends in may be held back for the next (rca._carry).
     """
     accounting = _Accounting()
     parts: list[str] = []
     writer = writer or PartWriter(task.staging)
     carry: Carry | None = None
-    for number, batch in enumerate(batches):
+    for number, (batch, more) in enumerate(_with_more(batches)):
         if source is None:
             source = sources.get(task.options.format) if task.options.format else _sniff_or_fallback(batch.lines["text"], task.provenance)
         if ctx is None:
@@ -409,13 +409,28 @@ def _parse_into_parts(
         carry = carry or Carry(source, functools.partial(_rows_and_skipped, ctx=ctx, source=source))
         lines = carry.above(batch.lines)
         rows, skipped, failure = parse_rows(lines, ctx, source)
-        rows, skipped = carry.without_carried(rows, skipped, batch.first_line)
+        rows, skipped = carry.without_carried(rows, skipped)
+        rows, held = carry.hold_back(rows, lines) if more else (rows, 0)
         carry.take(lines)
         accounting.failures += [failure] if failure else []
         events = finish_events(rows, ctx, source.name)
-        accounting.add(batch.lines.height, events, skipped)
+        accounting.add(carry.own_lines - held, events, skipped)
         parts += writer.write(events, part_name(task, piece, number))
     return accounting, parts, source
+
+
+def _with_more(batches: Iterable[_reader.Batch]) -> Iterator[tuple[_reader.Batch, bool]]:
+    """Each batch, and whether another follows it (read one ahead; a batch read before a failed read is still parsed)."""
+    ahead = iter(batches)
+    current = next(ahead, None)
+    while current is not None:
+        try:
+            following = next(ahead, None)
+        except OSError:
+            yield current, False
+            raise
+        yield current, following is not None
+        current = following
 
 
 def _rows_and_skipped(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tuple[pl.DataFrame, dict[str, int]]:
