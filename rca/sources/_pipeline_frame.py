@@ -61,9 +61,16 @@ _NOISE = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|section_(?:s
 # tqdm's bar ("{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{postfix}]") ends without a newline:
 # what the program logs next is printed on the bar's line ("100%|██████████| 88/88 [01:01<00:00,  1.64it/s][INFO|trainer.py:
 # 1977] 2023-08-05 05:10:26,977 >>", DeepSpeed's "…it/s][2023-02-08 13:52:24,187] [INFO] …"), its stamp and level behind the bar.
-# The bar goes where a header follows it (bracketed, or an ISO date); other text after a bar (an exception line) stays on
-# its line as printed.
-_TQDM_BAR = r"^[^|\n]*[0-9]%\|[^|\n]*\| *[^\s|/]+/[^\s|/]+ \[[^\]\n]*\]((?:\[|[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ]).*)$"
+# The bar goes where a header follows it (bracketed, or an ISO date) or an exception line ("…[00:01<00:02]torch.
+# OutOfMemoryError: CUDA out of memory."), whose type would otherwise be the bar's description; other text stays as printed.
+# A postfix may hold lists ("execution_providers=['CUDAExecutionProvider']"), and a bar cut at the terminal's width never
+# closes its bracket: there a bracketed tag glued to it ("…execution_thre[ONNXRuntimeError] : 1 : FAIL") is what follows.
+_TQDM_POSTFIX = r"[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*"
+_GLUED_EXCEPTION = r"(?:[A-Za-z_][0-9A-Za-z_]*\.)*[A-Za-z_][0-9A-Za-z_]*(?:Error|Exception|Interrupt|Warning|Exit)(?::[ \t]|$)"
+_TQDM_BAR = (
+    rf"^[^|\n]*[0-9]%\|[^|\n]*\| *[^\s|/]+/[^\s|/]+ \[{_TQDM_POSTFIX}"
+    rf"(?:\]((?:\[|[0-9]{{4}}-[0-9][0-9]-[0-9][0-9][T ]|{_GLUED_EXCEPTION}).*)|(\[[A-Za-z][^\]\n]*\].*))$"
+)
 # Terminal control codes, CI section markers, carriage-return redraws and a progress bar leave a line as it
 # was unless it spells one of these; only those lines are cleaned.
 # A carriage return shown as "^M" (`cat -v`, vim, a paste of either) is one too.
@@ -71,7 +78,7 @@ _NOISY = pl.col("text").str.contains_any(["\x1b", "section_", "\r", "^M", "%|"])
 _CLEANED = (
     pl.col("text").str.replace_all(_NOISE, "").str.strip_chars_end("\r").str.strip_suffix("^M")
     .str.replace(r"^.*\r([^\r]*[^\r\s][^\r]*)$", "${1}")
-    .str.replace(_TQDM_BAR, "${1}")
+    .str.replace(_TQDM_BAR, "${1}${2}")
 )
 
 # Docker's json-file driver writes each line a container prints as {"log": "<line>\n", "stream": …, "time": …},
@@ -726,6 +733,10 @@ def _share(tagged: pl.Expr, layers: pl.DataFrame) -> pl.Expr:
     return tagged.mean().over("batch_file") if "batch_file" in layers.columns else tagged.mean()
 
 
+def _count(tagged: pl.Expr, layers: pl.DataFrame) -> pl.Expr:
+    return tagged.sum().over("batch_file") if "batch_file" in layers.columns else tagged.sum()
+
+
 def _without_stray_tags(layers: pl.DataFrame) -> pl.DataFrame:
     """Undo the layers of lines whose compose-like tag ("epoch_1 | loss 0.5") or task number ("1: install
     the driver") or BuildKit-like seconds ("0.5 of the GPUs") are text: in a file written by `docker compose logs`, `srun --label`
@@ -761,8 +772,10 @@ _NOT_A_HOST = (
     r"|^(?:python|pypy|pip|perl|ruby|java|cmake|bash)[0-9]+(?:\.[0-9]+)*$"
 )
 _NOT_THE_LAYER = {"pdsh_host": _NOT_A_HOST}
-# A viewer numbers every line it shows, blank ones too; a program's "[pid] " on one line of two is no viewer's.
+# A viewer numbers every line it shows, blank ones too; a program's "[pid] " on one line of two is no viewer's, nor a
+# number on a line or two (a file of one line "[80817] " is a pid's tag, not a viewer's count).
 _WORN_SHARE = {"viewer_line": 0.9}
+_LEAST_WORN = {"viewer_line": 3}
 
 
 def _stray(group: str, layers: pl.DataFrame) -> pl.Expr:
@@ -772,7 +785,8 @@ def _stray(group: str, layers: pl.DataFrame) -> pl.Expr:
         worn = worn & ~pl.col(group).str.contains(_NOT_THE_LAYER[group])
     if group == "viewer_line":
         worn = worn & _numbered_as_the_file(layers)
-    return pl.col(group).is_not_null() & (~worn | (_share(worn, layers) < _WORN_SHARE.get(group, 0.5)))
+    few = _count(worn, layers) < _LEAST_WORN.get(group, 1)
+    return pl.col(group).is_not_null() & (~worn | (_share(worn, layers) < _WORN_SHARE.get(group, 0.5)) | few)
 
 
 def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
@@ -801,7 +815,12 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     tp_rank = pl.when(pl.col("app_iso").is_not_null()).then(pl.col("app")).str.extract(r"^\[[0-9T:.,\- ]+ TP([0-9]+)\]", 1)
     trt_rank = pl.when(pl.col("trt_sev").is_not_null()).then(pl.col("app")).str.extract(r"\[RANK ([0-9]+)\]", 1)
     npu_rank = pl.when(~pl.col("npu_rank").str.starts_with("-")).then(pl.col("npu_rank"))
-    layers = layers.with_columns(header_rank=pl.coalesce(tp_rank, trt_rank, npu_rank, "npu_log_rank").cast(pl.Int64, strict=False))
+    # text-generation-inference's launcher names the shard it lost by its rank: "Shard 0 failed to start", "Shard terminated rank=1".
+    tgi = pl.when(pl.col("body").str.contains("text_generation_launcher: Shard ", literal=True)).then(pl.col("body"))
+    tgi_rank = pl.coalesce(tgi.str.extract(r"Shard ([0-9]+) failed to start$", 1), tgi.str.extract(r"Shard terminated rank=([0-9]+)$", 1))
+    layers = layers.with_columns(
+        header_rank=pl.coalesce(tp_rank, trt_rank, npu_rank, "npu_log_rank", tgi_rank).cast(pl.Int64, strict=False)
+    )
     if not layers.select(pl.col("rich_level").is_not_null().any()).item():
         return layers
     # rich's caller, at the end of the line, is no part of the message.

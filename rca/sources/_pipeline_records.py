@@ -44,8 +44,12 @@ _PY_FRAME = r'^\s+File "[^"]*", line [0-9]+'
 # ("---> 92 outputs = …") apart by blank lines, then the exception line.
 _IPYTHON_TITLE = " Traceback (most recent call last)"
 _IPYTHON_HEADER = r"^[A-Za-z_][0-9A-Za-z_.]* +Traceback \(most recent call last\)$"
-# The last line of a traceback: "pkg.ExcType: message", "ExcType:" or a bare exception name.
-PY_EXCEPTION_LINE = r"^[A-Za-z_][0-9A-Za-z_.]*(?::(?:\s.*)?|Error|Exception|Interrupt|Exit|Iteration|Warning)$"
+# The last line of a traceback: "pkg.ExcType: message", "ExcType:" or a bare exception name. A tqdm bar's description
+# has the same shape ("Processing:  99%|▉| 1732/1744 [08:43<00:03, …]"), often with an error glued to its end: a
+# message that opens with a percentage and a bar's "|" is no exception's. Spelled without lookahead (polars' regex has
+# none) and without crossing a line end (_pipeline_rules looks for it in whole multi-line messages).
+_EXCEPTION_TEXT = r"[ \t\r]*|[ \t\r]+(?:[^0-9\s]|[0-9]+(?:[^0-9%\n]|%[^|\n]|%?$)).*"
+PY_EXCEPTION_LINE = rf"^[A-Za-z_][0-9A-Za-z_.]*(?::(?:{_EXCEPTION_TEXT})|Error|Exception|Interrupt|Exit|Iteration|Warning)$"
 
 # warnings.warn's output: "path.py:75: UserWarning: message", then the source line that warned, stripped and indented
 # by two spaces. Unanchored: logging.captureWarnings puts "WARNING:py.warnings:" before it, and a Windows path has spaces.

@@ -128,6 +128,9 @@ CATALOG = pl.DataFrame(
 # Xid 154 names the recovery the driver now requires for the GPU; its severity follows that.
 _RECOVERY_SEVERITY = {"None": "info", "Drain P2P": "warning", "Drain and Reset": "critical",
                       "GPU Reset Required": "critical", "Node Reboot Required": "critical"}
+# Drivers word the action differently ("0x1 (PF FLR)" for a GPU reset, 610's "0x2 (OS Reboot)"); the code before the name is
+# NVML's nvmlDeviceGpuRecoveryAction_t, stable across them: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset.
+_RECOVERY_CODE_SEVERITY = {"0x0": "info", "0x1": "critical", "0x2": "critical", "0x3": "warning", "0x4": "critical"}
 UNKNOWN_XID_SEVERITY = "error"
 _BY_CODE = {column: dict(zip(CATALOG["xid"].to_list(), CATALOG[column].to_list(), strict=True))
             for column in ("mnemonic", "description", "resolution", "investigation", "severity")}
@@ -169,7 +172,7 @@ _API_MISMATCH_VERSIONS = (
 # a failed mapping, …): what NVIDIA support asks for, and what tells one failure mode from another.
 _RM_INIT_ERROR = r"RmInitAdapter failed! \((0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:[0-9]+)\)"
 _DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s"
-_RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to \S+ \(([^)]*)\)"
+_RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to (\S+) \(([^)]*)\)"
 # NVSwitch errors (nvidia-nvswitch, fabric manager's "SXid" catalog): one report is a line naming the error and
 # whether it is fatal, then "<code>, Severity N Engine instance …" and "<code>, Data {…}" lines (``more``: joined to
 # the line above when that is the same switch's same SXid; the switches of a node interleave their reports). SXid
@@ -242,13 +245,19 @@ def _fatality(message: pl.Expr) -> pl.Expr:
 
 def recovery_action(message: pl.Expr) -> pl.Expr:
     """The recovery an Xid 154 report says the GPU now needs ("GPU Reset Required", …)."""
-    return message.str.extract(_RECOVERY_ACTION, 1)
+    return message.str.extract(_RECOVERY_ACTION, 2)
+
+
+def _recovery_severity(message: pl.Expr) -> pl.Expr:
+    """The severity of the recovery an Xid 154 report names: by its name where known, else by its NVML code."""
+    return pl.coalesce(recovery_action(message).replace_strict(_RECOVERY_SEVERITY, default=None),
+                       message.str.extract(_RECOVERY_ACTION, 1).str.to_lowercase().replace_strict(_RECOVERY_CODE_SEVERITY, default=None))
 
 
 def report_severity(code: pl.Expr, message: pl.Expr) -> pl.Expr:
     """An Xid report's severity: the recovery Xid 154 names, critical for a fatal error, else the catalog's."""
     return pl.when(code.is_not_null()).then(
-        pl.coalesce(recovery_action(message).replace_strict(_RECOVERY_SEVERITY, default=None),
+        pl.coalesce(_recovery_severity(message),
                     pl.when(_fatality(message) == "critical").then(pl.lit("critical")), catalog_severity(code))
     )
 

@@ -81,11 +81,27 @@ _COMPONENT_CALLERS = (
 # What a line must hold for any of those callers to match: a file with none of them is the kubelet's, unread.
 _COMPONENT_LITERALS = [f"{name}.go:" for name in (*_SCHEDULER_FILES, *_CONTROLLER_MANAGER_FILES, "job_controller")]
 
+# NVIDIA's k8s-device-plugin logs klog too (`kubectl logs` of its pod): its banner, its resource manager (rm.go) and
+# health checker's NVML events (health.go), which the kubelet has no files of, and its own messages (its FS watcher of
+# the kubelet's device-plugins folder, its registration with the kubelet, an Xid it marks a GPU unhealthy for) name it.
+# main.go and server.go are no sign alone: the kubelet logs from a server.go of its own, other components from a
+# main.go; nor is health.go alone: the DRA driver's kubelet plugin serves its gRPC health check from one.
+_DEVICE_PLUGIN = "nvidia-device-plugin"
+_DEVICE_PLUGIN_LITERALS = [
+    "Starting NVIDIA Device Plugin", "rm.go:", "health.go:", "XidCriticalError", "device marked unhealthy", "Starting FS watcher",
+    "Registered device plugin for '", "Starting GRPC server for '",
+]
+_DEVICE_PLUGIN_SIGNS = (
+    r"^[IWEF][0-9]{4} [0-9:.]+\s+[0-9]+ (?:rm\.go:[0-9]+\] |health\.go:[0-9]+\] (?:Skipping non-nvmlEventType|Processing event ))"
+    r"|\bStarting NVIDIA Device Plugin\b|\bXidCriticalError: Xid=|' device marked unhealthy: |\bStarting FS watcher(?:\.$| for /var/lib/kubelet/device-plugins)"
+    r"|\bRegistered device plugin for '[^']+' with Kubelet|\bStarting GRPC server for '"
+)
+
 # The programs whose journal lines are klog, read by these rules: the kubelet's, the other components' ("kube-scheduler[6154]:
 # I0612 …"), and their snaps' daemons, tagged "<snap>.<app>": MicroK8s ran each component as a daemon of its own before
 # kubelite (1.21), Charmed Kubernetes ships each as a snap of its own.
 KLOG_PROGRAMS = (
-    *KUBELET_PROGRAMS, *(name for name, _ in _COMPONENT_CALLERS), "kube-apiserver", "kube-proxy",
+    *KUBELET_PROGRAMS, *(name for name, _ in _COMPONENT_CALLERS), _DEVICE_PLUGIN, "kube-apiserver", "kube-proxy",
     "microk8s.daemon-apiserver", "microk8s.daemon-controller-manager", "microk8s.daemon-scheduler", "microk8s.daemon-proxy",
     "kube-apiserver.daemon", "kube-controller-manager.daemon", "kube-scheduler.daemon", "kube-proxy.daemon",
 )
@@ -197,11 +213,18 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         journal=program.is_in(KLOG_PROGRAMS).fill_null(False),
         journal_json=pl.col("text").str.contains(_JOURNAL_JSON_IDENTIFIER),
         kubelet_caller=pl.col("text").str.contains(_KUBELET_CALLER),
+        device_plugin=pl.col("text").str.contains(_DEVICE_PLUGIN_SIGNS),
     )
     shares = by_head(
-        scored, bare=pl.col("bare").mean(), journal=(pl.col("journal") | pl.col("journal_json")).mean(), caller=pl.col("kubelet_caller").any()
+        scored,
+        bare=pl.col("bare").mean(),
+        journal=(pl.col("journal") | pl.col("journal_json")).mean(),
+        caller=pl.col("kubelet_caller").any(),
+        # The device plugin prints its whole config (dozens of JSON lines) after a few klog lines: its own signs, on
+        # klog lines, name the file however few of its lines are klog.
+        device_plugin=(pl.col("device_plugin") & pl.col("bare")).any() & (pl.col("bare").sum() >= 2),
     )
-    return {head: float(max(share["journal"] * 0.95, share["bare"] * (0.95 if share["caller"] else 0.85))) for head, share in shares.items()}
+    return {head: float(max(share["journal"] * 0.95, share["bare"] * (0.95 if share["caller"] else 0.85), 0.9 * share["device_plugin"])) for head, share in shares.items()}
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -227,9 +250,10 @@ def _bare_component(framed: pl.DataFrame) -> pl.Expr:
     for the whole file (a caller of its own is on few of its lines), else the kubelet."""
     bare = pl.col("program").is_null()
     component = pl.lit("kubelet")
-    if not framed.select((bare & pl.col("message").str.contains_any(_COMPONENT_LITERALS)).any()).item():
-        return component
-    for name, callers in reversed(_COMPONENT_CALLERS):
+    candidates = list(_COMPONENT_CALLERS) if framed.select((bare & pl.col("message").str.contains_any(_COMPONENT_LITERALS)).any()).item() else []
+    if framed.select((bare & pl.col("message").str.contains_any(_DEVICE_PLUGIN_LITERALS)).any()).item():
+        candidates.append((_DEVICE_PLUGIN, _DEVICE_PLUGIN_SIGNS))
+    for name, callers in reversed(candidates):
         names = (bare & pl.col("message").str.contains(callers)).any()
         names = names.over(within) if (within := within_file(framed)) else names
         component = pl.when(names).then(pl.lit(name)).otherwise(component)
@@ -272,7 +296,12 @@ def _records(framed: pl.DataFrame) -> pl.DataFrame:
         has_header=pl.col("klog").struct.field("message").is_not_null(),
         body=pl.coalesce(pl.col("klog").struct.field("message"), _json_body(pl.col("klog_json").struct), pl.col("message")),
     )
-    continuation = ~pl.col("has_header") & pl.col("message").str.contains(r"^(?:\s|>$)") & (pl.int_range(pl.len()) > 0) & ~starts_file(framed)
+    # A header with nothing after it ("main.go:314]") starts a message on the next line: the device plugin's
+    # "\nRunning with config:\n{…}" runs, unindented, to the next header.
+    opened_empty = pl.when(pl.col("has_header")).then(pl.col("body") == "").forward_fill()
+    opened_empty = opened_empty.over(within) if (within := within_file(framed)) else opened_empty
+    indented = pl.col("message").str.contains(r"^(?:\s|>$)") | opened_empty.fill_null(False)
+    continuation = ~pl.col("has_header") & indented & (pl.int_range(pl.len()) > 0) & ~starts_file(framed)
     grouped = lines.with_columns(record=(~continuation).cum_sum())
     opens = pl.col("record").ne_missing(pl.col("record").shift(1))
     several = grouped.select(~opens | ~opens.shift(-1, fill_value=True)).to_series()
