@@ -35,7 +35,6 @@ class Carry:
         """``parse`` is the source's parse of a frame of lines: its rows and skipped lines by reason."""
         self._source, self._parse = source, parse
         self._texts: list[str] = []
-        self._read: pl.DataFrame | None = None  # the lines before the next batch, until it comes (most files are one batch)
         self._skipped_alone: dict[tuple[str, ...], dict[str, int]] = {}
         self._held = pl.DataFrame(schema=LINES_SCHEMA)  # the lines of a record held back for the next batch
         self.own_lines = 0  # the lines of the file in :meth:`above`'s last frame (held back ones and the batch's)
@@ -43,16 +42,12 @@ class Carry:
 
     def above(self, batch: pl.DataFrame) -> pl.DataFrame:
         """``batch`` (``line``, ``text``) below the lines held back for it, and the carried lines set just above them."""
-        if self._read is not None:
-            self._texts = self._source.carried_lines(self._read)["text"].to_list()
-            self._read = None
         own = pl.concat([self._held, batch]) if self._held.height else batch
         self._held = self._held.clear()
         self.own_lines, self._first_own = own.height, (own["line"][0] if own.height else 0)
         if not self._texts or own.height == 0:
             return own
-        first = own["line"][0]
-        return pl.concat([_numbered_from(first - len(self._texts), self._texts), own])
+        return pl.concat([_numbered_from(self._first_own - len(self._texts), self._texts), own])
 
     def without_carried(self, rows: pl.DataFrame, skipped: dict[str, int]) -> tuple[pl.DataFrame, dict[str, int]]:
         """The rows and skipped lines of a parse of :meth:`above`'s lines, less what the carried lines gave."""
@@ -87,9 +82,9 @@ class Carry:
         return rows.filter(pl.col("line") < start), held.height
 
     def take(self, lines: pl.DataFrame) -> None:
-        """Keep the lines read so far (the carried ones and a batch's): what they hand on is found if a batch follows."""
+        """Keep what the lines read so far (the carried ones and a batch's) hand on to the batch that follows them."""
         if self._source.carried_lines is not None and lines.height:
-            self._read = lines
+            self._texts = self._source.carried_lines(lines)["text"].to_list()
 
 
 def _numbered_from(first: int, texts: list[str]) -> pl.DataFrame:

@@ -410,8 +410,10 @@ def _parse_into_parts(
         lines = carry.above(batch.lines)
         rows, skipped, failure = parse_rows(lines, ctx, source)
         rows, skipped = carry.without_carried(rows, skipped)
-        rows, held = carry.hold_back(rows, lines) if more else (rows, 0)
-        carry.take(lines)
+        held = 0
+        if more:  # (what the last batch would hand on has no batch to go to)
+            rows, held = carry.hold_back(rows, lines)
+            carry.take(lines)
         accounting.failures += [failure] if failure else []
         events = finish_events(rows, ctx, source.name)
         accounting.add(carry.own_lines - held, events, skipped)
@@ -596,8 +598,8 @@ def _appends_cleanly(task: FileTask, size: int, ctx: ParseContext) -> bool:
     """
     source = appended_source(task)
     try:
-        if _opens_carried_table(source, _head_lines(task, 0, size)):
-            return False
+        if source.carried_lines is not None and _opens_carried_table(source, _head_lines(task, 0, size)):
+            return False  # (only a source that carries lines reads the file's head for it)
         return _split.holds_cut(task.path, task.previous.bytes, size, task.options.max_line_chars, lambda lines: parse_lines(lines, ctx, source)[0])
     except (OSError, _reader.BinaryFileError, StopIteration, *SOURCE_FAILURES):
         return False

@@ -173,7 +173,7 @@ def test_any_cut_of_a_table_reads_as_the_whole(cuts: list[int], table: str) -> N
         batch_rows, batch_skipped = carry.without_carried(batch_rows, batch_skipped)
         if end < len(texts):
             batch_rows, _ = carry.hold_back(batch_rows, above)
-        carry.take(above)
+            carry.take(above)
         rows.append(batch_rows)
         skipped = {reason: skipped.get(reason, 0) + batch_skipped.get(reason, 0) for reason in {*skipped, *batch_skipped}}
     assert_frame_equal(pl.concat(rows).sort("line"), whole.sort("line"), check_column_order=False)

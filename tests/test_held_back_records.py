@@ -70,7 +70,7 @@ def _in_batches(texts: list[str], cuts: list[int], source_name: str) -> tuple[pl
         held = 0
         if end < len(texts):
             batch_rows, held = carry.hold_back(batch_rows, above)
-        carry.take(above)
+            carry.take(above)
         rows.append(batch_rows)
         counted += carry.own_lines - held
     return pl.concat(rows), counted

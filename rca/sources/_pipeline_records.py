@@ -508,8 +508,11 @@ def joined_wraps(framed: pl.DataFrame, at_width: pl.DataFrame | None, keys: list
     flagged = framed.join(at_width.with_columns(at_width=pl.lit(True)), on=["line", *keys], how="left", maintain_order="left")
     body = pl.col("body")
 
+    def per_file(expr: pl.Expr) -> pl.Expr:
+        return expr.over(file_keys) if file_keys else expr
+
     def prev(expr: pl.Expr) -> pl.Expr:
-        return (expr.shift(1).over(file_keys) if file_keys else expr.shift(1)).fill_null(False)
+        return per_file(expr.shift(1)).fill_null(False)
 
     bare = pl.all_horizontal(pl.col(name).is_null() for name in _OWN_TAGS) & (pl.col("format") == "text")
     # A fixed-width table (sacct's, a status table) has rows as wide as each other, its columns apart by runs of spaces.
@@ -519,15 +522,12 @@ def joined_wraps(framed: pl.DataFrame, at_width: pl.DataFrame | None, keys: list
     # to a fixed width), is a line of its own. (A word of 4 characters or more: the rests of two wrapped lines may both
     # open with a word's last letter.)
     first_word = body.str.extract(r"^ ?(\S{4,})", 1)
-    own_line = body.str.contains(_OWN_LINE) | (first_word == first_word.shift(1)).fill_null(False)
+    own_line = body.str.contains(_OWN_LINE) | (first_word == per_file(first_word.shift(1))).fill_null(False)
     rest = (
         prev(pl.col("at_width").fill_null(False) & ~columned) & bare & ~columned & ~pl.col("blank")
         & body.str.contains(r"^ ?\S") & ~pl.col("continued") & ~own_line
     )
-    flagged = flagged.with_columns(rest=rest).with_columns(breaks=pl.col("rest").shift(-1).fill_null(False))
-
-    def per_file(expr: pl.Expr) -> pl.Expr:
-        return expr.over(file_keys) if file_keys else expr
+    flagged = flagged.with_columns(rest=rest).with_columns(breaks=per_file(pl.col("rest").shift(-1)).fill_null(False))
 
     # Evidence is a file's own: enough breaks, and one line printed again and again is none (the lines that break,
     # and their rests, differ).
@@ -539,9 +539,7 @@ def joined_wraps(framed: pl.DataFrame, at_width: pl.DataFrame | None, keys: list
     flagged = flagged.with_columns(rest=pl.col("rest") & evidence)
     if not flagged.select(pl.col("rest").any()).item():
         return framed
-    whole = (~pl.col("rest")).cum_sum()
-    whole = whole.over(file_keys) if file_keys else whole
-    joined = flagged.with_columns(whole=whole).with_columns(
+    joined = flagged.with_columns(whole=per_file((~pl.col("rest")).cum_sum())).with_columns(
         body=pl.when(~pl.col("rest")).then(body.str.join("").over([*file_keys, "whole"])).otherwise(body),
         continued=pl.col("continued") | pl.col("rest"),
     )
