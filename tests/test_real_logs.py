@@ -2,14 +2,14 @@
 
 ``tests/data/real_logs/expected.jsonl`` lists, per sample, events that must exist (any
 event of the file whose columns equal all the given values). The samples themselves live
-in the folder of the source that owns them.
+in the folder of the source that owns them. That they ingest as a folder, every file ok and reconciled, is
+checked by tests/test_small_files.py, whose folder holds every fixture.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -87,23 +87,3 @@ def test_sample_is_sniffed_as_its_source(name: str) -> None:
     head = [line for line in lines if line.strip()][:60]
     source, _ = sources.sniff(head)
     assert source is not None and source.name == _owner(name)
-
-
-def test_whole_sample_folder_ingests_and_reconciles(tmp_path: Path) -> None:
-    folder = tmp_path / "logs" / "node-a"
-    folder.mkdir(parents=True)
-    for name in SAMPLE_NAMES:
-        (folder / name).write_bytes(fixture_path(name).read_bytes())
-    report = rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
-    files = report.files
-    assert files.height == len(SAMPLE_NAMES)
-    assert files.filter(pl.col("status") != "ok").height == 0, files.filter(pl.col("status") != "ok").to_dicts()
-    reconciled = files.with_columns(
-        balance=pl.col("events") - pl.col("derived_events") + pl.col("merged_lines") + pl.col("skipped_lines") - pl.col("lines")
-    )
-    assert reconciled.filter(pl.col("balance") != 0).select("path", "balance").to_dicts() == []
-    events = rca.open_store(tmp_path / "store").events()
-    # A source that reads its host from the content (a DCGM scrape's Hostname label) names it over the folder.
-    content_hosted = [source.name for source in sources.all_sources() if source.host_in_content]
-    assert set(events.filter(~pl.col("source").is_in(content_hosted))["host"].unique().to_list()) <= {"node-a"}
-    assert events["event_id"].n_unique() == events.height

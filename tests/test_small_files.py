@@ -14,9 +14,10 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import rca
-from rca import _small_files
+from rca import _small_files, sources
 from rca.ingest import FileTask, IngestOptions, Previous
-from tests.conftest import DATA, fail_parsing_on
+from tests.conftest import DATA, fail_parsing_on, fixture_path
+from tests.test_real_logs import SAMPLE_NAMES
 
 PER_RUN_COLUMNS = ("run_id", "parts")
 
@@ -78,12 +79,63 @@ def test_the_files_are_parsed_together_and_worker_processes_read_the_same_groups
     assert_frame_equal(serial_files, parallel_files)
 
 
+def test_every_real_sample_ingests_ok_reconciled_and_on_its_folder_s_host(read_together: tuple[pl.DataFrame, pl.DataFrame, list[int]]) -> None:
+    events, files, _ = read_together
+    samples = files.filter(pl.col("path").str.split("/").list.last().is_in(SAMPLE_NAMES))
+    assert samples.height == len(SAMPLE_NAMES)
+    assert samples.filter(pl.col("status") != "ok").select("path", "status", "error").to_dicts() == []
+    balance = pl.col("events") - pl.col("derived_events") + pl.col("merged_lines") + pl.col("skipped_lines") - pl.col("lines")
+    assert files.filter(balance != 0).select("path").to_series().to_list() == []
+    # A source that reads its host from the content (a DCGM scrape's Hostname label) names it over the folder.
+    content_hosted = [source.name for source in sources.all_sources() if source.host_in_content]
+    sample_events = events.filter(pl.col("file").is_in(samples["path"].to_list()) & ~pl.col("source").is_in(content_hosted))
+    assert sample_events.height > 0
+    assert sample_events.filter(pl.col("host") != pl.col("file").str.extract("^(node-[01])/")).height == 0
+    assert events["event_id"].n_unique() == events.height
+
+
 def _count_reads_alone(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files read alone after all (as a list that fills while patched)."""
     alone: list[str] = []
     parse_each = _small_files._parse_each
     monkeypatch.setattr(_small_files, "_parse_each", lambda reads, writer: alone.extend(r.task.provenance for r in reads) or parse_each(reads, writer))
     return alone
+
+
+# Files whose joined parse once failed or could not tell whose skipped lines were whose, and were read one by one:
+# kernel files of mixed dmesg and syslog lines and `dmesg --json` ones, pipeline logs with blank envelopes, terminal
+# control codes and cut lines.
+TOGETHER_NOW = {
+    "kernel": [
+        "dmesg_hung_task_khugepaged_mixed_rfc3339_cloud_hypervisor_01.log", "journalctl_k_bugreport_grep_mixed_dmesg_01.log",
+        "dmesg_json_jq_c_records_01.log", "dmesg_json_kmsg_caller_levels_util_linux_01.log", "dmesg_T_oom_ecs_al2_task_in_nr_pmds_01.log",
+    ],
+    "pipeline": [
+        "ci_gitlab_job_killed_137.log", "nccl_terminate_interleaved_what_wrapped_140_01.log", "pytorch_dataloader_killed_01.log",
+        "docker_json_file_python_traceback_01.log",
+    ],
+}
+
+
+@pytest.mark.parametrize("source", sorted(TOGETHER_NOW))
+def test_files_whose_lines_a_parse_skips_for_several_reasons_are_still_parsed_together(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "logs" / "n1"
+    folder.mkdir(parents=True)
+    for number, name in enumerate(TOGETHER_NOW[source]):
+        shutil.copy(fixture_path(name), folder / f"{source}-{number}.log")  # one name's shape: one group
+    calls: list[int] = []
+    parse_together = _small_files._parse_together
+    monkeypatch.setattr(_small_files, "_parse_together", lambda reads, writer: calls.append(len(reads)) or parse_together(reads, writer))
+    read_alone = _count_reads_alone(monkeypatch)
+    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
+    monkeypatch.undo()
+    assert (calls, read_alone) == ([len(TOGETHER_NOW[source])], [])
+    assert set(together_files["source"]) == {source}
+    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
+    assert_frame_equal(together, alone)
+    assert_frame_equal(together_files, alone_files)
 
 
 VLLM = "INFO {stamp} llm_engine.py:447] # GPU blocks: 1000, # CPU blocks: 512\n"

@@ -665,7 +665,8 @@ def _parse_mixed(body: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         _dmesg_events(body.filter(~in_syslog), ctx),
         _syslog.dispatch(_syslog.frame_text(body.filter(in_syslog), ctx), ctx),
     ]
-    return pl.concat([part for part in parts if part.height], how="diagonal_relaxed").sort(*file_column(body), "line")
+    # the lines of a batch's files are numbered on from one file to the next, and the parts keep no batch_file
+    return pl.concat([part for part in parts if part.height], how="diagonal_relaxed").sort("line", maintain_order=True)
 
 
 def _line_forms(lines: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
@@ -868,13 +869,16 @@ def _json_records(lines: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("text")
     field = text.str.extract_groups(_JSON_FIELD).struct
     opened = (text.str.contains(_JSON_OPEN) | starts_file(lines)).cum_sum()
-    holds_msg = (field.field("field") == "msg").any().over(opened)
+    rows = lines.with_columns(opened=opened, name=field.field("field"), value=field.field("value"))
+    # a column first: polars cannot nest this window in the per-file fills below
+    rows = rows.with_columns(holds_msg=(pl.col("name") == "msg").any().over("opened"))
     # the lines of an "object" without a message (the outer "{" and "dmesg": [) go with the record after them,
     # the closing ones with the record they close
-    own = pl.when(holds_msg).then(opened)
+    own = pl.when(pl.col("holds_msg")).then(pl.col("opened"))
     within = within_file(lines)
-    record = pl.coalesce(*((fill.over(within) if within else fill) for fill in (own.backward_fill(), own.forward_fill())), opened)
-    rows = lines.with_columns(record=record, name=field.field("field"), value=field.field("value"))
+    rows = rows.with_columns(
+        record=pl.coalesce(*((fill.over(within) if within else fill) for fill in (own.backward_fill(), own.forward_fill())), pl.col("opened"))
+    )
     return rows.group_by(*file_column(lines), "record", maintain_order=True).agg(
         pl.col("line").first(),
         record_lines=pl.len().cast(pl.Int32),

@@ -20,7 +20,7 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _pipeline_slurm, _syslog, register
-from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, joined_json, one_head, split_rows
+from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, joined_json, one_head, split_rows, within_file
 from rca.sources._pipeline_attrs import json_flag, json_number, json_object, json_text, with_attrs
 from rca.sources._pipeline_frame import frame
 from rca.sources._pipeline_records import PY_WARNING_LINE, RAY_TASK_HEADER, records
@@ -262,21 +262,33 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     # sacct's tables are read by their header's columns, and a row's step id is no BuildKit prefix (_pipeline_slurm)
     sacct = _pipeline_slurm.table_cells(lines)
     framed = _pipeline_slurm.unpeeled(frame(lines, ctx), lines, sacct)
-    skipped = {
-        reason: count
-        for reason, count in framed.select(
-            pl.col("blank").sum().alias("terminal control codes"), pl.col("enveloped_blank").sum().alias("blank"),
-            # a piece the container runtime cut off, the rest of a hard-wrapped line
-            pl.col("continued").sum().alias("joined to the line it continues"),
-        ).row(0, named=True).items()
-        if count
-    }
+    skipped, skipped_by_file = _skipped(framed, lines)
     # Blank lines never reach the parser and blank envelopes are dropped here: both leave a gap in the line numbers
     # (the pieces of a cut line, whose text is on its first piece's row, do not).
     kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank")).with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))
     events = _times_stated(_torchrun_failures(_classify(records(kept.filter(~pl.col("continued")))), ctx.tz), ctx.tz)
     events = _pipeline_slurm.with_table_facts(events, sacct, ctx.tz)
-    return Parsed(events=events, skipped=skipped)
+    return Parsed(events=events, skipped=skipped, skipped_by_file=skipped_by_file)
+
+
+_SKIPPED_BY_REASON = {
+    "terminal control codes": pl.col("blank"),
+    "blank": pl.col("enveloped_blank"),
+    # a piece the container runtime cut off, the rest of a hard-wrapped line
+    "joined to the line it continues": pl.col("continued"),
+}
+
+
+def _skipped(framed: pl.DataFrame, lines: pl.DataFrame) -> tuple[dict[str, int], dict[int, dict[str, int]] | None]:
+    """The lines no event holds, by reason, and of several files' lines (``lines``' ``batch_file``) by file too, so
+    that each file's count is known without reading it alone."""
+    counts = [flag.sum().alias(reason) for reason, flag in _SKIPPED_BY_REASON.items()]
+    skipped = {reason: count for reason, count in framed.select(counts).row(0, named=True).items() if count}
+    if not skipped or not within_file(lines):
+        return skipped, None
+    owned = framed.select("line", *_SKIPPED_BY_REASON.values()).join(lines.select("line", "batch_file"), on="line", how="left")
+    by_file = owned.group_by("batch_file").agg(counts).iter_rows(named=True)
+    return skipped, {row.pop("batch_file"): {reason: count for reason, count in row.items() if count} for row in by_file}
 
 
 def _classify(grouped: pl.DataFrame) -> pl.DataFrame:
