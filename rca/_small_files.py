@@ -41,6 +41,9 @@ from rca.store import PartWriter, SharedPartWriter
 SMALL_FILE_BYTES = 4 * 1024 * 1024
 GROUP_FILES = 256
 GROUP_BYTES = 4 * 1024 * 1024
+# Files of a failed parse together are halved down to this many, then parsed one by one: a parse of
+# a few files costs about what one file's does, so halving further would save no parse.
+HALVED_DOWN_TO = 4
 
 
 @dataclass(frozen=True)
@@ -302,15 +305,24 @@ def _parse_together(reads: list[_Read], writer: SharedPartWriter) -> dict[int, l
     offsets = list(itertools.accumulate((read.lines.height for read in reads), initial=0))[:-1]
     parsed = _parse_joined(reads, content, offsets)
     if parsed is None:
-        return _parse_each(reads, writer)
+        return _parse_halves(reads, writer)
     own = _with_own_lines(parsed.events, offsets)
     if any(before):
         own = own.with_columns(pl.col("line") + pl.col("batch_file").replace_strict(dict(enumerate(before)), return_dtype=pl.Int64))
     uncovered = [part.height - covered for part, covered in zip(content, _covered_by_file(own, len(reads)), strict=True)]
     skipped = _skipped_by_file(parsed, uncovered)
     if skipped is None:
-        return _parse_each(reads, writer)
+        return _parse_halves(reads, writer)
     return _finished(reads, own, [{**blank, **own_skipped} for blank, own_skipped in zip(blanks, skipped, strict=True)], writer)
+
+
+def _parse_halves(reads: list[_Read], writer: SharedPartWriter) -> dict[int, list[ingest.FileResult]]:
+    """Files whose parse together failed, or could not be split back by file: each half parsed together (and halved
+    again where it fails too), so that one file a joined parse cannot take costs a few more parses, not one per file."""
+    if len(reads) <= HALVED_DOWN_TO:
+        return _parse_each(reads, writer)
+    middle = len(reads) // 2
+    return _parse_together(reads[:middle], writer) | _parse_together(reads[middle:], writer)
 
 
 def _finished(

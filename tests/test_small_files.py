@@ -285,6 +285,27 @@ def test_a_parse_that_fails_together_keeps_each_file_s_lines(tmp_path: Path, mon
     assert events.filter(pl.col("file") == "n1/nccl_timeout_01.log", pl.col("kind") == "nccl_timeout").height >= 1
 
 
+def test_one_file_a_parse_together_fails_on_sends_only_a_few_files_to_be_parsed_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "logs" / "n1"
+    root.mkdir(parents=True)
+    for number in range(12):
+        shutil.copy(DATA / "pipeline" / ("nccl_timeout_01.log" if number % 2 else "pytorch_cuda_oom_new_01.log"), root / f"train-{number}.log")
+    poisoned = root / "train-7.log"
+    poisoned.write_text(poisoned.read_text() + "POISON\n")
+    fail_parsing_on(monkeypatch, "pipeline", "POISON", RuntimeError("cannot read this"))
+    read_alone = _count_reads_alone(monkeypatch)
+    together, together_files = _ingest(tmp_path / "logs", tmp_path / "together", workers=1)
+    # 12 files -> 6 + 6 (the six without it read together) -> 3 + 3: three files read one by one, not twelve
+    assert len(read_alone) == 3 and "n1/train-7.log" in read_alone
+    assert dict(together_files.select("path", "status").iter_rows())["n1/train-7.log"] == "warning"
+    assert together_files.filter(pl.col("status") == "ok").height == 11
+    alone, alone_files = _alone(tmp_path / "logs", tmp_path / "alone", monkeypatch)
+    assert_frame_equal(together, alone)
+    assert_frame_equal(together_files, alone_files)
+
+
 def test_a_parser_failing_on_one_file_of_a_group_keeps_that_file_s_lines_and_parses_the_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
