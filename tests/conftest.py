@@ -18,9 +18,12 @@ from rca import schema, sources
 DATA = Path(__file__).parent / "data"
 
 # No test asserts a time: Hypothesis' per-example deadline would fail a parse that a busy machine (or its first call's
-# regex compiles) slowed down.
-settings.register_profile("rca", deadline=None)
-settings.load_profile("rca")
+# regex compiles) slowed down. A parse costs 50-100 ms however few its lines, so a property test without its own count
+# draws 30 examples in `make test` (Hypothesis' default, 100, made a few dozen such tests a sixth of the suite);
+# HYPOTHESIS_PROFILE=thorough draws 300 for a longer search.
+settings.register_profile("rca", deadline=None, max_examples=30)
+settings.register_profile("thorough", deadline=None, max_examples=300)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "rca"))
 
 # The CLI's output width must not depend on who runs the tests: pytest-xdist's workers inherit COLUMNS=80.
 os.environ.pop("COLUMNS", None)
