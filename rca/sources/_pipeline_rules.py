@@ -62,6 +62,10 @@ CUDA_OOM = (
     rf"|{GGML_BUFFER}"
     # vLLM (0.9+) refusing to start on a GPU whose free memory is short of its share (another process holds the rest)
     r"|on startup is less than desired GPU memory utilization"
+    # ... and TensorRT-LLM's PyTorch executor (1.0+) not fitting a component (KV cache, sampler) in what the GPU has left:
+    # "[TRT-LLM] [RANK 1] [E] Failed to initialize executor on rank 1: Executor creation failed due to insufficient GPU memory."
+    # (its per-component table follows on lines of their own, read by no rule)
+    r"|Executor creation failed due to insufficient GPU memory"
     # XLA's TPU compiler, of a program whose buffers do not fit the chip's HBM (JAX's "RESOURCE_EXHAUSTED: XLA:TPU compile
     # permanent error.", TensorFlow's "Resource exhausted: Compilation failure:"); its on-chip vmem/smem are no device memory
     r"|Ran out of memory in memory space hbm\."
@@ -208,6 +212,10 @@ _CUDA_ERROR = (
     r"|NCCL error in: \S+, (?<nccl>[a-z][a-z ]+[a-z])|(?<driver>CUDA_ERROR_[A-Z_]+)"
     # the runtime API's name of it, as CuPy's CUDARuntimeError and C++ CUDA programs print it ("cudaErrorIllegalAddress: …")
     r"|(?<runtime_name>cudaError[A-Z][A-Za-z]+)"
+    # TensorRT-LLM's CUDA check, the failed call, then the runtime's text and the check's place (Triton's backend quotes it):
+    # "[TensorRT-LLM][ERROR] CUDA runtime error in cudaDeviceGetDefaultMemPool(&memPool, device): operation not supported
+    # (/app/…/bufferManager.cpp:170)"; the call's own "::" and parentheses hold no ": "
+    r"|CUDA runtime error in [^\n]*?: (?<trtllm>[a-z][^\n(]*?) \(\S+:[0-9]+\)"
     # The GPU or its driver gone, as nvidia-smi, NVML and the container toolkit tell it ("Unable to determine the device
     # handle for GPU 0000:09:00.0: Unknown Error" after an Xid 79, "nvml error: driver not loaded", torch's "Found no NVIDIA driver"),
     # or nvidia-smi not finding NVML's library at all (a container the toolkit gave no driver libraries: "NVIDIA-SMI couldn't find
@@ -293,8 +301,10 @@ _CI_EVENT_SEVERITY = {
 
 _DATALOADER_LITERAL = "DataLoader worker"
 # vLLM's frontend, of an engine that never came up: 0.6's multiprocessing frontend ("RuntimeError: Engine process failed to
-# start"), V1's client (0.8+: "RuntimeError: Engine core initialization failed. See root cause above.").
-_VLLM_ENGINE_START_FAILED = ("Engine process failed to start", "Engine core initialization failed")
+# start"), V1's client (0.8+: "RuntimeError: Engine core initialization failed. See root cause above."), and V1's engine core
+# of a worker process that died starting ("Exception: WorkerProc initialization failed due to an exception in a background
+# process. See stack trace for root cause.").
+_VLLM_ENGINE_START_FAILED = ("Engine process failed to start", "Engine core initialization failed", "WorkerProc initialization failed")
 # ... and of one that died serving: V1's engine core on the exception that ends its busy loop ("EngineCore encountered a fatal
 # error."), the frontend's EngineDeadError ("EngineCore encountered an issue. See stack trace (above) for the root cause."), and
 # its client's watcher of the core's process ("Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.").
@@ -323,7 +333,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "go_oom": ("out of memory", "VirtualAlloc of "),
     "cpu_alloc": ("DefaultCPUAllocator: ",),
     "cuda_error": (
-        "CUDA error: ", "CUDA driver error: ", "cuda runtime error", "CUDNN_STATUS_", "NCCL error", "ncclUnhandled", "ncclSystemError",
+        "CUDA error: ", "CUDA driver error: ", "cuda runtime error", "CUDA runtime error in ", "CUDNN_STATUS_", "NCCL error", "ncclUnhandled", "ncclSystemError",
         "ncclInternalError", "ncclRemoteError", "ncclInvalid", "CUDA_ERROR_", "cudaError",
         "device handle for GPU", "couldn't communicate with the NVIDIA driver", "couldn't find libnvidia-ml.so",
         "Failed to initialize NVML", "nvml error: ", "Found no NVIDIA driver", "NVIDIA driver on your system is too old",
@@ -865,7 +875,7 @@ def _go_oom_facts() -> dict[str, pl.Expr]:
 def _cuda_error_facts() -> dict[str, pl.Expr]:
     error = gated("cuda_error").str.extract_groups(_CUDA_ERROR).struct
     return {"cuda_error": pl.coalesce(*(error.field(name) for name in (
-        "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "runtime_name", "handle", "smi", "nvml_init", "nvml", "no_driver",
+        "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "runtime_name", "trtllm", "handle", "smi", "nvml_init", "nvml", "no_driver",
         "old_driver", "bnb")))}
 
 

@@ -235,6 +235,9 @@ _CRITICAL_WORDS = (
     r"Kernel panic|hard LOCKUP|\bBUG: |\bOops\b|general protection fault|Machine Check Exception|Hardware Error\].*(?:[Uu]ncorrected|[Ff]atal)"
     rf"|Uncorrect(?:ed|able) \(Fatal\)|\bUE (?:[Mm]emory|error on )|{_MCE_STATUS}[2367abef][0-9a-f]{{15}}|NETDEV WATCHDOG: CPU: [0-9]+: transmit queue "
     r"|\bEXT[234]-fs error \(device |: Remounting filesystem read-only"
+    # a Habana Gaudi the driver gave up on at probe (dev_err, "habanalabs 0000:1a:00.0: Failed to initialize hl2. Device is NOT
+    # usable !", after its firmware stopped answering): the accelerator is lost to every job until the node is fixed
+    r"|\. Device is NOT usable\b"
     r"|\. +Shutting down filesystem|the filesystem and rectify the problem"
 )
 # Hardware errors the hardware corrected (PCIe AER, EDAC "CE", APEI/GHES records, machine checks without UC): read
@@ -273,7 +276,13 @@ _ERROR_WORDS = (
     # 0): device's health compromised - reached miss count"): the NIC is dead to its RDMA and Ethernet traffic until reset;
     # an AMD GPU reset that lost the GPU's memory ("amdgpu 0000:28:00.0: VRAM is lost due to GPU reset!", dev_info): every
     # process's buffers on it are gone, their contexts unusable
-    r"|health compromised|vram is lost)\b"
+    r"|health compromised|vram is lost"
+    # the NVIDIA driver that found no GPU to drive (NV_DBG_ERRORS): "NVRM: No NVIDIA graphics adapter probed!" (or "… found!"),
+    # "NVRM: The NVIDIA probe routine was not called for 3 device(s)." (nouveau or another driver holds them): no GPU works
+    r"|no nvidia graphics adapter (?:probed|found)|nvidia probe routine was not called"
+    # amdgpu/amdkfd giving up on the GPU's scheduler firmware (dev_err): "amdgpu: MES might be in unrecoverable state, issue a
+    # GPU reset", "The cp might be in an unrecoverable state due to an unsuccessful queues preemption": a GPU reset follows
+    r"|in (?:an )?unrecoverable state)\b"
 )
 # printk_ratelimit()'s count of the lines it dropped (KERN_WARNING), "EXT4-fs error: 1267 callbacks suppressed": the name of
 # what printed them is no error of its own.
@@ -496,10 +505,11 @@ _EXT4_COMM = (
 # information: process picom pid 37593 thread picom:cs0 pid 37625"; 4.x "last signaled seq=…"). A page fault: "amdgpu
 # 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:40 vmid:8 pasid:32785)", then " in process python3 pid 6318
 # thread python3 pid 6318)" or " Process python pid 523991 thread …" (5.x on the fault's own line: "[mmhub0] no-retry page
-# fault (src_id:0 … pasid:0, for process  pid 0 thread  pid 0)"). The process is the pid's thread group leader; pid 0
-# with no name is none the driver could find.
+# fault (src_id:0 … pasid:0, for process  pid 0 thread  pid 0)"; 4.x's GFX8 and older, on the fault's own line with no comma:
+# "amdgpu 0005:01:00.0: GPU fault detected: 146 0x0000480c for process Media1190 pid 2828872 thread appstream:cs0 pid
+# 2828891"). The process is the pid's thread group leader; pid 0 with no name is none the driver could find.
 _AMDGPU_LINE = ("amdgpu ", "[drm:amdgpu_")
-_AMDGPU_TASK = r"(?:\bProcess(?: information: process)?|, for process| in process) (?<name>.*?) pid (?<pid>[0-9]+) thread .*? pid [0-9]+"
+_AMDGPU_TASK = r"(?:\bProcess(?: information: process)?|\bfor process| in process) (?<name>.*?) pid (?<pid>[0-9]+) thread .*? pid [0-9]+"
 _AMDGPU_RING_TIMEOUT = r"\bring (\S+) timeout, (?:last )?signaled seq="
 _AMDGPU_REPORT_HEAD = _AMDGPU_RING_TIMEOUT + r"|\] (?:(?:no-)?retry )?page fault \(src_id:"
 _FILE_ROWS = 1 << 40  # the rows of file N of a batch start at N << 40 (rca.sources.kernel._numbered)

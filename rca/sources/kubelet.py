@@ -97,11 +97,40 @@ _DEVICE_PLUGIN_SIGNS = (
     r"|\bRegistered device plugin for '[^']+' with Kubelet|\bStarting GRPC server for '"
 )
 
+# The GPU operator's other klog operands name themselves the same way, each by lines no kubelet writes.
+# gpu-feature-discovery shares the device plugin's start-up (its OS watcher, its config dump): its labeling loop
+# ("Creating Labels", "Sleeping for <ns>", its labelers' errors) and its own name name it.
+_GFD = "gpu-feature-discovery"
+_GFD_LITERALS = ["Creating Labels", "Sleeping for ", "labels to output file", "labels generated from any source", "labeler", "gpu-feature-discovery"]
+_GFD_SIGNS = (
+    r"^[IWEF][0-9]{4} [0-9:.]+\s+[0-9]+ main\.go:[0-9]+\] (?:Creating Labels|Sleeping for [0-9]+)$"
+    r"|\bWriting labels to output file\b|\bno labels generated from any source\b|\b(?:error creating|failed to construct) [A-Za-z0-9 -]*labeler\b"
+    r"|\bRunning gpu-feature-discovery in version\b"
+)
+# NVIDIA's DRA driver (k8s-dra-driver-gpu: its gpu and compute-domain kubelet plugins, its ComputeDomain controller):
+# the files of its own the kubelet has none of, and the ComputeDomain it prepares channels and daemons for.
+_DRA_DRIVER = "nvidia-dra-driver-gpu"
+_DRA_DRIVER_LITERALS = [
+    "device_state.go:", "device_health.go:", "computedomain.go:", "cdstatus.go:", "cliqueconfigmap.go:", "vfio-device.go:", "ComputeDomain",
+    "compute-domain", "gpu-kubelet-plugin",
+]
+_DRA_DRIVER_SIGNS = (
+    r"^[IWEF][0-9]{4} [0-9:.]+\s+[0-9]+ (?:device_state|device_health|computedomain|cdstatus|cliqueconfigmap|vfio-device)\.go:[0-9]+\] "
+    r"|\bComputeDomain\b|\b(?:compute-domain|gpu)-kubelet-plugin\b|\bcompute-domain-(?:daemon|controller)\b"
+)
+# The device plugin first: its config dump names gpu-feature-discovery's flags too.
+_GPU_COMPONENTS = (
+    (_DEVICE_PLUGIN, _DEVICE_PLUGIN_LITERALS, _DEVICE_PLUGIN_SIGNS),
+    (_GFD, _GFD_LITERALS, _GFD_SIGNS),
+    (_DRA_DRIVER, _DRA_DRIVER_LITERALS, _DRA_DRIVER_SIGNS),
+)
+_GPU_COMPONENT_SIGNS = "|".join(f"(?:{signs})" for _, _, signs in _GPU_COMPONENTS)
+
 # The programs whose journal lines are klog, read by these rules: the kubelet's, the other components' ("kube-scheduler[6154]:
 # I0612 …"), and their snaps' daemons, tagged "<snap>.<app>": MicroK8s ran each component as a daemon of its own before
 # kubelite (1.21), Charmed Kubernetes ships each as a snap of its own.
 KLOG_PROGRAMS = (
-    *KUBELET_PROGRAMS, *(name for name, _ in _COMPONENT_CALLERS), _DEVICE_PLUGIN, "kube-apiserver", "kube-proxy",
+    *KUBELET_PROGRAMS, *(name for name, _ in _COMPONENT_CALLERS), *(name for name, _, _ in _GPU_COMPONENTS), "kube-apiserver", "kube-proxy",
     "microk8s.daemon-apiserver", "microk8s.daemon-controller-manager", "microk8s.daemon-scheduler", "microk8s.daemon-proxy",
     "kube-apiserver.daemon", "kube-controller-manager.daemon", "kube-scheduler.daemon", "kube-proxy.daemon",
 )
@@ -213,18 +242,18 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         journal=program.is_in(KLOG_PROGRAMS).fill_null(False),
         journal_json=pl.col("text").str.contains(_JOURNAL_JSON_IDENTIFIER),
         kubelet_caller=pl.col("text").str.contains(_KUBELET_CALLER),
-        device_plugin=pl.col("text").str.contains(_DEVICE_PLUGIN_SIGNS),
+        gpu_component=pl.col("text").str.contains(_GPU_COMPONENT_SIGNS),
     )
     shares = by_head(
         scored,
         bare=pl.col("bare").mean(),
         journal=(pl.col("journal") | pl.col("journal_json")).mean(),
         caller=pl.col("kubelet_caller").any(),
-        # The device plugin prints its whole config (dozens of JSON lines) after a few klog lines: its own signs, on
-        # klog lines, name the file however few of its lines are klog.
-        device_plugin=(pl.col("device_plugin") & pl.col("bare")).any() & (pl.col("bare").sum() >= 2),
+        # The device plugin and gpu-feature-discovery print their whole config (dozens of JSON lines) after a few klog
+        # lines, the DRA driver its flags: their own signs, on klog lines, name the file however few of its lines are klog.
+        gpu_component=(pl.col("gpu_component") & pl.col("bare")).any() & (pl.col("bare").sum() >= 2),
     )
-    return {head: float(max(share["journal"] * 0.95, share["bare"] * (0.95 if share["caller"] else 0.85), 0.9 * share["device_plugin"])) for head, share in shares.items()}
+    return {head: float(max(share["journal"] * 0.95, share["bare"] * (0.95 if share["caller"] else 0.85), 0.9 * share["gpu_component"])) for head, share in shares.items()}
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -251,8 +280,9 @@ def _bare_component(framed: pl.DataFrame) -> pl.Expr:
     bare = pl.col("program").is_null()
     component = pl.lit("kubelet")
     candidates = list(_COMPONENT_CALLERS) if framed.select((bare & pl.col("message").str.contains_any(_COMPONENT_LITERALS)).any()).item() else []
-    if framed.select((bare & pl.col("message").str.contains_any(_DEVICE_PLUGIN_LITERALS)).any()).item():
-        candidates.append((_DEVICE_PLUGIN, _DEVICE_PLUGIN_SIGNS))
+    for name, literals, signs in _GPU_COMPONENTS:
+        if framed.select((bare & pl.col("message").str.contains_any(literals)).any()).item():
+            candidates.append((name, signs))
     for name, callers in reversed(candidates):
         names = (bare & pl.col("message").str.contains(callers)).any()
         names = names.over(within) if (within := within_file(framed)) else names
@@ -350,14 +380,20 @@ def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     confirmed = (pl.col("ts_quality") == "exact") & ((pl.col("klog_ts") - pl.col("ts")).abs() < pl.duration(minutes=2))
     # A JSON line's epoch stamp is exact, better than the envelope's year-less one.
     use_json = is_json & pl.col("json_ts").is_not_null()
+    # The GPU operands print some lines with Go's log package between their klog ones: a full date, in the local zone.
+    go_stamp = pl.when(~has_header & pl.col("ts").is_null()).then(pl.col("body").str.extract(_GO_LOG_STAMP, 1))
+    stamped = stamped.with_columns(go_raw=go_stamp).with_columns(go_ts=timeutil.dated_to_utc(pl.col("go_raw"), "%Y/%m/%d %H:%M:%S", ctx.tz))
+    use_go = pl.col("go_ts").is_not_null()
     return stamped.with_columns(
-        ts=pl.when(use_klog).then(pl.col("klog_ts")).when(use_json).then(pl.col("json_ts")).otherwise(pl.col("ts")),
+        ts=pl.when(use_klog).then(pl.col("klog_ts")).when(use_json).then(pl.col("json_ts")).when(use_go).then(pl.col("go_ts")).otherwise(pl.col("ts")),
         ts_quality=pl.when(use_klog & confirmed).then(pl.lit("exact")).when(use_klog).then(klog_quality)
-        .when(use_json).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
+        .when(use_json | use_go).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
         ts_raw=pl.when(use_klog)
         .then(pl.format("{}{} {}", k.field("month"), k.field("day"), k.field("clock")))
         .when(use_json)
         .then(j.field("ts"))
+        .when(use_go)
+        .then(pl.col("go_raw"))
         .otherwise(pl.col("ts_raw")),
         severity=pl.when(has_header)
         .then(k.field("severity").replace_strict(_SEVERITY_BY_LETTER, default=None))
@@ -367,7 +403,11 @@ def _resolve_header(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         pid=pl.when(has_header).then(k.field("thread").cast(pl.Int64, strict=False)).otherwise(pl.col("pid")),
         caller=pl.coalesce(k.field("caller"), j.field("caller")),
         format=pl.col("format").fill_null(pl.when(is_json).then(pl.lit("klog_json")).otherwise(pl.lit("klog"))),
-    ).drop("klog_ts", "json_ts")
+    ).drop("klog_ts", "json_ts", "go_ts", "go_raw")
+
+
+# Go's standard log prefix (log.LstdFlags): "2024/05/22 06:06:01 Writing labels to output file …".
+_GO_LOG_STAMP = r"^([0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}) "
 
 
 def _in_envelope_zone(klog_ts: pl.Expr) -> pl.Expr:
