@@ -379,7 +379,8 @@ _RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
 _LEADING_LEVEL = (
     r"^[\s\-|:\[(]*(?:[0-9A-Za-z_.]+(?:\s+-|:)\s+|[0-9A-Za-z_.]+\] |[0-9A-Za-z_.]+:[0-9A-Za-z_<>]+:[0-9]+ - )?"
     rf"[\[(|]?\s*(?<level>{LEVEL_WORDS})\b"
-    r"|^(?<title>Error|Warning|Fatal|error|warning|fatal):|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
+    # (numbered as dcgm-exporter numbers its start-up warnings: "Warning #2: dcgm-exporter doesn't have sufficient privileges …")
+    r"|^(?<title>Error|Warning|Fatal|error|warning|fatal)(?: #[0-9]+)?:|^(?:##\[|::)(?<gh>error|warning|notice|debug)"
     # spdlog's default pattern ("[%Y-%m-%d %H:%M:%S.%e] [%n] [%l] "): the logger's name, then the level in lower case.
     r"|^(?:\[[0-9A-Za-z_.:\-]+\] ?)?\[(?<spdlog>trace|debug|info|warning|warn|error|err|critical|fatal)\]"
     # NCCL names its file and line, maybe the function too ("include/alloc.h:320 (ncclCuMemAlloc) NCCL WARN …").
@@ -809,6 +810,9 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     layers = layers.with_columns(
         app_format=app_format, body=pl.coalesce("j_body", cann_body, glued_body, oslo_body, inner.str.strip_prefix(pl.col("app")), inner)
     )
+    # logrus' text formatter pads a message to 44 columns (for the fields after it): the padding is no part of the message.
+    padded = pl.col("logrus_level").is_not_null()
+    layers = layers.with_columns(body=pl.when(padded).then(pl.col("body").str.strip_chars_end(" ")).otherwise(pl.col("body")))
     # SGLang's tensor-parallel rank in its stamp's bracket ("[2025-05-19 23:22:28 TP3]") is the worker's rank where no
     # data, pipeline or expert-parallel rank is given beside it. Only the first line of a message wears it: unlike a
     # rank's tag, it does not set the line's partition.

@@ -348,6 +348,10 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "OOM failure", " WEXITSTATUS ", "Time limit exhausted for ", " due to failure of node ", " on failed node ", " due to failed node ",
         "REQUEST_KILL_JOB",
         "Kill task failed",
+        # the other batch schedulers' kills of a job over a limit (_PBS_KILL, _LSF_TERM)
+        "PBS: job killed: ", "TERM_MEMLIMIT: ", "TERM_RUNLIMIT: ",
+        # ... and their accounting of a job's end (_PBS_EXIT, _SGE_EXIT, _SGE_FAILED, _SGE_LIMIT, _SGE_DIED)
+        "Exit_status", "exit_status", "failed  ", "failed: ", " enforced h_", "exceeds job hard limit", " died through signal ",
     ),
     "yarn": _YARN_LITERALS,
     "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
@@ -671,6 +675,43 @@ _CTLD_NODE_FAIL = (
 )
 
 
+# PBS Pro's and Torque's MOM killing a job over a resource limit, the line it appends to the job's output:
+# "=>> PBS: job killed: mem 38427376kb exceeded limit 33554432kb", PBS Pro 19+ "mem job total 115343360 kb exceeded limit …",
+# Torque's vmem in bare bytes ("vmem 3372163072 exceeded limit 2147483648"), "walltime 3610 exceeded limit 3600" (seconds).
+_PBS_KILL = (
+    r"=>> PBS: job killed: (?<res>[a-z_]+)(?: job total)? (?<used>[0-9]+) ?(?<used_unit>[kmgt]?b)?"
+    r" exceeded limit (?<limit>[0-9]+) ?(?<limit_unit>[kmgt]?b)?(?:\s|$)"
+)
+# PBS's sizes are 1024-based ("kb" is KiB); a bare number is bytes.
+_PBS_UNITS = {"b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
+_PBS_MEMORY = ("mem", "vmem", "pmem", "pvmem")
+# IBM Spectrum LSF's reason for a job's end in its output report: "TERM_MEMLIMIT: job killed after reaching LSF memory usage
+# limit." (the job's exit code, "Exited with exit code 143.", follows on its own line), "TERM_RUNLIMIT: job killed after
+# reaching LSF run time limit."
+_LSF_TERM = r"^TERM_(MEMLIMIT|RUNLIMIT): job killed after reaching LSF "
+# PBS's exit status of a job, in its end mail and tracejob ("Exit_status=271") and `qstat -f` ("    Exit_status = 271", Torque's
+# "    exit_status = 271"): above 256 a signal killed the job's shell (256 + its number); below 0 PBS itself ended it
+# (JOB_EXEC_* codes: -10 over a limit).
+_PBS_EXIT = r"(?:^|\s)[Ee]xit_status ?= ?(-?[0-9]+)(?:\s|$)"
+# Grid Engine's `qacct -j`: "exit_status  137" (Open Cluster Scheduler: "exit_status: 140"), 128 + a signal's number where
+# one killed the job; "failed       0    ", "failed: 100 : assumedly after job", "failed 37 : qmaster enforced h_rt, h_cpu, or
+# h_vmem limit" (non-zero: the job failed; 37 and 38 a limit's kill).
+_SGE_EXIT = r"^exit_status:? +(-?[0-9]+)(?: +\([^)]*\))? *$"
+_SGE_FAILED = r"^failed:? +([0-9]+) *(?:: *\S.*)?$"
+_SGE_LIMIT_KILLS = (37, 38)
+# ... its end mail's reason ("failed execd enforced h_vmem limit because:") and its execd's kill ("job 12.1 exceeds job hard
+# limit "h_vmem" of queue …"), naming the limit; the mail's "job 7921630.1 died through signal KILL (9)."
+_SGE_LIMIT = r"(?:\bfailed (?:execd|qmaster) enforced |\bexceeds job hard limit \"?)([hs]_[a-z]+)\b"
+_SGE_DIED = r"\bjob [0-9]+(?:\.[0-9]+)? died through signal [A-Z0-9]+ \(([0-9]+)\)"
+_SGE_MEMORY = ("h_vmem", "s_vmem", "h_rss", "s_rss", "h_data", "s_data")
+
+
+def _pbs_size(number: pl.Expr, unit: pl.Expr) -> pl.Expr:
+    # in floats: a size past Int64 is null, not wrapped around to a negative one
+    factor = unit.fill_null("b").replace_strict(_PBS_UNITS, default=None, return_dtype=pl.Float64)
+    return num(number, pl.Float64()).mul(factor).cast(pl.Int64, strict=False)
+
+
 def _slurm_oom_facts() -> dict[str, pl.Expr]:
     """Slurm's report of its cgroup's OOM killer ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=…",
     since 21.08 "Detected 1 oom_kill event in StepId=…") and of the tasks it killed ("srun: error: node: task 4:
@@ -700,6 +741,10 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
     at = cancelled.field("at")
     complete, node_fail = m.str.extract_groups(_CTLD_COMPLETE).struct, m.str.extract_groups(_CTLD_NODE_FAIL).struct
     time_limit = first(m, _CTLD_TIME_LIMIT)
+    pbs, lsf = m.str.extract_groups(_PBS_KILL).struct, first(m, _LSF_TERM)
+    pbs_memory = pbs.field("res").is_in(_PBS_MEMORY)
+    pbs_exit, sge_exit = num(first(m, _PBS_EXIT), pl.Int32()), num(first(m, _SGE_EXIT), pl.Int32())
+    sge_limit = first(m, _SGE_LIMIT)
     return {
         "slurm_cancel_at": at,
         "slurm_cancel_reason": pl.coalesce(
@@ -707,6 +752,7 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
             verdict.replace_strict(_SACCT_KILL_REASON, default=None, return_dtype=pl.String),
             pl.when(time_limit.is_not_null()).then(pl.lit("time_limit")),
             pl.when(node_fail.field("id").is_not_null()).then(pl.lit("node_failure")),
+            pl.when((pbs.field("res") == "walltime") | (lsf == "RUNLIMIT") | sge_limit.is_in(["h_rt", "s_rt"])).then(pl.lit("time_limit")),
         ),
         "slurm_oom_kill": (
             m.str.contains(r"Detected [0-9]+ oom[-_]kill events?(?:\(s\))?") | verdict.str.starts_with("OUT_OF_ME")
@@ -730,10 +776,26 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
         # sacct's row: the state as printed, the ExitCode's code (the job script's, or its failed step's); its signal part is
         # the signal that ended it
         "slurm_state": row.field("state"),
-        "slurm_exit_code": num(pl.coalesce(row.field("code"), complete.field("code")), pl.Int32()),
+        "slurm_exit_code": pl.coalesce(num(pl.coalesce(row.field("code"), complete.field("code")), pl.Int32()), pbs_exit, sge_exit),
         "slurm_limit_kill": over_limit.field("id").is_not_null(),
-        "slurm_limit_used": num(over_limit.field("used")) * 1024,
-        "slurm_limit": num(over_limit.field("limit")) * 1024,
+        # (PBS's memory kill is the same fact: the scheduler's accounting found the job over its memory limit)
+        "slurm_limit_used": pl.coalesce(
+            num(over_limit.field("used")) * 1024, pl.when(pbs_memory).then(_pbs_size(pbs.field("used"), pbs.field("used_unit")))
+        ),
+        "slurm_limit": pl.coalesce(
+            num(over_limit.field("limit")) * 1024, pl.when(pbs_memory).then(_pbs_size(pbs.field("limit"), pbs.field("limit_unit")))
+        ),
+        # the limit PBS killed the job over ("mem", "vmem", "walltime", "cput", "ncpus"), LSF's TERM_ reason
+        "pbs_limit": pbs.field("res"),
+        "lsf_term": lsf,
+        # the signal that killed a PBS or Grid Engine job, by its exit status (or the mail's "died through signal")
+        "sched_signal": pl.coalesce(
+            pl.when(pbs_exit.is_between(257, 287)).then(pbs_exit - 256).replace_strict(_SIGNAL_BY_NUMBER, default=None, return_dtype=pl.String),
+            _signal_of_exit(sge_exit),
+            num(first(m, _SGE_DIED)).replace_strict(_SIGNAL_BY_NUMBER, default=None, return_dtype=pl.String),
+        ),
+        "sge_failed": num(first(m, _SGE_FAILED), pl.Int32()),
+        "sge_limit": sge_limit,
     }
 
 
@@ -971,10 +1033,14 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         c("f_exit_signal"),
         pl.when(c("f_reason") == "OOMKilled").then(pl.lit("SIGKILL")),
         pl.when(c("f_slurm_task_oom") | c("f_ray_oom_kill") | c("f_slurm_limit_kill")).then(pl.lit("SIGKILL")), c("f_slurm_task_signal"),
+        c("f_sched_signal"),
     )
     oom = pl.coalesce(
         pl.when(c("f_slurm_oom_kill") | c("f_slurm_task_oom")).then(pl.lit("slurm_cgroup")),
         pl.when(c("f_slurm_limit_kill")).then(pl.lit("slurm_memory_limit")),
+        pl.when(c("f_pbs_limit").is_in(_PBS_MEMORY)).then(pl.lit("pbs_memory_limit")),
+        pl.when(c("f_lsf_term") == "MEMLIMIT").then(pl.lit("lsf_memory_limit")),
+        pl.when(c("f_sge_limit").is_in(_SGE_MEMORY)).then(pl.lit("sge_memory_limit")),
         pl.when(c("f_ray_oom_kill") | c("f_ray_task_oom")).then(pl.lit("ray_memory_monitor")),
         pl.when(c("f_yarn_limit_kill")).then(pl.lit("yarn_memory_limit")),
         c("f_java_oom"),
@@ -993,6 +1059,8 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             c("f_bash_signal").is_not_null(), c("f_named_signal").is_not_null(), c("f_lone_signal").is_not_null(),
             c("f_exit_signal").is_not_null(), c("f_reason") == "OOMKilled", c("f_slurm_task_oom"), c("f_slurm_task_signal").is_not_null(),
             c("f_ray_oom_kill"), c("f_slurm_cancel_reason").is_not_null(), c("f_slurm_limit_kill"), c("f_yarn_limit_kill"),
+            c("f_pbs_limit").is_not_null(), c("f_lsf_term").is_not_null(), c("f_sched_signal").is_not_null(),
+            c("f_sge_limit").is_not_null(), c("f_sge_failed").is_in(_SGE_LIMIT_KILLS),
             c("f_ray_worker_died"),
         )
     )
@@ -1030,7 +1098,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             pl.when(c("message").str.contains("No space left on device", literal=True)).then(pl.lit("error")),
             pl.when(c("message").str.contains_any(list(_UNLEVELLED_FAILURES))).then(pl.lit("error")),
             pl.when(c("f_exit_code").is_not_null() & (c("f_exit_code") != 0)).then(pl.lit("error")),
-            pl.when((c("f_slurm_state") == "FAILED") | (c("f_slurm_exit_code") > 0)).then(pl.lit("error")),
+            pl.when((c("f_slurm_state") == "FAILED") | (c("f_slurm_exit_code") != 0) | (c("f_sge_failed") > 0)).then(pl.lit("error")),
             *ci_severity,
             *warning,
         )

@@ -509,9 +509,22 @@ _EXT4_COMM = (
 # "amdgpu 0005:01:00.0: GPU fault detected: 146 0x0000480c for process Media1190 pid 2828872 thread appstream:cs0 pid
 # 2828891"). The process is the pid's thread group leader; pid 0 with no name is none the driver could find.
 _AMDGPU_LINE = ("amdgpu ", "[drm:amdgpu_")
+# amdkfd (the compute queues of a ROCm process) prints without the device, "amdgpu: " alone, the process it failed by its
+# pid (KERN_ERR): "amdgpu: Failed to evict queues of process pid 2439413" (a GPU reset or a hang evicting a job's queues),
+# "amdgpu: Failed to suspend process pid 1234", "amdgpu: Failed to restore queues of pid 1234".
+_AMDKFD_TASK = r"^amdgpu: Failed to .*?\b(?:process )?pid ([0-9]+)\b"
 _AMDGPU_TASK = r"(?:\bProcess(?: information: process)?|\bfor process| in process) (?<name>.*?) pid (?<pid>[0-9]+) thread .*? pid [0-9]+"
 _AMDGPU_RING_TIMEOUT = r"\bring (\S+) timeout, (?:last )?signaled seq="
 _AMDGPU_REPORT_HEAD = _AMDGPU_RING_TIMEOUT + r"|\] (?:(?:no-)?retry )?page fault \(src_id:"
+# The Habana driver names a card by its device, "habanalabs hl2: failed to initialize the H/W", once that is made; the lines
+# before it (and the probe's own) name the PCI function: "habanalabs 0000:1a:00.0: Failed to initialize hl2. Device is NOT
+# usable !" and "habanalabs hl0: Successfully added device 0000:1a:00.0 to habanalabs driver" name both, pairing them.
+_HL_CARD = r"^habanalabs (hl[0-9]+): "
+_PCI_FUNCTION = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+_HL_PAIRS = (
+    rf"^habanalabs (?<pci>{_PCI_FUNCTION}): .*?\b(?<card>hl[0-9]+)\b",
+    rf"^habanalabs (?<card>hl[0-9]+): .*?\b(?<pci>{_PCI_FUNCTION})\b",
+)
 _FILE_ROWS = 1 << 40  # the rows of file N of a batch start at N << 40 (rca.sources.kernel._numbered)
 
 # Block facts carried onto the kill line → whether the oom-kill: summary must name the same pid.
@@ -1011,7 +1024,7 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         & ~pl.col("console_status")
     ).to_series()
     if not ruled.any():  # polars compiles each of the rules' regexes even for no rows: ~1 ms apiece
-        return _with_program(_plain(lines).with_columns(pid=pl.lit(None, pl.Int64), process=pl.lit(None, pl.String)).drop("row"))
+        return _with_card_bus(_with_program(_plain(lines).with_columns(pid=pl.lit(None, pl.Int64), process=pl.lit(None, pl.String)))).drop("row")
     # A terminal copy pads lines with blanks, and the rules anchor some patterns at the end of a line.
     facts = (
         lines.filter(ruled).with_columns(pl.col("message").str.strip_chars_end()).with_columns(_line_facts()).with_columns(_xid.line_columns())
@@ -1019,7 +1032,26 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     records = _with_oops_task(_group(_carry_block_facts(_with_keys(facts))))
     events = _assemble(_xid.record_columns(records, pl.col("position")))
-    return _with_program(pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row").drop("row"))
+    return _with_card_bus(_with_program(pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row"))).drop("row")
+
+
+def _with_card_bus(events: pl.DataFrame) -> pl.DataFrame:
+    """``events`` (with ``row``) with the PCI address of the Habana card a "habanalabs hl2: …" line names by its device name,
+    from a line of the same file that names both (:data:`_HL_PAIRS`)."""
+    message = pl.col("message")
+    if not events.select(message.str.starts_with("habanalabs ").any()).item():
+        return events
+    habana = pl.when(message.str.starts_with("habanalabs ")).then(message)
+    card = habana.str.extract(_HL_CARD, 1)
+    pairs = [habana.str.extract_groups(pattern) for pattern in _HL_PAIRS]
+    paired_card = pl.coalesce(*(pair.struct.field("card") for pair in pairs))
+    paired_pci = pl.coalesce(*(pair.struct.field("pci") for pair in pairs))
+    file = pl.col("row") // _FILE_ROWS  # rows of file N of a batch start at N × _FILE_ROWS (_numbered)
+    known = events.select(file.alias("f"), paired_card.alias("card"), paired_pci.alias("pci")).drop_nulls().unique(["f", "card"], keep="first")
+    if known.is_empty():
+        return events
+    named = events.with_columns(f=file, card=card).join(known, on=["f", "card"], how="left", maintain_order="left")
+    return named.with_columns(pci_bus=pl.coalesce("pci_bus", "pci")).drop("f", "card", "pci")
 
 
 def _is_warn_message(message: pl.Expr) -> pl.Expr:
@@ -1074,6 +1106,7 @@ def _with_program(events: pl.DataFrame) -> pl.DataFrame:
     task = pl.coalesce(
         pl.when(message.str.contains(":(pid ", literal=True)).then(message).str.extract(_DRIVER_TASK, 1),
         pl.when(message.str.starts_with("Lustre") | message.str.starts_with("LNet")).then(message).str.extract(_LIBCFS_TASK, 1),
+        pl.when(message.str.starts_with("amdgpu: ")).then(message).str.extract(_AMDKFD_TASK, 1),
     )
     # a driver's "(pid 0)": it printed from a timer or an interrupt on an idle CPU (mlx5's health poll), no task's doing
     task = pl.when(task != "0").then(task)
@@ -1112,10 +1145,19 @@ def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # a line of a multi-line record: indented in dmesg, or (journalctl, whose framing cut that margin off the
         # message) indented to the column the record's first message starts at
         continuation=(
-            inherited & (pl.col("message").str.contains(r"^\s") | pl.col("text").str.contains(r"^\s"))
+            inherited & (pl.col("message").str.contains(r"^\s") | pl.col("text").str.contains(r"^\s") | _goes_on_nvrm_message(framed))
             & ~_is_systemd_job(pl.col("message"))
         ).fill_null(False),
     )
+
+
+def _goes_on_nvrm_message(framed: pl.DataFrame) -> pl.Expr:
+    """Whether a line without a stamp of its own goes on with the NVIDIA driver's message above it: the driver prints one
+    message as several "NVRM: " lines in one printk ("NVRM: This can occur when a driver such as: " / "NVRM: nouveau, rivafb,
+    nvidiafb or rivatv " / …), which some dumps write unindented with no stamp after the first. An Xid is a printk of its own."""
+    message = pl.col("message")
+    nvrm = message.str.starts_with("NVRM: ")
+    return nvrm & nvrm.shift(1) & ~message.str.starts_with("NVRM: Xid ") & ~starts_file(framed)
 
 
 def _is_systemd_job(message: pl.Expr) -> pl.Expr:

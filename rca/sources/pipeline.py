@@ -122,6 +122,10 @@ _MARKERS = "|".join(
         # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
         r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
+        # the other batch schedulers' word on a job: PBS's kill line, its mail's and qstat -f's exit status; LSF's job report;
+        # Grid Engine's qacct record (exit_status, failed) and its mail of an aborted job
+        r"=>> PBS: job killed: ", r"^PBS Job Id: ", r"^\s*Exit_status\s*=\s*-?[0-9]+\s*$", r"^TERM_[A-Z]+: job killed after reaching LSF ",
+        r"^# LSBATCH: User input", r"^exit_status:? +-?[0-9]+\s*$", r"^failed:? +[0-9]+ *: ", r"^\s*Exit Status\s+= -?[0-9]+\s*$",
         # Slurm's daemons' own log files (slurmctld.log, slurmd.log: "[2022-06-23T22:55:06.384] _job_complete: JobId=…")
         r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{3})?(?:[+-][0-9][0-9]:?[0-9][0-9])?\] \S",
         # torchelastic's worker-status events (torch 1.9, 1.10), JSON lines on the launcher's stdout
