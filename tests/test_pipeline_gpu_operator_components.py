@@ -4,11 +4,13 @@ dcgm-exporter, the validator and the driver manager (logrus, in its logfmt and i
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import rca
 from tests.conftest import parse_fixture, parse_log
 
 
@@ -76,4 +78,12 @@ _LEVELS = {"DEBU": "debug", "INFO": "info", "WARN": "warning", "ERRO": "error", 
 def test_logrus_text_message_is_read_without_its_padding(level: str, seconds: int, message: str) -> None:
     line = f"{level}[{seconds:04d}] {message:<44}"
     row = parse_log(line + "\n").row(0, named=True)
-    assert (row["severity"], row["format"], row["message"], row["ts"]) == (_LEVELS[level], "text", message, None)
+    assert (row["severity"], row["format"], row["message"], row["ts"]) == (_LEVELS[level], "logrus_text", message, None)
+
+
+def test_a_file_of_logrus_text_lines_alone_is_a_recognised_log(tmp_path: Path) -> None:
+    folder = tmp_path / "logs" / "n1"
+    folder.mkdir(parents=True)
+    (folder / "mig-parted.log").write_text(_MIG_PARTED)
+    files = rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1).files
+    assert files.select("source", "format", "status").row(0) == ("pipeline", "logrus_text", "ok")

@@ -372,6 +372,8 @@ _APP_WITNESS = {
     "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
     "tornado": "tornado_sev", "actions_runner": "runner_level", "torch_npu": "npu_level", "cann": "cann_stamp",
     "torch_npu_log": "npu_log_level",
+    # logrus' text formatter on a terminal ("INFO[0000] msg", the seconds since start): a log of its own, though it dates nothing
+    "logrus_text": "logrus_level",
 }
 _RICH_CALLER = r"\s{2,}[0-9A-Za-z_.\-]+:[0-9]+$"
 # The logger before the level may be bracketed ("[mlserver.grpc] ERROR - ", MLServer's) or name its caller

@@ -40,7 +40,7 @@ from rca.sources._pipeline_rules import (
 FORMATS = (
     "json_lines", "vllm", "oslo", "logcat", "windows_cbs", "hf_transformers", "torch_c10d", "klog", "gunicorn", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j_compact", "log4j2", "ray", "logfmt", "iso8601_glued",
     "iso8601", "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "torch_npu", "cann",
-    "torch_npu_log", "bgl_ras", "hpc_syslog", "text",
+    "torch_npu_log", "logrus_text", "bgl_ras", "hpc_syslog", "text",
 )
 
 _MARKERS = "|".join(
