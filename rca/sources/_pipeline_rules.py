@@ -477,6 +477,11 @@ def _bytes(number: pl.Expr, unit: pl.Expr) -> pl.Expr:
     return (number.str.replace_all(",", "", literal=True).cast(pl.Float64, strict=False) * factor).round().cast(pl.Int64, strict=False)
 
 
+def _pbs_bytes(number: pl.Expr, unit: pl.Expr) -> pl.Expr:
+    """A size on a PBS kill line: its units are lower case and 1024-based ("38427376kb"), bytes without one."""
+    return _bytes(number, unit.fill_null("b").str.to_uppercase())
+
+
 def _signal_of_exit(code: pl.Expr) -> pl.Expr:
     number = pl.when(code.is_between(129, 159)).then(code - 128).when(code.is_between(-31, -1)).then(-code)
     return number.replace_strict(_SIGNAL_BY_NUMBER, default=None, return_dtype=pl.String)
@@ -683,7 +688,6 @@ _PBS_KILL = (
     r" exceeded limit (?<limit>[0-9]+) ?(?<limit_unit>[kmgt]?b)?(?:\s|$)"
 )
 # PBS's sizes are 1024-based ("kb" is KiB); a bare number is bytes.
-_PBS_UNITS = {"b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 _PBS_MEMORY = ("mem", "vmem", "pmem", "pvmem")
 # IBM Spectrum LSF's reason for a job's end in its output report: "TERM_MEMLIMIT: job killed after reaching LSF memory usage
 # limit." (the job's exit code, "Exited with exit code 143.", follows on its own line), "TERM_RUNLIMIT: job killed after
@@ -704,12 +708,6 @@ _SGE_LIMIT_KILLS = (37, 38)
 _SGE_LIMIT = r"(?:\bfailed (?:execd|qmaster) enforced |\bexceeds job hard limit \"?)([hs]_[a-z]+)\b"
 _SGE_DIED = r"\bjob [0-9]+(?:\.[0-9]+)? died through signal [A-Z0-9]+ \(([0-9]+)\)"
 _SGE_MEMORY = ("h_vmem", "s_vmem", "h_rss", "s_rss", "h_data", "s_data")
-
-
-def _pbs_size(number: pl.Expr, unit: pl.Expr) -> pl.Expr:
-    # in floats: a size past Int64 is null, not wrapped around to a negative one
-    factor = unit.fill_null("b").replace_strict(_PBS_UNITS, default=None, return_dtype=pl.Float64)
-    return num(number, pl.Float64()).mul(factor).cast(pl.Int64, strict=False)
 
 
 def _slurm_oom_facts() -> dict[str, pl.Expr]:
@@ -780,10 +778,10 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
         "slurm_limit_kill": over_limit.field("id").is_not_null(),
         # (PBS's memory kill is the same fact: the scheduler's accounting found the job over its memory limit)
         "slurm_limit_used": pl.coalesce(
-            num(over_limit.field("used")) * 1024, pl.when(pbs_memory).then(_pbs_size(pbs.field("used"), pbs.field("used_unit")))
+            num(over_limit.field("used")) * 1024, pl.when(pbs_memory).then(_pbs_bytes(pbs.field("used"), pbs.field("used_unit")))
         ),
         "slurm_limit": pl.coalesce(
-            num(over_limit.field("limit")) * 1024, pl.when(pbs_memory).then(_pbs_size(pbs.field("limit"), pbs.field("limit_unit")))
+            num(over_limit.field("limit")) * 1024, pl.when(pbs_memory).then(_pbs_bytes(pbs.field("limit"), pbs.field("limit_unit")))
         ),
         # the limit PBS killed the job over ("mem", "vmem", "walltime", "cput", "ncpus"), LSF's TERM_ reason
         "pbs_limit": pbs.field("res"),

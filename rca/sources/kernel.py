@@ -369,7 +369,9 @@ _STAT_LINE = r"[a-z_]+ [0-9]+$"
 # MISC0, IPID, SYND), each record a GPU's; an arm64 SMMUv3's fault event (a device's DMA the IOMMU refused: a GPU's or a
 # NIC's on a Grace or Ampere host), "arm-smmu-v3 arm-smmu-v3.0.auto: event 0x10 received:", then the event's four raw words
 # and, since 6.x, its decoding ("… event: C_BAD_STREAMID client: (unassigned sid) sid: 0x900 ssid: 0x0").
-_PCI_DEVICE = r"\S+ [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: "
+# a PCI function as the kernel names a device ("0000:1a:00.0")
+_PCI_FUNCTION = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+_PCI_DEVICE = rf"\S+ {_PCI_FUNCTION}: "
 _AMDGPU_ACA = _PCI_DEVICE + r"(?:\{[0-9]+\})?\[Hardware Error\]: "
 _BLOCK_HEAD = (
     r"^(?:INFO: task (?<hung_name>.+):(?<hung_pid>[0-9]+) (?:blocked for more than (?<hung_seconds>[0-9]+) seconds"
@@ -481,10 +483,10 @@ _DRIVER_TASK = r"\b[A-Za-z_][A-Za-z0-9_]*:[0-9]+:\(pid ([0-9]+)\): "
 # (netdev_printk) with the interface's name after it: "mlx5_core 0000:0d:00.0: poll_health:801:(pid 0): …", "mlx5_core
 # 0000:3b:00.0 ens1f0: Link down", "nvme 0000:2a:00.0: …": the device the line is about. A PCIe port's ("pcieport
 # 0000:00:03.1: AER: … received from 0000:07:00.0") is the bridge that reported an error below it, not a device a job used.
-_DEVICE_PCI = r"^[A-Za-z0-9_.-]+ ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [^ :]+)?: "
+_DEVICE_PCI = rf"^[A-Za-z0-9_.-]+ ({_PCI_FUNCTION})(?: [^ :]+)?: "
 # The device below the port that the port's AER report names ("… error received: 0000:01:00.0", "… error message received
 # from 0000:3b:00.0"): that one is the device a job used (a GPU whose link failed). A source id of 0 (00:00.0) is none known.
-_AER_SOURCE_PCI = r"^pcieport \S+: AER: .*? received(?: from|:) ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b"
+_AER_SOURCE_PCI = rf"^pcieport \S+: AER: .*? received(?: from|:) ({_PCI_FUNCTION})\b"
 # Lustre's and LNet's messages (libcfs_debug_msg) name the task that printed them, its pid and "external" pid, then the
 # place: "LNetError: 4069:0:(lib-ptl.c:189:lnet_try_match_md()) Matching packet …", "Lustre: 128727:0:(client.c:2310:
 # ptlrpc_expire_one_request()) @@@ Request sent has timed out …" (a client's RPC to a storage target, often the I/O of a
@@ -520,7 +522,6 @@ _AMDGPU_REPORT_HEAD = _AMDGPU_RING_TIMEOUT + r"|\] (?:(?:no-)?retry )?page fault
 # before it (and the probe's own) name the PCI function: "habanalabs 0000:1a:00.0: Failed to initialize hl2. Device is NOT
 # usable !" and "habanalabs hl0: Successfully added device 0000:1a:00.0 to habanalabs driver" name both, pairing them.
 _HL_CARD = r"^habanalabs (hl[0-9]+): "
-_PCI_FUNCTION = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 _HL_PAIRS = (
     rf"^habanalabs (?<pci>{_PCI_FUNCTION}): .*?\b(?<card>hl[0-9]+)\b",
     rf"^habanalabs (?<card>hl[0-9]+): .*?\b(?<pci>{_PCI_FUNCTION})\b",
