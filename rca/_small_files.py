@@ -255,12 +255,11 @@ def _holding(files: list[_Grown]) -> set[int]:
 
 def _events_by_file(windows: list[_Read], pieces: list[pl.DataFrame]) -> Callable[[int], pl.DataFrame] | None:
     """The events of the pieces of lines (each numbered from 1) parsed together, by the piece's number; None if the parse failed."""
-    content = [ingest.without_blank_lines(piece)[0] for piece in pieces]
-    offsets = list(itertools.accumulate((piece.height for piece in pieces), initial=0))[:-1]
-    parsed = _parse_joined(windows, content, offsets)
+    joined = _joined_lines(pieces, [0] * len(pieces))
+    parsed = _parse_joined(windows, joined.content)
     if parsed is None:
         return None
-    own = _with_own_lines(parsed.events, offsets)
+    own = _with_own_lines(parsed.events, joined.offsets)
     return lambda number: own.filter(pl.col("batch_file") == number).drop("batch_file")
 
 
@@ -298,22 +297,18 @@ def _parse_together(reads: list[_Read], writer: SharedPartWriter) -> dict[int, l
     """
     # An appended file's new lines go on from its old last line: numbered from 1 in the joined parse, and back after it.
     before = [read.lines["line"][0] - 1 if read.lines.height else 0 for read in reads]
-    content, blanks = zip(
-        *(ingest.without_blank_lines(read.lines.with_columns(pl.col("line") - lines_before)) for read, lines_before in zip(reads, before, strict=True)),
-        strict=True,
-    )
-    offsets = list(itertools.accumulate((read.lines.height for read in reads), initial=0))[:-1]
-    parsed = _parse_joined(reads, content, offsets)
+    joined = _joined_lines([read.lines for read in reads], before)
+    parsed = _parse_joined(reads, joined.content)
     if parsed is None:
         return _parse_halves(reads, writer)
-    own = _with_own_lines(parsed.events, offsets)
+    own = _with_own_lines(parsed.events, joined.offsets)
     if any(before):
         own = own.with_columns(pl.col("line") + pl.col("batch_file").replace_strict(dict(enumerate(before)), return_dtype=pl.Int64))
-    uncovered = [part.height - covered for part, covered in zip(content, _covered_by_file(own, len(reads)), strict=True)]
+    uncovered = [lines - covered for lines, covered in zip(joined.content_lines, _covered_by_file(own, len(reads)), strict=True)]
     skipped = _skipped_by_file(parsed, uncovered)
     if skipped is None:
         return _parse_halves(reads, writer)
-    return _finished(reads, own, [{**blank, **own_skipped} for blank, own_skipped in zip(blanks, skipped, strict=True)], writer)
+    return _finished(reads, own, [{**blank, **own_skipped} for blank, own_skipped in zip(joined.blanks, skipped, strict=True)], writer)
 
 
 def _parse_halves(reads: list[_Read], writer: SharedPartWriter) -> dict[int, list[ingest.FileResult]]:
@@ -357,12 +352,33 @@ def _skipped_by_file(parsed: Parsed, uncovered: list[int]) -> list[dict[str, int
     return by_file if fits else None
 
 
-def _parse_joined(reads: list[_Read], content: Sequence[pl.DataFrame], offsets: list[int]) -> Parsed | None:
-    """The parse of every file's non-blank lines at once, with template ids; None if it failed or found nothing."""
-    joined = pl.concat(
-        [part.with_columns(line=pl.col("line") + offset, batch_file=pl.lit(number, pl.Int32))
-         for number, (part, offset) in enumerate(zip(content, offsets, strict=True))]
-    ).rechunk()
+@dataclass(frozen=True)
+class _Joined:
+    """Files' lines numbered on from one file to the next (``batch_file``: the file's place), blank lines left out."""
+
+    content: pl.DataFrame
+    offsets: list[int]  # the joined number of each file's line 0
+    content_lines: list[int]  # each file's non-blank lines
+    blanks: list[dict[str, int]]  # each file's blank lines, as skipped lines
+
+
+def _joined_lines(pieces: list[pl.DataFrame], before: list[int]) -> _Joined:
+    """The pieces of lines (each file's, its first line numbered ``before`` + 1) joined in one query, not one per file."""
+    heights = [piece.height for piece in pieces]
+    offsets = list(itertools.accumulate(heights, initial=0))[:-1]
+    shifts = [offset - lines_before for offset, lines_before in zip(offsets, before, strict=True)]
+    owner = pl.select(pl.Series("batch_file", range(len(pieces)), pl.Int32).repeat_by(pl.Series(heights, dtype=pl.UInt32)).explode(empty_as_null=False)).to_series()
+    # One chunk: polars 2.1 can panic in string kernels on a frame concatenated from pieces (:func:`ingest.without_blank_lines`).
+    numbered = pl.concat(pieces, rechunk=True).with_columns(owner).with_columns(pl.col("line") + pl.col("batch_file").replace_strict(dict(enumerate(shifts)), return_dtype=pl.Int64))
+    blank = numbered["text"].str.strip_chars() == ""
+    blank_by_file = dict(numbered.filter(blank).group_by("batch_file").len().iter_rows())
+    content = numbered.filter(~blank)
+    blanks = [{"blank": blank_by_file[number]} if number in blank_by_file else {} for number in range(len(pieces))]
+    return _Joined(content, offsets, [height - blank_by_file.get(number, 0) for number, height in enumerate(heights)], blanks)
+
+
+def _parse_joined(reads: list[_Read], joined: pl.DataFrame) -> Parsed | None:
+    """The parse of the files' joined non-blank lines (:func:`_joined_lines`) at once, with template ids; None if it failed or found nothing."""
     if joined.height == 0:
         return None
     years = tuple(_year_context(read.ctx) for read in reads)
