@@ -343,6 +343,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "failure": ("Job failed (",),
     "slurm_oom": (
         "oom-kill event", "oom_kill event", "Out Of Memory", "srun: error: ", " CANCELLED AT ", " exceeded memory limit (",
+        "srun: Job step aborted: ",
         "OUT_OF_ME", "TIMEOUT", "NODE_FAIL", "FAILED",
         # slurmctld's own lines about a job (_CTLD_*)
         "OOM failure", " WEXITSTATUS ", "Time limit exhausted for ", " due to failure of node ", " on failed node ", " due to failed node ",
@@ -757,6 +758,8 @@ def _slurm_oom_facts() -> dict[str, pl.Expr]:
             | complete.field("oom").is_not_null()
         ).fill_null(False),
         "slurm_task_oom": m.str.contains(r"\btasks? [0-9][0-9,\-]*: Out Of Memory").fill_null(False),
+        # srun tearing a step down once it was cancelled or a task failed: the kill is reported on lines of its own
+        "slurm_step_aborted": m.str.starts_with("srun: Job step aborted: ").fill_null(False),
         "slurm_task_signal": _signal_of_word(task.field("what")),
         # An author may have cut the node's name ("ON ... CANCELLED").
         "slurm_node": pl.coalesce(
@@ -1099,6 +1102,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             pl.when((c("f_slurm_state") == "FAILED") | (c("f_slurm_exit_code") != 0) | (c("f_sge_failed") > 0)).then(pl.lit("error")),
             *ci_severity,
             *warning,
+            pl.when(c("f_slurm_step_aborted")).then(pl.lit("warning")),
         )
     )
 

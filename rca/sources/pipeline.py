@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca import timeutil
-from rca.sources import _pipeline_slurm, _syslog, register
+from rca.sources import _pipeline_batch, _pipeline_slurm, _syslog, register
 from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, joined_json, one_head, split_rows, within_file
 from rca.sources._pipeline_attrs import json_flag, json_number, json_object, json_text, with_attrs
 from rca.sources._pipeline_frame import frame
@@ -271,7 +271,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     # (the pieces of a cut line, whose text is on its first piece's row, do not).
     kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank")).with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))
     events = _times_stated(_torchrun_failures(_classify(records(kept.filter(~pl.col("continued")))), ctx.tz), ctx.tz)
-    events = _pipeline_slurm.with_table_facts(events, sacct, ctx.tz)
+    events = _pipeline_batch.with_job_figures(_pipeline_slurm.with_table_facts(events, sacct, ctx.tz), lines)
     return Parsed(events=events, skipped=skipped, skipped_by_file=skipped_by_file)
 
 
