@@ -12,7 +12,8 @@ The record a batch ends in (an OOM-killer report, a klog record with its continu
 or the first line of either) may run on into the next batch. When its first line states its own
 time, it is held back: its events are dropped from this batch and its lines read again at the
 top of the next one, as lines of that batch, so the record is read whole. (An undated record
-takes its time from the event above it, which the next batch does not hold: it stays cut.)
+takes its time from the event above it, which the next batch does not hold: it stays cut, unless
+the source carries that time there, as a ``-q`` report's head.)
 """
 
 from __future__ import annotations
@@ -61,15 +62,22 @@ class Carry:
         return rows.filter(pl.col("line") >= self._first_own), {reason: count for reason, count in left.items() if count > 0}
 
     def hold_back(self, rows: pl.DataFrame, lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-        """The rows less those of a record that runs to the last of ``lines`` and states its own time, and how many
-        lines of it are held back for the next batch (0 when none: an undated record, or one too long)."""
+        """The rows less those of a record that runs to the last of ``lines`` and states its own time (or takes it from
+        lines its source carries to the next batch, all above it), and how many lines of it are held back for the next
+        batch (0 when none: another undated record, or one too long)."""
         if lines.is_empty():
             return rows, 0
         last = lines["line"][-1]
         spans = pl.col("n_lines").fill_null(1)
-        # (its time its own: an undated record takes the time of the event above it, which the next batch does not hold)
+        # (its time its own: an undated record takes the time of the event above it, which the next batch does not hold,
+        # unless the source carries what the record takes its time from there: a -q report's head)
         dated_alone = pl.col("ts_raw").is_not_null() & pl.col("ts_quality").ne_missing("inherited")
-        reaching = rows.filter((spans > 0) & (pl.col("line") + spans - 1 == last) & dated_alone)
+        reaching = rows.filter((spans > 0) & (pl.col("line") + spans - 1 == last))
+        if not reaching.select(dated_alone.all()).item():
+            # an undated one only below all the lines carried for it (a line it would be read again with is no line of it)
+            carried = self._source.carried_lines(lines)["line"] if self._source.carried_lines is not None else pl.Series(dtype=pl.Int64)
+            below_carried = pl.col("line") > carried.max() if carried.len() else pl.lit(False)
+            reaching = reaching.filter(dated_alone | below_carried)
         if reaching.is_empty():
             return rows, 0
         start = reaching["line"].min()

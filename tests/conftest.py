@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 from datetime import UTC, datetime, timedelta
@@ -14,6 +15,9 @@ from hypothesis import settings
 
 import rca
 from rca import schema, sources
+from rca._carry import Carry
+from rca.ingest import parse_rows
+from rca.sources._base import LINES_SCHEMA, ParseContext, Source
 
 DATA = Path(__file__).parent / "data"
 
@@ -90,6 +94,28 @@ def parse_fixture(name: str) -> pl.DataFrame:
 def event_on_line(events: pl.DataFrame, line: int) -> dict:
     """The first event of ``events`` on line ``line``."""
     return events.filter(pl.col("line") == line).row(0, named=True)
+
+
+def numbered_lines(texts: list[str], first: int = 1) -> pl.DataFrame:
+    """The frame of lines a parser receives, numbered from ``first``."""
+    return pl.DataFrame({"line": range(first, first + len(texts)), "text": texts}, schema=LINES_SCHEMA)
+
+
+def parse_in_batches(texts: list[str], cuts: list[int], source: Source, ctx: ParseContext) -> tuple[pl.DataFrame, dict[str, int]]:
+    """The lines parsed as the driver reads a large file: a batch between cuts, carried lines above each, records held back."""
+    carry = Carry(source, lambda lines: parse_rows(lines, ctx, source)[:2])
+    rows, skipped = [], {}
+    bounds = [0, *sorted(cuts), len(texts)]
+    for start, end in itertools.pairwise(bounds):
+        above = carry.above(numbered_lines(texts[start:end], start + 1))
+        batch_rows, batch_skipped, _ = parse_rows(above, ctx, source)
+        batch_rows, batch_skipped = carry.without_carried(batch_rows, batch_skipped)
+        if end < len(texts):
+            batch_rows, _ = carry.hold_back(batch_rows, above)
+            carry.take(above)
+        rows.append(batch_rows)
+        skipped = {reason: skipped.get(reason, 0) + batch_skipped.get(reason, 0) for reason in {*skipped, *batch_skipped}}
+    return pl.concat(rows).sort("line"), skipped
 
 
 def fixture_path(name: str) -> Path:

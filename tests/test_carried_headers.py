@@ -8,7 +8,6 @@ them), so each batch is read below the header lines its source carries (rca._car
 from __future__ import annotations
 
 import gzip
-import itertools
 import json
 import re
 from pathlib import Path
@@ -21,12 +20,11 @@ from polars.testing import assert_frame_equal
 
 import rca
 from rca import _reader, sources
-from rca._carry import Carry
 from rca.ingest import FileTask, IngestOptions, parse_rows, plan, split_plan
 from rca.sources import _pipeline_slurm, nvidia_smi
-from rca.sources._base import LINES_SCHEMA, ParseContext
+from rca.sources._base import ParseContext
 from rca.store import Store
-from tests.conftest import DATA
+from tests.conftest import DATA, numbered_lines, parse_in_batches
 
 SMALL_BATCHES = IngestOptions(batch_bytes=4096, year=2026)
 WHOLE = IngestOptions(batch_bytes=1 << 30, year=2026)
@@ -140,8 +138,7 @@ def _tasks(root: Path) -> list[FileTask]:
     return plan(root, Store(root.parent / "plan-store"), str(root.parent / "staging"), "run", SMALL_BATCHES)
 
 
-def _lines(texts: list[str], first: int = 1) -> pl.DataFrame:
-    return pl.DataFrame({"line": range(first, first + len(texts)), "text": texts}, schema=LINES_SCHEMA)
+_lines = numbered_lines
 
 
 def test_only_a_table_that_runs_to_the_last_line_is_carried() -> None:
@@ -163,18 +160,6 @@ def test_any_cut_of_a_table_reads_as_the_whole(cuts: list[int], table: str) -> N
     source = sources.get("nvidia_smi" if table.startswith("nvidia") else "pipeline")
     ctx = ParseContext(file=table, host="gpu-node-1", tz="UTC", year=2026)
     whole, whole_skipped, _ = parse_rows(_lines(texts), ctx, source)
-    carry = Carry(source, lambda lines: parse_rows(lines, ctx, source)[:2])
-    rows, skipped = [], {}
-    bounds = [0, *sorted(cuts), len(texts)]
-    for start, end in itertools.pairwise(bounds):
-        batch = _lines(texts[start:end], start + 1)
-        above = carry.above(batch)
-        batch_rows, batch_skipped, _ = parse_rows(above, ctx, source)
-        batch_rows, batch_skipped = carry.without_carried(batch_rows, batch_skipped)
-        if end < len(texts):
-            batch_rows, _ = carry.hold_back(batch_rows, above)
-            carry.take(above)
-        rows.append(batch_rows)
-        skipped = {reason: skipped.get(reason, 0) + batch_skipped.get(reason, 0) for reason in {*skipped, *batch_skipped}}
-    assert_frame_equal(pl.concat(rows).sort("line"), whole.sort("line"), check_column_order=False)
+    rows, skipped = parse_in_batches(texts, cuts, source, ctx)
+    assert_frame_equal(rows, whole.sort("line"), check_column_order=False)
     assert skipped == {reason: count for reason, count in whole_skipped.items() if count}

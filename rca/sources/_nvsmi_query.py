@@ -181,6 +181,18 @@ def _level(indent: pl.Expr) -> pl.Expr:
 
 
 def _records(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Each line with its role and record numbers (:func:`_roles`), and its record's time and GPU."""
+    return _roles(rows).with_columns(
+        ts=ctime_to_utc(pl.col("stamp"), ctx.tz),
+        gpu_index=pl.coalesce(
+            integer(_block_value("Minor Number")), pl.when(pl.col("headed")).then(pl.col("gpu") - 1).first().cast(pl.Int32),
+        ).over(_RECORD_KEYS),
+        gpu_uuid=_block_value("GPU UUID").over(_RECORD_KEYS),
+        pci_bus=pl.col("text").str.extract(GPU_LINE, 1).drop_nulls().first().over(_RECORD_KEYS),
+    )
+
+
+def _roles(rows: pl.DataFrame) -> pl.DataFrame:
     """Assign each line its role (gpu / mig / process / header / log) and record numbers."""
     text, indent = pl.col("text"), pl.col("indent")
     is_gpu_line = text.str.contains(GPU_LINE)
@@ -216,15 +228,33 @@ def _records(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         .when(text.str.contains(BANNER_LINE) | (pl.col("is_kv") & pl.col("name").is_in(_HEAD_KEYS)) | (indent > 0)).then(pl.lit("header"))
         .otherwise(pl.lit("log"))
     )
-    return staged.with_columns(
-        role=role,
-        ts=ctime_to_utc(pl.col("stamp"), ctx.tz),
-        gpu_index=pl.coalesce(
-            integer(_block_value("Minor Number")), pl.when(pl.col("headed")).then(pl.col("gpu") - 1).first().cast(pl.Int32),
-        ).over(_RECORD_KEYS),
-        gpu_uuid=_block_value("GPU UUID").over(_RECORD_KEYS),
-        pci_bus=pl.col("text").str.extract(GPU_LINE, 1).drop_nulls().first().over(_RECORD_KEYS),
-    )
+    return staged.with_columns(role=role, block_opens=opens)
+
+
+def carried_lines(lines: pl.DataFrame) -> pl.DataFrame:
+    """What the lines after the last need of the report they end in (``nvidia-smi -q -l`` read in batches).
+
+    Its head (the time, driver and CUDA version of every GPU in it) and the first line of each GPU block
+    before the one the lines end in (a GPU without ``Minor Number`` takes its index from its order). The
+    record the lines end in is held back and read again below these lines (rca._carry): a GPU block whole,
+    or a process or MIG device record, with its block's lines above it (its GPU, its section). Nothing when
+    the report has no line past its banner.
+    """
+    ended_blank = lines["text"][-1].strip() == ""
+    report = _roles(_paths(lines.filter(pl.col("text").str.strip_chars() != "")))
+    report = report.filter(pl.col("doc") == pl.col("doc").last())
+    if report.is_empty():
+        return report.select("line", "text")
+    last = report.row(-1, named=True)
+    in_open = pl.col("gpu") == last["gpu"]
+    kept = ((pl.col("gpu") == 0) & (pl.col("role") == "header")) | (pl.col("block_opens") & (pl.col("gpu") < last["gpu"]))
+    if ended_blank or last["role"] in ("header", "log"):
+        kept |= in_open & pl.col("block_opens")  # the block is done: its place in the order is all the next lines need
+    elif last["role"] in ("process", "mig"):
+        record = pl.col(last["role"]) == last[last["role"]]
+        kept |= in_open & (pl.col("line") < report.filter(in_open & record)["line"].min())
+    carried = report.filter(kept).select("line", "text")
+    return carried if carried.height > 1 or report["gpu"].max() > 0 else carried.clear()
 
 
 def _is_head(text: pl.Expr) -> pl.Expr:

@@ -298,11 +298,17 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 
 def carried_lines(lines: pl.DataFrame) -> pl.DataFrame:
-    """The header of the CSV or monitor table the lines end in, which its rows in the next batch of the file read by.
+    """The header of the CSV or monitor table the lines end in, which its rows in the next batch of the file read by;
+    of a ``-q`` report they end in, what :func:`rca.sources._nvsmi_query.carried_lines` keeps.
 
     (A header-less CSV row that names its own layout opens no segment here: the header above it still names its columns.)
     """
     starts = _with_starts(lines).filter(pl.col("start").is_not_null() & ((pl.col("start") != "query_csv") | pl.col("csv_header")))
+    # a -q report opens segments at its head, GPU blocks and grepped sections: it runs from the last other sub-format's start
+    if starts.height and starts["start"][-1] == "query_text":
+        other = starts.filter(pl.col("start") != "query_text")["line"].max()
+        opened = starts.filter((pl.col("start") == "query_text") & (pl.col("line") > (other if other is not None else -1)))
+        return _nvsmi_query.carried_lines(lines.filter(pl.col("line") >= opened["line"][0]))
     last = starts.tail(1)
     return last.filter(pl.col("csv_header") | pl.col("text").str.contains(_nvsmi_dmon.HEADER_LINE)).select("line", "text")
 
