@@ -279,8 +279,10 @@ _APP_HEADERS = {
     "ray": rf"\[(?<ray_iso>{_ISO}) (?<ray_sev>[IWEF]) (?<ray_pid>[0-9]+) [0-9]+\]",
     # logfmt as logrus, slog, go-kit and Argo write it: time="…" (or ts=…), maybe caller=…, then level=…;
     # Loki, Thanos and Prometheus put level=… (and caller=…) first, Grafana (log15) a logger=… and "lvl=";
-    # slog names the caller source=….
+    # slog names the caller source=…. A tool that follows several containers' logs at once names each line's container
+    # before it ("driver-validation time=\"…\" level=info msg=…", the GPU operator's validator's init containers).
     "logfmt": (
+        r"(?:(?<logfmt_container>[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?) )?"
         r"(?:(?:caller|logger)=\S+ |(?:level|lvl)=(?<logfmt_level_first>[A-Za-z]+) )*"
         rf'(?:time|ts|t)="?(?<logfmt_time>{_ISO})"?(?: caller=\S+)?(?: (?:level|lvl)=(?<logfmt_level>[A-Za-z]+))?(?: (?:caller|source)=\S+)?'
     ),
@@ -1046,7 +1048,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         host=pl.coalesce("j_host", "nccl_host", "pdsh_host"),
         pod=pl.coalesce("pod", "j_pod"),
         namespace=c("j_namespace"),
-        container=pl.coalesce("container", "j_container"),
+        container=pl.coalesce("container", "j_container", "logfmt_container"),
         rank=pl.coalesce("rank", "header_rank"),
         # The tags the line's prefixes carried, not what its JSON says: records never span them. A log4j2 line's thread
         # is its writer (a TorchServe worker's output comes a line an entry, between the frontend's lines about it).

@@ -430,6 +430,11 @@ _UNLEVELLED_FAILURES = (
     "error loading model: ", ": failed to load model", "failed to allocate compute buffers", "_alloc_buffer: failed to allocate buffer",
     "alloc_tensor_range: failed to allocate", "error starting llama runner", "[ONNXRuntimeError] : ",
     "Failed to allocate memory for requested buffer of size",
+    # a command that could not be run at all (the GPU operator's driver-validation without a driver root: "chroot: failed to
+    # run command 'nvidia-smi': No such file or directory", a shell's "nvidia-smi: command not found"), and CUDA refusing
+    # the validator's workload (the CUDA sample's "Failed to allocate device vector A (error code …)!")
+    "chroot: failed to run command ", ": command not found", "Failed to allocate device vector ",
+    "Failed to create CUDA context", "failed to create CUDA context",
 )
 INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS, *_HOST_FAILURE_LITERALS, *_UNLEVELLED_FAILURES)
 

@@ -83,6 +83,9 @@ _MARKERS = "|".join(
         r"fatal error: (?:runtime: )?out of memory", r"NVIDIA driver on your system is too old",
         # nvidia-smi failing in a job or a container (no driver libraries mounted, the driver gone)
         r"NVIDIA-SMI couldn't find libnvidia-ml\.so", r"NVIDIA-SMI has failed because",
+        # the GPU operator's validator before each command of a check it runs ("running command chroot with args
+        # [/run/nvidia/driver nvidia-smi]")
+        r"running command \S+ with args \[",
         # CircleCI's task agent, of a step's process a signal ended (Go's name of it)
         r'^Received "(?:killed|terminated|segmentation fault|aborted|bus error)" signal\s*$',
         # bitsandbytes' CUDA check ("Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu")
@@ -119,8 +122,9 @@ _MARKERS = "|".join(
         # (the level cut to four letters, then seconds since start: "INFO[0289] ")
         r"^(?:1\.[4-9][0-9]*e\+09|[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9:.]+(?:Z|[+-][0-9][0-9]:[0-9][0-9]))\t(?:DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL)\t",
         r"^(?:TRAC|DEBU|INFO|WARN|ERRO|FATA|PANI)\[[0-9]{4,}\] ",
-        # logfmt (logrus, go-kit, Argo), Airflow's task log, Slurm's diagnostics, python-json-logger
-        r'^(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
+        # logfmt (logrus, go-kit, Argo; maybe behind the name of the container that wrote it), Airflow's task log, Slurm's
+        # diagnostics, python-json-logger
+        r'^(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])? )?(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
         # the other batch schedulers' word on a job: PBS's kill line, its mail's and qstat -f's exit status; LSF's job report;
         # Grid Engine's qacct record (exit_status, failed) and its mail of an aborted job
