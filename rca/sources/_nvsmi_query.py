@@ -241,7 +241,10 @@ def carried_lines(lines: pl.DataFrame) -> pl.DataFrame:
     the report has no line past its banner.
     """
     ended_blank = lines["text"][-1].strip() == ""
-    report = _roles(_paths(lines.filter(pl.col("text").str.strip_chars() != "")))
+    content = lines.filter(pl.col("text").str.strip_chars() != "")
+    # (read from the last report's banner on: a batch of a -q -l loop holds many reports, the lines after it need one)
+    banners = content.filter(pl.col("text").str.contains(BANNER_LINE))["line"]
+    report = _roles(_paths(content.filter(pl.col("line") >= banners[-1]) if banners.len() else content))
     report = report.filter(pl.col("doc") == pl.col("doc").last())
     if report.is_empty():
         return report.select("line", "text")
