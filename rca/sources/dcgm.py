@@ -211,6 +211,7 @@ _DIAG_JSON_SCHEMA = {
 
 # dcgmi dmon: "#Entity  GPUTL  FBUSD" over "ID", then "GPU 0   34   15640" (MIG: "GPU-I 3", "GPU-CI 5").
 _DMON_HEADER = r"^#\s*Entity\s+(\S.*)$"  # "# Entity" in DCGM 2's docs
+_DMON_UNITS = r"(?i)^ID(?:\s|$)"  # the line under it: "ID" ("Id" in DCGM 2), DCGM 4 adds the tags' units ("ID   W   C")
 # dcgmi's own failure lines: "Error setting watches. Result: …", "Error: Unable to connect to host engine. …".
 _DCGMI_ERROR = r"^Error(?::| setting| getting| adding| creating)"
 _DMON_ROW = r"^(?<group>GPU-CI|GPU-I|GPU|Switch|Link|CPU_CORE|CPU|ConnectX)\s+(?<entity>[0-9]+)\s+(?<values>\S.*)$"
@@ -653,6 +654,39 @@ def _parse_dmon(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         "line", **_file_time(ctx), message=pl.col("text"), severity=failed, format=pl.lit("dmon"), n_lines=pl.lit(1, pl.Int32)
     )
     return Parsed(events=pl.concat([events, kept], how="diagonal_relaxed").sort("line"), skipped={"header": headers} if headers else {})
+
+
+def carried_lines(lines: pl.DataFrame) -> pl.DataFrame:
+    """The header (and units line) of the ``dcgmi dmon`` table the lines end in, which its rows in the next batch read by;
+    under a header with ``XIDER``, each entity's last row too, whose Xid the entity's next row is compared with.
+
+    Nothing when the lines end outside such a table (their last line none of its rows, its header or units line).
+    """
+    text = pl.col("text").str.strip_chars()
+    content = lines.select("line", "text").filter(text != "")
+    # the last line first: a batch of a scrape or a diag table ends in none of these, and stops here
+    in_table = text.str.contains(_DMON_ROW) | text.str.contains(_DMON_UNITS) | _is_dmon_header(text)
+    if content.is_empty() or not content.tail(1).select(in_table).item():
+        return content.clear()
+    framed = content.with_columns(header=_is_dmon_header(pl.col("text")))
+    if not framed["header"].any():
+        return content.clear()
+    opened = framed.with_row_index("at").filter(pl.col("header"))["at"][-1]
+    head = content.slice(opened, 2).filter((pl.int_range(pl.len()) == 0) | text.str.contains(_DMON_UNITS))
+    tags = re.match(_DMON_HEADER, head["text"][0].strip())[1]
+    return pl.concat([head, _last_rows(framed, tags)]) if "XIDER" in tags.split() else head
+
+
+def _last_rows(framed: pl.DataFrame, tags: str) -> pl.DataFrame:
+    """Each entity's last row (as :func:`_parse_dmon` pairs rows with tags: a row cut short is none), where it was read by ``tags``."""
+    text = pl.col("text").str.strip_chars()
+    row = text.str.extract_groups(_DMON_ROW).struct
+    read = framed.with_columns(
+        tags=pl.when(pl.col("header")).then(text.str.extract(_DMON_HEADER, 1)).forward_fill(),
+        group=row.field("group"), entity=row.field("entity"), count=row.field("values").str.count_matches(r"\S+"),
+    ).filter(pl.col("group").is_not_null() & (pl.col("count") == pl.col("tags").str.count_matches(r"\S+")))
+    last = read.unique(["group", "entity"], keep="last", maintain_order=True)
+    return last.filter(pl.col("tags") == tags).sort("line").select("line", "text")
 
 
 def _parse_nvlink_status(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -1203,5 +1237,6 @@ SOURCE = register(
         host_in_content=True,
         sniff_bytes=sniff_bytes,
         parse_bytes=parse_bytes,
+        carried_lines=carried_lines,
     )
 )
