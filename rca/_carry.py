@@ -39,6 +39,7 @@ class Carry:
         self._skipped_alone: dict[tuple[str, ...], dict[str, int]] = {}
         self._held = pl.DataFrame(schema=LINES_SCHEMA)  # the lines of a record held back for the next batch
         self.own_lines = 0  # the lines of the file in :meth:`above`'s last frame (held back ones and the batch's)
+        self._carried_of: tuple[tuple[int, int, int], pl.DataFrame] | None = None  # the last lines' carried lines, by their extent
         self._first_own = 0
 
     def above(self, batch: pl.DataFrame) -> pl.DataFrame:
@@ -75,7 +76,7 @@ class Carry:
         reaching = rows.filter((spans > 0) & (pl.col("line") + spans - 1 == last))
         if not reaching.select(dated_alone.all()).item():
             # an undated one only below all the lines carried for it (a line it would be read again with is no line of it)
-            carried = self._source.carried_lines(lines)["line"] if self._source.carried_lines is not None else pl.Series(dtype=pl.Int64)
+            carried = self._carried(lines)["line"]
             below_carried = pl.col("line") > carried.max() if carried.len() else pl.lit(False)
             reaching = reaching.filter(dated_alone | below_carried)
         if reaching.is_empty():
@@ -92,7 +93,16 @@ class Carry:
     def take(self, lines: pl.DataFrame) -> None:
         """Keep what the lines read so far (the carried ones and a batch's) hand on to the batch that follows them."""
         if self._source.carried_lines is not None and lines.height:
-            self._texts = self._source.carried_lines(lines)["text"].to_list()
+            self._texts = self._carried(lines)["text"].to_list()
+
+    def _carried(self, lines: pl.DataFrame) -> pl.DataFrame:
+        """The source's carried lines of ``lines``, asked once for a batch's lines (:meth:`hold_back` and :meth:`take` both need them)."""
+        if self._source.carried_lines is None:
+            return lines.clear()
+        key = (lines.height, lines["line"][0], lines["line"][-1]) if lines.height else (0, 0, 0)
+        if self._carried_of is None or self._carried_of[0] != key:
+            self._carried_of = (key, self._source.carried_lines(lines))
+        return self._carried_of[1]
 
 
 def _numbered_from(first: int, texts: list[str]) -> pl.DataFrame:

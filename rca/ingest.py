@@ -116,11 +116,16 @@ def _parsed_rows(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tupl
     return schema.conform(parsed.events, schema.EVENT_SCHEMA), skipped
 
 
+def blank_line() -> pl.Expr:
+    """A line holding nothing but whitespace: never given to a parser, counted as skipped ("blank")."""
+    return pl.col("text").str.strip_chars() == ""
+
+
 def without_blank_lines(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     """The lines holding more than whitespace, and the others counted as skipped ("blank")."""
     # One chunk: polars 2.1 can panic in string kernels on a frame concatenated from pieces
     # (the kernel parser did, on two dmesg files put together); a single chunk is not copied.
-    content = lines.filter(pl.col("text").str.strip_chars() != "").rechunk()
+    content = lines.filter(~blank_line()).rechunk()
     return content, ({"blank": lines.height - content.height} if lines.height > content.height else {})
 
 

@@ -68,3 +68,20 @@ def test_a_kill_line_without_a_report_is_left_as_the_rules_read_it() -> None:
     kill = _at(events, 2)
     # "Mem usage : 38427376kb" is the site's own epilogue wording, no resources_used line: nothing is moved
     assert (kill["mem_used_bytes"], kill["rss_bytes"], kill["mem_requested_bytes"]) == (38427376 * 1024, None, None)
+
+
+# PBS's accounting log, an `E` record a line (the layout PBS Professional's reference guide gives); job 101 was deleted
+# before it ran (Exit_status=-3) and used nothing.
+PBS_ACCOUNTING = (
+    "04/01/2020 10:00:00;E;101.pbs01;user=alice group=users jobname=prep queue=gpu Exit_status=-3 Resource_List.mem=4gb\n"
+    "04/01/2020 11:00:00;E;102.pbs01;user=bob group=users jobname=train queue=gpu Exit_status=0 "
+    "Resource_List.mem=16gb resources_used.mem=9000000kb resources_used.walltime=00:59:00\n"
+    "04/01/2020 12:00:00;E;103.pbs01;user=bob group=users jobname=eval queue=gpu Exit_status=271 "
+    "Resource_List.mem=8gb resources_used.mem=8388608kb\n"
+)
+
+
+def test_each_pbs_accounting_record_keeps_its_own_figures() -> None:
+    events = rca.parse_text(PBS_ACCOUNTING, format="pipeline").sort("line")
+    assert events["rss_bytes"].to_list() == [None, 9000000 * 1024, 8 * GIB]
+    assert events["mem_requested_bytes"].to_list() == [4 * GIB, 16 * GIB, 8 * GIB]

@@ -64,3 +64,9 @@ def test_the_validators_retry_keeps_its_printed_level() -> None:
     # (cozystack/cozystack pull request #863: driver-validation's retry loop, a warning as the validator logs it)
     line = 'time="2025-04-24T07:21:03Z" level=warning msg="failed to validate the driver, retrying after 5 seconds\\n"'
     assert parse_log(line + "\n")["severity"].to_list() == ["warning"]
+
+
+def test_a_word_before_an_unquoted_logfmt_time_is_no_container() -> None:
+    events = parse_log("step ts=2024-05-01T10:00:01Z loss=0.31 lr=1e-4\n")
+    assert events["container"].to_list() == [None]
+    assert events["message"][0].startswith("step ")

@@ -22,7 +22,8 @@ from rca.sources._pipeline_rules import _PBS_EXIT, _SGE_EXIT, _bytes, _pbs_bytes
 
 # What a message must hold for any figure to be read at all: one cheap test over the batch.
 _GATE = r"resources_used\.mem|Resource_List\.mem|Max Memory :|Total Requested Memory :|maxvmem|^category"
-_RECORD_START = r"^={20,}\s*$|^PBS Job Id: |^Job Id: |^Sender: LSF System"
+# (a PBS accounting file is a record a line: "04/01/2020 10:00:00;E;102.pbs01;user=… Exit_status=0 resources_used.mem=…")
+_RECORD_START = r"^={20,}\s*$|^PBS Job Id: |^Job Id: |^Sender: LSF System|^[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2};[A-Z];"
 # LSF's words for a job's end: its TERM_ reason first, then its exit ("Exited with exit code 143.", "Successfully completed.")
 _LSF_END = r"^TERM_[A-Z]+: |^Exited with exit code -?[0-9]+\.|^Successfully completed\.\s*$"
 
@@ -36,6 +37,7 @@ _SGE_UNIT_BYTES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "
 
 
 def _sge_bytes(number: pl.Expr, unit: pl.Expr) -> pl.Expr:
+    """Bytes of a Grid Engine memory figure (:data:`_SGE_UNIT_BYTES`)."""
     factor = unit.fill_null("").replace_strict(_SGE_UNIT_BYTES, default=None, return_dtype=pl.Float64)
     return (number.cast(pl.Float64, strict=False) * factor).round().cast(pl.Int64, strict=False)
 

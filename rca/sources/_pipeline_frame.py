@@ -280,11 +280,12 @@ _APP_HEADERS = {
     # logfmt as logrus, slog, go-kit and Argo write it: time="…" (or ts=…), maybe caller=…, then level=…;
     # Loki, Thanos and Prometheus put level=… (and caller=…) first, Grafana (log15) a logger=… and "lvl=";
     # slog names the caller source=…. A tool that follows several containers' logs at once names each line's container
-    # before it ("driver-validation time=\"…\" level=info msg=…", the GPU operator's validator's init containers).
+    # before it ("driver-validation time=\"…\" level=info msg=…", the GPU operator's validator's init containers), and
+    # only before logrus' quoted time ("step ts=… loss=0.31" is a trainer's line of its own, no container's).
     "logfmt": (
-        r"(?:(?<logfmt_container>[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?) )?"
-        r"(?:(?:caller|logger)=\S+ |(?:level|lvl)=(?<logfmt_level_first>[A-Za-z]+) )*"
-        rf'(?:time|ts|t)="?(?<logfmt_time>{_ISO})"?(?: caller=\S+)?(?: (?:level|lvl)=(?<logfmt_level>[A-Za-z]+))?(?: (?:caller|source)=\S+)?'
+        r'(?:(?<logfmt_container>[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?) time="'
+        r'|(?:(?:caller|logger)=\S+ |(?:level|lvl)=(?<logfmt_level_first>[A-Za-z]+) )*(?:time|ts|t)="?)'
+        rf'(?<logfmt_time>{_ISO})"?(?: caller=\S+)?(?: (?:level|lvl)=(?<logfmt_level>[A-Za-z]+))?(?: (?:caller|source)=\S+)?'
     ),
     # llama.cpp's log with --log-prefix and --log-timestamps: the time since it started ("minutes.ss.ms.us", no clock
     # time) and the level's letter ("1.06.520.077 E ggml_backend_cuda_buffer_type_alloc_buffer: …").

@@ -671,10 +671,13 @@ def carried_lines(lines: pl.DataFrame) -> pl.DataFrame:
     framed = content.with_columns(header=_is_dmon_header(pl.col("text")))
     if not framed["header"].any():
         return content.clear()
-    opened = framed.with_row_index("at").filter(pl.col("header"))["at"][-1]
-    head = content.slice(opened, 2).filter((pl.int_range(pl.len()) == 0) | text.str.contains(_DMON_UNITS))
+    headers = framed.with_row_index("at").filter(pl.col("header"))["at"]
+    head = content.slice(headers[-1], 2).filter((pl.int_range(pl.len()) == 0) | text.str.contains(_DMON_UNITS))
     tags = re.match(_DMON_HEADER, head["text"][0].strip())[1]
-    return pl.concat([head, _last_rows(framed, tags)]) if "XIDER" in tags.split() else head
+    if "XIDER" not in tags.split():
+        return head
+    # (dcgmi prints every entity's row between two headers: the last rows are below the header before the last one)
+    return pl.concat([head, _last_rows(framed.slice(headers[-2] if headers.len() > 1 else 0), tags)])
 
 
 def _last_rows(framed: pl.DataFrame, tags: str) -> pl.DataFrame:

@@ -124,7 +124,7 @@ _MARKERS = "|".join(
         r"^(?:TRAC|DEBU|INFO|WARN|ERRO|FATA|PANI)\[[0-9]{4,}\] ",
         # logfmt (logrus, go-kit, Argo; maybe behind the name of the container that wrote it), Airflow's task log, Slurm's
         # diagnostics, python-json-logger
-        r'^(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])? )?(?:level=[A-Za-z]+ )?(?:time|ts)="?[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
+        r'^(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])? time="|(?:level=[A-Za-z]+ )?(?:time|ts)="?)[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
         r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
         # the other batch schedulers' word on a job: PBS's kill line, its mail's and qstat -f's exit status; LSF's job report;
         # Grid Engine's qacct record (exit_status, failed) and its mail of an aborted job
