@@ -14,9 +14,9 @@ import pytest
 from hypothesis import settings
 
 import rca
-from rca import schema, sources
+from rca import _reader, schema, sources
 from rca._carry import Carry
-from rca.ingest import parse_rows
+from rca.ingest import IngestOptions, parse_rows
 from rca.sources._base import LINES_SCHEMA, ParseContext, Source
 
 DATA = Path(__file__).parent / "data"
@@ -116,6 +116,19 @@ def parse_in_batches(texts: list[str], cuts: list[int], source: Source, ctx: Par
         rows.append(batch_rows)
         skipped = {reason: skipped.get(reason, 0) + batch_skipped.get(reason, 0) for reason in {*skipped, *batch_skipped}}
     return pl.concat(rows).sort("line"), skipped
+
+
+@pytest.fixture
+def small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reads of 2 KiB: a batch is at least one read of the file (1 MiB), so files of tens of KiB become many batches."""
+    monkeypatch.setattr(_reader, "_READ_SIZE", 2048)
+
+
+def ingested(root: Path, store: Path, options: IngestOptions) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``root`` ingested by one worker: the events by file and line, the manifest by path less what differs per run."""
+    rca.ingest(root, store, options, workers=1)
+    opened = rca.open_store(store)
+    return opened.events().sort("file", "line"), opened.manifest().drop("run_id", "parts").sort("path")
 
 
 def fixture_path(name: str) -> Path:

@@ -19,16 +19,15 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import rca
-from rca import _reader, sources
+from rca import sources
 from rca.ingest import FileTask, IngestOptions, parse_rows, plan, split_plan
 from rca.sources import _pipeline_slurm, nvidia_smi
 from rca.sources._base import ParseContext
 from rca.store import Store
-from tests.conftest import DATA, numbered_lines, parse_in_batches
+from tests.conftest import DATA, ingested, numbered_lines, parse_in_batches
 
 SMALL_BATCHES = IngestOptions(batch_bytes=4096, year=2026)
 WHOLE = IngestOptions(batch_bytes=1 << 30, year=2026)
-PER_RUN = ("run_id", "parts")
 SACCT = (DATA / "pipeline/slurm_sacct_maxrss_step_rows_01.log").read_text().splitlines()
 # The same table as `sacct --parsable2` prints it: each cell of the fixed-width one (under its rule's dash run) joined by "|".
 _COLUMNS = [(match.start(), match.end()) for match in re.finditer("-+", SACCT[1])]
@@ -60,18 +59,6 @@ def _sacct_piped() -> str:
 TABLES = {"nvidia-smi-query.csv": _csv_loop, "nvidia-smi-dmon.log": _dmon_loop, "sacct.txt": _sacct_table, "sacct-parsable.txt": _sacct_piped}
 
 
-@pytest.fixture
-def small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
-    # a batch is at least one read of the file (1 MiB): small reads make these files of tens of KiB many batches
-    monkeypatch.setattr(_reader, "_READ_SIZE", 2048)
-
-
-def _read(root: Path, store: Path, options: IngestOptions) -> tuple[pl.DataFrame, pl.DataFrame]:
-    rca.ingest(root, store, options, workers=1)
-    opened = rca.open_store(store)
-    return opened.events().sort("file", "line"), opened.manifest().drop(*PER_RUN).sort("path")
-
-
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("carried") / "logs" / "gpu-node-1"
@@ -84,8 +71,8 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.usefixtures("small_reads")
 def test_tables_read_in_batches_read_as_whole(tables: Path, tmp_path: Path) -> None:
-    whole_events, whole_manifest = _read(tables, tmp_path / "whole", WHOLE)
-    events, manifest = _read(tables, tmp_path / "batched", SMALL_BATCHES)
+    whole_events, whole_manifest = ingested(tables, tmp_path / "whole", WHOLE)
+    events, manifest = ingested(tables, tmp_path / "batched", SMALL_BATCHES)
     assert_frame_equal(events, whole_events)
     assert_frame_equal(manifest, whole_manifest)
     plain = manifest.filter(~pl.col("path").str.ends_with(".gz"))
@@ -104,7 +91,7 @@ def test_tables_read_in_batches_read_as_whole(tables: Path, tmp_path: Path) -> N
 
 @pytest.mark.usefixtures("small_reads")
 def test_header_lines_are_counted_once(tables: Path, tmp_path: Path) -> None:
-    _, manifest = _read(tables, tmp_path / "batched", SMALL_BATCHES)
+    _, manifest = ingested(tables, tmp_path / "batched", SMALL_BATCHES)
     row = manifest.filter(pl.col("path").str.ends_with("nvidia-smi-query.csv")).row(0, named=True)
     assert row["lines"] == len(_csv_loop().splitlines())
     headers = sum(line.startswith("timestamp, ") for line in _csv_loop().splitlines())  # the fixture's loop restarts once
@@ -128,7 +115,7 @@ def test_rows_appended_to_a_table_read_by_its_header(tmp_path: Path) -> None:
     with (host / "sacct.txt").open("a") as appended:
         appended.write(text[half:])
     rca.ingest(tmp_path / "logs", tmp_path / "store", options, workers=1)
-    fresh, _ = _read(tmp_path / "logs", tmp_path / "fresh", options)
+    fresh, _ = ingested(tmp_path / "logs", tmp_path / "fresh", options)
     again = rca.open_store(tmp_path / "store").events().sort("file", "line")
     assert_frame_equal(again, fresh)
     assert again["rss_bytes"].is_not_null().sum() == 4 * 150

@@ -20,14 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-import rca
-from rca import _reader, sources
+from rca import sources
 from rca.ingest import IngestOptions, parse_rows
 from rca.sources import dcgm
 from rca.sources._base import ParseContext
-from tests.conftest import DATA, numbered_lines, parse_in_batches
+from tests.conftest import DATA, ingested, numbered_lines, parse_in_batches
 
-PER_RUN = ("run_id", "parts")
 CTX = ParseContext(file="dmon.log", host="gpu-node-1", tz="UTC", year=2026)
 USER_GUIDE = "dcgm_dmon_e_1001_1004_1005_userguide_01.txt"  # the command line, "# Entity" over "Id", 15 rows of GPU 0
 MIG = "dcgm_dmon_e_1001_1004_gpu_i_entities_01.txt"  # "#Entity" over "ID", a row for each of 7 GPU instances
@@ -119,24 +117,13 @@ def test_carried_lines_are_those_of_the_dmon_table_the_lines_end_in() -> None:
     assert carried(scrape) == []
 
 
-@pytest.fixture
-def small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_reader, "_READ_SIZE", 2048)  # a batch is at least one read: small reads make many batches
-
-
-def _read(root: Path, store: Path, batch_bytes: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    rca.ingest(root, store, IngestOptions(batch_bytes=batch_bytes, year=2026), workers=1)
-    opened = rca.open_store(store)
-    return opened.events().sort("file", "line"), opened.manifest().drop(*PER_RUN).sort("path")
-
-
 @pytest.mark.usefixtures("small_reads")
 def test_a_dmon_loop_ingested_in_batches_reads_as_whole(tmp_path: Path) -> None:
     host = tmp_path / "logs" / "gpu-node-1"
     host.mkdir(parents=True)
     (host / "dcgmi-dmon.log").write_text("\n".join(_loop(USER_GUIDE, 80)) + "\n")
-    whole, whole_manifest = _read(tmp_path / "logs", tmp_path / "whole", 1 << 30)
-    batched, manifest = _read(tmp_path / "logs", tmp_path / "batched", 4096)
+    whole, whole_manifest = ingested(tmp_path / "logs", tmp_path / "whole", IngestOptions(batch_bytes=1 << 30, year=2026))
+    batched, manifest = ingested(tmp_path / "logs", tmp_path / "batched", IngestOptions(batch_bytes=4096, year=2026))
     assert manifest["bytes"][0] > 8 * 4096
     assert_frame_equal(_without_sample(batched), _without_sample(whole))
     assert_frame_equal(manifest, whole_manifest)

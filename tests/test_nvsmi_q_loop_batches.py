@@ -16,14 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-import rca
-from rca import _reader, sources
+from rca import sources
 from rca.ingest import IngestOptions, parse_rows
 from rca.sources import nvidia_smi
 from rca.sources._base import ParseContext
-from tests.conftest import DATA, numbered_lines, parse_in_batches
+from tests.conftest import DATA, ingested, numbered_lines, parse_in_batches
 
-PER_RUN = ("run_id", "parts")
 REPORTS = ["nvidia_smi_h200_q_580_01.txt", "nvidia_smi_q_d_accounting_525_3gpu_none_01.txt",
            "nvidia_smi_q_d_performance_ecc_555_a100_indented_01.txt", "nvidia_smi_q_610_wddm_deprecated_versions_01.txt"]
 _CLOCK = re.compile(r"(\d\d):(\d\d):(\d\d)( \d{4})\s*$")
@@ -106,24 +104,13 @@ def test_only_a_report_past_its_banner_is_carried() -> None:
     assert nvidia_smi.carried_lines(_lines(texts[:15]))["text"].to_list() == [*head, texts[7]]
 
 
-@pytest.fixture
-def small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_reader, "_READ_SIZE", 2048)  # a batch is at least one read: small reads make many batches
-
-
-def _read(root: Path, store: Path, batch_bytes: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    rca.ingest(root, store, IngestOptions(batch_bytes=batch_bytes, year=2026), workers=1)
-    opened = rca.open_store(store)
-    return opened.events().sort("file", "line"), opened.manifest().drop(*PER_RUN).sort("path")
-
-
 @pytest.mark.usefixtures("small_reads")
 def test_a_q_loop_ingested_in_batches_reads_as_whole(tmp_path: Path) -> None:
     host = tmp_path / "logs" / "gpu-node-1"
     host.mkdir(parents=True)
     (host / "nvidia-smi-q.log").write_text("\n".join(_loop(REPORTS[0], 4)) + "\n")
-    whole, whole_manifest = _read(tmp_path / "logs", tmp_path / "whole", 1 << 30)
-    batched, manifest = _read(tmp_path / "logs", tmp_path / "batched", 4096)
+    whole, whole_manifest = ingested(tmp_path / "logs", tmp_path / "whole", IngestOptions(batch_bytes=1 << 30, year=2026))
+    batched, manifest = ingested(tmp_path / "logs", tmp_path / "batched", IngestOptions(batch_bytes=4096, year=2026))
     assert manifest["bytes"][0] > 8 * 4096
     assert_frame_equal(batched, whole)
     assert_frame_equal(manifest, whole_manifest)
