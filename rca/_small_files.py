@@ -369,8 +369,9 @@ def _joined_lines(pieces: list[pl.DataFrame], before: list[int]) -> _Joined:
     shifts = [offset - lines_before for offset, lines_before in zip(offsets, before, strict=True)]
     owner = pl.select(pl.Series("batch_file", range(len(pieces)), pl.Int32).repeat_by(pl.Series(heights, dtype=pl.UInt32)).explode(empty_as_null=False)).to_series()
     # One chunk: polars 2.1 can panic in string kernels on a frame concatenated from pieces (:func:`ingest.without_blank_lines`).
-    numbered = pl.concat(pieces, rechunk=True).with_columns(owner).with_columns(pl.col("line") + pl.col("batch_file").replace_strict(dict(enumerate(shifts)), return_dtype=pl.Int64))
-    numbered = numbered.with_columns(blank=ingest.blank_line())
+    numbered = pl.concat(pieces, rechunk=True).with_columns(owner).with_columns(
+        pl.col("line") + pl.col("batch_file").replace_strict(dict(enumerate(shifts)), return_dtype=pl.Int64), blank=ingest.blank_line(),
+    )
     blank_by_file = dict(numbered.filter("blank").group_by("batch_file").len().iter_rows())
     content = numbered.filter(~pl.col("blank")).drop("blank")
     blanks = [{"blank": blank_by_file[number]} if number in blank_by_file else {} for number in range(len(pieces))]
