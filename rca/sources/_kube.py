@@ -249,11 +249,13 @@ def message_container(message: pl.Expr) -> pl.Expr:
 # The device manager's admission failures (pkg/kubelet/cm/devicemanager), as the kubelet's Warning event, its log line
 # and the rejected pod's status message carry them: "requested number of devices unavailable for nvidia.com/gpu.
 # Requested: 1, Available: 0" (1.10+; "Requested:1" in some builds), "no healthy devices present; cannot allocate
-# unhealthy devices nvidia.com/gpu" (1.24+). The rejected pod's status message opens "Pod was rejected: " (1.26+, PR
-# #112644) or just "Pod " before it ("Pod Allocate failed due to …", "Pod Update plugin resources failed due to …"). A YAML
-# dump may fold the message, leaving a run of spaces between words.
+# unhealthy devices nvidia.com/gpu" (1.24+). Before the device manager (1.6-1.9), the kubelet's own GPU manager failed a
+# pod with "requested number of GPUs unavailable. Requested: 4, Available: 0", naming no resource. The rejected pod's status
+# message opens "Pod was rejected: " (1.26+, PR #112644) or just "Pod " before it ("Pod Allocate failed due to …", "Pod
+# Update plugin resources failed due to …"). A YAML dump may fold the message, leaving a run of spaces between words.
 _ADMISSION_DEVICES = (
-    r"(?:devices unavailable for|cannot allocate unhealthy devices)\s+(?<resource>[a-z0-9][-a-z0-9.]*/[-A-Za-z0-9_.]*[A-Za-z0-9_])"
+    r"(?:(?:devices unavailable for|cannot allocate unhealthy devices)\s+(?<resource>[a-z0-9][-a-z0-9.]*/[-A-Za-z0-9_.]*[A-Za-z0-9_])"
+    r"|number of GPUs unavailable)"
     r"(?:\.? Requested: ?(?<requested>[0-9]+), Available: ?(?<available>[0-9]+))?"
 )
 ADMISSION_REJECTED = (

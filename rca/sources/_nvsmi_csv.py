@@ -242,6 +242,25 @@ _NAMED_ATTRS = {
 }
 
 
+# A hardware slowdown as each spelling of the query names it: the umbrella flag and the two causes nvidia-smi lists
+# under it (a query may ask for a cause alone), in the 535+ "event" and the older "throttle" names.
+_HW_SLOWDOWN_FLAGS = tuple(
+    f"{prefix}.{reason}"
+    for prefix in ("clocks_event_reasons", "clocks_throttle_reasons")
+    for reason in ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
+)
+# The reasons as one bitmask ("0x0000000000000048"); nvml.h's HW Slowdown 0x8, HW Thermal 0x40, HW Power Brake 0x80.
+_REASON_MASKS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
+_HW_SLOWDOWN_BITS = 0x08 | 0x40 | 0x80
+# Per-location uncorrected counters (dram, sram, device_memory, l2_cache, ...) stand for the total when it is not asked for.
+_UNCORRECTED_VOLATILE = "ecc.errors.uncorrected.volatile."
+
+
+def _hw_slowdown_bits(mask: pl.Expr) -> pl.Expr:
+    """Whether a clocks-reasons bitmask has a hardware slowdown bit set (null where it is no hex number)."""
+    return (mask.str.strip_prefix("0x").str.to_integer(base=16, strict=False) & _HW_SLOWDOWN_BITS) != 0
+
+
 def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: ParseContext) -> pl.DataFrame:
     units = dict(fields)
 
@@ -269,14 +288,14 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
     # registered yet cannot run CUDA; one it finished registering without success never will.
     # A bracketed cell is what NVML answered instead of a reading: a GPU that is lost or needs a reset
     # is failing; an unknown error (a fan, a power sensor) is worth a look. As in -q, a page pending
-    # retirement, an uncorrectable ECC error since the driver loaded, a hardware slowdown (clocks held
-    # down by heat or a power brake) or a reset (driver 570+: any gpu_recovery_action but None) the driver asks for
-    # are warnings too.
+    # retirement, an uncorrectable ECC error since the driver loaded (the total or any location's count), a
+    # hardware slowdown (clocks held down by heat or a power brake: a flag, or its bit in the reasons mask) or a
+    # reset (driver 570+: any gpu_recovery_action but None) the driver asks for are warnings too.
     text = pl.col("text")
     needs_care = pl.any_horizontal(
         value("remapped_rows.pending") == "Yes", value("retired_pages.pending") == "Yes",
-        number(value("ecc.errors.uncorrected.volatile.total")) > 0,
-        value("clocks_event_reasons.hw_slowdown") == "Active", value("clocks_throttle_reasons.hw_slowdown") == "Active",
+        *(number(value(name)) > 0 for name in names if name.startswith(_UNCORRECTED_VOLATILE)),
+        *(value(name) == "Active" for name in _HW_SLOWDOWN_FLAGS), *(_hw_slowdown_bits(value(name)) for name in _REASON_MASKS),
         value("reset_status.reset_required") == "Yes", value("reset_status.drain_and_reset_recommended") == "Yes",
         recovery_needed(value("gpu_recovery_action")),
         text.str.contains("[Unknown Error]", literal=True), value("fabric.state").is_in(["Not Started", "In Progress"]),

@@ -179,6 +179,10 @@ def _fields(present: set[str]) -> Fields:
         fields["signal_text"] = (json_text, pl.when(kind == "dataloader_killed").then(c("f_dataloader_signal")))
         fields["memory_class"] = (json_flag, pl.when(kind == "dataloader_killed").then(c("f_signal") == "SIGKILL"))
         fields["worker_exited_unexpectedly"] = (json_flag, pl.when(c("f_dataloader_exited")).then(True))
+    if "trt_memory" in present:
+        # TensorRT-LLM's free memory when it sized its KV cache, under the key a CUDA OOM's free memory has
+        oom_free = [fields["free_bytes"][1]] if "free_bytes" in fields else []
+        fields["free_bytes"] = (json_number, pl.coalesce(*oom_free, c("f_trt_available")))
     fields |= work_item
     if "pg" in present:
         fields["pg_id"] = (json_number, pl.when(nccl_scope).then(num(_PG.field("pg"))))

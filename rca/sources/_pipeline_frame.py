@@ -21,6 +21,7 @@ import polars as pl
 from rca import timeutil
 from rca.sources import _pipeline_hpc as hpc
 from rca.sources._base import ParseContext, any_of, per_file
+from rca.sources._pipeline_attrs import json_number, json_run
 from rca.sources._pipeline_records import joined_wraps, wrap_width_rows
 
 LEVEL_WORDS = "TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL"
@@ -593,10 +594,12 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
 
 
 def _with_hpc(framed: pl.DataFrame) -> pl.DataFrame:
-    """Loghub's supercomputer lines (:mod:`._pipeline_hpc`) read as such; ``line_attrs``, the JSON run of what they name."""
+    """Loghub's supercomputer lines (:mod:`._pipeline_hpc`) read as such; ``line_attrs``, the JSON run of what they name
+    (or of the SGLang ranks a line's stamp names)."""
     if not framed.select(hpc.LINE.any()).item():
-        return framed.with_columns(line_attrs=pl.lit(None, pl.String))
-    return hpc.overlay(_where(framed, hpc.LINE, hpc.fields, hpc.COLUMNS))
+        return framed.with_columns(line_attrs=pl.col("parallel_ranks"))
+    overlaid = hpc.overlay(_where(framed, hpc.LINE, hpc.fields, hpc.COLUMNS))
+    return overlaid.with_columns(line_attrs=pl.coalesce("line_attrs", "parallel_ranks"))
 
 
 # torchelastic's worker-status events (torch 1.9 and 1.10 print them to stdout as JSON lines): {"name":
@@ -828,13 +831,30 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     tgi = pl.when(pl.col("body").str.contains("text_generation_launcher: Shard ", literal=True)).then(pl.col("body"))
     tgi_rank = pl.coalesce(tgi.str.extract(r"Shard ([0-9]+) failed to start$", 1), tgi.str.extract(r"Shard terminated rank=([0-9]+)$", 1))
     layers = layers.with_columns(
-        header_rank=pl.coalesce(tp_rank, trt_rank, npu_rank, "npu_log_rank", tgi_rank).cast(pl.Int64, strict=False)
+        header_rank=pl.coalesce(tp_rank, trt_rank, npu_rank, "npu_log_rank", tgi_rank).cast(pl.Int64, strict=False),
+        parallel_ranks=_sglang_parallel_ranks(),
     )
     if not layers.select(pl.col("rich_level").is_not_null().any()).item():
         return layers
     # rich's caller, at the end of the line, is no part of the message.
     rich_body = pl.when(pl.col("rich_level").is_not_null()).then(pl.col("body")).str.replace(_RICH_CALLER, "")
     return layers.with_columns(body=pl.coalesce(rich_body, "body"))
+
+
+_SGLANG_PARALLEL = r"^\[[0-9T:.,\- ]+ ((?:[DTPE]P[0-9]+ ?)+)\]"
+
+
+def _sglang_parallel_ranks() -> pl.Expr:
+    """SGLang's ranks by their parallelism ("[2025-09-22 10:25:22 DP1 PP1]": ``"dp_rank":1,"pp_rank":1``), a ``line_attrs`` run.
+
+    Beside a data-, pipeline- or expert-parallel rank no one of them is the worker's global rank (how they combine depends
+    on the server's settings), so each is kept by its name; a tensor-parallel rank alone is the rank (header_rank).
+    """
+    ranks = pl.when(pl.col("app_iso").is_not_null()).then(pl.col("app")).str.extract(_SGLANG_PARALLEL, 1)
+    named = {
+        f"{kind.lower()}_rank": json_number(ranks.str.extract(rf"\b{kind}([0-9]+)", 1).cast(pl.Int64)) for kind in ("DP", "TP", "PP", "EP")
+    }
+    return pl.when(ranks.str.contains(r"\b[DPE]P[0-9]")).then(json_run(named))
 
 
 _LOG4J_GROUPS = tuple(re.findall(r"\(\?<(log4j_[a-z]+)>", _APP_HEADERS["log4j"]))

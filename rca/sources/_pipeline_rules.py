@@ -376,15 +376,19 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "total_gpu_memory", "gpu_memory_utilization", " took ", "max seq len (", "stored in KV cache (", "GPU KV cache usage: ",
         "Running: ", "Pending: ", "Waiting: ",
     ),
+    # TensorRT-LLM sizing its paged KV cache: "Memory usage when calculating max tokens in paged kv cache: total: 39.39 GiB,
+    # available: 21.89 GiB" (the device's memory, and what is free of it and of the runtime's pool)
+    "trt_memory": ("Memory usage when calculating max tokens in paged kv cache: ",),
     "trainer_dict": r"^\{",
     "setting": (" = ",),
     "loss": r"(?i)loss",
     "phase": ("***** Running ",),
     "ci_event": (*(needle for needle, _ in CI_EVENTS), _JENKINS_AGENT_LOST[0]),
 }
-# Families that read routine progress (losses, vLLM metrics, trainer settings) into attrs;
+# Families that read routine progress (losses, vLLM metrics, trainer settings) into attrs (TensorRT-LLM's KV-cache sizing
+# into the device's total memory too);
 # only the others, with the exception anchors, can give a record a kind or other facts.
-PROGRESS = ("vllm", "trainer_dict", "setting", "loss")
+PROGRESS = ("vllm", "trt_memory", "trainer_dict", "setting", "loss")
 INCIDENTS = tuple(family for family in _FAMILIES if family not in PROGRESS)
 # Families whose facts only matter once another family has decided the kind.
 _KIND_BOUND = {"exit_pid", "container", "ray_task"}
@@ -1008,6 +1012,10 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "container": _container_facts(),
     "ray_task": _ray_task_facts(),
     "vllm_error": _vllm_error_facts(),
+    "trt_memory": {
+        "trt_total": size(gated("trt_memory"), r"paged kv cache: total: {size}"),
+        "trt_available": size(gated("trt_memory"), r"paged kv cache: total: [^,\n]*, available: {size}"),
+    },
 }
 
 

@@ -299,9 +299,11 @@ _SEVERITY_BY_TYPE = {"Normal": "info", "Warning": "warning"}
 # A pods row's STATUS (an init container's behind "Init:") is the reason a container is not running: one that
 # failed (Error, RunContainerError, UnexpectedAdmissionError, OOMKilled, Evicted, OutOfnvidia.com/gpu, Signal:9,
 # ExitCode:1, …) or one the kubelet retries after a back-off (CrashLoopBackOff, ImagePullBackOff). Kubernetes 1.16's
-# topology manager rejected a pod with the reason "Topology Affinity Error", in words.
+# topology manager rejected a pod with the reason "Topology Affinity Error", in words; 1.6's GPU manager with its error
+# itself ("requested number of GPUs unavailable. Requested: 4, Available: 0").
 _FAILED_POD_STATUS = (
-    r"^(?:Init:)?(?:(?:[A-Z][a-z]+ )*[A-Za-z]*Error|OOMKilled|Evicted|ContainerStatusUnknown|OutOf[0-9A-Za-z./_-]+|Signal:[0-9]+|ExitCode:[1-9][0-9]*)$"
+    r"^(?:Init:)?(?:(?:[A-Z][a-z]+ )*[A-Za-z]*Error|OOMKilled|Evicted|ContainerStatusUnknown|OutOf[0-9A-Za-z./_-]+|Signal:[0-9]+|ExitCode:[1-9][0-9]*"
+    r"|requested number of GPUs unavailable\. .*)$"
 )
 _BACKOFF_POD_STATUS = r"^(?:Init:)?[A-Za-z]*BackOff$"
 # The scheduler's Scheduled event names the pod it bound and the node: "Successfully assigned <ns>/<pod> to <node>"
@@ -721,9 +723,10 @@ def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFrame:
     message = pl.col("message")
-    devices = admission_devices(message)
     is_conditions = pl.col("heartbeat").is_not_null() | pl.col("transition").is_not_null()
     is_pods = pl.col("ready").is_not_null() & (pl.col("restarts").is_not_null() | pl.col("status").is_not_null())
+    # A pods row has no message: its STATUS may be the admission failure itself (1.6's GPU manager's error).
+    devices = admission_devices(pl.coalesce(message, pl.when(is_pods).then(pl.col("status"))))
     is_describe_events = pl.col("source").is_not_null() & pl.col("object").is_null() & pl.col("object_kind").is_null()
     # (A custom-columns table may leave out REASON where a field selector picked it: its OBJECT and MESSAGE make the event.)
     is_event = (pl.col("reason").is_not_null() | pl.col("message").is_not_null()) & (pl.col("object").is_not_null() | pl.col("source").is_not_null())

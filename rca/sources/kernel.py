@@ -330,6 +330,17 @@ _SCOPE = r"^(?:(?<scope>Memory cgroup out of memory|Out of memory(?: \([^)]*\))?
 _KILLED = _SCOPE + r"Killed process (?<pid>[0-9]+)(?:, UID [0-9]+,)? \((?<name>.*)\)(?:[ ,].*)?$"
 # "kill process … or a child" before 2.6.36.
 _SELECTED = _SCOPE + r"[Kk]ill process (?<pid>[0-9]+) \((?<name>.*)\) score (?<score>-?[0-9]+) or (?:sacrifice|a) child"
+# A task the kernel sent SIGBUS for touching a poisoned (uncorrectable) memory page, the task named "comm:pid" by
+# every wording: "MCE: Killing python:123 due to hardware memory corruption fault at 7f…" (the faulting task),
+# "Memory failure: 0x3710b3: Sending SIGBUS to python:123 due to hardware memory corruption" (5.2+; "Killing" before,
+# "MCE 0x…: Killing …:… early" in 3.x), "… forcibly killing …:… because of failure to unmap corrupted page".
+_HWPOISON_KILL = (
+    r"(?:Killing|Sending SIGBUS to|forcibly killing) (?<name>\S.*?):(?<pid>[0-9]+) (?:early )?"
+    r"(?:due to hardware memory corruption|because of failure to unmap corrupted page)"
+)
+# A fork (or a new thread) refused at a cgroup's pids.max (4.3+, KERN_INFO, on the cgroup's first refusal): the cgroup whose
+# limit it hit, a pod's or a container's under kubepods ("cgroup: fork rejected by pids controller in /kubepods/burstable/pod…/8e8c…").
+_PIDS_REJECTED = r"^cgroup: fork rejected by pids controller in (?<cgroup>/\S*)"
 _REAPER = (
     r"^oom_reaper: reaped process (?<pid>[0-9]+) \((?<name>.*)\)"
     r"(?:,? now anon-rss:(?<anon>[0-9]+)kB, file-rss:(?<file>[0-9]+)kB, shmem-rss:(?<shmem>[0-9]+)kB)?"
@@ -470,6 +481,7 @@ _RULE_STARTS = "^(?:" + "|".join((
 _RULE_KEYWORDS = (
     r"invoked oom-killer: |cpuset=|Killed process |[Kk]ill process |NVRM: |fallen off the bus"
     r"|soft lockup|hard LOCKUP|page allocation failure|: vmalloc(?: error)?: |\]: segfault at |PCIe Bus Error: |SXid \("
+    r"| due to hardware memory corruption| because of failure to unmap corrupted page|^cgroup: fork rejected by pids controller "
 )
 _HEX64 = r"([0-9a-f]{64})"
 # A program's own message written to /dev/kmsg (systemd and journald at boot, a daemon forwarding to it) reads
@@ -1208,6 +1220,8 @@ def _line_facts() -> list[pl.Expr]:
         pl.when(killed).then(message.str.extract(r"\bUID:? ?(-?[0-9]+)", 1)).alias("killed_uid"),
         *_groups(_SELECTED, "selected"),
         *_groups(_REAPER, "reaper"),
+        *_groups(_PIDS_REJECTED, "pids"),
+        *_groups(_HWPOISON_KILL, "hwpoison", pl.when(message.str.contains(" memory corruption| corrupted page")).then(message)),
         *_groups(_TASK_ROW, "task", _task_row_text()),
         *_groups(_TASK_STATE, "state", pl.when(message.str.starts_with("task:")).then(message)),
         *_groups(_BLOCK_HEAD, "head"),
@@ -1407,7 +1421,7 @@ _IS_HEADER = pl.col("header_name").is_not_null()
 # it, the memcg whose stats the block prints holds the victim (it is chosen inside the memcg whose limit was hit).
 _CGROUP = pl.coalesce(
     "summary_task_memcg", "carried_summary_task_memcg", pl.when(~_IS_HEADER).then(pl.col("task_in_task")), "carried_task_in_task",
-    "group_cgroup", "oom_group_cgroup", pl.when(~_IS_HEADER).then(pl.col("stats_memcg")), "carried_stats_memcg",
+    "group_cgroup", "oom_group_cgroup", pl.when(~_IS_HEADER).then(pl.col("stats_memcg")), "carried_stats_memcg", "pids_cgroup",
 )
 _MEMCG_USED = pl.coalesce("memcg_used", "carried_memcg_used")
 _MEMCG_LIMIT = pl.coalesce("memcg_limit", "carried_memcg_limit")
@@ -1425,10 +1439,11 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
     return records.with_columns(kind=kind).select(
         "row", "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
         severity=_severity(pl.col("kind")),
-        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "cpu_pid", "oops_pid", "headless_pid")
+        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "hwpoison_pid", "cpu_pid",
+                        "oops_pid", "headless_pid")
         .cast(pl.Int64, strict=False).fill_null(pl.coalesce("xid_pid", "nvrm_client_pid", "amdgpu_pid")),
-        process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "cpu_comm",
-                            "header_name", "xid_process", "nvrm_client", "amdgpu_process", "oops_comm",
+        process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "hwpoison_name",
+                            "cpu_comm", "header_name", "xid_process", "nvrm_client", "amdgpu_process", "oops_comm",
                             "headless_comm"),
         cgroup=_CGROUP,
         pod_uid=memcg_pod_uid(_CGROUP),

@@ -436,6 +436,8 @@ _DUMPED_EVENT = (
 _NOTABLE = (
     r"(?i)evict|admit pod|admission denied|threshold|pressure|insufficient|node condition|observation|oom|exit_?code|victim|event occurred|xid"
     r"|unhealthy|noexecutetaintmanager|taint-eviction|devices to allocate|needs to allocate|allocation request for device|pre-allocated devices|devices unavailable"
+    # (1.6-1.9: the kubelet's own GPU manager's admission failure, "requested number of GPUs unavailable. Requested: 4, …")
+    r"|number of gpus unavailable"
 )
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that

@@ -168,6 +168,8 @@ _MARKERS = "|".join(
         r"^\[[A-Z]+\|[0-9A-Za-z_.]+:[0-9]+\] [0-9]{4}-[0-9][0-9]-[0-9][0-9] ", r"^\s*\[rank[0-9]+\]:", r"^\[[IWEF] [0-9A-Za-z_.]+:[0-9]+\] ",
         # nanotron's ("08/31/2024 14:37:22 [INFO|DP=0|PP=0|TP=0]: ") and NVIDIA Cosmos' ("[04-14 02:44:17|INFO|path.py:149:train] ")
         r"^[0-9][0-9]/[0-9][0-9]/[0-9]{4} [0-9:]+ \[[A-Z]+\|DP=[0-9]+\|PP=[0-9]+\|TP=", r"^\[[0-9][0-9]-[0-9][0-9] [0-9:.]+(?:\|[0-9A-Za-z_]+=[^|\]\s]*)*\|[A-Z]+\|\S+:[0-9]+:\S+\] ",
+        # SGLang's stamp with the worker's parallel ranks ("[2025-09-22 10:25:22 DP1 PP1] ", "[2025-05-19 23:22:28 TP3] ")
+        r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]+(?: [DTPE]P[0-9]+)+\] ",
         # gunicorn's arbiter and workers ("[2020-09-12 05:37:52 +0000] [18] [ERROR] "), and its report of a worker a signal ended
         r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]+ [+-][0-9]{4}\] \[[0-9]+\] \[[A-Z]+\] ",
         r"Worker \(pid:[0-9]+\) was sent SIG|Worker with pid [0-9]+ was terminated due to signal ",
@@ -243,7 +245,7 @@ _OUTPUT = {
     .when(pl.col("f_go_oom")).then(pl.col("f_go_request"))
     .when(pl.col("f_cpu_alloc_request").is_not_null()).then(pl.col("f_cpu_alloc_request")),
     "mem_total_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_total"))
-    .otherwise(pl.coalesce("f_ray_node_total", "f_slurm_limit", "f_yarn_total")),
+    .otherwise(pl.coalesce("f_ray_node_total", "f_slurm_limit", "f_yarn_total", "f_trt_total")),
     # What Ray's memory monitor saw: the node's memory and the killed task's; what Slurm's accounting saw: the job's use and limit;
     # what YARN's saw: the container's use of the memory whose limit it broke, and that limit.
     "mem_used_bytes": pl.coalesce("f_ray_node_used", "f_slurm_limit_used", "f_yarn_used"),
