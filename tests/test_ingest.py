@@ -358,7 +358,10 @@ def _fixture_heads() -> list[list[str]]:
 def test_heads_sniffed_together_score_as_each_alone() -> None:
     heads = _fixture_heads()
     together = sources.sniff_many(heads)
-    assert together == [sources.sniff(head) for head in heads]
+    # Every third fixture's head and the two empty ones are also sniffed alone (a sniff costs its queries); what the
+    # others are sniffed beside must not change their scores.
+    sampled = [*range(0, len(heads) - 2, 3), len(heads) - 2, len(heads) - 1]
+    assert [together[i] for i in sampled] == [sources.sniff(heads[i]) for i in sampled]
     named = {source.name for source, _ in together if source}
     assert {"kernel", "kubelet", "nvidia_smi", "pipeline", "syslog", "k8s", "dcgm", "cgroup"} <= named
 

@@ -17,7 +17,7 @@ import rca
 from rca import _small_files, sources
 from rca.ingest import FileTask, IngestOptions, Previous
 from tests.conftest import DATA, fail_parsing_on, fixture_path
-from tests.test_real_logs import SAMPLE_NAMES
+from tests.test_real_logs import EXPECTED, SAMPLE_NAMES
 
 PER_RUN_COLUMNS = ("run_id", "parts")
 
@@ -38,16 +38,29 @@ def _stamp(path: Path, when: datetime) -> None:
     os.utime(path, (when.timestamp(), when.timestamp()))
 
 
-@pytest.fixture(scope="module")
-def fixtures_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every fixture of every source, on two hosts, with mtimes in three different years."""
-    root = tmp_path_factory.mktemp("small") / "logs"
-    for number, path in enumerate(sorted(p for p in DATA.rglob("*") if p.is_file())):
+# Every third fixture (by path) is also read alone: reading each alone costs a parse per file, and it is what
+# reading together must equal. Files a group read together holds beside them are checked for what they give elsewhere.
+ALONE_STRIDE = 3
+
+
+def _fixtures() -> list[Path]:
+    return sorted(p for p in DATA.rglob("*") if p.is_file())
+
+
+def _copy_fixtures(root: Path, numbered: list[tuple[int, Path]]) -> Path:
+    """The fixtures on two hosts, with mtimes in three different years, each by its number in the whole list."""
+    for number, path in numbered:
         host = root / f"node-{number % 2}" / path.parent.name
         host.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, host / path.name)
         _stamp(host / path.name, datetime(2023 + number % 3, 6, 1, tzinfo=UTC))
     return root
+
+
+@pytest.fixture(scope="module")
+def fixtures_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every fixture of every source, on two hosts, with mtimes in three different years."""
+    return _copy_fixtures(tmp_path_factory.mktemp("small") / "logs", list(enumerate(_fixtures())))
 
 
 @pytest.fixture(scope="module")
@@ -61,12 +74,33 @@ def read_together(fixtures_folder: Path, tmp_path_factory: pytest.TempPathFactor
 
 
 def test_a_folder_of_every_fixture_reads_the_same_together_and_alone(
-    fixtures_folder: Path, read_together: tuple[pl.DataFrame, pl.DataFrame, list[int]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    read_together: tuple[pl.DataFrame, pl.DataFrame, list[int]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    alone, alone_files = _alone(fixtures_folder, tmp_path / "alone", monkeypatch)
-    assert_frame_equal(read_together[0], alone)
-    assert_frame_equal(read_together[1], alone_files)
+    sampled = list(enumerate(_fixtures()))[::ALONE_STRIDE]
+    alone, alone_files = _alone(_copy_fixtures(tmp_path / "logs", sampled), tmp_path / "alone", monkeypatch)
+    together, together_files, _ = read_together
+    assert_frame_equal(together.filter(pl.col("file").is_in(alone_files["path"].implode())), alone)
+    assert_frame_equal(together_files.filter(pl.col("path").is_in(alone_files["path"].implode())), alone_files)
+    assert {f"node-{number % 2}/{path.parent.name}/{path.name}" for number, path in sampled} <= set(alone_files["path"])
     assert alone_files.filter(pl.col("source") == "pipeline").height >= 20
+
+
+def test_every_expected_fact_of_the_real_samples_is_in_the_folder_read_together(
+    read_together: tuple[pl.DataFrame, pl.DataFrame, list[int]],
+) -> None:
+    # The folder decides an event's host here (test_real_logs reads the host a line names) and its path the file; a file
+    # read whole (a JSON document) counts as one line, so its event covers one.
+    events, files, _ = read_together
+    by_name = events.with_columns(name=pl.col("file").str.split("/").list.last()).partition_by("name", as_dict=True)
+    read_whole = set(files.filter(pl.col("lines") == 1)["path"].str.split("/").list.last())
+    missing = []
+    for row in EXPECTED:
+        ignored = {"file", "host", *(["n_lines"] if row["file"] in read_whole else [])}
+        wanted = {column: value for column, value in row.items() if column not in ignored}
+        events = by_name.get((row["file"],), pl.DataFrame())
+        if events.is_empty() or events.filter(*[pl.col(column) == value for column, value in wanted.items()]).is_empty():
+            missing.append(row)
+    assert missing == []
 
 
 def test_the_files_are_parsed_together_and_worker_processes_read_the_same_groups(
