@@ -149,12 +149,16 @@ def test_a_run_killed_mid_commit_leaves_unlisted_parts_the_next_run_removes(
         rca.ingest(logs, memory_url, workers=1)
     monkeypatch.undo()
     assert_frame_equal(rca.open_store(memory_url).events(), events)
-    listed = lambda: sorted({name for parts in rca.open_store(memory_url).manifest()["parts"] for name in parts})
-    assert set(_stored_parts(memory_url)) > set(listed())  # the parts copied in before the manifest write
+    assert set(_stored_parts(memory_url)) > set(_listed_parts(memory_url))  # the parts copied in before the manifest write
 
     rca.ingest(logs, memory_url, workers=1)
-    assert _stored_parts(memory_url) == listed()
+    assert _stored_parts(memory_url) == _listed_parts(memory_url)
     assert rca.open_store(memory_url).events().height > events.height
+
+
+def _listed_parts(url: str) -> list[str]:
+    """The parts the store's manifest names."""
+    return sorted({name for parts in rca.open_store(url).manifest()["parts"] for name in parts})
 
 
 def test_a_second_writer_of_a_memory_store_is_refused_until_the_lock_is_gone(memory_url: str) -> None:
