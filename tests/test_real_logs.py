@@ -40,6 +40,7 @@ OWNER_BY_PREFIX = {
     "slurm_": "pipeline",
     "airflow_": "pipeline",
     "argo_": "pipeline",
+    "kubeflow_": "pipeline",
     "json_": "pipeline",
     "docker_": "pipeline",
     "jax_": "pipeline",

@@ -122,6 +122,15 @@ _CRI_POD = (
     r"PodSandboxMetadata\{Name:(?<sandbox_pod>" + _DNS_LABEL + r"),Uid:(?<sandbox_uid>[0-9a-f-]+),Namespace:(?<sandbox_namespace>" + _DNS_LABEL + "),"
     r"|\bk8s_(?<container>[^_\s]+)_(?<pod>" + _DNS_LABEL + r")_(?<namespace>" + _DNS_LABEL + r")_(?<pod_uid>[0-9a-f-]{32,36})_[0-9]+\b"
 )
+# The kubelet's log paths name the pod a container belongs to: "/var/log/pods/<namespace>_<pod>_<pod uid>/<container>/<restart>.log"
+# (containerd's "Finish redirecting stream \"stdout\" to log file \"…\"", "Getting EOF from stream …") and its link
+# "/var/log/containers/<pod>_<namespace>_<container>-<container id>.log". (Neither a namespace nor a pod's name holds "_".)
+_LOG_PATH = (
+    r"/var/log/pods/(?<namespace>" + _DNS_LABEL + r")_(?<pod>" + _DNS_LABEL + r")_(?<pod_uid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+    r"/(?<container>" + _DNS_LABEL + r")/[0-9]+\.log"
+    r"|/var/log/containers/(?<link_pod>" + _DNS_LABEL + r")_(?<link_namespace>" + _DNS_LABEL + r")_(?<link_container>" + _DNS_LABEL + r")"
+    r"-(?<link_id>" + _ID + r")\.log"
+)
 # A container's event as Podman and Docker tell it: "<time> container <event> <id> (<attribute>=<value>, …)". Podman's time is in
 # Go's layout (in the journal with its monotonic reading "m=+11.7" when the process that made the event writes it), Docker's
 # in RFC 3339 (`docker events` saved to a file; an exec's command or a health status after its event and a colon; before
@@ -184,6 +193,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         json_event=pl.when(pl.when(pl.col("program") == "dockerd").then(message).str.starts_with("{")).then(message).str.extract_groups(_CONTAINER_EVENT_JSON),
         created=pl.when(message.str.contains("returns container id", literal=True)).then(message).str.extract_groups(_CREATED_CONTAINER),
         cri_pod=pl.when(message.str.contains_any(["PodSandboxMetadata{Name:", "k8s_"])).then(message).str.extract_groups(_CRI_POD),
+        log_path=pl.when(message.str.contains_any(["/var/log/pods/", "/var/log/containers/"])).then(message).str.extract_groups(_LOG_PATH),
         # (CRI-O's wordings: read on its lines alone.)
         crio_pod=pl.when(
             pl.when(pl.col("program") == "crio").then(message).str.contains_any(["Creating container: ", "ed container ", "description=", "Got pod network"])
@@ -197,7 +207,9 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         event_attributes=event.field("attributes"),
         event_json_attributes=json_event.field("attributes"),
     )
-    task, dockerd, crio, created, crio_pod, cri_pod = (pl.col(name).struct for name in ("task", "dockerd", "crio", "created", "crio_pod", "cri_pod"))
+    task, dockerd, crio, created, crio_pod, cri_pod, log_path = (
+        pl.col(name).struct for name in ("task", "dockerd", "crio", "created", "crio_pod", "cri_pod", "log_path")
+    )
     event_name = pl.col("event_name")
     # A container's death is about the container; the runtime's other events name the container it acts on.
     died = event_name.is_in(["died", "die"])
@@ -253,20 +265,25 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         .when((stopped_by_runtime & (died_with != "0")) | unhealthy).then(pl.lit("warning")).otherwise(pl.coalesce(level, pl.col("severity"))),
         # A task event is about a container's process, not about the runtime.
         process=pl.when(~about_a_container).then(pl.col("program")),
-        container_id=pl.coalesce(container_id, acted_on),
+        # (A log path names the container last: what the line says of the container it acts on stands.)
+        container_id=pl.coalesce(container_id, acted_on, log_path.field("link_id")),
         # A pod's container carries the kubelet's labels (dockershim names it "k8s_<container>_<pod>_…", read below).
         container=pl.coalesce(
             _attribute("io.kubernetes.container.name"), pl.when(~name.str.starts_with("k8s_")).then(name), created.field("name"),
             crio_pod.field("container"), pl.when(cri_pod.field("container") != "POD").then(cri_pod.field("container")),
+            log_path.field("container"), log_path.field("link_container"),
         ),
         pod=pl.coalesce(
-            _attribute("io.kubernetes.pod.name"), crio_pod.field("pod"), crio_pod.field("network_pod"), cri_pod.field("sandbox_pod"), cri_pod.field("pod")
+            _attribute("io.kubernetes.pod.name"), crio_pod.field("pod"), crio_pod.field("network_pod"), cri_pod.field("sandbox_pod"), cri_pod.field("pod"),
+            log_path.field("pod"), log_path.field("link_pod"),
         ),
         namespace=pl.coalesce(
             _attribute("io.kubernetes.pod.namespace"), crio_pod.field("namespace"), crio_pod.field("network_namespace"),
-            cri_pod.field("sandbox_namespace"), cri_pod.field("namespace"),
+            cri_pod.field("sandbox_namespace"), cri_pod.field("namespace"), log_path.field("namespace"), log_path.field("link_namespace"),
         ),
-        pod_uid=pl.coalesce(_attribute("io.kubernetes.pod.uid"), crio_pod.field("pod_uid"), cri_pod.field("sandbox_uid"), cri_pod.field("pod_uid")),
+        pod_uid=pl.coalesce(_attribute("io.kubernetes.pod.uid"), crio_pod.field("pod_uid"), cri_pod.field("sandbox_uid"), cri_pod.field("pod_uid"),
+            log_path.field("pod_uid"),
+        ),
         exit_code=status,
         attrs=attrs_json({
             "attempt": created.field("attempt").cast(pl.Int64, strict=False),

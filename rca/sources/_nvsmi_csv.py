@@ -9,7 +9,7 @@ bus id and timestamp read from the cells that have their unmistakable shapes.
 
 A block whose columns include ``pid`` is per-process (``gpu_process``); one with memory,
 utilization or similar per-GPU columns is ``gpu_sample``; anything else (retired pages)
-is ``log`` with its fields in ``attrs``.
+is ``log`` with its fields in ``attrs`` (a page retired for a double bit ECC error a warning, for multiple single bit ones info).
 """
 
 from __future__ import annotations
@@ -301,10 +301,15 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
         text.str.contains("[Unknown Error]", literal=True), value("fabric.state").is_in(["Not Started", "In Progress"]),
     )
     fabric_failed = (value("fabric.state") == "Completed") & (value("fabric.status") != "Success")
+    # --query-retired-pages: a page retired for a double bit ECC error lost data there (uncorrectable), a warning about
+    # its GPU; one retired for multiple single bit errors was corrected each time and is the driver's routine
+    # prevention, a fact (info), as -q's retired-page counts are no problem until they near the GPU's limit.
+    retired_for = value("retired_pages.cause").str.to_lowercase()
     severity = (
         pl.when((value("remapped_rows.failure") == "Yes") | fabric_failed | text.str.contains_any(["[GPU is lost]", "[GPU requires reset]"]))
         .then(pl.lit("error"))
-        .when(needs_care).then(pl.lit("warning"))
+        .when(needs_care | retired_for.str.contains("double bit", literal=True)).then(pl.lit("warning"))
+        .when(retired_for.str.contains("single bit", literal=True)).then(pl.lit("info"))
         .otherwise(pl.lit("info" if kind != "log" else None, pl.String))
     )
     named = {

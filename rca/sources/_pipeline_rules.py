@@ -137,10 +137,11 @@ _EXIT_CODE = (
 _DOCKER_STEP_FAILED = r"^The command (?:'.*'|\[.*\]) returned a non-zero code: "
 # The Kubeflow Training Operator's report of a replica's pod that ended, "namespace.pod" (a namespace is a DNS label, no
 # dot; a pod's name may hold dots): "Pod: kubeflow.pytorch-simple-worker-0 exited with code 1", and its event of the
-# container's end, the pod without its namespace ("Error pod pytorch-simple-worker-0 container pytorch exitCode: 1").
+# container's end, the pod without its namespace but with the container ("Error pod pytorch-simple-worker-0 container pytorch
+# exitCode: 1").
 _EXITED_POD = (
     r"\bPod: (?<namespace>[a-z0-9][a-z0-9-]*)\.(?<pod>[a-z0-9][a-z0-9.-]*) exited with code "
-    r"|\bError pod (?<bare_pod>[a-z0-9][a-z0-9.-]*) container \S+ exitCode: "
+    r"|\bError pod (?<bare_pod>[a-z0-9][a-z0-9.-]*) container (?<container>[a-z0-9][a-z0-9-]*) exitCode: "
 )
 # strsignal(3)'s words for the signals that end a program (glibc's), as GCC's driver prints them.
 _STRSIGNAL = "Killed|Terminated|Segmentation fault|Aborted|Bus error|Hangup|Illegal instruction|Floating point exception|Quit|Interrupt"
@@ -624,6 +625,7 @@ def _exit_facts() -> dict[str, pl.Expr]:
         # Docker's builder before BuildKit stops the build at a step that failed, whatever level its CLI logged it at
         "exit_build_failed": (code != 0) & gated("exit").str.contains(_DOCKER_STEP_FAILED),
         "exit_pod": pl.coalesce(pod.field("pod"), pod.field("bare_pod")), "exit_namespace": pod.field("namespace"),
+        "exit_container": pod.field("container"),
         # the process (and rank) whose end a launcher reports, not the launcher's own
         "exit_child_pid": num(exit_code.field("child_pid")),
         "exit_rank": num(pl.coalesce(exit_code.field("child_rank"), first(gated("exit"), _DEEPSPEED_CHILD_RANK))),

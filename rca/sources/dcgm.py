@@ -72,6 +72,11 @@ in ``attrs``; MIG instance rows carry their entity instead of a GPU index), at t
 ``dcgmi nvlink -s`` prints a ``NvLink Link Status`` box, then per GPU (``gpuId 0:``) and NvSwitch
 (``physicalId 8:``) a row of link states (``U U D _ …``): one ``log`` event per device with the states
 counted in ``attrs`` (``links_up`` / ``links_down`` / ``links_disabled``), a warning where a link is down.
+
+dcgmi's and NVVS' lines printed without a table (``dcgmi diag`` refusing ``GPU 0's MIG configuration is incompatible
+with the diagnostic…``, NVVS' ``DCGM GPU Diagnostic (version 418)`` banner, dcgmi's ``Error: Health watches not
+enabled.``) are claimed where they make most of the file and read as ``log`` events: a refused GPU a warning with its
+``gpu_index``, dcgmi's own error an error (its group and return code in ``attrs``), the banner info.
 """
 
 from __future__ import annotations
@@ -214,6 +219,13 @@ _DMON_HEADER = r"^#\s*Entity\s+(\S.*)$"  # "# Entity" in DCGM 2's docs
 _DMON_UNITS = r"(?i)^ID(?:\s|$)"  # the line under it: "ID" ("Id" in DCGM 2), DCGM 4 adds the tags' units ("ID   W   C")
 # dcgmi's own failure lines: "Error setting watches. Result: …", "Error: Unable to connect to host engine. …".
 _DCGMI_ERROR = r"^Error(?::| setting| getting| adding| creating)"
+# dcgmi's and NVVS' plain lines, outside any table: the diagnostic's banner ("DCGM GPU Diagnostic (version 418)", nvvs run
+# alone), a GPU it refuses to test, the command that was run (a pasted session's prompt before it).
+_NVVS_BANNER = r"^DCGM (?:GPU )?Diagnostic \(version (?<version>[^)]+)\)$"
+_MIG_REFUSED = r"^GPU (?<gpu>[0-9]+)'s MIG configuration is incompatible with the diagnostic"
+_DCGMI_COMMAND = r"(?:^|[\s$#%>])(?:dcgmi\s+(?:diag|health|dmon|stats|discovery|nvlink|group|policy)\b|\S*/nvvs$)"
+# "Error: Unable to complete diagnostic for group 1. Return: (-35) The specified group is empty, …"
+_DCGMI_RETURN = r"\bgroup (?<group>[0-9]+)\. Return: \((?<code>-?[0-9]+)\)"
 _DMON_ROW = r"^(?<group>GPU-CI|GPU-I|GPU|Switch|Link|CPU_CORE|CPU|ConnectX)\s+(?<entity>[0-9]+)\s+(?<values>\S.*)$"
 # field tag -> (attribute or column, factor); the tags of DCGM's field table (dcgmlib/src/dcgm_fields.cpp)
 _DMON_FIELDS: dict[str, tuple[str, float]] = {
@@ -270,9 +282,15 @@ def sniff(head: Sequence[str]) -> float:
         dmon=(_is_dmon_header(pl.col("text")) & (pl.col("text").shift(-1).str.strip_chars().str.to_uppercase() == "ID")).any(),
         boxed=pl.col("text").str.strip_chars_start().str.contains(r"^[|+]").mean(),
         nvlink=_is_nvlink_title(pl.col("text")).any(),
+        telling=_is_dcgmi_telling(pl.col("text")).any(),
+        plain=_is_dcgmi_plain(pl.col("text")).sum() / (pl.col("text").str.strip_chars() != "").sum(),
     ).row(0, named=True)
     if found["comment"] or (found["samples"] or 0.0) >= 0.5 or found["dmon"] or found["nvlink"]:
         return 0.95
+    if found["telling"] and (found["plain"] or 0.0) >= 0.5:
+        # dcgmi's or NVVS' own lines, mostly: a run that printed no table (a GPU refused, watches not set); among
+        # a longer log's lines they stay the log's
+        return 0.9
     if (found["diag"] or found["results"]) and (found["boxed"] or 0.0) >= 0.5:
         # a dcgmi table within a longer log (a job's preflight check) is left to the log's parser
         return 0.95 if found["diag"] else 0.9
@@ -312,6 +330,18 @@ def _is_result_row(text: pl.Expr) -> pl.Expr:
     """A ``dcgmi diag`` result row (``| GPU Memory   | Fail - GPU: 0   |``) in the table's own grid."""
     text = text.str.strip_chars()
     return text.str.starts_with("|") & text.str.contains(_DIAG_GRID_ROW) & text.str.contains(_DIAG_RESULT_CELL)
+
+
+def _is_dcgmi_telling(text: pl.Expr) -> pl.Expr:
+    """A line only dcgmi or NVVS prints or runs them: the diagnostic's banner, a GPU it refuses, a dcgmi command."""
+    text = text.str.strip_chars()
+    literal = text.str.contains_any(["Diagnostic (version", "MIG configuration", "dcgmi", "nvvs"])
+    return literal & (text.str.contains(_NVVS_BANNER) | text.str.contains(_MIG_REFUSED) | text.str.contains(_DCGMI_COMMAND))
+
+
+def _is_dcgmi_plain(text: pl.Expr) -> pl.Expr:
+    """A plain dcgmi line: a telling one (:func:`_is_dcgmi_telling`) or dcgmi's own error ("Error: Health watches not enabled")."""
+    return _is_dcgmi_telling(text) | text.str.strip_chars().str.contains(_DCGMI_ERROR)
 
 
 def _is_dmon_header(text: pl.Expr) -> pl.Expr:
@@ -357,12 +387,40 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     skipped = {"comment": int(classified["comment"].sum())} if classified["comment"].any() else {}
     candidates = classified.filter(~pl.col("comment"))
     is_sample = pl.col("sample").struct.field("metric").is_not_null()
-    unparsed = candidates.filter(~is_sample).select("line", message="text", n_lines=pl.lit(1, pl.Int32))
+    unparsed = _plain_lines(candidates.filter(~is_sample), ctx)
     samples = _exposition_samples(candidates.filter(is_sample))
     events, other = _events(samples, ctx)
     if other:
         skipped["other metric"] = other
     return Parsed(events=pl.concat([events, unparsed], how="diagonal_relaxed").sort("line"), skipped=skipped)
+
+
+def _plain_lines(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """Lines of no table or sample, kept; dcgmi's and NVVS' own among them read.
+
+    A GPU the diagnostic refuses (its MIG layout hides part of it) went untested: a warning of that GPU. dcgmi's own
+    error (watches not enabled, an empty group) means the check did not run: an error, as dmon's. The banner names
+    the diagnostic's version.
+    """
+    text = pl.col("text").str.strip_chars()
+    refused = text.str.extract(_MIG_REFUSED, 1).cast(pl.Int32, strict=False)
+    version = text.str.extract(_NVVS_BANNER, 1)
+    failed = text.str.contains(_DCGMI_ERROR)
+    returned = text.str.extract_groups(_DCGMI_RETURN).struct
+    read = refused.is_not_null() | version.is_not_null() | failed
+    return lines.select(
+        "line", message="text", n_lines=pl.lit(1, pl.Int32),
+        **{name: pl.when(read).then(value) for name, value in _file_time(ctx).items()},
+        format=pl.when(read).then(pl.lit("dcgmi_text")),
+        severity=pl.when(refused.is_not_null()).then(pl.lit("warning")).when(failed).then(pl.lit("error"))
+        .when(version.is_not_null()).then(pl.lit("info")),
+        gpu_index=refused,
+        attrs=pl.when(read).then(attrs_json({
+            "diag_version": version, "diag_refused": pl.when(refused.is_not_null()).then(pl.lit("mig_configuration")),
+            "group_id": returned.field("group").cast(pl.Int64, strict=False),
+            "return_code": returned.field("code").cast(pl.Int64, strict=False),
+        })),
+    )
 
 
 def _parse_document(preamble: pl.DataFrame, document: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -1235,8 +1293,12 @@ SOURCE = register(
             "Diagnostic", "Device Information", "-----  ", "Health Monitor Report", "Entity", "Overall Health", "\"Errors\"",
             "| Pass", "| Fail", "| Warn", "| Skip",  # result rows of a diag excerpt (DCGM 4's "| GPU0: Pass" too)
             ": Pass", ": Fail", ": Warn", "NvLink Link Status",
+            "MIG configuration", "dcgmi", "nvvs",  # plain dcgmi / NVVS lines (the banner holds "Diagnostic")
         ),
-        formats=("exposition", "prometheus_json", "diag", "diag_json", "discovery", "health", "health_json", "stats", "dmon", "nvlink_status"),
+        formats=(
+            "exposition", "prometheus_json", "diag", "diag_json", "discovery", "health", "health_json", "stats", "dmon", "nvlink_status",
+            "dcgmi_text",
+        ),
         host_in_content=True,
         sniff_bytes=sniff_bytes,
         parse_bytes=parse_bytes,

@@ -341,6 +341,18 @@ _HWPOISON_KILL = (
 # A fork (or a new thread) refused at a cgroup's pids.max (4.3+, KERN_INFO, on the cgroup's first refusal): the cgroup whose
 # limit it hit, a pod's or a container's under kubepods ("cgroup: fork rejected by pids controller in /kubepods/burstable/pod…/8e8c…").
 _PIDS_REJECTED = r"^cgroup: fork rejected by pids controller in (?<cgroup>/\S*)"
+# A task that died of a signal that dumps core (audit_core_dumps, AUDIT_ANOM_ABEND; SIGQUIT left out), printed by kauditd when
+# no auditd takes the records, often a crashed trainer's only kernel line besides its segfault: "audit: type=1701
+# audit(1787241386.129:755): auid=1000 uid=1000 gid=1000 ses=1 pid=314359 comm="python3" exe="/usr/local/bin/python3.12"
+# sig=11 res=1" (3.x: "… reason="memory violation" sig=11"). The record's time is the wall clock's, UTC, to the millisecond;
+# a comm audit finds unsafe to print (a space, a quote) is written in hex, unquoted.
+_AUDIT_ABEND = (
+    r"^audit: type=1701 audit\((?<epoch_ms>[0-9]+\.[0-9]{3}):[0-9]+\): .*?\bpid=(?<pid>[0-9]+) "
+    r"comm=(?:\"(?<name>[^\"]*)\"|(?<hex_name>(?:[0-9A-F]{2})+)) .*?\bsig=(?<signal>[0-9]+)"
+)
+# "BUG: Bad page state in process python3  pfn:1a2b3c" (KERN_ALERT): the page allocator found a page it was freeing or
+# handing out still mapped or referenced (memory corruption, a driver's bug, bad RAM); the task is the one that hit it.
+_BAD_PAGE = r"^BUG: Bad page state in process (?<name>.+?) +pfn:"
 _REAPER = (
     r"^oom_reaper: reaped process (?<pid>[0-9]+) \((?<name>.*)\)"
     r"(?:,? now anon-rss:(?<anon>[0-9]+)kB, file-rss:(?<file>[0-9]+)kB, shmem-rss:(?<shmem>[0-9]+)kB)?"
@@ -476,7 +488,7 @@ _RULE_STARTS = "^(?:" + "|".join((
     "CPU: ", "Pid: ", "Hardware name: ", "memory: usage ", "Task in ", "Tasks in ", "oom-kill:", "oom_reaper: ", r"\[",
     "INFO: task ", "INFO: rcu_", "BUG: ", "Oops: ", "general protection fault", "Kernel panic", "Unable to handle kernel ", "Internal error: ",
     "WARNING: ", "kernel BUG at ", "invalid opcode: ", "irq ", "SError ", "traps: ", "mce: ", "EDAC ", "SLUB: ",
-    r"nvidia [0-9a-fA-F]{4}", r"amdgpu [0-9a-fA-F]{4}", "arm-smmu-v3 ",
+    r"nvidia [0-9a-fA-F]{4}", r"amdgpu [0-9a-fA-F]{4}", "arm-smmu-v3 ", "audit: type=1701 ",
 )) + ")"
 _RULE_KEYWORDS = (
     r"invoked oom-killer: |cpuset=|Killed process |[Kk]ill process |NVRM: |fallen off the bus"
@@ -1221,6 +1233,8 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_SELECTED, "selected"),
         *_groups(_REAPER, "reaper"),
         *_groups(_PIDS_REJECTED, "pids"),
+        *_groups(_AUDIT_ABEND, "abend", pl.when(message.str.starts_with("audit: type=1701 ")).then(message)),
+        *_groups(_BAD_PAGE, "bad_page", pl.when(message.str.starts_with("BUG: Bad page ")).then(message)),
         *_groups(_HWPOISON_KILL, "hwpoison", pl.when(message.str.contains(" memory corruption| corrupted page")).then(message)),
         *_groups(_TASK_ROW, "task", _task_row_text()),
         *_groups(_TASK_STATE, "state", pl.when(message.str.starts_with("task:")).then(message)),
@@ -1436,14 +1450,20 @@ _HEAD_NAMES = (
 def _assemble(records: pl.DataFrame) -> pl.DataFrame:
     kind = _kind()
     container_from_cgroup = memcg_container_id(_CGROUP)
+    # an audit record's own time where the line has none (raw dmesg, boot time unknown); a syslog stamp stays, as its
+    # neighbours' do (read in the same zone as theirs)
+    audit_time = pl.col("ts").is_null() & pl.col("abend_epoch_ms").is_not_null()
     return records.with_columns(kind=kind).select(
-        "row", "line", "n_lines", "message", "ts", "ts_raw", "ts_quality", "boot_seconds", "host", "format", "kind",
+        "row", "line", "n_lines", "message", "ts_raw", "boot_seconds", "host", "format", "kind",
+        ts=pl.when(audit_time).then(_audit_time(pl.col("abend_epoch_ms"))).otherwise("ts"),
+        ts_quality=pl.when(audit_time).then(pl.lit("exact")).otherwise("ts_quality"),
         severity=_severity(pl.col("kind")),
-        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "hwpoison_pid", "cpu_pid",
-                        "oops_pid", "headless_pid")
+        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "hwpoison_pid", "abend_pid",
+                        "cpu_pid", "oops_pid", "headless_pid")
         .cast(pl.Int64, strict=False).fill_null(pl.coalesce("xid_pid", "nvrm_client_pid", "amdgpu_pid")),
         process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "hwpoison_name",
-                            "cpu_comm", "header_name", "xid_process", "nvrm_client", "amdgpu_process", "oops_comm",
+                            "abend_name", pl.col("abend_hex_name").str.decode("hex", strict=False).cast(pl.String, strict=False),
+                            "bad_page_name", "cpu_comm", "header_name", "xid_process", "nvrm_client", "amdgpu_process", "oops_comm",
                             "headless_comm"),
         cgroup=_CGROUP,
         pod_uid=memcg_pod_uid(_CGROUP),
@@ -1456,6 +1476,11 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
         rss_bytes=_kib_to_bytes(pl.col("killed_anon")),
         attrs=attrs_json(_attr_fields()),
     )
+
+
+def _audit_time(epoch_ms: pl.Expr) -> pl.Expr:
+    """An audit record's "1787241386.129" (seconds since the epoch, milliseconds) as a UTC time."""
+    return (epoch_ms.str.replace(".", "", literal=True).cast(pl.Int64, strict=False) * 1000).cast(pl.Datetime("us", "UTC"))
 
 
 def _kind() -> pl.Expr:
@@ -1479,6 +1504,11 @@ def _severity(kind: pl.Expr) -> pl.Expr:
         # a job the GPU did not finish (KERN_ERR; "timeout" alone would read as a warning): a GPU reset follows
         .when(pl.col("amdgpu_ring").is_not_null()).then(pl.lit("error"))
         .when(pl.col("head_alloc_order").is_not_null() | pl.col("head_vmalloc_mode").is_not_null()).then(pl.lit("warning"))
+        # a task dead of a signal (kauditd prints it at KERN_NOTICE): a crash whatever the signal, as only the signals that
+        # dump core (and, before 3.5, seccomp's SIGKILL) are reported so
+        .when(pl.col("abend_signal").is_not_null()).then(pl.lit("error"))
+        # the OOM killer's choice (pr_err), its block's kill line after it the kill event
+        .when(pl.col("selected_pid").is_not_null()).then(pl.lit("error"))
         # an oops, a general protection fault, a panic: the kernel's own crash, whatever level printed it (KERN_DEFAULT)
         .when(pl.col("head_other").is_in(_CRASH_HEADS)).then(pl.lit("critical"))
         .otherwise(pl.coalesce("severity", pl.when(pl.col("reaper_pid").is_not_null()).then(pl.lit("info")), _wording()))
@@ -1547,7 +1577,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "sxid": col("sxid"), "blocked_seconds": number("head_hung_seconds"), "stuck_seconds": number("head_lockup_seconds"),
         "lock_owner": col("head_owner_name"), "lock_owner_pid": number("head_owner_pid"),
         "fault_address": col("head_fault_address"), "fault_in": pl.coalesce("head_fault_in", "head_trap_in"), "trap": col("head_trap_what"),
-        "ring": col("amdgpu_ring"),
+        "ring": col("amdgpu_ring"), "signal": number("abend_signal"),
     }
 
 

@@ -230,9 +230,10 @@ _OUTPUT = {
         pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_exit_process", "f_named_process", "f_ray_actor_class", "f_ray_task_failed_process",
         pl.when(pl.col("f_ray_worker_pid").is_null()).then(pl.col("process")),
     ),
-    "container": pl.coalesce(
+    # (the container of the pod a controller says ended, as its pod, over the controller's own)
+    "container": pl.when(pl.col("f_exit_pod").is_not_null()).then(pl.col("f_exit_container")).otherwise(pl.coalesce(
         pl.col("container"), pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_yarn_container", "f_container"))
-    ),
+    )),
     "container_id": pl.when(pl.col("kind") == "process_killed").then(pl.col("f_container_id")),
     "gpu_index": pl.coalesce(
         pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_gpu_index").cast(pl.Int32, strict=False)), "f_dcgm_health_gpu", "gpu_index"
