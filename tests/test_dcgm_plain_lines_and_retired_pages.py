@@ -56,6 +56,14 @@ def test_bare_error_line_without_dcgmi_is_not_claimed() -> None:
     assert source is None or source.name != "dcgm"
 
 
+def test_short_job_log_that_ran_dcgmi_then_failed_stays_the_jobs() -> None:
+    # "Error: …" is no word of dcgmi's alone: the job's own failure after its preflight command is read as the job's
+    events = parse_log("+ dcgmi diag -r 1\nError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert (events["source"].to_list(), event_on_line(events, 2)["kind"]) == (["pipeline", "pipeline"], "cuda_oom")
+    traceback = parse_log("Running preflight: dcgmi diag -r 1\nError: torch.cuda.OutOfMemoryError\nTraceback (most recent call last):\n")
+    assert (traceback["line"].to_list(), event_on_line(traceback, 3)["kind"]) == ([1, 2, 3], "traceback")
+
+
 def test_retired_page_severity_follows_its_cause() -> None:
     text = f"{_RETIRED_HEADER}\n{_UUID}, 0x000000000071e6b8, Double Bit ECC\n{_UUID}, 0x00000000001a2f33, Single Bit ECC\n"
     events = parse_log(text)

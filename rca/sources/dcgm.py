@@ -266,7 +266,8 @@ _NVLINK_LAYOUT = r"^(?:\+-+\+|GPUs:|NvSwitches:|Key: Up=U, .*)$"
 
 
 def sniff(head: Sequence[str]) -> float:
-    """0.95 when the head holds DCGM HELP/TYPE lines, is mostly DCGM samples or a dcgmi table; 0.9 for a JSON export of DCGM metrics."""
+    """0.95 when the head holds DCGM HELP/TYPE lines, is mostly DCGM samples or a dcgmi table; 0.9 for a JSON export of DCGM metrics;
+    0.75 where dcgmi's plain lines (no table) make most of it."""
     if not head:
         return 0.0
     if _is_json_export(head):
@@ -289,8 +290,9 @@ def sniff(head: Sequence[str]) -> float:
         return 0.95
     if found["telling"] and (found["plain"] or 0.0) >= 0.5:
         # dcgmi's or NVVS' own lines, mostly: a run that printed no table (a GPU refused, watches not set); among
-        # a longer log's lines they stay the log's
-        return 0.9
+        # a longer log's lines they stay the log's. Below a job log's own markers (0.8 where they are a third of its
+        # lines): "Error: …" is no word of dcgmi's alone, and a short job that ran dcgmi, then failed, stays the job's.
+        return 0.75
     if (found["diag"] or found["results"]) and (found["boxed"] or 0.0) >= 0.5:
         # a dcgmi table within a longer log (a job's preflight check) is left to the log's parser
         return 0.95 if found["diag"] else 0.9

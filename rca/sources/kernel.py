@@ -1455,7 +1455,8 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
     audit_time = pl.col("ts").is_null() & pl.col("abend_epoch_ms").is_not_null()
     return records.with_columns(kind=kind).select(
         "row", "line", "n_lines", "message", "ts_raw", "boot_seconds", "host", "format", "kind",
-        ts=pl.when(audit_time).then(_audit_time(pl.col("abend_epoch_ms"))).otherwise("ts"),
+        # ("1787241386.129", seconds and milliseconds: the digits alone are epoch milliseconds)
+        ts=pl.when(audit_time).then(timeutil.epoch_to_utc(pl.col("abend_epoch_ms").str.replace(".", "", literal=True))).otherwise("ts"),
         ts_quality=pl.when(audit_time).then(pl.lit("exact")).otherwise("ts_quality"),
         severity=_severity(pl.col("kind")),
         pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "hwpoison_pid", "abend_pid",
@@ -1476,11 +1477,6 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
         rss_bytes=_kib_to_bytes(pl.col("killed_anon")),
         attrs=attrs_json(_attr_fields()),
     )
-
-
-def _audit_time(epoch_ms: pl.Expr) -> pl.Expr:
-    """An audit record's "1787241386.129" (seconds since the epoch, milliseconds) as a UTC time."""
-    return (epoch_ms.str.replace(".", "", literal=True).cast(pl.Int64, strict=False) * 1000).cast(pl.Datetime("us", "UTC"))
 
 
 def _kind() -> pl.Expr:
