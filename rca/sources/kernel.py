@@ -38,7 +38,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca import timeutil
-from rca.sources import _syslog, _xid, register
+from rca.sources import _audit, _syslog, _xid, register
 from rca.sources._base import (
     MESSAGE_TAIL,
     ParseContext,
@@ -346,10 +346,7 @@ _PIDS_REJECTED = r"^cgroup: fork rejected by pids controller in (?<cgroup>/\S*)"
 # audit(1787241386.129:755): auid=1000 uid=1000 gid=1000 ses=1 pid=314359 comm="python3" exe="/usr/local/bin/python3.12"
 # sig=11 res=1" (3.x: "… reason="memory violation" sig=11"). The record's time is the wall clock's, UTC, to the millisecond;
 # a comm audit finds unsafe to print (a space, a quote) is written in hex, unquoted.
-_AUDIT_ABEND = (
-    r"^audit: type=1701 audit\((?<epoch_ms>[0-9]+\.[0-9]{3}):[0-9]+\): .*?\bpid=(?<pid>[0-9]+) "
-    r"comm=(?:\"(?<name>[^\"]*)\"|(?<hex_name>(?:[0-9A-F]{2})+)) .*?\bsig=(?<signal>[0-9]+)"
-)
+_AUDIT_ABEND = r"^audit: type=1701 audit\((?<epoch_ms>[0-9]+\.[0-9]{3}):[0-9]+\): .*?" + _audit.ABEND_FIELDS
 # "BUG: Bad page state in process python3  pfn:1a2b3c" (KERN_ALERT): the page allocator found a page it was freeing or
 # handing out still mapped or referenced (memory corruption, a driver's bug, bad RAM); the task is the one that hit it.
 _BAD_PAGE = r"^BUG: Bad page state in process (?<name>.+?) +pfn:"
@@ -1463,7 +1460,7 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
                         "cpu_pid", "oops_pid", "headless_pid")
         .cast(pl.Int64, strict=False).fill_null(pl.coalesce("xid_pid", "nvrm_client_pid", "amdgpu_pid")),
         process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "hwpoison_name",
-                            "abend_name", pl.col("abend_hex_name").str.decode("hex", strict=False).cast(pl.String, strict=False),
+                            _audit.comm(pl.col("abend_name"), pl.col("abend_hex_name")),
                             "bad_page_name", "cpu_comm", "header_name", "xid_process", "nvrm_client", "amdgpu_process", "oops_comm",
                             "headless_comm"),
         cgroup=_CGROUP,

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca.sources import (
+    _audit,  # noqa: F401  (registers the rules of journald's audit records: a process dead of a core-dumping signal)
     _containerd,  # noqa: F401  (registers the rules of the container runtimes' lines: containerd, dockerd, CRI-O, conmon)
     _earlyoom,  # noqa: F401  (registers the rules of earlyoom's lines)
     _fabricmanager,  # noqa: F401  (registers the rules of NVIDIA Fabric Manager's lines)
