@@ -77,3 +77,15 @@ def test_retired_page_address_not_available_is_null() -> None:
     row = event_on_line(parse_log(f"{_RETIRED_HEADER}\n{_UUID}, [N/A], Double Bit ECC\n"), 2)
     assert row["severity"] == "warning"
     assert json.loads(row["attrs"]) == {"retired_pages.cause": "Double Bit ECC"}
+
+
+def test_a_two_word_line_among_samples_is_kept_not_taken_for_a_sample() -> None:
+    scrape = (
+        "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+        'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1f027ee8-6e1e-2b8c-0108-3d370e5f0418",Hostname="node-1"} 87\n'
+        "Error: timeout\n"
+        'DCGM_FI_DEV_GPU_UTIL{gpu="1",UUID="GPU-9e5b8fec-61bf-5124-a0a9-079af1b65cc6",Hostname="node-1"} NaN\n'
+    )
+    events = parse_log(scrape)
+    assert event_on_line(events, 4)["message"] == "Error: timeout"
+    assert events.filter(events["line"].is_in([3, 5]))["gpu_index"].to_list() == [0, 1]

@@ -143,10 +143,11 @@ _CLOCK_REASON_METRICS = ("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_
 _HW_CLOCK_REASON_BITS = 0x8 | 0x40 | 0x80
 _LABEL_VALUE = r'"((?:[^"\\]|\\.)*)"'
 # dcgm-exporter prints "ERROR - FAILED TO CONVERT TO STRING" as the value of a field it cannot render (a vGPU's
-# per-process utilisation): a sample of its GPU still, with no number.
+# per-process utilisation): a sample of its GPU still, with no number. Any other value is a number (Prometheus' float,
+# NaN, ±Inf): a line of two words ("Error: timeout") is no sample, and is kept as the line it is.
 _SAMPLE_LINE = (
     r'^(?P<metric>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>(?:[^}"]|"(?:[^"\\]|\\.)*")*)\})?'
-    r"\s+(?P<value>ERROR - FAILED TO CONVERT TO STRING|\S+)(?:\s+(?P<stamp>-?[0-9]+))?\s*$"
+    r"\s+(?P<value>ERROR - FAILED TO CONVERT TO STRING|[-+]?(?:[0-9.][0-9.eE+-]*|Inf|NaN))(?:\s+(?P<stamp>-?[0-9]+))?\s*$"
 )
 # A scrape pasted into docs keeps their indent (a reST code block); the samples are read stripped.
 # DCGM's field names, as dcgm-exporter prints them, or lowercased (a collectors file listing "dcgm_fi_prof_gr_engine_active",
