@@ -824,7 +824,8 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     # SGLang's tensor-parallel rank in its stamp's bracket ("[2025-05-19 23:22:28 TP3]") is the worker's rank where no
     # data, pipeline or expert-parallel rank is given beside it. Only the first line of a message wears it: unlike a
     # rank's tag, it does not set the line's partition.
-    tp_rank = pl.when(pl.col("app_iso").is_not_null()).then(pl.col("app")).str.extract(r"^\[[0-9T:.,\- ]+ TP([0-9]+)\]", 1)
+    sglang_ranks = pl.when(pl.col("app_iso").is_not_null()).then(pl.col("app")).str.extract(_SGLANG_RANKS, 1)
+    tp_rank = sglang_ranks.str.extract(r"^TP([0-9]+)$", 1)
     trt_rank = pl.when(pl.col("trt_sev").is_not_null()).then(pl.col("app")).str.extract(r"\[RANK ([0-9]+)\]", 1)
     npu_rank = pl.when(~pl.col("npu_rank").str.starts_with("-")).then(pl.col("npu_rank"))
     # text-generation-inference's launcher names the shard it lost by its rank: "Shard 0 failed to start", "Shard terminated rank=1".
@@ -832,7 +833,7 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     tgi_rank = pl.coalesce(tgi.str.extract(r"Shard ([0-9]+) failed to start$", 1), tgi.str.extract(r"Shard terminated rank=([0-9]+)$", 1))
     layers = layers.with_columns(
         header_rank=pl.coalesce(tp_rank, trt_rank, npu_rank, "npu_log_rank", tgi_rank).cast(pl.Int64, strict=False),
-        parallel_ranks=_sglang_parallel_ranks(),
+        parallel_ranks=_sglang_parallel_ranks(sglang_ranks),
     )
     if not layers.select(pl.col("rich_level").is_not_null().any()).item():
         return layers
@@ -841,16 +842,16 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     return layers.with_columns(body=pl.coalesce(rich_body, "body"))
 
 
-_SGLANG_PARALLEL = r"^\[[0-9T:.,\- ]+ ((?:[DTPE]P[0-9]+ ?)+)\]"
+# The ranks in SGLang's stamp bracket ("[2025-09-22 10:25:22 DP1 PP1]": "DP1 PP1").
+_SGLANG_RANKS = r"^\[[0-9T:.,\- ]+ ((?:[DTPE]P[0-9]+ ?)+)\]"
 
 
-def _sglang_parallel_ranks() -> pl.Expr:
-    """SGLang's ranks by their parallelism ("[2025-09-22 10:25:22 DP1 PP1]": ``"dp_rank":1,"pp_rank":1``), a ``line_attrs`` run.
+def _sglang_parallel_ranks(ranks: pl.Expr) -> pl.Expr:
+    """SGLang's stamp ``ranks`` by their parallelism ("DP1 PP1": ``"dp_rank":1,"pp_rank":1``), a ``line_attrs`` run.
 
     Beside a data-, pipeline- or expert-parallel rank no one of them is the worker's global rank (how they combine depends
     on the server's settings), so each is kept by its name; a tensor-parallel rank alone is the rank (header_rank).
     """
-    ranks = pl.when(pl.col("app_iso").is_not_null()).then(pl.col("app")).str.extract(_SGLANG_PARALLEL, 1)
     named = {
         f"{kind.lower()}_rank": json_number(ranks.str.extract(rf"\b{kind}([0-9]+)", 1).cast(pl.Int64)) for kind in ("DP", "TP", "PP", "EP")
     }
