@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import polars as pl
+import polars.selectors as cs
 
 _PY_HEADER = r"Traceback \(most recent call last\):"
 # Ray's RayTaskError prints a remote task's traceback with its header replaced by the task's process title and place:
@@ -176,44 +177,56 @@ def _closed_before(closing: pl.Expr, opens_segment: pl.Expr) -> pl.Expr:
     return closings_before - _at_run_start(closings_before, opens_segment) > 0
 
 
-def _python() -> tuple[pl.Expr, pl.Expr]:
-    chain, exception, cpp_tail, ray_header = _shape("chain"), _shape("exception"), _shape("cpp_tail"), _shape("ray_header")
+def _python_steps() -> list[dict[str, pl.Expr]]:
+    """``py_member`` and ``py_start`` of Python tracebacks, as steps of columns that later steps read by name.
+
+    The steps' own columns (``_py_…``) are scratch. Each is a column rather than an expression nested in the
+    next: nested, the record logic repeats them, and the one expression grew to 140 kB, whose planning cost a
+    12-line traceback 115 ms.
+    """
+    chain, exception, cpp_tail, ray_header, indented = _shape("chain"), _shape("exception"), _shape("cpp_tail"), _shape("ray_header"), _shape("indented")
+    header, frame_like, start = pl.col("_py_header"), pl.col("_py_frame_like"), pl.col("_py_start")
+    interleaved, closing, opens_segment = pl.col("_py_interleaved"), pl.col("_py_closing"), pl.col("_py_opens_segment")
+    frame = _shape("py_frame")
     # A Ray task's header under the frames of an open traceback is that traceback's exception line, and its frames go on
     # in the same record: the caller's traceback and the task's are one failure.
-    header = _shape("header") | (ray_header & ~_prev(_shape("indented")))
-    frame_like = header | ray_header | chain | _shape("indented")
+    steps = [{"_py_header": _shape("header") | (ray_header & ~_prev(indented))}, {"_py_frame_like": header | ray_header | chain | indented}]
     # An exception line directly followed by a chain separator opens a record even when its
     # own frames went missing (interleaved ranks, cut-down pastes); so does a frame that a
     # file (or a rank's lines) starts with, or the code lines of the frame cut above it: a log
     # cut or rotated inside a traceback.
-    frame = _shape("py_frame")
-    cut_above = _NEW_PARTITION & (frame | (_shape("indented") & (_next(frame) | _next(_next(frame)))))
-    start = (header & ~_prev(chain)) | (exception & _next(chain) & ~_prev(frame_like)) | cut_above
-    # Another writer's log line printed amid the frames (a server thread's, while the traceback was being written)
-    # neither belongs to the traceback nor ends it.
-    interleaved = _shape("level_line") & _prev(frame_like) & _next(_shape("indented"))
+    cut_above = _NEW_PARTITION & (frame | (indented & (_next(frame) | _next(_next(frame)))))
+    steps.append({
+        "_py_start": (header & ~_prev(chain)) | (exception & _next(chain) & ~_prev(frame_like)) | cut_above,
+        # Another writer's log line printed amid the frames (a server thread's, while the traceback was being written)
+        # neither belongs to the traceback nor ends it.
+        "_py_interleaved": _shape("level_line") & _prev(frame_like) & _next(indented),
+    })
     # A c10 error's tail follows its exception line (RuntimeError: CUDA error: …) and stays with it.
     # Python prints a traceback's exception line right under its last frame: one after a blank line
     # ("Note: …" below a cut traceback) is a line of the log.
     wraps = exception & pl.col("body").str.ends_with(_WRAPS_NEXT)
-    closing = (
-        ~frame_like & ~interleaved & ~wraps & ~_next(chain) & ~_next(cpp_tail) & ~(cpp_tail & _next(_shape("indented")))
-    ).cast(pl.Int64)
+    steps.append({
+        "_py_closing": (~frame_like & ~interleaved & ~wraps & ~_next(chain) & ~_next(cpp_tail) & ~(cpp_tail & _next(indented))).cast(pl.Int64)
+    })
     # A chain separator under no open record opens the record of the traceback it introduces: its cause was cut off, or
     # printed without frames on a line another writer's output shares (JAX's "jax.errors.SimplifiedTraceback: …" behind
     # a progress bar). Opening it there changes no earlier line, so the first pass's segments decide what is open.
     first_segment = start | _NEW_PARTITION
     open_before = _prev(_at_run_start(start, first_segment) & ~_closed_before(closing, first_segment))
-    start = start | (chain & ~open_before)
-    opens_segment = start | _NEW_PARTITION
-    closed_before = _closed_before(closing, opens_segment)
+    steps.append({"_py_start": start | (chain & ~open_before)})
+    steps.append({"_py_opens_segment": start | _NEW_PARTITION})
     # better_exceptions and loguru's diagnose leave a blank line between the last frame's annotations ("└ …") and the exception;
     # text-generation-inference's shard output one after every frame, so there the exception's blank line is one more.
     gap_frames = (pl.col("after_gap") & frame).cast(pl.Int64)
     gapped = gap_frames.cum_sum() - _at_run_start(gap_frames.cum_sum() - gap_frames, opens_segment) > 0
     after_frame = exception & ~(pl.col("after_gap") & ~_prev(chain) & ~_prev(pl.col("body").str.contains("└", literal=True)) & ~gapped)
-    member = _at_run_start(start, opens_segment) & ~closed_before & ~interleaved & (frame_like | after_frame | _next(chain) | cpp_tail)
-    return member, _at_run_start(pl.col("line"), opens_segment)
+    steps.append({
+        "py_member": _at_run_start(start, opens_segment) & ~_closed_before(closing, opens_segment) & ~interleaved
+        & (frame_like | after_frame | _next(chain) | cpp_tail),
+        "py_start": _at_run_start(pl.col("line"), opens_segment),
+    })
+    return steps
 
 
 # Lines of an exception's message that rich wrapped at the console's width, followed at most.
@@ -338,8 +351,10 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
         keyed = keyed.with_columns(_rich_traceback(pl.col("body")))
     else:
         keyed = keyed.with_columns(rich_member=pl.lit(False), rich_start=pl.lit(None, pl.Int64))
-    py_member, py_start = _python()
-    keyed = keyed.with_columns(py_member=py_member & ~pl.col("rich_member"), py_start=py_start)
+    steps = keyed.lazy()
+    for step in _python_steps():
+        steps = steps.with_columns(**step)
+    keyed = steps.collect().with_columns(py_member=pl.col("py_member") & ~pl.col("rich_member")).drop(cs.starts_with("_py_"))
     keyed = keyed.with_columns(py_member=pl.col("py_member") | (_shape("span_fields") & _prev(pl.col("py_member")) & ~_NEW_PARTITION))
     if keyed.select(pl.col("body").str.ends_with(_IPYTHON_TITLE).any()).item():
         keyed = keyed.with_columns(_ipython_traceback(~pl.col("py_member") & ~pl.col("rich_member")))
