@@ -132,6 +132,7 @@ _EXIT_CODE = (
     # with code 1. Forcefully terminating all other processes to avoid zombies 🧟"
     r"|(?:\[rank: (?<child_rank>[0-9]+)\] )?Child process with PID (?<child_pid>[0-9]+) terminated with code (?<child>-?[0-9]{1,4})\."
 )
+_HOOK_STATUS = r"error running hook: exit status -?[0-9]+"
 # Docker's legacy builder's failed RUN step: "The command '/bin/sh -c make' returned a non-zero code: 2", Docker 1.7's CLI
 # under logrus' info level and with the command in brackets ("INFO[0000] The command [/bin/sh -c make] returned …").
 _DOCKER_STEP_FAILED = r"^The command (?:'.*'|\[.*\]) returned a non-zero code: "
@@ -227,6 +228,13 @@ _CUDA_ERROR = (
     # A driver older than the CUDA the framework was built for (an image upgraded past its nodes): PyTorch's wording
     # ("The NVIDIA driver on your system is too old (found version 12080)") and the CUDA runtime's (cudaErrorInsufficientDriver).
     r"|(?<old_driver>NVIDIA driver on your system is too old(?: \(found version [0-9]+\))?|CUDA driver version is insufficient for CUDA runtime version)"
+    # A GPU container that could not start (its log or job's holds the only trace): the container toolkit's CLI refusing a
+    # device that is not there or a driver older than the image's CUDA ("nvidia-container-cli: device error: 3: unknown device",
+    # "requirement error: unsatisfied condition: cuda>=12.4, please update your driver …", enroot's hook: "container error: file
+    # lookup failed: …"), Docker with no GPU runtime at all, and PyTorch finding no device it may use. (Its "initialization
+    # error: nvml error: …" is read by nvml above.)
+    r"|nvidia-container-cli: (?<container_cli>(?:device|requirement|container|mount|ldcache) error: [^\n\\]*?)(?:: unknown\.?)?(?:\\|\n|$)"
+    r'|(?<no_gpu_runtime>could not select device driver "[^"\n]*" with capabilities: \[\[gpu\]\])|(?<no_gpus>No CUDA GPUs are available)'
     # bitsandbytes' CUDA check before it exits: "Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu" (the
     # runtime's cudaGetErrorString, the kernel source's line), on a line of its own or after a progress bar's last draw
     r"|(?m:\bError (?<bnb>[a-z][a-z ]*[a-z]) at line [0-9]+ in file \S+\.cuh?$)"
@@ -237,6 +245,9 @@ _UUID = r"(?:GPU|MIG)-[0-9a-fA-F-]*[0-9a-fA-F]"
 # A redacted device ("Device=GPU-XX-X-X-XX-XX") still reports the Xid.
 _XID_PLUGIN = rf"XidCriticalError: Xid=(?<xid>[0-9]+) on Device=(?:(?<uuid>{_UUID})|\S+)"
 _XID_NVRM = r"NVRM: Xid \(PCI:(?<pci>[0-9a-fA-F:.]+)\): (?<xid>[0-9]+)"
+# The container toolkit's CLI refusing a GPU it was asked for that the node does not have (an index past its count, a UUID
+# of another node): "nvidia-container-cli: device error: 3: unknown device".
+_UNKNOWN_DEVICE = rf"nvidia-container-cli: device error: (?:(?<uuid>{_UUID})|(?<index>[0-9]+)): unknown device"
 _UNHEALTHY = rf"'(?<resource>[0-9A-Za-z_./\-]+)' device marked unhealthy: (?<uuid>{_UUID})"
 
 _JAVA_OOM = r"java\.lang\.OutOfMemoryError(?::\s*(?<what>[^\n]*))?"
@@ -328,7 +339,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "] Received SIG",
     ),
     "exit_pid": ("(pid: ",),
-    "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU"),
+    "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU", ": unknown device"),
     "dcgm_health": ("[[Health]] Detected ",),
     "java_oom": (_JAVA_OOM_LITERAL,),
     "go_oom": ("out of memory", "VirtualAlloc of "),
@@ -338,7 +349,8 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "ncclInternalError", "ncclRemoteError", "ncclInvalid", "CUDA_ERROR_", "cudaError",
         "device handle for GPU", "couldn't communicate with the NVIDIA driver", "couldn't find libnvidia-ml.so",
         "Failed to initialize NVML", "nvml error: ", "Found no NVIDIA driver", "NVIDIA driver on your system is too old",
-        "CUDA driver version is insufficient", " in file ",
+        "CUDA driver version is insufficient", " in file ", "nvidia-container-cli: ", "could not select device driver ",
+        "No CUDA GPUs are available",
     ),
     "reason": ("reason:", "reason=", "OOMKilled"),
     "failure": ("Job failed (",),
@@ -440,6 +452,10 @@ _UNLEVELLED_FAILURES = (
     # the validator's workload (the CUDA sample's "Failed to allocate device vector A (error code …)!")
     "chroot: failed to run command ", ": command not found", "Failed to allocate device vector ",
     "Failed to create CUDA context", "failed to create CUDA context",
+    # a container that never started, as the runtime or the scheduler's plugin tells it with no level of its own: Docker's CLI
+    # ("docker: Error response from daemon: …"), its OCI runtime ("OCI runtime create failed: …"), pyxis (Slurm's container
+    # plugin: "pyxis: container start failed with error code: 1", "pyxis: couldn't start container")
+    "Error response from daemon: ", "OCI runtime create failed", "container start failed with error code", "couldn't start container",
 )
 INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS, *_HOST_FAILURE_LITERALS, *_UNLEVELLED_FAILURES)
 
@@ -611,7 +627,10 @@ def _bash_facts() -> dict[str, pl.Expr]:
 
 
 def _exit_facts() -> dict[str, pl.Expr]:
-    exit_code = pl.when(~gated("exit").str.contains(_TORCHRUN_ECHO)).then(gated("exit")).str.extract_groups(_EXIT_CODE).struct
+    # An OCI runtime's prestart hook that failed ("error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: …")
+    # is the hook's status: the container never started, and Docker's CLI exits with its own code (125) for that.
+    said = gated("exit").str.replace_all(_HOOK_STATUS, "")
+    exit_code = pl.when(~said.str.contains(_TORCHRUN_ECHO)).then(said).str.extract_groups(_EXIT_CODE).struct
     code = num(pl.coalesce(exit_code.field("code"), exit_code.field("make"), exit_code.field("bare"), exit_code.field("child")), pl.Int32())
     # Jenkins' sh step reports a wrapper script it lost track of as "script returned exit code -1": its Java launcher
     # gives a killed script 128+N, so a negative code there names no signal (Python's launchers' -N does).
@@ -909,13 +928,15 @@ def _xid_facts() -> dict[str, pl.Expr]:
     xid_plugin = m.str.extract_groups(_XID_PLUGIN).struct
     xid_nvrm = m.str.extract_groups(_XID_NVRM).struct
     unhealthy = m.str.extract_groups(_UNHEALTHY).struct
+    unknown_device = m.str.extract_groups(_UNKNOWN_DEVICE).struct
     xid = num(pl.coalesce(xid_plugin.field("xid"), xid_nvrm.field("xid")), pl.Int32())
     return {
         "xid": xid,
         # the kernel source's reading of the code (rca.sources._xid): the catalog's, or what Xid 154 asks for
         "xid_severity": _xid.report_severity(xid, m),
         "xid_recovery_action": pl.when(xid == 154).then(_xid.recovery_action(m)),
-        "gpu_uuid": pl.coalesce(xid_plugin.field("uuid"), unhealthy.field("uuid")),
+        "gpu_uuid": pl.coalesce(xid_plugin.field("uuid"), unhealthy.field("uuid"), unknown_device.field("uuid")),
+        "unknown_device_index": num(unknown_device.field("index"), pl.Int32()),
         "pci_bus": pl.coalesce(xid_nvrm.field("pci"), m.str.extract_groups(HANDLE_GPU).struct.field("bus")),
         "nvrm_pid": num(pl.when(xid_nvrm.field("xid").is_not_null()).then(first(m, r"\bpid=([0-9]+)"))),
         "resource": unhealthy.field("resource"),
@@ -950,7 +971,7 @@ def _cuda_error_facts() -> dict[str, pl.Expr]:
     error = gated("cuda_error").str.extract_groups(_CUDA_ERROR).struct
     return {"cuda_error": pl.coalesce(*(error.field(name) for name in (
         "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "runtime_name", "trtllm", "handle", "smi", "nvml_init", "nvml", "no_driver",
-        "old_driver", "bnb")))}
+        "old_driver", "container_cli", "no_gpu_runtime", "no_gpus", "bnb")))}
 
 
 # A container's name after a label ("container: trainer") or marked as one: quoted ('container "build"') or closed by a

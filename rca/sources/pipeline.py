@@ -58,6 +58,8 @@ _MARKERS = "|".join(
         # ... nvcc's of a CUDA compiler pass ("nvcc error   : 'cicc' died due to signal 9"), Bazel's client of its lost build
         # server, pytest-xdist's controller of a worker that crashed mid-test
         r"nvcc error +: '[^']+' died due to signal [0-9]+", r"Server terminated abruptly \(error code: [0-9]+",
+        # the NVIDIA container toolkit refusing a GPU container's start ("nvidia-container-cli: device error: 3: unknown device")
+        r"nvidia-container-cli: [a-z]+ error: ",
         r"\] node down: Not properly terminated\s*$", r"^worker '[^']+' crashed while running ",
         # Jenkins' durable-task losing its sh step's wrapper script (before "script returned exit code -1")
         r"wrapper script does not seem to be touching the log file in ",
@@ -236,7 +238,7 @@ _OUTPUT = {
     )),
     "container_id": pl.when(pl.col("kind") == "process_killed").then(pl.col("f_container_id")),
     "gpu_index": pl.coalesce(
-        pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_gpu_index").cast(pl.Int32, strict=False)), "f_dcgm_health_gpu", "gpu_index"
+        pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_gpu_index").cast(pl.Int32, strict=False)), "f_dcgm_health_gpu", "f_unknown_device_index", "gpu_index"
     ),
     "gpu_uuid": pl.col("f_gpu_uuid"),
     "pci_bus": pl.col("f_pci_bus"),
