@@ -1799,7 +1799,7 @@ def test_bug_on_and_its_invalid_opcode_oops_are_critical() -> None:
     # a 6.8 BUG_ON(): "kernel BUG at …!" (KERN_CRIT), another CPU's line, then x86's oops header "invalid opcode: 0000 [#1]"
     events = _events("dmesg_kernel_bug_at_invalid_opcode_cet_vmnet_01.log")
     assert events.filter(pl.col("severity") == "critical").select("line", "n_lines", "pid", "process").rows() == [
-        (7, 1, None, None), (9, 8, 760, "modprobe")
+        (7, 1, 760, "modprobe"), (9, 8, 760, "modprobe")
     ]
     assert events.height == 9
 

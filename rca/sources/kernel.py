@@ -396,7 +396,8 @@ _AMDGPU_ACA = _PCI_DEVICE + r"(?:\{[0-9]+\})?\[Hardware Error\]: "
 _BLOCK_HEAD = (
     r"^(?:INFO: task (?<hung_name>.+):(?<hung_pid>[0-9]+) (?:blocked for more than (?<hung_seconds>[0-9]+) seconds"
     r"|(?:is |<[a-z]+> )?blocked on an? \S+(?:, but| likely (?:owned|last held) by task (?<owner_name>.+):(?<owner_pid>[0-9]+))?)"
-    r"|(?:NMI )?watchdog: BUG: soft lockup - CPU#[0-9]+ stuck for (?<lockup_seconds>[0-9]+)s! \[(?<lockup_name>.+):(?<lockup_pid>[0-9]+)\]"
+    # (before 4.5 the report had no "watchdog: " prefix: "BUG: soft lockup - CPU#10 stuck for 23s! [migration/10:346]")
+    r"|(?:(?:NMI )?watchdog: )?BUG: soft lockup - CPU#[0-9]+ stuck for (?<lockup_seconds>[0-9]+)s! \[(?<lockup_name>.+):(?<lockup_pid>[0-9]+)\]"
     r"|(?<alloc_name>.+?): page allocation failure[:.] order:(?<alloc_order>[0-9]+), mode:(?<alloc_mode>0x[0-9a-f]+(?:\([^)]*\))?)"
     # the same report of a failed vmalloc(): "kmodloader: vmalloc: allocation failure: 425984 bytes, mode:0x14000c0(GFP_KERNEL), …"
     # (5.x: "…, allocated 12288 of 20480 bytes, mode:…"; 5.16+: "vmalloc error: size 20480, page order 0, …, mode:…")
@@ -448,6 +449,14 @@ _DUMP_STARTS = (
     # (the free stack may fill its five columns: "a.out           D13272  7558   6931 0x00100084")
     r"\S.{14} [A-Z](?: +[0-9a-f]{8,16} +[0-9]+ | *[0-9]+ +[0-9]+ +[0-9]+ 0x[0-9a-f]{8}$)",
     r"Modules linked in:", r"---\[ end ",
+    # the page a "BUG: Bad page state in process …" report found (dump_page): "page:00000000ce81ba6f refcount:0 mapcount:0 …"
+    # (6.x "page: refcount:…", 4.x "page:ba4090b8 count:…"), a compound page's head, its flags, its struct page's raw words,
+    # its memcg or mapping, and why it was dumped; the report's CPU line and stack follow, naming the task
+    r"page:(?: ?[0-9a-f]{8,16})? (?:ref)?count:-?[0-9]+ mapcount:", r"head: ?(?:[0-9a-f]{8,16} )?order:[0-9]+ ",
+    r"(?:anon |ksm )?flags: 0x[0-9a-f]+\(", r"page_type: 0x[0-9a-f]+", r"(?:raw|head): [0-9a-f]{8,16}(?: [0-9a-f]{8,16})+$",
+    r"(?:memcg|page->mem_cgroup):[0-9a-f]+$", r"aops:\S", r"page dumped because: ", r"bad because of flags: 0x",
+    # x86's protection-key register under the others (4.6+), and lockdep's last irq state changes under a soft lockup or a warning
+    r"PKRU: [0-9a-f]{8}$", r"irq event stamp: [0-9]+$", r"(?:hard|soft)irqs last +(?:en|dis)abled at \(",
     # lockdep's list of the locks held, after a hung task or a victim the OOM reaper could not reap (4.6-4.16)
     r"Showing all locks held in the system:", r"[0-9]+ locks? held by \S",
     # an oops's (x86 before 4.10): the faulting address, the page-table walk, the task line, the stack heading;
@@ -1207,7 +1216,7 @@ def _line_facts() -> list[pl.Expr]:
         header_args.str.extract(r"nodemask=([^,]+)", 1).alias("header_nodemask"),
         message.str.extract(_CPU, 1).cast(pl.Int64, strict=False).alias("cpu_cpu"),
         message.str.extract(_CPU, 2).cast(pl.Int64, strict=False).alias("cpu_pid"),
-        pl.coalesce(cpu_rest.str.extract(r"^(.+?)(?: Kdump: \S+)? (?:Not tainted|Tainted:)", 1), cpu_rest.str.strip_chars())
+        _named(pl.coalesce(cpu_rest.str.extract(r"^(.+?)(?: Kdump: \S+)? (?:Not tainted|Tainted:)", 1), cpu_rest.str.strip_chars()))
         .alias("cpu_comm"),
         cpu_rest.str.extract(r"(?:Not tainted|Tainted:[A-Z -]*?)\s*([0-9]\S*)", 1).alias("cpu_kernel"),
         *_groups(_CPUSET, "cpuset"),
@@ -1239,6 +1248,12 @@ def _line_facts() -> list[pl.Expr]:
         pl.when(message.str.starts_with("{")).then(message).str.extract(_GHES_DEVICE, 1).alias("ghes_pci"),
         ((message.str.contains(_DUMP) | _is_warn_message(message)) & ~pl.col("continuation")).alias("dump"),
     ]
+
+
+def _named(comm: pl.Expr) -> pl.Expr:
+    """A task's comm, or null where the kernel printed "(null)" for it (a task with no name yet, a kernel thread
+    torn down): no process."""
+    return pl.when(comm != "(null)").then(comm)
 
 
 def _amdgpu_task() -> list[pl.Expr]:
@@ -1398,22 +1413,29 @@ def _group(lines: pl.DataFrame) -> pl.DataFrame:
 # x86 reports a fault in the kernel in two records: "BUG: kernel NULL pointer dereference, address: 0000000000000090" (or
 # "BUG: unable to handle page fault for address: …", before 4.19 "BUG: unable to handle kernel NULL pointer dereference at …")
 # with the fault's decoding ("#PF: …" twice, the page-table walk "PGD 0 P4D 0"; "IP: …" before 4.10), then the oops, "Oops:
-# 0000 [#1] SMP PTI", whose CPU line names the task that faulted. The two stay events of their own (the oops's head is
-# the report's), and the fault's head names the oops's task where the oops comes within _FAULT_DECODING_ROWS rows (a console
-# line or two may come between).
+# 0000 [#1] SMP PTI", whose CPU line names the task that faulted. A BUG_ON() likewise: "kernel BUG at mm/huge_memory.c:2345!",
+# then the trap it raised, "invalid opcode: 0000 [#1] SMP NOPTI" (6.x "Oops: invalid opcode: …", arm64 "Internal error: Oops -
+# BUG: …") and its CPU line. The two stay events of their own (the oops's head is the report's), and the first names the
+# oops's task where the oops is the next report and comes within _FAULT_DECODING_ROWS rows (a console line or two may come
+# between).
 _FAULT_DECODING_ROWS = 8
+_NAMES_OOPS_TASK = ("BUG: ", "kernel BUG at ")
+_OOPS_HEADS = ("Oops: ", "invalid opcode: ", "Internal error: ")
 
 
 def _with_oops_task(records: pl.DataFrame) -> pl.DataFrame:
-    """``records`` with a kernel fault's "BUG: " head given the task of the oops right after it (``oops_pid``,
-    ``oops_comm``)."""
+    """``records`` with a kernel fault's "BUG: " head, or a BUG_ON()'s "kernel BUG at …", given the task of the oops right
+    after it (``oops_pid``, ``oops_comm``)."""
     head = pl.col("head_other")
-    oops = pl.when(head == "Oops: ").then(pl.struct(oops_row="row", oops_pid="cpu_pid", oops_comm="cpu_comm"))
-    following = records.select(oops.shift(-1).backward_fill().struct.unnest())
-    near = (head == "BUG: ") & (pl.col("oops_row") - pl.col("row") <= _FAULT_DECODING_ROWS)
+    report = pl.when(head.is_not_null()).then(pl.struct(next_head=head, oops_row="row", oops_pid="cpu_pid", oops_comm="cpu_comm"))
+    following = records.select(report.shift(-1).backward_fill().struct.unnest())
+    near = (
+        head.is_in(_NAMES_OOPS_TASK) & pl.col("next_head").is_in(_OOPS_HEADS)
+        & (pl.col("oops_row") - pl.col("row") <= _FAULT_DECODING_ROWS)
+    )
     return records.with_columns(following).with_columns(
         oops_pid=pl.when(near).then("oops_pid"), oops_comm=pl.when(near).then("oops_comm")
-    ).drop("oops_row")
+    ).drop("oops_row", "next_head")
 
 
 def _own_lines() -> pl.Expr:
