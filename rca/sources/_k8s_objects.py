@@ -40,8 +40,9 @@ from rca.sources._kube import (
     eviction_fields,
     insufficient_resource,
     insufficient_resources,
-    job_failed,
     oom_victim,
+    raised_severity,
+    scheduling_counts,
 )
 
 _YAML_START = re.compile(r"^(?:-? ?apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
@@ -622,6 +623,7 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     evicted = eviction_fields(message)
     victim = oom_victim(message)
     devices = admission_devices(message)
+    counts = scheduling_counts(message)
     is_event = pl.col("object") == "Event"
     kind = pl.when(is_event).then(event_kind(pl.col("reason").fill_null(""), message)).otherwise(pl.col("kind"))
     ts = timeutil.iso_to_utc(pl.col("when"), ctx.tz)
@@ -642,7 +644,7 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
             severity=pl.coalesce(
                 "severity",
-                pl.when(is_event & job_failed(pl.col("reason"))).then(pl.lit("error")),
+                pl.when(is_event).then(raised_severity(pl.col("reason"), message)),
                 pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None),
             ),
             host=pl.coalesce("node_object", "host"),
@@ -671,6 +673,7 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
                         insufficient_resource(pl.col("insufficient")),
                     ),
                     "insufficient_resources": pl.col("insufficient"),
+                    **{name: counts.struct.field(name) for name in ("nodes_available", "nodes_total", "insufficient_count")},
                     # A pod the kubelet rejected for want of devices: how many it asked for and how many there were.
                     "devices_requested": devices.struct.field("requested"),
                     "devices_available": devices.struct.field("available"),

@@ -47,6 +47,7 @@ def quantity_bytes(text: pl.Expr) -> pl.Expr:
     Integers are multiplied exactly (Int128), so huge and negative values survive;
     anything that is not a quantity, or does not fit in Int64, is null.
     """
+
     def converted(parts: pl.Expr) -> pl.Expr:
         number = parts.struct.field("number")
         unit = parts.struct.field("unit").fill_null("")
@@ -105,7 +106,10 @@ GPU_RESOURCE = r"/(?:.*[Gg][Pp][Uu]|mig-)|^(?:nvidia|amd)\.com/"
 # alpha.kubernetes.io/nvidia-gpu (1)." A resource name ends with a letter or digit: the sentence's "." is none of it.
 # "hugepages-2Mi" holds capitals.
 _INSUFFICIENT = r"\bInsufficient ([a-z0-9](?:[-A-Za-z0-9.]*[A-Za-z0-9])?(?:/[-A-Za-z0-9_.]*[A-Za-z0-9_])?)"
-_UNSCHEDULABLE = r"\bnodes are (?:un)?available:|\bNo nodes are available that match"
+# cluster-autoscaler's NotTriggerScaleUp counts node groups the same way: "pod didn't trigger scale-up (it wouldn't fit if
+# a new node is added): 3 Insufficient nvidia.com/gpu, 1 max node group size reached".
+_UNSCHEDULABLE = r"\bnodes are (?:un)?available:|\bNo nodes are available that match|\bpod didn't trigger scale-up\b"
+_NODES_AVAILABLE = r"\b(?<available>[0-9]+)/(?<total>[0-9]+) nodes are (?:un)?available:"
 
 
 def insufficient_resources(message: pl.Expr) -> pl.Expr:
@@ -123,6 +127,22 @@ def insufficient_resource(resources: pl.Expr) -> pl.Expr:
     """Of the resources :func:`insufficient_resources` found, the one a GPU job waits on: a GPU resource first, else the first."""
     gpu = resources.list.eval(pl.element().filter(pl.element().str.contains(GPU_RESOURCE))).list.first()
     return pl.coalesce(gpu, resources.list.first())
+
+
+def scheduling_counts(message: pl.Expr) -> pl.Expr:
+    """The figures of a scheduling failure (struct ``nodes_available``, ``nodes_total``, ``insufficient_count``): of
+    "0/8 nodes are available: 2 Insufficient nvidia.com/gpu, …", 0 of 8 nodes fit and 2 lack the resource
+    :func:`insufficient_resource` chose (a GPU's first); cluster-autoscaler's count is of node groups. Null elsewhere."""
+    nodes = message.str.extract_groups(_NODES_AVAILABLE).struct
+    counted = pl.when(message.str.contains(_UNSCHEDULABLE)).then(message.str.extract_all(rf"\b[0-9]+ {_INSUFFICIENT}"))
+    named = pl.element().str.extract(r"Insufficient (\S+)$", 1)
+    gpu = counted.list.eval(pl.element().filter(named.str.contains(GPU_RESOURCE))).list.first()
+    short = pl.coalesce(gpu, counted.list.first())
+    return pl.struct(
+        nodes_available=nodes.field("available").cast(pl.Int64, strict=False),
+        nodes_total=nodes.field("total").cast(pl.Int64, strict=False),
+        insufficient_count=short.str.extract(r"^([0-9]+)", 1).cast(pl.Int64, strict=False),
+    )
 
 
 def devices_lost(resource: pl.Expr, capacity: pl.Expr, allocatable: pl.Expr) -> pl.Expr:
@@ -209,6 +229,29 @@ JOB_FAILED_REASONS = ("BackoffLimitExceeded", "DeadlineExceeded", "PodFailurePol
 def job_failed(reason: pl.Expr) -> pl.Expr:
     """Whether an event's reason is a Job failing as a whole: an error (the event is only a Warning), its pods gone."""
     return reason.is_in(JOB_FAILED_REASONS).fill_null(False)
+
+
+# The container runtime's failure to create a container the kubelet reports as a Failed event (the container's Last
+# State then StartError / ContainerCannotRun, exit code 128): "Error: failed to create containerd task: failed to create
+# shim task: OCI runtime create failed: … nvidia-container-cli: initialization error: …". The pod's container will not
+# start until its node is fixed. (CRI-O's "container create failed: … runc create failed: container init was OOM-killed"
+# is the container's memory limit, a warning as sent.)
+_RUNTIME_CREATE_FAILED = r"\bOCI runtime (?:create|start) failed\b|\bfailed to create (?:containerd|shim) task\b"
+
+
+def raised_severity(reason: pl.Expr, message: pl.Expr) -> pl.Expr:
+    """The severity an event has beyond its type, null where its type (Normal, Warning) tells it: an error for a Job
+    failed as a whole, a pod the kubelet rejected for want of devices it counted ("Requested: 4, Available: 0"), or a
+    container the runtime could not create; a warning for cluster-autoscaler's NotTriggerScaleUp (a Normal event whose
+    pod stays pending: no node group it may grow would fit it)."""
+    counted_rejection = (reason == "UnexpectedAdmissionError") & admission_devices(message).struct.field("requested").is_not_null()
+    runtime_failed = (reason == "Failed") & message.str.contains(_RUNTIME_CREATE_FAILED)
+    return (
+        pl.when(job_failed(reason) | counted_rejection.fill_null(False) | runtime_failed.fill_null(False))
+        .then(pl.lit("error"))
+        .when(reason == "NotTriggerScaleUp")
+        .then(pl.lit("warning"))
+    )
 
 
 def oom_victim(message: pl.Expr) -> pl.Expr:

@@ -39,10 +39,11 @@ from rca.sources._kube import (
     eviction_fields,
     insufficient_resource,
     insufficient_resources,
-    job_failed,
     message_container,
     oom_victim,
     quantity_bytes,
+    raised_severity,
+    scheduling_counts,
 )
 
 # A shell prompt (root's bare "#" only before a command; bash's "[user@host dir]#" holds a space, and alone on its
@@ -853,7 +854,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .when(is_conditions).then(_condition_severity(pl.col("type"), pl.col("status")))
             .when(is_pods).then(_pod_status_severity(pl.col("status")))
             .when(is_generic).then(pl.when(pl.col("status").str.contains(_FAILED_STATUS)).then(pl.lit("error")))
-            .when(is_event & job_failed(pl.col("reason"))).then(pl.lit("error"))
+            .when(is_event & raised_severity(pl.col("reason"), message).is_not_null()).then(raised_severity(pl.col("reason"), message))
             .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
             # An event recorded without a message (k3s' second "Starting" of a node) has an empty MESSAGE cell: the
             # message is empty, not the row; a table without that column (pods, top) keeps its row as the message.
@@ -932,6 +933,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                         evicted.struct.field("resource"), devices.struct.field("resource"), insufficient_resource(pl.col("insufficient"))
                     ),
                     "insufficient_resources": pl.col("insufficient"),
+                    **_counts_attrs(message),
                     "threshold_bytes": evicted.struct.field("threshold_bytes"),
                     "available_bytes": evicted.struct.field("available_bytes"),
                     "devices_requested": devices.struct.field("requested"),
@@ -945,6 +947,12 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             ),
         )
     )
+
+
+def _counts_attrs(message: pl.Expr) -> dict[str, pl.Expr]:
+    """A scheduling failure's figures for attrs: how many nodes fit of how many, and how many lack the chosen resource."""
+    counts = scheduling_counts(message).struct
+    return {name: counts.field(name) for name in ("nodes_available", "nodes_total", "insufficient_count")}
 
 
 def _one_namespace(named: pl.Expr, is_get_event: pl.Expr) -> pl.Expr:
@@ -1190,6 +1198,9 @@ def _record_events(records: pl.DataFrame, tz: str) -> pl.DataFrame:
     failed = ~is_state & (pl.col("status") == "Failed")
     # Its status Message alone (an excerpt cut below Status/Reason) says so too: "Pod was rejected: Allocate failed …".
     rejected = ~is_state & evicted_text.str.contains(ADMISSION_REJECTED).fill_null(False)
+    # A container the runtime could not create (StartError, exit code 128; ContainerCannotRun under Docker): it never ran,
+    # and will not until its node is fixed (nvidia-container-cli's hook failing, …).
+    not_started = is_state & pl.col("reason").is_in(["StartError", "ContainerCannotRun"]).fill_null(False)
     devices = admission_devices(evicted_text)
     when_text = pl.when(is_state).then(pl.coalesce("finished", "started"))
     ts = pl.coalesce(timeutil.rfc1123_to_utc(when_text), timeutil.iso_to_utc(when_text, tz))
@@ -1201,7 +1212,7 @@ def _record_events(records: pl.DataFrame, tz: str) -> pl.DataFrame:
             "message",
             "ts",
             kind=pl.when(oomkilled).then(pl.lit("container_oomkilled")).when(is_eviction).then(pl.lit("eviction")).otherwise(pl.lit("log")),
-            severity=pl.when(failed | rejected).then(pl.lit("error")),
+            severity=pl.when(failed | rejected | not_started).then(pl.lit("error")),
             ts_raw=pl.when(pl.col("ts").is_not_null()).then(when_text),
             ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
             format=pl.when(is_state)
@@ -1266,7 +1277,7 @@ def _described_event(records: pl.DataFrame, tz: str) -> pl.DataFrame:
         ts_raw=pl.when(pl.col("ts").is_not_null()).then(pl.col("event_when")),
         ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
         format=pl.lit("describe_event"),
-        severity=pl.when(job_failed(reason)).then(pl.lit("error")).otherwise(pl.col("event_type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
+        severity=pl.coalesce(raised_severity(reason, message), pl.col("event_type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
         host=pl.coalesce(pl.when(involved_kind == "Node").then(pl.col("involved_name")), "event_host", "prompt_node"),
         pod=pl.when(on_pod).then(pl.col("involved_name")),
         namespace=pl.coalesce("involved_namespace", "doc_namespace", "prompt_namespace"),
@@ -1294,6 +1305,7 @@ def _described_event(records: pl.DataFrame, tz: str) -> pl.DataFrame:
                     insufficient_resource(insufficient),
                 ),
                 "insufficient_resources": insufficient,
+                **_counts_attrs(message),
                 "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
                 "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
                 "devices_requested": devices.struct.field("requested"),

@@ -49,11 +49,11 @@ from rca.sources._kube import (
     eviction_fields,
     insufficient_resource,
     insufficient_resources,
-    job_failed,
     memcg_container_id,
     memcg_pod_uid,
     oom_victim,
     quantity_bytes,
+    raised_severity,
 )
 
 # OpenShift 4 ran the kubelet as ``hyperkube kubelet`` (its journal lines tagged ``hyperkube``); since 4.11 OpenShift
@@ -438,6 +438,8 @@ _NOTABLE = (
     r"|unhealthy|noexecutetaintmanager|taint-eviction|devices to allocate|needs to allocate|allocation request for device|pre-allocated devices|devices unavailable"
     # (1.6-1.9: the kubelet's own GPU manager's admission failure, "requested number of GPUs unavailable. Requested: 4, …")
     r"|number of gpus unavailable"
+    # (an event recorder's line before 1.20, whatever its reason: "Event(v1.ObjectReference{Kind:\"Pod\", …}): type: …")
+    r"|objectreference\{"
 )
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
@@ -493,7 +495,7 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
     # A ranked list names candidates, and a critical pod is one the manager may not evict: neither is
     # the pod evicted, so both stay in attrs only.
     single_pod = ~pl.col("stage").fill_null("").is_in(["ranked", "critical_pod_skipped"])
-    return facts.with_columns(kind=kind).select(
+    return facts.with_columns(kind=kind, raised=raised_severity(pl.col("event_reason"), pl.col("body"))).select(
         "line",
         "n_lines",
         "kind",
@@ -508,9 +510,12 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         # An Xid takes a GPU away whatever level the plugin logged it at: the catalog's severity, as the kernel's.
         severity=pl.when(pl.col("kind") == "xid")
         .then(_xid.report_severity(pl.col("xid"), pl.col("body")))
-        # A Job failed as a whole (kube-controller-manager's klog, read by these rules): an error, not the Warning it is sent as.
-        .when(job_failed(pl.col("event_reason")))
-        .then(pl.lit("error"))
+        # A Job failed as a whole (kube-controller-manager's klog, read by these rules), a pod rejected for devices the
+        # kubelet counted, a container the runtime could not create: an error, not the Warning it is sent as; a pod no
+        # scale-up will place (cluster-autoscaler's klog): a warning, not the Normal event it is. (The kubelet's own
+        # UnexpectedAdmissionError line stays the Warning it records: the pod's status and event say the error.)
+        .when(pl.col("raised").is_not_null() & (pl.col("event_reason") != "UnexpectedAdmissionError"))
+        .then(pl.col("raised"))
         # The recorder logs every event it sends at info: a Warning event is a warning.
         .when((pl.col("event_type") == "Warning") & (pl.col("severity") == "info"))
         .then(pl.lit("warning"))
