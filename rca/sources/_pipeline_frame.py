@@ -567,6 +567,53 @@ def _parse_objects(objects: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# `grep -n`'s line number before each line, with the file's name before it where grep names files (`-H`, several files):
+# "train.log:1234:[rank0]: …", "1234:[rank3]: …"; a context line (`-A`, `-B`, `-C`) has dashes for colons
+# ("train.log-1233-  File …"); `grep -H` alone leaves the name ("train.log:[rank0]: …"). A name is a log's (.log, .txt,
+# .out, .err, PBS's .o<job>), so that a logger's "torch.distributed:" is no file.
+_GREP_FILE = r"[^\s:]*[^\s:.]\.(?:log|txt|out|err|[oe][0-9]+)(?:\.[0-9]+)?"
+_GREP_PREFIX = (
+    rf"^(?<grep_prefix>(?<grep_file>{_GREP_FILE}):(?:(?<grep_line>[0-9]{{1,9}}):)?"
+    rf"|(?:(?<context_file>{_GREP_FILE})-)?(?<context_line>[0-9]{{1,9}})-|(?<bare_line>[0-9]{{1,9}}):)"
+)
+# A date or a time of day at a line's start has a bare number's shape ("2024-05-01 …", "12:34:56 …").
+_STAMP_START = r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]|[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
+_GREP_FIELDS = {"grep_prefix": pl.String(), "grep_name": pl.String(), "grep_number": pl.Int64()}
+# Most of a file's lines wear grep's prefix, and the numbers of most go up: a time's hours ("12:34:56 …"), a date's year
+# ("2024-05-01 …") or `srun --label`'s task numbers ("0: …", "1: …") stay or go down as often.
+_GREP_WORN_SHARE = 0.75
+_GREP_RISING_SHARE = 0.9
+
+
+def _grep_groups(rows: pl.DataFrame) -> pl.DataFrame:
+    groups = pl.col("text").str.extract_groups(_GREP_PREFIX).struct
+    return rows.select(
+        grep_prefix=groups.field("grep_prefix"),
+        grep_name=pl.coalesce(groups.field("grep_file"), groups.field("context_file")),
+        grep_number=pl.coalesce(groups.field("grep_line"), groups.field("context_line"), groups.field("bare_line")).cast(pl.Int64),
+    )
+
+
+def _without_grep_prefix(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` without the prefix grep put on them, in a file most of whose lines wear it (each batch file decides)."""
+    shaped = pl.col("text").str.contains(_GREP_PREFIX)
+    # In most files few lines have the shape (the cheaper test first), and in a stamped one the stamps do.
+    for shape in (shaped, shaped & ~pl.col("text").str.contains(_STAMP_START)):
+        if not lines.select((_share(shape, lines) >= _GREP_WORN_SHARE).any()).item():
+            return lines
+    prefixed = _where(lines, shape, _grep_groups, _GREP_FIELDS)
+    worn = pl.col("grep_prefix").is_not_null()
+    by_name = ["batch_file", "grep_name"] if "batch_file" in lines.columns else ["grep_name"]
+    number = pl.col("grep_number")
+    # above the number of the numbered line before it with the same file's name; null on the first
+    rising = number > number.forward_fill().shift(1).over(by_name)
+    # A lone number is no count, unless a file's name is before it: "2024-" is a date's year.
+    rising_share = _share(rising.filter(rising.is_not_null()), prefixed).fill_null(pl.col("grep_name").is_not_null().cast(pl.Float64))
+    peel = worn & (_share(worn, prefixed) >= _GREP_WORN_SHARE) & (number.is_null() | (rising_share >= _GREP_RISING_SHARE))
+    unprefixed = pl.col("text").str.slice(pl.col("grep_prefix").str.len_chars())
+    return prefixed.with_columns(text=pl.when(peel).then(unprefixed).otherwise("text")).select(lines.columns)
+
+
 def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -> pl.DataFrame:
     """One row per input line with its body, time, level and the tags its prefixes carried.
 
@@ -584,7 +631,7 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
     cleaned = cleaned.select("line", *keys, text=pl.coalesce("cleaned", "text"))
     # a hard-wrapped paste's width, read on the lines as they were pasted (._pipeline_records)
     at_width = wrap_width_rows(cleaned, keys) if join_pieces else None
-    layers = _peel_outer(cleaned)
+    layers = _peel_outer(_without_grep_prefix(cleaned))
     layers = _joined_pieces(layers) if join_pieces else layers.with_columns(continued=pl.lit(False))
     framed = _with_elastic_events(_with_hpc(_without_ray_repeats(_resolve(_peel_application(layers), ctx))))
     framed = joined_wraps(framed, at_width, keys)

@@ -127,7 +127,8 @@ _MARKERS = "|".join(
         # logfmt (logrus, go-kit, Argo; maybe behind the name of the container that wrote it), Airflow's task log, Slurm's
         # diagnostics, python-json-logger
         r'^(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])? time="|(?:level=[A-Za-z]+ )?(?:time|ts)="?)[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+"? (?:caller=\S+ |level=[A-Za-z]+ |msg=)', r"^\[[0-9]{4}-[0-9][0-9]-[0-9][0-9],? [0-9:,.]+(?: UTC)?\] \{[^{}\s]+:[0-9]+\} [A-Z]+ - ",
-        r"^(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
+        # (grep may name the file and line before it: "job-2321682.err:slurmstepd: error: …")
+        r"^(?:\S+\.(?:err|out|log|txt):(?:[0-9]+:)?)?(?:slurmstepd(?:-[^:\s]+)?|srun|sbatch|salloc): (?:error|warning): ", r'^\{"created": [0-9.]+, ',
         # the other batch schedulers' word on a job: PBS's kill line, its mail's and qstat -f's exit status; LSF's job report;
         # Grid Engine's qacct record (exit_status, failed) and its mail of an aborted job
         r"=>> PBS: job killed: ", r"^PBS Job Id: ", r"^\s*Exit_status\s*=\s*-?[0-9]+\s*$", r"^TERM_[A-Z]+: job killed after reaching LSF ",
