@@ -7,6 +7,7 @@ the line's own text.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from functools import cache
 
@@ -116,3 +117,19 @@ def test_grep_over_several_slurm_err_files() -> None:
     assert events["kind"].to_list() == ["oom_kill", "oom_kill"]
     assert events["message"].str.starts_with("slurmstepd: error: Detected 1 oom").all()
     assert '"slurm_step":"2330469.batch"' in events["attrs"][1]
+
+
+def test_sglangs_startup_memory_goes_under_the_keys_vllm_and_a_cuda_oom_use() -> None:
+    # (sgl-project/sglang's wordings: InferenceX#2128's fp8 "Load weight end", vllm#21348's "KV Cache is allocated")
+    events = rca.parse_text(
+        "[2025-07-20 10:00:00 TP0] Load weight end. quant=fp8, fmt=e4m3, avail mem=12.25 GB, mem usage=125.65 GB.\n"
+        "[2025-07-20 10:00:01 TP1] KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB\n"
+        "[2025-07-20 10:00:02 TP0] Memory pool end. avail mem=2.44 GB\n",
+        file="sglang.log",
+    )
+    gib = 1 << 30
+    assert [json.loads(attrs) for attrs in events["attrs"]] == [
+        {"rank": 0, "free_bytes": round(12.25 * gib), "model_memory_bytes": round(125.65 * gib)},
+        {"rank": 1, "kv_cache_bytes": round(8.23 * gib) * 2},
+        {"rank": 0, "free_bytes": round(2.44 * gib)},
+    ]

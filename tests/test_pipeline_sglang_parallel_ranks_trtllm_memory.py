@@ -22,7 +22,7 @@ def test_data_and_pipeline_ranks_are_kept_by_their_names_and_make_no_rank() -> N
         "[2025-09-22 10:25:22 DP0 PP0] Load weight end. avail mem=14.53 GB\n[2025-09-22 10:25:23 DP1 TP3 EP3] Capture cuda graph begin.\n"
     )
     first, second = _events(text)
-    assert _attrs(first) == {"dp_rank": 0, "pp_rank": 0}
+    assert _attrs(first) == {"dp_rank": 0, "pp_rank": 0, "free_bytes": round(14.53 * GIB)}
     assert _attrs(second) == {"dp_rank": 1, "tp_rank": 3, "ep_rank": 3}
 
 
@@ -41,7 +41,7 @@ def test_a_traceback_under_a_dp_tp_bracket_keeps_its_ranks_beside_its_exception(
 
 def test_a_tensor_parallel_rank_alone_is_still_the_rank() -> None:
     (event,) = _events("[2025-05-19 23:22:28 TP3] Load weight begin. avail mem=78.00 GB\n")
-    assert _attrs(event) == {"rank": 3}
+    assert _attrs(event) == {"rank": 3, "free_bytes": round(78.00 * GIB)}
 
 
 def test_trtllm_kv_cache_sizing_gives_the_device_total_and_what_was_free() -> None:

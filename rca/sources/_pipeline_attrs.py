@@ -215,6 +215,11 @@ def _fields(present: set[str]) -> Fields:
     fields["oom"] = (json_text, c("f_oom"))
     if "vllm" in present:
         fields |= _VLLM
+    if "sglang_memory" in present:
+        # SGLang's memory at startup, under the keys a CUDA OOM's free memory and vLLM's weights and KV cache have
+        for name, fact in (("free_bytes", "f_sglang_available"), ("model_memory_bytes", "f_sglang_weights"), ("kv_cache_bytes", "f_sglang_kv")):
+            said = [fields[name][1]] if name in fields else []
+            fields[name] = (json_number, pl.coalesce(*said, c(fact)))
     if "vllm_error" in present:
         fields["vllm_error"] = (json_text, c("f_vllm_error"))
     return fields | _trainer(present)

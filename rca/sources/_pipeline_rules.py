@@ -392,6 +392,10 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     # TensorRT-LLM sizing its paged KV cache: "Memory usage when calculating max tokens in paged kv cache: total: 39.39 GiB,
     # available: 21.89 GiB" (the device's memory, and what is free of it and of the runtime's pool)
     "trt_memory": ("Memory usage when calculating max tokens in paged kv cache: ",),
+    # SGLang's startup: the GPU's free memory after the weights are loaded and after the KV cache's pool is made ("Load
+    # weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=12.25 GB, mem usage=15.06 GB.", "Memory pool end.
+    # avail mem=2.44 GB"), the pool's size ("KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB")
+    "sglang_memory": ("avail mem=", "KV Cache is allocated. "),
     "trainer_dict": r"^\{",
     "setting": (" = ",),
     "loss": r"(?i)loss",
@@ -401,7 +405,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
 # Families that read routine progress (losses, vLLM metrics, trainer settings) into attrs (TensorRT-LLM's KV-cache sizing
 # into the device's total memory too);
 # only the others, with the exception anchors, can give a record a kind or other facts.
-PROGRESS = ("vllm", "trt_memory", "trainer_dict", "setting", "loss")
+PROGRESS = ("vllm", "trt_memory", "sglang_memory", "trainer_dict", "setting", "loss")
 INCIDENTS = tuple(family for family in _FAMILIES if family not in PROGRESS)
 # Families whose facts only matter once another family has decided the kind.
 _KIND_BOUND = {"exit_pid", "container", "ray_task"}
@@ -1038,6 +1042,14 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "trt_memory": {
         "trt_total": size(gated("trt_memory"), r"paged kv cache: total: {size}"),
         "trt_available": size(gated("trt_memory"), r"paged kv cache: total: [^,\n]*, available: {size}"),
+    },
+    "sglang_memory": {
+        "sglang_available": size(gated("sglang_memory"), r"\bavail mem={size}"),
+        "sglang_weights": size(gated("sglang_memory"), r"\bmem usage={size}"),
+        "sglang_kv": pl.coalesce(
+            size(gated("sglang_memory"), r"\bK size: {size}") + size(gated("sglang_memory"), r"\bV size: {size}"),
+            size(gated("sglang_memory"), r"\bKV size: {size}"),
+        ),
     },
 }
 
