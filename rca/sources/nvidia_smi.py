@@ -150,6 +150,15 @@ _SECTION_FIELD = (
 )
 # The value row under a one-field CSV header: a reading with its unit, a bracketed NVML answer, N/A.
 _ONE_VALUE = r"^\s*(?:[0-9][0-9.]*(?: ?[A-Za-z%]+)?|\[[^\]]+\]|N/A)\s*$"
+# A line of another program's log, which nvidia-smi never prints: klog's header, logfmt (logrus, go-kit), an ISO-stamped line
+# (Python logging, a container runtime's or kubectl's --timestamps prefix), a syslog stamp, a Python traceback's head, frames
+# and exception.
+_OTHER_LOG_LINE = (
+    r"^[IWEF][0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+ +[0-9]+ |^(?:\S+ )?(?:time|ts)=\"?[0-9]{4}-|\blevel=[a-z]+\b"
+    r"|^\[?[0-9]{4}-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]|^[A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] \S"
+    r'|^Traceback \(most recent call last\):|^\s+File "[^"]+", line [0-9]+|^[A-Za-z_][0-9A-Za-z_.]*(?:Error|Exception): '
+)
+_TABLE_ROW = r"^[ \t]*[|+]"  # a table's rows and borders
 # ``nvidia-smi topo -m``: a matrix of links, read as log lines (it holds no reading). Its header
 # row is underlined with an SGR escape even when written to a file (driver 580).
 _TOPO_HEADER = r"^\s+(?:\x1b\[[0-9;]*m)?GPU0\s.*\bCPU Affinity\b"
@@ -246,8 +255,22 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         ).mean(),
         # A head of nvidia-smi's plain answers only (the file holds no report); one such line among a program's output is not.
         answer_share=text.str.contains(ANSWER_LINE).mean(),
+        other_log=text.str.contains(_OTHER_LOG_LINE).sum(),
+        table_rows=text.str.contains(_TABLE_ROW).sum(),
+        lines=pl.len(),
     )
-    return {head: _score(row) for head, row in found.items()}
+    return {head: _score_among_other_log(row) for head, row in found.items()}
+
+
+def _score_among_other_log(found: dict) -> float:
+    """:func:`_score`, or 0 where the head is another log with nvidia-smi's output inside it.
+
+    A job's or a GPU operator component's log that prints a table at its start: most of the head's lines outside the table
+    are that log's (at least two of them). The file is that log's source's to read (its levels, times, errors); claimed here,
+    they would be plain lines stamped with the table's time.
+    """
+    other, outside_table = found["other_log"], found["lines"] - found["table_rows"]
+    return _score(found) if other < 2 or 2 * other <= outside_table else 0.0
 
 
 def _score(found: dict) -> float:
