@@ -107,13 +107,19 @@ _NAMED_CONTAINER = (
 _CREATED_CONTAINER = r"ContainerMetadata\{Name:(?<name>[^,}]+),Attempt:(?<attempt>[0-9]+),\} returns container id \\\"(?<created>" + _ID + ")"
 # CRI-O names a container it acts on by its pod too ("<namespace>/<pod>/<container>"): "Creating container: default/x/y",
 # "Created container <id>: …", "Started container" … description=…; "Got pod network &{Name:<pod> Namespace:<ns> ID:<sandbox>
-# UID:<pod uid> …}" names the pod whose network it sets up.
+# UID:<pod uid> …}" names the pod whose network it sets up, "Running pod sandbox: <ns>/<pod>/POD" and "Ran pod sandbox <id> with
+# infra container: <ns>/<pod>/POD" the pod whose sandbox it runs.
 _DNS_LABEL = r"[a-z0-9][-a-z0-9.]*"
+# A pod's uid: RFC 4122, or a static pod's 32 hex digits (the kubelet's hash of its manifest: kube-apiserver, etcd, a node's
+# own GPU agent run from a manifest).
+_POD_UID = r"(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})"
 _CRIO_POD = (
     r"(?:msg=\"(?:Creating|Created|Removed|Stopped) container:? (?:" + _ID + r": )?|\bdescription=)"
     r"(?<namespace>" + _DNS_LABEL + r")/(?<pod>" + _DNS_LABEL + r")/(?<container>" + _DNS_LABEL + r")"
     r"|Got pod network &\{Name:(?<network_pod>" + _DNS_LABEL + r") Namespace:(?<network_namespace>" + _DNS_LABEL + r") ID:[0-9a-f]+"
-    r" UID:(?<pod_uid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+    r" UID:(?<pod_uid>" + _POD_UID + ")"
+    r"|msg=\"(?:Running pod sandbox: |Ran pod sandbox " + _ID + r" with infra container: )"
+    r"(?<sandbox_namespace>" + _DNS_LABEL + r")/(?<sandbox_pod>" + _DNS_LABEL + r")/POD\b"
 )
 # A CRI call names the pod it acts on: containerd's "RunPodSandbox for &PodSandboxMetadata{Name:<pod>,Uid:<uid>,Namespace:<ns>,
 # Attempt:<n>,}"; dockershim and CRI-O name a container "k8s_<container>_<pod>_<namespace>_<pod uid>_<attempt>" (its pod's
@@ -125,11 +131,13 @@ _CRI_POD = (
 # The kubelet's log paths name the pod a container belongs to: "/var/log/pods/<namespace>_<pod>_<pod uid>/<container>/<restart>.log"
 # (containerd's "Finish redirecting stream \"stdout\" to log file \"…\"", "Getting EOF from stream …") and its link
 # "/var/log/containers/<pod>_<namespace>_<container>-<container id>.log". (Neither a namespace nor a pod's name holds "_".)
+# A pod's own directory "/var/lib/kubelet/pods/<pod uid>/" (a volume the runtime mounts into a container) names its uid alone.
 _LOG_PATH = (
-    r"/var/log/pods/(?<namespace>" + _DNS_LABEL + r")_(?<pod>" + _DNS_LABEL + r")_(?<pod_uid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+    r"/var/log/pods/(?<namespace>" + _DNS_LABEL + r")_(?<pod>" + _DNS_LABEL + r")_(?<pod_uid>" + _POD_UID + ")"
     r"/(?<container>" + _DNS_LABEL + r")/[0-9]+\.log"
     r"|/var/log/containers/(?<link_pod>" + _DNS_LABEL + r")_(?<link_namespace>" + _DNS_LABEL + r")_(?<link_container>" + _DNS_LABEL + r")"
     r"-(?<link_id>" + _ID + r")\.log"
+    r"|/var/lib/kubelet/pods/(?<volume_uid>" + _POD_UID + ")/"
 )
 # A container's event as Podman and Docker tell it: "<time> container <event> <id> (<attribute>=<value>, …)". Podman's time is in
 # Go's layout (in the journal with its monotonic reading "m=+11.7" when the process that made the event writes it), Docker's
@@ -193,10 +201,11 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         json_event=pl.when(pl.when(pl.col("program") == "dockerd").then(message).str.starts_with("{")).then(message).str.extract_groups(_CONTAINER_EVENT_JSON),
         created=pl.when(message.str.contains("returns container id", literal=True)).then(message).str.extract_groups(_CREATED_CONTAINER),
         cri_pod=pl.when(message.str.contains_any(["PodSandboxMetadata{Name:", "k8s_"])).then(message).str.extract_groups(_CRI_POD),
-        log_path=pl.when(message.str.contains_any(["/var/log/pods/", "/var/log/containers/"])).then(message).str.extract_groups(_LOG_PATH),
+        log_path=pl.when(message.str.contains_any(["/var/log/pods/", "/var/log/containers/", "/var/lib/kubelet/pods/"])).then(message).str.extract_groups(_LOG_PATH),
         # (CRI-O's wordings: read on its lines alone.)
         crio_pod=pl.when(
-            pl.when(pl.col("program") == "crio").then(message).str.contains_any(["Creating container: ", "ed container ", "description=", "Got pod network"])
+            pl.when(pl.col("program") == "crio").then(message)
+            .str.contains_any(["Creating container: ", "ed container ", "description=", "Got pod network", " pod sandbox"])
         ).then(message).str.extract_groups(_CRIO_POD),
     )
     event, json_event = pl.col("event").struct, pl.col("json_event").struct
@@ -274,15 +283,16 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             log_path.field("container"), log_path.field("link_container"),
         ),
         pod=pl.coalesce(
-            _attribute("io.kubernetes.pod.name"), crio_pod.field("pod"), crio_pod.field("network_pod"), cri_pod.field("sandbox_pod"), cri_pod.field("pod"),
+            _attribute("io.kubernetes.pod.name"), crio_pod.field("pod"), crio_pod.field("network_pod"), crio_pod.field("sandbox_pod"),
+            cri_pod.field("sandbox_pod"), cri_pod.field("pod"),
             log_path.field("pod"), log_path.field("link_pod"),
         ),
         namespace=pl.coalesce(
-            _attribute("io.kubernetes.pod.namespace"), crio_pod.field("namespace"), crio_pod.field("network_namespace"),
+            _attribute("io.kubernetes.pod.namespace"), crio_pod.field("namespace"), crio_pod.field("network_namespace"), crio_pod.field("sandbox_namespace"),
             cri_pod.field("sandbox_namespace"), cri_pod.field("namespace"), log_path.field("namespace"), log_path.field("link_namespace"),
         ),
         pod_uid=pl.coalesce(_attribute("io.kubernetes.pod.uid"), crio_pod.field("pod_uid"), cri_pod.field("sandbox_uid"), cri_pod.field("pod_uid"),
-            log_path.field("pod_uid"),
+            log_path.field("pod_uid"), log_path.field("volume_uid"),
         ),
         exit_code=status,
         attrs=attrs_json({

@@ -84,9 +84,22 @@ _JOURNALD_LOSS = (
     r"^(?:Suppressed (?<suppressed>[0-9]+) messages from (?<from>\S+)|Missed (?<missed>[0-9]+) kernel messages"
     r"|Forwarding to syslog missed (?<forward_missed>[0-9]+) messages|(?<overrun>/dev/kmsg buffer overrun))"
 )
+# A static pod's uid is the kubelet's hash of its manifest, 32 hex digits with no dashes (kube-apiserver, etcd, a node's
+# own agent): its slice is "kubepods-burstable-pod3f5f1a2b9c8d4e7f6a5b4c3d2e1f0a9b.slice", its cgroup ".../pod<hash>/...".
+_STATIC_POD_UID = r"(?:^|[/-])pod([0-9a-f]{32})(?:\.slice)?(?:/|$)"
+# A pod's volume the kubelet mounts is a mount unit named by systemd's escaped path ("-" for "/", "\x2d" for "-"):
+# "var-lib-kubelet-pods-1a2b3c4d\x2d5e6f\x2d…-volumes-kubernetes.io\x7eprojected-kube\x2dapi\x2daccess\x2dx.mount".
+_VOLUME_MOUNT_POD_UID = r"^var-lib-kubelet-pods-([0-9a-f]{8}\\x2d[0-9a-f]{4}\\x2d[0-9a-f]{4}\\x2d[0-9a-f]{4}\\x2d[0-9a-f]{12}|[0-9a-f]{32})-"
 _SIGNALS = {"9": "SIGKILL"}
 # systemd's format_bytes(): powers of 1024 with one-letter suffixes ("3.2G", "38.4M", "0B").
 _PEAK_UNIT_BYTES = {"B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50, "E": 2**60}
+
+
+def _pod_uid(cgroup_or_unit: pl.Expr) -> pl.Expr:
+    """The pod uid a cgroup path, a pod's slice or a pod volume's mount unit names: a pod's RFC 4122 uid or a static
+    pod's 32-digit hash."""
+    mount_uid = cgroup_or_unit.str.extract(_VOLUME_MOUNT_POD_UID, 1).str.replace_all(r"\x2d", "-", literal=True)
+    return pl.coalesce(memcg_pod_uid(cgroup_or_unit), cgroup_or_unit.str.extract(_STATIC_POD_UID, 1), mount_uid)
 
 
 def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -115,7 +128,7 @@ def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         .when(pressured).then(pl.lit("warning")).otherwise(pl.col("severity")),
         cgroup=cgroup,
         container_id=cgroup.str.extract(MEMCG_CONTAINER_ID, 1),
-        pod_uid=memcg_pod_uid(cgroup),
+        pod_uid=_pod_uid(cgroup),
         mem_used_bytes=pl.when(~swap_only).then(as_int["used"]),
         mem_total_bytes=pl.when(~swap_only).then(as_int["total"]),
         # A pid it signalled is named by its number alone: that process is not systemd-oomd.
@@ -156,9 +169,9 @@ def unit_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     exited_failing = (unit.field("code") == "exited") & (unit.field("status") != "0")
     failed = signalled | exited_failing | (unit.field("result").is_not_null() & (unit.field("result") != "success"))
     # "Created slice libcontainer container kubepods-pod<uid>.slice." / "Removed slice kubepods-burstable-pod<uid>.slice - …":
-    # the kubelet made (or removed) a pod's cgroup.
+    # the kubelet made (or removed) a pod's cgroup (a static pod's "pod<32 hex digits>").
     pod_slice = pl.when(pl.col("message").str.contains("kubepods", literal=True)).then(pl.col("message")).str.extract(
-        r"\b(kubepods[-a-z]*-pod[0-9a-f_]{36}\.slice)", 1
+        r"\b(kubepods[-a-z]*-pod(?:[0-9a-f_]{36}|[0-9a-f]{32})\.slice)", 1
     )
     peak = unit.field("peak").cast(pl.Float64, strict=False) * unit.field("peak_unit").replace_strict(_PEAK_UNIT_BYTES, default=None, return_dtype=pl.Float64)
     return _syslog.program_events(
@@ -171,7 +184,7 @@ def unit_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         victim_pid=unit.field("killed_pid").cast(pl.Int64, strict=False),
         # A container's scope (cri-containerd-<id>.scope, docker-<id>.scope) names the container.
         container_id=unit.field("unit").str.extract(MEMCG_CONTAINER_ID, 1),
-        pod_uid=memcg_pod_uid(pl.coalesce(unit.field("unit"), pod_slice)),
+        pod_uid=_pod_uid(pl.coalesce(unit.field("unit"), pod_slice)),
         # A shell's convention, as the container runtimes report it: 128 + the signal a process died of.
         exit_code=pl.when(signalled).then(unit.field("status").cast(pl.Int32, strict=False) + 128)
         .when(unit.field("code") == "exited").then(unit.field("status").cast(pl.Int32, strict=False)),
