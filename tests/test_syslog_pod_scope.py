@@ -106,3 +106,17 @@ def test_crio_and_conmon_tell_of_a_pods_container_and_its_killed_exit() -> None:
     )
     assert (exited["kind"], exited["severity"], exited["pid"], exited["exit_code"]) == ("process_killed", "error", 12345, 137)
     assert events.filter(pl.col("kind") == "process_killed").height == 1
+
+
+def test_the_kernels_oom_kill_in_a_static_pods_memcg_names_its_uid() -> None:
+    # one uid pattern for every source that reads a memory cgroup path (kernel, kubelet, cgroup, systemd)
+    static = "3f5f1a2b9c8d4e7f6a5b4c3d2e1f0a9b"
+    events = rca.parse_text(
+        "[ 5.000100] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=abc,mems_allowed=0,"
+        f"oom_memcg=/kubepods/burstable/pod{static},task_memcg=/kubepods/burstable/pod{static}/"
+        f"{'0123456789abcdef' * 4},task=python,pid=4242,uid=0\n"
+        "[ 5.000200] Memory cgroup out of memory: Killed process 4242 (python) total-vm:100kB, anon-rss:50kB, file-rss:0kB,"
+        " shmem-rss:0kB, UID:0 pgtables:4kB oom_score_adj:999\n",
+        file="dmesg.log",
+    )
+    assert events.filter(pl.col("kind") == "oom_kill").select("pid", "pod_uid").rows() == [(4242, static)]

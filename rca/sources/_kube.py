@@ -161,8 +161,11 @@ def devices_lost_message(resource: pl.Expr, capacity: pl.Expr, allocatable: pl.E
 
 # A memory cgroup path names its pod and container the way the kubelet lays them out: cgroupfs
 # ("/kubepods/burstable/pod<uid>/<container id>") or systemd ("/kubepods.slice/kubepods-burstable.slice/
-# kubepods-burstable-pod<uid with _>.slice/cri-containerd-<container id>.scope").
-MEMCG_POD_UID = r"(?:^|[/-])pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})(?:\.slice)?(?:/|$)"
+# kubepods-burstable-pod<uid with _>.slice/cri-containerd-<container id>.scope"). A static pod's uid is the hash of its
+# manifest, 32 hex digits with no dashes ("/kubepods/burstable/pod3f5f1a2b9c8d4e7f6a5b4c3d2e1f0a9b/…").
+MEMCG_POD_UID = (
+    r"(?:^|[/-])pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12}|[0-9a-f]{32})(?:\.slice)?(?:/|$)"
+)
 MEMCG_CONTAINER_ID = r"(?:^|/)(?:(?:cri-containerd|containerd|docker|crio|libpod)-)?([0-9a-f]{64})(?:\.scope)?$"
 
 

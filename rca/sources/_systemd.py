@@ -84,9 +84,6 @@ _JOURNALD_LOSS = (
     r"^(?:Suppressed (?<suppressed>[0-9]+) messages from (?<from>\S+)|Missed (?<missed>[0-9]+) kernel messages"
     r"|Forwarding to syslog missed (?<forward_missed>[0-9]+) messages|(?<overrun>/dev/kmsg buffer overrun))"
 )
-# A static pod's uid is the kubelet's hash of its manifest, 32 hex digits with no dashes (kube-apiserver, etcd, a node's
-# own agent): its slice is "kubepods-burstable-pod3f5f1a2b9c8d4e7f6a5b4c3d2e1f0a9b.slice", its cgroup ".../pod<hash>/...".
-_STATIC_POD_UID = r"(?:^|[/-])pod([0-9a-f]{32})(?:\.slice)?(?:/|$)"
 # A pod's volume the kubelet mounts is a mount unit named by systemd's escaped path ("-" for "/", "\x2d" for "-"):
 # "var-lib-kubelet-pods-1a2b3c4d\x2d5e6f\x2d…-volumes-kubernetes.io\x7eprojected-kube\x2dapi\x2daccess\x2dx.mount".
 _VOLUME_MOUNT_POD_UID = r"^var-lib-kubelet-pods-([0-9a-f]{8}\\x2d[0-9a-f]{4}\\x2d[0-9a-f]{4}\\x2d[0-9a-f]{4}\\x2d[0-9a-f]{12}|[0-9a-f]{32})-"
@@ -99,7 +96,7 @@ def _pod_uid(cgroup_or_unit: pl.Expr) -> pl.Expr:
     """The pod uid a cgroup path, a pod's slice or a pod volume's mount unit names: a pod's RFC 4122 uid or a static
     pod's 32-digit hash."""
     mount_uid = cgroup_or_unit.str.extract(_VOLUME_MOUNT_POD_UID, 1).str.replace_all(r"\x2d", "-", literal=True)
-    return pl.coalesce(memcg_pod_uid(cgroup_or_unit), cgroup_or_unit.str.extract(_STATIC_POD_UID, 1), mount_uid)
+    return pl.coalesce(memcg_pod_uid(cgroup_or_unit), mount_uid)
 
 
 def oomd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
