@@ -36,6 +36,8 @@ _SEVERITY = {
     "CRITICAL": "critical", "FATAL": "critical", "PANIC": "critical", "F": "critical",
     # syslog's (and Apache httpd's) EMERG and ALERT
     "EMERG": "critical", "ALERT": "critical",
+    # Google Cloud Logging's LogSeverity (its DEFAULT is no level)
+    "EMERGENCY": "critical",
     # log15's four-letter words (Grafana's "lvl=eror"); NeMo's D(EBUG) and C(RITICAL); loguru's SUCCESS
     "DBUG": "debug", "EROR": "error", "CRIT": "critical", "D": "debug", "C": "critical", "SUCCESS": "info",
     # logrus' text formatter's four letters
@@ -417,16 +419,32 @@ _APP_GROUPS = pl.col("inner").str.extract_groups(_APP)
 # A printed level is looked for only in lines whose header gave none.
 _LEADING_GROUPS = pl.when(pl.col("header_level").is_null()).then(pl.col("body")).str.extract_groups(_LEADING_LEVEL)
 
+# A log service's export names what the node's file did not: Google Cloud Logging's LogEntry (`gcloud logging read
+# --format=json`) puts the line in "textPayload", or "jsonPayload" ("MESSAGE" of a k8s_node's journal entry), the pod in
+# "resource.labels", the node in "labels" under a key spelled with dots (written here with its dots escaped); Grafana
+# Loki's `logcli --output=jsonl` puts it in "line", its stream's labels in "labels"; CloudWatch Logs' events name their
+# stream (see _STREAM_POD).
 _JSON_KEYS = {
     "time": ("time", "timestamp", "ts", "@timestamp", "asctime", "created"),  # created: python-json-logger's epoch
     "level": ("level", "severity", "levelname", "lvl", "log.level"),
-    "msg": ("msg", "message", "@message", "log", "event"),
+    "msg": ("msg", "message", "@message", "log", "event", "textPayload", "jsonPayload.message", "jsonPayload.MESSAGE"),
     "exc": ("exc_info", "exception", "stack_trace", "traceback", "error.stack_trace"),
-    "pod": ("pod", "pod_name", "kubernetes.pod_name", "k8s.pod.name"),
-    "namespace": ("namespace", "namespace_name", "kubernetes.namespace_name", "k8s.namespace.name"),
-    "container": ("container", "container_name", "kubernetes.container_name", "k8s.container.name"),
-    "host": ("hostname", "host.name", "kubernetes.host", "host"),
+    "pod": ("pod", "pod_name", "kubernetes.pod_name", "k8s.pod.name", "resource.labels.pod_name", "labels.pod"),
+    "namespace": (
+        "namespace", "namespace_name", "kubernetes.namespace_name", "k8s.namespace.name", "resource.labels.namespace_name",
+        "labels.namespace",
+    ),
+    "container": (
+        "container", "container_name", "kubernetes.container_name", "k8s.container.name", "resource.labels.container_name",
+        "labels.container",
+    ),
+    "host": (
+        "hostname", "host.name", "kubernetes.host", "host", "resource.labels.node_name", r"labels.compute\.googleapis\.com/resource_name",
+    ),
     "pid": ("pid", "process"),
+    # Loki's line is read as the message only where it is text: elsewhere "line" is a source line's number.
+    "loki_line": ("line",),
+    "stream": ("logStreamName",),
 }
 
 _NAMES = ("pod", "namespace", "container", "host")
@@ -437,14 +455,20 @@ FRAMED_COLUMNS = (
 )
 
 
+def _key_parts(name: str) -> list[str]:
+    """The keys of a nested reading of ``name``: apart at each dot not escaped by a backslash."""
+    return [part.replace("\\.", ".") for part in re.split(r"(?<!\\)\.", name)]
+
+
 def _json_paths(names: tuple[str, ...]) -> list[str]:
     """One JSONPath union over the literal keys, in preference order, then each nested reading.
 
     "a.b" is a literal key in ECS-style logs and a nested one in fluent-bit's kubernetes block.
     """
-    union = "$[" + ",".join(f"'{name}'" for name in names) + "]"
-    nested = ["$" + "".join(f"['{part}']" for part in name.split(".")) for name in names if "." in name]
-    return [union, *nested]
+    literal = [name for name in names if "\\" not in name]
+    union = "$[" + ",".join(f"'{name}'" for name in literal) + "]"
+    nested = ["$" + "".join(f"['{part}']" for part in _key_parts(name)) for name in names if "." in name]
+    return [union, *nested] if literal else nested
 
 
 def _scalar(value: pl.Expr) -> pl.Expr:
@@ -483,7 +507,7 @@ def _flat_value(name: str) -> pl.Expr:
 
 def _json_spelling(names: tuple[str, ...]) -> list[str]:
     """What a JSON text that holds one of ``names`` spells: the key, or a \\ escape a key could hide behind."""
-    return sorted({f'"{part}"' for name in names for part in (name, name.split(".")[0])} | {"\\"})
+    return sorted({f'"{part}"' for name in names for part in (name, _key_parts(name)[0])} | {"\\"})
 
 
 def _where(
@@ -543,12 +567,30 @@ def _read_objects(objects: pl.DataFrame) -> pl.DataFrame:
         "json_text",
         *((pl.when(value != "").then(value) if field in _NAMES else value).alias(f"j_{field}") for field, value in read.items()),
     )
+    fields = fields.with_columns(
+        j_msg=pl.coalesce("j_msg", pl.when(~pl.col("j_loki_line").str.contains(r"^-?[0-9]+$")).then(pl.col("j_loki_line"))),
+        **_stream_names(pl.col("j_stream")),
+    )
     # An object is a JSON-lines record when it gives a time, a level or a message.
     message = pl.when(pl.col("j_exc").is_not_null()).then(
         pl.concat_str([pl.col("j_msg").fill_null(""), pl.col("j_exc")], separator="\n")
     ).otherwise(pl.col("j_msg").fill_null(pl.col("json_text"))).str.strip_chars_end()
     record = pl.any_horizontal(pl.col("j_time", "j_level", "j_msg").is_not_null())
     return fields.with_columns(j_body=pl.when(record).then(message))
+
+
+# Fluent Bit's (and Container Insights') CloudWatch stream of a container's log is named for its file under
+# /var/log/containers: "<host>-application.var.log.containers.<pod>_<namespace>_<container>-<container id>.log".
+_STREAM_POD = (
+    r"(?:^(?<host>[^\s]+?)-application\.|^|\.)var\.log\.containers\."
+    r"(?<pod>[^_\s]+)_(?<namespace>[^_\s]+)_(?<container>[^\s]+)-[0-9a-f]{64}\.log$"
+)
+
+
+def _stream_names(stream: pl.Expr) -> dict[str, pl.Expr]:
+    """The pod, namespace, container and host a CloudWatch stream's name gives, where the record names none."""
+    names = stream.str.extract_groups(_STREAM_POD).struct
+    return {f"j_{field}": pl.coalesce(f"j_{field}", names.field(field)) for field in ("pod", "namespace", "container", "host")}
 
 
 def _parse_objects(objects: pl.DataFrame) -> pl.DataFrame:
