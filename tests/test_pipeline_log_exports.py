@@ -121,3 +121,47 @@ def test_a_source_lines_number_under_line_is_no_message() -> None:
     events = _parse({"file": "main.go", "line": 42, "level": "error", "time": "2024-05-01T12:00:00Z"})
     assert events["message"].to_list() == ['{"file":"main.go","line":42,"level":"error","time":"2024-05-01T12:00:00Z"}']
     assert events["severity"].to_list() == ["error"]
+
+
+# --- whole export documents, as the CLIs write them by default ---------------------------------------------------------
+
+
+def _ingested(tmp_path, name: str, document: str) -> tuple[pl.DataFrame, dict]:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / name).write_text(document)
+    rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    store = rca.open_store(tmp_path / "store")
+    return store.events().sort("line"), store.manifest().row(0, named=True)
+
+
+def test_gclouds_json_array_newest_first_is_read_record_by_record_oldest_first(tmp_path) -> None:
+    earlier = {**_gcl_container({"textPayload": "step 100 loss 1.23"}, "INFO"), "timestamp": "2024-05-01T11:59:00Z"}
+    document = json.dumps([_gcl_container({"textPayload": OOM_LINE}), earlier], indent=2)  # gcloud logging read --format=json
+    events, row = _ingested(tmp_path, "trainer.json", document)
+    assert events.select("line", "kind", "pod", "container", "severity").rows() == [
+        (1, "log", "trainer-0", "pytorch", "info"), (2, "cuda_oom", "trainer-0", "pytorch", "error"),
+    ]
+    assert (row["source"], row["lines"], row["events"], row["status"]) == ("pipeline", 2, 2, "ok")
+
+
+def test_cloudwatchs_events_document_groups_a_traceback_over_its_events(tmp_path) -> None:
+    lines = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>', OOM_LINE]
+    document = json.dumps({
+        "events": [{"logStreamName": STREAM, "timestamp": 1714564800000 + n, "message": line, "ingestionTime": 1714564801000,
+                    "eventId": str(n)} for n, line in enumerate(lines)],
+        "searchedLogStreams": [],
+    }, indent=4)  # aws logs filter-log-events --output json
+    events, row = _ingested(tmp_path, "cloudwatch.json", document)
+    assert events.select("kind", "n_lines", "pod", "namespace", "container").rows() == [("cuda_oom", 3, "trainer-0", "team-a", "pytorch")]
+    assert (row["lines"], row["events"], row["merged_lines"]) == (3, 1, 2)
+
+
+def test_a_truncated_export_is_a_file_with_a_problem_and_the_rest_is_read(tmp_path) -> None:
+    (tmp_path / "logs").mkdir()
+    whole = json.dumps([_gcl_container({"textPayload": OOM_LINE})], indent=2)
+    (tmp_path / "logs" / "cut.json").write_text(whole[: len(whole) - 40])  # a download cut short
+    (tmp_path / "logs" / "train.log").write_text(OOM_LINE + "\n")
+    rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    manifest = rca.open_store(tmp_path / "store").manifest().sort("path")
+    assert manifest.select("path", "status").rows() == [("cut.json", "error"), ("train.log", "ok")]
+    assert "not a readable log export" in manifest["error"][0]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca import timeutil
-from rca.sources import _pipeline_batch, _pipeline_slurm, _syslog, register
+from rca.sources import _log_exports, _pipeline_batch, _pipeline_slurm, _syslog, register
 from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, joined_json, one_head, split_rows, within_file
 from rca.sources._pipeline_attrs import json_flag, json_number, json_object, json_text, with_attrs
 from rca.sources._pipeline_frame import frame
@@ -466,9 +466,16 @@ def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     return pl.concat([read, kept_empty], how="diagonal_relaxed").sort("line")
 
 
+def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
+    """A log service's export document (:mod:`rca.sources._log_exports`): its records parsed as JSON lines, one line each."""
+    lines = _log_exports.record_lines(data)
+    parsed = parse(lines, ctx)
+    return Parsed(events=parsed.events, skipped=parsed.skipped, lines=lines.height)
+
+
 SOURCE = register(Source(
     name="pipeline", sniff=sniff, sniff_heads=sniff_heads, parse=parse, formats=FORMATS, line_local=True, segmented=True,
-    carried_lines=_pipeline_slurm.carried_lines,
+    carried_lines=_pipeline_slurm.carried_lines, sniff_bytes=_log_exports.sniff_bytes, parse_bytes=parse_bytes,
 ))
 # A program is read as an application when one of its messages is what only an application prints:
 # a daemon's line that mentions an exit code or a kill (containerd's TaskExit) leaves the daemon's lines as they are.

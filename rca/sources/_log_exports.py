@@ -1,0 +1,61 @@
+"""A log service's export written as one JSON document, read as the JSON lines of its records.
+
+``gcloud logging read --format=json`` (and the Logs Explorer's download) writes Google Cloud Logging's LogEntry
+objects as one pretty-printed JSON array, newest first; ``aws logs filter-log-events`` / ``get-log-events`` write
+CloudWatch's events under ``"events"``; the Cloud Logging API's ``entries.list`` under ``"entries"``. Each record is
+the JSON-lines record the pipeline source reads on its own (its time, severity, pod, namespace, container and node:
+see ``_JSON_KEYS`` in :mod:`rca.sources._pipeline_frame`), so the document is turned into those lines, oldest first:
+a traceback a container wrote over several records is then in the order it was written.
+"""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from rca.errors import FileFormatError
+
+# Cloud Logging's LogEntry names its log and its payload; CloudWatch's events their stream.
+_CLOUD_LOGGING = ((b'"textPayload"', b'"jsonPayload"'), (b'"logName"', b'"insertId"', b'"receiveTimestamp"'))
+_CLOUDWATCH = (b'"events"', b'"logStreamName"', b'"message"')
+_LISTS = ("events", "entries")
+
+
+def sniff_bytes(head: bytes) -> float:
+    """0.9 for a Cloud Logging or CloudWatch Logs export document, by its first bytes."""
+    if head.lstrip()[:1] not in (b"[", b"{"):
+        return 0.0
+    payloads, log_keys = _CLOUD_LOGGING
+    cloud_logging = any(key in head for key in payloads) and any(key in head for key in log_keys)
+    return 0.9 if cloud_logging or all(key in head for key in _CLOUDWATCH) else 0.0
+
+
+def record_lines(data: bytes) -> pl.DataFrame:
+    """The export's records as JSON lines (``line`` from 1, ``text``), oldest first."""
+    try:
+        document = json.loads(data)
+    except ValueError as err:  # a truncated download, bytes that are not UTF-8
+        raise FileFormatError(f"not a readable log export: {err}") from None
+    if isinstance(document, dict):
+        document = next((document[key] for key in _LISTS if isinstance(document.get(key), list)), None)
+    if not isinstance(document, list):
+        raise FileFormatError('a log export holds a list of records: a JSON array, or one under "events" or "entries"')
+    records = [record for record in document if isinstance(record, dict)]
+    if _newest_first(records):
+        records.reverse()
+    texts = [json.dumps(record, ensure_ascii=False) for record in records]
+    return pl.DataFrame({"line": range(1, len(texts) + 1), "text": texts}, schema={"line": pl.Int64, "text": pl.String})
+
+
+def _newest_first(records: list[dict]) -> bool:
+    """Whether the records run from the newest to the oldest, as gcloud lists them (by their times to the second)."""
+    times = [_time(record) for record in (records[0], records[-1])] if len(records) > 1 else []
+    return bool(times) and None not in times and times[0] > times[1]
+
+
+def _time(record: dict) -> str | int | None:
+    value = record.get("timestamp")
+    if isinstance(value, str):
+        return value[:19]  # RFC 3339 to the second: its fraction's digits vary
+    return value if isinstance(value, int) else None  # CloudWatch's epoch milliseconds
