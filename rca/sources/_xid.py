@@ -263,9 +263,9 @@ def report_severity(code: pl.Expr, message: pl.Expr) -> pl.Expr:
 
 
 def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
-    """Record-level NVRM facts: catalog fields, the bus of fallen-off-the-bus reports and of a board serial (the "GPU at"
-    line's before it), each bus's GPU UUID, the client and the versions of an API mismatch (the module's as
-    ``nvidia_driver``, as a load line names it).
+    """Record-level NVRM facts: catalog fields, the bus of fallen-off-the-bus reports, of a board serial (the "GPU at"
+    line's before it) and of a crash-dump notice (the GPU line's or Xid's before it), each bus's GPU UUID, the client and
+    the versions of an API mismatch (the module's as ``nvidia_driver``, as a load line names it).
 
     "fallen off the bus" is reported either in one multi-line record ("The NVIDIA GPU <bus>
     (PCI ID: …) installed in this system has / fallen off the bus") or, in kern.log, as
@@ -279,6 +279,9 @@ def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
         return catalog_lookup(code, column)
 
     fallen = pl.col("message").str.contains("fallen off the bus") & code.is_null()
+    # RmLogGpuCrash's notice names no GPU: it is the one the driver's lines just before it name (the Xid's bus, its
+    # "GPU <bus>: GPU has fallen off the bus." and serial number lines)
+    crash_dump = pl.col("message").str.starts_with("NVRM: A GPU crash dump has been created.")
     # the same report's other ending: the driver does not support the GPU (an older driver's separate lines too)
     unsupported = pl.col("message").str.contains("in this system is not supported by", literal=True)
     board = pl.col("message").str.extract(_BOARD_SERIAL, 1)
@@ -302,7 +305,8 @@ def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
         gpu_serial=pl.when(board.str.contains("[1-9A-Za-z]")).then(board),
         pci_bus=pl.coalesce("xid_pci", "gpu_at_pci", "nvrm_pci", "sxid_pci",
                             pl.when(fallen | unsupported).then(_within_two_before(pl.col("nvrm_pci"), position)),
-                            pl.when(board.is_not_null()).then(_within_two_before(pl.col("gpu_at_pci"), position))),
+                            pl.when(board.is_not_null()).then(_within_two_before(pl.col("gpu_at_pci"), position)),
+                            pl.when(crash_dump).then(_within_two_before(pl.coalesce("nvrm_pci", "xid_pci"), position))),
     )
     return _with_gpu_uuid(with_facts)
 

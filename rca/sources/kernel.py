@@ -470,7 +470,10 @@ _DUMP_STARTS = (
     # the close of an "irq 16: nobody cared" report: the interrupt's handlers ("[<…>] usb_hcd_irq" under "handlers:"),
     # then the line disabling it (KERN_EMERG)
     r"handlers:$", r"Disabling IRQ #[0-9]+$",
-    r"(?:Mem|Data) abort info:", r"\S+ pgtable: ", r"\[[0-9a-f]{8,16}\] (?:pgd=|address between)", r"pstate: [0-9a-f]{8} ",
+    # (before 4.9 arm64, and 32-bit ARM, print the tables' base and walk as "pgd = ffffffc0edcf1000", "[00000000] *pgd=…",
+    # and the faulting code's place as "PC is at vop_crtc_bandwidth+0x1f8/0x2dc", "LR is at …")
+    r"(?:Mem|Data) abort info:", r"\S+ pgtable: ", r"\[[0-9a-f]{8,16}\] \*?(?:pgd=|address between)", r"pgd = [0-9a-f]{8,16}$",
+    r"pstate: [0-9a-f]{8} ", r"(?:PC|LR) is at ",
     r"(?:SMP: stopping secondary CPUs|Kernel Offset: |PHYS_OFFSET: |CPU features: |Memory Limit: |Rebooting in [0-9]+ seconds)",
     # a stack frame whose indent a copy lost ("kernel: dump_stack_lvl+0x34/0x48", "kernel: ? __alloc_pages+0xe6/0x230",
     # 32-bit ARM's "kernel: show_stack from dump_stack_lvl+0x90/0xac")
@@ -1176,7 +1179,8 @@ def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # a line of a multi-line record: indented in dmesg, or (journalctl, whose framing cut that margin off the
         # message) indented to the column the record's first message starts at
         continuation=(
-            inherited & (pl.col("message").str.contains(r"^\s") | pl.col("text").str.contains(r"^\s") | _goes_on_nvrm_message(framed))
+            (inherited & (pl.col("message").str.contains(r"^\s") | pl.col("text").str.contains(r"^\s") | _goes_on_nvrm_message(framed))
+             | _repeats_nvrm_stamp(peeled))
             & ~_is_systemd_job(pl.col("message"))
         ).fill_null(False),
     )
@@ -1189,6 +1193,16 @@ def _goes_on_nvrm_message(framed: pl.DataFrame) -> pl.Expr:
     message = pl.col("message")
     nvrm = message.str.starts_with("NVRM: ")
     return nvrm & nvrm.shift(1) & ~message.str.starts_with("NVRM: Xid ") & ~starts_file(framed)
+
+
+def _repeats_nvrm_stamp(lines: pl.DataFrame) -> pl.Expr:
+    """Whether a line goes on with the NVIDIA driver's message above it in a syslog file: a syslog daemon writes each line
+    of one printk ("NVRM: A GPU crash dump has been created. If possible, please run" / "NVRM: nvidia-bug-report.sh as root
+    …") as a line of its own, each with the record's boot stamp, to the microsecond (the driver's next printk has its own)."""
+    message = pl.col("message")
+    nvrm = message.str.starts_with("NVRM: ")
+    same_stamp = pl.col("boot_seconds") == pl.col("boot_seconds").shift(1)
+    return nvrm & nvrm.shift(1) & same_stamp & ~message.str.starts_with("NVRM: Xid ") & ~starts_file(lines)
 
 
 def _is_systemd_job(message: pl.Expr) -> pl.Expr:
@@ -1415,23 +1429,25 @@ def _group(lines: pl.DataFrame) -> pl.DataFrame:
 # with the fault's decoding ("#PF: …" twice, the page-table walk "PGD 0 P4D 0"; "IP: …" before 4.10), then the oops, "Oops:
 # 0000 [#1] SMP PTI", whose CPU line names the task that faulted. A BUG_ON() likewise: "kernel BUG at mm/huge_memory.c:2345!",
 # then the trap it raised, "invalid opcode: 0000 [#1] SMP NOPTI" (6.x "Oops: invalid opcode: …", arm64 "Internal error: Oops -
-# BUG: …") and its CPU line. The two stay events of their own (the oops's head is the report's), and the first names the
-# oops's task where the oops is the next report and comes within _FAULT_DECODING_ROWS rows (a console line or two may come
-# between).
+# BUG: …") and its CPU line. arm64 and 32-bit ARM the same: "Unable to handle kernel paging request at virtual address …" (or
+# "… NULL pointer dereference at …") with the abort's decoding and the page-table walk, then "Internal error: Oops: 96000004
+# [#1] SMP" and its CPU line. The two stay events of their own (the oops's head is the report's), and the first names the
+# oops's task where the oops is the next report and comes within _FAULT_DECODING_ROWS rows of the first's last line (a
+# console line or two may come between).
 _FAULT_DECODING_ROWS = 8
-_NAMES_OOPS_TASK = ("BUG: ", "kernel BUG at ")
+_NAMES_OOPS_TASK = ("BUG: ", "kernel BUG at ", "Unable to handle kernel ")
 _OOPS_HEADS = ("Oops: ", "invalid opcode: ", "Internal error: ")
 
 
 def _with_oops_task(records: pl.DataFrame) -> pl.DataFrame:
-    """``records`` with a kernel fault's "BUG: " head, or a BUG_ON()'s "kernel BUG at …", given the task of the oops right
-    after it (``oops_pid``, ``oops_comm``)."""
+    """``records`` with a kernel fault's "BUG: " head (arm64's "Unable to handle kernel …"), or a BUG_ON()'s "kernel BUG at
+    …", given the task of the oops right after it (``oops_pid``, ``oops_comm``)."""
     head = pl.col("head_other")
     report = pl.when(head.is_not_null()).then(pl.struct(next_head=head, oops_row="row", oops_pid="cpu_pid", oops_comm="cpu_comm"))
     following = records.select(report.shift(-1).backward_fill().struct.unnest())
     near = (
         head.is_in(_NAMES_OOPS_TASK) & pl.col("next_head").is_in(_OOPS_HEADS)
-        & (pl.col("oops_row") - pl.col("row") <= _FAULT_DECODING_ROWS)
+        & (pl.col("oops_row") - (pl.col("row") + pl.col("n_lines") - 1) <= _FAULT_DECODING_ROWS)
     )
     return records.with_columns(following).with_columns(
         oops_pid=pl.when(near).then("oops_pid"), oops_comm=pl.when(near).then("oops_comm")
