@@ -165,3 +165,27 @@ def test_a_truncated_export_is_a_file_with_a_problem_and_the_rest_is_read(tmp_pa
     manifest = rca.open_store(tmp_path / "store").manifest().sort("path")
     assert manifest.select("path", "status").rows() == [("cut.json", "error"), ("train.log", "ok")]
     assert "not a readable log export" in manifest["error"][0]
+
+
+def test_json_lines_of_the_same_records_are_read_line_by_line_not_as_one_document(tmp_path) -> None:
+    # a Cloud Storage log sink writes one LogEntry a line
+    document = "\n".join(json.dumps(_gcl_container({"textPayload": text}), separators=(",", ":")) for text in ("step 1", OOM_LINE)) + "\n"
+    events, row = _ingested(tmp_path, "sink.json", document)
+    assert events.select("kind", "pod").rows() == [("log", "trainer-0"), ("cuda_oom", "trainer-0")]
+    assert (row["status"], row["lines"]) == ("ok", 2)
+
+
+def test_the_logging_apis_entries_behind_a_byte_order_mark_are_read(tmp_path) -> None:
+    document = "\ufeff" + json.dumps({"entries": [_gcl_container({"textPayload": OOM_LINE})], "nextPageToken": "x"}, indent=2)
+    events, row = _ingested(tmp_path, "entries.json", document)
+    assert events.select("kind", "pod").rows() == [("cuda_oom", "trainer-0")]
+    assert row["status"] == "ok"
+
+
+def test_records_of_mixed_time_types_keep_their_order() -> None:
+    from rca.sources._log_exports import record_lines
+
+    records = [{"timestamp": "2024-05-01T12:00:00Z", "textPayload": "a", "logName": "l"}, {"timestamp": 1714564800000, "message": "b"}]
+    assert [json.loads(text)["timestamp"] for text in record_lines(json.dumps(records).encode())["text"]] == [
+        "2024-05-01T12:00:00Z", 1714564800000,
+    ]

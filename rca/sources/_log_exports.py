@@ -22,17 +22,39 @@ _CLOUDWATCH = (b'"events"', b'"logStreamName"', b'"message"')
 _LISTS = ("events", "entries")
 
 
+_BOM = b"\xef\xbb\xbf"
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+"""A document is parsed whole in memory (about ten times its size at its peak): larger exports are refused with the
+command that turns them into JSON lines, which are read in batches like any log."""
+
+
 def sniff_bytes(head: bytes) -> float:
-    """0.9 for a Cloud Logging or CloudWatch Logs export document, by its first bytes."""
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    """0.9 for a Cloud Logging or CloudWatch Logs export document, by its first bytes; 0 for JSON lines of the same
+    records (a log sink's files, ``jq -c``'s output), which the pipeline source reads line by line."""
+    head = head.removeprefix(_BOM).lstrip()
+    if head[:1] not in (b"[", b"{") or _is_record_line(head.split(b"\n", 1)[0]):
         return 0.0
     payloads, log_keys = _CLOUD_LOGGING
     cloud_logging = any(key in head for key in payloads) and any(key in head for key in log_keys)
     return 0.9 if cloud_logging or all(key in head for key in _CLOUDWATCH) else 0.0
 
 
+def _is_record_line(line: bytes) -> bool:
+    """Whether a first line is a whole record of its own (an object other than a list's holder): the file is JSON lines."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and not any(isinstance(value.get(key), list) for key in _LISTS)
+
+
 def record_lines(data: bytes) -> pl.DataFrame:
     """The export's records as JSON lines (``line`` from 1, ``text``), oldest first."""
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise FileFormatError(
+            f"a log export of {len(data):,} bytes is over the {MAX_DOCUMENT_BYTES:,}-byte limit of one document: write it as JSON"
+            " lines (jq -c '.[]', or '.events[]' for CloudWatch) and ingest those"
+        )
     try:
         document = json.loads(data)
     except ValueError as err:  # a truncated download, bytes that are not UTF-8
@@ -50,8 +72,10 @@ def record_lines(data: bytes) -> pl.DataFrame:
 
 def _newest_first(records: list[dict]) -> bool:
     """Whether the records run from the newest to the oldest, as gcloud lists them (by their times to the second)."""
-    times = [_time(record) for record in (records[0], records[-1])] if len(records) > 1 else []
-    return bool(times) and None not in times and times[0] > times[1]
+    if len(records) < 2:
+        return False
+    first, last = _time(records[0]), _time(records[-1])
+    return type(first) is type(last) and first is not None and first > last
 
 
 def _time(record: dict) -> str | int | None:

@@ -456,10 +456,11 @@ _UNLEVELLED_FAILURES = (
     # the validator's workload (the CUDA sample's "Failed to allocate device vector A (error code …)!")
     "chroot: failed to run command ", ": command not found", "Failed to allocate device vector ",
     "Failed to create CUDA context", "failed to create CUDA context",
-    # a container that never started, as the runtime or the scheduler's plugin tells it with no level of its own: Docker's CLI
-    # ("docker: Error response from daemon: …"), its OCI runtime ("OCI runtime create failed: …"), pyxis (Slurm's container
+    # a container that never started, as the runtime or the scheduler's plugin tells it with no level of its own: the OCI runtime
+    # under Docker's CLI ("docker: Error response from daemon: failed to create shim task: OCI runtime create failed: …";
+    # the daemon's other answers, "No such container: x" of a cleanup's `docker rm`, are routine), pyxis (Slurm's container
     # plugin: "pyxis: container start failed with error code: 1", "pyxis: couldn't start container")
-    "Error response from daemon: ", "OCI runtime create failed", "container start failed with error code", "couldn't start container",
+    "OCI runtime create failed", "container start failed with error code", "couldn't start container",
 )
 INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS, *_HOST_FAILURE_LITERALS, *_UNLEVELLED_FAILURES)
 

@@ -854,7 +854,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .when(is_conditions).then(_condition_severity(pl.col("type"), pl.col("status")))
             .when(is_pods).then(_pod_status_severity(pl.col("status")))
             .when(is_generic).then(pl.when(pl.col("status").str.contains(_FAILED_STATUS)).then(pl.lit("error")))
-            .when(is_event & raised_severity(pl.col("reason"), message).is_not_null()).then(raised_severity(pl.col("reason"), message))
+            .when(is_event).then(pl.coalesce(raised_severity(pl.col("reason"), message), pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)))
             .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
             # An event recorded without a message (k3s' second "Starting" of a node) has an empty MESSAGE cell: the
             # message is empty, not the row; a table without that column (pods, top) keeps its row as the message.
