@@ -47,7 +47,6 @@ def quantity_bytes(text: pl.Expr) -> pl.Expr:
     Integers are multiplied exactly (Int128), so huge and negative values survive;
     anything that is not a quantity, or does not fit in Int64, is null.
     """
-
     def converted(parts: pl.Expr) -> pl.Expr:
         number = parts.struct.field("number")
         unit = parts.struct.field("unit").fill_null("")
