@@ -134,12 +134,13 @@ def part_name(task: FileTask, piece: int, batch: int) -> str:
     return f"{file_key(task.provenance)}-{task.run_id}-{piece:04d}-{batch:05d}"
 
 
-def finish_events(events: pl.DataFrame, ctx: ParseContext, source_name: str) -> pl.DataFrame:
-    """Fill provenance, host, source, template ids and event ids; conform to the schema."""
-    return finish_batch_events(events, [ctx], source_name)
+def finish_events(events: pl.DataFrame, ctx: ParseContext, source_name: str, *, hosts_named: bool = False) -> pl.DataFrame:
+    """Fill provenance, host, source, template ids and event ids; conform to the schema. The host an event names wins over
+    the folder's where its source says so (``host_in_content``) or ``hosts_named`` does (:attr:`Parsed.names_hosts`)."""
+    return finish_batch_events(events, [ctx], source_name, hosts_named=hosts_named)
 
 
-def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], source_name: str) -> pl.DataFrame:
+def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], source_name: str, *, hosts_named: bool = False) -> pl.DataFrame:
     """:func:`finish_events` of the events of several files at once, each with its own context.
 
     The events of several files carry a ``batch_file`` column (the file's place in
@@ -152,7 +153,7 @@ def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], 
     batch = "batch_file" in events.columns
     hosts = [ctx.host or None for ctx in contexts]
     host = per_file(hosts, pl.String)
-    content_first = sources.get(source_name).host_in_content
+    content_first = hosts_named or sources.get(source_name).host_in_content
     scopes = [ctx.scope() for ctx in contexts]
     scoped = dict.fromkeys(name for scope in scopes for name in scope)
     conformed = schema.conform(events.drop("batch_file") if batch else events, schema.EVENT_SCHEMA)
@@ -511,7 +512,7 @@ def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime
         failed = _failed(task, size, mtime, "error", reason)
         failed.manifest["source"] = source.name
         return failed
-    events = finish_events(parsed.events, ctx, source.name)
+    events = finish_events(parsed.events, ctx, source.name, hosts_named=parsed.names_hosts)
     accounting = _Accounting()
     accounting.add(1 if parsed.lines is None else parsed.lines, events, parsed.skipped)
     parts = writer.write(events, part_name(task, 0, 0))

@@ -135,11 +135,15 @@ def _ingested(tmp_path, name: str, document: str) -> tuple[pl.DataFrame, dict]:
 
 
 def test_gclouds_json_array_newest_first_is_read_record_by_record_oldest_first(tmp_path) -> None:
-    earlier = {**_gcl_container({"textPayload": "step 100 loss 1.23"}, "INFO"), "timestamp": "2024-05-01T11:59:00Z"}
+    earlier = {
+        **_gcl_container({"textPayload": "step 100 loss 1.23"}, "INFO"), "timestamp": "2024-05-01T11:59:00Z",
+        "labels": {"compute.googleapis.com/resource_name": "gke-ml-pool-2-efgh"},
+    }
     document = json.dumps([_gcl_container({"textPayload": OOM_LINE}), earlier], indent=2)  # gcloud logging read --format=json
     events, row = _ingested(tmp_path, "trainer.json", document)
-    assert events.select("line", "kind", "pod", "container", "severity").rows() == [
-        (1, "log", "trainer-0", "pytorch", "info"), (2, "cuda_oom", "trainer-0", "pytorch", "error"),
+    # (the file lies in the folder's root, named for no host: each record's node is its host; in a host's folder too, below)
+    assert events.select("line", "kind", "pod", "container", "severity", "host").rows() == [
+        (1, "log", "trainer-0", "pytorch", "info", "gke-ml-pool-2-efgh"), (2, "cuda_oom", "trainer-0", "pytorch", "error", "gke-ml-pool-1-abcd"),
     ]
     assert (row["source"], row["lines"], row["events"], row["status"]) == ("pipeline", 2, 2, "ok")
 
@@ -189,3 +193,12 @@ def test_records_of_mixed_time_types_keep_their_order() -> None:
     assert [json.loads(text)["timestamp"] for text in record_lines(json.dumps(records).encode())["text"]] == [
         "2024-05-01T12:00:00Z", 1714564800000,
     ]
+
+
+def test_an_exports_records_keep_their_nodes_in_a_folder_named_for_a_host(tmp_path) -> None:
+    (tmp_path / "logs" / "exports").mkdir(parents=True)
+    (tmp_path / "logs" / "exports" / "trainer.json").write_text(json.dumps([_gcl_container({"textPayload": OOM_LINE})], indent=2))
+    (tmp_path / "logs" / "exports" / "train.log").write_text(OOM_LINE + "\n")
+    rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    events = rca.open_store(tmp_path / "store").events()
+    assert sorted(events.select("file", "host").rows()) == [("exports/train.log", "exports"), ("exports/trainer.json", "gke-ml-pool-1-abcd")]

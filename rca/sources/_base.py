@@ -75,6 +75,7 @@ class Parsed:
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_by_file: dict[int, dict[str, int]] | None = None
     lines: int | None = None  # the records a whole-file parse read (a journal's entries); None: the file counts as one line
+    names_hosts: bool = False  # a whole document names each record's host (a log service's export): it wins over the folder's
 
 
 def add_skipped(total: dict[str, int], more: dict[str, int]) -> None:

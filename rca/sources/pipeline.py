@@ -467,10 +467,11 @@ def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 
 def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
-    """A log service's export document (:mod:`rca.sources._log_exports`): its records parsed as JSON lines, one line each."""
+    """A log service's export document (:mod:`rca.sources._log_exports`): its records parsed as JSON lines, one line each.
+    An export spans a cluster's nodes: the node a record names is its host, over the folder's."""
     lines = _log_exports.record_lines(data)
     parsed = parse(lines, ctx)
-    return Parsed(events=parsed.events, skipped=parsed.skipped, lines=lines.height)
+    return Parsed(events=parsed.events, skipped=parsed.skipped, lines=lines.height, names_hosts=True)
 
 
 SOURCE = register(Source(
