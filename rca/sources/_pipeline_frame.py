@@ -656,6 +656,84 @@ def _without_grep_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     return prefixed.with_columns(text=pl.when(peel).then(unprefixed).otherwise("text")).select(lines.columns)
 
 
+# A log tailer's prefix before each line it streams: stern's "<pod> <container> " (its colors went with the terminal's
+# codes: _CLEANED), "<pod> <container> <stamp> " with --timestamps; kubetail's "[<pod>] " ("[<pod> <container>] " where a
+# pod has several); `aws logs tail`'s "<stamp> <stream> ", its stamp Python's isoformat (microseconds where nonzero) and its
+# stream Fluent Bit's for a pod's file (_STREAM_POD) or any other name with a separator in it ("ecs/app/<task id>"); Grafana
+# Loki's `logcli query`'s "<stamp> {<labels>} ", the labels padded to a column. A pod's name has a dash ("trainer-0"), and two
+# words at a line's start are no stern prefix unless most of the file's lines start with a few such pairs. Stern says "+ <pod> ›
+# <container>" when it starts tailing a container ("-" when it stops): a line of its own, not of the log, left blank.
+_TAILER_POD = r"[a-z0-9][a-z0-9.]*(?:-[a-z0-9.]+)+"
+_TAILER_CONTAINER = r"[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?"
+_TAILER_STAMP = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?(?:Z|[+-][0-9][0-9]:[0-9][0-9])"
+_TAILER_PREFIX = (
+    rf"^(?<tail_prefix>(?<loki_ts>{_TAILER_STAMP}) (?<loki_labels>\{{[^{{}}\n]*\}})(?: +|$)"
+    rf"|(?<aws_ts>[0-9]{{4}}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{{6}})?[+-][0-9][0-9]:[0-9][0-9])"
+    r" (?<aws_stream>[^\s/._\-]*[/._\-][^\s]*)(?: |$)"
+    rf"|\[(?<kubetail_pod>{_TAILER_POD})(?: (?<kubetail_container>{_TAILER_CONTAINER}))?\](?: |$)"
+    rf"|(?<stern_pod>{_TAILER_POD}) (?<stern_container>{_TAILER_CONTAINER})(?: (?<stern_ts>{_TAILER_STAMP}))?(?: |$)"
+    rf"|[+-] (?<stern_seen_pod>{_TAILER_POD}) › (?<stern_seen_container>{_TAILER_CONTAINER})$)"
+)
+# The tailer of each prefix, by the groups only it fills.
+_TAILER_WITNESS = {"loki": ("loki_ts",), "aws": ("aws_ts",), "kubetail": ("kubetail_pod",), "stern": ("stern_pod", "stern_seen_pod")}
+_TAILER_FIELDS = {name: pl.String() for name in re.findall(r"\(\?<([a-z_]+)>", _TAILER_PREFIX)}
+_TAILED_COLUMNS = ("tail_pod", "tail_container", "tail_namespace", "tail_host", "tail_ts")
+# The share of a file's lines a tailer's prefix must start, and how many lines each of stern's streams must have on average.
+_TAILED_SHARE = 0.75
+_LINES_A_STREAM = 2
+
+
+def _loki_label(*names: str) -> pl.Expr:
+    """The value of the first of ``names`` among the labels of a `logcli` line (any order)."""
+    return pl.coalesce(pl.col("loki_labels").str.extract(rf'[{{ ,]{name}="([^"]*)"', 1) for name in names)
+
+
+def _tailer_groups(rows: pl.DataFrame) -> pl.DataFrame:
+    groups = rows.select(pl.col("text").str.extract_groups(_TAILER_PREFIX).alias("groups")).unnest("groups")
+    kind = pl.coalesce(
+        pl.when(pl.any_horizontal(pl.col(groups).is_not_null())).then(pl.lit(name)) for name, groups in _TAILER_WITNESS.items()
+    )
+    stern = pl.concat_str(pl.coalesce("stern_pod", "stern_seen_pod"), pl.coalesce("stern_container", "stern_seen_container"), separator=" ")
+    return groups.with_columns(tail_kind=kind, tail_stream=pl.coalesce("loki_labels", "aws_stream", stern, "kubetail_pod"))
+
+
+def _without_tailer_prefix(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` without the prefix a log tailer put on them, with the pod, container, namespace, host and time it named
+    (``tail_*``), in a file most of whose lines wear one tailer's prefix, from a few streams (each batch file decides)."""
+    shaped = pl.col("text").str.contains(_TAILER_PREFIX)
+    if not lines.select((_share(shaped, lines) >= _TAILED_SHARE).any()).item():
+        return lines.with_columns(pl.lit(None, pl.String).alias(name) for name in _TAILED_COLUMNS)
+    tailed = _where(lines, shaped, _tailer_groups, {**_TAILER_FIELDS, "tail_kind": pl.String(), "tail_stream": pl.String()})
+    batch = "batch_file" in lines.columns
+    kind = pl.col("tail_kind")
+    commonest = kind.drop_nulls().mode().first()
+    # the lines that wear the prefix of the file's commonest tailer
+    worn = (kind == (commonest.over("batch_file") if batch else commonest)).fill_null(False)
+    by_kind = ["batch_file", "tail_kind"] if batch else ["tail_kind"]
+    # Only stern's two words and kubetail's bracket could be a line's own (a CI step's tag: "[build-step] Killed"); a stamp
+    # before braces or a stream's path is a tailer's.
+    few_streams = ~kind.is_in(["stern", "kubetail"]) | (pl.col("tail_stream").n_unique().over(by_kind) * _LINES_A_STREAM <= pl.len().over(by_kind))
+    peel = worn & (_share(worn, tailed) >= _TAILED_SHARE) & few_streams
+    from_stream = pl.col("aws_stream").str.extract_groups(_STREAM_POD).struct
+    named = {
+        "tail_pod": pl.coalesce("stern_pod", "stern_seen_pod", "kubetail_pod", _loki_label("pod", "pod_name"), from_stream.field("pod")),
+        "tail_container": pl.coalesce(
+            "stern_container",
+            "stern_seen_container",
+            "kubetail_container",
+            _loki_label("container", "container_name"),
+            from_stream.field("container"),
+        ),
+        "tail_namespace": pl.coalesce(_loki_label("namespace", "namespace_name"), from_stream.field("namespace")),
+        "tail_host": pl.coalesce(_loki_label("node_name", "hostname", "host", "node"), from_stream.field("host")),
+        "tail_ts": pl.coalesce("loki_ts", "aws_ts", "stern_ts"),
+    }
+    return tailed.with_columns(
+        text=pl.when(peel).then(pl.col("text").str.slice(pl.col("tail_prefix").str.len_chars())).otherwise("text"),
+        **{name: pl.when(peel).then(value) for name, value in named.items()},
+    ).select(*lines.columns, *_TAILED_COLUMNS)
+
+
 def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -> pl.DataFrame:
     """One row per input line with its body, time, level and the tags its prefixes carried.
 
@@ -673,7 +751,7 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
     cleaned = cleaned.select("line", *keys, text=pl.coalesce("cleaned", "text"))
     # a hard-wrapped paste's width, read on the lines as they were pasted (._pipeline_records)
     at_width = wrap_width_rows(cleaned, keys) if join_pieces else None
-    layers = _peel_outer(_without_grep_prefix(cleaned))
+    layers = _peel_outer(_without_tailer_prefix(_without_grep_prefix(cleaned)))
     layers = _joined_pieces(layers) if join_pieces else layers.with_columns(continued=pl.lit(False))
     framed = _with_elastic_events(_with_hpc(_without_ray_repeats(_resolve(_peel_application(layers), ctx))))
     framed = joined_wraps(framed, at_width, keys)
@@ -774,8 +852,9 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         *_partition_keys(lines),
         "nccl_host",
         "pdsh_host",
-        pod=pl.coalesce("pod", "dlc_pod"),
-        container=pl.coalesce("container", pl.col("compose").str.strip_chars_end(), "gcl_container"),
+        *_TAILED_COLUMNS[2:],
+        pod=pl.coalesce("pod", "dlc_pod", "tail_pod"),
+        container=pl.coalesce("container", pl.col("compose").str.strip_chars_end(), "gcl_container", "tail_container"),
         ci_level="ci_level",
         process=worker.field("field_0"),
         blank=~text.str.contains(r"\S"),
@@ -1069,6 +1148,8 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         trt, date_cmd, "tornado_iso", npu,
         "runner_iso", glog_dated, "glued_iso",
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
+        # a tailer's time, where the line gives none of its own
+        "tail_ts",
     )
     header_level = pl.coalesce(
         "vllm_level", "oslo_level", "logcat_sev", "cbs_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "compact_level", c("log4j2_level").str.strip_chars_end(), "kserve_level",
@@ -1156,9 +1237,9 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         gpu_index=pl.coalesce(
             "gpu_index", pl.when(~c("npu_device").str.starts_with("-")).then(c("npu_device")).cast(pl.Int32, strict=False)
         ),
-        host=pl.coalesce("j_host", "nccl_host", "pdsh_host"),
+        host=pl.coalesce("j_host", "nccl_host", "pdsh_host", "tail_host"),
         pod=pl.coalesce("pod", "j_pod"),
-        namespace=c("j_namespace"),
+        namespace=pl.coalesce("tail_namespace", "j_namespace"),
         container=pl.coalesce("container", "j_container", "logfmt_container"),
         rank=pl.coalesce("rank", "header_rank"),
         # The tags the line's prefixes carried, not what its JSON says: records never span them. A log4j2 line's thread
