@@ -623,7 +623,6 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     evicted = eviction_fields(message)
     victim = oom_victim(message)
     devices = admission_devices(message)
-    counts = scheduling_counts(message)
     is_event = pl.col("object") == "Event"
     kind = pl.when(is_event).then(event_kind(pl.col("reason").fill_null(""), message)).otherwise(pl.col("kind"))
     ts = timeutil.iso_to_utc(pl.col("when"), ctx.tz)
@@ -673,7 +672,7 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
                         insufficient_resource(pl.col("insufficient")),
                     ),
                     "insufficient_resources": pl.col("insufficient"),
-                    **{name: counts.struct.field(name) for name in ("nodes_available", "nodes_total", "insufficient_count")},
+                    **scheduling_counts(message),
                     # A pod the kubelet rejected for want of devices: how many it asked for and how many there were.
                     "devices_requested": devices.struct.field("requested"),
                     "devices_available": devices.struct.field("available"),

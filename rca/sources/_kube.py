@@ -128,8 +128,8 @@ def insufficient_resource(resources: pl.Expr) -> pl.Expr:
     return pl.coalesce(gpu, resources.list.first())
 
 
-def scheduling_counts(message: pl.Expr) -> pl.Expr:
-    """The figures of a scheduling failure (struct ``nodes_available``, ``nodes_total``, ``insufficient_count``): of
+def scheduling_counts(message: pl.Expr) -> dict[str, pl.Expr]:
+    """The figures of a scheduling failure, as attrs fields ``nodes_available``, ``nodes_total``, ``insufficient_count``: of
     "0/8 nodes are available: 2 Insufficient nvidia.com/gpu, …", 0 of 8 nodes fit and 2 lack the resource
     :func:`insufficient_resource` chose (a GPU's first); cluster-autoscaler's count is of node groups. Null elsewhere."""
     nodes = message.str.extract_groups(_NODES_AVAILABLE).struct
@@ -137,11 +137,11 @@ def scheduling_counts(message: pl.Expr) -> pl.Expr:
     named = pl.element().str.extract(r"Insufficient (\S+)$", 1)
     gpu = counted.list.eval(pl.element().filter(named.str.contains(GPU_RESOURCE))).list.first()
     short = pl.coalesce(gpu, counted.list.first())
-    return pl.struct(
-        nodes_available=nodes.field("available").cast(pl.Int64, strict=False),
-        nodes_total=nodes.field("total").cast(pl.Int64, strict=False),
-        insufficient_count=short.str.extract(r"^([0-9]+)", 1).cast(pl.Int64, strict=False),
-    )
+    return {
+        "nodes_available": nodes.field("available").cast(pl.Int64, strict=False),
+        "nodes_total": nodes.field("total").cast(pl.Int64, strict=False),
+        "insufficient_count": short.str.extract(r"^([0-9]+)", 1).cast(pl.Int64, strict=False),
+    }
 
 
 def devices_lost(resource: pl.Expr, capacity: pl.Expr, allocatable: pl.Expr) -> pl.Expr:

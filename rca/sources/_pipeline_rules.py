@@ -995,6 +995,15 @@ def _container_facts() -> dict[str, pl.Expr]:
     return {"container": pl.when(name.str.to_lowercase() != "id").then(name), "container_id": container.field("id")}
 
 
+def _sglang_memory_facts() -> dict[str, pl.Expr]:
+    m = gated("sglang_memory")
+    return {
+        "sglang_available": size(m, r"\bavail mem={size}"),
+        "sglang_weights": size(m, r"\bmem usage={size}"),
+        "sglang_kv": pl.coalesce(size(m, r"\bK size: {size}") + size(m, r"\bV size: {size}"), size(m, r"\bKV size: {size}")),
+    }
+
+
 def _vllm_error_facts() -> dict[str, pl.Expr]:
     m = gated("vllm_error")
     return {
@@ -1044,14 +1053,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
         "trt_total": size(gated("trt_memory"), r"paged kv cache: total: {size}"),
         "trt_available": size(gated("trt_memory"), r"paged kv cache: total: [^,\n]*, available: {size}"),
     },
-    "sglang_memory": {
-        "sglang_available": size(gated("sglang_memory"), r"\bavail mem={size}"),
-        "sglang_weights": size(gated("sglang_memory"), r"\bmem usage={size}"),
-        "sglang_kv": pl.coalesce(
-            size(gated("sglang_memory"), r"\bK size: {size}") + size(gated("sglang_memory"), r"\bV size: {size}"),
-            size(gated("sglang_memory"), r"\bKV size: {size}"),
-        ),
-    },
+    "sglang_memory": _sglang_memory_facts(),
 }
 
 

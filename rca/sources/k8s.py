@@ -724,6 +724,7 @@ def _doc_context(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFrame:
     message = pl.col("message")
+    by_type = pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)
     is_conditions = pl.col("heartbeat").is_not_null() | pl.col("transition").is_not_null()
     is_pods = pl.col("ready").is_not_null() & (pl.col("restarts").is_not_null() | pl.col("status").is_not_null())
     # A pods row has no message: its STATUS may be the admission failure itself (1.6's GPU manager's error).
@@ -854,8 +855,8 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             .when(is_conditions).then(_condition_severity(pl.col("type"), pl.col("status")))
             .when(is_pods).then(_pod_status_severity(pl.col("status")))
             .when(is_generic).then(pl.when(pl.col("status").str.contains(_FAILED_STATUS)).then(pl.lit("error")))
-            .when(is_event).then(pl.coalesce(raised_severity(pl.col("reason"), message), pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)))
-            .otherwise(pl.col("type").replace_strict(_SEVERITY_BY_TYPE, default=None)),
+            .when(is_event).then(pl.coalesce(raised_severity(pl.col("reason"), message), by_type))
+            .otherwise(by_type),
             # An event recorded without a message (k3s' second "Starting" of a node) has an empty MESSAGE cell: the
             # message is empty, not the row; a table without that column (pods, top) keeps its row as the message.
             # `kubectl describe` prints such an event's row with no Message at all: its reason is all it says.
@@ -933,7 +934,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                         evicted.struct.field("resource"), devices.struct.field("resource"), insufficient_resource(pl.col("insufficient"))
                     ),
                     "insufficient_resources": pl.col("insufficient"),
-                    **_counts_attrs(message),
+                    **scheduling_counts(message),
                     "threshold_bytes": evicted.struct.field("threshold_bytes"),
                     "available_bytes": evicted.struct.field("available_bytes"),
                     "devices_requested": devices.struct.field("requested"),
@@ -947,12 +948,6 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
             ),
         )
     )
-
-
-def _counts_attrs(message: pl.Expr) -> dict[str, pl.Expr]:
-    """A scheduling failure's figures for attrs: how many nodes fit of how many, and how many lack the chosen resource."""
-    counts = scheduling_counts(message).struct
-    return {name: counts.field(name) for name in ("nodes_available", "nodes_total", "insufficient_count")}
 
 
 def _one_namespace(named: pl.Expr, is_get_event: pl.Expr) -> pl.Expr:
@@ -1306,7 +1301,7 @@ def _described_event(records: pl.DataFrame, tz: str) -> pl.DataFrame:
                     insufficient_resource(insufficient),
                 ),
                 "insufficient_resources": insufficient,
-                **_counts_attrs(message),
+                **scheduling_counts(message),
                 "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
                 "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
                 "devices_requested": devices.struct.field("requested"),

@@ -1180,7 +1180,7 @@ def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # message) indented to the column the record's first message starts at
         continuation=(
             (inherited & (pl.col("message").str.contains(r"^\s") | pl.col("text").str.contains(r"^\s") | _goes_on_nvrm_message(framed))
-             | _repeats_nvrm_stamp(peeled))
+             | (_goes_on_nvrm_message(peeled) & _repeats_boot_stamp()))
             & ~_is_systemd_job(pl.col("message"))
         ).fill_null(False),
     )
@@ -1195,14 +1195,11 @@ def _goes_on_nvrm_message(framed: pl.DataFrame) -> pl.Expr:
     return nvrm & nvrm.shift(1) & ~message.str.starts_with("NVRM: Xid ") & ~starts_file(framed)
 
 
-def _repeats_nvrm_stamp(lines: pl.DataFrame) -> pl.Expr:
-    """Whether a line goes on with the NVIDIA driver's message above it in a syslog file: a syslog daemon writes each line
-    of one printk ("NVRM: A GPU crash dump has been created. If possible, please run" / "NVRM: nvidia-bug-report.sh as root
-    …") as a line of its own, each with the record's boot stamp, to the microsecond (the driver's next printk has its own)."""
-    message = pl.col("message")
-    nvrm = message.str.starts_with("NVRM: ")
-    same_stamp = pl.col("boot_seconds") == pl.col("boot_seconds").shift(1)
-    return nvrm & nvrm.shift(1) & same_stamp & ~message.str.starts_with("NVRM: Xid ") & ~starts_file(lines)
+def _repeats_boot_stamp() -> pl.Expr:
+    """Whether a line has the boot stamp of the line above it: in a syslog file, where a syslog daemon writes each line of
+    one printk ("NVRM: A GPU crash dump has been created. If possible, please run" / "NVRM: nvidia-bug-report.sh as root
+    …") as a line of its own, each with the record's boot stamp to the microsecond (the driver's next printk has its own)."""
+    return pl.col("boot_seconds") == pl.col("boot_seconds").shift(1)
 
 
 def _is_systemd_job(message: pl.Expr) -> pl.Expr:

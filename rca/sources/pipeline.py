@@ -14,6 +14,7 @@ progress attrs (losses, vLLM metrics), or anything (incidents and multi-line rec
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import polars as pl
@@ -474,8 +475,7 @@ def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
     """A log service's export document (:mod:`rca.sources._log_exports`): its records parsed as JSON lines, one line each.
     An export spans a cluster's nodes: the node a record names is its host, over the folder's."""
     lines = _log_exports.record_lines(data)
-    parsed = parse(lines, ctx)
-    return Parsed(events=parsed.events, skipped=parsed.skipped, lines=lines.height, names_hosts=True)
+    return dataclasses.replace(parse(lines, ctx), lines=lines.height, names_hosts=True)
 
 
 SOURCE = register(Source(
