@@ -48,6 +48,9 @@ GPU_LINE = r"^[ \t]*GPU\s+(?<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\
 # line above them: such a fragment is read as a block of its own. A section is a field of the GPU
 # block, four columns in; a fragment pasted flush left is read as if it were (its margin is four less).
 SECTION_LINE = r"^[ \t]*(?:Fabric|Remapped Rows|Clocks (?:Event|Throttle) Reasons|GPU Reset Status)\s*$"
+# ``-q -d MEMORY`` trimmed to its readings (a post's "trimmed" output): the memory section without the GPU line above it.
+# A MIG device block nests the same title deeper, so only a title above any GPU line or report head is a fragment's.
+MEMORY_SECTION_LINE = r"^[ \t]*FB Memory Usage\s*$"
 _SECTION_INDENT = 4
 _KEY_VALUE = r"^(?<key>[^:]*?\S)\s*:(?:\s+(?<value>.*?))?\s*$"
 # The report's head fields at its left margin (drivers 610+ add KMD / CUDA UMD versions; `-q --unit` counts units). Any other line there
@@ -151,8 +154,9 @@ def _paths(lines: pl.DataFrame) -> pl.DataFrame:
     own_indent = (pl.col("text").str.len_chars() - pl.col("text").str.strip_chars_start().str.len_chars()).cast(pl.Int32)
     # The indent of the banner (or the first head or GPU line of an excerpt) is the report's left margin.
     head = _is_head(pl.col("text"))
-    section = pl.col("text").str.contains(SECTION_LINE)
     opens = head | pl.col("text").str.contains(GPU_LINE)
+    memory_fragment = pl.col("text").str.contains(MEMORY_SECTION_LINE) & ~opens.cum_max()
+    section = pl.col("text").str.contains(SECTION_LINE) | memory_fragment
     margin = pl.when(opens).then(own_indent).when(section).then(own_indent - _SECTION_INDENT).forward_fill().fill_null(0)
     staged = lines.with_columns(
         # A line at the file's left edge nests in nothing, even under a fragment pasted flush left (grep's "--").

@@ -148,6 +148,8 @@ _SECTION_FIELD = (
     r"^[ \t]+(?:State\s+:\s+(?:N/A|Not Supported|Not Started|In Progress|Completed)|Correctable Error\s+:\s+(?:[0-9]+|N/A)"
     r"|Idle\s+:\s+(?:Active|Not Active|N/A)|Reset Required\s+:\s+(?:Yes|No|N/A|Requested functionality has been deprecated))\s*$"
 )
+# The first field of a -q FB Memory Usage section: its total in MiB.
+_MEMORY_FIELD = r"^[ \t]+Total\s+:\s+[0-9]+ MiB\s*$"
 # The value row under a one-field CSV header: a reading with its unit, a bracketed NVML answer, N/A.
 _ONE_VALUE = r"^\s*(?:[0-9][0-9.]*(?: ?[A-Za-z%]+)?|\[[^\]]+\]|N/A)\s*$"
 # A line of another program's log, which nvidia-smi never prints: klog's header, logfmt (logrus, go-kit), an ISO-stamped line
@@ -176,6 +178,7 @@ _PARSERS = {
 # are ruled out by one pass instead of one per sub-format.
 _ANY_START = any_of(
     _XML_START, _nvsmi_query.BANNER_LINE, _nvsmi_query.STAMP_LINE, _nvsmi_query.HEAD_LINE, _nvsmi_query.GPU_LINE, _nvsmi_query.SECTION_LINE,
+    _nvsmi_query.MEMORY_SECTION_LINE,
     _nvsmi_dmon.HEADER_LINE, _nvsmi_csv.HEADER_SHAPE, *_nvsmi_csv.LAYOUT_PATTERNS,
     _TABLE_START, LIST_LINE, MIG_LIST_LINE,
 )
@@ -194,7 +197,8 @@ def _with_starts(lines: pl.DataFrame) -> pl.DataFrame:
             start=pl.when(text.str.contains(_XML_START)).then(pl.lit("query_xml"))
             .when(text.str.contains(_nvsmi_query.BANNER_LINE) | text.str.contains(_nvsmi_query.STAMP_LINE)
                   | text.str.contains(_nvsmi_query.HEAD_LINE) | text.str.contains(_nvsmi_query.GPU_LINE)
-                  | text.str.contains(_nvsmi_query.SECTION_LINE)).then(pl.lit("query_text"))
+                  | text.str.contains(_nvsmi_query.SECTION_LINE)
+                  | text.str.contains(_nvsmi_query.MEMORY_SECTION_LINE)).then(pl.lit("query_text"))
             .when(text.str.contains(_nvsmi_dmon.HEADER_LINE)).then(pl.lit("dmon"))
             .when(pl.col("csv_header") | pl.col("csv_layout").is_not_null()).then(pl.lit("query_csv"))
             .when(text.str.contains(_TABLE_START)).then(pl.lit("table"))
@@ -229,6 +233,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         | (text.str.contains(_nvsmi_query.GPU_LINE) & next_line.str.contains(_QUERY_FIELD)).fill_null(False)
         # a -q health section grepped out of the report (``nvidia-smi -q | grep -A4 Fabric``): its title over its first field
         | (text.str.contains(_nvsmi_query.SECTION_LINE) & next_line.str.contains(_SECTION_FIELD)).fill_null(False)
+        | (text.str.contains(_nvsmi_query.MEMORY_SECTION_LINE) & next_line.str.contains(_MEMORY_FIELD)).fill_null(False)
     )
     # A header of one field without its unit ("memory.used") reads as a header only over a value: a training log prints
     # parameter names such as "encoder.layer.0.attention.self.query.weight" one a line.
