@@ -440,6 +440,7 @@ _JSON_KEYS = {
     ),
     "host": (
         "hostname", "host.name", "kubernetes.host", "host", "resource.labels.node_name", r"labels.compute\.googleapis\.com/resource_name",
+        "labels.node_name", "labels.hostname", "labels.host",  # a Loki stream's labels (logcli --output=jsonl)
     ),
     "pid": ("pid", "process"),
     # Loki's line is read as the message only where it is text: elsewhere "line" is a source line's number.
@@ -662,20 +663,29 @@ def _without_grep_prefix(lines: pl.DataFrame) -> pl.DataFrame:
 # stream Fluent Bit's for a pod's file (_STREAM_POD) or any other name with a separator in it ("ecs/app/<task id>"); Grafana
 # Loki's `logcli query`'s "<stamp> {<labels>} ", the labels padded to a column. A pod's name has a dash ("trainer-0"), and two
 # words at a line's start are no stern prefix unless most of the file's lines start with a few such pairs. Stern says "+ <pod> ›
-# <container>" when it starts tailing a container ("-" when it stops): a line of its own, not of the log, left blank.
+# <container>" when it starts tailing a container ("-" when it stops): a line of its own, not of the log, left blank. With
+# --all-namespaces (-A) each prefix starts with the namespace: "<namespace> <pod> <container> ", "+ <namespace> <pod> ›
+# <container>". `logcli query` writes the labels its lines all share once, above them ("Common labels: {…}"), and leaves
+# them out of each line's braces (often "{}"): that line is the tailer's too, left blank, its labels each line's.
+_TAILER_NAMESPACE = r"[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?"
 _TAILER_POD = r"[a-z0-9][a-z0-9.]*(?:-[a-z0-9.]+)+"
 _TAILER_CONTAINER = r"[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?"
 _TAILER_STAMP = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?(?:Z|[+-][0-9][0-9]:[0-9][0-9])"
 _TAILER_PREFIX = (
     rf"^(?<tail_prefix>(?<loki_ts>{_TAILER_STAMP}) (?<loki_labels>\{{[^{{}}\n]*\}})(?: +|$)"
+    r"|Common labels: (?<loki_common>\{[^{}\n]*\})$"
     rf"|(?<aws_ts>[0-9]{{4}}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{{6}})?[+-][0-9][0-9]:[0-9][0-9])"
     r" (?<aws_stream>[^\s/._\-]*[/._\-][^\s]*)(?: |$)"
     rf"|\[(?<kubetail_pod>{_TAILER_POD})(?: (?<kubetail_container>{_TAILER_CONTAINER}))?\](?: |$)"
+    rf"|(?<stern_ns>{_TAILER_NAMESPACE}) (?<stern_ns_pod>{_TAILER_POD}) (?<stern_ns_container>{_TAILER_CONTAINER})"
+    rf"(?: (?<stern_ns_ts>{_TAILER_STAMP}))?(?: |$)"
     rf"|(?<stern_pod>{_TAILER_POD}) (?<stern_container>{_TAILER_CONTAINER})(?: (?<stern_ts>{_TAILER_STAMP}))?(?: |$)"
-    rf"|[+-] (?<stern_seen_pod>{_TAILER_POD}) › (?<stern_seen_container>{_TAILER_CONTAINER})$)"
+    rf"|[+-] (?:(?<stern_seen_ns>{_TAILER_NAMESPACE}) )?(?<stern_seen_pod>{_TAILER_POD}) › (?<stern_seen_container>{_TAILER_CONTAINER})$)"
 )
 # The tailer of each prefix, by the groups only it fills.
-_TAILER_WITNESS = {"loki": ("loki_ts",), "aws": ("aws_ts",), "kubetail": ("kubetail_pod",), "stern": ("stern_pod", "stern_seen_pod")}
+_TAILER_WITNESS = {
+    "loki": ("loki_ts", "loki_common"), "aws": ("aws_ts",), "kubetail": ("kubetail_pod",), "stern": ("stern_ns", "stern_pod", "stern_seen_pod"),
+}
 _TAILER_FIELDS = {name: pl.String() for name in re.findall(r"\(\?<([a-z_]+)>", _TAILER_PREFIX)}
 _TAILED_COLUMNS = ("tail_pod", "tail_container", "tail_namespace", "tail_host", "tail_ts")
 # The share of a file's lines a tailer's prefix must start, and how many lines each of stern's streams must have on average.
@@ -684,8 +694,9 @@ _LINES_A_STREAM = 2
 
 
 def _loki_label(*names: str) -> pl.Expr:
-    """The value of the first of ``names`` among the labels of a `logcli` line (any order)."""
-    return pl.coalesce(pl.col("loki_labels").str.extract(rf'[{{ ,]{name}="([^"]*)"', 1) for name in names)
+    """The value of the first of ``names`` among the labels of a `logcli` line (any order), else among its common labels."""
+    labels = ("loki_labels", "loki_common")
+    return pl.coalesce(pl.col(column).str.extract(rf'[{{ ,]{name}="([^"]*)"', 1) for column in labels for name in names)
 
 
 def _tailer_groups(rows: pl.DataFrame) -> pl.DataFrame:
@@ -693,8 +704,28 @@ def _tailer_groups(rows: pl.DataFrame) -> pl.DataFrame:
     kind = pl.coalesce(
         pl.when(pl.any_horizontal(pl.col(groups).is_not_null())).then(pl.lit(name)) for name, groups in _TAILER_WITNESS.items()
     )
-    stern = pl.concat_str(pl.coalesce("stern_pod", "stern_seen_pod"), pl.coalesce("stern_container", "stern_seen_container"), separator=" ")
-    return groups.with_columns(tail_kind=kind, tail_stream=pl.coalesce("loki_labels", "aws_stream", stern, "kubetail_pod"))
+    return groups.with_columns(tail_kind=kind)
+
+
+def _with_stern_namespaces(tailed: pl.DataFrame, by_file: list[str]) -> pl.DataFrame:
+    """stern's three words read as "<namespace> <pod> <container>" (--all-namespaces) in a file most of whose stern lines
+    have them, from few streams; elsewhere as "<pod> <container>" before a line whose first word looked like a container
+    ("trainer-0 pytorch-main epoch 1 …": the third word varies with the line). Each line's stream (``tail_stream``)."""
+    three = pl.col("stern_ns").is_not_null()
+    streams = pl.concat_str("stern_ns", "stern_ns_pod", "stern_ns_container", separator=" ")
+    few = streams.filter(three).n_unique() * _LINES_A_STREAM <= three.sum()
+    most = three.sum() >= _TAILED_SHARE * (three | pl.col("stern_pod").is_not_null()).sum()
+    read_three = three & (few & most).over(by_file) if by_file else three & few & most
+    read = tailed.with_columns(
+        stern_pod=pl.coalesce("stern_pod", pl.when(read_three).then("stern_ns_pod").otherwise("stern_ns")),
+        stern_container=pl.coalesce("stern_container", pl.when(read_three).then("stern_ns_container").otherwise("stern_ns_pod")),
+        stern_ts=pl.coalesce("stern_ts", pl.when(read_three).then("stern_ns_ts")),
+        stern_ns=pl.coalesce(pl.when(read_three).then("stern_ns"), "stern_seen_ns"),
+        tail_prefix=pl.when(three & ~read_three).then(pl.concat_str("stern_ns", pl.lit(" "), "stern_ns_pod", pl.lit(" "))).otherwise("tail_prefix"),
+    )
+    pod, container = pl.coalesce("stern_pod", "stern_seen_pod"), pl.coalesce("stern_container", "stern_seen_container")
+    stern = pl.concat_str("stern_ns", pod, container, separator=" ", ignore_nulls=True)
+    return read.with_columns(tail_stream=pl.coalesce("loki_labels", "aws_stream", stern, "kubetail_pod"))
 
 
 def _without_tailer_prefix(lines: pl.DataFrame) -> pl.DataFrame:
@@ -703,8 +734,12 @@ def _without_tailer_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     shaped = pl.col("text").str.contains(_TAILER_PREFIX)
     if not lines.select((_share(shaped, lines) >= _TAILED_SHARE).any()).item():
         return lines.with_columns(pl.lit(None, pl.String).alias(name) for name in _TAILED_COLUMNS)
-    tailed = _where(lines, shaped, _tailer_groups, {**_TAILER_FIELDS, "tail_kind": pl.String(), "tail_stream": pl.String()})
     batch = "batch_file" in lines.columns
+    tailed = _where(lines, shaped, _tailer_groups, {**_TAILER_FIELDS, "tail_kind": pl.String()})
+    tailed = _with_stern_namespaces(tailed, ["batch_file"] if batch else [])
+    # the common labels logcli wrote above the lines, on each of them
+    common = pl.col("loki_common").forward_fill()
+    tailed = tailed.with_columns(loki_common=common.over("batch_file") if batch else common)
     kind = pl.col("tail_kind")
     commonest = kind.drop_nulls().mode().first()
     # the lines that wear the prefix of the file's commonest tailer
@@ -724,7 +759,7 @@ def _without_tailer_prefix(lines: pl.DataFrame) -> pl.DataFrame:
             _loki_label("container", "container_name"),
             from_stream.field("container"),
         ),
-        "tail_namespace": pl.coalesce(_loki_label("namespace", "namespace_name"), from_stream.field("namespace")),
+        "tail_namespace": pl.coalesce("stern_ns", _loki_label("namespace", "namespace_name"), from_stream.field("namespace")),
         "tail_host": pl.coalesce(_loki_label("node_name", "hostname", "host", "node"), from_stream.field("host")),
         "tail_ts": pl.coalesce("loki_ts", "aws_ts", "stern_ts"),
     }

@@ -76,9 +76,10 @@ _MARKERS = "|".join(
         r"Please try to increase --mem-fraction-static", r"Forcefully terminating all other processes to avoid zombies",
         # the replica tag of Alibaba PAI-DLC's job log ("[dlc163vnre3d5pv3-master-0] ")
         r"^\[dlc[0-9a-z]+-(?:master|worker)-[0-9]+\] ",
-        # stern's word when it starts or stops tailing a container ("+ trainer-0 › pytorch"); Loki's `logcli query` before each
-        # line ("2024-05-01T12:00:00Z {pod="trainer-0"} "), the stream's labels in braces
-        r"^[+-] [a-z0-9][a-z0-9.\-]* › [a-z0-9][a-z0-9\-]*$",
+        # stern's word when it starts or stops tailing a container ("+ trainer-0 › pytorch", "+ ml trainer-0 › pytorch" with
+        # --all-namespaces); Loki's `logcli query` before each line ("2024-05-01T12:00:00Z {pod="trainer-0"} "), the stream's
+        # labels in braces, and the labels all its lines share above them ("Common labels: {namespace="ml"}")
+        r"^[+-] (?:[a-z0-9][a-z0-9\-]* )?[a-z0-9][a-z0-9.\-]* › [a-z0-9][a-z0-9\-]*$", r'^Common labels: \{[A-Za-z_][0-9A-Za-z_]*="',
         r'^[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9:.]+(?:Z|[+-][0-9][0-9]:[0-9][0-9]) \{(?:[A-Za-z_][0-9A-Za-z_]*="[^"]*"(?:, )?)*\}(?: |$)',
         # torch_npu's error-code line and CANN's error message (Ascend NPUs), the date and the time joined by "-"
         r"\(PID:[0-9]+, Device:-?[0-9]+, RankID:-?[0-9]+\)", r"^E[0-9A-Z][0-9]{4}:? ?(?:\[PID: [0-9]+\] )?[0-9]{4}-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]:",
