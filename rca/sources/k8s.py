@@ -122,11 +122,15 @@ _HEADLESS_REASON_EVENT = (
 # `kubectl get pods` rows without their header (`| grep OOMKilled`, `get all` with its "pod/" prefix): READY
 # "n/m", the status, RESTARTS (with "(5m ago)" since 1.23) and the age pin the columns down; a row cut after
 # its status (or its restarts) keeps the first three. A status may be words (1.16's "Topology Affinity Error").
-_HEADLESS_POD = (
-    r"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{2,})?(?:pod/)?(?<name>[a-z0-9][-a-z0-9.]*)\s{2,}(?<ready>[0-9]+/[0-9]+)\s{2,}"
-    r"(?<status>[A-Za-z][0-9A-Za-z:/]*(?: [A-Z][0-9A-Za-z]*)*)(?:\s{2,}(?<restarts>[0-9]+(?: \([0-9a-z]+ ago\))?)"
+_POD_ROW_HEAD = r"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{2,})?(?:pod/)?(?<name>[a-z0-9][-a-z0-9.]*)"
+_POD_ROW_TAIL = (
+    r"(?<ready>[0-9]+/[0-9]+)\s{2,}(?<status>[A-Za-z][0-9A-Za-z:/]*(?: [A-Z][0-9A-Za-z]*)*)(?:\s{2,}(?<restarts>[0-9]+(?: \([0-9a-z]+ ago\))?)"
     r"(?:\s{2,}(?<age><unknown>|(?:[0-9]+[smhdy]){1,2})(?:\s{2,}\S+\s{2,}(?<node>[^\s<]\S*))?(?:\s.*)?|\s*)|\s*)$"
 )
+_HEADLESS_POD = _POD_ROW_HEAD + r"\s{2,}" + _POD_ROW_TAIL
+# A row under a header whose author lengthened the name until it ran into READY ("deploy-6d485b4676-w5qmx1/1   Running"):
+# the name is the longest that leaves READY its "n/m" (READY's counts are rarely of two digits).
+_JAMMED_POD = _POD_ROW_HEAD + r"\s*" + _POD_ROW_TAIL
 # A `describe node` Conditions row without its header (`| grep Pressure`): type, status, two RFC 1123 times.
 _RFC1123 = r"[A-Z][a-z]{2}, [0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} [-+][0-9]{4}"
 # Node conditions whose True is a problem the kubelet reports (OutOfDisk before 1.13); Ready is the one whose False
@@ -621,7 +625,7 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
          .struct, _DESCRIBE_EVENT_FIELDS),
         (pl.when(misaligned & pl.col("source_start").is_null() & pl.col("object_start").is_not_null())
          .then(pl.col("text").str.extract_groups(_HEADLESS_EVENT)).struct, _HEADLESS_SHAPES[0][1]),
-        (pl.when(pods_misaligned).then(pl.col("text").str.extract_groups(_HEADLESS_POD)).struct, _HEADLESS_SHAPES[1][1]),
+        (pl.when(pods_misaligned).then(pl.col("text").str.extract_groups(_JAMMED_POD)).struct, _HEADLESS_SHAPES[1][1]),
         (pl.when(top_misaligned).then(pl.col("text").str.extract_groups(_TOP_NODE_ROW)).struct, _TOP_NODE_FIELDS),
     ]
 
