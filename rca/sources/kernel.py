@@ -361,6 +361,10 @@ _TASK_ROW = (
     r"(?:\s+(?<rss_anon>[0-9]+)\s+(?<rss_file>[0-9]+)\s+(?<rss_shmem>[0-9]+))?"
     r"\s+(?<pgtables>[0-9]+)(?:\s+[0-9]+)?\s+(?<swapents>[0-9]+)\s+(?<adj>-?[0-9]+)\s+(?<name>.+)$"
 )
+# A task-table row wrapped before its name: its figures and nothing after them.
+_TASK_ROW_CUT = r"^\[\s*[0-9]+\](?:\s+-?[0-9]+)+\s*$"
+# The figures a kill line and a reaper line print after the task's name, each "word:number".
+_KILL_FIGURES_TAIL = r"^(?:total-vm|anon-rss|file-rss|shmem-rss|UID|pgtables|oom_score_adj):-?[0-9]"
 _CPUSET_LINE = r"\S.* cpuset=\S* mems_allowed=\S+$"
 # A task's state line (sched_show_task, 5.x+): "task:python3.11      state:D stack:    0 pid:15277 ppid: 15257 flags:0x…"
 # (6.x: "… stack:0 pid:123 tgid:123 ppid:2 …"), the comm padded to 15 columns and maybe holding spaces. It opens each task
@@ -1179,11 +1183,20 @@ def _timed(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # a line of a multi-line record: indented in dmesg, or (journalctl, whose framing cut that margin off the
         # message) indented to the column the record's first message starts at
         continuation=(
-            (inherited & (pl.col("message").str.contains(r"^\s") | pl.col("text").str.contains(r"^\s") | _goes_on_nvrm_message(framed))
+            (inherited & (pl.col("message").str.contains(r"^\s") | pl.col("text").str.contains(r"^\s") | _goes_on_nvrm_message(framed)
+                          | _is_wrapped_tail(pl.col("message")))
              | (_goes_on_nvrm_message(peeled) & _repeats_boot_stamp()))
             & ~_is_systemd_job(pl.col("message"))
         ).fill_null(False),
     )
+
+
+def _is_wrapped_tail(message: pl.Expr) -> pl.Expr:
+    """Whether a line without a stamp is the rest of the OOM killer's line above it that a mail client or a terminal
+    wrapped at its left margin (no indent to tell it): a kill or reaper line's figures ("total-vm:…, anon-rss:…",
+    "UID:0 pgtables:…"), or a task-table row's last columns ("0             0 oom01") under a row cut before its name."""
+    row_cut = message.shift(1).str.contains(_TASK_ROW_CUT).fill_null(False)
+    return message.str.contains(_KILL_FIGURES_TAIL) | row_cut & message.str.contains(r"^(?:-?[0-9]+ +)+\S")
 
 
 def _goes_on_nvrm_message(framed: pl.DataFrame) -> pl.Expr:
@@ -1219,6 +1232,7 @@ def _line_facts() -> list[pl.Expr]:
     killed = message.str.contains(_KILLED)
     header_args = message.str.extract(_OOM_HEADER, 2)
     cpu_rest = message.str.extract(_CPU, 3)
+    unwrapped = _unwrapped_text()
     return [
         message.str.extract(_OOM_HEADER, 1).alias("header_name"),
         header_args.str.extract(r"gfp_mask=([^,]+)", 1).alias("header_gfp_mask"),
@@ -1242,18 +1256,18 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_KILLED, "killed"),
         # Each number read with what the kernel prints after it: a figure a person regrouped ("anon-rss:153,700,88kB")
         # is no figure, rather than its first digits.
-        *(pl.when(killed).then(message.str.extract(rf"\b{field}:(-?[0-9]+){after}", 1)).alias(f"killed_{name}")
+        *(pl.when(killed).then(unwrapped.str.extract(rf"\b{field}:(-?[0-9]+){after}", 1)).alias(f"killed_{name}")
           for field, name, after in (("total-vm", "total_vm", "kB"), ("anon-rss", "anon", "kB"), ("file-rss", "file", "kB"),
                                      ("shmem-rss", "shmem", "kB"), ("pgtables", "pgtables", "kB"), ("oom_score_adj", "adj", r"(?:[^0-9,]|$)"))),
         # "UID:0" since 4.x; "UID 0" before the name (2.6.32) or after it (3.10, RHEL 7).
-        pl.when(killed).then(message.str.extract(r"\bUID:? ?(-?[0-9]+)", 1)).alias("killed_uid"),
+        pl.when(killed).then(unwrapped.str.extract(r"\bUID:? ?(-?[0-9]+)", 1)).alias("killed_uid"),
         *_groups(_SELECTED, "selected"),
-        *_groups(_REAPER, "reaper"),
+        *_groups(_REAPER, "reaper", unwrapped),
         *_groups(_PIDS_REJECTED, "pids"),
         *_groups(_AUDIT_ABEND, "abend", pl.when(message.str.starts_with("audit: type=1701 ")).then(message)),
         *_groups(_BAD_PAGE, "bad_page", pl.when(message.str.starts_with("BUG: Bad page ")).then(message)),
         *_groups(_HWPOISON_KILL, "hwpoison", pl.when(message.str.contains(" memory corruption| corrupted page")).then(message)),
-        *_groups(_TASK_ROW, "task", _task_row_text()),
+        *_groups(_TASK_ROW, "task", unwrapped),
         *_groups(_TASK_STATE, "state", pl.when(message.str.starts_with("task:")).then(message)),
         *_groups(_BLOCK_HEAD, "head"),
         pl.when(message.str.starts_with("{")).then(message).str.extract(_GHES_DEVICE, 1).alias("ghes_pci"),
@@ -1285,12 +1299,14 @@ def _amdgpu_task() -> list[pl.Expr]:
     ]
 
 
-def _task_row_text() -> pl.Expr:
-    """A task-table row as printed: a terminal copy wraps a long one onto an indented line of its own
-    ("[   7899]     0  7899  6546210  3842522 39899136  1039052" / " 0 python"), read across the two."""
+def _unwrapped_text() -> pl.Expr:
+    """A line as printed before a copy wrapped it: a terminal wraps a long task-table row onto an indented line of its own
+    ("[   7899]     0  7899  6546210  3842522 39899136  1039052" / " 0 python"), a mail client a kill line at the margin
+    ("Out of memory: Killed process 3261 (oom01)" / "total-vm:18905540kB, anon-rss:13397556kB, …"): read across the two."""
     message = pl.col("message")
-    wrapped = message.str.starts_with("[") & pl.col("continuation").shift(-1, fill_value=False)
-    return pl.when(wrapped).then(message + message.shift(-1)).otherwise(message)
+    below = message.shift(-1)
+    joint = pl.when(below.str.contains(r"^\s")).then(pl.lit("")).otherwise(pl.lit(" "))
+    return pl.when(pl.col("continuation").shift(-1, fill_value=False)).then(message + joint + below).otherwise(message)
 
 
 def _with_keys(lines: pl.DataFrame) -> pl.DataFrame:
@@ -1397,6 +1413,9 @@ def _carry_block_facts(lines: pl.DataFrame) -> pl.DataFrame:
          for name, by_pid in _CARRIED.items()],
         # The kills of a memory.oom.group's other tasks, each a block of its own, are of the group's cgroup.
         group_cgroup=pl.when(killed_pid.is_not_null()).then(forward_fill_within(pl.col("oom_group_cgroup"), pl.col("episode"))),
+        # A memcg OOM kills inside the memcg whose limit was hit: a kill the summary does not name (memory.oom.group's sweep
+        # with its "Tasks in … are going to be killed" line cut from the copy) is of that memcg all the same.
+        limited_cgroup=pl.when(killed_pid.is_not_null()).then(forward_fill_within(pl.col("summary_oom_memcg"), pl.col("episode"))),
         # memory.oom.group's sweep kills the chosen task again (6.x prints it twice; memory.events counts both): one kill
         killed_again=(pl.col("killed_pid").cum_count().over("episode", "killed_pid") > 1) & killed_pid.is_not_null(),
         summary_is_kill=summary_pid.is_not_null() & next_killed.is_null(),
@@ -1467,7 +1486,8 @@ _IS_HEADER = pl.col("header_name").is_not_null()
 # it, the memcg whose stats the block prints holds the victim (it is chosen inside the memcg whose limit was hit).
 _CGROUP = pl.coalesce(
     "summary_task_memcg", "carried_summary_task_memcg", pl.when(~_IS_HEADER).then(pl.col("task_in_task")), "carried_task_in_task",
-    "group_cgroup", "oom_group_cgroup", pl.when(~_IS_HEADER).then(pl.col("stats_memcg")), "carried_stats_memcg", "pids_cgroup",
+    "group_cgroup", "oom_group_cgroup", pl.when(~_IS_HEADER).then(pl.col("stats_memcg")), "carried_stats_memcg", "limited_cgroup",
+    "pids_cgroup",
 )
 _MEMCG_USED = pl.coalesce("memcg_used", "carried_memcg_used")
 _MEMCG_LIMIT = pl.coalesce("memcg_limit", "carried_memcg_limit")
