@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from rca import _reader, _split, archives, ingest, schema, sources, templates
+from rca import _reader, _split, archives, ingest, sources, templates
 from rca.sources._base import SOURCE_FAILURES, ParseContext, Parsed, Source
 from rca.store import PartWriter, SharedPartWriter
 
@@ -388,7 +388,7 @@ def _parse_joined(reads: list[_Read], joined: pl.DataFrame) -> Parsed | None:
     try:
         parsed = reads[0].source.parse(joined, ctx)
         # Conformed here: an ill-typed column sends the files to be read one by one, each failing alone.
-        rows = schema.conform(parsed.events.drop("batch_file", strict=False), schema.EVENT_SCHEMA)
+        rows = ingest.conformed_rows(parsed.events.drop("batch_file", strict=False))
     except SOURCE_FAILURES:
         return None  # alone, each file's failure is kept and reported
     if rows.height == 0:

@@ -102,7 +102,7 @@ def parse_rows(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tuple[
     except SOURCE_FAILURES as err:
         content, skipped = without_blank_lines(lines)
         kept = content.select("line", message="text", format=pl.lit("unparsed"), ts_quality=pl.lit("missing"))
-        return schema.conform(kept, schema.EVENT_SCHEMA), skipped, _failure_note(source.name, lines, err)
+        return conformed_rows(kept), skipped, _failure_note(source.name, lines, err)
     return rows, skipped, None
 
 
@@ -113,7 +113,14 @@ def _parsed_rows(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tupl
     parsed = source.parse(content, ctx)
     add_skipped(skipped, parsed.skipped)
     # Conformed here: a parser's ill-typed column fails its own batch, not the files finished with it.
-    return schema.conform(parsed.events, schema.EVENT_SCHEMA), skipped
+    return conformed_rows(parsed.events), skipped
+
+
+def conformed_rows(events: pl.DataFrame) -> pl.DataFrame:
+    """``events`` conformed to the event schema, and beside them the parser's ``host_named`` (null where it gave none):
+    the rows whose host names the node they came from, which :func:`finish_batch_events` reads and drops."""
+    named = events["host_named"] if "host_named" in events.columns else pl.repeat(None, events.height, dtype=pl.Boolean, eager=True)
+    return schema.conform(events.drop("host_named", strict=False), schema.EVENT_SCHEMA).with_columns(named.cast(pl.Boolean).alias("host_named"))
 
 
 def blank_line() -> pl.Expr:
@@ -154,11 +161,16 @@ def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], 
     hosts = [ctx.host or None for ctx in contexts]
     host = per_file(hosts, pl.String)
     content_first = hosts_named or sources.get(source_name).host_in_content
+    # A row whose host a collector or a log tailer named (the parser's ``host_named``) came from that node, whatever the folder.
+    named = pl.col("host_named").fill_null(False) if "host_named" in events.columns else pl.lit(False)
+    event_host_first = named | content_first
     scopes = [ctx.scope() for ctx in contexts]
     scoped = dict.fromkeys(name for scope in scopes for name in scope)
-    conformed = schema.conform(events.drop("batch_file") if batch else events, schema.EVENT_SCHEMA)
-    filled = (conformed.hstack([events["batch_file"]]) if batch else conformed).with_columns(
-        host=(pl.coalesce(pl.col("host"), host) if content_first else pl.coalesce(host, pl.col("host"))) if any(hosts) else pl.col("host"),
+    beside = [name for name in ("batch_file", "host_named") if name in events.columns]
+    conformed = schema.conform(events.drop(beside), schema.EVENT_SCHEMA).hstack([events[name] for name in beside])
+    filled = conformed.with_columns(
+        host=pl.when(event_host_first).then(pl.coalesce(pl.col("host"), host)).otherwise(pl.coalesce(host, pl.col("host")))
+        if any(hosts) else pl.col("host"),
         source=pl.col("source").fill_null(source_name),
         format=pl.col("format").fill_null(source_name),
         kind=pl.col("kind").fill_null("log"),
@@ -179,7 +191,7 @@ def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], 
     new_line = pl.any_horizontal(pl.col(name).ne_missing(pl.col(name).shift(1)) for name in order)
     ordinal = row - pl.when(new_line).then(row).forward_fill()
     key = per_file([file_key(ctx.file) for ctx in contexts], pl.String)
-    return ordered.with_columns(event_id=pl.format("{}:{}:{}", key, pl.col("line"), ordinal))
+    return ordered.with_columns(event_id=pl.format("{}:{}:{}", key, pl.col("line"), ordinal)).drop("host_named", strict=False)
 
 
 YearHint = int | datetime | None

@@ -1,5 +1,6 @@
 """What log exports and tailers left for the pipeline source to read: the node a Loki stream's labels name, `logcli
-query`'s "Common labels:" line, and stern's --all-namespaces prefix "<namespace> <pod> <container> ".
+query`'s "Common labels:" line, stern's --all-namespaces prefix "<namespace> <pod> <container> ", and the node a
+collector or a tailer names winning over the host folder a JSON-lines export was put in.
 
 The lines are synthetic, in the shapes those tools write (the verbatim ones are real-log fixtures).
 """
@@ -13,6 +14,7 @@ import polars as pl
 import pytest
 
 import rca
+from rca import _small_files
 
 REFERENCE = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 OOM_LINE = (
@@ -50,12 +52,58 @@ def test_a_loki_streams_host_or_node_name_label_is_the_records_host() -> None:
     assert _oom(events)["host"] == "node-7"
 
 
-@pytest.mark.xfail(strict=True, reason="ingest puts the folder's host first for a line-read file: see the helper's report")
 def test_json_lines_records_keep_their_nodes_in_a_folder_named_for_a_host(tmp_path) -> None:
     (tmp_path / "logs" / "host-a").mkdir(parents=True)
     (tmp_path / "logs" / "host-a" / "x.jsonl").write_text(_loki_record({"host": "node-7", "pod": "trainer-0"}, OOM_LINE) + "\n")
     rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
     assert rca.open_store(tmp_path / "store").events()["host"].to_list() == ["node-7"]
+
+
+def _stamp(second: int) -> str:
+    return f"2024-05-01T12:00:{second:02d}Z"
+
+
+# One record a line, in the shapes the collectors write: gcloud logging read's LogEntry (a k8s_container's node in its
+# resource's labels, a GCE instance's under its own labels), Fluent Bit's kubernetes filter, and an application's own
+# JSON whose "host" names the database it connected to.
+_EXPORTS = {
+    "gcloud.jsonl": [
+        {
+            "textPayload": OOM_LINE,
+            "resource": {"type": "k8s_container", "labels": {"node_name": "gke-a-1", "pod_name": "trainer-0"}},
+            "timestamp": _stamp(1),
+        },
+        {"textPayload": "step 1", "labels": {"compute.googleapis.com/resource_name": "gke-a-2"}, "timestamp": _stamp(2)},
+    ],
+    "fluent-bit.jsonl": [
+        {"log": "step 2", "kubernetes": {"host": "node-9", "pod_name": "trainer-1"}, "time": _stamp(3)},
+        {"msg": "connected", "host": "db-1:5432", "time": _stamp(4)},
+    ],
+}
+_LOGCLI = f'{_stamp(5)} {{node_name="gpu-3", pod="trainer-2"}} step 3\n{_stamp(6)} {{pod="trainer-3"}} step 4\n'
+
+
+@pytest.mark.parametrize("small_file_bytes", [_small_files.SMALL_FILE_BYTES, -1], ids=["together", "alone"])
+def test_the_node_a_collector_or_tailer_names_wins_over_the_folder_per_row(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, small_file_bytes: int
+) -> None:
+    monkeypatch.setattr(_small_files, "SMALL_FILE_BYTES", small_file_bytes)  # -1: no file is small, each is read alone
+    folder = tmp_path / "logs" / "host-a"
+    folder.mkdir(parents=True)
+    for name, records in _EXPORTS.items():
+        (folder / name).write_text("".join(json.dumps(record) + "\n" for record in records))
+    (folder / "logcli.log").write_text(_LOGCLI)
+    rca.ingest(tmp_path / "logs", tmp_path / "store", workers=1)
+    events = rca.open_store(tmp_path / "store").events().sort("ts")
+    assert events.select("message", "host").rows() == [
+        (OOM_LINE, "gke-a-1"),
+        ("step 1", "gke-a-2"),
+        ("step 2", "node-9"),
+        ("connected", "host-a"),  # the application's "host" names a peer: the folder's host stands
+        ("step 3", "gpu-3"),
+        ("step 4", "host-a"),  # a tailed line whose labels name no node
+    ]
+    assert events.columns == list(rca.schema.EVENT_SCHEMA)  # the parser's host_named flag is gone
 
 
 def test_logclis_common_labels_reach_every_line_and_their_own_line_is_no_event() -> None:

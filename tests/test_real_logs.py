@@ -26,6 +26,7 @@ OWNER_BY_PREFIX = {
     "dmesg_": "kernel",
     "kern_log_": "kernel",
     "journalctl_k_": "kernel",
+    "kubelet_grep_": "grep_output",  # grep's prefix before kubelet lines: the wrapper source hands them to kubelet
     "kubelet_": "kubelet",
     "kubectl_": "k8s",
     "nvidia_smi_": "nvidia_smi",

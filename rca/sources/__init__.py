@@ -88,6 +88,6 @@ def sniff_bytes(head: bytes) -> Source | None:
 
 
 # Registration order is sniffing priority on ties: specific formats before the catch-all.
-from rca.sources import kernel, kubelet, k8s, nvidia_smi, cgroup, dcgm, torch_memory, syslog, journal_file, fabric_log, pipeline  # noqa: E402,F401
+from rca.sources import grep_output, kernel, kubelet, k8s, nvidia_smi, cgroup, dcgm, torch_memory, syslog, journal_file, fabric_log, pipeline  # noqa: E402,F401
 
 __all__ = ["ParseContext", "Parsed", "Source", "all_sources", "get", "lines_frame", "register", "sniff", "sniff_many"]

@@ -21,6 +21,8 @@ import polars as pl
 from rca import timeutil
 from rca.sources import _pipeline_hpc as hpc
 from rca.sources._base import ParseContext, any_of, per_file
+from rca.sources._grep import file_share as _share
+from rca.sources._grep import without_grep_prefix as _without_grep_prefix
 from rca.sources._pipeline_attrs import json_number, json_run
 from rca.sources._pipeline_records import joined_wraps, wrap_width_rows
 
@@ -438,21 +440,25 @@ _JSON_KEYS = {
         "container", "container_name", "kubernetes.container_name", "k8s.container.name", "resource.labels.container_name",
         "labels.container",
     ),
-    "host": (
-        "hostname", "host.name", "kubernetes.host", "host", "resource.labels.node_name", r"labels.compute\.googleapis\.com/resource_name",
-        "labels.node_name", "labels.hostname", "labels.host",  # a Loki stream's labels (logcli --output=jsonl)
+    # The node a collector names (Fluent Bit's and Fluentd's kubernetes block, Cloud Logging's node, a Loki stream's labels
+    # from logcli --output=jsonl): where the record was written, over its file's folder.
+    "node": (
+        "kubernetes.host", "resource.labels.node_name", r"labels.compute\.googleapis\.com/resource_name",
+        "labels.node_name", "labels.hostname", "labels.host",
     ),
+    # The application's own host keys: its machine, or a peer it talks of ("host": "db-1:5432").
+    "host": ("hostname", "host.name", "host"),
     "pid": ("pid", "process"),
     # Loki's line is read as the message only where it is text: elsewhere "line" is a source line's number.
     "loki_line": ("line",),
     "stream": ("logStreamName",),
 }
 
-_NAMES = ("pod", "namespace", "container", "host")
+_NAMES = ("pod", "namespace", "container", "host", "node")
 
 FRAMED_COLUMNS = (
     "line", "blank", "enveloped_blank", "continued", "body", "ts", "ts_raw", "ts_quality", "severity", "format", "pid", "process",
-    "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "line_attrs", "repeated", "partition",
+    "host", "host_named", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "line_attrs", "repeated", "partition",
 )
 
 
@@ -589,9 +595,10 @@ _STREAM_POD = (
 
 
 def _stream_names(stream: pl.Expr) -> dict[str, pl.Expr]:
-    """The pod, namespace, container and host a CloudWatch stream's name gives, where the record names none."""
+    """The pod, namespace, container and node a CloudWatch stream's name gives, where the record names none."""
     names = stream.str.extract_groups(_STREAM_POD).struct
-    return {f"j_{field}": pl.coalesce(f"j_{field}", names.field(field)) for field in ("pod", "namespace", "container", "host")}
+    named = {"pod": "pod", "namespace": "namespace", "container": "container", "node": "host"}
+    return {f"j_{field}": pl.coalesce(f"j_{field}", names.field(group)) for field, group in named.items()}
 
 
 def _parse_objects(objects: pl.DataFrame) -> pl.DataFrame:
@@ -608,53 +615,6 @@ def _parse_objects(objects: pl.DataFrame) -> pl.DataFrame:
         .alias(f"parsed_{field}")
         for field in _JSON_KEYS
     )
-
-
-# `grep -n`'s line number before each line, with the file's name before it where grep names files (`-H`, several files):
-# "train.log:1234:[rank0]: …", "1234:[rank3]: …"; a context line (`-A`, `-B`, `-C`) has dashes for colons
-# ("train.log-1233-  File …"); `grep -H` alone leaves the name ("train.log:[rank0]: …"). A name is a log's (.log, .txt,
-# .out, .err, PBS's .o<job>), so that a logger's "torch.distributed:" is no file.
-_GREP_FILE = r"[^\s:]*[^\s:.]\.(?:log|txt|out|err|[oe][0-9]+)(?:\.[0-9]+)?"
-_GREP_PREFIX = (
-    rf"^(?<grep_prefix>(?<grep_file>{_GREP_FILE}):(?:(?<grep_line>[0-9]{{1,9}}):)?"
-    rf"|(?:(?<context_file>{_GREP_FILE})-)?(?<context_line>[0-9]{{1,9}})-|(?<bare_line>[0-9]{{1,9}}):)"
-)
-# A date or a time of day at a line's start has a bare number's shape ("2024-05-01 …", "12:34:56 …").
-_STAMP_START = r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]|[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
-_GREP_FIELDS = {"grep_prefix": pl.String(), "grep_name": pl.String(), "grep_number": pl.Int64()}
-# Most of a file's lines wear grep's prefix, and the numbers of most go up: a time's hours ("12:34:56 …"), a date's year
-# ("2024-05-01 …") or `srun --label`'s task numbers ("0: …", "1: …") stay or go down as often.
-_GREP_WORN_SHARE = 0.75
-_GREP_RISING_SHARE = 0.9
-
-
-def _grep_groups(rows: pl.DataFrame) -> pl.DataFrame:
-    groups = pl.col("text").str.extract_groups(_GREP_PREFIX).struct
-    return rows.select(
-        grep_prefix=groups.field("grep_prefix"),
-        grep_name=pl.coalesce(groups.field("grep_file"), groups.field("context_file")),
-        grep_number=pl.coalesce(groups.field("grep_line"), groups.field("context_line"), groups.field("bare_line")).cast(pl.Int64),
-    )
-
-
-def _without_grep_prefix(lines: pl.DataFrame) -> pl.DataFrame:
-    """``lines`` without the prefix grep put on them, in a file most of whose lines wear it (each batch file decides)."""
-    shaped = pl.col("text").str.contains(_GREP_PREFIX)
-    # In most files few lines have the shape (the cheaper test first), and in a stamped one the stamps do.
-    for shape in (shaped, shaped & ~pl.col("text").str.contains(_STAMP_START)):
-        if not lines.select((_share(shape, lines) >= _GREP_WORN_SHARE).any()).item():
-            return lines
-    prefixed = _where(lines, shape, _grep_groups, _GREP_FIELDS)
-    worn = pl.col("grep_prefix").is_not_null()
-    by_name = ["batch_file", "grep_name"] if "batch_file" in lines.columns else ["grep_name"]
-    number = pl.col("grep_number")
-    # above the number of the numbered line before it with the same file's name; null on the first
-    rising = number > number.forward_fill().shift(1).over(by_name)
-    # A lone number is no count, unless a file's name is before it: "2024-" is a date's year.
-    rising_share = _share(rising.filter(rising.is_not_null()), prefixed).fill_null(pl.col("grep_name").is_not_null().cast(pl.Float64))
-    peel = worn & (_share(worn, prefixed) >= _GREP_WORN_SHARE) & (number.is_null() | (rising_share >= _GREP_RISING_SHARE))
-    unprefixed = pl.col("text").str.slice(pl.col("grep_prefix").str.len_chars())
-    return prefixed.with_columns(text=pl.when(peel).then(unprefixed).otherwise("text")).select(lines.columns)
 
 
 # A log tailer's prefix before each line it streams: stern's "<pod> <container> " (its colors went with the terminal's
@@ -836,6 +796,7 @@ def _with_elastic_events(framed: pl.DataFrame) -> pl.DataFrame:
         pid=pl.coalesce("elastic_pid", "pid"),
         rank=pl.coalesce("elastic_rank", "rank"),
         host=pl.coalesce("elastic_host", "host"),
+        host_named=pl.when(pl.col("elastic_host").is_null()).then("host_named").otherwise(pl.lit(False)),
         severity=pl.coalesce("elastic_severity", "severity"),
     ).drop(*_ELASTIC_COLUMNS)
 
@@ -939,10 +900,6 @@ def _numbered_as_the_file(layers: pl.DataFrame) -> pl.Expr:
     offset = pl.col("viewer_line").cast(pl.Int64, strict=False) - pl.col("line")
     usual = offset.drop_nulls().mode().first()
     return offset == (usual.over("batch_file") if "batch_file" in layers.columns else usual)
-
-
-def _share(tagged: pl.Expr, layers: pl.DataFrame) -> pl.Expr:
-    return tagged.mean().over("batch_file") if "batch_file" in layers.columns else tagged.mean()
 
 
 def _count(tagged: pl.Expr, layers: pl.DataFrame) -> pl.Expr:
@@ -1247,6 +1204,8 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     any_stamp = pl.any_horizontal(c(name).is_not_null() for name in ("dated_raw", "epoch_raw", "yearless_raw", "clock_raw"))
     thread = pl.when(any_stamp).then(c("log4j2_thread").fill_null("")).forward_fill()
     thread = thread.over(writers) if (writers := _partition_keys(stamped)) else thread
+    node = pl.coalesce("j_node", "tail_host")
+    host = pl.coalesce(node, "j_host", "nccl_host", "pdsh_host")
     return stamped.with_columns(
         ts=pl.coalesce(resolved, "ts_clock"),
         ts_raw=pl.coalesce(
@@ -1272,7 +1231,10 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         gpu_index=pl.coalesce(
             "gpu_index", pl.when(~c("npu_device").str.starts_with("-")).then(c("npu_device")).cast(pl.Int32, strict=False)
         ),
-        host=pl.coalesce("j_host", "nccl_host", "pdsh_host", "tail_host"),
+        host=host,
+        # The host a collector or a tailer named is the node the line came from (see rca.ingest.finish_batch_events);
+        # null where the line names no host, so that a record's flag is its host's line's.
+        host_named=pl.when(host.is_not_null()).then(node.is_not_null()),
         pod=pl.coalesce("pod", "j_pod"),
         namespace=pl.coalesce("tail_namespace", "j_namespace"),
         container=pl.coalesce("container", "j_container", "logfmt_container"),

@@ -427,7 +427,7 @@ def _glog_continued(lines: pl.DataFrame, new_partition: pl.Expr) -> pl.DataFrame
 
 
 # (line_attrs: a ready JSON run of what a line's own format names, such as a supercomputer's node)
-_CARRIED = ("severity", "pid", "process", "host", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "line_attrs")
+_CARRIED = ("severity", "pid", "process", "host", "host_named", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "line_attrs")
 _RECORD_COLUMNS = ["line", "n_lines", "family", "message", "ts", "ts_raw", "ts_quality", "format", *_CARRIED, "repeated"]
 
 

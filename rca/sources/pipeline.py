@@ -213,6 +213,8 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     return {head: 0.5 + 0.3 * min(1.0, 3 * row["hits"] / row["lines"]) if row["hits"] else _PLAIN_TEXT_SCORE for head, row in found.items()}
 
 
+# the host a record of a killed process names (the node it ran on, not the one whose log tells of it)
+_KILLED_HOST = pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_named_host", "f_slurm_node", "f_yarn_host"))
 _OUTPUT = {
     "line": pl.col("line"),
     "n_lines": pl.col("n_lines"),
@@ -225,7 +227,9 @@ _OUTPUT = {
     "ts_raw": pl.coalesce("ts_raw", pl.when(pl.col("ts").is_null()).then(pl.coalesce("f_slurm_cancel_at", "f_named_epoch"))),
     "ts_quality": pl.col("ts_quality"),
     "format": pl.col("format"),
-    "host": pl.coalesce(pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_named_host", "f_slurm_node", "f_yarn_host")), "host"),
+    "host": pl.coalesce(_KILLED_HOST, "host"),
+    # (not an event column: rca.ingest.finish_batch_events reads it, then drops it)
+    "host_named": pl.when(_KILLED_HOST.is_null()).then(pl.col("host_named")),
     # the pod a controller says ended over the tags of the controller's own pod (its namespace too, even where unnamed)
     "pod": pl.coalesce("f_exit_pod", "pod"),
     "namespace": pl.when(pl.col("f_exit_pod").is_not_null()).then(pl.col("f_exit_namespace")).otherwise(pl.col("namespace")),
@@ -464,6 +468,7 @@ def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     read = events.drop("ts", "ts_raw", "ts_quality", "format").join(envelope, on="line", how="left").with_columns(
         host=pl.coalesce("envelope_host", "host"),
+        host_named=pl.when(pl.col("envelope_host").is_null()).then("host_named"),
         pid=pl.coalesce("pid", "envelope_pid"),
         process=pl.coalesce("process", "program"),
         severity=pl.coalesce("severity", "envelope_severity"),

@@ -1,0 +1,66 @@
+"""grep's prefix on the lines it prints, and the rule that tells a file of grep's output from a log.
+
+The pipeline source peels it off the lines it reads, and the grep_output source reads what is under it as
+the log it came from; both use this one rule.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rca.sources._base import split_rows
+
+# `grep -n`'s line number before each line, with the file's name before it where grep names files (`-H`, several files):
+# "train.log:1234:[rank0]: …", "1234:[rank3]: …"; a context line (`-A`, `-B`, `-C`) has dashes for colons
+# ("train.log-1233-  File …"); `grep -H` alone leaves the name ("train.log:[rank0]: …"). A name is a log's (.log, .txt,
+# .out, .err, PBS's .o<job>), so that a logger's "torch.distributed:" is no file.
+GREP_FILE = r"[^\s:]*[^\s:.]\.(?:log|txt|out|err|[oe][0-9]+)(?:\.[0-9]+)?"
+GREP_PREFIX = (
+    rf"^(?<grep_prefix>(?<grep_file>{GREP_FILE}):(?:(?<grep_line>[0-9]{{1,9}}):)?"
+    rf"|(?:(?<context_file>{GREP_FILE})-)?(?<context_line>[0-9]{{1,9}})-|(?<bare_line>[0-9]{{1,9}}):)"
+)
+# A date or a time of day at a line's start has a bare number's shape ("2024-05-01 …", "12:34:56 …").
+_STAMP_START = r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]|[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
+_GREP_FIELDS = {"grep_prefix": pl.String(), "grep_name": pl.String(), "grep_number": pl.Int64()}
+# Most of a file's lines wear grep's prefix, and the numbers of most go up: a time's hours ("12:34:56 …"), a date's year
+# ("2024-05-01 …") or `srun --label`'s task numbers ("0: …", "1: …") stay or go down as often.
+GREP_WORN_SHARE = 0.75
+GREP_RISING_SHARE = 0.9
+
+
+def file_share(tagged: pl.Expr, lines: pl.DataFrame) -> pl.Expr:
+    """The share of the rows of each file of ``lines`` (each ``batch_file`` where it has several) where ``tagged`` holds."""
+    return tagged.mean().over("batch_file") if "batch_file" in lines.columns else tagged.mean()
+
+
+def _grep_groups(rows: pl.DataFrame) -> pl.DataFrame:
+    groups = pl.col("text").str.extract_groups(GREP_PREFIX).struct
+    return rows.with_columns(
+        grep_prefix=groups.field("grep_prefix"),
+        grep_name=pl.coalesce(groups.field("grep_file"), groups.field("context_file")),
+        grep_number=pl.coalesce(groups.field("grep_line"), groups.field("context_line"), groups.field("bare_line")).cast(pl.Int64),
+    )
+
+
+def _no_groups(rows: pl.DataFrame) -> pl.DataFrame:
+    return rows.with_columns(pl.lit(None, dtype).alias(name) for name, dtype in _GREP_FIELDS.items())
+
+
+def without_grep_prefix(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` without the prefix grep put on them, in a file most of whose lines wear it (each batch file decides)."""
+    shaped = pl.col("text").str.contains(GREP_PREFIX)
+    # In most files few lines have the shape (the cheaper test first), and in a stamped one the stamps do.
+    for shape in (shaped, shaped & ~pl.col("text").str.contains(_STAMP_START)):
+        if not lines.select((file_share(shape, lines) >= GREP_WORN_SHARE).any()).item():
+            return lines
+    prefixed = split_rows(lines, shape, _grep_groups, _no_groups)
+    worn = pl.col("grep_prefix").is_not_null()
+    by_name = ["batch_file", "grep_name"] if "batch_file" in lines.columns else ["grep_name"]
+    number = pl.col("grep_number")
+    # above the number of the numbered line before it with the same file's name; null on the first
+    rising = number > number.forward_fill().shift(1).over(by_name)
+    # A lone number is no count, unless a file's name is before it: "2024-" is a date's year.
+    rising_share = file_share(rising.filter(rising.is_not_null()), prefixed).fill_null(pl.col("grep_name").is_not_null().cast(pl.Float64))
+    peel = worn & (file_share(worn, prefixed) >= GREP_WORN_SHARE) & (number.is_null() | (rising_share >= GREP_RISING_SHARE))
+    unprefixed = pl.col("text").str.slice(pl.col("grep_prefix").str.len_chars())
+    return prefixed.with_columns(text=pl.when(peel).then(unprefixed).otherwise("text")).select(lines.columns)
