@@ -69,3 +69,17 @@ def test_each_feeder_traceback_is_an_shm_error_naming_its_segment(index: int, pa
     assert len(errors) == 2
     assert errors[index]["attrs"]["shm_path"] == path
     assert errors[index]["attrs"]["last_frame"].endswith("torch/storage.py:374 in _share_fd_cpu_")
+
+
+@pytest.mark.parametrize(
+    ("line", "severity"),
+    [
+        ("2022-11-22 06:34:34.434+0000 [id=683]\tSEVERE\to.c.j.p.k.KubernetesSlave#_terminate: Computer for agent is null: x", "error"),
+        # a paste that made the tabs spaces (kubesphere/kubesphere#3918)
+        ("2021-05-27 09:27:43.150+0000 [id=89] WARNING o.c.j.p.k.KubernetesSlave#_terminate: Terminating agent base-2ww6k", "warning"),
+        ("2021-05-27 09:26:32.133+0000 [id=20]\tFINE\thudson.WebAppMain$3#run: Jenkins is fully up and running", "debug"),
+    ],
+)
+def test_jenkins_controller_lines_keep_their_java_util_logging_level(line: str, severity: str) -> None:
+    (event,) = rca.parse_text(line + "\n", file="jenkins.log").to_dicts()
+    assert event["severity"] == severity

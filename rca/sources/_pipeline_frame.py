@@ -51,6 +51,8 @@ _SEVERITY = {
     # bunyan / pino
     # the GitHub Actions runner's VERB(OSE), Omniverse Kit's Verbose; a Kubernetes event's type Normal (the other is Warning)
     "VERB": "debug", "VERBOSE": "debug", "NORMAL": "info",
+    # java.util.logging's (Jenkins')
+    "SEVERE": "error", "CONFIG": "debug", "FINE": "debug", "FINER": "debug", "FINEST": "debug",
     "10": "debug", "20": "debug", "30": "info", "40": "warning", "50": "error", "60": "critical",
 }
 
@@ -411,6 +413,9 @@ _LEADING_LEVEL = (
     # Apache httpd's error log after its ctime stamp (peeled as an outer one): the level in brackets, 2.4's after its module
     # ("[notice] workerEnv.init() ok …", "[core:error] [pid 35708:tid 4328636416] …"); trace1 to trace8 are debug.
     r"|^\[(?:[a-z_0-9]+:)?(?<apache>emerg|alert|crit|error|warn|notice|info|debug|trace)[1-8]?\] "
+    # Jenkins' controller log after its stamp (java.util.logging through its formatter): the thread's id, then the level
+    # between tabs ("[id=683]\tSEVERE\to.c.j.p.k.KubernetesSlave#_terminate: …"; a paste may have made them spaces).
+    r"|^\[id=[0-9]+\]\s+(?<jul>SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST)\s"
 )
 
 _OUTER_GROUPS = pl.col("text").str.extract_groups(_OUTER).alias("layers")
@@ -1197,7 +1202,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     printed_level = pl.coalesce(
         c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl"),
         leading.field("tool"), leading.field("airflow"), leading.field("titled"), leading.field("spdlog"), leading.field("cpp"),
-        leading.field("logger_level"), leading.field("apache"), c("ci_level"),
+        leading.field("logger_level"), leading.field("apache"), leading.field("jul"), c("ci_level"),
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     # The lines without a stamp under a log4j2 line (the stack trace log4j prints of the exception it logs) are its thread's.
