@@ -81,6 +81,8 @@ _MARKERS = "|".join(
         # labels in braces, and the labels all its lines share above them ("Common labels: {namespace="ml"}")
         r"^[+-] (?:[a-z0-9][a-z0-9\-]* )?[a-z0-9][a-z0-9.\-]* › [a-z0-9][a-z0-9\-]*$", r'^Common labels: \{[A-Za-z_][0-9A-Za-z_]*="',
         r'^[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9:.]+(?:Z|[+-][0-9][0-9]:[0-9][0-9]) \{(?:[A-Za-z_][0-9A-Za-z_]*="[^"]*"(?:, )?)*\}(?: |$)',
+        # Jenkins' controller log: its stamp, the thread's id, the java.util.logging level between tabs
+        r"^[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:.]+[+-][0-9]{4} \[id=[0-9]+\]\s+(?:SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST)\s",
         # torch_npu's error-code line and CANN's error message (Ascend NPUs), the date and the time joined by "-"
         r"\(PID:[0-9]+, Device:-?[0-9]+, RankID:-?[0-9]+\)", r"^E[0-9A-Z][0-9]{4}:? ?(?:\[PID: [0-9]+\] )?[0-9]{4}-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]:",
         # torchrun's ChildFailedError table, cut from the launcher's traceback above it; Ray's count of a line's repeats
