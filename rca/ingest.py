@@ -109,7 +109,7 @@ def parse_rows(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tuple[
 def _parsed_rows(lines: pl.DataFrame, ctx: ParseContext, source: Source) -> tuple[pl.DataFrame, dict[str, int]]:
     content, skipped = without_blank_lines(lines)
     if content.height == 0:
-        return schema.empty(schema.EVENT_SCHEMA), skipped
+        return conformed_rows(schema.empty(schema.EVENT_SCHEMA)), skipped
     parsed = source.parse(content, ctx)
     add_skipped(skipped, parsed.skipped)
     # Conformed here: a parser's ill-typed column fails its own batch, not the files finished with it.
