@@ -24,6 +24,7 @@ OWNER_BY_PREFIX = {
     "docker_inspect_": "k8s",  # before "docker_": the first prefix that fits names the owner
     "docker_events_": "syslog",
     "dmesg_": "kernel",
+    "kern_log_numbered_": "grep_output",  # a viewer's line numbers before kern.log lines: the wrapper hands them to kernel
     "kern_log_": "kernel",
     "journalctl_k_": "kernel",
     "kubelet_grep_": "grep_output",  # grep's prefix before kubelet lines: the wrapper source hands them to kubelet

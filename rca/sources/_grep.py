@@ -64,3 +64,30 @@ def without_grep_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     peel = worn & (file_share(worn, prefixed) >= GREP_WORN_SHARE) & (number.is_null() | (rising_share >= GREP_RISING_SHARE))
     unprefixed = pl.col("text").str.slice(pl.col("grep_prefix").str.len_chars())
     return prefixed.with_columns(text=pl.when(peel).then(unprefixed).otherwise("text")).select(lines.columns)
+
+
+# A pasted log's own numbers before its lines, as `cat -n` and `nl` print them (right-aligned, a tab after: "     7\t[   12.3] …")
+# and an editor or a web viewer (a space or more after: "166233 Apr 18 00:37:34   kernel: …"). A dmesg stamp ("[ 12.3]"), a
+# time ("12:34:56"), srun's label ("0: ") and an epoch stamp (ten digits) have no such shape.
+LINE_NUMBER = r"^(?<numbering> *(?<number>[0-9]{1,9})(?:\t| +|$))"
+
+
+def without_line_numbers(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` without the numbers a viewer put before them, in a file most of whose lines wear one, rising as grep's do
+    (each batch file decides): a log whose own lines open with a number keeps it."""
+    text = pl.col("text")
+    content = text.str.strip_chars() != ""
+    numbered = text.str.contains(LINE_NUMBER)
+    worn_share = file_share(numbered.filter(content), lines)
+    if not lines.select((worn_share >= GREP_WORN_SHARE).any()).item():
+        return lines
+    groups = text.str.extract_groups(LINE_NUMBER).struct
+    framed = lines.with_columns(numbering=groups.field("numbering"), number=groups.field("number").cast(pl.Int64))
+    number = pl.col("number")
+    prior = number.forward_fill().shift(1)
+    rising = number > (prior.over("batch_file") if "batch_file" in lines.columns else prior)
+    rising_share = file_share(rising.filter(rising.is_not_null()), lines).fill_null(0.0)  # a lone number is no count
+    peel = number.is_not_null() & (worn_share >= GREP_WORN_SHARE) & (rising_share >= GREP_RISING_SHARE)
+    return framed.with_columns(text=pl.when(peel).then(text.str.slice(pl.col("numbering").str.len_chars())).otherwise(text)).select(
+        lines.columns
+    )

@@ -185,7 +185,9 @@ def _iso_head(host: str, program: str = _PROGRAM_OR_5424) -> str:
 
 
 _HOSTED, _MAYBE_HOSTED = rf"{_ANY_HOST}[ \t]", rf"(?:{_ANY_HOST}[ \t])?"
-SHORT_HEAD, ISO_HEAD = _short_head(_HOSTED), _iso_head(_HOSTED)
+# A paste that blanked the host out leaves three blanks between time and program ("Apr 18 00:37:34   kernel: …"): the short
+# head allows a blank more after the host, which is then "" (no host), as rsyslog's empty one is.
+SHORT_HEAD, ISO_HEAD = _short_head(rf"{_ANY_HOST}[ \t]{{1,2}}"), _iso_head(_HOSTED)
 _SHORT_NO_HOST_HEAD, _ISO_NO_HOST_HEAD = _short_head(_NO_HOST), _iso_head(_NO_HOST)
 _SHORT_PROGRAM, _ISO_PROGRAM = _short_head(_MAYBE_HOSTED, _NAMED_PROGRAM), _iso_head(_MAYBE_HOSTED, _NAMED_PROGRAM)
 _BARE_HEAD = rf"^{_PROGRAM}"
@@ -217,8 +219,8 @@ LOGREAD_LINE = (
     rf"^(?<stamp>[A-Z][a-z]{{2}} (?<mon>{timeutil.MONTH_NAME_PATTERN}) +(?<day>[0-9]{{1,2}}) (?<clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
     rf" (?<year>[0-9]{{4}}))(?: \[(?<epoch>[0-9]{{9,10}}\.[0-9]{{3}})\])? {_NAMED_PRIORITY} (?:{_PROGRAM}|:[ \t])" + MESSAGE_TAIL
 )
-# (rsyslog's empty host, too: two spaces after the time.)
-SHORT_LINE = _short_head(rf"(?:{_REAL_HOST}[ \t]|[ \t])?") + MESSAGE_TAIL
+# (rsyslog's empty host, too: two spaces after the time; a host blanked out: three.)
+SHORT_LINE = _short_head(rf"(?:{_REAL_HOST}[ \t]|[ \t]{{1,2}})?") + MESSAGE_TAIL
 # An application's line may start with an ISO time and "name:" too (python logging): without a host, only a
 # program with its pid makes an envelope for sniffing.
 ISO_LINE = _iso_head(rf"{_REAL_HOST}[ \t]") + MESSAGE_TAIL

@@ -16,7 +16,7 @@ import polars as pl
 from rca import sources
 from rca.sources import register
 from rca.sources._base import ParseContext, Parsed, Source, add_skipped, one_head
-from rca.sources._grep import without_grep_prefix
+from rca.sources._grep import without_grep_prefix, without_line_numbers
 
 # As many of a file's first lines as the driver sniffs.
 _HEAD_LINES = 60
@@ -28,10 +28,11 @@ _SEPARATOR = "--"
 
 
 def _peeled(lines: pl.DataFrame) -> pl.DataFrame:
-    """``lines`` without grep's prefix, and without the indent all their lines share (a CI log's build steps indent theirs)."""
-    peeled = without_grep_prefix(lines)
+    """``lines`` without grep's prefix or a viewer's line numbers, and without the indent all their lines share (a CI log's
+    build steps indent theirs; a markdown code block, by a tab)."""
+    peeled = without_line_numbers(without_grep_prefix(lines))
     text = pl.col("text")
-    indent = text.str.len_chars() - text.str.strip_chars_start(" ").str.len_chars()
+    indent = text.str.len_chars() - text.str.strip_chars_start(" \t").str.len_chars()
     counted = pl.when((text.str.strip_chars() != "") & (text != _SEPARATOR)).then(indent)
     shared = counted.min().over("batch_file") if "batch_file" in lines.columns else counted.min()
     return peeled.with_columns(text.str.slice(shared.fill_null(0)))
