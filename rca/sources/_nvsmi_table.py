@@ -93,6 +93,20 @@ PROCESS_ROW = (
 )
 NO_PROCESSES_ROW = r"^[ \t]*\|\s*No running (?:compute )?processes found\s*\|\s*$"
 
+# A box row or border, and the rows only nvidia-smi's own boxes hold (its version row, its GPU and Processes headers): they tell
+# its table from another program's box in the same log (pytest's, rich's, PyTorch's memory summary).
+BOX_ROW = r"^[ \t]*[|+]"
+OWN_ROW = rf"{VERSION_LINE}|^[ \t]*\|\s*GPU\s+Name\s.*(?:Persistence-M|Driver-Model)|^[ \t]*\|\s*(?:Compute )?[Pp]rocesses:"
+OWN_LITERALS = ("NVIDIA-SMI", "Persistence-M", "Driver-Model", "rocesses:")
+
+
+def in_table(text: pl.Expr, group: pl.Expr) -> pl.Expr:
+    """Whether a line of another program's log (``text``, its lines in order, ``group`` apart) is a row of an nvidia-smi table
+    printed there: a run of box rows, one of them nvidia-smi's own. (The blank line between its boxes never reaches a parser.)"""
+    boxed = text.str.contains(BOX_ROW)
+    run = (boxed.ne_missing(boxed.shift(1)) | group.ne_missing(group.shift(1))).cum_sum()
+    return boxed & text.str.contains(OWN_ROW).any().over(run)
+
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Parse table lines: one gpu_sample per GPU or MIG row, one gpu_process per process row."""

@@ -20,8 +20,10 @@ from collections.abc import Sequence
 import polars as pl
 
 from rca import timeutil
-from rca.sources import _log_exports, _pipeline_batch, _pipeline_slurm, _syslog, register
-from rca.sources._base import ParseContext, Parsed, Source, by_head, file_column, joined_json, one_head, split_rows, within_file
+from rca.sources import _log_exports, _nvsmi_table, _pipeline_batch, _pipeline_slurm, _syslog, register
+from rca.sources._base import (
+    ParseContext, Parsed, Source, add_skipped, by_head, file_column, forward_fill_within, joined_json, one_head, split_rows, within_file,
+)
 from rca.sources._pipeline_attrs import json_flag, json_number, json_object, json_text, with_attrs
 from rca.sources._pipeline_frame import frame
 from rca.sources._pipeline_records import PY_WARNING_LINE, RAY_TASK_HEADER, records
@@ -42,6 +44,7 @@ FORMATS = (
     "json_lines", "vllm", "oslo", "logcat", "windows_cbs", "hf_transformers", "torch_c10d", "klog", "gunicorn", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j_compact", "log4j2", "ray", "logfmt", "iso8601_glued",
     "iso8601", "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "torch_npu", "cann",
     "torch_npu_log", "logrus_text", "bgl_ras", "hpc_syslog", "text",
+    "table",  # an nvidia-smi table printed in the log, read by the nvidia_smi source's table parser
 )
 
 _MARKERS = "|".join(
@@ -288,13 +291,64 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     # sacct's tables are read by their header's columns, and a row's step id is no BuildKit prefix (_pipeline_slurm)
     sacct = _pipeline_slurm.table_cells(lines)
     framed = _pipeline_slurm.unpeeled(frame(lines, ctx), lines, sacct)
+    framed, tables = _without_nvidia_smi_tables(framed, lines, ctx)
     skipped, skipped_by_file = _skipped(framed, lines)
     # Blank lines never reach the parser and blank envelopes are dropped here: both leave a gap in the line numbers
     # (the pieces of a cut line, whose text is on its first piece's row, do not).
     kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank")).with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))
     events = _times_stated(_torchrun_failures(_classify(records(kept.filter(~pl.col("continued")))), ctx.tz), ctx.tz)
     events = _pipeline_batch.with_job_figures(_pipeline_slurm.with_table_facts(events, sacct, ctx.tz), lines)
-    return Parsed(events=events, skipped=skipped, skipped_by_file=skipped_by_file)
+    return _with_tables(Parsed(events=events, skipped=skipped, skipped_by_file=skipped_by_file), tables)
+
+
+def _without_nvidia_smi_tables(framed: pl.DataFrame, lines: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, Parsed | None]:
+    """The framed lines less the nvidia-smi tables a job printed among them (a training job's, a CI job's or an entrypoint's
+    ``nvidia-smi`` first thing), and those tables read by the nvidia_smi source's table parser.
+
+    A table's rows take the time of the line above it (its ``date`` stamp line, the log line before it) and the tags the
+    lines wore (a runtime's or kubectl's prefix is peeled off them as off any other line).
+    """
+    if not lines["text"].str.contains_any(list(_nvsmi_table.OWN_LITERALS)).any():
+        return framed, None
+    file = file_column(lines)
+    rows = framed.join(lines.select("line", *file), on="line", how="left") if file else framed
+    shown = rows.filter(~pl.col("blank") & ~pl.col("enveloped_blank") & ~pl.col("continued"))
+    group = pl.col("batch_file") if file else pl.repeat(0, pl.len(), dtype=pl.Int32)
+    marked = shown.with_columns(in_table=_nvsmi_table.in_table(pl.col("body"), group))
+    if not marked["in_table"].any():
+        return framed, None
+    before = {name: forward_fill_within(pl.when(~pl.col("in_table")).then(name), group) for name in ("ts", "ts_raw")}
+    table = marked.with_columns(**{f"above_{name}": value for name, value in before.items()}).filter("in_table")
+    events, skipped, by_file = [], {}, {} if file else None
+    for part in table.partition_by(*file, maintain_order=True) if file else [table]:
+        parsed = _nvsmi_table.parse(part.select("line", text="body"), ctx)
+        events.append(parsed.events)
+        add_skipped(skipped, parsed.skipped)
+        if by_file is not None:
+            add_skipped(by_file.setdefault(part["batch_file"][0], {}), parsed.skipped)
+    # (No stamp line is a box row: the table parser finds none, and its rows take the time from above.)
+    tags = table.select("line", "host", "host_named", "pod", "namespace", "container", ts="above_ts", ts_raw="above_ts_raw")
+    read = pl.concat(events).drop(*tags.columns[1:], strict=False).join(tags, on="line", how="left")
+    # (nvidia-smi's events, as the nvidia_smi source gives them from a file of its own)
+    timed = read.with_columns(
+        source=pl.lit("nvidia_smi"), ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("inherited")).otherwise(pl.lit("missing"))
+    )
+    left = framed.filter(~pl.col("line").is_in(table["line"].implode()))
+    return left, Parsed(events=timed, skipped=skipped, skipped_by_file=by_file)
+
+
+def _with_tables(parsed: Parsed, tables: Parsed | None) -> Parsed:
+    """The log's events and the nvidia-smi tables' together, and the lines of each that no event holds."""
+    if tables is None:
+        return parsed
+    add_skipped(parsed.skipped, tables.skipped)
+    by_file = parsed.skipped_by_file
+    if tables.skipped_by_file is not None:
+        by_file = by_file or {}
+        for number, counts in tables.skipped_by_file.items():
+            add_skipped(by_file.setdefault(number, {}), counts)
+    events = pl.concat([parsed.events, tables.events], how="diagonal_relaxed").sort("line")
+    return Parsed(events=events, skipped=parsed.skipped, skipped_by_file=by_file)
 
 
 _SKIPPED_BY_REASON = {
