@@ -84,8 +84,9 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     inner = _inner_sources(peeled)
     files = _files_by_source(inner)
     pipeline = sources.get("pipeline")
-    if list(files) == [None]:
-        return pipeline.parse(lines, ctx)  # the pipeline reads its grep files as it always has
+    if list(files) == [None]:  # the pipeline reads its grep files as it always has
+        parsed = pipeline.parse(lines, ctx)
+        return dataclasses.replace(parsed, events=_as_source(parsed.events, pipeline))
     parts = [_parse_files(source or pipeline, lines if source is None else peeled, numbers, ctx) for source, numbers in files.items()]
     events = pl.concat([part.events for part in parts], how="diagonal_relaxed")
     skipped: dict[str, int] = {}
@@ -114,15 +115,19 @@ def _parse_files(source: Source, lines: pl.DataFrame, numbers: list[int], ctx: P
     counted = dict(own.filter(separator).group_by(pl.col("batch_file") if batch else pl.lit(0).alias("batch_file")).len().iter_rows())
     blanks = {number: count for number, count in counted.items() if count}  # a literal key counts an empty frame as 0
     parsed = source.parse(_renumbered(read, numbers), _files_context(ctx, numbers)) if read.height else Parsed(pl.DataFrame())
-    events = parsed.events.drop("batch_file", strict=False)
-    if events.height:
-        events = events.with_columns(
-            pl.lit(source.name).alias("source") if "source" not in events.columns else pl.col("source").fill_null(source.name),
-            pl.lit(source.name).alias("format") if "format" not in events.columns else pl.col("format").fill_null(source.name),
-        )
+    events = _as_source(parsed.events.drop("batch_file", strict=False), source)
     skipped = dict(parsed.skipped)
     add_skipped(skipped, {"blank": sum(blanks.values())} if blanks else {})
     return Parsed(events, skipped, _skipped_by_file(parsed, numbers, blanks) if batch else None)
+
+
+def _as_source(events: pl.DataFrame, source: Source) -> pl.DataFrame:
+    """``source``'s events named as its own (the driver would otherwise name them grep_output's, no source of the vocabulary)."""
+    if not events.height:
+        return events
+    return events.with_columns(
+        pl.col(name).fill_null(source.name) if name in events.columns else pl.lit(source.name).alias(name) for name in ("source", "format")
+    )
 
 
 def _renumbered(lines: pl.DataFrame, numbers: list[int]) -> pl.DataFrame:
