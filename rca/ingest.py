@@ -28,12 +28,11 @@ import polars as pl
 from rca import _executors, _reader, _small_files, _split, archives, bundles, schema, sources, templates
 from rca._carry import Carry
 from rca.errors import FileFormatError, InputError
-from rca.sources._base import SOURCE_FAILURES, ParseContext, Source, add_skipped, per_file
+from rca.sources._base import HEAD_LINES, SOURCE_FAILURES, ParseContext, Source, add_skipped, per_file
 from rca.store import PartWriter, Store, keep_shared_parts
 
 MAX_LINE_CHARS = 64 * 1024
 BATCH_BYTES = 32 * 1024 * 1024
-HEAD_LINES = 60
 WHOLE_FILE_PROBE = 64 * 1024  # first bytes shown to binary sources' sniffers
 MAX_WHOLE_FILE_BYTES = 1 << 30  # a binary file is parsed in memory: refuse what would not fit
 ARCHIVE_MAX_BYTES = 16 << 30  # bytes one archive may expand to, nested archives and gzip members included
@@ -141,13 +140,13 @@ def part_name(task: FileTask, piece: int, batch: int) -> str:
     return f"{file_key(task.provenance)}-{task.run_id}-{piece:04d}-{batch:05d}"
 
 
-def finish_events(events: pl.DataFrame, ctx: ParseContext, source_name: str, *, hosts_named: bool = False) -> pl.DataFrame:
+def finish_events(events: pl.DataFrame, ctx: ParseContext, source_name: str) -> pl.DataFrame:
     """Fill provenance, host, source, template ids and event ids; conform to the schema. The host an event names wins over
-    the folder's where its source says so (``host_in_content``) or ``hosts_named`` does (:attr:`Parsed.names_hosts`)."""
-    return finish_batch_events(events, [ctx], source_name, hosts_named=hosts_named)
+    the folder's where its source says so (``host_in_content``) or the parser's ``host_named`` column does, row by row."""
+    return finish_batch_events(events, [ctx], source_name)
 
 
-def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], source_name: str, *, hosts_named: bool = False) -> pl.DataFrame:
+def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], source_name: str) -> pl.DataFrame:
     """:func:`finish_events` of the events of several files at once, each with its own context.
 
     The events of several files carry a ``batch_file`` column (the file's place in
@@ -160,8 +159,9 @@ def finish_batch_events(events: pl.DataFrame, contexts: Sequence[ParseContext], 
     batch = "batch_file" in events.columns
     hosts = [ctx.host or None for ctx in contexts]
     host = per_file(hosts, pl.String)
-    content_first = hosts_named or sources.get(source_name).host_in_content
-    # A row whose host a collector or a log tailer named (the parser's ``host_named``) came from that node, whatever the folder.
+    content_first = sources.get(source_name).host_in_content
+    # A row whose host a collector, a log tailer or a log service's export named (the parser's ``host_named``) came from that
+    # node, whatever the folder.
     named = pl.col("host_named").fill_null(False) if "host_named" in events.columns else pl.lit(False)
     event_host_first = named | content_first
     scopes = [ctx.scope() for ctx in contexts]
@@ -524,7 +524,7 @@ def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime
         failed = _failed(task, size, mtime, "error", reason)
         failed.manifest["source"] = source.name
         return failed
-    events = finish_events(parsed.events, ctx, source.name, hosts_named=parsed.names_hosts)
+    events = finish_events(parsed.events, ctx, source.name)
     accounting = _Accounting()
     accounting.add(1 if parsed.lines is None else parsed.lines, events, parsed.skipped)
     parts = writer.write(events, part_name(task, 0, 0))

@@ -22,6 +22,9 @@ LINES_SCHEMA = {"line": pl.Int64(), "text": pl.String()}
 # as kind=log events and says so in the manifest instead of stopping the ingest.
 SOURCE_FAILURES: tuple[type[BaseException], ...] = (Exception, PanicException)
 
+HEAD_LINES = 60
+"""A file's first non-blank lines a sniffer is shown."""
+
 
 @dataclass(frozen=True)
 class ParseContext:
@@ -75,7 +78,6 @@ class Parsed:
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_by_file: dict[int, dict[str, int]] | None = None
     lines: int | None = None  # the records a whole-file parse read (a journal's entries); None: the file counts as one line
-    names_hosts: bool = False  # a whole document names each record's host (a log service's export): it wins over the folder's
 
 
 def add_skipped(total: dict[str, int], more: dict[str, int]) -> None:

@@ -57,13 +57,23 @@ def without_grep_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     worn = pl.col("grep_prefix").is_not_null()
     by_name = ["batch_file", "grep_name"] if "batch_file" in lines.columns else ["grep_name"]
     number = pl.col("grep_number")
-    # above the number of the numbered line before it with the same file's name; null on the first
-    rising = number > number.forward_fill().shift(1).over(by_name)
     # A lone number is no count, unless a file's name is before it: "2024-" is a date's year.
-    rising_share = file_share(rising.filter(rising.is_not_null()), prefixed).fill_null(pl.col("grep_name").is_not_null().cast(pl.Float64))
-    peel = worn & (file_share(worn, prefixed) >= GREP_WORN_SHARE) & (number.is_null() | (rising_share >= GREP_RISING_SHARE))
-    unprefixed = pl.col("text").str.slice(pl.col("grep_prefix").str.len_chars())
-    return prefixed.with_columns(text=pl.when(peel).then(unprefixed).otherwise("text")).select(lines.columns)
+    rising = _rising_share(number, prefixed, by_name).fill_null(pl.col("grep_name").is_not_null().cast(pl.Float64))
+    peel = worn & (file_share(worn, prefixed) >= GREP_WORN_SHARE) & (number.is_null() | (rising >= GREP_RISING_SHARE))
+    return _without(prefixed, peel, "grep_prefix").select(lines.columns)
+
+
+def _rising_share(number: pl.Expr, lines: pl.DataFrame, by: list[str]) -> pl.Expr:
+    """The share of each file's numbered lines whose ``number`` is above that of the numbered line before it (within ``by``);
+    null where a file has one number only."""
+    prior = number.forward_fill().shift(1)
+    rising = number > (prior.over(by) if by else prior)
+    return file_share(rising.filter(rising.is_not_null()), lines)
+
+
+def _without(framed: pl.DataFrame, peel: pl.Expr, prefix: str) -> pl.DataFrame:
+    """``framed`` whose lines where ``peel`` holds lose the text of their ``prefix`` column."""
+    return framed.with_columns(text=pl.when(peel).then(pl.col("text").str.slice(pl.col(prefix).str.len_chars())).otherwise("text"))
 
 
 # A pasted log's own numbers before its lines, as `cat -n` and `nl` print them (right-aligned, a tab after: "     7\t[   12.3] …")
@@ -84,10 +94,6 @@ def without_line_numbers(lines: pl.DataFrame) -> pl.DataFrame:
     groups = text.str.extract_groups(LINE_NUMBER).struct
     framed = lines.with_columns(numbering=groups.field("numbering"), number=groups.field("number").cast(pl.Int64))
     number = pl.col("number")
-    prior = number.forward_fill().shift(1)
-    rising = number > (prior.over("batch_file") if "batch_file" in lines.columns else prior)
-    rising_share = file_share(rising.filter(rising.is_not_null()), lines).fill_null(0.0)  # a lone number is no count
-    peel = number.is_not_null() & (worn_share >= GREP_WORN_SHARE) & (rising_share >= GREP_RISING_SHARE)
-    return framed.with_columns(text=pl.when(peel).then(text.str.slice(pl.col("numbering").str.len_chars())).otherwise(text)).select(
-        lines.columns
-    )
+    rising = _rising_share(number, lines, ["batch_file"] if "batch_file" in lines.columns else []).fill_null(0.0)  # a lone number is no count
+    peel = number.is_not_null() & (worn_share >= GREP_WORN_SHARE) & (rising >= GREP_RISING_SHARE)
+    return _without(framed, peel, "numbering").select(lines.columns)

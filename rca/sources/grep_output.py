@@ -15,11 +15,9 @@ import polars as pl
 
 from rca import sources
 from rca.sources import register
-from rca.sources._base import ParseContext, Parsed, Source, add_skipped, one_head
+from rca.sources._base import HEAD_LINES, ParseContext, Parsed, Source, add_skipped, one_head
 from rca.sources._grep import without_grep_prefix, without_line_numbers
 
-# As many of a file's first lines as the driver sniffs.
-_HEAD_LINES = 60
 # Above the score of the source of the lines under grep's prefix, so that a sniffer that half reads the prefixed
 # lines does not take them.
 _ABOVE_INNER = 0.01
@@ -45,13 +43,16 @@ def _reads_under(source: Source | None) -> bool:
 
 def _inner_sources(peeled: pl.DataFrame) -> list[Source | None]:
     """The source of the peeled lines of each file (``batch_file``, where there are several), sniffed from its head."""
-    content = peeled.filter(pl.col("text").str.strip_chars() != "")
-    if "batch_file" not in peeled.columns:
-        return [_chosen(sources.sniff_many([content["text"].head(_HEAD_LINES).to_list()])[0][0])]
-    heads = content.group_by("batch_file", maintain_order=True).head(_HEAD_LINES)
+    numbered = peeled if "batch_file" in peeled.columns else peeled.with_columns(batch_file=pl.lit(0, pl.Int32))
+    return [_chosen(source) for source, _ in _sniffed(numbered, list(range(numbered["batch_file"].max() + 1)))]
+
+
+def _sniffed(peeled: pl.DataFrame, numbers: list[int]) -> list[tuple[Source | None, float]]:
+    """The best source and its score for the first non-blank peeled lines of each of the files ``numbers`` (``batch_file``)."""
+    content = peeled.filter(pl.col("batch_file").is_in(numbers) & (pl.col("text").str.strip_chars() != ""))
+    heads = content.group_by("batch_file", maintain_order=True).head(HEAD_LINES)
     texts = dict(heads.group_by("batch_file").agg("text").iter_rows())
-    sniffed = sources.sniff_many([texts.get(number, []) for number in range(peeled["batch_file"].max() + 1)])
-    return [_chosen(source) for source, _ in sniffed]
+    return sources.sniff_many([texts.get(number, []) for number in numbers])
 
 
 def _chosen(source: Source | None) -> Source | None:
@@ -65,9 +66,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     changed = peeled.filter(pl.col("text") != framed["text"])["batch_file"].unique().sort().to_list()
     if not changed:
         return {}
-    kept = peeled.filter(pl.col("batch_file").is_in(changed) & (pl.col("text").str.strip_chars() != ""))
-    texts = dict(kept.group_by("batch_file").agg("text").iter_rows())
-    sniffed = sources.sniff_many([texts.get(number, []) for number in changed])
+    sniffed = _sniffed(peeled, changed)
     return {
         number: min(1.0, score + _ABOVE_INNER) for number, (source, score) in zip(changed, sniffed, strict=True) if _reads_under(source)
     }

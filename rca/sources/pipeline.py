@@ -537,7 +537,8 @@ def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
     """A log service's export document (:mod:`rca.sources._log_exports`): its records parsed as JSON lines, one line each.
     An export spans a cluster's nodes: the node a record names is its host, over the folder's."""
     lines = _log_exports.record_lines(data)
-    return dataclasses.replace(parse(lines, ctx), lines=lines.height, names_hosts=True)
+    parsed = parse(lines, ctx)
+    return dataclasses.replace(parsed, events=parsed.events.with_columns(host_named=pl.col("host").is_not_null()), lines=lines.height)
 
 
 SOURCE = register(Source(
