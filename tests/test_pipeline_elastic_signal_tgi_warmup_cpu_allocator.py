@@ -14,7 +14,7 @@ _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 9: "SIGKILL", 15: "SIGTERM"}
 def test_elastic_signal_exception_line_is_the_agent_killed() -> None:
     events = events_of("pytorch_torchrun_elastic_signal_exception_sighup_01.log").sort("line")
     assert events.select("line", "kind", "severity", "pid").rows() == [
-        (1, "log", "warning", None), (2, "process_killed", "error", 2920830),
+        (1, "log", "warning", 2920926), (2, "process_killed", "error", 2920830),  # the process the agent signalled, then its own
     ]
     assert attrs_of(events.filter(pl.col("line") == 2)) == [{"signal": "SIGHUP"}]
 

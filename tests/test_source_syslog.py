@@ -1654,9 +1654,9 @@ def test_rsyslog_escaped_newlines_give_a_traceback_its_lines_back() -> None:
     }
 
 
-def test_rsyslog_escapes_other_than_newline_and_tab_are_left_as_written() -> None:
-    text = "May  1 12:00:00 host myapp[7]: a#011b#012c #033[0m d\n"
-    assert rca.parse_text(text, file="syslog", reference_time=FIXED_MTIME)["message"].to_list() == ["a\tb\nc #033[0m d"]
+def test_rsyslog_escaped_newlines_and_tabs_are_decoded_and_a_terminal_s_styling_dropped() -> None:
+    text = "May  1 12:00:00 host myapp[7]: a#011b#012c #033[0m d#015\n"
+    assert rca.parse_text(text, file="syslog", reference_time=FIXED_MTIME)["message"].to_list() == ["a\tb\nc  d"]
 
 
 def test_rhel7_dockerd_current_lines_are_read_by_dockerds_rules() -> None:

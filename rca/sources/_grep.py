@@ -12,12 +12,23 @@ from rca.sources._base import split_rows
 
 # `grep -n`'s line number before each line, with the file's name before it where grep names files (`-H`, several files):
 # "train.log:1234:[rank0]: …", "1234:[rank3]: …"; a context line (`-A`, `-B`, `-C`) has dashes for colons
-# ("train.log-1233-  File …"); `grep -H` alone leaves the name ("train.log:[rank0]: …"). A name is a log's (.log, .txt,
-# .out, .err, PBS's .o<job>), so that a logger's "torch.distributed:" is no file.
-GREP_FILE = r"[^\s:]*[^\s:.]\.(?:log|txt|out|err|[oe][0-9]+)(?:\.[0-9]+)?"
+# ("train.log-1233-  File …"); `grep -H` alone leaves the name ("train.log:[rank0]: …"). A log's name (.log, .txt, .out,
+# .err, PBS's .o<job>) is a file's wherever it stands, so that a logger's "torch.distributed:" is no file.
+# logrotate's suffixes ("kern.log.1", "messages-20240101", zgrep's "syslog.2.gz") may follow any name.
+_ROTATION = r"(?:\.[0-9]+|-[0-9]{8}(?:[0-9]{2}){0,3}|\.(?:gz|bz2|xz|zst))"
+_LOG_NAME = rf"[^\s:]*[^\s:.]\.(?:log|txt|out|err|[oe][0-9]+){_ROTATION}*"
+# Other names are a file's with a folder ("/var/log/syslog", "journal/…"), a rotation suffix ("syslog.1") or as syslog's
+# own ("messages"), ending in a letter (so that a context line's "-1233-" is no part of it) and without a dot
+# where bare ("libcudart.so.11.0: cannot open …" is the loader's, no grep's).
+_WIDE_NAME = rf"(?:[^\s:]*/[0-9A-Za-z_.@+-]*[A-Za-z]{_ROTATION}*|[0-9A-Za-z_@+-]*[A-Za-z]{_ROTATION}+|(?:syslog|messages|dmesg){_ROTATION}*)"
+GREP_FILE = rf"(?:{_LOG_NAME}|{_WIDE_NAME})"
+# Without a line number such a name counts only where the text under it starts at once, as a log's line does: a program's
+# "/usr/bin/python: error while loading …" or a kernel's "kernel: …" has a space after its colon, and a source
+# location's number is followed by one (NCCL's "include/alloc.h:228 NCCL WARN …").
 GREP_PREFIX = (
-    rf"^(?<grep_prefix>(?<grep_file>{GREP_FILE}):(?:(?<grep_line>[0-9]{{1,9}}):)?"
+    rf"^(?:(?<grep_prefix>(?<grep_file>{_LOG_NAME}):(?:(?<grep_line>[0-9]{{1,9}}):)?|(?<wide_file>{_WIDE_NAME}):(?<wide_line>[0-9]{{1,9}}):"
     rf"|(?:(?<context_file>{GREP_FILE})-)?(?<context_line>[0-9]{{1,9}})-|(?<bare_line>[0-9]{{1,9}}):)"
+    rf"|(?<named_prefix>(?<named_file>{_WIDE_NAME}):)[0-9]*[^\s0-9])"
 )
 # A date or a time of day at a line's start has a bare number's shape ("2024-05-01 …", "12:34:56 …").
 _STAMP_START = r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]|[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
@@ -36,9 +47,9 @@ def file_share(tagged: pl.Expr, lines: pl.DataFrame) -> pl.Expr:
 def _grep_groups(rows: pl.DataFrame) -> pl.DataFrame:
     groups = pl.col("text").str.extract_groups(GREP_PREFIX).struct
     return rows.with_columns(
-        grep_prefix=groups.field("grep_prefix"),
-        grep_name=pl.coalesce(groups.field("grep_file"), groups.field("context_file")),
-        grep_number=pl.coalesce(groups.field("grep_line"), groups.field("context_line"), groups.field("bare_line")).cast(pl.Int64),
+        grep_prefix=pl.coalesce(groups.field("grep_prefix"), groups.field("named_prefix")),
+        grep_name=pl.coalesce(*(groups.field(name) for name in ("grep_file", "wide_file", "context_file", "named_file"))),
+        grep_number=pl.coalesce(*(groups.field(name) for name in ("grep_line", "wide_line", "context_line", "bare_line"))).cast(pl.Int64),
     )
 
 
@@ -94,6 +105,7 @@ def without_line_numbers(lines: pl.DataFrame) -> pl.DataFrame:
     groups = text.str.extract_groups(LINE_NUMBER).struct
     framed = lines.with_columns(numbering=groups.field("numbering"), number=groups.field("number").cast(pl.Int64))
     number = pl.col("number")
-    rising = _rising_share(number, lines, ["batch_file"] if "batch_file" in lines.columns else []).fill_null(0.0)  # a lone number is no count
+    # a lone number is no count
+    rising = _rising_share(number, lines, ["batch_file"] if "batch_file" in lines.columns else []).fill_null(0.0)
     peel = number.is_not_null() & (worn_share >= GREP_WORN_SHARE) & (rising >= GREP_RISING_SHARE)
     return _without(framed, peel, "numbering").select(lines.columns)

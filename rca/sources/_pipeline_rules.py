@@ -102,6 +102,8 @@ SHM = (
     r"|unable to allocate shared memory"
 )
 _SHM_PATH = r"(/dev/shm/[^\s'\"():,]+)|<(/torch_[^>\s]+)>"
+# PyTorch names a tensor's shared memory segment for the process that made it: /torch_<pid>_<random>[_<n>]
+_TORCH_SEGMENT_PID = r"^(?:/dev/shm)?/torch_([0-9]+)_[0-9]"
 
 # bash's report of a job a signal ended ("script.sh: line 9:   298 Killed   python train.py"), the signal's name padded
 # to a column ("Aborted                 (core dumped) litgpt …"); a paste may lack the command.
@@ -181,6 +183,10 @@ _SIGNAL_NAMED = (
     # torchrun's elastic agent, itself sent a signal (Slurm's scancel or a pod's deletion: 15, a closed terminal: 1), ends on
     # the exception its handler raises: "torch.distributed.elastic.multiprocessing.api.SignalException: Process 2349 got signal: 15"
     r"|SignalException: Process (?<elastic_pid>[0-9]+) got signal: (?<elastic_signal>[0-9]{1,2})\b"
+    # ... and its agent stopping its workers (one has failed, or the agent was signalled): "Sending process 62499 closing signal
+    # SIGTERM" (torch/distributed/elastic/multiprocessing/api.py; 2.5+: "Closing process 293866 via signal SIGTERM"), a signal
+    # sent, not one a process died of: only the pid it was sent to is read
+    r"|Sending process (?<elastic_sent_pid>[0-9]+) closing signal SIG[A-Z0-9]+\b|Closing process (?<elastic_closed_pid>[0-9]+) via signal SIG"
     # gunicorn's arbiter on a worker a signal ended (model servers: MLflow's, KServe's, a Flask or FastAPI app): "Worker
     # (pid:21) was sent SIGKILL! Perhaps out of memory?" (20.1+), "Worker with pid 55 was terminated due to signal 9" (20.0).
     r"|Worker \(pid:(?<gunicorn_pid>[0-9]+)\) was sent (?<gunicorn_signal>SIG[A-Z0-9]+)!"
@@ -335,7 +341,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
         "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",
         " signal terminated program ", "internal compiler error: ", " terminated with signal ", " got signal: ", ") was sent SIG",
-        " was terminated due to signal ", '" signal', "' died due to signal ",
+        " was terminated due to signal ", '" signal', "' died due to signal ", " closing signal SIG", " via signal SIG",
         "] Received SIG",
     ),
     "exit_pid": ("(pid: ",),
@@ -558,6 +564,17 @@ def _cuda_facts() -> dict[str, pl.Expr]:
     hbm = m.str.extract_groups(
         r"memory space hbm\. Used (?<used>[0-9]+(?:\.[0-9]+)?)(?<uu>[KMGT]|B) of (?<cap>[0-9]+(?:\.[0-9]+)?)(?<cu>[KMGT]|B) hbm\."
     ).struct
+    # MPS's "max allowed" is the most its allocator may hold: the bound the allocation hit.
+    total = pl.coalesce(
+        size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}"), size(m, r"max allowed: {size}"),
+        _bytes(startup.field("total"), startup.field("u")), _bytes(hbm.field("cap"), hbm.field("cu")),
+        # what CUDA told XLA's cudaMallocAsync allocator: " Reported by CUDA: Free memory/Total memory: 22635544576/85095874560"
+        num(first(m, r"Free memory/Total memory: [0-9]+/([0-9]+)")),
+    )
+    free = pl.coalesce(
+        size(m, r"of which {size} is free"), size(m, r"{size} free[;)]"), _bytes(startup.field("free"), startup.field("u")),
+        num(first(m, r"Free memory/Total memory: ([0-9]+)/")), size(m, r"available memory is only {size}"),
+    )
     return {
         "cuda_oom": m.is_not_null(),
         "gpu_index": pl.coalesce(
@@ -584,17 +601,11 @@ def _cuda_facts() -> dict[str, pl.Expr]:
             size(m, r"(?i:failed to allocate) {size}"), _bytes(hbm.field("used"), hbm.field("uu")),
             num(first(m, r"Device memory allocation of size ([0-9]+) failed")), size(m, r"Cannot allocate {size} memory on GPU"),
         ),
-        # MPS's "max allowed" is the most its allocator may hold: the bound the allocation hit.
-        "total": pl.coalesce(
-            size(m, r"; {size} total capacity"), size(m, r"total capaci?ty of {size}"), size(m, r"max allowed: {size}"),
-            _bytes(startup.field("total"), startup.field("u")), _bytes(hbm.field("cap"), hbm.field("cu")),
-            # what CUDA told XLA's cudaMallocAsync allocator: " Reported by CUDA: Free memory/Total memory: 22635544576/85095874560"
-            num(first(m, r"Free memory/Total memory: [0-9]+/([0-9]+)")),
-        ),
-        "free_bytes": pl.coalesce(
-            size(m, r"of which {size} is free"), size(m, r"{size} free[;)]"), _bytes(startup.field("free"), startup.field("u")),
-            num(first(m, r"Free memory/Total memory: ([0-9]+)/")), size(m, r"available memory is only {size}"),
-        ),
+        "total": total,
+        "free_bytes": free,
+        # the device's memory in use as nvidia-smi's memory.used reads it, where the text states both its capacity and what was
+        # free (PyTorch's both generations, vLLM's startup check, XLA's cudaMallocAsync allocator)
+        "used": total - free,
         "process_in_use_bytes": pl.coalesce(this_process, pl.when(alone).then(listed_bytes.list.first())),
         "in_use_pid": pl.when(alone).then(listed_pids.list.first()),
         "listed_process_pids": pl.when(several).then(listed_pids),
@@ -619,7 +630,8 @@ def _dataloader_facts() -> dict[str, pl.Expr]:
 
 def _shm_facts() -> dict[str, pl.Expr]:
     m = gated("shm")
-    return {"shm": m.is_not_null(), "shm_path": pl.coalesce(first(m, _SHM_PATH, 1), first(m, _SHM_PATH, 2))}
+    path = pl.coalesce(first(m, _SHM_PATH, 1), first(m, _SHM_PATH, 2))
+    return {"shm": m.is_not_null(), "shm_path": path, "shm_pid": num(first(path, _TORCH_SEGMENT_PID))}
 
 
 def _bash_facts() -> dict[str, pl.Expr]:
@@ -680,7 +692,8 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
         # Open MPI prints PID 0 for a process whose pid it never learnt.
         "named_pid": num(pl.coalesce(
             pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None), named.field("elastic_pid"),
-            named.field("gunicorn_pid"), named.field("gunicorn_old_pid"),
+            named.field("gunicorn_pid"), named.field("gunicorn_old_pid"), named.field("elastic_sent_pid"),
+            named.field("elastic_closed_pid"),
         )),
         "named_rank": num(pl.coalesce(named.field("mpi_rank"), named.field("tgi_rank"), named.field("lightning_rank"))),
         "named_host": named.field("mpi_node"),

@@ -243,6 +243,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         journal_json=pl.col("text").str.contains(_JOURNAL_JSON_IDENTIFIER),
         kubelet_caller=pl.col("text").str.contains(_KUBELET_CALLER),
         gpu_component=pl.col("text").str.contains(_GPU_COMPONENT_SIGNS),
+        e2e=pl.col("text").str.contains(_E2E_STAMP),
     )
     shares = by_head(
         scored,
@@ -252,8 +253,16 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         # The device plugin and gpu-feature-discovery print their whole config (dozens of JSON lines) after a few klog
         # lines, the DRA driver its flags: their own signs, on klog lines, name the file however few of its lines are klog.
         gpu_component=(pl.col("gpu_component") & pl.col("bare")).any() & (pl.col("bare").sum() >= 2),
+        # The e2e framework's stamp is its own (StampMilli and a colon): a build log that has it is an e2e run's,
+        # however few of its lines (a failure's report among Ginkgo's output) wear it.
+        e2e=pl.col("e2e").any(),
     )
-    return {head: float(max(share["journal"] * 0.95, share["bare"] * (0.95 if share["caller"] else 0.85), 0.9 * share["gpu_component"])) for head, share in shares.items()}
+    return {
+        head: float(
+            max(share["journal"] * 0.95, share["bare"] * (0.95 if share["caller"] else 0.85), 0.9 * share["gpu_component"], 0.8 * share["e2e"])
+        )
+        for head, share in shares.items()
+    }
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -293,12 +302,44 @@ def _bare_component(framed: pl.DataFrame) -> pl.Expr:
 def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Event rows for framed kubelet lines (the rules registered with the syslog framer)."""
     records = _records(framed)
-    return _classify(_dumped_event_time(_resolve_header(records, ctx)))
+    return _classify(_dumped_event_time(_e2e_framework_lines(_resolve_header(records, ctx), ctx)))
+
+
+# The e2e framework's own log lines before it logged through klog (framework.Logf, and the failure Ginkgo reports): Go's
+# time.StampMilli, a colon, the level ("Aug 24 15:46:06.501: INFO: At … - event for …"); a Jenkins console put its own
+# clock before each ("09:01:32 Aug 24 …"). No syslog line has a colon right after its clock.
+_E2E_STAMP = r"^(?:[0-9]{2}:[0-9]{2}:[0-9]{2} )?[A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}: "
+_E2E_LINE = (
+    r"(?s)^(?:[0-9]{2}:[0-9]{2}:[0-9]{2} )?(?<month>[A-Z][a-z]{2}) +(?<day>[0-9]{1,2}) (?<clock>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}): "
+    r"(?:(?<level>INFO|WARNING|ERROR|FAIL): )?(?<message>.*)$"
+)
+_SEVERITY_BY_E2E_LEVEL = {"INFO": "info", "WARNING": "warning", "ERROR": "error", "FAIL": "error"}
+
+
+def _e2e_framework_lines(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """An e2e framework line keeps its message without the stamp, timed by the stamp (year-less, in ``ctx.tz``)."""
+    if not records.select(pl.col("body").str.contains(_E2E_STAMP).any()).item():
+        return records
+    e2e = pl.col("e2e").struct
+    framework = e2e.field("clock").is_not_null() & ~pl.col("has_header") & pl.col("ts").is_null()
+    parts = records.with_columns(e2e=pl.col("body").str.extract_groups(_E2E_LINE))
+    month = timeutil.month_number(e2e.field("month"))
+    stamp_ts, stamp_quality = timeutil.yearless_to_utc(month, e2e.field("day"), e2e.field("clock"), ctx, within=within_file(records))
+    stamp_raw = pl.format("{} {} {}", e2e.field("month"), e2e.field("day"), e2e.field("clock"))
+    return parts.with_columns(
+        ts=pl.when(framework).then(stamp_ts).otherwise(pl.col("ts")),
+        ts_quality=pl.when(framework).then(stamp_quality).otherwise(pl.col("ts_quality")),
+        ts_raw=pl.when(framework).then(stamp_raw).otherwise(pl.col("ts_raw")),
+        severity=pl.when(framework).then(e2e.field("level").replace_strict(_SEVERITY_BY_E2E_LEVEL, default=None)).otherwise(pl.col("severity")),
+        body=pl.when(framework).then(e2e.field("message")).otherwise(pl.col("body")),
+        format=pl.when(framework).then(pl.lit("e2e_framework")).otherwise(pl.col("format")),
+    ).drop("e2e")
 
 
 # The dump prints each event's own time (Go's time.Time: "2024-07-12 15:49:58 +0000 UTC"), minutes before the klog
 # stamp of the dump itself: the event happened then. Its offset makes it exact; the zone's name after it adds nothing.
 _DUMPED_EVENT_TIME = r"^At ([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [-+][0-9]{4}) [A-Z]+ - event for "
+_DUMPED_EVENT_NODE = r"^At [^\n]*? - event for [^:\s]+: \{[^ }]+ ([^ }]+)\} "
 
 
 def _dumped_event_time(records: pl.DataFrame) -> pl.DataFrame:
@@ -307,9 +348,12 @@ def _dumped_event_time(records: pl.DataFrame) -> pl.DataFrame:
         return records
     stamp = pl.col("body").str.extract(_DUMPED_EVENT_TIME, 1)
     own = stamp.str.to_datetime("%Y-%m-%d %H:%M:%S%.f %z", strict=False, time_unit="us").dt.convert_time_zone("UTC")
+    # The event's source names the node it came from: "{kubelet NODE}", "{kernel-monitor NODE}" ("{default-scheduler }" none).
+    node = pl.col("body").str.extract(_DUMPED_EVENT_NODE, 1)
     dated = records.with_columns(own_ts=own)
     has_own = pl.col("own_ts").is_not_null()
     return dated.with_columns(
+        host=pl.coalesce(node, pl.col("host")),
         ts=pl.when(has_own).then(pl.col("own_ts")).otherwise(pl.col("ts")),
         ts_raw=pl.when(has_own).then(pl.col("body").str.extract(r"^At (.*?) - event for ", 1)).otherwise(pl.col("ts_raw")),
         ts_quality=pl.when(has_own).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
@@ -440,6 +484,8 @@ _NOTABLE = (
     r"|number of gpus unavailable"
     # (an event recorder's line before 1.20, whatever its reason: "Event(v1.ObjectReference{Kind:\"Pod\", …}): type: …")
     r"|objectreference\{"
+    # (the e2e framework's dump of an event, whatever its reason: its object is the pod it names)
+    r"|^at [^\n]* - event for "
 )
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
@@ -514,7 +560,8 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         # kubelet counted, a container the runtime could not create: an error, not the Warning it is sent as; a pod no
         # scale-up will place (cluster-autoscaler's klog): a warning, not the Normal event it is. (The kubelet's own
         # UnexpectedAdmissionError line stays the Warning it records: the pod's status and event say the error.)
-        .when(pl.col("raised").is_not_null() & (pl.col("event_reason") != "UnexpectedAdmissionError"))
+        # A dumped event is the Event itself, as `kubectl get events` lists it: its raised severity stands.
+        .when(pl.col("raised").is_not_null() & ((pl.col("event_reason") != "UnexpectedAdmissionError") | pl.col("body").str.starts_with("At ")))
         .then(pl.col("raised"))
         # The recorder logs every event it sends at info: a Warning event is a warning.
         .when((pl.col("event_type") == "Warning") & (pl.col("severity") == "info"))
@@ -882,7 +929,7 @@ SOURCE = register(
         sniff_heads=sniff_heads,
         parse=parse,
         sniff_literals=(".go:", "kubelet", "k3s", "kubelite"),
-        formats=("klog", "klog_json", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
+        formats=("klog", "klog_json", "e2e_framework", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
         line_local=True,
         segmented=True,
     )

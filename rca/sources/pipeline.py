@@ -242,6 +242,8 @@ _OUTPUT = {
         "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_exit_child_pid", "f_ray_task_pid", "f_ray_worker_pid", "f_yarn_pid",
         # the Ray task whose traceback a record holds over the process that printed it (a driver, an actor that awaited it)
         pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "f_ray_task_failed_pid", "pid",
+        # the process that made the shared memory segment an error names, where no line names a process
+        pl.when(pl.col("kind") == "shm_error").then(pl.col("f_shm_pid")),
     ),
     # (the raylet's tag on its report of a worker's death names the reporter, not the worker)
     "process": pl.coalesce(
@@ -267,7 +269,9 @@ _OUTPUT = {
     .otherwise(pl.coalesce("f_ray_node_total", "f_slurm_limit", "f_yarn_total", "f_trt_total")),
     # What Ray's memory monitor saw: the node's memory and the killed task's; what Slurm's accounting saw: the job's use and limit;
     # what YARN's saw: the container's use of the memory whose limit it broke, and that limit.
-    "mem_used_bytes": pl.coalesce("f_ray_node_used", "f_slurm_limit_used", "f_yarn_used"),
+    # and what a CUDA OOM's device had in use: its capacity less its free memory
+    "mem_used_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_used"))
+    .otherwise(pl.coalesce("f_ray_node_used", "f_slurm_limit_used", "f_yarn_used")),
     "rss_bytes": pl.col("f_ray_task_rss"),
     "attrs": pl.col("attrs"),
 }
@@ -549,6 +553,6 @@ SOURCE = register(Source(
 # a daemon's line that mentions an exit code or a kill (containerd's TaskExit) leaves the daemon's lines as they are.
 _APPLICATION_MARKERS = (
     "Traceback (most recent call last):", "out of memory", "OutOfMemoryError", "OOM when allocating", "RESOURCE_EXHAUSTED",
-    "NCCL", "DataLoader worker", "torch.distributed",
+    "NCCL", "DataLoader worker", "torch.distributed", "Job failed: exit code",
 )
 _syslog.register_applications(SOURCE.name, enveloped, pl.col("message").str.contains_any(list(_APPLICATION_MARKERS)))
