@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import os
@@ -79,6 +80,20 @@ def of_kind(events: pl.DataFrame, kind: str) -> pl.DataFrame:
 def head_lines(path: Path) -> list[str]:
     """The first 60 non-blank lines of ``path``: what the sniffers are shown."""
     return [line for line in path.read_bytes().decode("utf-8", errors="replace").splitlines() if line.strip()][:60]
+
+
+@functools.cache
+def _fixtures_sniffed() -> dict[Path, tuple[Source | None, float]]:
+    paths = sorted(p for p in DATA.glob("*/*") if p.is_file())
+    return dict(zip(paths, sources.sniff_many([head_lines(p) for p in paths]), strict=True))
+
+
+def sniffed(path: Path) -> tuple[Source | None, float]:
+    """``sources.sniff`` of a fixture's head. Every fixture's head is sniffed in one ``sniff_many``, once per test
+    process: a sniff costs ~30 ms a head alone, ~1.3 ms among hundreds, and thousands of tests ask (that heads sniffed
+    together score as each alone is tests/test_ingest.py's to check)."""
+    found = _fixtures_sniffed().get(path)
+    return found if found is not None else sources.sniff(head_lines(path))
 
 
 def parse_log(text: str) -> pl.DataFrame:

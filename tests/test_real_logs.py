@@ -15,8 +15,7 @@ import polars as pl
 import pytest
 
 import rca
-from rca import sources
-from tests.conftest import DATA, FIXED_MTIME, fixture_path
+from tests.conftest import DATA, FIXED_MTIME, fixture_path, sniffed
 
 EXPECTED = [json.loads(line) for line in (DATA / "real_logs" / "expected.jsonl").read_text().splitlines() if line.strip()]
 
@@ -90,7 +89,5 @@ def test_expected_event_is_emitted(row: dict) -> None:
 
 @pytest.mark.parametrize("name", SAMPLE_NAMES)
 def test_sample_is_sniffed_as_its_source(name: str) -> None:
-    lines = fixture_path(name).read_text(encoding="utf-8", errors="replace").splitlines()
-    head = [line for line in lines if line.strip()][:60]
-    source, _ = sources.sniff(head)
+    source, _ = sniffed(fixture_path(name))
     assert source is not None and source.name == _owner(name)

@@ -20,7 +20,7 @@ import rca
 from rca import sources
 from rca.sources import k8s
 from rca.sources._base import ParseContext, Parsed, lines_frame
-from tests.conftest import DATA, attrs_of, head_lines
+from tests.conftest import DATA, attrs_of, head_lines, sniffed
 
 FOLDER = DATA / "k8s"
 KI = 1024
@@ -343,7 +343,7 @@ def test_broken_json_falls_back_to_text() -> None:
 
 @pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
 def test_every_k8s_fixture_is_sniffed_as_k8s(path: Path) -> None:
-    source, _ = sources.sniff(head_lines(path))
+    source, _ = sniffed(path)
     assert source is not None and source.name == "k8s"
 
 

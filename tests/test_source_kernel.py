@@ -25,7 +25,7 @@ from rca import schema, sources
 from rca.ingest import parse_lines
 from rca.sources import _syslog, _xid, kernel
 from rca.sources._base import ParseContext, lines_frame
-from tests.conftest import DATA, FIXED_MTIME, attrs_of, head_lines, of_kind
+from tests.conftest import DATA, FIXED_MTIME, attrs_of, head_lines, of_kind, sniffed
 
 FOLDER = DATA / "kernel"
 KI = 1024
@@ -546,13 +546,13 @@ NOT_KERNEL = [
 
 @pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
 def test_every_kernel_fixture_is_sniffed_as_kernel(path: Path) -> None:
-    source, score = sources.sniff(head_lines(path))
+    source, score = sniffed(path)
     assert source is not None and source.name == "kernel" and score > 0.5
 
 
 @pytest.mark.parametrize("path", OTHERS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_other_sources_fixtures_are_not_kernel(path: Path) -> None:
-    source, _ = sources.sniff(head_lines(path))
+    source, _ = sniffed(path)
     assert source is None or source.name != "kernel"
 
 

@@ -22,7 +22,7 @@ from rca import sources
 from rca.sources import _syslog, kubelet
 from rca.sources._base import ParseContext, lines_frame
 from rca.sources._kube import quantity_bytes
-from tests.conftest import DATA, attrs_of, head_lines
+from tests.conftest import DATA, attrs_of, head_lines, sniffed
 
 FOLDER = DATA / "kubelet"
 KI = 1024
@@ -373,7 +373,7 @@ def test_quantity_bytes(quantity: str, expected: int | None) -> None:
 
 @pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
 def test_every_kubelet_fixture_is_sniffed_as_kubelet(path: Path) -> None:
-    source, _ = sources.sniff(head_lines(path))
+    source, _ = sniffed(path)
     # grep's output of a kubelet log is the grep_output source's, which hands the lines under the prefix to kubelet
     assert source is not None and source.name == ("grep_output" if path.name.startswith("kubelet_grep_") else "kubelet")
 

@@ -25,7 +25,7 @@ from rca import schema, sources
 from rca.sources import nvidia_smi
 from rca.sources._base import ParseContext, lines_frame
 from rca.sources._nvsmi_common import number, to_bytes
-from tests.conftest import DATA, attrs_of, head_lines, of_kind
+from tests.conftest import DATA, attrs_of, head_lines, of_kind, sniffed
 
 FOLDER = DATA / "nvidia_smi"
 MIB = 2**20
@@ -60,7 +60,7 @@ def _utc(*parts: int) -> datetime:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
 def test_every_fixture_is_sniffed_as_nvidia_smi(path: Path) -> None:
-    source, score = sources.sniff(head_lines(path))
+    source, score = sniffed(path)
     assert source is not None and source.name == "nvidia_smi"
     assert score >= 0.9
 
@@ -69,7 +69,7 @@ def test_every_fixture_is_sniffed_as_nvidia_smi(path: Path) -> None:
 def test_other_sources_files_are_not_nvidia_smi(path: Path) -> None:
     head = head_lines(path)
     assert nvidia_smi.sniff(head) == 0.0
-    source, _ = sources.sniff(head)
+    source, _ = sniffed(path)
     assert source is None or source.name != "nvidia_smi"
 
 

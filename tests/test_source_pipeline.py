@@ -21,7 +21,7 @@ from rca.ingest import parse_lines
 from rca.sources import _pipeline_rules as rules
 from rca.sources import pipeline
 from rca.sources._base import ParseContext
-from tests.conftest import DATA, head_lines
+from tests.conftest import DATA, head_lines, sniffed
 
 HERE = DATA / "pipeline"
 FIXTURES = sorted(p for p in HERE.iterdir() if p.is_file())
@@ -618,7 +618,7 @@ def test_a_docker_json_file_line_without_its_newline_is_continued_by_the_next() 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
 def test_every_fixture_is_sniffed_as_pipeline(path: Path) -> None:
-    best, score = sources.sniff(head_lines(path))
+    best, score = sniffed(path)
     assert best is not None and best.name == "pipeline"
     assert 0.5 <= score <= 0.8
 
@@ -634,7 +634,7 @@ def test_other_families_are_not_claimed(path: Path) -> None:
         assert pipeline.sniff(head) <= 0.2
         return
     # A log both read (the device plugin's klog lines: kubelet's and the pipeline's) goes to the family's own source.
-    best, score = sources.sniff(head)
+    best, score = sniffed(path)
     assert best is not None and best.name != "pipeline" and (pipeline.sniff(head) <= 0.2 or score > pipeline.sniff(head))
 
 
