@@ -29,6 +29,7 @@ KERN_OOM = [
     "Dec  1 03:17:05 node1 kernel: [123456.789200] Out of memory: Killed process 4242 (python) total-vm:12345678kB,"
     " anon-rss:8388608kB, file-rss:1024kB, shmem-rss:0kB, UID:0 pgtables:20000kB oom_score_adj:0",
 ]
+SYSTEM_LOGS = ["syslog", "messages", "kern", "dmesg", "daemon", "auth", "secure", "cron"]
 ROTATIONS = ["", ".1", ".12", "-20240101", "-2024010112", ".gz", ".2.gz", "-20240101.gz", ".1.xz"]
 
 
@@ -87,6 +88,12 @@ def test_grep_rn_with_context_over_a_rotated_and_a_live_syslog() -> None:
         ["/usr/bin/python: error while loading shared libraries: libcudart.so.11.0: cannot open shared object file: No such file"],
         ["libcudart.so.11.0: cannot open shared object file: No such file or directory"],
         ["INFO:root:step 1", "WARNING:tensorflow:step 2"],
+        # a source location, a compiler's and a linter's lines, a Bazel target, an image: paths, no grep's
+        ["/opt/conda/lib/python3.10/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: out of memory"],
+        ["rca/foo.py:12: error: Incompatible types", "rca/foo.py:30: error: Missing return"],
+        ["./main.go:12:5: undefined: x", "./main.go:14:2: undefined: y"],
+        ["//tensorflow/core/kernels:matmul_op_test   FAILED in 3.1s", "//tensorflow/core/kernels:conv_ops_test   PASSED in 9.2s"],
+        ["nvcr.io/nvidia/pytorch:24.01-py3", "nvcr.io/nvidia/tritonserver:24.01-py3"],
     ],
 )
 def test_a_line_whose_own_text_has_a_colon_keeps_it(lines: list[str]) -> None:
@@ -115,10 +122,15 @@ _FOLDER = st.lists(_SEGMENT, min_size=1, max_size=3).map("/".join).flatmap(lambd
 
 @st.composite
 def _paths(draw: st.DrawFn) -> str:
-    """A file's path as grep prints it: a folder or a log's suffix or a rotation suffix (a bare word is no file's)."""
+    """A file's path as grep prints it: a log's name (a .log-like suffix), a name with a rotation suffix, or one of
+    syslog's own files, in a folder or not (any other bare word or path is the line's own text)."""
     folder = draw(st.one_of(st.just(""), _FOLDER))
-    suffix = draw(st.sampled_from(["", ".log", ".txt", ".out"]))
-    rotation = draw(st.sampled_from(ROTATIONS if folder or suffix else ROTATIONS[1:]))
+    shape = draw(st.sampled_from(["suffixed", "rotated", "system"]))
+    if shape == "system":
+        names = SYSTEM_LOGS if folder else ["syslog", "messages", "dmesg"]
+        return f"{folder}{draw(st.sampled_from(names))}{draw(st.sampled_from(ROTATIONS))}"
+    suffix = draw(st.sampled_from([".log", ".txt", ".out"])) if shape == "suffixed" else ""
+    rotation = draw(st.sampled_from(ROTATIONS if suffix else ROTATIONS[1:]))
     return f"{folder}{draw(_BASE)}{suffix}{rotation}"
 
 

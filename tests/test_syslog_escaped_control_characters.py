@@ -61,7 +61,8 @@ def test_a_gitlab_runner_job_killed_with_exit_137_in_syslog_is_a_killed_process(
         "Mar  3 10:16:02 ci-runner-3 gitlab-runner[1234]: #033[0;33mWARNING: Job failed: exit code 1 #033[0;m job#033[0;m=4712\n"
     )
     events = _parse(text).select("line", "source", "kind", "exit_code", "process", "pid").rows()
-    assert events[1] == (2, "pipeline", "process_killed", 137, "gitlab-runner", 1234)
+    # (the job's process is not named: the runner, pid 1234, logs on)
+    assert events[1] == (2, "pipeline", "process_killed", 137, None, None)
     assert [(source, kind) for _, source, kind, *_ in (events[0], events[2])] == [("syslog", "log"), ("syslog", "log")]
     assert events[2][3] == 1
 
@@ -78,6 +79,11 @@ def test_tab_is_a_tab_newline_a_newline_other_controls_dropped() -> None:
 
 def test_a_line_without_escapes_keeps_its_hash_signs() -> None:
     assert _message("Mar  3 10:15:02 ci-runner-3 gitlab-runner[812]: Job #4711 retried (#1 of 2)") == "Job #4711 retried (#1 of 2)"
+
+
+def test_numbers_and_colours_written_with_a_hash_and_a_zero_are_kept() -> None:
+    text = "Processing batch #0017 of #0100 color=#000000 bg=#003366"
+    assert _message(f"Mar  3 10:15:02 web-1 app[9]: {text}") == text
 
 
 def test_the_samples_coloured_lines_are_read_as_the_clean_ones() -> None:

@@ -17,10 +17,15 @@ from rca.sources._base import split_rows
 # logrotate's suffixes ("kern.log.1", "messages-20240101", zgrep's "syslog.2.gz") may follow any name.
 _ROTATION = r"(?:\.[0-9]+|-[0-9]{8}(?:[0-9]{2}){0,3}|\.(?:gz|bz2|xz|zst))"
 _LOG_NAME = rf"[^\s:]*[^\s:.]\.(?:log|txt|out|err|[oe][0-9]+){_ROTATION}*"
-# Other names are a file's with a folder ("/var/log/syslog", "journal/…"), a rotation suffix ("syslog.1") or as syslog's
-# own ("messages"), ending in a letter (so that a context line's "-1233-" is no part of it) and without a dot
-# where bare ("libcudart.so.11.0: cannot open …" is the loader's, no grep's).
-_WIDE_NAME = rf"(?:[^\s:]*/[0-9A-Za-z_.@+-]*[A-Za-z]{_ROTATION}*|[0-9A-Za-z_@+-]*[A-Za-z]{_ROTATION}+|(?:syslog|messages|dmesg){_ROTATION}*)"
+# Other names are syslog's own files in a folder ("/var/log/syslog", "journal/node1/kern") or bare ("messages"), or a
+# name with a rotation suffix ("syslog.1", "/var/log/messages-20240101"), ending in a letter (so that a context line's
+# "-1233-" is no part of it). A path alone is no file's: a source location ("…/torch/cuda/__init__.py:52: UserWarning",
+# a compiler's "main.go:12:5:"), a Bazel target ("//tensorflow/core/kernels:matmul_op_test") or an image
+# ("nvcr.io/nvidia/pytorch:24.01-py3") is the line's own text.
+_SYSTEM_LOG = r"(?:syslog|messages|kern|dmesg|daemon|auth|secure|cron|user|debug|boot|maillog)"
+_WIDE_NAME = (
+    rf"(?:[^\s:]*/{_SYSTEM_LOG}{_ROTATION}*|(?:[^\s:]*/)?[0-9A-Za-z_@+-]*[A-Za-z]{_ROTATION}+|(?:syslog|messages|dmesg){_ROTATION}*)"
+)
 GREP_FILE = rf"(?:{_LOG_NAME}|{_WIDE_NAME})"
 # Without a line number such a name counts only where the text under it starts at once, as a log's line does: a program's
 # "/usr/bin/python: error while loading …" or a kernel's "kernel: …" has a space after its colon, and a source

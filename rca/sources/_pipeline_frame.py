@@ -57,6 +57,7 @@ _SEVERITY = {
 }
 
 _UTC = pl.Datetime("us", "UTC")
+_PID_MAX_LIMIT = 4_194_304
 # Airflow 2.3+ writes "2022-11-09, 09:59:40 UTC".
 _ISO = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9](?:[T ]|, )[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9]| UTC| [+-][0-9]{4})?"
 # A time of day alone ("18:11:06.680 "), as a terminal recorder or `ts` writes it; its date is the file's (see _clock_dated).
@@ -217,10 +218,14 @@ _APP_HEADERS = {
     # Abseil's log before absl::InitializeLog() (XLA's, JAX's, TensorFlow's since 2.16) writes glog's header with no date and
     # the epoch second where the clock goes: "E0000 00:00:1775556782.173781    2657 cuda_dnn.cc:8579] ".
     # glog 0.5+ writes the year before the month ("I20211221 20:18:47.295809  6740 config.cc:27] "); klog never does.
+    # PyTorch's torch._logging (torch.distributed's and torchrun's log since 2.4) writes it with a Python module for the file
+    # and V (debug) and C (critical) letters too: "E0227 10:17:45.789000 4242 torch/distributed/run.py:793] ". Its number
+    # is the process's pid since 2.5, 2.4's was the thread's id (140066961602368): only a number a pid can be is one.
     "klog": (
-        r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEF])(?:0000 00:00:(?<glog_epoch>1[4-9][0-9]{8}\.[0-9]+)"
+        r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEFVC])(?:0000 00:00:(?<glog_epoch>1[4-9][0-9]{8}\.[0-9]+)"
         r"|(?<glog_raw>(?<glog_year>(?:19|20)[0-9][0-9])?(?<glog_mon>[0-9]{1,2})(?<glog_day>[0-9][0-9])"
-        r" (?<glog_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+)))(?:\s+[0-9]+)? [^\]\s]+:[0-9]+\]"
+        r" (?<glog_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+)))"
+        r"(?: (?<glog_py_pid>[0-9]{1,7}) [^\]\s]+\.py:[0-9]+\]|(?:\s+[0-9]+)? [^\]\s]+:[0-9]+\])"
     ),
     "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:[0-9]+\]",
     # gunicorn's after its stamp (peeled as an outer one): the pid of the process that wrote the line, then the level
@@ -1036,6 +1041,13 @@ def _without_loggerless_log4j(layers: pl.DataFrame) -> pl.DataFrame:
     return layers.with_columns(pl.when(~loggerless).then(pl.col(name)).alias(name) for name in ("app", *_LOG4J_GROUPS))
 
 
+def _torch_glog_pid() -> pl.Expr:
+    # (Linux's PID_MAX_LIMIT: torch 2.4's thread ids are far above it.) A line that names a pid is of that process, not
+    # of the agent that logged it ("failed (exitcode: 1) local_rank: 3 (pid: 33054) of binary: …").
+    number = pl.col("glog_py_pid").cast(pl.Int64, strict=False)
+    return pl.when((number <= _PID_MAX_LIMIT) & ~pl.col("body").str.contains(r"\bpid\b")).then(number)
+
+
 def _severity(word: pl.Expr) -> pl.Expr:
     return word.str.to_uppercase().replace_strict(_SEVERITY, default=None, return_dtype=pl.String)
 
@@ -1231,6 +1243,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             pl.coalesce(
                 "ray_pid", "oslo_pid", "logcat_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "gunicorn_pid", "tsl_pid", "npu_pid", "cann_pid", "cann_pid_first", "npu_log_pid", "j_pid",
             ).cast(pl.Int64, strict=False),
+            _torch_glog_pid(),
         ),
         # torch_npu's Device (-1 where it could not tell)
         gpu_index=pl.coalesce(

@@ -244,6 +244,10 @@ _CUDA_ERROR = (
     # bitsandbytes' CUDA check before it exits: "Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu" (the
     # runtime's cudaGetErrorString, the kernel source's line), on a line of its own or after a progress bar's last draw
     r"|(?m:\bError (?<bnb>[a-z][a-z ]*[a-z]) at line [0-9]+ in file \S+\.cuh?$)"
+    # vLLM's CUDACHECK in its own kernels, printed before the worker exits ("Failed: Cuda error
+    # /workspace/csrc/custom_all_reduce.cuh:455 'an illegal memory access was encountered'"), and NCCL's CUDA check
+    # ("misc/strongstream.cc:343 NCCL WARN Cuda failure 'an illegal memory access was encountered'", 2.19+ with the number)
+    r"|Cuda error \S+:[0-9]+ '(?<cuda_check>[^'\n]+)'|NCCL WARN Cuda failure (?:[0-9]+ )?'(?<nccl_cuda>[^'\n]+)'"
 )
 
 # A UUID ends on a hex digit: one an author shortened ("GPU-455e672a-...") keeps no trailing dash.
@@ -356,7 +360,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "device handle for GPU", "couldn't communicate with the NVIDIA driver", "couldn't find libnvidia-ml.so",
         "Failed to initialize NVML", "nvml error: ", "Found no NVIDIA driver", "NVIDIA driver on your system is too old",
         "CUDA driver version is insufficient", " in file ", "nvidia-container-cli: ", "could not select device driver ",
-        "No CUDA GPUs are available",
+        "No CUDA GPUs are available", "Cuda error ", "NCCL WARN Cuda failure ",
     ),
     "reason": ("reason:", "reason=", "OOMKilled"),
     "failure": ("Job failed (",),
@@ -467,6 +471,10 @@ _UNLEVELLED_FAILURES = (
     # the daemon's other answers, "No such container: x" of a cleanup's `docker rm`, are routine), pyxis (Slurm's container
     # plugin: "pyxis: container start failed with error code: 1", "pyxis: couldn't start container")
     "OCI runtime create failed", "container start failed with error code", "couldn't start container",
+    # SGLang's scheduler of a forward pass stuck past --watchdog-timeout ("[2025-03-09 00:57:15 TP4] Watchdog timeout
+    # (self.watchdog_timeout=300)"), and the server's parent it then signals, which kills its process tree ("Received sigquit
+    # from a child proces. It usually means the child failed."): both logged at error under a format that prints no level
+    "Watchdog timeout (self.watchdog_timeout=", "Received sigquit from a child proces",
 )
 INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS, *_HOST_FAILURE_LITERALS, *_UNLEVELLED_FAILURES)
 
@@ -989,7 +997,7 @@ def _cuda_error_facts() -> dict[str, pl.Expr]:
     error = gated("cuda_error").str.extract_groups(_CUDA_ERROR).struct
     return {"cuda_error": pl.coalesce(*(error.field(name) for name in (
         "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "runtime_name", "trtllm", "handle", "smi", "nvml_init", "nvml", "no_driver",
-        "old_driver", "container_cli", "no_gpu_runtime", "no_gpus", "bnb")))}
+        "old_driver", "container_cli", "no_gpu_runtime", "no_gpus", "bnb", "cuda_check", "nccl_cuda")))}
 
 
 # A container's name after a label ("container: trainer") or marked as one: quoted ('container "build"') or closed by a

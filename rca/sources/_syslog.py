@@ -554,20 +554,23 @@ def _nil_app_name(program: pl.Expr, pri: pl.Expr) -> pl.Expr:
 # default): a multi-line record a program logged (a Python traceback, an NVRM record) arrives as one line,
 # "…by zero#012Traceback (most recent call last):#012  File …". Its newlines and tabs are given back so that the
 # record's rules read its lines. A terminal's colours and erases (gitlab-runner's "#033[31;1mERROR: Job failed…#033[0;m",
-# logrus' "#033[33mWARN#033[0m[0006]") and the other control characters (a CR, "#015") are dropped, as the journal's
-# byte arrays' escapes are (:func:`bytes_text`): the rules read the text the program wrote, not its styling.
+# logrus' "#033[33mWARN#033[0m[0006]") and the controls a terminal's output carries (ESC, CR, BEL) are dropped, as the
+# journal's byte arrays' escapes are (:func:`bytes_text`): the rules read the text the program wrote, not its styling.
+# Other codes are left as written: "#0017" or "#003366" in a message is more likely a number or a colour than a control.
 _RSYSLOG_ESCAPE_GATE = "#0"
 _RSYSLOG_ESCAPES = {"#012": "\n", "#011": "\t"}
 _RSYSLOG_TERMINAL_ESCAPE = r"#033\[[0-9;?]*[A-Za-z]"
-_RSYSLOG_CONTROL = "#0[0-3][0-7]"
+_RSYSLOG_DROPPED = ["#033", "#015", "#007"]
 
 
 def _rsyslog_unescaped(message: pl.Expr) -> pl.Expr:
     """``message`` with rsyslog's escaped newlines and tabs (:data:`_RSYSLOG_ESCAPES`) decoded, its escaped terminal
-    sequences and other control characters dropped."""
+    sequences and its escaped ESC, CR and BEL dropped."""
     escaped = message.str.contains(_RSYSLOG_ESCAPE_GATE, literal=True)
-    plain = message.str.replace_all(_RSYSLOG_TERMINAL_ESCAPE, "").str.replace_many(list(_RSYSLOG_ESCAPES), list(_RSYSLOG_ESCAPES.values()))
-    return pl.when(escaped).then(plain.str.replace_all(_RSYSLOG_CONTROL, "")).otherwise(message)
+    plain = message.str.replace_all(_RSYSLOG_TERMINAL_ESCAPE, "").str.replace_many(
+        [*_RSYSLOG_ESCAPES, *_RSYSLOG_DROPPED], [*_RSYSLOG_ESCAPES.values(), *[""] * len(_RSYSLOG_DROPPED)]
+    )
+    return pl.when(escaped).then(plain).otherwise(message)
 
 
 def _is_journalctl_note(text: pl.Expr) -> pl.Expr:

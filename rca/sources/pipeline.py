@@ -171,6 +171,10 @@ _MARKERS = "|".join(
         # the stack under a CHECK that failed, its failure signal handler
         r"^[IWEF]0000 00:00:1[4-9][0-9]{8}\.[0-9]+ +[0-9]+ [^\]\s]+:[0-9]+\] ", r"^\*\*\* Check failure stack trace: \*\*\*$",
         r"\*\*\* SIG[A-Z0-9]+ received at time=[0-9]+",
+        # PyTorch's torch._logging (torchrun's, torch.distributed's since 2.4), a rank before it once the process group is up
+        # ("[rank3]:E0227 10:17:45.789000 4242 torch/distributed/elastic/multiprocessing/api.py:869] "): glog's header
+        # with a Python module for the file (klog's and glog's C++ name .go and .cc files)
+        r"^(?:\[rank[0-9]+\]:)?[IWEFVC][0-9]{4} [0-9:.]+ +[0-9]+ [^\]\s]+\.py:[0-9]+\]",
         # (a Ray worker's, behind its tag)
         r"^(?:\([0-9A-Za-z_. ]*pid=[0-9]+[^()]*\) )?Fatal Python error: ", r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$",
         # Python's warnings ("path.py:75: UserWarning: …")
@@ -508,6 +512,9 @@ def _times_stated(events: pl.DataFrame, tz: str) -> pl.DataFrame:
     ).drop("stated_ts")
 
 
+_CI_RUNNERS = ("gitlab-runner", "gitlab-ci-multi-runner", "buildkite-agent", "Runner.Listener", "Runner.Worker")
+
+
 def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Events of an application's messages in a syslog or journald envelope (framed by :mod:`._syslog`).
 
@@ -526,11 +533,16 @@ def enveloped(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "line", "ts", "ts_raw", "ts_quality", "format",
         envelope_host="host", envelope_pid="pid", program="program", envelope_severity="severity",
     )
+    # The envelope names the writer: an event about another process (a worker torchrun signalled, a DataLoader worker
+    # killed: a pid in the text) is not the writer's, nor is a job a CI runner's service logs the end of ("Job failed:
+    # exit code 137": the runner lives on).
+    job_end = (pl.col("kind") == "process_killed") & pl.col("program").is_in(_CI_RUNNERS)
+    writers = ~job_end & (pl.col("pid").is_null() | (pl.col("pid") == pl.col("envelope_pid")))
     read = events.drop("ts", "ts_raw", "ts_quality", "format").join(envelope, on="line", how="left").with_columns(
         host=pl.coalesce("envelope_host", "host"),
         host_named=pl.when(pl.col("envelope_host").is_null()).then("host_named"),
-        pid=pl.coalesce("pid", "envelope_pid"),
-        process=pl.coalesce("process", "program"),
+        pid=pl.coalesce("pid", pl.when(~job_end).then("envelope_pid")),
+        process=pl.coalesce("process", pl.when(writers).then("program")),
         severity=pl.coalesce("severity", "envelope_severity"),
     ).select(list(_OUTPUT))
     kept_empty = _syslog.program_events(lines.join(framed.filter(empty).select("line"), on="line"))
