@@ -336,28 +336,29 @@ def _e2e_framework_lines(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFra
     ).drop("e2e")
 
 
-# The dump prints each event's own time (Go's time.Time: "2024-07-12 15:49:58 +0000 UTC"), minutes before the klog
-# stamp of the dump itself: the event happened then. Its offset makes it exact; the zone's name after it adds nothing.
-_DUMPED_EVENT_TIME = r"^At ([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [-+][0-9]{4}) [A-Z]+ - event for "
-_DUMPED_EVENT_NODE = r"^At [^\n]*? - event for [^:\s]+: \{[^ }]+ ([^ }]+)\} "
+# The e2e framework's dump of an event (its dump.go klog; framework.Logf before it), one line per event of a namespace:
+# "At 2024-07-12 15:49:58 +0000 UTC - event for POD: {kubelet NODE} Evicted: The node was low on resource: …".
+# It prints the event's own time (Go's time.Time), minutes before the moment of the dump itself: the event happened
+# then. Its offset makes it exact; the zone's name after it adds nothing.
+_DUMPED_EVENT_HEAD = r"^At (?<when>(?<stamp>[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [-+][0-9]{4}) \S+) - event for "
+_DUMPED_EVENT = _DUMPED_EVENT_HEAD + r"(?<name>[a-z0-9][-a-z0-9.]*): \{(?<source>[^}]*)\} (?<reason>[0-9A-Za-z_]+): (?<message>.*)$"
 
 
 def _dumped_event_time(records: pl.DataFrame) -> pl.DataFrame:
-    """A dumped event's line takes the event's own time, not the moment the e2e framework logged it."""
+    """A dumped event's line takes the event's own time, not the moment the e2e framework logged it, and the node its
+    source names as its host: "{kubelet NODE}", "{kernel-monitor NODE}" ("{default-scheduler }" names none)."""
     if not records.select(pl.col("body").str.starts_with("At ").any()).item():
         return records
-    stamp = pl.col("body").str.extract(_DUMPED_EVENT_TIME, 1)
-    own = stamp.str.to_datetime("%Y-%m-%d %H:%M:%S%.f %z", strict=False, time_unit="us").dt.convert_time_zone("UTC")
-    # The event's source names the node it came from: "{kubelet NODE}", "{kernel-monitor NODE}" ("{default-scheduler }" none).
-    node = pl.col("body").str.extract(_DUMPED_EVENT_NODE, 1)
-    dated = records.with_columns(own_ts=own)
+    head = pl.col("body").str.extract_groups(_DUMPED_EVENT_HEAD + r"(?:[^:\s]+: \{[^ }]+ (?<node>[^ }]+)\} )?").struct
+    own = head.field("stamp").str.to_datetime("%Y-%m-%d %H:%M:%S%.f %z", strict=False, time_unit="us").dt.convert_time_zone("UTC")
+    dated = records.with_columns(own_ts=own, dumped_when=head.field("when"), dumped_node=head.field("node"))
     has_own = pl.col("own_ts").is_not_null()
     return dated.with_columns(
-        host=pl.coalesce(node, pl.col("host")),
+        host=pl.coalesce("dumped_node", "host"),
         ts=pl.when(has_own).then(pl.col("own_ts")).otherwise(pl.col("ts")),
-        ts_raw=pl.when(has_own).then(pl.col("body").str.extract(r"^At (.*?) - event for ", 1)).otherwise(pl.col("ts_raw")),
+        ts_raw=pl.when(has_own).then(pl.col("dumped_when")).otherwise(pl.col("ts_raw")),
         ts_quality=pl.when(has_own).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
-    ).drop("own_ts")
+    ).drop("own_ts", "dumped_when", "dumped_node")
 
 
 def _records(framed: pl.DataFrame) -> pl.DataFrame:
@@ -467,13 +468,6 @@ def _in_envelope_zone(klog_ts: pl.Expr) -> pl.Expr:
     zone = quarters.abs().is_between(1, 56) & ((gap - quarters * 900).abs() < 120)
     return pl.when(zone).then(klog_ts + pl.duration(seconds=quarters * 900)).otherwise(klog_ts)
 
-
-# The e2e framework's event dump (its dump.go klog), one line per event of a namespace:
-# "At 2024-07-12 15:49:58 +0000 UTC - event for POD: {kubelet NODE} Evicted: The node was low on resource: …".
-_DUMPED_EVENT = (
-    r"^At [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [-+][0-9]{4} [A-Z]+ - event for (?<name>[a-z0-9][-a-z0-9.]*): "
-    r"\{(?<source>[^}]*)\} (?<reason>[0-9A-Za-z_]+): (?<message>.*)$"
-)
 
 # Lines that may carry an eviction, pressure or OOM fact; the rest only need pod fields,
 # so the costlier rules run on this subset alone.
