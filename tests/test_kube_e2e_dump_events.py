@@ -61,6 +61,13 @@ def test_klog_dump_names_the_event_s_node_as_host() -> None:
     assert (event["host"], event["pod"], event["format"]) == ("i-0f43c1d9bda1707a4", "p-0", "klog")
 
 
+def test_a_zone_go_names_by_its_offset_still_gives_the_event_s_time() -> None:
+    # (Go prints a zone without an abbreviation by its offset: "+0300 +03")
+    line = "I0824 09:01:32.123456 1234 dump.go:53] At 2023-08-24 12:00:58 +0300 +03 - event for pod-x: {kubelet node-1} Evicted: low\n"
+    (event,) = _parse(line)
+    assert (event["ts"], event["ts_quality"], event["kind"]) == (dt.datetime(2023, 8, 24, 9, 0, 58, tzinfo=dt.UTC), "exact", "eviction")
+
+
 # (day, Jenkins' clock before the stamp, the event's offset in hours): a space-padded day ("Mar  1"), either zone side.
 _VARIANTS = ((1, True, -5), (9, False, 0), (28, True, 9), (4, False, -12))
 
