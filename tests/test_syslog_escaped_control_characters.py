@@ -102,3 +102,9 @@ _TERMINAL_ESCAPE = st.builds(lambda parameters, final: f"#033[{parameters}{final
 def test_any_colour_around_a_message_leaves_its_events_facts(sample: str, opening: str, closing: str) -> None:
     text = _SAMPLES[sample]
     assert _facts(_coloured(text, opening, closing)) == _facts(text)
+
+
+def test_logrus_terminal_levels_name_the_severity_once_their_colours_are_dropped() -> None:
+    events = _parse((DATA / "syslog" / "journal_rsyslog_logrus_tty_colour_escapes_ssh2docker_01.log").read_text())
+    assert events.select("line", "severity").rows() == [(1, "warning"), (2, "info"), (3, "info")]
+    assert _parse("Jun  2 09:49:00 h app[1]: ERRO[0012] failed to start container\n")["severity"].to_list() == ["error"]

@@ -613,7 +613,9 @@ _APPLICATION_LEVEL = (
     rf"|\[(?<bracketed>{_LEVEL_WORDS})\](?::? |$)|(?<colon>{_LEVEL_WORDS}):(?: |$)"
     # A JSON logger's line that names its level (zerolog's and zap's first: '{"level":"warn",…'; logrus' JSON formatter sorts its
     # keys: '{"@time":"…","host":"…","level":"info",…'); a "level" inside a nested object is none of the line's.
-    r'|\{(?:[^{}]*?,)?"level":"(?<json>[A-Za-z]+)"[,}])'
+    r'|\{(?:[^{}]*?,)?"level":"(?<json>[A-Za-z]+)"[,}]'
+    # logrus' text formatter on a terminal, its colours gone: "WARN[0006] config.Allowed = false" (seconds since its start)
+    r"|(?<tty>PANI|FATA|ERRO|WARN|INFO|DEBU|TRAC)\[[0-9]{4,}\] )"
 )
 _APPLICATION_SEVERITY = {
     "I": "info", "W": "warning", "E": "error", "F": "critical", "D": "debug", "N": "notice", "C": "critical",
@@ -629,7 +631,7 @@ def application_level(message: pl.Expr) -> pl.Expr:
         found.field("klog"), found.field("capnslog"), found.field("word"), found.field("bracketed"), found.field("colon"),
         found.field("json").str.to_uppercase(),
     )
-    return named.replace_strict(_APPLICATION_SEVERITY, default=None)
+    return pl.coalesce(named.replace_strict(_APPLICATION_SEVERITY, default=None), found.field("tty").replace_strict(_TTY_SEVERITY, default=None))
 
 
 def _at_offset(naive: pl.Expr, minutes: pl.Expr) -> pl.Expr:
