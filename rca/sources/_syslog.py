@@ -558,18 +558,15 @@ def _nil_app_name(program: pl.Expr, pri: pl.Expr) -> pl.Expr:
 # journal's byte arrays' escapes are (:func:`bytes_text`): the rules read the text the program wrote, not its styling.
 # Other codes are left as written: "#0017" or "#003366" in a message is more likely a number or a colour than a control.
 _RSYSLOG_ESCAPE_GATE = "#0"
-_RSYSLOG_ESCAPES = {"#012": "\n", "#011": "\t"}
 _RSYSLOG_TERMINAL_ESCAPE = r"#033\[[0-9;?]*[A-Za-z]"
-_RSYSLOG_DROPPED = ["#033", "#015", "#007"]
+_RSYSLOG_DECODED = {"#012": "\n", "#011": "\t", "#033": "", "#015": "", "#007": ""}
 
 
 def _rsyslog_unescaped(message: pl.Expr) -> pl.Expr:
-    """``message`` with rsyslog's escaped newlines and tabs (:data:`_RSYSLOG_ESCAPES`) decoded, its escaped terminal
-    sequences and its escaped ESC, CR and BEL dropped."""
+    """``message`` with rsyslog's escaped terminal sequences dropped and its other escapes decoded (:data:`_RSYSLOG_DECODED`:
+    a newline, a tab; ESC, CR and BEL dropped)."""
     escaped = message.str.contains(_RSYSLOG_ESCAPE_GATE, literal=True)
-    plain = message.str.replace_all(_RSYSLOG_TERMINAL_ESCAPE, "").str.replace_many(
-        [*_RSYSLOG_ESCAPES, *_RSYSLOG_DROPPED], [*_RSYSLOG_ESCAPES.values(), *[""] * len(_RSYSLOG_DROPPED)]
-    )
+    plain = message.str.replace_all(_RSYSLOG_TERMINAL_ESCAPE, "").str.replace_many(list(_RSYSLOG_DECODED), list(_RSYSLOG_DECODED.values()))
     return pl.when(escaped).then(plain).otherwise(message)
 
 

@@ -243,7 +243,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         journal_json=pl.col("text").str.contains(_JOURNAL_JSON_IDENTIFIER),
         kubelet_caller=pl.col("text").str.contains(_KUBELET_CALLER),
         gpu_component=pl.col("text").str.contains(_GPU_COMPONENT_SIGNS),
-        e2e=pl.col("text").str.contains(_E2E_STAMP),
+        e2e=pl.col("text").str.contains(_E2E_LINE),
     )
     shares = by_head(
         scored,
@@ -308,7 +308,6 @@ def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 # The e2e framework's own log lines before it logged through klog (framework.Logf, and the failure Ginkgo reports): Go's
 # time.StampMilli, a colon, the level ("Aug 24 15:46:06.501: INFO: At … - event for …"); a Jenkins console put its own
 # clock before each ("09:01:32 Aug 24 …"). No syslog line has a colon right after its clock.
-_E2E_STAMP = r"^(?:[0-9]{2}:[0-9]{2}:[0-9]{2} )?[A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}: "
 _E2E_LINE = (
     r"(?s)^(?:[0-9]{2}:[0-9]{2}:[0-9]{2} )?(?<month>[A-Z][a-z]{2}) +(?<day>[0-9]{1,2}) (?<clock>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}): "
     r"(?:(?<level>INFO|WARNING|ERROR|FAIL): )?(?<message>.*)$"
@@ -318,7 +317,7 @@ _SEVERITY_BY_E2E_LEVEL = {"INFO": "info", "WARNING": "warning", "ERROR": "error"
 
 def _e2e_framework_lines(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """An e2e framework line keeps its message without the stamp, timed by the stamp (year-less, in ``ctx.tz``)."""
-    if not records.select(pl.col("body").str.contains(_E2E_STAMP).any()).item():
+    if not records.select(pl.col("body").str.contains(_E2E_LINE).any()).item():
         return records
     e2e = pl.col("e2e").struct
     framework = e2e.field("clock").is_not_null() & ~pl.col("has_header") & pl.col("ts").is_null()
