@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rca
-from rca import sources
+from rca import _small_files, sources
 from rca.ingest import FileTask, IngestOptions, parse_file, parse_lines
 from rca.sources import dcgm
 from rca.sources._base import ParseContext, lines_frame
@@ -857,3 +859,37 @@ def test_the_1x_exporter_s_pod_labels_and_memory_names_are_read() -> None:
     events = rca.parse_text(text, file="h/dcgm.prom", reference_time=FIXED_MTIME)
     sample, xid = of_kind(events, "gpu_sample").row(0, named=True), of_kind(events, "xid").row(0, named=True)
     assert (sample["mem_used_bytes"], sample["mem_total_bytes"], xid["xid"], xid["gpu_uuid"]) == (1024 * MIB, 4096 * MIB, 79, "GPU-a")
+
+
+def test_a_folder_of_scrapes_and_a_diag_table_reads_in_one_parse_each_file_at_its_own_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A scrape saved every minute is a small file each: they are parsed together, a dcgmi table among them alone.
+    folder = tmp_path / "logs" / "gpu-node-07" / "dcgm"
+    folder.mkdir(parents=True)
+    scrape = (FOLDER / "dcgm_exporter_scrape_h100_2gpu.txt").read_text()
+    saved = [datetime(2026, 12, 1, 3, minute, tzinfo=UTC) for minute in (1, 2, 3)]
+    for when in saved:
+        path = folder / f"metrics-{when:%H%M}.txt"
+        path.write_text(scrape.replace("} 75890", "} " + str(75890 + when.minute)))
+        os.utime(path, (when.timestamp(), when.timestamp()))
+    (folder / "metrics-diag.txt").write_text((FOLDER / "dcgm_diag_r2_331_gpu_memory_fail.txt").read_text())
+    scrape_parses: list[int] = []
+    parse_scrapes = dcgm._parse_scrapes
+    monkeypatch.setattr(dcgm, "_parse_scrapes", lambda lines, ctx: scrape_parses.append(lines["batch_file"].n_unique()) or parse_scrapes(lines, ctx))
+    rca.ingest(tmp_path / "logs", tmp_path / "together", workers=1)
+    assert scrape_parses == [3]
+    together = rca.open_store(tmp_path / "together")
+    busy = together.events().filter(pl.col("pod") == "vllm-llama3-70b-0").sort("ts")
+    assert busy.select("ts", "ts_quality", "mem_used_bytes").rows() == [
+        (when, "file_mtime", (75890 + when.minute) * MIB) for when in saved
+    ]
+    files = together.manifest().sort("path")
+    assert [(row["skipped_lines"], json.loads(row["skipped_reasons"])) for row in files.head(3).iter_rows(named=True)] == [(44, {"comment": 44})] * 3
+    monkeypatch.undo()
+    monkeypatch.setattr(_small_files, "SMALL_FILE_BYTES", -1)  # each file alone
+    rca.ingest(tmp_path / "logs", tmp_path / "alone", workers=1)
+    alone = rca.open_store(tmp_path / "alone")
+    assert_frame_equal(together.events().sort("event_id"), alone.events().sort("event_id"))
+    per_run = ("run_id", "parts")
+    assert_frame_equal(files.drop(*per_run), alone.manifest().sort("path").drop(*per_run))

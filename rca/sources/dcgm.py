@@ -81,6 +81,7 @@ enabled.``) are claimed where they make most of the file and read as ``log`` eve
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -90,7 +91,9 @@ import polars as pl
 from rca import schema
 from rca.errors import FileFormatError
 from rca.sources import _xid, register
-from rca.sources._base import ParseContext, Parsed, Source, attrs_json, joined_json, map_distinct
+from rca.sources._base import (
+    ParseContext, Parsed, Source, add_skipped, attrs_json, by_head, file_column, joined_json, map_distinct, one_head, per_file, within_file,
+)
 from rca.sources._nvsmi_common import ctime_to_utc
 
 MIB = 2**20
@@ -269,24 +272,35 @@ _NVLINK_LAYOUT = r"^(?:\+-+\+|GPUs:|NvSwitches:|Key: Up=U, .*)$"
 def sniff(head: Sequence[str]) -> float:
     """0.95 when the head holds DCGM HELP/TYPE lines, is mostly DCGM samples or a dcgmi table; 0.9 for a JSON export of DCGM metrics;
     0.75 where dcgmi's plain lines (no table) make most of it."""
-    if not head:
-        return 0.0
+    return one_head(sniff_heads, head)
+
+
+def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
+    """:func:`sniff` of many heads in two queries: a folder of scrapes saved a minute apart is thousands of heads."""
+    text = pl.col("text")
+    lines = dict(heads.group_by("head", maintain_order=True).agg(text).iter_rows())
+    found = by_head(
+        heads,
+        comment=text.str.contains(_DCGM_COMMENT).any(),
+        samples=text.str.contains(_DCGM_SAMPLE).mean(),
+        diag=_is_diag_line(text).any(),
+        results=_is_result_row(text).any(),
+        dmon=(_is_dmon_header(text) & (text.shift(-1).str.strip_chars().str.to_uppercase() == "ID")).any(),
+        boxed=text.str.strip_chars_start().str.contains(r"^[|+]").mean(),
+        nvlink=_is_nvlink_title(text).any(),
+        telling=_is_dcgmi_telling(text).any(),
+        plain=_is_dcgmi_plain(text).sum() / (text.str.strip_chars() != "").sum(),
+    )
+    return {number: _document_score(head) or _content_score(found[number]) for number, head in lines.items()}
+
+
+def _document_score(head: Sequence[str]) -> float:
     if _is_json_export(head):
         return 0.9
-    if _diag_json_opening(head) is not None or _is_health_json("\n".join(head)):
-        return 0.95
-    lines = pl.DataFrame({"text": list(head)}, schema={"text": pl.String})
-    found = lines.select(
-        comment=pl.col("text").str.contains(_DCGM_COMMENT).any(),
-        samples=pl.col("text").str.contains(_DCGM_SAMPLE).mean(),
-        diag=_is_diag_line(pl.col("text")).any(),
-        results=_is_result_row(pl.col("text")).any(),
-        dmon=(_is_dmon_header(pl.col("text")) & (pl.col("text").shift(-1).str.strip_chars().str.to_uppercase() == "ID")).any(),
-        boxed=pl.col("text").str.strip_chars_start().str.contains(r"^[|+]").mean(),
-        nvlink=_is_nvlink_title(pl.col("text")).any(),
-        telling=_is_dcgmi_telling(pl.col("text")).any(),
-        plain=_is_dcgmi_plain(pl.col("text")).sum() / (pl.col("text").str.strip_chars() != "").sum(),
-    ).row(0, named=True)
+    return 0.95 if _diag_json_opening(head) is not None or _is_health_json("\n".join(head)) else 0.0
+
+
+def _content_score(found: dict) -> float:
     if found["comment"] or (found["samples"] or 0.0) >= 0.5 or found["dmon"] or found["nvlink"]:
         return 0.95
     if found["telling"] and (found["plain"] or 0.0) >= 0.5:
@@ -371,11 +385,13 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Text exposition: samples grouped into GPU events; comments skipped; other lines kept as ``log``.
 
     A JSON export or ``dcgmi diag -j`` document handed over as lines (``rca.parse_text``) is parsed as one document covering them.
+    Of the lines of several files (a ``batch_file`` column), the scrapes are read together, each with its own time, and
+    a file of another kind (a dcgmi table, a dmon loop, a document) alone, as it would be by itself.
     """
-    head = lines["text"].head(60).to_list()
-    opening = _diag_json_opening(head)
-    if _is_json_export(head) or opening is not None or _is_health_json("\n".join(head)):
-        return _parse_document(lines.head(opening or 0), lines.slice(opening or 0), ctx)
+    if within_file(lines):
+        return _parse_files(lines, ctx)
+    if _is_document(lines["text"].head(60).to_list()):
+        return _parse_document_lines(lines, ctx)
     if lines.select(_is_dmon_header(pl.col("text")).any()).item():
         return _parse_dmon(lines, ctx)
     # the literal over every line, the title's pattern over the few that hold it (a scrape holds none)
@@ -384,18 +400,68 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         return _parse_nvlink_status(lines, ctx)
     if lines.select((_is_diag_line(pl.col("text")) | _is_result_row(pl.col("text"))).any()).item():
         return _parse_tables(lines, ctx)
+    return _parse_scrapes(lines, ctx)
+
+
+def _is_document(head: list[str]) -> bool:
+    """Whether a file's first lines open a JSON document: a Prometheus export, a ``dcgmi diag -j`` or ``health -c -j`` report."""
+    return _is_json_export(head) or _diag_json_opening(head) is not None or _is_health_json("\n".join(head))
+
+
+def _parse_document_lines(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    opening = _diag_json_opening(lines["text"].head(60).to_list())
+    return _parse_document(lines.head(opening or 0), lines.slice(opening or 0), ctx)
+
+
+def _parse_files(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """The lines of several files: their scrapes in one parse (a folder of scrapes saved a minute apart is thousands of
+    small files), every other file alone with its own name and time."""
+    scrapes = _scrape_files(lines)
+    parts = [_parse_scrapes(lines.filter(pl.col("batch_file").is_in(scrapes)), ctx)] if scrapes else []
+    others = lines.filter(~pl.col("batch_file").is_in(scrapes)).partition_by("batch_file", as_dict=True, maintain_order=True)
+    for (number,), own in others.items():
+        file, reference_time = ctx.files[number]
+        alone = dataclasses.replace(ctx, file=file, reference_time=reference_time, files=(), file_years=())
+        parsed = parse(own.drop("batch_file"), alone)
+        parts.append(Parsed(events=parsed.events, skipped=parsed.skipped, skipped_by_file={number: parsed.skipped}))
+    skipped: dict[str, int] = {}
+    for part in parts:
+        add_skipped(skipped, part.skipped)
+    by_file = {number: counts for part in parts for number, counts in (part.skipped_by_file or {}).items()}
+    return Parsed(events=pl.concat([part.events for part in parts], how="diagonal_relaxed").sort("line"), skipped=skipped, skipped_by_file=by_file)
+
+
+def _scrape_files(lines: pl.DataFrame) -> list[int]:
+    """The files (by ``batch_file``) that :func:`parse` would read as scrapes: no document, dmon loop, NvLink box or dcgmi table."""
+    text = pl.col("text")
+    kinds = lines.group_by("batch_file", maintain_order=True).agg(
+        head=text.head(60),
+        tabled=(_is_dmon_header(text) | _is_nvlink_title(text) | _is_diag_line(text) | _is_result_row(text)).any(),
+    )
+    return [number for number, head, tabled in kinds.iter_rows() if not tabled and not _is_document(head)]
+
+
+def _parse_scrapes(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Text exposition (of one file, or of several with a ``batch_file`` column): samples grouped into GPU events."""
     text = pl.col("text").str.strip_chars()
-    comment = text.str.starts_with("#")
-    classified = lines.with_columns(comment=comment, sample=text.str.extract_groups(_SAMPLE_LINE))
-    skipped = {"comment": int(classified["comment"].sum())} if classified["comment"].any() else {}
+    classified = lines.with_columns(comment=text.str.starts_with("#"), sample=text.str.extract_groups(_SAMPLE_LINE))
     candidates = classified.filter(~pl.col("comment"))
     is_sample = pl.col("sample").struct.field("metric").is_not_null()
     unparsed = _plain_lines(candidates.filter(~is_sample), ctx)
     samples = _exposition_samples(candidates.filter(is_sample))
-    events, other = _events(samples, ctx)
-    if other:
-        skipped["other metric"] = other
-    return Parsed(events=pl.concat([events, unparsed], how="diagonal_relaxed").sort("line"), skipped=skipped)
+    events = _events(samples, ctx)
+    file = file_column(lines)
+    skipped_lines = pl.concat([
+        classified.filter("comment").select(*file, "line", reason=pl.lit("comment")),
+        samples.filter(~_is_dcgm_metric()).select(*file, "line", reason=pl.lit("other metric")),
+    ])
+    skipped = dict(skipped_lines.group_by("reason", maintain_order=True).len().iter_rows())
+    by_file = None
+    if file:
+        by_file = {}
+        for number, reason, count in skipped_lines.group_by("batch_file", "reason", maintain_order=True).len().iter_rows():
+            by_file.setdefault(number, {})[reason] = count
+    return Parsed(events=pl.concat([events, unparsed], how="diagonal_relaxed").sort("line"), skipped=skipped, skipped_by_file=by_file)
 
 
 def _plain_lines(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
@@ -413,7 +479,7 @@ def _plain_lines(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     read = refused.is_not_null() | version.is_not_null() | failed
     return lines.select(
         "line", message="text", n_lines=pl.lit(1, pl.Int32),
-        **{name: pl.when(read).then(value) for name, value in _file_time(ctx).items()},
+        **{name: pl.when(read).then(value) for name, value in _file_time(ctx, lines).items()},
         format=pl.when(read).then(pl.lit("dcgmi_text")),
         severity=pl.when(refused.is_not_null()).then(pl.lit("warning")).when(failed).then(pl.lit("error"))
         .when(version.is_not_null()).then(pl.lit("info")),
@@ -456,8 +522,9 @@ def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
     if result["status"][0] != "success" or result["resultType"][0] not in ("matrix", "vector"):
         raise FileFormatError("Prometheus JSON export without a successful matrix or vector result")
     samples = _json_samples(result.select("result"))
-    events, other = _events(samples, ctx)
+    events = _events(samples, ctx)
     if events.height == 0:
+        other = samples.filter(~_is_dcgm_metric()).height
         return Parsed(events=events, skipped={"no DCGM samples" if not other else "other metric": 1})
     first = pl.int_range(pl.len()) == 0
     return Parsed(events=events.with_columns(
@@ -506,8 +573,10 @@ def _table_rows(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _file_time(ctx: ParseContext) -> dict[str, pl.Expr]:
-    return {"ts": pl.lit(ctx.reference_time, schema.UTC_MICROS), "ts_quality": pl.lit("file_mtime" if ctx.reference_time else "missing")}
+def _file_time(ctx: ParseContext, lines: pl.DataFrame | None = None) -> dict[str, pl.Expr]:
+    """The time of lines that state none: their file's modification time (each file's own, of the ``lines`` of several)."""
+    times = [when for _, when in ctx.files] if lines is not None and within_file(lines) else [ctx.reference_time]
+    return {"ts": per_file(times, schema.UTC_MICROS), "ts_quality": per_file(["file_mtime" if when else "missing" for when in times], pl.String())}
 
 
 def _parse_health(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -1089,6 +1158,7 @@ def _exposition_samples(rows: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(
         [
             rows.select(
+                *file_column(rows),
                 "line",
                 metric=_field_name(sample.field("metric")),
                 value=sample.field("value"),
@@ -1143,19 +1213,21 @@ def _json_samples(frame: pl.DataFrame) -> pl.DataFrame:
 # --- events: samples of one GPU at one time merged ----------------------------------------------
 
 
-def _events(samples: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, int]:
-    """GPU events from samples, and how many sample lines were of metrics other than DCGM's."""
-    is_dcgm = pl.col("metric").str.starts_with("DCGM_").fill_null(False)
-    other = int(samples.filter(~is_dcgm)["n_lines"].sum() or 0)
+def _is_dcgm_metric() -> pl.Expr:
+    return pl.col("metric").str.starts_with("DCGM_").fill_null(False)
+
+
+def _events(samples: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """GPU events from the samples of DCGM's metrics (of one file, or of several with a ``batch_file`` column)."""
     number = pl.col("value").cast(pl.Float64, strict=False)
-    mtime = pl.lit(ctx.reference_time, schema.UTC_MICROS)
-    # A GPU shared by several pods (time-slicing, MPS) has a series per pod: one event each.
-    gpu_key = ["Hostname", "gpu", "UUID", "GPU_I_ID", "pod", "namespace", "container", "exported_pod", "exported_namespace", "exported_container"]
-    dcgm = samples.filter(is_dcgm).with_columns(
+    file_time = _file_time(ctx, samples)
+    # A GPU shared by several pods (time-slicing, MPS) has a series per pod: one event each. A file's series are its own.
+    gpu_key = [*file_column(samples), "Hostname", "gpu", "UUID", "GPU_I_ID", "pod", "namespace", "container", "exported_pod", "exported_namespace",
+               "exported_container"]
+    dcgm = samples.filter(_is_dcgm_metric()).with_columns(
         number=pl.when(number.is_finite() & (number.abs() < _DCGM_BLANK)).then(number),
-        ts=pl.coalesce(pl.col("stamp_us").cast(schema.UTC_MICROS), mtime),
-        ts_quality=pl.when(pl.col("stamp_us").is_not_null()).then(pl.lit("exact"))
-        .otherwise(pl.lit("file_mtime" if ctx.reference_time else "missing")),
+        ts=pl.coalesce(pl.col("stamp_us").cast(schema.UTC_MICROS), file_time["ts"]),
+        ts_quality=pl.when(pl.col("stamp_us").is_not_null()).then(pl.lit("exact")).otherwise(file_time["ts_quality"]),
         # Without timestamps, the k-th sample of a GPU's metric belongs to the k-th scrape saved in the file.
         scrape=pl.when(pl.col("stamp_us").is_null()).then(pl.int_range(pl.len()).over("metric", *_series(samples), *gpu_key)).cast(pl.Int32),
     ).sort([*gpu_key, "ts", "scrape"], nulls_last=True, maintain_order=True)
@@ -1169,7 +1241,7 @@ def _events(samples: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, int
         [_gpu_samples(dcgm.filter(~pl.col("xid_event")), gpu_key), _xid_events(dcgm.filter(pl.col("xid_event")))],
         how="diagonal_relaxed",
     )
-    return events.sort("line", maintain_order=True), other
+    return events.sort("line", maintain_order=True)
 
 
 def _identity() -> dict[str, pl.Expr]:
@@ -1290,6 +1362,7 @@ SOURCE = register(
     Source(
         name="dcgm",
         sniff=sniff,
+        sniff_heads=sniff_heads,
         parse=parse,
         sniff_literals=(
             "DCGM_", _V1_PREFIX,
@@ -1306,5 +1379,6 @@ SOURCE = register(
         sniff_bytes=sniff_bytes,
         parse_bytes=parse_bytes,
         carried_lines=carried_lines,
+        segmented=True,
     )
 )
