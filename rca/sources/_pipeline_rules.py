@@ -331,6 +331,10 @@ _VLLM_ENGINE_START_FAILED = ("Engine process failed to start", "Engine core init
 # error."), the frontend's EngineDeadError ("EngineCore encountered an issue. See stack trace (above) for the root cause."), and
 # its client's watcher of the core's process ("Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.").
 _VLLM_ENGINE_DEAD = ("EngineCore encountered a fatal error", "EngineDeadError", "died unexpectedly, shutting down client")
+# V1's multiproc executor of one of its worker processes ("Worker proc VllmWorker-2 died unexpectedly (exit code: None),
+# shutting down executor."; before 0.10 without the exit code): its death was seen, not a kill, so it is no process_killed.
+_VLLM_WORKER_DIED = r"\bWorker proc \S+ died unexpectedly\b"
+_VLLM_WORKER_LITERAL = "Worker proc "
 _JAVA_OOM_LITERAL = "java.lang.OutOfMemoryError"
 
 # family → what each of its rules needs in the message: literals (any of them) or a regex.
@@ -385,6 +389,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "vllm_error": (
         "No available memory for the cache blocks", "max seq len (", "EngineCore failed to start",
         "Not enough memory. Please try to increase --mem-fraction-static", *_VLLM_ENGINE_START_FAILED, *_VLLM_ENGINE_DEAD,
+        _VLLM_WORKER_LITERAL,
     ),
     "python_warning": ("Warning: ",),
     "rank": ("[Rank ",),
@@ -1034,7 +1039,8 @@ def _vllm_error_facts() -> dict[str, pl.Expr]:
         .then(pl.lit("no_cache_blocks"))
         .when(m.str.contains(r"max seq len \([0-9]+\)[^\n]*KV cache")).then(pl.lit("kv_cache_insufficient"))
         .when(m.str.contains_any(["EngineCore failed to start", *_VLLM_ENGINE_START_FAILED])).then(pl.lit("engine_start_failed"))
-        .when(m.str.contains_any(list(_VLLM_ENGINE_DEAD))).then(pl.lit("engine_dead")),
+        .when(m.str.contains_any(list(_VLLM_ENGINE_DEAD))).then(pl.lit("engine_dead"))
+        .when(m.str.contains(_VLLM_WORKER_DIED)).then(pl.lit("worker_died")),
     }
 
 

@@ -22,7 +22,8 @@ import polars as pl
 from rca import timeutil
 from rca.sources import _log_exports, _nvsmi_table, _pipeline_batch, _pipeline_slurm, _syslog, register
 from rca.sources._base import (
-    ParseContext, Parsed, Source, add_skipped, by_head, file_column, forward_fill_within, joined_json, one_head, split_rows, within_file,
+    ParseContext, Parsed, Source, add_skipped, by_head, file_column, forward_fill_within, joined_json, one_head, split_rows, starts_file,
+    within_file,
 )
 from rca.sources._pipeline_attrs import json_flag, json_number, json_object, json_text, with_attrs
 from rca.sources._pipeline_frame import frame
@@ -304,9 +305,37 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     # Blank lines never reach the parser and blank envelopes are dropped here: both leave a gap in the line numbers
     # (the pieces of a cut line, whose text is on its first piece's row, do not).
     kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank")).with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))
-    events = _times_stated(_torchrun_failures(_classify(records(kept.filter(~pl.col("continued")))), ctx.tz), ctx.tz)
+    grouped = _cuda_reports_folded(records(kept.filter(~pl.col("continued"))), lines)
+    events = _times_stated(_torchrun_failures(_classify(grouped), ctx.tz), ctx.tz)
     events = _pipeline_batch.with_job_figures(_pipeline_slurm.with_table_facts(events, sacct, ctx.tz), lines)
     return _with_tables(Parsed(events=events, skipped=skipped, skipped_by_file=skipped_by_file), tables)
+
+
+# XLA's cudaMallocAsync allocator logs what CUDA reported under its failure, on a line of the same message indented by one
+# space (" Reported by CUDA: Free memory/Total memory: 22635544576/85095874560"). A paste that lost that space leaves it a
+# record of its own: it is still the failure's (or, where a paste puts it under it, the failure's JAX error's), and its figures
+# (the device's total and free memory) with it.
+_CUDA_REPORT_LITERAL = "Reported by CUDA: "
+_CUDA_REPORT = r"^Reported by CUDA: Free memory/Total memory: [0-9]+/[0-9]+\s*$"
+_ALLOCATOR_FAILED = r"cuMemAllocAsync failed to allocate [0-9]+ bytes|RESOURCE_EXHAUSTED: Out of memory while trying to allocate [0-9]+ bytes"
+
+
+def _cuda_reports_folded(records: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """``records`` (in line order) with each bare CUDA report joined to the allocator failure on the line right above it in
+    its file (of ``lines``)."""
+    message, line, n_lines = pl.col("message"), pl.col("line"), pl.col("n_lines")
+    if not records.select(message.str.contains(_CUDA_REPORT_LITERAL, literal=True).any()).item():
+        return records
+    report = (
+        message.str.contains(_CUDA_REPORT) & (line == line.shift(1) + n_lines.shift(1))
+        & ~line.is_in(lines.filter(starts_file(lines))["line"].implode()) & message.shift(1).str.contains(_ALLOCATOR_FAILED)
+    )
+    marked = records.with_columns(_report=report.fill_null(False))
+    above = pl.col("_report").shift(-1).fill_null(False)
+    return marked.with_columns(
+        message=pl.when(above).then(pl.concat_str([message, message.shift(-1)], separator="\n")).otherwise(message),
+        n_lines=pl.when(above).then(n_lines + n_lines.shift(-1)).otherwise(n_lines),
+    ).filter(~pl.col("_report")).drop("_report")
 
 
 def _without_nvidia_smi_tables(framed: pl.DataFrame, lines: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, Parsed | None]:
