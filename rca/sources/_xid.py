@@ -171,6 +171,10 @@ _API_MISMATCH_VERSIONS = (
 # bus: "NVRM: RmInitAdapter failed! (0x26:0xffff:1375)"). The code names the failing step and status (0x62 a GSP boot, 0x22:0x56
 # a failed mapping, …): what NVIDIA support asks for, and what tells one failure mode from another.
 _RM_INIT_ERROR = r"RmInitAdapter failed! \((0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:[0-9]+)\)"
+# The driver's failed internal checks name the status code and the source line: "NVRM: nvAssertOkFailedNoLog: Assertion
+# failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from status @ kernel_gsp.c:4615" ("nvCheckOkFailedNoLog:
+# Check failed: …", "NVRM: GPU0 nvAssertOkFailedNoLog: …"); the code tells a GSP timeout from an allocation failure.
+_RM_STATUS = r"NVRM: (?:GPU[0-9]+ )?nv(?:Assert|Check)OkFailed(?:NoLog)?: .*?\[(?<status>NV_ERR_[A-Z0-9_]+)\].*? @ (?<at>\S+:[0-9]+)$"
 _DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s"
 _RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to (\S+) \(([^)]*)\)"
 # NVSwitch errors (nvidia-nvswitch, fabric manager's "SXid" catalog): one report is a line naming the error and
@@ -189,6 +193,7 @@ def line_columns() -> list[pl.Expr]:
     xid = pl.col("message").str.extract_groups(XID_LINE)
     gpu_at = pl.col("message").str.extract_groups(GPU_AT_LINE)
     sxid = pl.col("message").str.extract_groups(SXID_LINE)
+    rm_status = pl.col("message").str.extract_groups(_RM_STATUS)
     name = xid.struct.field("name").str.strip_chars(" '")
     return [
         xid.struct.field("code").cast(pl.Int32, strict=False).alias("xid"),
@@ -206,6 +211,8 @@ def line_columns() -> list[pl.Expr]:
         sxid.struct.field("more").is_not_null().alias("sxid_more"),
         pl.col("message").str.extract(_DRIVER_LOAD, 1).alias("nvidia_driver"),
         pl.col("message").str.extract(_RM_INIT_ERROR, 1).alias("nvrm_init_error"),
+        rm_status.struct.field("status").alias("nvrm_status"),
+        rm_status.struct.field("at").alias("nvrm_failed_at"),
     ]
 
 

@@ -333,10 +333,12 @@ _SELECTED = _SCOPE + r"[Kk]ill process (?<pid>[0-9]+) \((?<name>.*)\) score (?<s
 # A task the kernel sent SIGBUS for touching a poisoned (uncorrectable) memory page, the task named "comm:pid" by
 # every wording: "MCE: Killing python:123 due to hardware memory corruption fault at 7f…" (the faulting task),
 # "Memory failure: 0x3710b3: Sending SIGBUS to python:123 due to hardware memory corruption" (5.2+; "Killing" before,
-# "MCE 0x…: Killing …:… early" in 3.x), "… forcibly killing …:… because of failure to unmap corrupted page".
+# "MCE 0x…: Killing …:… early" in 3.x), "… forcibly killing …:… because of failure to unmap corrupted page", and the
+# signal that could not be sent to the task ("MCE: Error sending signal to python:123: -3", later "Memory failure: Error sending signal to …").
 _HWPOISON_KILL = (
-    r"(?:Killing|Sending SIGBUS to|forcibly killing) (?<name>\S.*?):(?<pid>[0-9]+) (?:early )?"
+    r"(?:(?:Killing|Sending SIGBUS to|forcibly killing) (?<name>\S.*?):(?<pid>[0-9]+) (?:early )?"
     r"(?:due to hardware memory corruption|because of failure to unmap corrupted page)"
+    r"|^(?:MCE|Memory failure): Error sending signal to (?<unsent_name>\S.*?):(?<unsent_pid>[0-9]+): -[0-9]+$)"
 )
 # A fork (or a new thread) refused at a cgroup's pids.max (4.3+, KERN_INFO, on the cgroup's first refusal): the cgroup whose
 # limit it hit, a pod's or a container's under kubepods ("cgroup: fork rejected by pids controller in /kubepods/burstable/pod…/8e8c…").
@@ -506,7 +508,7 @@ _RULE_STARTS = "^(?:" + "|".join((
 _RULE_KEYWORDS = (
     r"invoked oom-killer: |cpuset=|Killed process |[Kk]ill process |NVRM: |fallen off the bus"
     r"|soft lockup|hard LOCKUP|page allocation failure|: vmalloc(?: error)?: |\]: segfault at |PCIe Bus Error: |SXid \("
-    r"| due to hardware memory corruption| because of failure to unmap corrupted page|^cgroup: fork rejected by pids controller "
+    r"| due to hardware memory corruption| because of failure to unmap corrupted page|: Error sending signal to |^cgroup: fork rejected by pids controller "
 )
 _HEX64 = r"([0-9a-f]{64})"
 # A program's own message written to /dev/kmsg (systemd and journald at boot, a daemon forwarding to it) reads
@@ -1266,7 +1268,7 @@ def _line_facts() -> list[pl.Expr]:
         *_groups(_PIDS_REJECTED, "pids"),
         *_groups(_AUDIT_ABEND, "abend", pl.when(message.str.starts_with("audit: type=1701 ")).then(message)),
         *_groups(_BAD_PAGE, "bad_page", pl.when(message.str.starts_with("BUG: Bad page ")).then(message)),
-        *_groups(_HWPOISON_KILL, "hwpoison", pl.when(message.str.contains(" memory corruption| corrupted page")).then(message)),
+        *_groups(_HWPOISON_KILL, "hwpoison", pl.when(message.str.contains(" memory corruption| corrupted page|: Error sending signal to ")).then(message)),
         *_groups(_TASK_ROW, "task", unwrapped),
         *_groups(_TASK_STATE, "state", pl.when(message.str.starts_with("task:")).then(message)),
         *_groups(_BLOCK_HEAD, "head"),
@@ -1511,10 +1513,10 @@ def _assemble(records: pl.DataFrame) -> pl.DataFrame:
         ts=pl.when(audit_time).then(timeutil.epoch_to_utc(pl.col("abend_epoch_ms").str.replace(".", "", literal=True))).otherwise("ts"),
         ts_quality=pl.when(audit_time).then(pl.lit("exact")).otherwise("ts_quality"),
         severity=_severity(pl.col("kind")),
-        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "hwpoison_pid", "abend_pid",
+        pid=pl.coalesce("killed_pid", "selected_pid", "summary_pid", "reaper_pid", "task_pid", *_HEAD_PIDS, "hwpoison_pid", "hwpoison_unsent_pid", "abend_pid",
                         "cpu_pid", "oops_pid", "headless_pid")
         .cast(pl.Int64, strict=False).fill_null(pl.coalesce("xid_pid", "nvrm_client_pid", "amdgpu_pid")),
-        process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "hwpoison_name",
+        process=pl.coalesce("killed_name", "selected_name", "summary_task", "reaper_name", "task_name", *_HEAD_NAMES, "hwpoison_name", "hwpoison_unsent_name",
                             _audit.comm(pl.col("abend_name"), pl.col("abend_hex_name")),
                             "bad_page_name", "cpu_comm", "header_name", "xid_process", "nvrm_client", "amdgpu_process", "oops_comm",
                             "headless_comm"),
@@ -1622,6 +1624,7 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "compute_instance": col("xid_compute_instance"),
         "fallen_off_bus": col("fallen_off_bus"), "pci_id": col("pci_id"), "nvidia_driver": col("nvidia_driver"),
         "nvidia_client_version": col("nvrm_client_version"), "gpu_serial": col("gpu_serial"), "rm_init_error": col("nvrm_init_error"),
+        "nvrm_status": col("nvrm_status"), "nvrm_failed_at": col("nvrm_failed_at"),
         "sxid": col("sxid"), "blocked_seconds": number("head_hung_seconds"), "stuck_seconds": number("head_lockup_seconds"),
         "lock_owner": col("head_owner_name"), "lock_owner_pid": number("head_owner_pid"),
         "fault_address": col("head_fault_address"), "fault_in": pl.coalesce("head_fault_in", "head_trap_in"), "trap": col("head_trap_what"),
