@@ -45,8 +45,8 @@ def test_logf_dump_reason_decides_kind_and_names_pod_and_node() -> None:
         # node-problem-detector's event is about the node itself: no pod
         ("oom_kill", "warning", None, "node-1"),
         ("container_oomkilled", "warning", "pod-y", "node-2"),
-        # only a kubelet's event is surely about a pod (the dump names no kind), and the scheduler names no node
-        ("log", "info", None, None),
+        # a kubelet's and the scheduler's events are about a pod (the dump names no kind); the scheduler names no node
+        ("log", "info", "pod-z", None),
     ]
     admission = json.loads(_parse(_LOGF_DUMP)[1]["attrs"])
     assert (admission["reason"], admission["devices_requested"], admission["devices_available"]) == ("UnexpectedAdmissionError", 1, 0)

@@ -309,7 +309,7 @@ def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 # time.StampMilli, a colon, the level ("Aug 24 15:46:06.501: INFO: At … - event for …"); a Jenkins console put its own
 # clock before each ("09:01:32 Aug 24 …"). No syslog line has a colon right after its clock.
 _E2E_LINE = (
-    r"(?s)^(?:[0-9]{2}:[0-9]{2}:[0-9]{2} )?(?<month>[A-Z][a-z]{2}) +(?<day>[0-9]{1,2}) (?<clock>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}): "
+    r"(?s)^(?:[0-9]{2}:[0-9]{2}:[0-9]{2} )?(?<stamp>(?<month>[A-Z][a-z]{2}) +(?<day>[0-9]{1,2}) (?<clock>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3})): "
     r"(?:(?<level>INFO|WARNING|ERROR|FAIL): )?(?<message>.*)$"
 )
 _SEVERITY_BY_E2E_LEVEL = {"INFO": "info", "WARNING": "warning", "ERROR": "error", "FAIL": "error"}
@@ -324,11 +324,11 @@ def _e2e_framework_lines(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFra
     parts = records.with_columns(e2e=pl.col("body").str.extract_groups(_E2E_LINE))
     month = timeutil.month_number(e2e.field("month"))
     stamp_ts, stamp_quality = timeutil.yearless_to_utc(month, e2e.field("day"), e2e.field("clock"), ctx, within=within_file(records))
-    stamp_raw = pl.format("{} {} {}", e2e.field("month"), e2e.field("day"), e2e.field("clock"))
     return parts.with_columns(
         ts=pl.when(framework).then(stamp_ts).otherwise(pl.col("ts")),
         ts_quality=pl.when(framework).then(stamp_quality).otherwise(pl.col("ts_quality")),
-        ts_raw=pl.when(framework).then(stamp_raw).otherwise(pl.col("ts_raw")),
+        # as written: StampMilli pads a one-digit day with a space ("Feb  4"), as syslog does
+        ts_raw=pl.when(framework).then(e2e.field("stamp")).otherwise(pl.col("ts_raw")),
         severity=pl.when(framework).then(e2e.field("level").replace_strict(_SEVERITY_BY_E2E_LEVEL, default=None)).otherwise(pl.col("severity")),
         body=pl.when(framework).then(e2e.field("message")).otherwise(pl.col("body")),
         format=pl.when(framework).then(pl.lit("e2e_framework")).otherwise(pl.col("format")),
@@ -479,6 +479,8 @@ _NOTABLE = (
     r"|objectreference\{"
     # (the e2e framework's dump of an event, whatever its reason: its object is the pod it names)
     r"|^at [^\n]* - event for "
+    # (the e2e framework's report of a pod that failed, whatever its status reason)
+    r"|\bfailed with reason: "
 )
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
@@ -554,7 +556,10 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         # scale-up will place (cluster-autoscaler's klog): a warning, not the Normal event it is. (The kubelet's own
         # UnexpectedAdmissionError line stays the Warning it records: the pod's status and event say the error.)
         # A dumped event is the Event itself, as `kubectl get events` lists it: its raised severity stands.
-        .when(pl.col("raised").is_not_null() & ((pl.col("event_reason") != "UnexpectedAdmissionError") | pl.col("body").str.starts_with("At ")))
+        .when(
+            pl.col("raised").is_not_null()
+            & ((pl.col("event_reason") != "UnexpectedAdmissionError") | pl.col("body").str.starts_with("At ") | pl.col("failed_pod"))
+        )
         .then(pl.col("raised"))
         # The recorder logs every event it sends at info: a Warning event is a warning.
         .when((pl.col("event_type") == "Warning") & (pl.col("severity") == "info"))
@@ -744,6 +749,16 @@ def _allocated_devices(body: pl.Expr) -> pl.Expr:
     return pl.when(ids.list.len() > 0).then(ids)
 
 
+# The scheduler's events, whatever scheduler sends them ("{default-scheduler }", a second profile's name): each is about a pod.
+_SCHEDULER_REASONS = ("Scheduled", "FailedScheduling", "Preempted")
+_ASSIGNED_POD = r"^Successfully assigned ([a-z0-9][-a-z0-9]*)/([a-z0-9][-a-z0-9.]*) to "
+# The e2e framework's error for a pod that failed while it waited for it to run or succeed, quoting the pod's status reason
+# and message ("pod %q failed with reason: %q, message: %q"); Gomega's dump of the error (its s: "…") escapes the quotes.
+_FAILED_POD = (
+    r'\bpod \\?"(?<pod>[a-z0-9][-a-z0-9.]*)\\?" failed with reason: \\?"(?<reason>[0-9A-Za-z_]+)\\?"(?:, message: \\?"(?<message>[^\n]*))?'
+)
+
+
 def _recorded_event() -> list[pl.Expr]:
     """What the kubelet's event recorder logs: the Event's kind, pod and namespace.
 
@@ -770,15 +785,23 @@ def _recorded_event() -> list[pl.Expr]:
     denied = pl.col("body").str.extract_groups(
         r'^"Pod admission denied" .*?\breason="(?<reason>[0-9A-Za-z_./-]+)"(?: message="(?<message>.*?)"?\s*$)?'
     ).struct
-    reason = pl.coalesce(*(part.field("reason") for part in (structured, legacy, dumped, detector, denied)))
-    message = pl.coalesce(*(part.field("message") for part in (structured, legacy, dumped, detector, denied)))
+    failed = pl.col("body").str.extract_groups(_FAILED_POD).struct
+    parts = (structured, legacy, dumped, detector, denied, failed)
+    reason = pl.coalesce(*(part.field("reason") for part in parts))
+    message = pl.coalesce(*(part.field("message") for part in parts))
     kind_of_event = event_kind(reason, message.fill_null(""))
-    # The dump names no kind: a kubelet's event is about a pod, or about its own node (named as the source's host).
+    # The dump names no kind: a kubelet's event is about a pod, or about its own node (named as the source's host); a
+    # scheduler's is about the pod it placed or could not place.
     by_kubelet = dumped.field("source").str.starts_with("kubelet") & (dumped.field("name") != dumped.field("source").str.extract(r"\s(\S+)$", 1))
-    object_kind = pl.coalesce(structured.field("kind"), legacy.field("kind"), pl.when(by_kubelet).then(pl.lit("Pod")))
+    by_scheduler = dumped.field("reason").is_in(_SCHEDULER_REASONS)
+    object_kind = pl.coalesce(
+        structured.field("kind"), legacy.field("kind"), pl.when(by_kubelet | by_scheduler | failed.field("pod").is_not_null()).then(pl.lit("Pod"))
+    )
     on_pod = object_kind == "Pod"
     # An object an author replaced with a placeholder ("<namespace>/<podname>") names no pod.
-    named = pl.coalesce(structured.field("object"), legacy.field("name"), dumped.field("name")).str.contains("<", literal=True).not_()
+    named = (
+        pl.coalesce(structured.field("object"), legacy.field("name"), dumped.field("name"), failed.field("pod")).str.contains("<", literal=True).not_()
+    )
     return [
         pl.when(reason.is_not_null()).then(kind_of_event).alias("event_kind"),
         reason.alias("event_reason"),
@@ -786,15 +809,32 @@ def _recorded_event() -> list[pl.Expr]:
             structured.field("type"),
             legacy.field("type"),
             pl.when(denied.field("reason").is_not_null()).then(pl.lit("Warning")),
-            # The dump prints no type; an eviction or OOM event is only ever sent as a Warning.
-            pl.when(dumped.field("reason").is_not_null() & (kind_of_event != "log")).then(pl.lit("Warning")),
+            # The dump prints no type; an eviction or OOM event, or a pod no node fits, is only ever sent as a Warning.
+            pl.when(dumped.field("reason").is_not_null() & ((kind_of_event != "log") | (reason == "FailedScheduling"))).then(
+                pl.lit("Warning")
+            ),
         ).alias("event_type"),
         pl.when(on_pod & named)
-        .then(pl.coalesce(structured.field("object").str.extract(r"/(.+)$", 1), legacy.field("name"), dumped.field("name")))
+        .then(
+            pl.coalesce(
+                structured.field("object").str.extract(r"/(.+)$", 1), legacy.field("name"), dumped.field("name"), failed.field("pod")
+            )
+        )
         .alias("event_pod"),
+        # The e2e framework's report of a failed pod quotes the pod's own status: its reason is the pod's failure.
+        failed.field("pod").is_not_null().alias("failed_pod"),
         # Any namespaced object names its namespace (a Job's BackoffLimitExceeded the job's); a node has none.
         pl.when(named)
-        .then(pl.coalesce(structured.field("object").str.extract(r"^([^/]+)/", 1), legacy.field("namespace").replace("", None)))
+        .then(
+            pl.coalesce(
+                structured.field("object").str.extract(r"^([^/]+)/", 1),
+                legacy.field("namespace").replace("", None),
+                # a dumped Scheduled event names the pod it placed with its namespace: "Successfully assigned ns/pod to node"
+                pl.when(dumped.field("message").str.extract(_ASSIGNED_POD, 2) == dumped.field("name")).then(
+                    dumped.field("message").str.extract(_ASSIGNED_POD, 1)
+                ),
+            )
+        )
         .alias("event_namespace"),
         # Any other object (a Job, a Node) is named in attrs as "Kind/name".
         pl.when(named & ~on_pod)
@@ -850,7 +890,12 @@ def _eviction_facts() -> list[pl.Expr]:
             | conditions.str.contains("MemoryPressure").fill_null(False)
             | body.str.contains(r"NodeHasInsufficientMemory")
         ).alias("memory_pressure"),
-        pl.when(body.str.contains(r'(?i)\bevicting pod\b|"Event occurred".*\breason="Evicted"|\breason: \'Evicted\' |^At .* - event for \S+: \{[^}]*\} Evicted: '))
+        pl.when(
+            body.str.contains(
+                r'(?i)\bevicting pod\b|"Event occurred".*\breason="Evicted"|\breason: \'Evicted\' |^At .* - event for \S+: \{[^}]*\} Evicted: '
+                r'|\bfailed with reason: \\?"Evicted\\?"'
+            )
+        )
         .then(eviction_fields(body))
         .alias("evicted"),
     ]
@@ -921,7 +966,8 @@ SOURCE = register(
         sniff=sniff,
         sniff_heads=sniff_heads,
         parse=parse,
-        sniff_literals=(".go:", "kubelet", "k3s", "kubelite"),
+        # (the e2e framework's levels after its stamp: a file of its lines alone names no .go file nor the kubelet)
+        sniff_literals=(".go:", "kubelet", "k3s", "kubelite", *(f": {level}: " for level in _SEVERITY_BY_E2E_LEVEL)),
         formats=("klog", "klog_json", "e2e_framework", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
         line_local=True,
         segmented=True,
