@@ -506,6 +506,8 @@ SOURCE = register(
             "NVIDIA-SMI", "NVSMI LOG", "nvidia_smi_log", "Persistence-M", "Driver-Model", "rocesses:",
             "# gpu", "#gpu", "#Date", "#Time", *_nvsmi_csv.HEADER_LITERALS, "(UUID: GPU-", "MiB", "GPU-", "MIG devices", "CPU Affinity",
             "00000000:",  # the bus id of a CSV row without a header
+            # GPU rows cut from a table of a unified-memory GPU (GB10): no MiB, and a bus id of another PCI domain (0000000F:)
+            "Not Supported",
             "instances:", "instance profiles:",  # mig -lgi / -lci / -lgip
             "instance ID", "MIG Mode for GPU", "Profile ID",  # mig -cgi / -cci answers, nvidia-smi -mig 1, mig -lgipp
             "Driver Version", "Attached GPUs",  # a -q excerpt without its banner
