@@ -170,6 +170,21 @@ def parse_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | No
     return Parsed(events=_events(pl.DataFrame(rows, schema=_ROW_SCHEMA), ctx))
 
 
+def may_hold_fragment(text: pl.Expr) -> pl.Expr:
+    """Whether lines (an aggregate of their ``text``) may hold a pasted status or runtime state: what
+    :func:`parse_status_fragment` and :func:`parse_runtime_state_fragment` look for before they decode the text (no
+    elided line matches any of it). Lines without it are neither."""
+
+    def found(pattern: str) -> pl.Expr:
+        return text.str.contains(pattern).any()
+
+    status = found(STATUS_FRAGMENT_TERMINATED) | found(STATUS_FRAGMENT_EVICTED) | found(STATE_FIELDS_EXIT_CODE)
+    failed = found(STATUS_FRAGMENT_REASON) & (found(STATUS_FRAGMENT_FAILED) | found(STATUS_FRAGMENT_FAILED_CONDITION))
+    node = found(STATUS_FRAGMENT_CAPACITY) & found(STATUS_FRAGMENT_ALLOCATABLE)
+    runtime = found(RUNTIME_STATE_KEY) & found(RUNTIME_EXIT_CODE)
+    return status | failed | node | runtime
+
+
 def _node_fragment(value: dict[str, Any], lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:
     """Rows of a pasted node status, all on its first line as a pod fragment's are; None when it is no node's."""
     if not _node_status(value):

@@ -20,6 +20,7 @@ error, a pressure True a warning).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 
@@ -27,7 +28,19 @@ import polars as pl
 
 from rca import timeutil
 from rca.sources import _k8s_objects, _xid, register
-from rca.sources._base import ParseContext, Parsed, Source, attrs_json, by_head, map_distinct, one_head
+from rca.sources._base import (
+    ParseContext,
+    Parsed,
+    Source,
+    add_skipped,
+    attrs_json,
+    by_head,
+    forward_fill_within,
+    map_distinct,
+    one_head,
+    starts_file,
+    within_file,
+)
 from rca.sources._kube import (
     ADMISSION_REJECTED,
     EVICTION_MESSAGE,
@@ -453,13 +466,56 @@ def _head_score(found: dict) -> float:
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
-    """Parse kubectl output: whole JSON/YAML documents first, else tables and describe text."""
+    """Parse kubectl output: whole JSON/YAML documents first, else tables and describe text.
+
+    Of the lines of several files (a ``batch_file`` column), the text files (tables, describe output) are read together,
+    each file's tables, documents and records ending at its last line; a file that may be a document or a pasted status
+    alone, as it would be by itself.
+    """
+    if within_file(lines):
+        return _parse_files(lines, ctx)
+    return _parse_alone(lines, ctx)
+
+
+def _parse_alone(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     return (
         _k8s_objects.parse_documents(lines, ctx)
         or _prompted_status_fragment(lines, ctx)
         or _k8s_objects.parse_runtime_state_fragment(lines, ctx)
         or _parse_text(lines, ctx)
     )
+
+
+def _parse_files(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """The lines of several files: their kubectl text in one parse (a must-gather saves a describe or an events table
+    per object: hundreds of small files), every file that may hold a document or a status fragment alone."""
+    text_files = _text_files(lines)
+    in_text = pl.col("batch_file").is_in(text_files)
+    parts = [_parse_text(lines.filter(in_text), ctx)] if text_files else []
+    others = lines.filter(~in_text).partition_by("batch_file", as_dict=True, maintain_order=True)
+    for (number,), own in others.items():
+        file, reference_time = ctx.files[number]
+        alone = dataclasses.replace(ctx, file=file, reference_time=reference_time, files=(), file_years=())
+        parsed = _parse_alone(own.drop("batch_file"), alone)
+        parts.append(Parsed(events=parsed.events, skipped=parsed.skipped, skipped_by_file={number: parsed.skipped}))
+    skipped: dict[str, int] = {}
+    for part in parts:
+        add_skipped(skipped, part.skipped)
+    by_file = {number: counts for part in parts for number, counts in (part.skipped_by_file or {}).items()}
+    events = [part.events for part in parts if part.events.height]
+    return Parsed(
+        events=pl.concat(events, how="diagonal_relaxed").sort("line") if events else pl.DataFrame(),
+        skipped=skipped,
+        skipped_by_file=by_file,
+    )
+
+
+def _text_files(lines: pl.DataFrame) -> list[int]:
+    """The files (by ``batch_file``) that :func:`parse` would read as text: no document opens them and nothing in them
+    may be a pasted status or runtime state (what :mod:`rca.sources._k8s_objects` reads first)."""
+    text = pl.col("text")
+    kinds = lines.group_by("batch_file", maintain_order=True).agg(head=text.head(60), fragment=_k8s_objects.may_hold_fragment(text))
+    return [number for number, head, fragment in kinds.iter_rows() if not fragment and not _k8s_objects.looks_like_document(head)]
 
 
 def _prompted_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:
@@ -481,15 +537,34 @@ def _prompted_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed 
 
 
 def _parse_text(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """Tables, describe output and free text (of one file, or of several with a ``batch_file`` column)."""
     frame = _annotate(lines.with_columns(text=_expand_tabs(lines["text"])))
     rows = _table_rows(frame, ctx.tz)
     records = _text_records(frame, ctx.tz)
     states = _inline_states(frame, ctx.tz)
     resources = _node_resources(frame)
-    skipped = frame.group_by("skip").len().drop_nulls("skip")
+    skipped = frame.drop_nulls("skip").group_by("skip", maintain_order=True).len()
     parts = [part for part in (rows, records, states, resources) if part.height]
     events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
-    return Parsed(events=events, skipped=dict(zip(skipped["skip"].to_list(), skipped["len"].to_list(), strict=True)))
+    by_file = None
+    if within_file(frame):
+        by_file = {}
+        for number, reason, count in frame.drop_nulls("skip").group_by("batch_file", "skip", maintain_order=True).len().iter_rows():
+            by_file.setdefault(number, {})[reason] = count
+    return Parsed(events=events, skipped=dict(skipped.iter_rows()), skipped_by_file=by_file)
+
+
+def _ends_file(frame: pl.DataFrame) -> pl.Expr:
+    """Whether a row is the last of its file in the lines of several files; never, for the lines of one file. What a
+    line reads from the line below it must stop there."""
+    if not within_file(frame):
+        return pl.lit(False)
+    return pl.col("batch_file").ne(pl.col("batch_file").shift(-1)).fill_null(False)
+
+
+def _per_file(value: pl.Expr, frame: pl.DataFrame) -> pl.Expr:
+    """``value`` (a running count) within each file of the lines of several files; over all of one file's lines."""
+    return value.over("batch_file") if within_file(frame) else value
 
 
 def _expand_tabs(texts: pl.Series) -> pl.Series:
@@ -520,8 +595,12 @@ def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
         value=key.field("value"),
         container_line=text.str.extract(_CONTAINER_LINE, 1),
     ).with_columns(
-        header=~pl.col("prompt") & (text.str.contains(_GET_HEADER) | pl.col("border").shift(-1).fill_null(False)) & ~pl.col("border"),
-        command=pl.col("prompt").cum_sum(),
+        header=~pl.col("prompt")
+        & (text.str.contains(_GET_HEADER) | (pl.col("border").shift(-1).fill_null(False) & ~_ends_file(lines)))
+        & ~pl.col("border"),
+        # A command's output ends at its file's end too; free text is loose until the file's first prompt.
+        command=(pl.col("prompt") | starts_file(lines)).cum_sum(),
+        unprompted=_per_file(pl.col("prompt").cum_sum(), lines) == 0,
     )
     # A headless row is a table row of its own, its cells found by its shape's pattern.
     shaped = pl.any_horizontal(text.str.contains(pattern) for pattern, _ in _HEADLESS_SHAPES)
@@ -539,17 +618,18 @@ def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
         prompt_node=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_NODE, 1)).forward_fill().over("command"),
         prompt_resource=pl.when(pl.col("prompt")).then(text.str.extract(_PROMPT_RESOURCE, 1)).forward_fill().over("command"),
         section=top_key.forward_fill().over("command"),
-        doc=(top_key == "Name").fill_null(False).cum_sum(),
+        doc=((top_key == "Name").fill_null(False) | starts_file(base)).cum_sum(),
         skip=pl.when(pl.col("prompt"))
         .then(pl.lit("shell prompt"))
         .when(pl.col("header"))
         .then(pl.lit("table header"))
-        .when(pl.col("border") & (pl.col("table") > 0))
+        .when(pl.col("border") & pl.col("under_header"))
         .then(pl.lit("table border"))
         .when(
             pl.col("key").is_not_null()
             & pl.col("value").is_null()
             & (pl.col("header") | pl.col("container_line").is_not_null()).shift(-1).fill_null(False)
+            & ~_ends_file(base)
         )
         .then(pl.lit("section header")),
     )
@@ -557,9 +637,9 @@ def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
 
 def _table_membership(frame: pl.DataFrame) -> pl.DataFrame:
     """Mark the data rows of each table: below its header, at its indent, until something else starts (kubectl
-    prints no blank line inside a table: one ends it)."""
-    table = pl.col("header").cum_sum()
-    header_indent = pl.when(pl.col("header")).then(pl.col("indent")).forward_fill()
+    prints no blank line inside a table: one ends it), and its file's end ends it."""
+    table = (pl.col("header") | starts_file(frame)).cum_sum()
+    header_indent = forward_fill_within(pl.when(pl.col("header")).then(pl.col("indent")), pl.col("table"))
     blank_before = pl.col("line").diff().fill_null(1) > 1
     ends = (
         pl.col("prompt")
@@ -567,8 +647,12 @@ def _table_membership(frame: pl.DataFrame) -> pl.DataFrame:
         | (pl.col("indent") < header_indent)
         | (pl.col("key").is_not_null() & (pl.col("indent") <= header_indent))
     )
-    return frame.with_columns(table=table).with_columns(
-        row=(pl.col("table") > 0) & ~pl.col("header") & ~pl.col("border") & ((ends & ~pl.col("header")).cum_sum().over("table") == 0),
+    return (
+        frame.with_columns(table=table)
+        .with_columns(under_header=header_indent.is_not_null())
+        .with_columns(
+            row=pl.col("under_header") & ~pl.col("header") & ~pl.col("border") & ((ends & ~pl.col("header")).cum_sum().over("table") == 0),
+        )
     )
 
 
@@ -996,7 +1080,8 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
         return pl.DataFrame()
     # A container's name line heads its block under "Containers:", or in an excerpt cut below that
     # heading where its first field ("Container ID:", "Image:") follows, deeper.
-    first_field = pl.col("key").shift(-1).is_in(_CONTAINER_FIRST_KEYS) & (pl.col("indent").shift(-1) > pl.col("indent"))
+    below = ~_ends_file(text_lines)
+    first_field = below & pl.col("key").shift(-1).is_in(_CONTAINER_FIRST_KEYS) & (pl.col("indent").shift(-1) > pl.col("indent"))
     heading = pl.col("container_line").is_not_null() & (pl.col("section").is_in(_CONTAINER_SECTIONS) | first_field.fill_null(False))
     grouped = (
         _state_blocks(text_lines.with_columns(container_heading=heading))
@@ -1013,7 +1098,7 @@ def _text_records(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
             memory_limit=_container_memory("Limits"),
             memory_request=_container_memory("Requests"),
         )
-        .with_columns(record=_record_starts().cum_sum())
+        .with_columns(record=_record_starts(text_lines).cum_sum())
     )
     owner = pl.col("key").forward_fill().over("record")
     records = (
@@ -1162,26 +1247,26 @@ def _field(key: str) -> pl.Expr:
 def _state_blocks(lines: pl.DataFrame) -> pl.DataFrame:
     """Flag the lines of each container State / Last State block (the key line and its deeper lines)."""
     state_line = pl.col("key").is_in(_STATE_KEYS).fill_null(False)
-    block = state_line.cum_sum()
-    state_indent = pl.when(state_line).then(pl.col("indent")).forward_fill()
+    block = (state_line | starts_file(lines)).cum_sum()
+    state_indent = forward_fill_within(pl.when(state_line).then(pl.col("indent")), pl.col("block"))
     # A paste that collapsed the alignment (a wiki, a blog) leaves a state's fields at its own indent: a field
     # only a state has (no container field is named so) still belongs to it.
     own_field = (pl.col("indent") == state_indent) & pl.col("key").is_in(_STATE_FIELDS).fill_null(False)
     outside = ~state_line & (pl.col("indent") <= state_indent) & ~own_field
     return lines.with_columns(block=block).with_columns(
-        state_block=(pl.col("block") > 0) & (outside.fill_null(True).cum_sum().over("block") == 0),
+        state_block=state_indent.is_not_null() & (outside.fill_null(True).cum_sum().over("block") == 0),
         state_start=state_line,
     )
 
 
-def _record_starts() -> pl.Expr:
-    line_gap = pl.col("line").diff().fill_null(2) != 1
+def _record_starts(lines: pl.DataFrame) -> pl.Expr:
+    line_gap = (pl.col("line").diff().fill_null(2) != 1) | starts_file(lines)
     section = (pl.col("indent") == 0) & pl.col("key").is_in(_SECTION_KEYS).fill_null(False)
     container = pl.col("container_heading")
     after_state = ~pl.col("state_block") & pl.col("state_block").shift(1).fill_null(False)
     # Free text outside describe output is one record per line, unless it is the output of
     # one shell command (a yq-printed message wrapped over lines).
-    loose = pl.col("section").is_null() & pl.col("key").is_null() & (pl.col("command") == 0)
+    loose = pl.col("section").is_null() & pl.col("key").is_null() & pl.col("unprompted")
     return line_gap | section | container | pl.col("state_start") | after_state | loose
 
 
@@ -1321,6 +1406,7 @@ SOURCE = register(
         sniff=sniff,
         sniff_heads=sniff_heads,
         parse=parse,
+        segmented=True,
         sniff_literals=(
             "LAST SEEN",
             # A `kubectl get` table's last column (before -o wide's).
