@@ -16,6 +16,7 @@ from polars.testing import assert_frame_equal
 import rca
 from rca import _small_files, sources
 from rca.ingest import FileTask, IngestOptions, Previous
+from rca.sources._base import ParseContext, Parsed, parse_apart
 from tests.conftest import DATA, fail_parsing_on, fixture_path
 from tests.test_real_logs import EXPECTED, SAMPLE_NAMES
 
@@ -497,3 +498,26 @@ def test_a_file_of_a_group_that_cannot_be_read_any_more_leaves_no_events_behind(
     events, _ = _ingest(tmp_path / "logs", store, workers=1)
     assert events.filter(pl.col("file") == "n1/pods/job-0.log").height == 3  # read again once, not twice
     assert _part_files(store) == set(rca.open_store(store).manifest()["parts"].explode().drop_nulls().to_list())
+
+
+def test_files_parsed_apart_from_their_batch_each_read_with_their_own_name_time_and_year() -> None:
+    times = [datetime(2026, month, 1, tzinfo=UTC) for month in (1, 2, 3)]
+    lines = pl.DataFrame({"line": [1, 2, 3, 4, 5], "text": ["a1", "a2", "b1", "c1", "c2"], "batch_file": [0, 0, 1, 2, 2]},
+                         schema={"line": pl.Int64, "text": pl.String, "batch_file": pl.Int32})
+    ctx = ParseContext(
+        file="a.log", year=2024, reference_time=times[0], files=tuple(zip(("a.log", "b.log", "c.log"), times, strict=True)),
+        file_years=((2024, "year_inferred", None), (None, "year_from_mtime", times[1]), (2023, "year_inferred", None)),
+    )
+    seen: list[tuple] = []
+
+    def kept(lines: pl.DataFrame, reason: str, counts: dict | None = None) -> Parsed:
+        return Parsed(events=lines.select("line", message="text"), skipped={reason: 1}, skipped_by_file=counts)
+
+    def alone(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+        seen.append((lines["text"].to_list(), ctx.file, ctx.reference_time, ctx.year, ctx.reference_quality if ctx.year is None else ctx.year_quality))
+        return kept(lines, "blank")
+
+    parsed = parse_apart(lines, ctx, [0], lambda lines, ctx: kept(lines, "comment", {0: {"comment": 1}}), alone)
+    assert seen == [(["b1"], "b.log", times[1], None, "year_from_mtime"), (["c1", "c2"], "c.log", times[2], 2023, "year_inferred")]
+    assert parsed.events["line"].to_list() == [1, 2, 3, 4, 5]
+    assert (parsed.skipped, parsed.skipped_by_file) == ({"comment": 1, "blank": 2}, {0: {"comment": 1}, 1: {"blank": 1}, 2: {"blank": 1}})

@@ -7,6 +7,7 @@ the :class:`ParseContext` the driver builds (and records in the manifest).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -239,6 +240,40 @@ def inherit_frame(framed: pl.DataFrame, carried: Sequence[str]) -> pl.DataFrame:
         [pl.when(has_frame).then(forward_fill_within(pl.col(name), record)).alias(name) for name in carried],
         ts_quality=pl.when(pl.col("framed")).then(pl.col("ts_quality")).when(has_frame).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
     )
+
+
+def parse_apart(lines: pl.DataFrame, ctx: ParseContext, together: Sequence[int], parse_together: ParseFn, parse_alone: ParseFn) -> Parsed:
+    """The lines of several files (a ``batch_file`` column): the files numbered in ``together`` in one ``parse_together``
+    call, each other file by ``parse_alone`` with its own context (:func:`file_context`), as it would be read by itself.
+
+    For a segmented source whose decisions for a batch (a sub-format, a document) hold for most files of a folder but not
+    all: the common kind is read at once, the rest file by file, each file's skipped lines told apart.
+    """
+    chosen = pl.col("batch_file").is_in(together)
+    parts = [parse_together(lines.filter(chosen), ctx)] if together else []
+    for (number,), own in lines.filter(~chosen).partition_by("batch_file", as_dict=True, maintain_order=True).items():
+        parsed = parse_alone(own.drop("batch_file"), file_context(ctx, number))
+        parts.append(Parsed(events=parsed.events, skipped=parsed.skipped, skipped_by_file={number: parsed.skipped}))
+    skipped: dict[str, int] = {}
+    for part in parts:
+        add_skipped(skipped, part.skipped)
+    events = [part.events for part in parts if part.events.height]
+    return Parsed(
+        events=pl.concat(events, how="diagonal_relaxed").sort("line") if events else pl.DataFrame(),
+        skipped=skipped,
+        skipped_by_file={number: counts for part in parts for number, counts in (part.skipped_by_file or {}).items()},
+    )
+
+
+def file_context(ctx: ParseContext, number: int) -> ParseContext:
+    """The context of the ``number``-th file of a batch's ``ctx`` (the first file's, with every file's name, time and year)
+    as that file has it read alone."""
+    file, reference_time = ctx.files[number]
+    alone = dataclasses.replace(ctx, file=file, reference_time=reference_time, files=(), file_years=())
+    if not ctx.file_years:
+        return alone
+    year, quality, _ = ctx.file_years[number]
+    return dataclasses.replace(alone, year=year, year_quality=quality) if year is not None else dataclasses.replace(alone, year=None, reference_quality=quality)
 
 
 def backward_fill_within(value: pl.Expr, group: pl.Expr) -> pl.Expr:

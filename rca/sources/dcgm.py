@@ -81,7 +81,6 @@ enabled.``) are claimed where they make most of the file and read as ``log`` eve
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -92,7 +91,7 @@ from rca import schema
 from rca.errors import FileFormatError
 from rca.sources import _xid, register
 from rca.sources._base import (
-    ParseContext, Parsed, Source, add_skipped, attrs_json, by_head, file_column, joined_json, map_distinct, one_head, per_file, within_file,
+    ParseContext, Parsed, Source, attrs_json, by_head, file_column, joined_json, map_distinct, one_head, parse_apart, per_file, within_file,
 )
 from rca.sources._nvsmi_common import ctime_to_utc
 
@@ -416,19 +415,7 @@ def _parse_document_lines(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 def _parse_files(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """The lines of several files: their scrapes in one parse (a folder of scrapes saved a minute apart is thousands of
     small files), every other file alone with its own name and time."""
-    scrapes = _scrape_files(lines)
-    parts = [_parse_scrapes(lines.filter(pl.col("batch_file").is_in(scrapes)), ctx)] if scrapes else []
-    others = lines.filter(~pl.col("batch_file").is_in(scrapes)).partition_by("batch_file", as_dict=True, maintain_order=True)
-    for (number,), own in others.items():
-        file, reference_time = ctx.files[number]
-        alone = dataclasses.replace(ctx, file=file, reference_time=reference_time, files=(), file_years=())
-        parsed = parse(own.drop("batch_file"), alone)
-        parts.append(Parsed(events=parsed.events, skipped=parsed.skipped, skipped_by_file={number: parsed.skipped}))
-    skipped: dict[str, int] = {}
-    for part in parts:
-        add_skipped(skipped, part.skipped)
-    by_file = {number: counts for part in parts for number, counts in (part.skipped_by_file or {}).items()}
-    return Parsed(events=pl.concat([part.events for part in parts], how="diagonal_relaxed").sort("line"), skipped=skipped, skipped_by_file=by_file)
+    return parse_apart(lines, ctx, _scrape_files(lines), _parse_scrapes, parse)
 
 
 def _scrape_files(lines: pl.DataFrame) -> list[int]:

@@ -20,7 +20,6 @@ error, a pressure True a warning).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 
@@ -32,12 +31,12 @@ from rca.sources._base import (
     ParseContext,
     Parsed,
     Source,
-    add_skipped,
     attrs_json,
     by_head,
     forward_fill_within,
     map_distinct,
     one_head,
+    parse_apart,
     starts_file,
     within_file,
 )
@@ -489,25 +488,7 @@ def _parse_alone(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 def _parse_files(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """The lines of several files: their kubectl text in one parse (a must-gather saves a describe or an events table
     per object: hundreds of small files), every file that may hold a document or a status fragment alone."""
-    text_files = _text_files(lines)
-    in_text = pl.col("batch_file").is_in(text_files)
-    parts = [_parse_text(lines.filter(in_text), ctx)] if text_files else []
-    others = lines.filter(~in_text).partition_by("batch_file", as_dict=True, maintain_order=True)
-    for (number,), own in others.items():
-        file, reference_time = ctx.files[number]
-        alone = dataclasses.replace(ctx, file=file, reference_time=reference_time, files=(), file_years=())
-        parsed = _parse_alone(own.drop("batch_file"), alone)
-        parts.append(Parsed(events=parsed.events, skipped=parsed.skipped, skipped_by_file={number: parsed.skipped}))
-    skipped: dict[str, int] = {}
-    for part in parts:
-        add_skipped(skipped, part.skipped)
-    by_file = {number: counts for part in parts for number, counts in (part.skipped_by_file or {}).items()}
-    events = [part.events for part in parts if part.events.height]
-    return Parsed(
-        events=pl.concat(events, how="diagonal_relaxed").sort("line") if events else pl.DataFrame(),
-        skipped=skipped,
-        skipped_by_file=by_file,
-    )
+    return parse_apart(lines, ctx, _text_files(lines), _parse_text, _parse_alone)
 
 
 def _text_files(lines: pl.DataFrame) -> list[int]:
