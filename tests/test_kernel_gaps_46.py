@@ -22,6 +22,11 @@ def _attrs(event: dict) -> dict:
     return json.loads(event["attrs"] or "{}")
 
 
+def _stamped(bodies: list[str]) -> str:
+    """The bodies as raw dmesg lines a microsecond apart."""
+    return "".join(f"[  812.{index:06d}] {body}\n" for index, body in enumerate(bodies))
+
+
 _UNSENT = st.tuples(st.sampled_from(["MCE", "Memory failure"]), _COMM, st.integers(1, 4_194_304), st.integers(1, 133))
 
 
@@ -29,11 +34,7 @@ _UNSENT = st.tuples(st.sampled_from(["MCE", "Memory failure"]), _COMM, st.intege
 @settings(max_examples=5, deadline=None)
 @given(unsent=st.lists(_UNSENT, min_size=1, max_size=4))
 def test_a_signal_not_sent_names_its_task(unsent: list[tuple[str, str, int, int]]) -> None:
-    lines = [
-        f"[  812.{index:06d}] {prefix}: Error sending signal to {comm}:{pid}: -{errno}\n"
-        for index, (prefix, comm, pid, errno) in enumerate(unsent)
-    ]
-    events = _events("".join(lines))
+    events = _events(_stamped([f"{prefix}: Error sending signal to {comm}:{pid}: -{errno}" for prefix, comm, pid, errno in unsent]))
     assert [(e["kind"], e["severity"], e["pid"], e["process"]) for e in events] == [
         ("log", "error", pid, comm) for _, comm, pid, _ in unsent
     ]
@@ -61,11 +62,10 @@ _CHECK = st.tuples(
 @settings(max_examples=5, deadline=None)
 @given(checks=st.lists(_CHECK, min_size=1, max_size=4))
 def test_a_failed_check_names_its_status_and_source_line(checks: list[tuple[str, str, str, str]]) -> None:
-    lines = [
-        f"[  70.{index:06d}] NVRM: {gpu}{check}: Call timed out [{status}] (0x00000065) returned from pRmApi->Control(pRmApi) @ {where}\n"
-        for index, (gpu, check, status, where) in enumerate(checks)
-    ]
-    events = _events("".join(lines))
+    events = _events(_stamped([
+        f"NVRM: {gpu}{check}: Call timed out [{status}] (0x00000065) returned from pRmApi->Control(pRmApi) @ {where}"
+        for gpu, check, status, where in checks
+    ]))
     assert [(e["severity"], _attrs(e).get("nvrm_status"), _attrs(e).get("nvrm_failed_at")) for e in events] == [
         ("error", status, where) for _, _, status, where in checks
     ]
