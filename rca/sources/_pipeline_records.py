@@ -40,6 +40,12 @@ RICH_TITLE = " Traceback (most recent call last) ─"
 _RICH_OPEN = r"^\s*(?:╭─+|─{3,}) Traceback \(most recent call last\) ─+╮?\s*$"
 _RICH_CLOSE = r"^\s*(?:╰─+╯|─{10,})\s*$"
 _PY_FRAME = r'^\s+File "[^"]*", line [0-9]+'
+# A traceback pasted (or logged) with its indentation lost: an unindented frame line, the code line under it and
+# Python 3.11+'s "^^^^"/"~~~^~~" markers under that. They count as a traceback's indented lines only in an unbroken run
+# under its header, or from a partition's first line when a log is cut inside one (a frame, or the code and markers
+# of the frame cut above it), so "File "…", line 3 …" elsewhere in a log stays a line of its own.
+_FLAT_FRAME = r'^File "[^"]*", line [0-9]+'
+_FLAT_MARKERS = r"^[~^]*\^[~^]*\s*$"
 # IPython's (Jupyter's) traceback: "XlaRuntimeError                           Traceback (most recent call last)" under a
 # rule of dashes, its frames ("Cell In[3], line 92, in inference(…)", "File ~/x.py:12, in f()") and numbered code lines
 # ("---> 92 outputs = …") apart by blank lines, then the exception line.
@@ -123,7 +129,7 @@ ABSL_SIGNAL = r"^\*\*\* (SIG[A-Z0-9]+) received at time=([0-9]+)(?: on cpu [0-9]
 # a file cut inside a traceback opens its record there, and a framework's header may stamp every line of it.
 _OPENS_RECORD = "|".join(
     (
-        _PY_HEADER, _PY_FRAME, RAY_TASK_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL,
+        _PY_HEADER, _PY_FRAME, _FLAT_FRAME, RAY_TASK_HEADER, re.escape(_IPYTHON_TITLE) + "$", _RICH_OPEN, _PY_CHAIN, _JAVA_FRAME, _GO_PRELUDE, _GO_FATAL,
         _PY_FATAL, ABSL_SIGNAL, CPP_TAIL,
     )
 )
@@ -175,6 +181,18 @@ def _closed_before(closing: pl.Expr, opens_segment: pl.Expr) -> pl.Expr:
     """Whether a closing line came before each line in its segment."""
     closings_before = closing.cum_sum() - closing
     return closings_before - _at_run_start(closings_before, opens_segment) > 0
+
+
+def _flat_frames() -> dict[str, pl.Expr]:
+    """``is_indented`` and ``is_py_frame`` with the unindented frames, code lines and markers of a traceback included."""
+    body = pl.col("body")
+    frame, markers = body.str.contains(_FLAT_FRAME), body.str.contains(_FLAT_MARKERS)
+    code = _prev(frame) & ~frame & ~markers & ~_shape("exception") & ~_shape("header") & ~_shape("chain") & body.str.contains(r"\S")
+    cut_above = _NEW_PARTITION & (frame | (markers & _next(frame)) | (_next(markers) & _next(_next(frame))))
+    continuation = frame | code | (markers & _prev(code | markers | cut_above)) | _shape("indented")
+    flat, _ = _runs_started_by(_shape("header") | cut_above, continuation & ~cut_above)
+    flat = flat & ~_shape("header") & ~_shape("indented")
+    return {"is_indented": _shape("indented") | flat, "is_py_frame": _shape("py_frame") | (flat & frame)}
 
 
 def _python_steps() -> list[dict[str, pl.Expr]]:
@@ -351,7 +369,7 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
         keyed = keyed.with_columns(_rich_traceback(pl.col("body")))
     else:
         keyed = keyed.with_columns(rich_member=pl.lit(False), rich_start=pl.lit(None, pl.Int64))
-    steps = keyed.lazy()
+    steps = keyed.lazy().with_columns(**_flat_frames())
     for step in _python_steps():
         steps = steps.with_columns(**step)
     keyed = steps.collect().with_columns(py_member=pl.col("py_member") & ~pl.col("rich_member")).drop(cs.starts_with("_py_"))
