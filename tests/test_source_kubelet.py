@@ -515,9 +515,10 @@ def test_a_system_oom_event_line_still_names_its_victim() -> None:
 def test_the_device_plugin_xid_line_is_an_xid_of_its_gpu() -> None:
     """NVIDIA's device plugin logs klog: the NVML Xid that takes a GPU out of the node, then the resource it leaves."""
     events = _events("kubelet_klog_device_plugin_xid48_unhealthy_01.log", year=2026)
-    # A double-bit ECC error: the Xid catalog's severity and names, as the kernel's report of it gets.
+    # A double-bit ECC error: the Xid catalog's severity and names, as the kernel's report of it gets. The plugin only
+    # reports it: the faulting process is not the plugin (its pid is attrs' reporter_pid).
     assert events.select("kind", "xid", "gpu_uuid", "severity", "process", "pid").rows() == [
-        ("xid", 48, "GPU-455e672a", "critical", None, 1),
+        ("xid", 48, "GPU-455e672a", "critical", None, None),
         ("log", None, "GPU-455e672a", "info", None, 1),
     ]
     assert attrs_of(events)[0]["xid_name"] == "ROBUST_CHANNEL_GPU_ECC_DBE"

@@ -243,7 +243,9 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         journal_json=pl.col("text").str.contains(_JOURNAL_JSON_IDENTIFIER),
         kubelet_caller=pl.col("text").str.contains(_KUBELET_CALLER),
         gpu_component=pl.col("text").str.contains(_GPU_COMPONENT_SIGNS),
-        e2e=pl.col("text").str.contains(_E2E_LINE),
+        e2e=pl.col("text").str.contains(_E2E_LINE)
+        | pl.col("text").str.contains(_GINKGO_STEP)
+        | pl.col("text").str.contains(_GINKGO_REPORT_CLOSE),
     )
     shares = by_head(
         scored,
@@ -254,7 +256,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         # lines, the DRA driver its flags: their own signs, on klog lines, name the file however few of its lines are klog.
         gpu_component=(pl.col("gpu_component") & pl.col("bare")).any() & (pl.col("bare").sum() >= 2),
         # The e2e framework's stamp is its own (StampMilli and a colon): a build log that has it is an e2e run's,
-        # however few of its lines (a failure's report among Ginkgo's output) wear it.
+        # however few of its lines (a failure's report among Ginkgo's output) wear it; so is Ginkgo v2's, after an "@".
         e2e=pl.col("e2e").any(),
     )
     return {
@@ -302,7 +304,7 @@ def _bare_component(framed: pl.DataFrame) -> pl.Expr:
 def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Event rows for framed kubelet lines (the rules registered with the syslog framer)."""
     records = _records(framed)
-    return _classify(_dumped_event_time(_e2e_framework_lines(_resolve_header(records, ctx), ctx)))
+    return _classify(_dumped_event_time(_ginkgo_lines(_e2e_framework_lines(_resolve_header(records, ctx), ctx), ctx)))
 
 
 # The e2e framework's own log lines before it logged through klog (framework.Logf, and the failure Ginkgo reports): Go's
@@ -335,6 +337,42 @@ def _e2e_framework_lines(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFra
     ).drop("e2e")
 
 
+# Ginkgo v2 (the e2e suites since Kubernetes 1.26) stamps each step and each failure's report with the moment, full date
+# in the runner's zone (its "01/02/06 15:04:05.999": trailing zeros of the milliseconds dropped): "STEP: Creating a kubernetes
+# client @ 04/28/26 08:05:49.396"; a report opens with its state and closes with where it happened: "[FAILED] Timed out …"
+# … "In [It] at: k8s.io/kubernetes/test/e2e/node/gpu.go:430 @ 04/28/26 08:15:49.513" (a JUnit view wraps it in "{ failed …}").
+_GINKGO_STAMP = r"[0-9]{2}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,3})?"
+_GINKGO_STAMPED = rf" @ {_GINKGO_STAMP}\s*$"
+_GINKGO_STEP = rf"^\s*STEP: .* @ {_GINKGO_STAMP}\s*$"
+_GINKGO_REPORT_OPEN = r"^\s*(?:\{ failed )?\[(?:FAILED|PANICKED|TIMEDOUT)\] "
+_GINKGO_REPORT_CLOSE = rf"^\s*In \[[A-Za-z]+\] at: \S+ @ {_GINKGO_STAMP}\s*$"
+_GINKGO_RECORD = (
+    rf"(?s)^(?<text>\s*(?:\{{ failed )?(?:\[(?<state>FAILED|PANICKED|TIMEDOUT)\] |STEP: )?.*?"
+    rf"(?:In \[[A-Za-z]+\] at: (?<location>\S+))?) @ (?<stamp>{_GINKGO_STAMP})\s*$"
+)
+
+
+def _ginkgo_lines(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """A Ginkgo v2 step or failure report keeps its text without the stamp, timed by it; a failure is an error, a step
+    info, and the report's location (the test's file and line) is kept in attrs as ``test_location``."""
+    if not records.select(pl.col("body").str.contains(_GINKGO_STAMPED).any()).item():
+        return records.with_columns(test_location=pl.lit(None, pl.String))
+    ginkgo = pl.col("ginkgo").struct
+    own = ginkgo.field("stamp").is_not_null() & ~pl.col("has_header") & pl.col("ts").is_null()
+    parts = records.with_columns(ginkgo=pl.col("body").str.extract_groups(_GINKGO_RECORD))
+    stamp_ts = timeutil.dated_to_utc(ginkgo.field("stamp"), "%m/%d/%y %H:%M:%S%.f", ctx.tz)
+    severity = pl.when(ginkgo.field("state").is_not_null()).then(pl.lit("error")).otherwise(pl.lit("info"))
+    return parts.with_columns(
+        ts=pl.when(own).then(stamp_ts).otherwise(pl.col("ts")),
+        ts_quality=pl.when(own).then(pl.lit("exact")).otherwise(pl.col("ts_quality")),
+        ts_raw=pl.when(own).then(ginkgo.field("stamp")).otherwise(pl.col("ts_raw")),
+        severity=pl.when(own).then(severity).otherwise(pl.col("severity")),
+        body=pl.when(own).then(ginkgo.field("text").str.strip_chars()).otherwise(pl.col("body")),
+        format=pl.when(own).then(pl.lit("ginkgo_v2")).otherwise(pl.col("format")),
+        test_location=pl.when(own).then(ginkgo.field("location")),
+    ).drop("ginkgo")
+
+
 # The e2e framework's dump of an event (its dump.go klog; framework.Logf before it), one line per event of a namespace:
 # "At 2024-07-12 15:49:58 +0000 UTC - event for POD: {kubelet NODE} Evicted: The node was low on resource: …".
 # It prints the event's own time (Go's time.Time), minutes before the moment of the dump itself: the event happened
@@ -365,6 +403,12 @@ def _records(framed: pl.DataFrame) -> pl.DataFrame:
 
     Only the records of several lines are aggregated; the others pass as they are.
     """
+    ginkgo = framed.select(pl.col("message").str.contains(_GINKGO_STAMPED).any()).item()
+    if ginkgo:
+        # Ginkgo indents a spec's output by two spaces, the klog lines it captured too: they are records of their own.
+        framed = framed.with_columns(
+            pl.col("message").str.replace(r"^\s+([IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}[.0-9]*\s+[0-9]+ )", "$1")
+        )
     header = head_groups(pl.col("message"), KLOG_HEAD, one_line=not holds_newline(framed["message"]))
     lines = framed.with_columns(klog=header, klog_json=pl.col("message").str.extract_groups(_JSON_LINE)).with_columns(
         has_header=pl.col("klog").struct.field("message").is_not_null(),
@@ -374,8 +418,10 @@ def _records(framed: pl.DataFrame) -> pl.DataFrame:
     # "\nRunning with config:\n{…}" runs, unindented, to the next header.
     opened_empty = pl.when(pl.col("has_header")).then(pl.col("body") == "").forward_fill()
     opened_empty = opened_empty.over(within) if (within := within_file(framed)) else opened_empty
-    indented = pl.col("message").str.contains(r"^(?:\s|>$)") | opened_empty.fill_null(False)
-    continuation = ~pl.col("has_header") & indented & (pl.int_range(pl.len()) > 0) & ~starts_file(framed)
+    joined = pl.col("message").str.contains(r"^(?:\s|>$)") | opened_empty.fill_null(False)
+    if ginkgo:
+        joined = _ginkgo_joined(joined, within)
+    continuation = ~pl.col("has_header") & joined & (pl.int_range(pl.len()) > 0) & ~starts_file(framed)
     grouped = lines.with_columns(record=(~continuation).cum_sum())
     opens = pl.col("record").ne_missing(pl.col("record").shift(1))
     several = grouped.select(~opens | ~opens.shift(-1, fill_value=True)).to_series()
@@ -386,6 +432,20 @@ def _records(framed: pl.DataFrame) -> pl.DataFrame:
     )
     single = grouped.filter(~several).with_columns(n_lines=pl.lit(1, pl.Int32)).select(merged.columns)
     return pl.concat([merged, single]).sort("record")
+
+
+def _ginkgo_joined(joined: pl.Expr, within: str | None) -> pl.Expr:
+    """A Ginkgo v2 failure report runs from its opening state to its "In [It] at: … @ stamp", unindented lines (its
+    "Expected …") too; each step and each report opens a record of its own, however Ginkgo indents it."""
+    message = pl.col("message")
+    opens = message.str.contains(_GINKGO_REPORT_OPEN)
+    step = message.str.contains(_GINKGO_STEP)
+    closed = message.str.contains(_GINKGO_REPORT_CLOSE).shift(1, fill_value=False)
+    if within:
+        closed = closed.over(within)
+    in_report = pl.when(opens).then(True).when(closed | pl.col("has_header") | step).then(False).forward_fill()
+    in_report = in_report.over(within) if within else in_report
+    return (joined | in_report.fill_null(False)) & ~opens & ~step
 
 
 def _json_body(json: pl.Expr) -> pl.Expr:
@@ -565,7 +625,8 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         .when((pl.col("event_type") == "Warning") & (pl.col("severity") == "info"))
         .then(pl.lit("warning"))
         .otherwise(pl.col("severity")),
-        pid=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_pid")).otherwise(pl.col("pid")),
+        # An Xid's process is the one that faulted (the kernel's Xid names it), not the device plugin that reports it.
+        pid=pl.when(pl.col("kind") == "oom_kill").then(pl.col("victim_pid")).when(pl.col("kind") != "xid").then(pl.col("pid")),
         # The device plugin's lines are not the kubelet's, whatever program a bare file was read as.
         process=pl.when(pl.col("kind") == "oom_kill")
         .then(pl.col("victim_process"))
@@ -909,7 +970,7 @@ def _pod_list(text: pl.Expr) -> pl.Expr:
 
 
 # The attrs a record without OOM, eviction or event facts can have (the others are null there).
-_PLAIN_ATTRS = ("caller", "structured", "pleg_event", "back_off", "probe_failed")
+_PLAIN_ATTRS = ("caller", "structured", "pleg_event", "back_off", "probe_failed", "test_location")
 
 
 def _attr_fields() -> dict[str, pl.Expr]:
@@ -954,7 +1015,9 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "pleg_event": pl.col("pleg_event"),
         "back_off": pl.col("back_off"),
         "probe_failed": pl.col("probe_failed"),
+        "test_location": pl.col("test_location"),
         "klog_pid": pl.when(pl.col("system_oom")).then(pl.col("pid")),
+        "reporter_pid": pl.when(pl.col("kind") == "xid").then(pl.col("pid")),
         "health": pl.when(pl.col("xid").is_not_null() | pl.col("gpu_resource").is_not_null()).then(pl.lit("unhealthy")),
         **_xid.catalog_attrs(pl.col("xid")),
     }
@@ -967,8 +1030,8 @@ SOURCE = register(
         sniff_heads=sniff_heads,
         parse=parse,
         # (the e2e framework's levels after its stamp: a file of its lines alone names no .go file nor the kubelet)
-        sniff_literals=(".go:", "kubelet", "k3s", "kubelite", *(f": {level}: " for level in _SEVERITY_BY_E2E_LEVEL)),
-        formats=("klog", "klog_json", "e2e_framework", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
+        sniff_literals=(".go:", "kubelet", "k3s", "kubelite", "STEP: ", *(f": {level}: " for level in _SEVERITY_BY_E2E_LEVEL)),
+        formats=("klog", "klog_json", "e2e_framework", "ginkgo_v2", "syslog", "syslog_iso", "syslog_bare", "journal_json"),
         line_local=True,
         segmented=True,
     )
