@@ -10,8 +10,8 @@ before the kernel does, so the journal has no kernel OOM line for its victim:
   badness: 997, VmRSS: 4278 MiB`` in older ones) → ``oom_kill`` of that pid and name, its
   resident memory in ``rss_bytes``, the signal and the user in attrs. When the victim outlives the signal
   (``kill failed: Timer expired``), earlyoom signals it again: a signal to the process its last one went to is
-  the same kill, not a second one (a ``log`` event with ``resent`` in attrs); ``process 906175 did not exit`` and
-  ``kill failed: Timer expired`` are warnings.
+  the same kill, not a second one (a ``log`` event with ``resent`` in attrs); ``process 906175 did not exit``,
+  ``kill failed: Timer expired`` and ``kill_release: pid=906175: process_mrelease pidfd=4 failed: Invalid argument`` are warnings.
 
 nohang (and its desktop flavour, ``nohang-desktop``) does the same job in Python; it logs a report over many
 lines, each its own journal entry (a multi-line message), naming its victim before it acts on it:
@@ -82,12 +82,15 @@ def earlyoom_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     resent = killed & (victim == last_victim).fill_null(False)
     # "escalating to SIGKILL after 2.4 seconds" (1.3–1.6): the victim outlived SIGTERM.
     survived = pl.col("message").str.starts_with("kill failed: ") | pl.col("message").str.ends_with(" did not exit") | pl.col("message").str.starts_with("escalating to ")
+    # "kill_release: pid=906175: process_mrelease pidfd=4 failed: Invalid argument" (1.8+): the kernel did not reap the
+    # victim's memory at once, and the victim may then outlive the signal as well.
+    release_failed = pl.col("message").str.contains(r"^kill_release: pid=[0-9]+: .* failed: ")
     return _syslog.program_events(
         framed,
         victim_pid=victim,
         kind=pl.when(killed & ~resent).then(pl.lit("oom_kill")).when(low).then(pl.lit("memory_pressure")).otherwise(pl.lit("log")),
         # "process 906175 did not exit", "kill failed: Timer expired": the victim outlived the signal, the memory with it.
-        severity=pl.when(killed).then(pl.lit("error")).when(low | survived).then(pl.lit("warning")).otherwise(pl.col("severity")),
+        severity=pl.when(killed).then(pl.lit("error")).when(low | survived | release_failed).then(pl.lit("warning")).otherwise(pl.col("severity")),
         process=pl.when(killed).then(pl.coalesce(line.field("name"), line.field("old_name"))).otherwise(pl.col("program")),
         rss_bytes=line.field("rss").cast(pl.Int64, strict=False) * _MIB,
         attrs=attrs_json({
