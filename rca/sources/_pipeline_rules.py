@@ -1227,8 +1227,10 @@ _CPP_WHAT = r"(?m)^\s+what\(\):\s+([^\n]*)$"
 _CPP_UNDER = r"^([A-Za-z_][0-9A-Za-z_.]*(?:Error|Exception)(?::[ \t][^\n]*)?)(?:\n|$)"
 # What follows the last rule of rich's traceback (its box's bottom, or a bare rule): the exception, maybe wrapped.
 _RICH_EXCEPTION = r"(?s)^.*\n[ \t]*(?:╰─+╯|─{10,})[ \t]*\n(.+)$"
-_PY_FRAME = r"File \"[^\"\n]+\", line [0-9]+, in [^\n]+"
-_PY_FRAME_PARTS = r"^File \"(?<file>[^\"]+)\", line (?<line>[0-9]+), in (?<func>.+)$"
+# A function's name is one word: a traceback printed as a list's repr ("['Traceback …\\n', '  File …\\n', …]") holds all its
+# frames on one line, each ended by a written "\\n", so the name stops at whitespace or a backslash.
+_PY_FRAME = r"File \"[^\"\n]+\", line [0-9]+, in [^\s\\]+"
+_PY_FRAME_PARTS = r"^File \"(?<file>[^\"]+)\", line (?<line>[0-9]+), in (?<func>\S+)$"
 _EXCEPTION_PARTS = pl.col("exception_line").str.extract_groups(r"^(?<type>[0-9A-Za-z_.$]+(?: error)?)(?::[ \t]*(?<text>.*))?$")
 
 
