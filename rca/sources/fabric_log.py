@@ -35,7 +35,8 @@ _HEADER = (
 _SEVERITY = {"DEBUG": "debug", "INFO": "info", "WARNING": "warning", "WARN": "warning", "ERROR": "error", "FATAL": "critical"}
 FABRIC_MANAGER, IMEX = "nv-fabricmanager", "nvidia-imex"
 # IMEX opens its file with "IMEX Log initializing at: 8/8/2025 14:23:12.081", then "… IMEX version 570.124.06 is running …".
-_IMEX_BANNER = r"^IMEX Log initializing at: |\] IMEX version [0-9]"
+_IMEX_BANNER_LINE = "IMEX Log initializing at: "
+_IMEX_BANNER = rf"^{_IMEX_BANNER_LINE}|\] IMEX version [0-9]"
 # IMEX's lines from before its log file is set up carry a bare level: "WARNING: failed to open IMEX log file …".
 _BARE_LEVEL = r"^(DEBUG|INFO|WARNING|WARN|ERROR|FATAL): "
 # A field line of a multi-line record ("moduleId : 3", "gpuGuid : 0xED0A8727AFC3C6F9").
@@ -43,7 +44,7 @@ _RECORD_FIELD = r"^[A-Za-z][A-Za-z0-9]* : \S"
 
 
 def sniff(head: Sequence[str]) -> float:
-    """0.9 for a head whose lines mostly open with the daemons' header."""
+    """0.9 for a head whose lines mostly open with the daemons' header, 0.6 for one with a header and IMEX's banner."""
     return one_head(sniff_heads, head)
 
 
@@ -51,11 +52,26 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`.
 
     The field lines of a record count with the headers: one NVLink error is a header and eleven fields.
+    IMEX's banner marks its output even where other lines outnumber the headers (the DRA driver's daemon
+    echoes its nodes_config.cfg, one address a line, before starting IMEX); scored below a source that
+    claims most lines, so a log interleaving another program's lines with IMEX's stays that source's.
     """
     text = pl.col("text")
     header = text.str.contains(_HEADER)
-    found = by_head(heads, headed=header.any(), share=(header | text.str.contains(_RECORD_FIELD)).mean())
-    return {head: 0.9 if row["headed"] and (row["share"] or 0.0) >= 0.5 else 0.0 for head, row in found.items()}
+    found = by_head(
+        heads,
+        headed=header.any(),
+        banner=text.str.starts_with(_IMEX_BANNER_LINE).any(),
+        share=(header | text.str.contains(_RECORD_FIELD)).mean(),
+    )
+    return {head: _score(row["headed"], row["banner"], row["share"] or 0.0) for head, row in found.items()}
+
+
+def _score(headed: bool, banner: bool, share: float) -> float:
+    """A head's score: none without a header; most lines the daemons' (or its IMEX banner) claims it."""
+    if not headed:
+        return 0.0
+    return 0.9 if share >= 0.5 else 0.6 if banner else 0.0
 
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -76,8 +92,11 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     framed = own.with_columns(
         ts=forward_fill_within(pl.col("own_ts"), record), ts_raw=forward_fill_within(pl.col("own_stamp"), record)
     ).with_columns(
-        ts_quality=pl.when(pl.col("own_ts").is_not_null()).then(pl.lit("exact"))
-        .when(pl.col("ts").is_not_null()).then(pl.lit("inherited")).otherwise(pl.lit("missing")),
+        ts_quality=pl.when(pl.col("own_ts").is_not_null())
+        .then(pl.lit("exact"))
+        .when(pl.col("ts").is_not_null())
+        .then(pl.lit("inherited"))
+        .otherwise(pl.lit("missing")),
         host=pl.lit(None, pl.String),
         program=pl.when(imex).then(pl.lit(IMEX)).otherwise(pl.lit(FABRIC_MANAGER)),
         pid=pl.lit(None, pl.Int64),
@@ -98,7 +117,11 @@ def _records(lines: pl.DataFrame) -> pl.Expr:
 
 SOURCE = register(
     Source(
-        name="fabric_log", sniff=sniff, sniff_heads=sniff_heads, parse=parse, sniff_literals=("] [tid ",),
+        name="fabric_log",
+        sniff=sniff,
+        sniff_heads=sniff_heads,
+        parse=parse,
+        sniff_literals=("] [tid ",),
         formats=("fabric_log",),
     )
 )
