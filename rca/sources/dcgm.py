@@ -77,6 +77,11 @@ dcgmi's and NVVS' lines printed without a table (``dcgmi diag`` refusing ``GPU 0
 with the diagnostic…``, NVVS' ``DCGM GPU Diagnostic (version 418)`` banner, dcgmi's ``Error: Health watches not
 enabled.``) are claimed where they make most of the file and read as ``log`` events: a refused GPU a warning with its
 ``gpu_index``, dcgmi's own error an error (its group and return code in ``attrs``), the banner info.
+
+nv-hostengine's own log (``/var/log/nv-hostengine.log``: ``2024-05-24 10:11:29.243 ERROR [5231:5273] [[NvSwitch]] … [file.cpp:388]
+[Function]``) is claimed where most of its first lines open so: an event per stamped line (unstamped lines under it its message's),
+the stamp read in the ``--tz`` zone, severity from the level, pid the first of ``[pid:tid]``, process ``nv-hostengine``, the tid,
+module, source line and function in ``attrs``; ``xid`` where the message names one.
 """
 
 from __future__ import annotations
@@ -94,6 +99,7 @@ from rca.sources._base import (
     ParseContext, Parsed, Source, attrs_json, by_head, file_column, joined_json, map_distinct, one_head, parse_apart, per_file, within_file,
 )
 from rca.sources._nvsmi_common import ctime_to_utc
+from rca.timeutil import naive_to_utc
 
 MIB = 2**20
 _DCGM_BLANK = 9.2233720368547758e18  # DCGM_*_BLANK and its NOT_FOUND / NOT_SUPPORTED / NOT_PERMISSIONED neighbours
@@ -267,6 +273,19 @@ _NVLINK_ENTITY = r"^(?<group>gpuId|physicalId)\s+(?<entity>[0-9]+):$"
 _NVLINK_STATES = r"^[UDX_](?: [UDX_])*$"
 _NVLINK_LAYOUT = r"^(?:\+-+\+|GPUs:|NvSwitches:|Key: Up=U, .*)$"
 
+# nv-hostengine's own log (/var/log/nv-hostengine.log): "2024-05-24 10:11:29.243 ERROR [5231:5273] [[NvSwitch]] <message>
+# [/…/DcgmModuleNvSwitch.cpp:388] [DcgmNs::DcgmModuleNvSwitch::RunOnce]"; the level padded to five characters ("INFO  ").
+_HOSTENGINE_HEAD = (
+    r"^(?<head>(?<stamp>[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+) (?<level>[A-Z]+) +"
+    r"\[(?<pid>[0-9]+):(?<tid>[0-9]+)\] (?:\[\[(?<module>[^\]]*)\]\] )?)"
+)
+_HOSTENGINE_TAIL = r"(?<tail> \[(?<source>[^\[\]\s]+:[0-9]+)\](?: \[(?<function>[^\[\]]*)\])?)$"
+_HOSTENGINE_LEVELS = {
+    "FATAL": "critical", "ERROR": "error", "WARN": "warning", "WARNING": "warning", "INFO": "info", "DEBUG": "debug", "VERB": "debug",
+    "VERBOSE": "debug",
+}
+_HOSTENGINE_SHARE = 0.5  # of a head's lines: a log with a pasted hostengine line or two stays its own
+
 
 def sniff(head: Sequence[str]) -> float:
     """0.95 when the head holds DCGM HELP/TYPE lines, is mostly DCGM samples or a dcgmi table; 0.9 for a JSON export of DCGM metrics;
@@ -289,6 +308,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         nvlink=_is_nvlink_title(text).any(),
         telling=_is_dcgmi_telling(text).any(),
         plain=_is_dcgmi_plain(text).sum() / (text.str.strip_chars() != "").sum(),
+        hostengine=text.str.contains(_HOSTENGINE_HEAD).mean(),
     )
     return {number: _document_score(head) or _content_score(found[number]) for number, head in lines.items()}
 
@@ -310,7 +330,7 @@ def _content_score(found: dict) -> float:
     if (found["diag"] or found["results"]) and (found["boxed"] or 0.0) >= 0.5:
         # a dcgmi table within a longer log (a job's preflight check) is left to the log's parser
         return 0.95 if found["diag"] else 0.9
-    return 0.0
+    return 0.9 if (found["hostengine"] or 0.0) >= _HOSTENGINE_SHARE else 0.0
 
 
 def _is_json_export(head: Sequence[str]) -> bool:
@@ -389,6 +409,8 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """
     if within_file(lines):
         return _parse_files(lines, ctx)
+    if _is_hostengine_log(lines["text"].head(60).to_list()):
+        return _parse_hostengine(lines, ctx)
     if _is_document(lines["text"].head(60).to_list()):
         return _parse_document_lines(lines, ctx)
     if lines.select(_is_dmon_header(pl.col("text")).any()).item():
@@ -419,13 +441,14 @@ def _parse_files(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 
 
 def _scrape_files(lines: pl.DataFrame) -> list[int]:
-    """The files (by ``batch_file``) that :func:`parse` would read as scrapes: no document, dmon loop, NvLink box or dcgmi table."""
+    """The files (by ``batch_file``) that :func:`parse` would read as scrapes: no hostengine log, document, dmon loop, NvLink box
+    or dcgmi table."""
     text = pl.col("text")
     kinds = lines.group_by("batch_file", maintain_order=True).agg(
         head=text.head(60),
         tabled=(_is_dmon_header(text) | _is_nvlink_title(text) | _is_diag_line(text) | _is_result_row(text)).any(),
     )
-    return [number for number, head, tabled in kinds.iter_rows() if not tabled and not _is_document(head)]
+    return [number for number, head, tabled in kinds.iter_rows() if not tabled and not _is_document(head) and not _is_hostengine_log(head)]
 
 
 def _parse_scrapes(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -521,6 +544,54 @@ def parse_bytes(data: bytes, ctx: ParseContext) -> Parsed:
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0][:200] if text.strip() else "unknown error"
+
+
+# --- nv-hostengine's own log -------------------------------------------------------------------
+
+
+def _is_hostengine_log(head: list[str]) -> bool:
+    """Whether most of a file's first non-blank lines open with nv-hostengine's stamp, level and ``[pid:tid]``."""
+    written = pl.Series([line for line in head if line.strip()], dtype=pl.String())
+    return bool(written.len()) and written.str.contains(_HOSTENGINE_HEAD).mean() >= _HOSTENGINE_SHARE
+
+
+def _parse_hostengine(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
+    """A record per stamped line, the unstamped lines under it its message's own (a multi-line message); lines above the
+    first stamp kept as they are.
+
+    The file states no zone: its stamps are read in ``ctx.tz``. The ``[file:line] [function]`` DCGM appends to a message
+    ends the record's last line.
+    """
+    head = pl.col("text").str.extract_groups(_HOSTENGINE_HEAD)
+    framed = lines.with_columns(head=head).with_columns(record=pl.col("head").struct.field("stamp").is_not_null().cum_sum())
+    loose = framed.filter(pl.col("record") == 0).select("line", message="text", n_lines=pl.lit(1, pl.Int32))
+    records = framed.filter(pl.col("record") > 0).group_by("record", maintain_order=True).agg(
+        pl.col("line").first(), pl.len().cast(pl.Int32).alias("n_lines"), pl.col("head").first(), body=pl.col("text").str.join("\n"),
+    )
+    fields = pl.col("head").struct
+    text = pl.col("body").str.slice(fields.field("head").str.len_chars())
+    tail = text.str.extract_groups(_HOSTENGINE_TAIL)
+    message = text.str.slice(0, text.str.len_chars() - tail.struct.field("tail").str.len_chars().fill_null(0))
+    records = records.with_columns(tail=tail, message=message)
+    xid = pl.col("message").str.extract(_XID_IN_TEXT, 1).cast(pl.Int32, strict=False)
+    events = records.select(
+        "line", "n_lines", "message",
+        ts=naive_to_utc(fields.field("stamp").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False), ctx.tz),
+        ts_raw=fields.field("stamp"),
+        ts_quality=pl.lit("exact"),
+        kind=pl.when(xid.is_not_null()).then(pl.lit("xid")).otherwise(pl.lit("log")),
+        format=pl.lit("hostengine_log"),
+        severity=fields.field("level").replace_strict(_HOSTENGINE_LEVELS, default=None),
+        pid=fields.field("pid").cast(pl.Int64, strict=False),
+        process=pl.lit("nv-hostengine"),
+        xid=xid,
+        attrs=attrs_json({
+            "tid": fields.field("tid").cast(pl.Int64, strict=False), "module": fields.field("module"),
+            "source": pl.col("tail").struct.field("source"), "function": pl.col("tail").struct.field("function"),
+            **_xid.catalog_attrs(xid),
+        }),
+    )
+    return Parsed(events=pl.concat([loose, events], how="diagonal_relaxed").sort("line"))
 
 
 # --- dcgmi tables: diag, discovery, health, stats ----------------------------------------------
@@ -1357,10 +1428,11 @@ SOURCE = register(
             "| Pass", "| Fail", "| Warn", "| Skip",  # result rows of a diag excerpt (DCGM 4's "| GPU0: Pass" too)
             ": Pass", ": Fail", ": Warn", "NvLink Link Status",
             "MIG configuration", "dcgmi", "nvvs",  # plain dcgmi / NVVS lines (the banner holds "Diagnostic")
+            ".cpp:", "] [[",  # nv-hostengine's log: the C++ source it names, the module tag
         ),
         formats=(
             "exposition", "prometheus_json", "diag", "diag_json", "discovery", "health", "health_json", "stats", "dmon", "nvlink_status",
-            "dcgmi_text",
+            "dcgmi_text", "hostengine_log",
         ),
         host_in_content=True,
         sniff_bytes=sniff_bytes,
