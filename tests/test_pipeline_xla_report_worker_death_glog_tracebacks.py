@@ -1,4 +1,4 @@
-"""Pipeline gaps: a CUDA report that lost its indentation, vLLM V1's dead worker, torch's glog-prefixed tracebacks."""
+"""The pipeline source on an XLA CUDA report that lost its indentation, vLLM V1's dead worker, torch's glog-prefixed tracebacks."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import rca
 from tests.conftest import DATA, FIXED_MTIME
 
 
-def _parse(text: str, name: str = "journal_gaps_46.log") -> pl.DataFrame:
+def _parse(text: str, name: str = "journal_earlyoom.log") -> pl.DataFrame:
     return rca.parse_text(text, file=name, reference_time=FIXED_MTIME)
 
 
