@@ -409,7 +409,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """
     if within_file(lines):
         return _parse_files(lines, ctx)
-    if _is_hostengine_log(lines["text"].head(60).to_list()):
+    if lines.select(_is_hostengine_log(pl.col("text"))).item():
         return _parse_hostengine(lines, ctx)
     if _is_document(lines["text"].head(60).to_list()):
         return _parse_document_lines(lines, ctx)
@@ -446,9 +446,10 @@ def _scrape_files(lines: pl.DataFrame) -> list[int]:
     text = pl.col("text")
     kinds = lines.group_by("batch_file", maintain_order=True).agg(
         head=text.head(60),
-        tabled=(_is_dmon_header(text) | _is_nvlink_title(text) | _is_diag_line(text) | _is_result_row(text)).any(),
+        other_kind=(_is_dmon_header(text) | _is_nvlink_title(text) | _is_diag_line(text) | _is_result_row(text)).any()
+        | _is_hostengine_log(text),
     )
-    return [number for number, head, tabled in kinds.iter_rows() if not tabled and not _is_document(head) and not _is_hostengine_log(head)]
+    return [number for number, head, other_kind in kinds.iter_rows() if not other_kind and not _is_document(head)]
 
 
 def _parse_scrapes(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
@@ -549,10 +550,10 @@ def _first_line(text: str) -> str:
 # --- nv-hostengine's own log -------------------------------------------------------------------
 
 
-def _is_hostengine_log(head: list[str]) -> bool:
-    """Whether most of a file's first non-blank lines open with nv-hostengine's stamp, level and ``[pid:tid]``."""
-    written = pl.Series([line for line in head if line.strip()], dtype=pl.String())
-    return bool(written.len()) and written.str.contains(_HOSTENGINE_HEAD).mean() >= _HOSTENGINE_SHARE
+def _is_hostengine_log(text: pl.Expr) -> pl.Expr:
+    """Aggregate: whether most of a file's first non-blank lines open with nv-hostengine's stamp, level and ``[pid:tid]``."""
+    head = text.head(60)
+    return (head.str.contains(_HOSTENGINE_HEAD).filter(head.str.strip_chars() != "").mean() >= _HOSTENGINE_SHARE).fill_null(False)
 
 
 def _parse_hostengine(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
