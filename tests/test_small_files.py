@@ -40,8 +40,8 @@ def _stamp(path: Path, when: datetime) -> None:
 
 
 # Every fifth fixture (by path) is also read alone: reading each alone costs a parse per file (a third of them took
-# 37 s of the suite), and it is what reading together must equal. Files a group read together holds beside them are
-# checked for what they give elsewhere (tests/test_real_logs.py reads every sample alone).
+# 37 s of the suite), and it is what reading together must equal. What the others give is checked elsewhere: the real
+# samples' expected events in tests/test_real_logs.py's flat folder, the other fixtures by their sources' tests.
 ALONE_STRIDE = 5
 
 
