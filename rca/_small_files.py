@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from rca import _reader, _split, archives, ingest, sources, templates
+from rca import _reader, _split, archives, ingest, sources, summary, templates
 from rca.sources._base import SOURCE_FAILURES, ParseContext, Parsed, Source
 from rca.store import PartWriter, SharedPartWriter
 
@@ -327,9 +327,10 @@ def _finished(
     counted and held for writing in one pass; ``skipped`` and ``failures`` (none by default) are by file too."""
     finished = ingest.finish_batch_events(rows, [read.ctx for read in reads], reads[0].source.name)
     tallies, parts = ingest.event_tallies(finished), writer.write_batch(finished)
+    groups = {number: frame.drop("batch_file") for (number,), frame in summary.event_groups(finished).partition_by("batch_file", as_dict=True).items()}
     failures = failures or [None] * len(reads)
     return {
-        read.index: [_file_result(read, tallies.get(number), skipped[number], parts.get(number, []), failures[number])]
+        read.index: [_file_result(read, tallies.get(number), skipped[number], parts.get(number, []), failures[number], groups.get(number))]
         for number, read in enumerate(reads)
     }
 
@@ -412,11 +413,11 @@ def _covered_by_file(events: pl.DataFrame, files: int) -> list[int]:
 
 
 def _file_result(
-    read: _Read, tally: dict | None, skipped: dict[str, int], parts: list[str], failure: str | None = None
+    read: _Read, tally: dict | None, skipped: dict[str, int], parts: list[str], failure: str | None = None, groups: pl.DataFrame | None = None
 ) -> ingest.FileResult:
     """The file's row, as :func:`ingest.parse_batches` makes it for a file read alone."""
     accounting = ingest._Accounting(failures=[failure] if failure else [])
-    accounting.add_tally(read.lines.height, tally, skipped)
+    accounting.add_tally(read.lines.height, tally, skipped, groups)
     accounting.decode_errors, accounting.truncated = read.state.decode_errors, read.state.truncated_lines
     return ingest._file_result(
         read.task, accounting, parts, read.source.name, size=read.size, mtime=read.mtime, change=read.change,

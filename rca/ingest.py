@@ -25,7 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rca import _executors, _reader, _small_files, _split, archives, bundles, schema, sources, templates
+from rca import _executors, _reader, _small_files, _split, archives, bundles, schema, sources, summary, templates
 from rca._carry import Carry
 from rca.errors import FileFormatError, InputError
 from rca.sources._base import HEAD_LINES, SOURCE_FAILURES, ParseContext, Source, add_skipped, per_file
@@ -335,6 +335,7 @@ class FileResult:
     new_parts: list[str] = field(default_factory=list)
     dropped_parts: list[str] = field(default_factory=list)
     change: str = "new"  # new / appended / grown (read whole again) / rewritten / unchanged / failed / ignored / removed (a member gone from its archive)
+    event_groups: pl.DataFrame | None = None  # the events it staged, tallied for the run's summary (rca.summary.event_groups)
 
 
 def parse_file(task: FileTask, writer: PartWriter | None = None) -> FileResult:
@@ -489,7 +490,7 @@ def _file_result(
     elif accounting.events and not accounting.recognised:
         note = "format not recognised: no timestamps or known records found; lines kept as kind=log events"
         row.update(status="warning", error="; ".join(filter(None, [row["error"], note])))
-    return FileResult(row, new_parts=parts, dropped_parts=dropped, change=change)
+    return FileResult(row, new_parts=parts, dropped_parts=dropped, change=change, event_groups=accounting.event_groups())
 
 
 def _whole_file_source(task: FileTask) -> Source | None:
@@ -533,7 +534,7 @@ def _parse_whole_file(task: FileTask, source: Source, size: int, mtime: datetime
         format=accounting.main_format(), parts=parts, **accounting.as_manifest(),
     )
     dropped = list(task.previous.parts) if task.previous else []
-    return FileResult(row, new_parts=parts, dropped_parts=dropped, change="rewritten" if task.previous else "new")
+    return FileResult(row, new_parts=parts, dropped_parts=dropped, change="rewritten" if task.previous else "new", event_groups=accounting.event_groups())
 
 
 def _head(path: str) -> bytes:
@@ -696,15 +697,20 @@ class _Accounting:
     formats: Counter[str] = field(default_factory=Counter)
     recognised: int = 0  # events with a time, a kind other than log, facts in attrs, or a format other than plain text
     failures: list[str] = field(default_factory=list)  # batches the parser failed on (their lines kept unparsed)
+    groups: list[pl.DataFrame] = field(default_factory=list)  # each batch's rca.summary.event_groups
 
     def add(self, lines: int, events: pl.DataFrame, skipped: dict[str, int]) -> None:
         """Count a batch: its lines, its finished events and its skipped lines by reason."""
-        self.add_tally(lines, next(iter(event_tallies(events).values()), None), skipped)
+        groups = summary.event_groups(events) if events.height else None
+        self.add_tally(lines, next(iter(event_tallies(events).values()), None), skipped, groups)
 
-    def add_tally(self, lines: int, tally: dict | None, skipped: dict[str, int]) -> None:
-        """Count a batch from the :func:`event_tallies` of its events (None: it has none)."""
+    def add_tally(self, lines: int, tally: dict | None, skipped: dict[str, int], groups: pl.DataFrame | None = None) -> None:
+        """Count a batch from the :func:`event_tallies` of its events (None: it has none) and their
+        :func:`rca.summary.event_groups`."""
         self.lines += lines
         self.skipped.update(skipped)
+        if groups is not None:
+            self.groups.append(groups)
         if tally is None:
             return
         self.events += tally["events"]
@@ -713,6 +719,10 @@ class _Accounting:
         self.unparsed += tally["unparsed"]
         self.recognised += tally["recognised"]
         self.formats.update({count["format"]: count["count"] for count in tally["formats"]})
+
+    def event_groups(self) -> pl.DataFrame | None:
+        """The :func:`rca.summary.event_groups` of every event counted; None when there were none."""
+        return summary.merged_groups(self.groups) if self.groups else None
 
     def main_format(self) -> str | None:
         """The sub-format most of the file's events were read as (the first by name on a tie)."""
@@ -732,6 +742,7 @@ class _Accounting:
             formats=self.formats + other.formats,
             recognised=self.recognised + other.recognised,
             failures=self.failures + other.failures,
+            groups=self.groups + other.groups,
         )
 
     def merged_with(self, previous: dict) -> _Accounting:
@@ -1066,8 +1077,6 @@ def ingest(
     same paths, and the store at the same path or URL. Either way the events are those of a serial run. Raises
     :class:`InputError` when ``root`` does not exist or the scheduler cannot be reached.
     """
-    from rca.summary import summarize
-
     options = options or IngestOptions()
     if options.format:
         sources.get(options.format)
@@ -1088,9 +1097,9 @@ def ingest(
                "workers": workers, "scheduler": scheduler}
         store.commit(manifest, staging, new_parts + copies, list(dict.fromkeys(dropped + replaced)), run)
     changes = Counter(r.change for r in results)
-    this_run = store.scan_parts([str(store.part_path(p)) for p in new_parts])
     files = manifest.filter(pl.col("path").is_in([r.manifest["path"] for r in results]))
-    return IngestReport(run_id, store.path, files, dict(changes), summarize(this_run, files, options.tz))
+    tallied = [r.event_groups for r in results if r.event_groups is not None]
+    return IngestReport(run_id, store.path, files, dict(changes), summary.summarize(tallied, files, options.tz))
 
 
 def _run(tasks: list[FileTask], workers: int | None, scheduler: str | None, progress: Progress | None) -> list[FileResult]:

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from rca import schema, timeutil
 
 
-def summarize(events: pl.LazyFrame, files: pl.DataFrame, tz: str = "UTC") -> dict:
-    """Summary of ``events`` (one run's new parts, rca.schema.EVENT_SCHEMA, zone-less times read in ``tz``) and the
-    run's manifest rows.
+def summarize(pieces: Sequence[pl.DataFrame], files: pl.DataFrame, tz: str = "UTC") -> dict:
+    """Summary of one run's new events, from their :func:`event_groups` in any number of pieces, and the run's
+    manifest rows; zone-less times were read in ``tz``.
 
-    One pass of the streaming engine groups the events by source, kind, host, file and stated zone; every figure is
-    summed up from those few groups. A run of tens of millions of events is never held whole (its four columns alone
-    were 5 GB for a 10 GB corpus), and its parts are read once (five queries that read them each took twice as long).
+    Each task tallies the events it writes while it holds them, so the run's parts are never
+    read back: that read took one process 0.2 s of a 100 MB run after every worker had finished.
     """
-    groups = _groups(events).collect(engine="streaming")
+    groups = merged_groups(pieces)
     by_kind = groups.group_by("source", "kind").agg(pl.col("events").sum().alias("len")).sort(
         "source", "len", "kind", descending=[False, True, False]
     )
@@ -48,16 +49,29 @@ AGREEMENT = 0.9
 """The share of a host's numeric zones that must name the same offset before it is called the host's."""
 
 
-def _groups(events: pl.LazyFrame) -> pl.LazyFrame:
-    """Per source, kind, host, file and stated zone (null: none): the events, those with a time, the first and last
-    time, and the times read at --tz."""
+_GROUP_KEYS = ("source", "kind", "host", "file", "zone")
+
+
+def event_groups(events: pl.DataFrame) -> pl.DataFrame:
+    """Per source, kind, host, file and stated zone (null: none) of ``events`` (rca.schema.EVENT_SCHEMA): the events,
+    those with a time, the first and last time, and the times read at --tz; per ``batch_file`` too where it is a column."""
     timed = pl.col("ts").is_not_null()
-    return events.group_by("source", "kind", "host", "file", zone=pl.col("ts_raw").str.extract(_NUMERIC_ZONE, 1)).agg(
+    by_file = ["batch_file"] if "batch_file" in events.columns else []
+    return events.group_by(*by_file, "source", "kind", "host", "file", zone=pl.col("ts_raw").str.extract(_NUMERIC_ZONE, 1)).agg(
         events=pl.len(),
         timed=timed.sum(),
         first=pl.col("ts").min(),
         last=pl.col("ts").max(),
         zoneless=(timed & pl.col("ts_raw").str.contains(_CLOCK_END) & pl.col("ts_quality").is_in(_READ_IN_TZ)).sum(),
+    )
+
+
+def merged_groups(pieces: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """The :func:`event_groups` of all the pieces' events together."""
+    return (
+        pl.concat([event_groups(schema.empty(schema.EVENT_SCHEMA)), *pieces], how="vertical_relaxed")
+        .group_by(*_GROUP_KEYS)
+        .agg(pl.col("events", "timed").sum(), pl.col("first").min(), pl.col("last").max(), pl.col("zoneless").sum())
     )
 
 

@@ -1,7 +1,9 @@
-"""The ingest summary: counts, hosts and time range of one run's events, from the parts as written."""
+"""The ingest summary: counts, hosts and time range of one run's events, from the tallies its tasks made of them."""
 
 from __future__ import annotations
 
+import gzip
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -9,7 +11,9 @@ import polars as pl
 
 import rca
 from rca import schema
-from rca.summary import summarize
+from rca.ingest import IngestOptions, IngestReport
+from rca.summary import event_groups, summarize
+from tests.conftest import DATA
 
 
 def _files() -> pl.DataFrame:
@@ -17,17 +21,15 @@ def _files() -> pl.DataFrame:
                          "error": [None, "binary content"]})
 
 
-def test_the_summary_of_parts_on_disk(tmp_path: Path) -> None:
+def test_the_summary_of_events_tallied_in_pieces() -> None:
     at = datetime(2026, 12, 1, 3, 17, tzinfo=UTC)
     rows = [("h2", "kernel", "oom_kill", at, "h2/kern.log"), ("h1", "kernel", "log", None, "h1/kern.log"),
             ("h1", "kubelet", "container_oomkilled", at, "h1/kubelet.log"), ("h1", "kernel", "oom_invoked", at.replace(minute=10), "h1/kern.log"),
             ("h1", "kubelet", "log", at.replace(hour=5), "h1/kubelet.log"), (None, "pipeline", "log", None, "train.log")]
     columns = {"host": pl.String, "source": pl.String, "kind": pl.String, "ts": schema.UTC_MICROS, "file": pl.String}
     frame = pl.DataFrame(rows, schema=columns, orient="row").with_columns(ts_raw=pl.lit(None, pl.String), ts_quality=pl.lit("exact"))
-    # Two parts, as a run writes them: the summary reads them as they lie.
-    frame.head(3).write_parquet(tmp_path / "one.parquet")
-    frame.tail(3).write_parquet(tmp_path / "two.parquet")
-    summary = summarize(pl.scan_parquet(tmp_path / "*.parquet"), _files())
+    # Tallied in two pieces, as two tasks make them: a file's events in both count once each.
+    summary = summarize([event_groups(frame.head(3)), event_groups(frame.tail(3))], _files())
     assert (summary["files"], summary["lines"], summary["events"], summary["unparsed_lines"]) == (2, 6, 6, 2)
     assert summary["by_source_kind"] == [
         {"source": "kernel", "kind": "log", "events": 1}, {"source": "kernel", "kind": "oom_invoked", "events": 1},
@@ -41,8 +43,8 @@ def test_the_summary_of_parts_on_disk(tmp_path: Path) -> None:
     assert summary["problem_files"] == [{"path": "b.bin", "status": "skipped", "error": "binary content"}]
 
 
-def test_the_summary_of_a_run_that_found_nothing(tmp_path: Path) -> None:
-    summary = summarize(schema.empty(schema.EVENT_SCHEMA).lazy(), _files().head(0))
+def test_the_summary_of_a_run_that_found_nothing() -> None:
+    summary = summarize([], _files().head(0))
     assert (summary["events"], summary["by_source_kind"], summary["hosts"], summary["time_range"]) == (0, [], [], None)
     assert summary["events_without_time"] == 0 and summary["oom_class_events"] == 0 and summary["files_without_host"] == 0
     assert summary["zone_hints"] == []
@@ -70,3 +72,32 @@ def test_a_host_that_states_a_zone_other_than_tz_is_named_until_read_at_it(tmp_p
     assert kill["ts"].to_list() == [datetime(2026, 12, 1, 2, 18, 1, tzinfo=UTC)]
     # A zone that agrees with --tz is no news.
     assert rca.ingest(tmp_path / "logs", tmp_path / "other", rca.IngestOptions(tz="+01:00"), workers=1).summary["zone_hints"] == []
+
+
+def _read_back(report: IngestReport) -> dict:
+    """The summary of the events a run staged, read back from its own parts (copies of older parts are named ``…~RUN``)."""
+    opened = rca.open_store(report.store)
+    own = [path for path in opened.part_paths() if f"-{report.run_id}-" in path and "~" not in path]
+    return summarize([event_groups(opened.scan_parts(own).collect())], report.files)
+
+
+def test_a_run_s_summary_is_that_of_the_events_it_wrote(tmp_path: Path) -> None:
+    root = tmp_path / "logs"
+    for host, source, name in [("node-a", "kernel", "dmesg_T_edac_sbridge_ce_01.log"), ("node-a", "pipeline", "airflow_task_failed_01.log"),
+                               ("node-b", "kubelet", "kubelet_e2e_framework_event_dump_evicted_jenkins_01.log")]:
+        (root / host).mkdir(parents=True, exist_ok=True)
+        shutil.copy(DATA / source / name, root / host / name)
+    # Small files read together, a file read in byte ranges, and one in gzip.
+    klog = "".join(f"I1201 03:{n // 60:02d}:{n % 60:02d}.000001    2345 kubelet.go:{n}] \"SyncLoop ADD\" pod=\"ns/p-{n}\"\n" for n in range(3000))
+    (root / "node-b" / "kubelet.log").write_text(klog)
+    (root / "node-a" / "kern.log.1.gz").write_bytes(gzip.compress((DATA / "kernel" / "dmesg_T_edac_sbridge_ce_01.log").read_bytes()))
+    options = IngestOptions(batch_bytes=64 * 1024)
+    first = rca.ingest(root, tmp_path / "store", options, workers=1)
+    assert first.summary == _read_back(first)
+    assert first.summary["events"] > 3000 and first.summary["hosts"] == ["node-a", "node-b"]
+    # Appended lines: the next run's summary is of them alone.
+    with (root / "node-b" / "kubelet.log").open("a") as log:
+        log.write('E1201 05:00:00.000001    2345 kubelet.go:1] "Killing container with a grace period" pod="ns/p-1"\n')
+    second = rca.ingest(root, tmp_path / "store", options, workers=1)
+    assert second.summary == _read_back(second)
+    assert second.summary["events"] == 1
