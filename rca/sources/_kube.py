@@ -60,6 +60,14 @@ def quantity_bytes(text: pl.Expr) -> pl.Expr:
     return evaluated_once(text.str.strip_chars().str.extract_groups(_QUANTITY_PARTS), converted)
 
 
+# The kubelet's evictions for a local storage limit (not node pressure): a container's, the pod's total, an emptyDir's
+# ("Container app exceeded its local ephemeral storage limit "20Mi".", "Pod ephemeral local storage usage exceeds the
+# total limit of containers 5Mi.", "Usage of EmptyDir volume "cache" exceeds the limit "1Gi".").
+_LOCAL_STORAGE_LIMIT = (
+    r"exceeded its local ephemeral storage limit|^Pod ephemeral local storage usage exceeds|^Usage of EmptyDir volume .* exceeds the limit"
+)
+
+
 def eviction_fields(message: pl.Expr) -> pl.Expr:
     """Fields of the kubelet's eviction message, as a struct.
 
@@ -73,6 +81,7 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
     resource = pl.coalesce(
         message.str.extract(r"low on resource: ([0-9A-Za-z_./-]+?)\.?(?:\s|$)", 1),
         message.str.extract(r"^Attempting to reclaim ([0-9A-Za-z_./-]+)$", 1),
+        pl.when(message.str.contains(_LOCAL_STORAGE_LIMIT)).then(pl.lit("ephemeral-storage")),
     )
     of_memory = resource.is_null() | (resource == "memory")
 
@@ -85,7 +94,7 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
         threshold_bytes=quantity_bytes(message.str.extract(rf"Threshold quantity: ({QUANTITY})", 1)),
         # The threshold's own "available: 87608Ki", not a scheduler's "0/2 nodes are available: 1 Insufficient …".
         available_bytes=quantity_bytes(message.str.extract(rf"Threshold quantity: {QUANTITY}, available: ({QUANTITY})", 1)),
-        container=message.str.extract(r"Container ([a-z0-9][-a-z0-9.]*) was using", 1),
+        container=message.str.extract(r"Container ([a-z0-9][-a-z0-9.]*) (?:was using|exceeded its local ephemeral storage limit)", 1),
         containers=message.str.extract_all(r"Container [a-z0-9][-a-z0-9.]* was using").list.eval(
             pl.element().str.extract(r"Container (\S+) was using", 1)
         ),

@@ -166,7 +166,10 @@ _OUTER_LAYERS = (
     # a launcher's "stderr: " before the lines of a child it captured (accelerate's tests, LlamaFactory).
     r"(?:\[(?:[0-9]+,)?(?<mpi_rank>[0-9]+)\]<(?:stdout|stderr|stddiag)>:|(?:stdout|stderr): )",
     _worker_tag("_inner"),
-    r"\s*\[(?:rank|default)(?<rank>[0-9]+)\]: ?",
+    # torchrun's `--tee`/`--redirects` tag ("[default1]:", the role, "default" unless `--role` names one, then the worker's rank
+    # on its node: node 2's first worker is "[default0]:" too), outside torch's own tag of the global rank ("[rank9]:").
+    r"\s*\[default(?<local_rank>[0-9]+)\]: ?",
+    r"\s*\[rank(?<rank>[0-9]+)\]: ?",
     # ... and inside torch's rank tag when torch's launcher runs the Ray (or vLLM) workers.
     _worker_tag("_ranked"),
     # NCCL_DEBUG output: "hostname:pid:tid [cuda device] ..."
@@ -767,11 +770,13 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
 
 def _with_hpc(framed: pl.DataFrame) -> pl.DataFrame:
     """Loghub's supercomputer lines (:mod:`._pipeline_hpc`) read as such; ``line_attrs``, the JSON run of what they name
-    (or of the SGLang ranks a line's stamp names)."""
+    (or of the SGLang ranks a line's stamp names, and the local rank of torchrun's tag)."""
+    local_rank = json_run({"local_rank": json_number(pl.col("local_rank"))}).replace("", None)
+    ranks = pl.concat_str([pl.col("parallel_ranks"), local_rank], separator=",", ignore_nulls=True).replace("", None)
     if not framed.select(hpc.LINE.any()).item():
-        return framed.with_columns(line_attrs=pl.col("parallel_ranks"))
+        return framed.with_columns(line_attrs=ranks)
     overlaid = hpc.overlay(_where(framed, hpc.LINE, hpc.fields, hpc.COLUMNS))
-    return overlaid.with_columns(line_attrs=pl.coalesce("line_attrs", "parallel_ranks"))
+    return overlaid.with_columns(line_attrs=pl.coalesce("line_attrs", ranks))
 
 
 # torchelastic's worker-status events (torch 1.9 and 1.10 print them to stdout as JSON lines): {"name":
@@ -870,6 +875,7 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         cri_stream="cri_stream",
         piece=(pl.col("cri_tag") == "P").fill_null(False),
         rank=pl.coalesce("rank", worker.field("field_1"), "mpi_rank", "task").cast(pl.Int64, strict=False),
+        local_rank=pl.col("local_rank").cast(pl.Int64, strict=False),
         clock="clock",
         pid=pl.coalesce(innermost("worker_pid"), "nccl_pid").cast(pl.Int64, strict=False),
         node_ip=innermost("node_ip"),
@@ -1261,7 +1267,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         # is its writer (a TorchServe worker's output comes a line an entry, between the frontend's lines about it).
         # pdsh's host keeps the lines of two nodes' tasks apart (both print "[rank0]: …").
         partition=pl.concat_str(
-            [c("pdsh_host")] + [c(name).cast(pl.String).fill_null("") for name in ("rank", "pid", "pod")]
+            [c("pdsh_host")] + [c(name).cast(pl.String).fill_null("") for name in ("rank", "local_rank", "pid", "pod")]
             + [pl.coalesce(c("container"), thread).fill_null("")],
             separator="|",
             ignore_nulls=True,

@@ -312,8 +312,9 @@ def records(framed: pl.DataFrame) -> pl.DataFrame:
     return collapse(group_keys(framed))
 
 
-# A line's partition is its file's and writer's keys, then its tags (rank|pid|pod|container): an untagged line's ends in "|||".
-_UNTAGGED = "|||"
+# A line's partition is its file's and writer's keys, then its tags (rank|local_rank|pid|pod|container): an untagged line's
+# ends in "||||".
+_UNTAGGED = "||||"
 
 
 def _with_tails_tagged(framed: pl.DataFrame) -> pl.DataFrame:

@@ -147,10 +147,11 @@ XID_LINE = (
 GPU_AT_LINE = rf"NVRM: GPU at (?:PCI:)?(?<pci>{_PCI}): (?<uuid>GPU-[0-9A-Fa-f]{{8}}(?:-[0-9A-Fa-f]{{4}}){{3}}-[0-9A-Fa-f]{{12}})"
 # "NVRM: GPU 0000:01:00.0: …", "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: …)", older drivers'
 # "NVRM: GPU at 0000:01:00.0 has fallen off the bus." and a GPU named inside the text ("NVRM: Rate limiting
-# GSP RPC error prints for GPU at PCI:0000:61:00 …").
+# GSP RPC error prints for GPU at PCI:0000:61:00 …") or after the reporting function's name, as the H100's FSP boot
+# dump names it ("NVRM: kfspDumpDebugState_GH100: GPU 0000:01:00").
 # The kernel's own lines about the GPU's PCI function carry the driver's name first ("nvidia 0000:03:00.0: AER: …"), as
 # the AMD GPU driver's own do ("amdgpu 0000:42:00.0: {1}[Hardware Error]: …").
-_NVRM_GPU = rf"(?:NVRM: (?:The NVIDIA GPU |GPU(?: at)? |.*? GPU at PCI:)(?:PCI:)?|^(?:nvidia|amdgpu) )({_PCI})"
+_NVRM_GPU = rf"(?:NVRM: (?:The NVIDIA GPU |GPU(?: at)? |.*? GPU at PCI:|[A-Za-z0-9_]+: GPU )(?:PCI:)?|^(?:nvidia|amdgpu) )({_PCI})"
 _PCI_ID = r"\(PCI ID: ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{4})\)"
 # Before a GPU's first Xid the driver names it: "NVRM: GPU at PCI:0000:00:08: GPU-<uuid>", then on a line of its own
 # "NVRM: GPU Board Serial Number: 1652923018111" (the serial an RMA asks for), which names no bus; a board without one

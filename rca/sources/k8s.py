@@ -124,6 +124,21 @@ _HEADLESS_EVENT = (
     r"(?<type>Normal|Warning)\s{2,}"
     r"(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}(?<object>[A-Za-z][0-9A-Za-z_.-]*/(?:[^\s<]|<[^<>]*>)+)(?:\s{2,}(?<message>.*?))?\s*$"
 )
+# Go's time.Time printed as is ("2017-03-09 18:45:36 +0100 CET"): kubectl 1.5's `get events` LASTSEEN / FIRSTSEEN
+# cells were absolute times so. The zone's abbreviation after the offset adds nothing and no parser takes it.
+_GO_TIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? [-+][0-9]{4} [A-Z]{1,5}"
+_GO_TIME_ZONE_NAME = r"^([0-9]{4}-\S+ \S+ [-+][0-9]{4}) [A-Z]{1,5}$"
+# A kubectl 1.5 `get events` row without its header (NAMESPACE LASTSEEN FIRSTSEEN COUNT NAME KIND SUBOBJECT TYPE REASON
+# SOURCE MESSAGE): the two absolute times, the count, the type and the "{kubelet <node>}" source pin the columns down.
+_HEADLESS_GO_TIME_EVENT = (
+    rf"^\s*(?:(?<namespace>[a-z0-9][-a-z0-9]*)\s{{2,}})?(?<last_seen>{_GO_TIME})\s{{2,}}(?<first_seen>{_GO_TIME})\s{{2,}}"
+    r"(?<count>[0-9]+)\s{2,}"
+    r"(?<name>[a-z0-9][-a-z0-9.]*)\s{2,}(?<object_kind>[A-Z][A-Za-z]*)\s{2,}(?:(?<subobject>spec\.\S+)\s{2,})?(?<type>Normal|Warning)\s{2,}"
+    r"(?<reason>[A-Za-z][0-9A-Za-z_]*)\s{2,}(?<source>\{[^{}]*\}|\S+(?:, \S+)?)(?:\s{2,}(?<message>.*?))?\s*$"
+)
+# The kubelet's Killing event before 1.10 named the container by its runtime id ("Killing container with docker id
+# 069359c8acce: Need to kill pod.", "… with id docker://<64 hex>:…"); a name there ("docker://memhog") is no id.
+_KILLING_CONTAINER_ID = r"^Killing container with (?:docker id |id [a-z-]+://)([0-9a-f]{12,64})\b"
 # A row cut down to its REASON, OBJECT and MESSAGE (`-o custom-columns`, or an author's excerpt): the reason, then
 # "kind/name" of a kind events name, pin it down.
 _HEADLESS_REASON_EVENT = (
@@ -199,6 +214,10 @@ _HEADLESS_SHAPES = (
     (_HEADLESS_EVENT, ("namespace", "last_seen", "type", "reason", "object", "message")),
     (_HEADLESS_POD, ("namespace", "name", "ready", "status", "restarts", "age", "node")),
     (_HEADLESS_REASON_EVENT, ("reason", "object", "message")),
+    (
+        _HEADLESS_GO_TIME_EVENT,
+        ("namespace", "last_seen", "first_seen", "count", "name", "object_kind", "subobject", "type", "reason", "source", "message"),
+    ),
     (_HEADLESS_CONDITION, ("type", "status", "heartbeat", "transition", "reason", "message")),
     (_DESCRIBE_EVENT_ROW, _DESCRIBE_EVENT_FIELDS),
     (_COLLAPSED_EVENT_ROW, _COLLAPSED_EVENT_FIELDS),
@@ -322,7 +341,8 @@ _FAILED_POD_STATUS = (
     r"^(?:Init:)?(?:(?:[A-Z][a-z]+ )*[A-Za-z]*Error|OOMKilled|Evicted|ContainerStatusUnknown|OutOf[0-9A-Za-z./_-]+|Signal:[0-9]+|ExitCode:[1-9][0-9]*"
     r"|requested number of GPUs unavailable\. .*)$"
 )
-_BACKOFF_POD_STATUS = r"^(?:Init:)?[A-Za-z]*BackOff$"
+# A container in back-off, or one whose image pull just failed (ErrImagePull, before the back-off starts).
+_BACKOFF_POD_STATUS = r"^(?:Init:)?(?:[A-Za-z]*BackOff|ErrImagePull)$"
 # The scheduler's Scheduled event names the pod it bound and the node: "Successfully assigned <ns>/<pod> to <node>"
 # (before 1.10 without the namespace).
 _ASSIGNED = r"^Successfully assigned (?:(?<namespace>[a-z0-9][-a-z0-9]*)/)?(?<pod>[a-z0-9][-a-z0-9.]*) to (?<node>[^\s<>]+)$"
@@ -859,7 +879,10 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
         marked=message.str.extract_groups(_MARKED_POD),
     )
     parts = parts.with_columns(
-        ts=map_distinct(parts["when_text"], lambda text: pl.coalesce(timeutil.rfc1123_to_utc(text), timeutil.iso_to_utc(text, tz)))
+        ts=map_distinct(
+            parts["when_text"],
+            lambda text: pl.coalesce(timeutil.rfc1123_to_utc(text), timeutil.iso_to_utc(text.str.replace(_GO_TIME_ZONE_NAME, "$1"), tz)),
+        )
     )
     object_ref, evicted, victim, message_pod = pl.col("object_ref").struct, pl.col("evicted"), pl.col("victim"), pl.col("message_pod").struct
     marked = pl.col("marked").struct
@@ -968,6 +991,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                 pl.when(is_top & pl.col("top_pod").is_not_null()).then(pl.col("name")),
                 pl.col("subobject").str.extract(r"containers\{([^}]+)\}", 1), evicted.struct.field("container"), message_container(message)
             ),
+            container_id=message.str.extract(_KILLING_CONTAINER_ID, 1),
             pid=victim.struct.field("pid"),
             process=victim.struct.field("process"),
             rss_bytes=victim.struct.field("rss_bytes"),

@@ -306,7 +306,7 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     # (the pieces of a cut line, whose text is on its first piece's row, do not).
     kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank")).with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))
     grouped = _cuda_reports_folded(records(kept.filter(~pl.col("continued"))), lines)
-    events = _times_stated(_torchrun_failures(_classify(grouped), ctx.tz), ctx.tz)
+    events = _times_stated(_torchrun_failures(_repeated_cuda_ooms(_classify(grouped), lines), ctx.tz), ctx.tz)
     events = _pipeline_batch.with_job_figures(_pipeline_slurm.with_table_facts(events, sacct, ctx.tz), lines)
     return _with_tables(Parsed(events=events, skipped=skipped, skipped_by_file=skipped_by_file), tables)
 
@@ -439,6 +439,52 @@ def _ggml_echoes(events: pl.DataFrame) -> pl.DataFrame:
         severity=pl.when(echo).then(pl.lit("error")).otherwise("severity"),
         **{column: pl.when(~echo).then(column) for column in ("gpu_index", "mem_requested_bytes", "attrs")},
     ).sort("_order").drop("_order")
+
+
+# One CUDA OOM a training process tells several times within a few lines: Megatron's logger as a warning when it catches it
+# ("WARNING:megatron.core.utils:CUDA out of memory. …"), the uncaught exception's traceback, a script's print of the
+# formatted traceback (a list's repr). The same file, writer (host, pod, torchrun's local rank, torch's rank, pid), device
+# and sentence (to the byte figures) and time make one failure: the uncaught exception's event (else the first) stays the
+# OOM; the others are the lines they are (a log line, a printed traceback). Another rank's OOM or a later one is its own.
+_OOM_REPEAT_LINES = 10
+# what the sentence says up to the device's free memory (the rest, a hint, a list repr's quoting, differs between its tellings)
+_OOM_SENTENCE = r"CUDA out of memory\. Tried to allocate [^\n']*?free"
+_OOM_WRITER_ATTRS = {"rank": r'"rank":([0-9]+)', "local_rank": r'"local_rank":([0-9]+)'}
+
+
+def _repeated_cuda_ooms(events: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with each CUDA OOM told again within a few lines of its file (of ``lines``) by the same writer kept
+    as the line it is, not as another OOM."""
+    oom, line = pl.col("kind") == "cuda_oom", pl.col("line")
+    if events.select(oom.sum()).item() < 2:
+        return events
+    attrs = pl.col("attrs").fill_null("")
+    writer = [column for column in ("file", "host", "pod", "pid", "gpu_index", "ts") if column in events.columns]
+    opened = lines.filter(starts_file(lines))["line"]  # where each file of a batch after its first begins
+    staged = events.with_row_index("_order").with_columns(
+        _file=opened.search_sorted(events["line"], side="right"),
+        _sentence=pl.when(oom).then(pl.col("message").str.extract(_OOM_SENTENCE, 0)),
+        **{f"_{name}": attrs.str.extract(pattern, 1) for name, pattern in _OOM_WRITER_ATTRS.items()},
+    )
+    key = [*writer, "_file", "_sentence", "_local_rank"]
+    # torch tags only the uncaught exception with the global rank: an untagged report of the same local rank is the same process
+    same_rank = pl.col("_rank").is_null() | pl.col("_rank").shift(1).is_null() | (pl.col("_rank") == pl.col("_rank").shift(1))
+    near = line - (line.shift(1) + pl.col("n_lines").shift(1)) <= _OOM_REPEAT_LINES
+    repeat = (near & same_rank).fill_null(False)
+    failures = (
+        staged.filter(pl.col("_sentence").is_not_null()).sort("line")
+        .with_columns(_repeat=repeat.over(key)).with_columns(_failure=(~pl.col("_repeat")).cum_sum().over(key))
+        .with_columns(_uncaught=attrs.str.contains('"exc_type":', literal=True))
+        # the failure's kept event: its uncaught exception's, else its first
+        .with_columns(_kept=pl.col("_order").sort_by(~pl.col("_uncaught"), "line").first().over([*key, "_failure"]))
+    )
+    echoes = failures.filter(pl.col("_order") != pl.col("_kept"))["_order"].implode()
+    echo = pl.col("_order").is_in(echoes)
+    printed = pl.col("message").str.contains("Traceback (most recent call last)", literal=True)
+    return staged.with_columns(
+        kind=pl.when(echo).then(pl.when(printed).then(pl.lit("traceback")).otherwise(pl.lit("log"))).otherwise("kind"),
+        **{column: pl.when(~echo).then(column) for column in ("gpu_index", "mem_requested_bytes", "mem_total_bytes")},
+    ).drop("_order", "_file", "_sentence", *(f"_{name}" for name in _OOM_WRITER_ATTRS))
 
 
 def _by_rules(tiered: pl.DataFrame) -> pl.DataFrame:
