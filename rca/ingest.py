@@ -721,8 +721,9 @@ class _Accounting:
         self.formats.update({count["format"]: count["count"] for count in tally["formats"]})
 
     def event_groups(self) -> pl.DataFrame | None:
-        """The :func:`rca.summary.event_groups` of every event counted; None when there were none."""
-        return summary.merged_groups(self.groups) if self.groups else None
+        """The :func:`rca.summary.event_groups` of every batch counted, one after the other (the run's summary sums them
+        all once: a sum per file cost more than the whole summary); None when there were none."""
+        return pl.concat(self.groups) if self.groups else None
 
     def main_format(self) -> str | None:
         """The sub-format most of the file's events were read as (the first by name on a tie)."""

@@ -68,8 +68,10 @@ def event_groups(events: pl.DataFrame) -> pl.DataFrame:
 
 def merged_groups(pieces: Sequence[pl.DataFrame]) -> pl.DataFrame:
     """The :func:`event_groups` of all the pieces' events together."""
+    if not pieces:
+        return event_groups(schema.empty(schema.EVENT_SCHEMA))
     return (
-        pl.concat([event_groups(schema.empty(schema.EVENT_SCHEMA)), *pieces], how="vertical_relaxed")
+        pl.concat(pieces, how="vertical_relaxed")
         .group_by(*_GROUP_KEYS)
         .agg(pl.col("events", "timed").sum(), pl.col("first").min(), pl.col("last").max(), pl.col("zoneless").sum())
     )
