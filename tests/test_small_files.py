@@ -14,7 +14,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import rca
-from rca import _small_files, sources
+from rca import _small_files, schema, sources
 from rca.ingest import FileTask, IngestOptions, Previous
 from rca.sources._base import ParseContext, Parsed, parse_apart
 from tests.conftest import DATA, fail_parsing_on, fixture_path
@@ -120,14 +120,25 @@ def test_every_real_sample_ingests_ok_reconciled_and_on_its_folder_s_host(read_t
     samples = files.filter(pl.col("path").str.split("/").list.last().is_in(SAMPLE_NAMES))
     assert samples.height == len(SAMPLE_NAMES)
     assert samples.filter(pl.col("status") != "ok").select("path", "status", "error").to_dicts() == []
-    balance = pl.col("events") - pl.col("derived_events") + pl.col("merged_lines") + pl.col("skipped_lines") - pl.col("lines")
-    assert files.filter(balance != 0).select("path").to_series().to_list() == []
     # A source that reads its host from the content (a DCGM scrape's Hostname label) names it over the folder.
     content_hosted = [source.name for source in sources.all_sources() if source.host_in_content]
     sample_events = events.filter(pl.col("file").is_in(samples["path"].to_list()) & ~pl.col("source").is_in(content_hosted))
     assert sample_events.height > 0
     assert sample_events.filter(pl.col("host") != pl.col("file").str.extract("^(node-[01])/")).height == 0
     assert events["event_id"].n_unique() == events.height
+
+
+def test_every_fixture_s_lines_are_accounted_for_and_its_events_keep_the_schema_s_vocabulary(
+    read_together: tuple[pl.DataFrame, pl.DataFrame, list[int]],
+) -> None:
+    # Each line an event covers, merged into one or skipped with a reason (the sources' own tests check the same of
+    # arbitrary and spliced text, parsed by that source alone).
+    events, files, _ = read_together
+    balance = pl.col("events") - pl.col("derived_events") + pl.col("merged_lines") + pl.col("skipped_lines") - pl.col("lines")
+    assert files.filter(balance != 0).select("path").to_series().to_list() == []
+    assert set(events["kind"]) <= set(schema.KINDS) and set(events["severity"].drop_nulls()) <= set(schema.SEVERITIES)
+    assert set(events["ts_quality"]) <= set(schema.TS_QUALITIES)
+    assert all(isinstance(json.loads(attrs), dict) for attrs in events["attrs"].drop_nulls().unique())
 
 
 def _count_reads_alone(monkeypatch: pytest.MonkeyPatch) -> list[str]:

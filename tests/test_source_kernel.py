@@ -568,11 +568,6 @@ CONTEXTS = [ParseContext(file="t"), ParseContext(file="t", year=2024, boot_time=
             ParseContext(file="t", reference_time=FIXED_MTIME, tz="Asia/Kolkata")]
 
 
-@pytest.mark.parametrize("path", sorted(FOLDER.iterdir()), ids=lambda p: p.name)
-def test_every_fixture_line_is_accounted_for(path: Path) -> None:
-    covered, total = _accounted(path.read_text(encoding="utf-8"), CONTEXTS[0])
-    assert covered == total
-
 
 def test_events_conform_to_the_schema() -> None:
     events = _events("dmesg_oom_6x_xid_01.log")

@@ -27,7 +27,8 @@ per-container monitor, tells of the container's exit when it is not 0: ``conmon 
 ``process_killed``), and of its OOM kill: ``conmon f1ee30489db2a0242ef1 <ninfo>: OOM received`` → ``oom_kill`` (its
 ``OOM event received`` just before, where it watches a cgroup v1 eventfd, is the same kill: not counted); the id there is
 cut to 20 characters, kept in attrs. dockerd's ``Container <id> failed to exit
-within 30 seconds of signal 15 - using the force`` is the same SIGKILL at a stop's timeout (its ``Container <short id>
+within 30 seconds of signal 15 - using the force`` (since Docker 23 ``Container failed to exit within 10s of signal 15 - using
+the force`` container=<id>) is the same SIGKILL at a stop's timeout (its ``Container <short id>
 failed to exit within 10 seconds of kill - trying direct SIGKILL`` the next try, the 12-character id kept in attrs).
 
 Podman has no daemon: each ``podman`` command writes the events of the containers it acts on to the journal
@@ -82,6 +83,7 @@ _CRIO_CONMON = (
     r"^conmon (?<short_id>[0-9a-f]{12,64}) <[a-z]+>: (?:container (?<pid>[0-9]+) exited with status (?<status>[0-9]+)|(?<oom>OOM received)$)"
     r"|msg=\"Stopping container (?<stopped>" + _ID + r") with stop signal timed out\. Killing"
     r"|msg=\"Container (?<forced>[0-9a-f]{12,64}) failed to exit within [0-9]+ seconds of (?:signal [0-9]+ - using the force|kill - trying direct SIGKILL)"
+    r"|msg=\"Container failed to exit within [0-9]+s of signal [0-9]+ - using the force\" .*?\bcontainer=(?<forced_field>" + _ID + ")"
 )
 # The container a runtime's CRI call acts on: CRI-O's "Stopping container: <id> (timeout: 30s)", "Created container <id>: …",
 # "Started container" … containerID=<id>; containerd's CRI calls, each named by its method and the container's id
@@ -94,13 +96,16 @@ _CRIO_CONMON = (
 # reaped" id=<id>); dockerd names it in the API call that failed ("Handler for POST /v1.38/containers/<id>/start returned
 # error: …") or opens its message with it ("<id> cleanup: failed to delete container from containerd"); dockerd and CRI-O name
 # it after what of the container failed ("failed removing container name resolution for <id>", "Failed to update container
-# state for <id>"). A pod's sandbox (its pause container) is named as such: CRI-O's "Stopping pod sandbox: <id>",
+# state for <id>"); containerd repeats a task event it failed to handle ("failed to handle container TaskExit event
+# &TaskExit{ContainerID:<id>,…}", "Failed to handle backOff event container_id:\"<id>\" …"): its own error about that container,
+# not the container's exit. A pod's sandbox (its pause container) is named as such: CRI-O's "Stopping pod sandbox: <id>",
 # containerd's "StopPodSandbox for \"<id>\"", "PodSandboxStatus for \"<id>\" failed", "PortForward for \"<id>\" port [8080]".
 _NAMED_CONTAINER = (
     r"msg=\"(?:(?:Stopping|Removing|Starting|Created|Removed|Stopped) container:? "
     r"|(?:[A-Z][A-Za-z]*Container[A-Za-z]*|ExecSync|Exec|Attach) for \\\"|Container to stop \\\")"
     r"(?<id>" + _ID + r")|\b(?:container(?:ID)?|id)=(?<field>" + _ID + r")\b|\b[Cc]ontainer (?:\\\")?(?<plain>" + _ID + r")\b"
     r"|/containers/(?<api>" + _ID + r")/|msg=\"(?<lead>" + _ID + r") |\b[Cc]ontainer (?:[a-z]+ ){1,3}for (?<part>" + _ID + r")\b"
+    r"|\bevent (?:&Task[A-Za-z]+\{ContainerID:|container_id:\\\")(?<handled>" + _ID + ")"
     r"|msg=\"(?:(?:Stopping|Stopped|Removing|Removed) pod sandbox:? |(?:[A-Z][A-Za-z]*PodSandbox[A-Za-z]*|PortForward) for \\\")"
     r"(?<sandbox>" + _ID + ")"
 )
@@ -244,7 +249,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     stopped_by_runtime = runtime_signal.is_not_null()
     killed = exited & (status == _SIGKILLED) & ~sandbox & ~exec_process.fill_null(False) & ~stopped_by_runtime
     # dockerd names a container by its full id at the stop's timeout, by its 12-character short id when it kills it directly.
-    forced = crio.field("forced")
+    forced = pl.coalesce(crio.field("forced"), crio.field("forced_field"))
     full_forced = pl.when(forced.str.len_chars() == _ID_LENGTH).then(forced)
     event_id = pl.col("event_id")
     full_event_id = pl.when(event_id.str.len_chars() == _ID_LENGTH).then(event_id)
@@ -256,7 +261,7 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     named_gate = message.str.contains_any(["ontainer", "shim", "od sandbox", "PodSandbox for", ' for \\"'])
     named = pl.when(named_gate).then(message).str.extract_groups(_NAMED_CONTAINER).struct
     acted_on = pl.coalesce(
-        *(named.field(group) for group in ("id", "field", "plain", "api", "lead", "part", "sandbox")), created.field("created"), full_event_id,
+        *(named.field(group) for group in ("id", "field", "plain", "api", "lead", "part", "handled", "sandbox")), created.field("created"), full_event_id,
     )
     id_prefix = pl.coalesce(crio.field("short_id"), pl.when(full_forced.is_null()).then(forced), pl.when(full_event_id.is_null()).then(event_id))
     stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null()

@@ -14,8 +14,9 @@ from rca.sources._base import split_rows
 # "train.log:1234:[rank0]: …", "1234:[rank3]: …"; a context line (`-A`, `-B`, `-C`) has dashes for colons
 # ("train.log-1233-  File …"); `grep -H` alone leaves the name ("train.log:[rank0]: …"). A log's name (.log, .txt, .out,
 # .err, PBS's .o<job>) is a file's wherever it stands, so that a logger's "torch.distributed:" is no file.
-# logrotate's suffixes ("kern.log.1", "messages-20240101", zgrep's "syslog.2.gz") may follow any name.
-_ROTATION = r"(?:\.[0-9]+|-[0-9]{8}(?:[0-9]{2}){0,3}|\.(?:gz|bz2|xz|zst))"
+# logrotate's suffixes ("kern.log.1", "messages-20240101", zgrep's "syslog.2.gz"; a `dateformat -%Y-%m-%d-%s` one,
+# "messages-2024-04-02-1712016061.gz") may follow any name.
+_ROTATION = r"(?:\.[0-9]+|-[0-9]{8}(?:[0-9]{2}){0,3}|-[0-9]{4}-[0-9]{2}-[0-9]{2}(?:-[0-9]{9,10})?|\.(?:gz|bz2|xz|zst))"
 _LOG_NAME = rf"[^\s:]*[^\s:.]\.(?:log|txt|out|err|[oe][0-9]+){_ROTATION}*"
 # Other names are syslog's own files in a folder ("/var/log/syslog", "journal/node1/kern") or bare ("messages"), or a
 # name with a rotation suffix ("syslog.1", "/var/log/messages-20240101"), ending in a letter (so that a context line's

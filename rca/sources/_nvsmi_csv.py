@@ -89,6 +89,11 @@ NOHEADER_LAYOUTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("gpu_serial", "gpu_serial"), ("display_active", "display_active"), ("display_mode", "display_mode"),
         ("temperature.gpu", "integer"),
     ),
+    # gpustat's query before it moved to NVML (noheader, nounits), the command many bug reports paste.
+    "gpustat": (
+        ("index", "index"), ("uuid", "uuid"), ("name", "name"), ("temperature.gpu", "integer"),
+        ("utilization.gpu [%]", "percent_nounits"), ("memory.used [MiB]", "memory_nounits"), ("memory.total [MiB]", "memory_nounits"),
+    ),
     # The usual per-process check, with units (without them it is three bare numbers and a name).
     "compute_apps_basic": (("pid", "pid"), ("process_name", "process_name"), ("used_memory [MiB]", "memory")),
 }

@@ -168,7 +168,9 @@ _OUTER_LAYERS = (
     _worker_tag("_inner"),
     # torchrun's `--tee`/`--redirects` tag ("[default1]:", the role, "default" unless `--role` names one, then the worker's rank
     # on its node: node 2's first worker is "[default0]:" too), outside torch's own tag of the global rank ("[rank9]:").
-    r"\s*\[default(?<local_rank>[0-9]+)\]: ?",
+    # Another role's ("[trainer0]:") is kept only in a file most of whose lines wear that role's tags (_without_stray_tags);
+    # torch's own "[rank9]:" fits the shape too, and is read as the rank's (_TORCH_RANK_TAG).
+    r"\s*\[(?:default|(?<torchrun_role>[A-Za-z][A-Za-z_\-]*))(?<local_rank>[0-9]+)\]: ?",
     r"\s*\[rank(?<rank>[0-9]+)\]: ?",
     # ... and inside torch's rank tag when torch's launcher runs the Ray (or vLLM) workers.
     _worker_tag("_ranked"),
@@ -178,7 +180,7 @@ _OUTER_LAYERS = (
 # Each layer may be missing; one that is there is peeled off before the next is looked for.
 _OUTER = "^(?<outer>" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS) + ")"
 # Layers that are text on the few lines of a file that look so (BuildKit's seconds, a task number), outermost first.
-_STRAY_LAYERS = ("viewer_line", "build_secs", "pdsh_host", "task")
+_STRAY_LAYERS = ("viewer_line", "build_secs", "pdsh_host", "task", "torchrun_role")
 _LAYER_AT = {group: next(n for n, layer in enumerate(_OUTER_LAYERS) if f"(?<{group}>" in layer) for group in _STRAY_LAYERS}
 # The layers outside each (for the lines where it is text), and the groups of it and those inside it.
 _ABOVE = {group: "^" + "".join(f"(?:{layer})?" for layer in _OUTER_LAYERS[:at]) for group, at in _LAYER_AT.items()}
@@ -858,6 +860,7 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         return pl.when(wears("_ranked")).then(ranked).when(wears("_inner")).then(inner).otherwise(pl.col(field))
 
     worker = pl.coalesce(innermost("process"), innermost("daemon")).str.split_exact(" rank=", 1).struct
+    torch_rank = pl.when(_TORCH_RANK_TAG).then("local_rank")
     return layers.select(
         "line",
         *_partition_keys(lines),
@@ -874,8 +877,8 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
         cri_stream="cri_stream",
         piece=(pl.col("cri_tag") == "P").fill_null(False),
-        rank=pl.coalesce("rank", worker.field("field_1"), "mpi_rank", "task").cast(pl.Int64, strict=False),
-        local_rank=pl.col("local_rank").cast(pl.Int64, strict=False),
+        rank=pl.coalesce("rank", torch_rank, worker.field("field_1"), "mpi_rank", "task").cast(pl.Int64, strict=False),
+        local_rank=pl.when(~_TORCH_RANK_TAG).then("local_rank").cast(pl.Int64, strict=False),
         clock="clock",
         pid=pl.coalesce(innermost("worker_pid"), "nccl_pid").cast(pl.Int64, strict=False),
         node_ip=innermost("node_ip"),
@@ -957,6 +960,17 @@ _NOT_A_HOST = (
     r"|^(?:python|pypy|pip|perl|ruby|java|cmake|bash)[0-9]+(?:\.[0-9]+)*$"
 )
 _NOT_THE_LAYER = {"pdsh_host": _NOT_A_HOST}
+# torch's tag of the global rank where no torchrun tag is outside it (the regex crate has no look-ahead to keep it out).
+_TORCH_RANK_TAG = (pl.col("torchrun_role") == "rank").fill_null(False)
+
+
+def _role_share(layers: pl.DataFrame) -> pl.Expr:
+    """The share of its file's lines that wear the same torchrun role's tag as a line ("[trainer0]:", "[trainer3]:")."""
+    file = ["batch_file"] if "batch_file" in layers.columns else []
+    same_role = pl.len().over([*file, "torchrun_role"])
+    return same_role / (pl.len().over(file) if file else pl.len())
+
+
 # A viewer numbers every line it shows, blank ones too; a program's "[pid] " on one line of two is no viewer's, nor a
 # number on a line or two (a file of one line "[80817] " is a pid's tag, not a viewer's count).
 _WORN_SHARE = {"viewer_line": 0.9}
@@ -970,6 +984,8 @@ def _stray(group: str, layers: pl.DataFrame) -> pl.Expr:
         worn = worn & ~pl.col(group).str.contains(_NOT_THE_LAYER[group])
     if group == "viewer_line":
         worn = worn & _numbered_as_the_file(layers)
+    if group == "torchrun_role":
+        return worn & ~_TORCH_RANK_TAG & (_role_share(layers) < 0.5)
     few = _count(worn, layers) < _LEAST_WORN.get(group, 1)
     return pl.col(group).is_not_null() & (~worn | (_share(worn, layers) < _WORN_SHARE.get(group, 0.5)) | few)
 

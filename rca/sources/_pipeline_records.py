@@ -326,8 +326,10 @@ def _with_tails_tagged(framed: pl.DataFrame) -> pl.DataFrame:
     but the hints and c10 frames of the same message come out on lines of their own, untagged.
     """
     partition = pl.col("partition")
+    # What NCCL's "Last error:" introduces (under a watchdog's tagged line: "socketProgressOpt: Call to recv … failed") is its tail too.
+    after_last_error = pl.col("body").shift(1).str.ends_with("Last error:").fill_null(False)
     untagged_tail = (
-        _shape("cpp_tail") & partition.str.ends_with(_UNTAGGED)
+        (_shape("cpp_tail") | after_last_error) & partition.str.ends_with(_UNTAGGED)
         & pl.all_horizontal(pl.col(name).is_null() for name in ("rank", "pid", "pod", "container"))
     )
     before = pl.when(untagged_tail).then(None).otherwise(partition).forward_fill()

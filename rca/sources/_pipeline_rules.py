@@ -217,7 +217,10 @@ _SIGNAL_BY_NUMBER = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SI
 _CUDA_ERROR = (
     r"CUDA (?:driver )?error: (?<runtime>[^\n`']+?)(?: when calling|\s*$|\n|')|cuda runtime error \([0-9]+\) : (?<thc>[^\n]+?) at \S+:[0-9]+"
     r"|(?<cudnn>CUDNN_STATUS_[A-Z_]+)|(?<nccl_code>nccl(?:Unhandled[A-Za-z]*|System|Internal|Remote|InvalidUsage|InvalidArgument)Error)"
-    r"|NCCL error in: \S+, (?<nccl>[a-z][a-z ]+[a-z])|(?<driver>CUDA_ERROR_[A-Z_]+)"
+    # NCCL's phrase for its result code, after the place torch checked it ("NCCL error in: …/NCCLUtils.hpp:268, remote process
+    # exited or there was a network error, NCCL version 2.21.5") or, from ProcessGroupNCCL's watchdog, after a colon
+    # ("… watchdog thread terminated with exception: NCCL error: unhandled system error, NCCL version …", "Got a NCCL error: …")
+    r"|NCCL error(?: in: \S+,|:) (?<nccl>[a-z][a-z ]+[a-z])|(?<driver>CUDA_ERROR_[A-Z_]+)"
     # the runtime API's name of it, as CuPy's CUDARuntimeError and C++ CUDA programs print it ("cudaErrorIllegalAddress: …")
     r"|(?<runtime_name>cudaError[A-Z][A-Za-z]+)"
     # TensorRT-LLM's CUDA check, the failed call, then the runtime's text and the check's place (Triton's backend quotes it):

@@ -1053,7 +1053,7 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     if framed.select(pl.col("program").str.contains("/", literal=True).any()).item():
         named = pl.col("program").str.extract(r"/([^/]+)$", 1)
         framed = framed.with_columns(program=pl.when(named.is_in(list(_PROGRAM_RULES))).then(named).otherwise(pl.col("program")))
-    framed = _programs_of_units(framed)
+    framed = _wrapped_runtimes(_programs_of_units(framed))
     parts = []
     for program, (source, rules) in _PROGRAM_RULES.items():
         mine = framed.filter(pl.col("program") == program)
@@ -1131,6 +1131,29 @@ def _repeats_hosted(rest: pl.DataFrame, repeated: pl.Expr) -> pl.DataFrame:
     record = (pl.col("ts_quality") != "inherited").cum_sum()
     went_on = (pl.col("ts_quality") == "inherited") & pl.col("host").is_null()
     return hosted.with_columns(host=pl.when(went_on).then(pl.col("host").first().over(record)).otherwise(pl.col("host")))
+
+
+def _wrapped_runtimes(framed: pl.DataFrame) -> pl.DataFrame:
+    """``framed`` with the lines of a shell script that runs a container runtime given the runtime's rules: a node's
+    wrapper ("start-containerd.sh[1562]: time="…" level=info msg="TaskExit event &TaskExit{…}"", containerd#11682) execs the
+    runtime, whose lines keep the script's name as their identifier. The runtime is the one its wordings name
+    (:data:`RUNTIME_WORDINGS`), in the lines of that script's process."""
+    program = pl.col("program")
+    script = program.str.ends_with(".sh") & ~program.is_in(list(_PROGRAM_RULES))
+    if not framed.select(script.any()).item():
+        return framed
+    message = pl.when(script).then(pl.col("message"))
+    process = [*file_column(framed), "host", "program", "pid"]
+    named = {runtime: message.str.contains_any(list(wordings)).any().over(process) for runtime, wordings in RUNTIME_WORDINGS.items()}
+    runtime = (
+        pl.when(named["dockerd"])
+        .then(pl.lit("dockerd"))
+        .when(named["crio"])
+        .then(pl.lit("crio"))
+        .when(named["containerd"])
+        .then(pl.lit("containerd"))
+    )
+    return framed.with_columns(program=pl.coalesce(pl.when(script).then(runtime), program))
 
 
 def _programs_of_units(framed: pl.DataFrame) -> pl.DataFrame:

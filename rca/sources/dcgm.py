@@ -209,6 +209,8 @@ _DIAG_DETAILS = {"Warning": "warning", "Info": "info", "Error": "error"}
 _DIAG_SEVERITY = {"Fail": "error", "Warn": "warning", "Pass": "info", "Skip": "info"}
 _DIAG_METADATA = {"DCGM Version": "dcgm_version", "Driver Version Detected": "driver_version", "GPU Device IDs Detected": "gpu_device_ids"}
 _XID_IN_TEXT = r"(?i)\bXID\s*(?:error\s*)?([0-9]+)"
+# The GPU a Warning/Info row names; DCGM 2.x doubles the prefix with no space ("GPU 0GPU 0's NvLink link 0 is currently down").
+_GPU_IN_DETAIL = r"\bGPU\s*([0-9]+)(?:\b|GPU\b)"
 # dcgmi diag -j: DCGM 2.x/3.x key the report "DCGM GPU Diagnostic", DCGM 4.x "DCGM Diagnostic"; the key opens the document.
 _DIAG_JSON_KEY = r'"DCGM (?:GPU )?Diagnostic"\s*:'
 # dcgmi health -c -j: dcgmi's JSON writer opens with "body"; the overall result or an entity's "Errors" branch names the report
@@ -971,7 +973,7 @@ def _parse_diag(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         pl.when(discovery).then(pl.col("name")),
         pl.col("result").struct.field("gpu"),
         pl.when(~gpus.str.contains(",")).then(gpus),
-        pl.when(label.is_not_null()).then(pl.col("text").str.extract(r"\bGPU\s*([0-9]+)\b", 1)),
+        pl.when(label.is_not_null()).then(pl.col("text").str.extract(_GPU_IN_DETAIL, 1)),
     ).cast(pl.Int32, strict=False)
     xid = pl.col("text").str.extract(_XID_IN_TEXT, 1).cast(pl.Int32, strict=False)
     events = records.select(
