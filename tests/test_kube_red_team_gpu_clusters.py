@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-import rca
-from tests.conftest import FIXED_MTIME
+from tests.conftest import parse_log
 
 # In the shape of kubernetes/kubernetes#42164's paste (kubectl 1.5, --all-namespaces, header not pasted).
 _GO_TIME_ROWS = (
@@ -20,7 +19,7 @@ _GO_TIME_ROWS = (
 
 
 def _parse(text: str) -> list[dict]:
-    return rca.parse_text(text, file="events.txt", reference_time=FIXED_MTIME).to_dicts()
+    return parse_log(text).to_dicts()
 
 
 def _attrs(event: dict) -> dict:
