@@ -15,7 +15,8 @@ from rca.sources._base import split_rows
 # ("train.log-1233-  File …"); `grep -H` alone leaves the name ("train.log:[rank0]: …"). A log's name (.log, .txt, .out,
 # .err, PBS's .o<job>) is a file's wherever it stands, so that a logger's "torch.distributed:" is no file.
 # logrotate's suffixes ("kern.log.1", "messages-20240101", zgrep's "syslog.2.gz"; a `dateformat -%Y-%m-%d-%s` one,
-# "messages-2024-04-02-1712016061.gz") may follow any name.
+# "messages-2024-04-02-1712016061.gz", before a line number: without one it reads as a context line's "FILE-NUMBER-")
+# may follow any name.
 _ROTATION = r"(?:\.[0-9]+|-[0-9]{8}(?:[0-9]{2}){0,3}|-[0-9]{4}-[0-9]{2}-[0-9]{2}(?:-[0-9]{9,10})?|\.(?:gz|bz2|xz|zst))"
 _LOG_NAME = rf"[^\s:]*[^\s:.]\.(?:log|txt|out|err|[oe][0-9]+){_ROTATION}*"
 # Other names are syslog's own files in a folder ("/var/log/syslog", "journal/node1/kern") or bare ("messages"), or a
