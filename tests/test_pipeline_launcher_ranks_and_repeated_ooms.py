@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-import rca
+from tests.conftest import parse_log
 
 _OOM = (
     "CUDA out of memory. Tried to allocate 2.32 GiB. GPU 0 has a total capacity of 63.59 GiB of which 242.31 MiB is free. "
@@ -13,7 +13,7 @@ _OOM = (
 
 
 def _events(text: str) -> list[dict]:
-    return rca.parse_text(text, file="train.log").sort("line").to_dicts()
+    return parse_log(text).sort("line").to_dicts()
 
 
 def test_default_tag_is_the_local_rank_and_rank_tag_the_global_one() -> None:

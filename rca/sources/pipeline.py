@@ -449,7 +449,7 @@ def _ggml_echoes(events: pl.DataFrame) -> pl.DataFrame:
 _OOM_REPEAT_LINES = 10
 # what the sentence says up to the device's free memory (the rest, a hint, a list repr's quoting, differs between its tellings)
 _OOM_SENTENCE = r"CUDA out of memory\. Tried to allocate [^\n']*?free"
-_OOM_WRITER_ATTRS = {"rank": r'"rank":([0-9]+)', "local_rank": r'"local_rank":([0-9]+)'}
+_OOM_WRITER_ATTRS = ("rank", "local_rank")
 
 
 def _repeated_cuda_ooms(events: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
@@ -458,13 +458,13 @@ def _repeated_cuda_ooms(events: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFra
     oom, line = pl.col("kind") == "cuda_oom", pl.col("line")
     if events.select(oom.sum()).item() < 2:
         return events
-    attrs = pl.col("attrs").fill_null("")
+    attrs = pl.col("attrs")
     writer = [column for column in ("file", "host", "pod", "pid", "gpu_index", "ts") if column in events.columns]
     opened = lines.filter(starts_file(lines))["line"]  # where each file of a batch after its first begins
     staged = events.with_row_index("_order").with_columns(
         _file=opened.search_sorted(events["line"], side="right"),
         _sentence=pl.when(oom).then(pl.col("message").str.extract(_OOM_SENTENCE, 0)),
-        **{f"_{name}": attrs.str.extract(pattern, 1) for name, pattern in _OOM_WRITER_ATTRS.items()},
+        **{f"_{name}": attrs.str.json_path_match(f"$.{name}") for name in _OOM_WRITER_ATTRS},
     )
     key = [*writer, "_file", "_sentence", "_local_rank"]
     # torch tags only the uncaught exception with the global rank: an untagged report of the same local rank is the same process
@@ -474,7 +474,7 @@ def _repeated_cuda_ooms(events: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFra
     failures = (
         staged.filter(pl.col("_sentence").is_not_null()).sort("line")
         .with_columns(_repeat=repeat.over(key)).with_columns(_failure=(~pl.col("_repeat")).cum_sum().over(key))
-        .with_columns(_uncaught=attrs.str.contains('"exc_type":', literal=True))
+        .with_columns(_uncaught=attrs.str.json_path_match("$.exc_type").is_not_null())
         # the failure's kept event: its uncaught exception's, else its first
         .with_columns(_kept=pl.col("_order").sort_by(~pl.col("_uncaught"), "line").first().over([*key, "_failure"]))
     )
