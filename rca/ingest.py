@@ -29,7 +29,7 @@ from rca import _executors, _reader, _small_files, _split, archives, bundles, sc
 from rca._carry import Carry
 from rca.errors import FileFormatError, InputError
 from rca.sources._base import HEAD_LINES, SOURCE_FAILURES, ParseContext, Source, add_skipped, per_file
-from rca.store import PartWriter, Store, keep_shared_parts
+from rca.store import MANIFEST_FILE, META_FILE, PartWriter, Store, keep_shared_parts
 
 MAX_LINE_CHARS = 64 * 1024
 BATCH_BYTES = 32 * 1024 * 1024
@@ -347,7 +347,7 @@ def parse_file(task: FileTask, writer: PartWriter | None = None) -> FileResult:
     writer = writer or PartWriter(task.staging)
     dropped = list(task.previous.parts) if task.previous else []
     if task.problem:
-        if bundles.not_a_log(task.provenance):
+        if bundles.not_a_log(task.provenance) or task.problem == ANOTHER_STORE:
             return FileResult(_manifest_row(task, status="ignored", error=task.problem), dropped_parts=dropped, change="ignored")
         return FileResult(_manifest_row(task, status="skipped", error=task.problem), dropped_parts=dropped, change="failed")
     try:
@@ -974,6 +974,10 @@ def _same_log(path: str, other: str) -> bool:
     return _reader.prefix_digest(path, head) == _reader.prefix_digest(other, head)
 
 
+ANOTHER_STORE = "an rca store (events parsed by an earlier run), not logs"
+"""Why a folder is passed over: `rca ingest .` with the default ``./rca-store`` and then another ``--store`` finds the first."""
+
+
 def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | None, str | None]]:
     store_real = os.path.realpath(store_path) if isinstance(store_path, Path) else None  # a remote store is in no folder
     hosts = bundles.FolderHosts(root)
@@ -985,6 +989,10 @@ def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | 
             continue
         info = os.stat(directory)
         rel_dir = os.path.relpath(directory, root)
+        if {MANIFEST_FILE, META_FILE} <= set(filenames):
+            dirnames[:] = []  # one row for the store, not one for each of its parts
+            yield directory, rel_dir, hosts.of(rel_dir), ANOTHER_STORE
+            continue
         if (info.st_dev, info.st_ino) in seen_dirs:
             dirnames[:] = []
             yield directory, rel_dir, hosts.of(rel_dir), "folder already visited through another path (symlink loop?)"

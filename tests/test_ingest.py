@@ -224,6 +224,17 @@ def test_files_that_are_never_logs_are_listed_as_ignored_never_read(logs: Path, 
     assert set(rca.open_store(tmp_path / "store").events()["file"]) == {"gpu-node-1/kubelet.log", "gpu-node-2/dmesg.log", "bundle.zip!/gpu-node-3/kern.log"}
 
 
+def test_another_store_inside_the_folder_is_one_ignored_row_and_none_of_its_files_are_read(logs: Path, tmp_path: Path) -> None:
+    # `rca ingest .` writes ./rca-store inside the folder; a later run into another store finds it there.
+    rca.ingest(logs, logs / "rca-store", workers=1)
+    report = rca.ingest(logs, tmp_path / "store", workers=1)
+    assert report.changes == {"ignored": 1, "new": 2}
+    assert report.summary["problem_files"] == []
+    row = _manifest(tmp_path / "store")["rca-store"]
+    assert (row["status"], row["error"]) == ("ignored", "an rca store (events parsed by an earlier run), not logs")
+    assert set(rca.open_store(tmp_path / "store").events()["file"]) == {"gpu-node-1/kubelet.log", "gpu-node-2/dmesg.log"}
+
+
 def test_rewritten_file_replaces_its_events(logs: Path, tmp_path: Path) -> None:
     rca.ingest(logs, tmp_path / "store", workers=1)
     (logs / "gpu-node-2" / "dmesg.log").write_text("[    1.000000] rewritten boot\n")
