@@ -1097,7 +1097,7 @@ def test_query_gpu_of_clock_columns_only_is_sniffed() -> None:
     assert sources.sniff(head_lines(FOLDER / name))[0].name == "nvidia_smi"
     (sample,) = _events(name).to_dicts()
     assert (sample["kind"], sample["line"], sample["gpu_index"]) == ("gpu_sample", 2, None)
-    assert attrs_of(_events(name))[0] == {"clocks.current.memory": "3996 MHz", "clocks.max.memory": "3996 MHz"}
+    assert attrs_of(_events(name))[0] == {"mclk_mhz": 3996.0, "max_mclk_mhz": 3996.0}
 
 
 def test_q_cut_to_its_gpu_block_keeps_the_minor_number_and_guesses_no_index() -> None:

@@ -244,6 +244,20 @@ _NAMED_ATTRS = {
     # --query-accounted-apps: a process's share of time with a kernel running / memory busy over its life, and that life.
     "gpu_utilization": ("gpu_util_pct", "number"), "mem_utilization": ("mem_util_pct", "number"), "time": ("time_ms", "number"),
     "fabric.state": ("fabric_state", "text"), "fabric.status": ("fabric_status", "text"),  # as -q's
+    # Later spellings of a reading -q also falls back to (Instantaneous / Average Power Draw, the enforced limit):
+    # the first one a header holds names it.
+    "power.draw.instant": ("power_w", "number"), "power.draw.average": ("power_w", "number"),
+    "enforced.power.limit": ("power_cap_w", "number"), "temperature.memory": ("mem_temp_c", "number"),  # dmon's mtemp
+    # Clocks in MHz under dmon's names (pclk: SM, mclk: memory) and -ac's (the applications clocks it sets).
+    "clocks.current.sm": ("pclk_mhz", "number"), "clocks.sm": ("pclk_mhz", "number"),
+    "clocks.current.memory": ("mclk_mhz", "number"), "clocks.mem": ("mclk_mhz", "number"),
+    "clocks.current.graphics": ("gr_clock_mhz", "number"), "clocks.gr": ("gr_clock_mhz", "number"),
+    "clocks.current.video": ("video_clock_mhz", "number"), "clocks.video": ("video_clock_mhz", "number"),
+    "clocks.max.sm": ("max_pclk_mhz", "number"), "clocks.max.memory": ("max_mclk_mhz", "number"),
+    "clocks.max.mem": ("max_mclk_mhz", "number"), "clocks.max.graphics": ("max_gr_clock_mhz", "number"),
+    "clocks.max.gr": ("max_gr_clock_mhz", "number"),
+    "clocks.applications.memory": ("app_clocks_mem_mhz", "number"), "clocks.applications.mem": ("app_clocks_mem_mhz", "number"),
+    "clocks.applications.graphics": ("app_clocks_sm_mhz", "number"), "clocks.applications.gr": ("app_clocks_sm_mhz", "number"),
 }
 
 
@@ -317,11 +331,11 @@ def _events(rows: pl.DataFrame, fields: list[tuple[str, str | None]], ctx: Parse
         .when(retired_for.str.contains("single bit", literal=True)).then(pl.lit("info"))
         .otherwise(pl.lit("info" if kind != "log" else None, pl.String))
     )
-    named = {
-        ("gpu_name" if per_process and key == "name" else key): converted(name, how)
-        for name, (key, how) in _NAMED_ATTRS.items()
-        if name in names
-    }
+    readings: dict[str, list[pl.Expr]] = {}
+    for name, (key, how) in _NAMED_ATTRS.items():
+        if name in names:
+            readings.setdefault("gpu_name" if per_process and key == "name" else key, []).append(converted(name, how))
+    named = {key: pl.coalesce(exprs) for key, exprs in readings.items()}
     raw = {name: value(name) for name in units if name not in _SCHEMA_FIELDS and name not in _NAMED_ATTRS}
     return rows.select(
         "line",

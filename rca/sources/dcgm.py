@@ -81,7 +81,8 @@ enabled.``) are claimed where they make most of the file and read as ``log`` eve
 nv-hostengine's own log (``/var/log/nv-hostengine.log``: ``2024-05-24 10:11:29.243 ERROR [5231:5273] [[NvSwitch]] … [file.cpp:388]
 [Function]``) is claimed where most of its first lines open so: an event per stamped line (unstamped lines under it its message's),
 the stamp read in the ``--tz`` zone, severity from the level, pid the first of ``[pid:tid]``, process ``nv-hostengine``, the tid,
-module, source line and function in ``attrs``; ``xid`` where the message names one.
+module, source line and function in ``attrs``; ``xid`` where the message names one. NVVS' ``nvvs.log`` has the same layout and
+is read so too, as ``format=nvvs_log`` with process ``nvvs``, where the C++ sources its lines name lie under ``nvvs/``.
 """
 
 from __future__ import annotations
@@ -287,6 +288,9 @@ _HOSTENGINE_LEVELS = {
     "VERBOSE": "debug",
 }
 _HOSTENGINE_SHARE = 0.5  # of a head's lines: a log with a pasted hostengine line or two stays its own
+# NVVS (the diag runner nv-hostengine starts) writes nvvs.log in the same layout; only the C++ sources it names tell it
+# apart: its own under nvvs/ ("…/nvvs/src/TestFramework.cpp:871", "…/nvvs/plugin_src/…").
+_NVVS_SOURCE = r"(?:^|/)nvvs/"
 
 
 def sniff(head: Sequence[str]) -> float:
@@ -576,6 +580,7 @@ def _parse_hostengine(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     tail = text.str.extract_groups(_HOSTENGINE_TAIL)
     message = text.str.slice(0, text.str.len_chars() - tail.struct.field("tail").str.len_chars().fill_null(0))
     records = records.with_columns(tail=tail, message=message)
+    is_nvvs = records.select(pl.col("tail").struct.field("source").str.contains(_NVVS_SOURCE).any()).item()
     xid = pl.col("message").str.extract(_XID_IN_TEXT, 1).cast(pl.Int32, strict=False)
     events = records.select(
         "line", "n_lines", "message",
@@ -583,10 +588,10 @@ def _parse_hostengine(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         ts_raw=fields.field("stamp"),
         ts_quality=pl.lit("exact"),
         kind=pl.when(xid.is_not_null()).then(pl.lit("xid")).otherwise(pl.lit("log")),
-        format=pl.lit("hostengine_log"),
+        format=pl.lit("nvvs_log" if is_nvvs else "hostengine_log"),
         severity=fields.field("level").replace_strict(_HOSTENGINE_LEVELS, default=None),
         pid=fields.field("pid").cast(pl.Int64, strict=False),
-        process=pl.lit("nv-hostengine"),
+        process=pl.lit("nvvs" if is_nvvs else "nv-hostengine"),
         xid=xid,
         attrs=attrs_json({
             "tid": fields.field("tid").cast(pl.Int64, strict=False), "module": fields.field("module"),
@@ -1435,7 +1440,7 @@ SOURCE = register(
         ),
         formats=(
             "exposition", "prometheus_json", "diag", "diag_json", "discovery", "health", "health_json", "stats", "dmon", "nvlink_status",
-            "dcgmi_text", "hostengine_log",
+            "dcgmi_text", "hostengine_log", "nvvs_log",
         ),
         host_in_content=True,
         sniff_bytes=sniff_bytes,
