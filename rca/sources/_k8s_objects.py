@@ -43,6 +43,7 @@ from rca.sources._kube import (
     oom_victim,
     raised_severity,
     scheduling_counts,
+    storage_attrs,
 )
 
 _YAML_START = re.compile(r"^(?:-? ?apiVersion: \S|kind: (?:List|Pod|PodList|Event|EventList)\s*$|items:\s*$)")
@@ -693,6 +694,7 @@ def _events(rows: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
                     "devices_available": devices.struct.field("available"),
                     "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
                     "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
+                    **storage_attrs(evicted, pl.col("kind") == "eviction"),
                     # A node's resource that lost devices: the figures describe node's rows carry too.
                     "capacity": pl.col("capacity"),
                     "allocatable": pl.col("allocatable"),

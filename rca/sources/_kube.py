@@ -62,10 +62,15 @@ def quantity_bytes(text: pl.Expr) -> pl.Expr:
 
 # The kubelet's evictions for a local storage limit (not node pressure): a container's, the pod's total, an emptyDir's
 # ("Container app exceeded its local ephemeral storage limit "20Mi".", "Pod ephemeral local storage usage exceeds the
-# total limit of containers 5Mi.", "Usage of EmptyDir volume "cache" exceeds the limit "1Gi".").
+# total limit of containers 5Mi.", "Usage of EmptyDir volume "cache" exceeds the limit "1Gi"."), alone or in the message="…"
+# of the kubelet's "Evicting pod" line.
 _LOCAL_STORAGE_LIMIT = (
-    r"exceeded its local ephemeral storage limit|^Pod ephemeral local storage usage exceeds|^Usage of EmptyDir volume .* exceeds the limit"
+    r"exceeded its local ephemeral storage limit|\bPod ephemeral local storage usage exceeds|\bUsage of EmptyDir volume .* exceeds the limit"
 )
+
+# The limit such an eviction quotes: the container's ("limit "20Mi"."), the pod's total ("containers 5Mi."), an emptyDir's.
+# (A kubelet's structured line quotes the message, its quotes escaped: limit \"1Gi\".)
+_LOCAL_STORAGE_LIMIT_FIGURE = rf'(?:local ephemeral storage limit|total limit of containers|exceeds the limit) \\?"?({QUANTITY})'
 
 
 def eviction_fields(message: pl.Expr) -> pl.Expr:
@@ -76,7 +81,8 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
     "request is 15Gi, has larger consumption of memory." wording. The EvictionThresholdMet
     event's "Attempting to reclaim memory" names the resource too. A container's usage and
     request are memory figures only where the resource is memory (or not named): an
-    ephemeral-storage eviction quotes disk.
+    ephemeral-storage eviction's are disk (``storage_*_bytes``), with the limit a local
+    storage eviction quotes.
     """
     resource = pl.coalesce(
         message.str.extract(r"low on resource: ([0-9A-Za-z_./-]+?)\.?(?:\s|$)", 1),
@@ -84,10 +90,13 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
         pl.when(message.str.contains(_LOCAL_STORAGE_LIMIT)).then(pl.lit("ephemeral-storage")),
     )
     of_memory = resource.is_null() | (resource == "memory")
+    of_storage = resource == "ephemeral-storage"
+    used = quantity_bytes(message.str.extract(rf"was using ({QUANTITY})", 1))
+    requested = quantity_bytes(message.str.extract(rf"(?:exceeds its request of|request is) ({QUANTITY})", 1))
 
-    def held(quantity: pl.Expr) -> pl.Expr:
-        # memory a container uses or requests is never below zero: a negative figure is damage, no reading
-        return pl.when(of_memory & (quantity >= 0)).then(quantity)
+    def held(quantity: pl.Expr, of_resource: pl.Expr) -> pl.Expr:
+        # what a container uses or requests is never below zero: a negative figure is damage, no reading
+        return pl.when(of_resource & (quantity >= 0)).then(quantity)
 
     return pl.struct(
         resource=resource,
@@ -98,9 +107,22 @@ def eviction_fields(message: pl.Expr) -> pl.Expr:
         containers=message.str.extract_all(r"Container [a-z0-9][-a-z0-9.]* was using").list.eval(
             pl.element().str.extract(r"Container (\S+) was using", 1)
         ),
-        used_bytes=held(quantity_bytes(message.str.extract(rf"was using ({QUANTITY})", 1))),
-        requested_bytes=held(quantity_bytes(message.str.extract(rf"(?:exceeds its request of|request is) ({QUANTITY})", 1))),
+        used_bytes=held(used, of_memory),
+        requested_bytes=held(requested, of_memory),
+        storage_used_bytes=held(used, of_storage),
+        storage_requested_bytes=held(requested, of_storage),
+        storage_limit_bytes=held(quantity_bytes(message.str.extract(_LOCAL_STORAGE_LIMIT_FIGURE, 1)), of_storage),
     )
+
+
+def storage_attrs(evicted: pl.Expr, of_eviction: pl.Expr | None = None) -> dict[str, pl.Expr]:
+    """The attrs of an ephemeral-storage eviction's figures (``storage_used_bytes``, ``storage_requested_bytes``,
+    ``storage_limit_bytes``) from :func:`eviction_fields`' struct, null where ``of_eviction`` (if given) is false. A
+    memory eviction's usage and request have columns of their own (``mem_used_bytes``, ``mem_requested_bytes``); disk has none."""
+    names = ("storage_used_bytes", "storage_requested_bytes", "storage_limit_bytes")
+    if of_eviction is None:
+        return {name: evicted.struct.field(name) for name in names}
+    return {name: pl.when(of_eviction).then(evicted.struct.field(name)) for name in names}
 
 
 # A device plugin's GPUs (nvidia.com/gpu, MIG slices, amd.com/gpu, alpha.kubernetes.io/nvidia-gpu before 1.8, shared or

@@ -56,6 +56,7 @@ from rca.sources._kube import (
     quantity_bytes,
     raised_severity,
     scheduling_counts,
+    storage_attrs,
 )
 
 # A shell prompt (root's bare "#" only before a command; bash's "[user@host dir]#" holds a space, and alone on its
@@ -1030,6 +1031,7 @@ def _row_events(cells: pl.DataFrame, docs: pl.DataFrame, tz: str) -> pl.DataFram
                     **scheduling_counts(message),
                     "threshold_bytes": evicted.struct.field("threshold_bytes"),
                     "available_bytes": evicted.struct.field("available_bytes"),
+                    **storage_attrs(evicted),
                     "devices_requested": devices.struct.field("requested"),
                     "devices_available": devices.struct.field("available"),
                     "cpu": pl.when(is_top).then(pl.col("cpu").replace("<unknown>", None)),
@@ -1337,6 +1339,7 @@ def _record_events(records: pl.DataFrame, tz: str) -> pl.DataFrame:
                     "resource": pl.coalesce(pl.when(is_eviction).then(evicted.struct.field("resource")), devices.struct.field("resource")),
                     "threshold_bytes": pl.when(is_eviction).then(evicted.struct.field("threshold_bytes")),
                     "available_bytes": pl.when(is_eviction).then(evicted.struct.field("available_bytes")),
+                    **storage_attrs(evicted, is_eviction),
                     "devices_requested": devices.struct.field("requested"),
                     "devices_available": devices.struct.field("available"),
                 }
@@ -1398,6 +1401,7 @@ def _described_event(records: pl.DataFrame, tz: str) -> pl.DataFrame:
                 **scheduling_counts(message),
                 "threshold_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("threshold_bytes")),
                 "available_bytes": pl.when(pl.col("kind") == "eviction").then(evicted.struct.field("available_bytes")),
+                **storage_attrs(evicted, pl.col("kind") == "eviction"),
                 "devices_requested": devices.struct.field("requested"),
                 "devices_available": devices.struct.field("available"),
             }

@@ -54,6 +54,7 @@ from rca.sources._kube import (
     oom_victim,
     quantity_bytes,
     raised_severity,
+    storage_attrs,
 )
 
 # OpenShift 4 ran the kubelet as ``hyperkube kubelet`` (its journal lines tagged ``hyperkube``); since 4.11 OpenShift
@@ -185,12 +186,13 @@ _ONE_POD_LIST = r'\bpods=\["?(?<namespace>[a-z0-9][-a-z0-9]*)/(?<pod>[a-z0-9][-a
 _POD_UID = r'(?:\bpod(?:UID|ID)="?|\(UID: \\?"|\bfor pod \\?")([0-9a-fA-F-]{32,36})'
 _EVENT_POD_UID = r'event=&?\{"?ID"?:"?([0-9a-fA-F-]{32,36})'
 # The topology manager of 1.18–1.20 writes "[topologymanager] RemoveContainer - Container ID: <id>"; kuberuntime's
-# "Kill container failed" prints the kubecontainer.ContainerID struct unquoted: containerID={Type:containerd ID:<id>}.
+# "Kill container failed" prints the kubecontainer.ContainerID struct unquoted: containerID={Type:containerd ID:<id>};
+# newer kubelets' "DeleteContainer returned error" as JSON: containerID={"Type":"containerd","ID":"<id>"}.
 # Before 1.21 kuberuntime names the container it kills by its URI, Killing container "docker://<id>" with 30 second grace
 # period, or by the struct's %v (quoted fields): Killing container {"docker" "<id>"}, but using 0 second grace period override.
 # With dockershim its cAdvisor and log readers name a container by its folder: /var/lib/docker/containers/<id>[/<id>-json.log].
 _CONTAINER_ID = (
-    r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bContainer ID: |\bcontainerStatusID=\{"Type":"[a-z-]+","ID":"|\bcontainerID=\{Type:[a-z-]+ ID:'
+    r'(?:\bcontainerID"?[=:]\s*"?|\bData"?:"?|with id |\bContainer ID: |\bcontainer(?:Status)?ID=\{"Type":"[a-z-]+","ID":"|\bcontainerID=\{Type:[a-z-]+ ID:'
     r'|\bKilling container "|\bKilling container \{"[a-z-]+" "|/docker/containers/)'
     # the runtime's scheme: docker://, containerd://, cri-o:// (CRI-O's has a hyphen)
     r"(?:[a-z-]+://)?([0-9a-f]{12,64})\b"
@@ -213,6 +215,10 @@ _EVICTION_STAGES: tuple[tuple[str, str], ...] = (
     ("ranked", r"(?i)pods ranked for eviction"),
     ("critical_pod_skipped", r"(?i)cannot evict a critical"),
     ("cleanup_wait", r"(?i)evicted, waiting for pods? to be cleaned up"),
+    # The wait's end: the evicted pods' resources reclaimed, or not within the manager's timeout (30 s) — a node that
+    # stays under pressure with its evicted pods still around. Each names pods already evicted: no eviction of its own.
+    ("cleaned_up", r"(?i)eviction manager:? pods successfully cleaned up"),
+    ("cleanup_timeout", r"(?i)eviction manager:? timed out waiting for pods to be cleaned up"),
     ("evicting", r"(?i)\bevicting pod\b"),
     # kube-controller-manager's taint manager deletes each pod that does not tolerate a NoExecute taint (a node gone
     # NotReady or unreachable): "NoExecuteTaintManager is deleting Pod: ns/name" (1.6–1.19), then structured
@@ -221,6 +227,10 @@ _EVICTION_STAGES: tuple[tuple[str, str], ...] = (
     ("evicted", r"(?i)\bis evicted successfully|\bpod \S+ evicted successfully|\bevicted pod\b"),
     ("admission_rejected", r'(?i)failed to admit pod.*(?:node has conditions|nodeCondition)|^"Pod admission denied" .*\breason="Evicted"'),
 )
+
+# The stages that name the pods the manager evicted (and waits on), and those that end the wait.
+_CLEANUP_END_STAGES = ("cleaned_up", "cleanup_timeout")
+_CLEANUP_STAGES = ("cleanup_wait", *_CLEANUP_END_STAGES)
 
 
 def sniff(head: Sequence[str]) -> float:
@@ -585,7 +595,7 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         .then(pl.col("event_kind"))
         .when(pl.col("system_oom"))
         .then(pl.lit("oom_kill"))
-        .when(pl.col("stage").is_not_null())
+        .when(pl.col("stage").is_not_null() & ~pl.col("stage").is_in(_CLEANUP_END_STAGES))
         .then(pl.lit("eviction"))
         .when(pl.col("oom_evidence").is_not_null())
         .then(pl.lit("container_oomkilled"))
@@ -935,8 +945,8 @@ def _eviction_facts() -> list[pl.Expr]:
         pl.when(stage.is_in(["reclaim_attempt", "must_evict"]))
         .then(pl.coalesce(body.str.extract(r'\bresourceName="?([0-9A-Za-z_./-]+)"?', 1), body.str.extract(r"(?i)reclaim ([0-9A-Za-z_./-]+)", 1)))
         .alias("resource"),
-        pl.when(stage.is_in(["ranked", "cleanup_wait"])).then(_pod_list(pods_list)).alias("pods"),
-        pl.when(stage.is_in(["ranked", "cleanup_wait"]))
+        pl.when(stage.is_in(["ranked", *_CLEANUP_STAGES])).then(_pod_list(pods_list)).alias("pods"),
+        pl.when(stage.is_in(["ranked", *_CLEANUP_STAGES]))
         .then(pods_list.str.extract_all(r"\(([0-9a-fA-F-]{8,36})\)").list.eval(pl.element().str.strip_chars("()")))
         .alias("pod_uids"),
         conditions.str.extract_all(r"[A-Za-z]+").alias("conditions"),
@@ -999,13 +1009,14 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "critical_pod": pl.when(pl.col("stage") == "critical_pod_skipped").then(
             pl.format("{}/{}", pl.coalesce("namespace", "event_namespace"), pl.coalesce("pod", "event_pod"))
         ),
-        "evicted_pods": pl.when(pl.col("stage") == "cleanup_wait").then(pl.col("pods")),
+        "evicted_pods": pl.when(pl.col("stage").is_in(_CLEANUP_STAGES)).then(pl.col("pods")),
         "pod_uids": pl.when(pl.col("pod_uids").list.len() > 0).then(pl.col("pod_uids")),
         "conditions": pl.when(pl.col("conditions").list.len() > 0).then(pl.col("conditions")),
         "signal": pl.col("signal"),
         "threshold_bytes": pl.when(byte_signal).then(pl.coalesce(pl.col("threshold"), evicted.field("threshold_bytes"))),
         "observed_bytes": pl.when(byte_signal).then(pl.col("observed")),
         "available_bytes": pl.when(byte_signal).then(pl.coalesce(pl.col("available"), evicted.field("available_bytes"))),
+        **storage_attrs(pl.col("evicted")),
         "capacity_bytes": pl.when(byte_signal).then(pl.col("capacity")),
         "threshold_count": pl.when(~byte_signal).then(pl.col("threshold")),
         "available_count": pl.when(~byte_signal).then(pl.col("available")),
