@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from rca.sources._base import file_column
+from rca.sources._base import file_column, forward_fill_within, starts_file
 
 # (code, mnemonic, description, immediate action, investigatory action, severity)
 _CATALOG: tuple[tuple[int, str, str, str | None, str | None, str], ...] = (
@@ -178,6 +178,12 @@ _RM_INIT_ERROR = r"RmInitAdapter failed! \((0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:[0-9]+
 _RM_STATUS = r"NVRM: (?:GPU[0-9]+ )?nv(?:Assert|Check)OkFailed(?:NoLog)?: .*?\[(?<status>NV_ERR_[A-Z0-9_]+)\].*? @ (?<at>\S+:[0-9]+)$"
 _DRIVER_LOAD = r"NVRM: loading NVIDIA UNIX .*?Kernel Module.*?\s([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s"
 _RECOVERY_ACTION = r"GPU recovery action changed from \S+ \([^)]*\) to (\S+) \(([^)]*)\)"
+# A GPU's state dump names the GPU on its first line only: after the "GPU at PCI:…: GPU-<uuid>" line before a GPU's first
+# Xid, after an Xid report (119, 120 and 79 are followed by the GSP's RPC history, "NVRM: GPU0 GSP RPC buffer contains …")
+# or after a header naming the GPU after its function's name ("NVRM: kfspDumpDebugState_GH100: GPU 0000:01:00").
+_DUMP_HEADER = rf"^NVRM: [A-Za-z0-9_]+: GPU (?:PCI:)?{_PCI}$"
+# A dump's lines come in one burst: a line more than a second after the one before is another report.
+_DUMP_GAP_S = 1.0
 # NVSwitch errors (nvidia-nvswitch, fabric manager's "SXid" catalog): one report is a line naming the error and
 # whether it is fatal, then "<code>, Severity N Engine instance …" and "<code>, Data {…}" lines (``more``: joined to
 # the line above when that is the same switch's same SXid; the switches of a node interleave their reports). SXid
@@ -316,7 +322,7 @@ def record_columns(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
                             pl.when(board.is_not_null()).then(_within_two_before(pl.col("gpu_at_pci"), position)),
                             pl.when(crash_dump).then(_within_two_before(pl.coalesce("nvrm_pci", "xid_pci"), position))),
     )
-    return _with_gpu_uuid(with_facts)
+    return _with_gpu_uuid(_with_dump_bus(with_facts, position))
 
 
 def _within_two_before(value: pl.Expr, position: pl.Expr) -> pl.Expr:
@@ -325,11 +331,47 @@ def _within_two_before(value: pl.Expr, position: pl.Expr) -> pl.Expr:
     return pl.when(position - set_at <= 2).then(value.forward_fill())
 
 
+def _bus_key(bus: pl.Expr) -> pl.Expr:
+    """A bus as one GPU's key: "0000:01:00" and "0000:01:00.0" are the same GPU."""
+    return bus.str.to_lowercase().str.replace(r"\.[0-7]$", "")
+
+
+def _with_dump_bus(records: pl.DataFrame, position: pl.Expr) -> pl.DataFrame:
+    """``records`` whose NVRM lines name no GPU given the bus of the dump they are lines of: the dump a "GPU at PCI:…:
+    GPU-<uuid>" line, an Xid report or a :data:`_DUMP_HEADER` opens.
+
+    A dump is the NVRM lines in a row after its opener, within :data:`_DUMP_GAP_S` of each other, in one file, on one
+    host and one boot. It ends at any other line, at a line naming another bus and at one naming another GPU index ("GPU6 …") than
+    the dump named before: GPUs that fail together print their own lines among each other's.
+    """
+    message = pl.col("message")
+    nvrm = message.str.starts_with("NVRM: ")
+    opener = pl.coalesce("gpu_at_pci", "xid_pci", pl.when(message.str.contains(_DUMP_HEADER)).then("nvrm_pci")).is_not_null()
+    seconds = pl.coalesce(pl.col("ts").dt.epoch("us") / 1e6, pl.col("boot_seconds"))
+    step = seconds - seconds.shift(1)
+    goes_on = (
+        nvrm
+        & nvrm.shift(1)
+        & (position == position.shift(1) + 1)
+        & ~starts_file(records)
+        & pl.col("host").eq_missing(pl.col("host").shift(1))
+        & ((step >= 0) & (step <= _DUMP_GAP_S)).fill_null(True)
+    ).fill_null(False)
+    run = (opener | ~goes_on).cum_sum()
+    opener_bus = forward_fill_within(pl.when(opener).then(pl.col("pci_bus")), run)
+    index = message.str.extract(r"^NVRM: (?:.*?\b)?GPU([0-9]+)\b", 1)
+    index_before = forward_fill_within(index, run).shift(1)
+    other_gpu = (_bus_key(pl.col("pci_bus")) != _bus_key(opener_bus)).fill_null(False) | (index != index_before).fill_null(False)
+    dump = (opener | ~goes_on | other_gpu).cum_sum()
+    bus = forward_fill_within(pl.when(opener).then(pl.col("pci_bus")), dump)
+    return records.with_columns(pci_bus=pl.coalesce("pci_bus", pl.when(nvrm).then(bus)))
+
+
 def _with_gpu_uuid(records: pl.DataFrame) -> pl.DataFrame:
     # The driver names a GPU's UUID once ("GPU at PCI:…: GPU-…") before that bus's first Xid;
     # later reports on the bus take the latest UUID named before them, earlier ones the first after.
     # A bus is one host's: a log server's file holds many nodes, each with a GPU at 0000:01:00.
-    bus_key = pl.col("pci_bus").str.to_lowercase().str.replace(r"\.[0-7]$", "")
+    bus_key = _bus_key(pl.col("pci_bus"))
     uuid = pl.col("gpu_at_uuid")
     return records.with_columns(
         gpu_uuid=pl.when(pl.col("pci_bus").is_not_null())
