@@ -1020,9 +1020,12 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     tp_rank = sglang_ranks.str.extract(r"^TP([0-9]+)$", 1)
     trt_rank = pl.when(pl.col("trt_sev").is_not_null()).then(pl.col("app")).str.extract(r"\[RANK ([0-9]+)\]", 1)
     npu_rank = pl.when(~pl.col("npu_rank").str.starts_with("-")).then(pl.col("npu_rank"))
-    # text-generation-inference's launcher names the shard it lost by its rank: "Shard 0 failed to start", "Shard terminated rank=1".
-    tgi = pl.when(pl.col("body").str.contains("text_generation_launcher: Shard ", literal=True)).then(pl.col("body"))
-    tgi_rank = pl.coalesce(tgi.str.extract(r"Shard ([0-9]+) failed to start$", 1), tgi.str.extract(r"Shard terminated rank=([0-9]+)$", 1))
+    # text-generation-inference's launcher names the shard it lost by its rank: "Shard 0 failed to start", "Shard 1 crashed",
+    # "Shard terminated rank=1" ("shard terminated rank=3" in 2.x).
+    tgi = pl.when(pl.col("body").str.contains(r"text_generation_launcher: [Ss]hard ")).then(pl.col("body"))
+    tgi_rank = pl.coalesce(
+        tgi.str.extract(r"Shard ([0-9]+) (?:failed to start|crashed)$", 1), tgi.str.extract(r"[Ss]hard terminated rank=([0-9]+)$", 1)
+    )
     layers = layers.with_columns(
         header_rank=pl.coalesce(tp_rank, trt_rank, npu_rank, "npu_log_rank", tgi_rank).cast(pl.Int64, strict=False),
         parallel_ranks=_sglang_parallel_ranks(sglang_ranks),

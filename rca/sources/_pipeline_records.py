@@ -14,7 +14,8 @@ import re
 import polars as pl
 import polars.selectors as cs
 
-_PY_HEADER = r"Traceback \(most recent call last\):"
+# A paste may lower its first letter (a Markdown editor's or a note's autocorrect: "traceback (most recent call last):").
+_PY_HEADER = r"[Tt]raceback \(most recent call last\):"
 # Ray's RayTaskError prints a remote task's traceback with its header replaced by the task's process title and place:
 # "ray::WorkerDict.update_actor() (pid=118848, ip=10.130.71.7, actor_id=…)", after the exception line of the caller's
 # traceback ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::…") or the driver's "Unhandled error (suppress with …): ray::…".
@@ -421,7 +422,56 @@ def group_keys(framed: pl.DataFrame) -> pl.DataFrame:
     record = pl.coalesce([pl.when(pl.col(f"{prefix}_member")).then(pl.col(f"{prefix}_start")) for prefix in members.values()])
     scratch = [f"{prefix}_{part}" for prefix in members.values() for part in ("member", "start")]
     scratch += ["new_partition", "last_of_partition", *(f"is_{name}" for name in _SHAPES)]
-    return keyed.with_columns(family=family, record=record.fill_null(pl.col("line"))).drop(scratch)
+    keyed = keyed.with_columns(family=family, record=record.fill_null(pl.col("line")))
+    return _headed_by_empty_lines(_span_fields_joined(keyed)).drop(scratch)
+
+
+def _span_fields_joined(keyed: pl.DataFrame) -> pl.DataFrame:
+    """A text-generation-inference span's fields line (" rank=0") ends the record above it, whose shard's rank it names.
+
+    The launcher prints what a shard wrote to its standard error, then the span's fields on a line of their own: under
+    a traceback (joined to it by the Python steps) or under whatever else the shard printed last (a cut traceback's
+    exception line alone).
+    """
+    span = _shape("span_fields") & ~_NEW_PARTITION
+    if not keyed.select(span.any()).item():
+        return keyed
+    ends_record = span & pl.col("family").is_null()
+    closed = ends_record.shift(-1).fill_null(False) & ~pl.col("last_of_partition")
+    return keyed.with_columns(
+        family=pl.when(ends_record).then(pl.col("family").shift(1).fill_null("continued"))
+        .when(closed).then(pl.col("family").fill_null("continued")).otherwise(pl.col("family")),
+        record=pl.when(ends_record).then(pl.col("record").shift(1)).otherwise(pl.col("record")),
+        rank=pl.when(span).then(pl.col("body").str.extract(r"rank=([0-9]+)", 1).cast(pl.Int64)).otherwise(pl.col("rank")),
+    )
+
+
+def _headed_by_empty_lines(keyed: pl.DataFrame) -> pl.DataFrame:
+    """A stamped line with no message heads the record the next line of the same logging call opens.
+
+    A logging call whose message starts with a line break (vLLM's ``ERROR 05-10 12:00:00 engine.py:123] `` over the
+    traceback it logged, each line under the same prefix or bare) leaves its first line empty: it is that record's
+    header, giving it its time and level, not an event of its own.
+    """
+    stamped = pl.col("ts_raw")
+    opens_record = pl.col("record") == pl.col("line")
+    # As for a logging call's indented lines, what comes after a blank line is another writer's.
+    same_call = (stamped.shift(-1).is_null() | (stamped.shift(-1) == stamped)) & ~_next(pl.col("after_gap"))
+    heads_next = (
+        stamped.is_not_null() & (pl.col("body").str.strip_chars() == "") & same_call & _next(opens_record) & ~pl.col("last_of_partition")
+    )
+    keyed = keyed.with_columns(heads_next=heads_next)
+    if not keyed.select(pl.col("heads_next").any()).item():
+        return keyed.drop("heads_next")
+    # The shift reads the line above in the whole frame, so it is taken before the window over each record.
+    keyed = keyed.with_columns(headed_by=pl.when(opens_record & _prev(pl.col("heads_next"))).then(pl.col("line").shift(1)))
+    header = pl.col("headed_by").max().over("partition", "record")
+    headed = header.is_not_null() | pl.col("heads_next")
+    family = pl.when(pl.col("heads_next")).then(pl.col("family").shift(-1)).otherwise(pl.col("family"))
+    return keyed.with_columns(
+        family=pl.when(headed).then(family.fill_null("continued")).otherwise(pl.col("family")),
+        record=pl.coalesce(header, pl.col("record")),
+    ).drop("heads_next", "headed_by")
 
 
 # glog's and absl's C++ log (XLA, TensorFlow) prefix only the first line of a message that spans lines: an XLA
@@ -488,7 +538,8 @@ def collapse(keyed: pl.DataFrame) -> pl.DataFrame:
         .agg(
             pl.col("line").first(),
             pl.len().cast(pl.Int32).alias("n_lines"),
-            pl.col("body").str.join("\n").alias("message"),
+            # less the empty first line of a record an empty header heads (_headed_by_empty_lines)
+            pl.col("body").str.join("\n").str.replace(r"^[ \t]*\n", "").alias("message"),
             pl.col("ts", "ts_raw", "ts_quality", "format", "prev_ts", "prev_raw", "prev_adjacent").first(),
             *(pl.col(name).drop_nulls().first() for name in _CARRIED),
             # Ray's count of a record's last line: a traceback's exception line

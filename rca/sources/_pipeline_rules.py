@@ -198,8 +198,12 @@ _SIGNAL_NAMED = (
 )
 _EXIT_PID = r"\(pid: ([0-9]+)\)"
 # DeepSpeed's launcher names the rank process that ended by its command, the local rank among its arguments: "['/usr/bin/python3',
-# '-u', 'main.py', '--local_rank=0', …] exits with return code = -9".
-_DEEPSPEED_CHILD_RANK = r"\['[^\n]*?'--local_rank=([0-9]+)'[^\n]*\] exits with return code = "
+# '-u', 'main.py', '--local_rank=0', …] exits with return code = -9"; so does torch.distributed.launch (before torchrun), in the
+# CalledProcessError it raises for the first that failed: "Command '['/opt/conda/bin/python', '-u', 'tools/train.py',
+# '--local_rank=3', …]' died with <Signals.SIGKILL: 9>." ("… returned non-zero exit status 1.").
+_DEEPSPEED_CHILD_RANK = (
+    r"\['[^\n]*?'--local_rank=([0-9]+)'[^\n]*\](?: exits with return code = |' returned non-zero exit status |' died with <Signals\.)"
+)
 # The last field of a failure in torchrun's ChildFailedError table (torch 1.9's "msg:", later "traceback :") repeats what
 # the entry's exitcode line says: "Signal 9 (SIGKILL) received by PID 14750", 1.9's "Process failed with exitcode 1".
 _TORCHRUN_ECHO = r'^\s*(?:traceback|msg)\s*: "?(?:Signal [0-9]+ \(SIG[A-Z0-9]+\) received by PID|Process failed with exitcode) '
@@ -347,7 +351,8 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
     "shm": SHM,
     "bash": ("line ",),
     "killed": ("Killed", "Terminated", "Segmentation fault", "Bus error", "Aborted", "Illegal instruction", "Floating point exception"),
-    "exit": r"(?i)exit|make|non-zero code|terminated with code",
+    # subprocess' CalledProcessError for a child a signal ended names the launcher's child ("died with <Signals.SIGKILL: 9>.")
+    "exit": r"(?i)exit|make|non-zero code|terminated with code|died with <Signals\.",
     "named_signal": (
         "died with <Signals.", ") received by PID ", ") received.", "signal: ", "exited on signal ", "*** [", " terminated with signal SIG",
         "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",

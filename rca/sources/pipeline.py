@@ -50,7 +50,7 @@ FORMATS = (
 
 _MARKERS = "|".join(
     (
-        r"(?:CUDA|HIP|XPU|NPU|MPS backend) out of memory", r"OutOfMemoryError", r"Traceback \(most recent call last\)(?::|$)", r"ProcessGroupNCCL",
+        r"(?:CUDA|HIP|XPU|NPU|MPS backend) out of memory", r"OutOfMemoryError", r"[Tt]raceback \(most recent call last\)(?::|$)", r"ProcessGroupNCCL",
         r"Watchdog caught collective operation timeout", r"DataLoader worker \(pid", r"insufficient shared memory \(shm\)",
         r"^(?:[0-9]{4}-[0-9][0-9]-[0-9][0-9]T\S+ )?(?:##\[(?:error|warning|group|endgroup)\]|::(?:error|warning|group)::)",
         # GitLab's runner (17.0+, FF_TIMESTAMPS) stamps each line and names its stream ("2026-05-08T09:28:43.725057Z 00O+Preparing …")
