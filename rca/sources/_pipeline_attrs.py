@@ -191,6 +191,8 @@ def _fields(present: set[str]) -> Fields:
     optional: list[tuple[str, str, Encoder, pl.Expr]] = [
         ("shm", "shm_path", json_text, pl.when(kind == "shm_error").then(c("f_shm_path"))),
         ("bash", "command", json_text, c("f_bash_command")),
+        # the CI step, script or package whose command a lone "Killed" line reports
+        ("killed", "ci_step", json_text, pl.when(kind == "process_killed").then(c("f_lone_step"))),
         ("reason", "reason", json_text, pl.when(kind == "process_killed").then(c("f_reason"))),
         ("failure", "failure_class", json_text, c("f_failure_class")),
         ("slurm_oom", "slurm_step", json_text, c("f_slurm_step")),

@@ -116,9 +116,13 @@ _BASH_KILL = (
 # A workflow runner may put the step's name before it: Tekton's `tkn … logs` ("[build : compile] Killed"), Argo's and
 # `kubectl logs`' container as a DNS label ("main: Killed": a capitalised "State: Terminated" is a field, no kill).
 # The shell's report of a foreground job a signal ended, alone on its line ("Killed", "Segmentation fault (core dumped)").
+# A JS monorepo's runner prefixes the package or script whose command it was: lerna and pnpm the package ("@packages/net-
+# stubbing: Killed"), npm-run-all the script in padded brackets ("[extensions-ci   ] Killed"), Yarn 2+ the workspace after
+# its message code ("➤ YN0000: [@scope/site]: Killed").
 _LONE_SIGNAL = (
-    r"^\s*(?:\[[0-9A-Za-z_.:\- ]+\] *|[a-z0-9][a-z0-9.\-]*: )?"
-    r"(Killed|Terminated|Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$"
+    r"^\s*(?:\[(?<bracket>[0-9A-Za-z_.:\- ]+)\] *|(?<label>[a-z0-9][a-z0-9.\-]*|@[a-z0-9][a-z0-9._\-]*/[a-z0-9][a-z0-9._\-]*): "
+    r"|➤ YN[0-9]{4}: \[(?<workspace>@?[0-9A-Za-z_.\-/]+)\]: )?"
+    r"(?<signal>Killed|Terminated|Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$"
 )
 _EXIT_CODE = (
     # Azure Pipelines quotes the code: "Bash exited with code '137'.", "exit code: `137`;"; YARN's NodeManager says
@@ -129,6 +133,8 @@ _EXIT_CODE = (
     r"|make(?:\[[0-9]+\])?: \*\*\* .*?Error (?<make>[0-9]{1,4})\b"
     # Travis CI's 'The command "…" exited with 137.', a Kubernetes hook's "command '…' exited with 137: "
     r"|\bexited with (?<bare>-?[0-9]{1,4})(?:[.:,]|\s*$)"
+    # lerna's report of a package's script that failed: "lerna ERR! yarn run build-prod exited 137 in '@packages/net-stubbing'"
+    r"|\bexited (?<lerna>-?[0-9]{1,4}) in '"
     # Lightning's (2.1+) watcher of the ranks it launched, of one whose process ended (its Popen return code: -N for a signal),
     # on the rank (the child's index + 1), before it kills the others: "[rank: 1] Child process with PID 2084751 terminated
     # with code 1. Forcefully terminating all other processes to avoid zombies 🧟"
@@ -154,6 +160,8 @@ _SIGNAL_NAMED = (
     # it shuts down on it words "Interrupt signal (15) received.".
     r"|(?m:^Signal \((?<triton>[0-9]{1,2})\) received\.$)"
     r"|\bsignal: (?<go>killed|terminated|segmentation fault|aborted|bus error)\b"
+    # Yarn 1's run of a script whose process a signal ended: 'error Command failed with signal "SIGKILL".'
+    r'|\bCommand failed with signal "(?<yarn_signal>SIG[A-Z0-9]+)"'
     # CircleCI's task agent (Go), of a step's process a signal ended (the executor's OOM killer), on a line of its own after the
     # step's output: 'Received "killed" signal' (Go's name of the signal, as in "signal: killed").
     rf'|(?m:^Received "(?<circleci>{_STRSIGNAL.lower()})" signal[ \t]*$)'
@@ -358,6 +366,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",
         " signal terminated program ", "internal compiler error: ", " terminated with signal ", " got signal: ", ") was sent SIG",
         " was terminated due to signal ", '" signal', "' died due to signal ", " closing signal SIG", " via signal SIG",
+        'Command failed with signal "',
         "] Received SIG",
     ),
     "exit_pid": ("(pid: ",),
@@ -664,12 +673,20 @@ def _bash_facts() -> dict[str, pl.Expr]:
     }
 
 
+def _lone_signal_facts() -> dict[str, pl.Expr]:
+    lone = gated("killed").str.extract_groups(_LONE_SIGNAL).struct
+    bracket = lone.field("bracket").str.strip_chars()
+    # a bracket of digits or a log level ("[05:07:35]", "[ERROR]") is a time or a level, no step's name
+    step = pl.coalesce(pl.when(bracket.str.contains("[a-z]")).then(bracket), lone.field("label"), lone.field("workspace"))
+    return {"lone_signal": _signal_of_word(lone.field("signal")), "lone_step": step}
+
+
 def _exit_facts() -> dict[str, pl.Expr]:
     # An OCI runtime's prestart hook that failed ("error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: …")
     # is the hook's status: the container never started, and Docker's CLI exits with its own code (125) for that.
     said = gated("exit").str.replace_all(_HOOK_STATUS, "")
     exit_code = pl.when(~said.str.contains(_TORCHRUN_ECHO)).then(said).str.extract_groups(_EXIT_CODE).struct
-    code = num(pl.coalesce(exit_code.field("code"), exit_code.field("make"), exit_code.field("bare"), exit_code.field("child")), pl.Int32())
+    code = num(pl.coalesce(*(exit_code.field(name) for name in ("code", "make", "bare", "lerna", "child"))), pl.Int32())
     # Jenkins' sh step reports a wrapper script it lost track of as "script returned exit code -1": its Java launcher
     # gives a killed script 128+N, so a negative code there names no signal (Python's launchers' -N does).
     sentinel = (code < 0) & gated("exit").str.contains("script returned exit code", literal=True)
@@ -696,7 +713,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     return {
         "named_signal": pl.coalesce(
             named.field("died"), torchrun, named.field("spawn"), named.field("absl"), named.field("gunicorn_signal"), named.field("lightning"),
-            _signal_of_word(pl.coalesce(named.field("go"), named.field("make"), named.field("gcc"), named.field("gcc_ice"), named.field("circleci"))),
+            named.field("yarn_signal"), _signal_of_word(pl.coalesce(named.field("go"), named.field("make"), named.field("gcc"), named.field("gcc_ice"), named.field("circleci"))),
             _signal_of_exit(-num(
                 pl.coalesce(
                     named.field("mpi_signal"), named.field("status_signal"), named.field("triton"), named.field("tgi_signal"),
@@ -1058,7 +1075,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "dataloader": _dataloader_facts(),
     "shm": _shm_facts(),
     "bash": _bash_facts(),
-    "killed": {"lone_signal": _signal_of_word(first(gated("killed"), _LONE_SIGNAL))},
+    "killed": _lone_signal_facts(),
     "exit": _exit_facts(),
     "named_signal": _named_signal_facts(),
     "exit_pid": {"exit_pid": num(first(gated("exit_pid"), _EXIT_PID))},

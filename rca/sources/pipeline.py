@@ -72,6 +72,9 @@ _MARKERS = "|".join(
         r"^(?:\[[0-9T:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?[0-9]+",
         r"The runner has received a shutdown signal", r"lost communication with the server\.", r"line [0-9]+: +[0-9]+ (?:Killed|Terminated|Aborted|Segmentation fault|Bus error)(?: |$)", r"^Killed$",
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
+        # a JS monorepo's build in CI: yarn's report of a script's end, lerna's of a package's, Yarn 2+'s of a workspace's
+        r'error Command failed with (?:exit code [0-9]+|signal "SIG[A-Z0-9]+")\.', r"^lerna ERR! ", r"\bYN[0-9]{4}: .*Process exited \(exit code [0-9]+\)",
+        r"^(?:@[a-z0-9][a-z0-9._\-]*/[a-z0-9][a-z0-9._\-]*: |➤ YN[0-9]{4}: \[[^\]]+\]: )Killed$",
         # the Trainer's dict, also behind a job platform's log viewer's line number ("[1757] {'loss': …")
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^(?:\[[0-9]{1,9}\] )?\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
         r"KV cache", r"EngineCore", r"text_generation_launcher: ", r"Memory profiling results", r"(?:Loading model weights|Model loading) took",
