@@ -328,7 +328,8 @@ class _Reader:
                 ingest.FileResult(previous.row, change="unchanged") for previous in task.members.values()
             ]
         self.mtime = mtime
-        container = _Container(task.provenance, task.host, depth=1)
+        # An archive read by itself has no folder to name its host; an EKS collector's tarball names its instance.
+        container = _Container(task.provenance, task.host or bundles.collector_host(os.path.basename(task.provenance)), depth=1)
         with open(task.path, "rb") as raw:
             row = self._read_container(kind, raw, container, size, mtime, seekable=raw)
         self._remove_gone()
@@ -609,9 +610,9 @@ class _Reader:
 
     def _not_a_log(self, container: _Container, name: str) -> bool:
         """Whether the member is never a log (a zip made by macOS Finder holds a ``__MACOSX/._NAME`` of every file): listed as ignored, never read."""
-        reason = bundles.not_a_log(name)
-        if reason:
-            self._skip(container, name, reason, status="ignored", change="ignored")
+        reason = bundles.not_a_log(name, within=container.provenance)
+        if reason:  # named as the members read are (an EKS collector's tarball writes ./kernel/…)
+            self._skip(container, _safe_name(name) or name, reason, status="ignored", change="ignored")
         return bool(reason)
 
     def _fail(self, container: _Container, name: str, reason: str) -> None:

@@ -27,6 +27,15 @@
   ``/var/lib/docker/containers/ID/ID-json.log``. Their path names the pod, namespace, container or
   container id of every line (:func:`container_log_scope`). A copy that followed kubelet's links holds
   each current log twice: the planner reads the one under ``pods/``.
+* The **EKS log collector** (eks-log-collector.sh) tars its folder as
+  ``eks_INSTANCE_DATE_HHMM-UTC_VERSION.tar.gz`` with the members at its top (``./kernel/dmesg.current``,
+  ``./kubelet/kubelet.log``, ``./var_log/messages``…). Its files belong to the instance: the one in
+  ``system/instance-id.txt`` in a folder, else the one its name (or the tarball's) carries. It copies
+  pods' log folders and containers' links flat into ``var_log/``; its command snapshots and
+  configurations (ps, top, iptables, sysctl -a, the kubeconfig) are not logs and are ignored.
+* **oc adm must-gather** writes ``must-gather.local.N/IMAGE/…``: pod logs at
+  ``namespaces/NS/pods/POD/CONTAINER/CONTAINER/logs/{current,previous}.log``, one node's files under
+  ``nodes/NODE/``; everything else describes the cluster and names no host.
 
 Sections are found with whole-column matches per batch; only the few section starts are
 visited one by one.
@@ -78,6 +87,27 @@ _SOS_FOLDER = re.compile(r"^sosreport-(?P<rest>.+?)(?:-[0-9]{4}-[0-9]{2}-[0-9]{2
 _SOS_CASE = re.compile(r"-[0-9]{5,}$")  # case numbers are long; host names end in short numbers (gpu-node-07)
 _HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,252})$")
 
+# eks-log-collector.sh packs /tmp/eks-log-collector as eks_INSTANCE_DATE_HHMM-UTC_VERSION.tar.gz, its members at the top
+# (./kernel/…): the name, or the folder it is unpacked to, is the mark (INSTANCE is empty when the script found none).
+_EKS_COLLECTOR = re.compile(
+    r"^eks_(?P<instance>(?:i-[0-9a-f]{8,17})?)_[0-9]{4}-[0-9]{2}-[0-9]{2}_[0-9]{4}-[A-Za-z]+_[0-9]+(?:\.[0-9]+)*(?:\.tar\.gz)?$"
+)
+EKS_INSTANCE_FILE = ("system", "instance-id.txt")
+_INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
+# What the collector writes besides logs: command snapshots (ps, top, iptables, sysctl -a, df…) and configs, the kubeconfig
+# among them (it may hold credentials). Their lines carry no time; read as logs they would only add timeless noise.
+_EKS_SNAPSHOT_FOLDERS = frozenset(
+    {"system", "sysctls", "storage", "cni", "ipamd", "modinfo", "networking", "kubelet", "containerd", "docker", "kernel"}
+)
+_EKS_LOGS = re.compile(
+    r"^(?:kernel/dmesg\..+|kubelet/kubelet\.log|networking/configure-multicard-interfaces\.txt"  # dmesg and journalctl output
+    r"|containerd/(?:containerd-log\.txt|.+\.stacks\.log|soci-snapshotter/soci-snapshotter-log\.txt)"
+    r"|docker/(?!docker-(?:info|ps|images|version|trace)\.txt$).+)$"
+)
+_EKS_NOT_LOG = "the EKS log collector's snapshot of a command or a configuration (ps, top, iptables, sysctl, kubeconfig…), not a log"
+# oc adm must-gather writes must-gather.local.N/IMAGE/…; nodes/NODE/ holds one node's files (gather_ppc: dmesg, NODE_logs_kubelet.gz).
+_MUST_GATHER = re.compile(r"^must-gather(?:\.local\.[0-9]+)?$")
+
 _SEPARATOR = r"^_{20,}\s*$"
 _BUG_REPORT_START = "Start of NVIDIA bug report log file"
 # Blocks inside a section: nvidia-smi commands share the nvidia-smi section; the kernel-message
@@ -95,15 +125,22 @@ _PROLOGUE_LINES = 40
 _REPORT_DATE = r"^Date: [0-9A-Za-z_]{3} (?P<day>[0-9A-Za-z_]{3} +[0-9]{1,2} [0-9][0-9]:[0-9][0-9]:[0-9][0-9]) (?:(?P<zone>[A-Z]{2,5}) )?(?P<year>[0-9]{4})$"  # date(1)
 
 _NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
+# The EKS log collector copies pods' folders and containers' links flat into its var_log/.
 _POD_LOG_PATH = re.compile(
-    rf"(?:^|/)pods/(?P<namespace>{_NAME})_(?P<pod>{_NAME})_[0-9a-f]{{8}}(?:-[0-9a-f]{{4}}){{3}}-[0-9a-f]{{12}}"
+    rf"(?:^|/)(?:pods|var_log)/(?P<namespace>{_NAME})_(?P<pod>{_NAME})_[0-9a-f]{{8}}(?:-[0-9a-f]{{4}}){{3}}-[0-9a-f]{{12}}"
     rf"/(?P<container>{_NAME})/[0-9]+\.log(?:\.[0-9]{{8}}-[0-9]{{6}})?(?:\.gz)?$"
 )
 _CONTAINER_LINK_PATH = re.compile(
-    rf"(?:^|/)containers/(?P<pod>{_NAME})_(?P<namespace>{_NAME})_(?P<container>{_NAME})-(?P<container_id>[0-9a-f]{{64}})\.log$"
+    rf"(?:^|/)(?:containers|var_log)/(?P<pod>{_NAME})_(?P<namespace>{_NAME})_(?P<container>{_NAME})-(?P<container_id>[0-9a-f]{{64}})\.log$"
 )
 # Docker's json-file log driver: /var/lib/docker/containers/ID/ID-json.log (rotated: .1, .2, …).
 _DOCKER_LOG_PATH = re.compile(r"(?:^|/)containers/(?P<container_id>[0-9a-f]{64})/(?P=container_id)-json\.log(?:\.[0-9]+)?$")
+# oc adm inspect (must-gather): namespaces/NS/pods/POD/CONTAINER/CONTAINER/logs/{current,previous}[.insecure].log
+_INSPECT_LOG_PATH = re.compile(
+    rf"(?:^|/)namespaces/(?P<namespace>{_NAME})/pods/(?P<pod>{_NAME})/(?P<container>{_NAME})/(?P=container)"
+    r"/logs/(?:current|previous)(?:\.insecure)?\.log$"
+)
+_SCOPED_PATHS = (_POD_LOG_PATH, _CONTAINER_LINK_PATH, _DOCKER_LOG_PATH, _INSPECT_LOG_PATH)
 _POD_START = r"^==== START logs for container (?P<container>\S+) of pod (?P<namespace>[^/\s]+)/(?P<pod>\S+) ====\s*$"
 _POD_END = r"^==== END logs for container \S+ of pod \S+ ====\s*$"
 _DUMP_LIST = re.compile(r'^\s*\{\s*"kind":\s*"[A-Za-z]+List"')
@@ -146,7 +183,7 @@ def sos_hostname_file(parts: Sequence[str]) -> tuple[str, ...] | None:
 
 def container_log_scope(provenance: str) -> dict[str, str]:
     """The pod, namespace, container and container id a container log's path names (none for any other path)."""
-    found = _POD_LOG_PATH.search(provenance) or _CONTAINER_LINK_PATH.search(provenance) or _DOCKER_LOG_PATH.search(provenance)
+    found = next((match for path in _SCOPED_PATHS if (match := path.search(provenance))), None)
     return {name: value for name, value in found.groupdict().items() if value} if found else {}
 
 
@@ -155,20 +192,55 @@ def is_container_link(provenance: str) -> bool:
     return _CONTAINER_LINK_PATH.search(provenance) is not None
 
 
+def collector_host(name: str) -> str | None:
+    """The EC2 instance an EKS log collector's tarball or folder name carries (``eks_i-0abc…_2024-05-01_1200-UTC_0.7.6``)."""
+    found = _EKS_COLLECTOR.match(name)
+    return (found["instance"] or None) if found else None
+
+
+def eks_collector_index(parts: Sequence[str]) -> int | None:
+    """Index of the part of ``parts`` that is an EKS log collector's folder or tarball (the last one, if several)."""
+    return next((i for i in reversed(range(len(parts))) if _EKS_COLLECTOR.match(parts[i])), None)
+
+
+def instance_in(text: str) -> str | None:
+    """The instance id ``system/instance-id.txt`` holds, if it looks like one."""
+    first = text.strip().split("\n", 1)[0].strip()
+    return first if _INSTANCE_ID.match(first) else None
+
+
+def must_gather_host(parts: Sequence[str]) -> tuple[bool, str | None]:
+    """Whether ``parts`` lie in a must-gather, and the node they belong to: ``nodes/NODE/…``'s, else none (the cluster's)."""
+    top = next((i for i, part in enumerate(parts[:-1]) if _MUST_GATHER.match(part)), None)
+    if top is None:
+        return False, None
+    rest = parts[top + 1 :]
+    # nodes/ sits in the image's folder; a must-gather of one image may have been moved up a level.
+    node = next((rest[i + 1] for i in (0, 1) if i + 2 < len(rest) and rest[i] == "nodes"), None)
+    return True, node
+
+
 def member_host(parts: Sequence[str], outer_host: str | None, sos_hosts: dict[tuple[str, ...], str]) -> str | None:
     """The host of an archive member at ``parts``: its sosreport's, else the archive's own, else its first folder's."""
     top = sosreport_index(parts)
     if top is not None:
         return sos_hosts.get(tuple(parts[: top + 1])) or host_from_sos_folder(parts[top])
+    eks = eks_collector_index(parts)
+    if eks is not None:
+        return collector_host(parts[eks]) or outer_host
+    in_gather, node = must_gather_host(parts)
+    if in_gather:
+        return node
     return outer_host or first_folder_host(parts)
 
 
 class FolderHosts:
-    """Hosts of the files under a folder: a sosreport's own (also when the folder is one), else the first folder's."""
+    """Hosts of the files under a folder: a sosreport's or a collector's own (also when the folder is one), else the first folder's."""
 
     def __init__(self, root: Path) -> None:
         self._root = Path(os.path.realpath(root))
-        self._sos_hosts: dict[tuple[str, ...], str | None] = {}
+        self._folder_hosts: dict[tuple[str, ...], str | None] = {}  # a sosreport's or an EKS collector's host, by its folder
+        self._collectors: dict[tuple[str, ...], bool] = {}  # whether a folder is an EKS collector's, unpacked under another name
 
     def of(self, provenance: str) -> str | None:
         """The host of the file at ``provenance`` (relative to the root)."""
@@ -176,22 +248,53 @@ class FolderHosts:
         full = (self._root.name, *parts)
         top = sosreport_index(full)
         if top is None:
-            return first_folder_host(parts)
+            return self._layout_host(full)
         folder = full[: top + 1]
-        if folder not in self._sos_hosts:
-            self._sos_hosts[folder] = self._read_sos_hostname(self._root.parent.joinpath(*folder)) or host_from_sos_folder(folder[-1])
-        return self._sos_hosts[folder]
+        if folder not in self._folder_hosts:
+            self._folder_hosts[folder] = self._read_sos_hostname(self._root.parent.joinpath(*folder)) or host_from_sos_folder(folder[-1])
+        return self._folder_hosts[folder]
+
+    def _layout_host(self, full: tuple[str, ...]) -> str | None:
+        """An EKS collector's instance (its instance-id.txt, else its name), a must-gather's node, else the first folder's."""
+        folder = self._collector_folder(full)
+        if folder is not None:
+            if folder not in self._folder_hosts:
+                written = self._read_first_line(self._root.parent.joinpath(*folder), EKS_INSTANCE_FILE)
+                self._folder_hosts[folder] = (instance_in(written) if written else None) or collector_host(folder[-1])
+            return self._folder_hosts[folder]
+        in_gather, node = must_gather_host(full)
+        return node if in_gather else first_folder_host(full[1:])
+
+    def _collector_folder(self, full: tuple[str, ...]) -> tuple[str, ...] | None:
+        """The EKS collector folder (or tarball) holding ``full``: named as the script names it, or unpacked under another
+        name yet holding what it writes (``system/instance-id.txt`` beside ``var_log/``)."""
+        eks = eks_collector_index(full)
+        if eks is not None:
+            return full[: eks + 1]
+        for end in range(len(full) - 1, 0, -1):
+            folder = full[:end]
+            if folder not in self._collectors:
+                path = self._root.parent.joinpath(*folder)
+                self._collectors[folder] = path.joinpath(*EKS_INSTANCE_FILE).is_file() and (path / "var_log").is_dir()
+            if self._collectors[folder]:
+                return folder
+        return None
 
     @staticmethod
-    def _read_sos_hostname(folder: Path) -> str | None:
+    def _read_first_line(folder: Path, relative: Sequence[str]) -> str | None:
+        """The start of a one-line file in ``folder``, never read through a link out of it."""
+        path = folder.joinpath(*relative)
+        # sos's top-level hostname is a link into sos_commands; a link may also point anywhere on the reader's machine.
+        if not path.is_file() or not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)):
+            return None
+        with open(path, "rb") as handle:
+            return handle.read(HOSTNAME_BYTES).decode("utf-8", errors="replace")
+
+    @classmethod
+    def _read_sos_hostname(cls, folder: Path) -> str | None:
         for relative in SOS_HOSTNAME_FILES:
-            path = folder.joinpath(*relative)
-            # The top-level hostname is a link into sos_commands; never follow one out of the report.
-            if not path.is_file() or not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)):
-                continue
-            with open(path, "rb") as handle:
-                host = hostname_in(handle.read(HOSTNAME_BYTES).decode("utf-8", errors="replace"))
-            if host:
+            written = cls._read_first_line(folder, relative)
+            if written and (host := hostname_in(written)):
                 return host
         return None
 
@@ -408,14 +511,18 @@ def never_logs(folder: str) -> str | None:
     return _NOT_LOG_FOLDERS.get(folder)
 
 
-def not_a_log(path: str) -> str | None:
+def not_a_log(path: str, within: str = "") -> str | None:
     """Why the file at ``path`` (relative, "/"-separated) is not a log to read, or None for any other file.
 
     macOS Finder writes ``.DS_Store`` in folders and, zipping them, an AppleDouble twin
     ``__MACOSX/…/._NAME`` of every file; Windows Explorer its thumbnail caches and
-    ``desktop.ini``; a node's ``/var/log`` holds the binary login records ``last`` reads.
+    ``desktop.ini``; a node's ``/var/log`` holds the binary login records ``last`` reads; the
+    EKS log collector its command snapshots and configurations. ``within`` is the archive
+    ``path`` is a member of, whose name may be the collector's.
     """
     parts = path.replace("\\", "/").rstrip("/").split("/")
+    if _eks_snapshot(Path(within).name, parts):
+        return _EKS_NOT_LOG
     for part in parts:  # the folder itself, or a file in it
         if part in _NOT_LOG_FOLDERS:
             return _NOT_LOG_FOLDERS[part]
@@ -425,3 +532,13 @@ def not_a_log(path: str) -> str | None:
     if _LOGIN_RECORDS.match(name):
         return "binary login records (`last -f FILE` reads them), not a text log"
     return _NOT_LOG_FILES.get(name)
+
+
+def _eks_snapshot(container: str, parts: list[str]) -> bool:
+    """Whether ``parts`` name one of the EKS collector's non-log files, in a collector's folder or in its tarball ``container``."""
+    parts = [part for part in parts if part not in ("", ".")]  # tar writes the collector's members as ./kernel/…
+    eks = eks_collector_index(parts[:-1])
+    if eks is None and not _EKS_COLLECTOR.match(container):
+        return False
+    inside = parts[eks + 1 :] if eks is not None else parts
+    return len(inside) > 1 and inside[0] in _EKS_SNAPSHOT_FOLDERS and not _EKS_LOGS.match("/".join(inside))

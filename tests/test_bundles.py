@@ -363,3 +363,173 @@ def test_text_kinds_are_sniffed_from_content_not_names() -> None:
     assert bundles.text_kind('{\n    "kind": "PodList",\n    "apiVersion": "v1",\n') == bundles.DUMP_DOCUMENT
     assert bundles.text_kind('{\n    "apiVersion": "v1",\n    "items": [],\n    "kind": "List"\n}\n') is None  # kubectl get -o json
     assert bundles.text_kind("____________________________________________\n\nsome other report\n") is None
+
+
+# --- the EKS log collector (eks-log-collector.sh) -----------------------------------------------
+
+EKS_INSTANCES = ("i-0123456789abcdef0", "i-0fedcba9876543210")
+_AWS_NODE_POD = "kube-system_aws-node-x7k2p_5c2d8e1f-3a4b-4c6d-9e8f-0a1b2c3d4e5f"
+_AWS_NODE_LINK = f"aws-node-x7k2p_kube-system_aws-node-{'b' * 64}.log"
+_AWS_NODE_LOG = '2024-06-14T09:58:20.000000001Z stderr F {"level":"error","msg":"Failed to check API server connectivity"}\n'
+
+
+def _eks_name(instance: str) -> str:
+    return f"eks_{instance}_2024-06-14_1000-UTC_0.7.6"
+
+
+def _eks_collector(top: Path, instance: str) -> Path:
+    """A collector's folder as eks-log-collector.sh fills it: logs, and snapshots of commands and configurations."""
+    files = {
+        "system/instance-id.txt": f"{instance}\n",
+        "system/ps.txt": "USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\nroot           1  0.0  0.0 171580 13148 ?        Ss   09:00   0:03 /usr/lib/systemd/systemd\n",
+        "system/top.txt": "top - 10:00:01 up  1:00,  0 users,  load average: 0.52, 0.58, 0.59\n",
+        "kernel/uname.txt": "Linux ip-192-168-7-21.ec2.internal 5.10.217-205.860.amzn2.x86_64 #1 SMP x86_64 GNU/Linux\n",
+        "kernel/dmesg.current": "[86123.447201] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=999\n"
+        + OOM_KILL,
+        "kubelet/kubelet.log": 'Jun 14 09:58:41 ip-192-168-7-21.ec2.internal kubelet[2345]: I0614 09:58:41.123456    2345 kubelet.go:2404] "SyncLoop (probe)" '
+        'probe="readiness" status="ready" pod="ml/trainer-0"\n',
+        "kubelet/kubeconfig.yaml": "apiVersion: v1\nclusters:\n- cluster:\n    server: https://0123456789ABCDEF.gr7.us-west-2.eks.amazonaws.com\n",
+        "kubelet/config.json": '{"kind": "KubeletConfiguration", "apiVersion": "kubelet.config.k8s.io/v1beta1"}\n',
+        "networking/iptables-save.txt": '*nat\n:PREROUTING ACCEPT [0:0]\n-A KUBE-SERVICES -m comment --comment "kube-system/kube-dns:dns" -j KUBE-SVC-TCOU7JCQXEZGVUNU\n',
+        "sysctls/sysctl_all.txt": "vm.oom_kill_allocating_task = 0\nvm.panic_on_oom = 0\n",
+        "var_log/messages": "Jun 14 09:58:39 ip-192-168-7-21 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=28411, name=python3, GPU has fallen off the bus.\n",
+        f"var_log/{_AWS_NODE_POD}/aws-node/0.log": _AWS_NODE_LOG,
+        f"var_log/{_AWS_NODE_LINK}": _AWS_NODE_LOG,  # the collector copies kubelet's link too, dereferenced
+    }
+    for relative, text in files.items():
+        (top / relative).parent.mkdir(parents=True, exist_ok=True)
+        (top / relative).write_text(text)
+    return top
+
+
+def _eks_tarball(top: Path, archive: Path) -> None:
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(top, arcname=".")  # tar --directory=/tmp/eks-log-collector . : the members lie at the top, ./kernel/…
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_eks_log_collector_files_carry_their_instance_and_pod(tmp_path: Path, packed: bool) -> None:
+    logs = tmp_path / "logs"
+    for instance in EKS_INSTANCES:
+        top = _eks_collector(logs / _eks_name(instance), instance)
+        if packed:
+            _eks_tarball(top, logs / f"{_eks_name(instance)}.tar.gz")
+            shutil.rmtree(top)
+    rows, events = _store(logs, tmp_path / "store")
+    for instance in EKS_INSTANCES:
+        prefix = f"{_eks_name(instance)}.tar.gz!/" if packed else f"{_eks_name(instance)}/"
+        mine = events.filter(pl.col("file").str.starts_with(prefix))
+        assert set(mine["host"]) == {instance}
+        assert sorted(mine.filter(pl.col("kind") != "log").select("file", "kind").rows()) == [
+            (f"{prefix}kernel/dmesg.current", "oom_invoked"),
+            (f"{prefix}kernel/dmesg.current", "oom_kill"),
+            (f"{prefix}var_log/messages", "xid"),
+        ]
+        kubelet = mine.filter(pl.col("file") == f"{prefix}kubelet/kubelet.log").row(0, named=True)
+        assert (kubelet["source"], kubelet["process"]) == ("kubelet", "kubelet")
+        aws_node = mine.filter(pl.col("file") == f"{prefix}var_log/{_AWS_NODE_POD}/aws-node/0.log").row(0, named=True)
+        assert (aws_node["pod"], aws_node["namespace"], aws_node["container"]) == ("aws-node-x7k2p", "kube-system", "aws-node")
+        link = rows[f"{prefix}var_log/{_AWS_NODE_LINK}"]
+        if not packed:  # the link's copy is the pod's log again: read once
+            assert (link["status"], link["error"]) == (
+                "skipped",
+                f"the same log as {prefix}var_log/{_AWS_NODE_POD}/aws-node/0.log (a copy of kubelet's link to it)",
+            )
+        for snapshot in (
+            "system/ps.txt",
+            "system/top.txt",
+            "kernel/uname.txt",
+            "kubelet/kubeconfig.yaml",
+            "kubelet/config.json",
+            "networking/iptables-save.txt",
+            "sysctls/sysctl_all.txt",
+            "system/instance-id.txt",
+        ):
+            assert rows[prefix + snapshot]["status"] == "ignored", snapshot
+    assert all(_balanced(row) for row in rows.values() if row["status"] == "ok")
+
+
+def test_an_eks_collector_unpacked_as_the_folder_to_read_names_its_instance(tmp_path: Path) -> None:
+    top = _eks_collector(tmp_path / "eks__2024-06-14_1000-UTC_0.7.6", EKS_INSTANCES[0])  # the name lacks the id the script did not find
+    _, events = _store(top, tmp_path / "store")
+    assert set(events["host"]) == {EKS_INSTANCES[0]}  # from system/instance-id.txt
+
+
+@pytest.mark.parametrize(
+    ("name", "host"),
+    [
+        ("eks_i-0123456789abcdef0_2024-05-01_1200-UTC_0.7.6.tar.gz", "i-0123456789abcdef0"),
+        ("eks_i-0123456789abcdef0_2024-05-01_1200-UTC_0.7.6", "i-0123456789abcdef0"),
+        ("eks__2024-05-01_1200-UTC_0.7.9.tar.gz", None),
+        ("eks_notes.tar.gz", None),
+    ],
+)
+def test_host_from_an_eks_collector_name(name: str, host: str | None) -> None:
+    assert bundles.collector_host(name) == host
+
+
+@pytest.mark.parametrize(
+    ("path", "within", "ignored"),
+    [
+        ("./system/ps.txt", "eks_i-0123456789abcdef0_2024-05-01_1200-UTC_0.7.6.tar.gz", True),
+        ("./kernel/dmesg.current", "eks_i-0123456789abcdef0_2024-05-01_1200-UTC_0.7.6.tar.gz", False),
+        ("./containerd/containerd-log.txt", "eks_i-0123456789abcdef0_2024-05-01_1200-UTC_0.7.6.tar.gz", False),
+        ("./containerd/containerd-images.txt", "eks_i-0123456789abcdef0_2024-05-01_1200-UTC_0.7.6.tar.gz", True),
+        ("./docker/docker.log", "eks_i-0123456789abcdef0_2024-05-01_1200-UTC_0.7.6.tar.gz", False),
+        ("./nodeadm/nodeadm-run.log", "eks_i-0123456789abcdef0_2024-05-01_1200-UTC_0.7.6.tar.gz", False),
+        ("./networking/configure-multicard-interfaces.txt", "eks_i-0123456789abcdef0_2024-05-01_1200-UTC_0.7.6.tar.gz", False),
+        ("node-a/eks_i-0123456789abcdef0_2024-05-01_1200-UTC_0.7.6/storage/mounts.txt", "", True),
+        ("node-a/system/ps.txt", "", False),  # outside a collector, a folder named system is anyone's
+    ],
+)
+def test_which_eks_collector_files_are_not_logs(path: str, within: str, ignored: bool) -> None:
+    assert (bundles.not_a_log(path, within=within) is not None) == ignored
+
+
+# --- OpenShift must-gather ----------------------------------------------------------------------
+
+_GATHER_IMAGE = "must-gather.local.5343129742034946316/quay-io-openshift-release-dev-ocp-v4-0-art-dev-sha256-0f3c1e2d"
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_must_gather_pod_logs_carry_their_pod_and_node_files_their_node(tmp_path: Path, packed: bool) -> None:
+    top = tmp_path / "logs" / _GATHER_IMAGE
+    pod_logs = top / "namespaces/ml/pods/trainer-0/trainer/trainer/logs"
+    node = top / "nodes/gpu-node-07"
+    for folder in (pod_logs, node, top / "cluster-scoped-resources/core/nodes"):
+        folder.mkdir(parents=True)
+    (pod_logs / "current.log").write_text("2024-06-14T09:58:44.000000001Z starting epoch 3\n")
+    (pod_logs / "previous.log").write_text(_CRI_LOG.replace(" stderr F", ""))  # oc logs --timestamps: no stream, no tag
+    (node / "dmesg").write_text(OOM_KILL)
+    (node / "gpu-node-07_logs_kubelet.gz").write_bytes(
+        gzip.compress(
+            b'Jun 14 09:58:41 gpu-node-07 kubenswrapper[2345]: I0614 09:58:41.123456    2345 kubelet.go:2404] "SyncLoop (probe)" pod="ml/trainer-0"\n'
+        )
+    )
+    (top / "cluster-scoped-resources/core/nodes/gpu-node-07.yaml").write_text(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-node-07\n"
+    )
+    if packed:
+        with tarfile.open(tmp_path / "logs" / "must-gather.tar.gz", "w:gz") as tar:
+            tar.add(tmp_path / "logs" / "must-gather.local.5343129742034946316", arcname="must-gather.local.5343129742034946316")
+        shutil.rmtree(tmp_path / "logs" / "must-gather.local.5343129742034946316")
+    rows, events = _store(tmp_path / "logs", tmp_path / "store")
+    prefix = f"must-gather.tar.gz!/{_GATHER_IMAGE}" if packed else _GATHER_IMAGE
+    pods = events.filter(pl.col("file").str.contains("/pods/")).sort("file", "line")
+    assert set(pods["source"]) == {"pipeline"}
+    assert pods.select("file", "kind", "host", "pod", "namespace", "container").rows() == [
+        (f"{prefix}/namespaces/ml/pods/trainer-0/trainer/trainer/logs/current.log", "log", None, "trainer-0", "ml", "trainer"),
+        # the traceback is one event
+        (f"{prefix}/namespaces/ml/pods/trainer-0/trainer/trainer/logs/previous.log", "cuda_oom", None, "trainer-0", "ml", "trainer"),
+    ]
+    on_node = events.filter(pl.col("file").str.contains("/nodes/gpu-node-07/"))
+    assert sorted(on_node.select("kind", "host").rows()) == [("log", "gpu-node-07"), ("oom_kill", "gpu-node-07")]
+    assert rows[f"{prefix}/cluster-scoped-resources/core/nodes/gpu-node-07.yaml"]["host"] is None
+    assert not any(host.startswith(("must-gather", "quay-io")) for host in events["host"].drop_nulls())
+    assert all(_balanced(row) for row in rows.values() if row["status"] == "ok")
+
+
+def test_an_eks_collector_unpacked_under_another_name_is_known_by_its_instance_file(tmp_path: Path) -> None:
+    _eks_collector(tmp_path / "logs" / "node-logs" / "extracted", EKS_INSTANCES[1])
+    _, events = _store(tmp_path / "logs", tmp_path / "store")
+    assert set(events["host"]) == {EKS_INSTANCES[1]}
