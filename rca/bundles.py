@@ -77,6 +77,7 @@ _NOT_LOG_FOLDERS = {
     "__MACOSX": _FINDER, ".Spotlight-V100": _FINDER, ".Trashes": _FINDER, ".fseventsd": _FINDER, ".TemporaryItems": _FINDER,
     "$RECYCLE.BIN": _EXPLORER, "System Volume Information": _EXPLORER,
 }
+_LOGIN_RECORDS_NOT_LOG = "binary login records (`last -f FILE` reads them), not a text log"
 _NOT_LOG_FILES = {".DS_Store": _FINDER, "Thumbs.db": _EXPLORER, "ehthumbs.db": _EXPLORER, "desktop.ini": _EXPLORER}
 # /var/log's binary login records, rotated as logrotate names them (wtmp.1, btmp-20261201, .gz).
 _LOGIN_RECORDS = re.compile(r"^(?:wtmp|btmp|utmp|lastlog|faillog)(?:[.-][0-9]+)?(?:\.gz)?$")
@@ -105,6 +106,8 @@ _EKS_LOGS = re.compile(
     r"|docker/(?!docker-(?:info|ps|images|version|trace)\.txt$).+)$"
 )
 _EKS_NOT_LOG = "the EKS log collector's snapshot of a command or a configuration (ps, top, iptables, sysctl, kubeconfig…), not a log"
+NOT_LOG_REASONS = frozenset({_FINDER, _EXPLORER, _LOGIN_RECORDS_NOT_LOG, _EKS_NOT_LOG})
+"""Every reason :func:`not_a_log` and :func:`never_logs` give: an entry with one is listed as ignored, never read."""
 # oc adm must-gather writes must-gather.local.N/IMAGE/…; nodes/NODE/ holds one node's files (gather_ppc: dmesg, NODE_logs_kubelet.gz).
 _MUST_GATHER = re.compile(r"^must-gather(?:\.local\.[0-9]+)?$")
 
@@ -530,7 +533,7 @@ def not_a_log(path: str, within: str = "") -> str | None:
     if name.startswith("._"):
         return _FINDER
     if _LOGIN_RECORDS.match(name):
-        return "binary login records (`last -f FILE` reads them), not a text log"
+        return _LOGIN_RECORDS_NOT_LOG
     return _NOT_LOG_FILES.get(name)
 
 

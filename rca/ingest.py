@@ -347,7 +347,7 @@ def parse_file(task: FileTask, writer: PartWriter | None = None) -> FileResult:
     writer = writer or PartWriter(task.staging)
     dropped = list(task.previous.parts) if task.previous else []
     if task.problem:
-        if bundles.not_a_log(task.provenance) or task.problem == ANOTHER_STORE:
+        if task.problem in bundles.NOT_LOG_REASONS or task.problem == ANOTHER_STORE:
             return FileResult(_manifest_row(task, status="ignored", error=task.problem), dropped_parts=dropped, change="ignored")
         return FileResult(_manifest_row(task, status="skipped", error=task.problem), dropped_parts=dropped, change="failed")
     try:
@@ -981,6 +981,7 @@ ANOTHER_STORE = "an rca store (events parsed by an earlier run), not logs"
 def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | None, str | None]]:
     store_real = os.path.realpath(store_path) if isinstance(store_path, Path) else None  # a remote store is in no folder
     hosts = bundles.FolderHosts(root)
+    root_path = os.path.realpath(root)  # the folder read may itself be a bundle (an EKS collector's)
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: dict[tuple[int, int], str] = {}
     for directory, dirnames, filenames in os.walk(root, followlinks=True, onerror=None):
@@ -1017,7 +1018,7 @@ def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | 
                 continue
             first = seen_files.setdefault((st.st_dev, st.st_ino), provenance)
             problem = None if first == provenance else f"same file as {first}"
-            problem = bundles.not_a_log(provenance) or problem
+            problem = bundles.not_a_log(provenance, within=root_path) or problem
             yield path, provenance, hosts.of(provenance), problem
 
 

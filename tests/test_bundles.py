@@ -451,8 +451,10 @@ def test_eks_log_collector_files_carry_their_instance_and_pod(tmp_path: Path, pa
 
 def test_an_eks_collector_unpacked_as_the_folder_to_read_names_its_instance(tmp_path: Path) -> None:
     top = _eks_collector(tmp_path / "eks__2024-06-14_1000-UTC_0.7.6", EKS_INSTANCES[0])  # the name lacks the id the script did not find
-    _, events = _store(top, tmp_path / "store")
+    rows, events = _store(top, tmp_path / "store")
     assert set(events["host"]) == {EKS_INSTANCES[0]}  # from system/instance-id.txt
+    assert (rows["system/ps.txt"]["status"], rows["kubelet/kubeconfig.yaml"]["status"]) == ("ignored", "ignored")
+    assert rows["kernel/dmesg.current"]["status"] == "ok"
 
 
 @pytest.mark.parametrize(
