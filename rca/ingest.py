@@ -347,7 +347,7 @@ def parse_file(task: FileTask, writer: PartWriter | None = None) -> FileResult:
     writer = writer or PartWriter(task.staging)
     dropped = list(task.previous.parts) if task.previous else []
     if task.problem:
-        if task.problem in bundles.NOT_LOG_REASONS or task.problem == ANOTHER_STORE:
+        if task.problem in _IGNORED_REASONS:
             return FileResult(_manifest_row(task, status="ignored", error=task.problem), dropped_parts=dropped, change="ignored")
         return FileResult(_manifest_row(task, status="skipped", error=task.problem), dropped_parts=dropped, change="failed")
     try:
@@ -976,6 +976,7 @@ def _same_log(path: str, other: str) -> bool:
 
 ANOTHER_STORE = "an rca store (events parsed by an earlier run), not logs"
 """Why a folder is passed over: `rca ingest .` with the default ``./rca-store`` and then another ``--store`` finds the first."""
+_IGNORED_REASONS = bundles.NOT_LOG_REASONS | {ANOTHER_STORE}  # an entry with one is listed as ignored, never read
 
 
 def _walk(root: Path, store_path: Path | str) -> Iterable[tuple[str, str, str | None, str | None]]:
