@@ -332,6 +332,7 @@ class _Reader:
         container = _Container(task.provenance, task.host or bundles.collector_host(os.path.basename(task.provenance)), depth=1)
         with open(task.path, "rb") as raw:
             row = self._read_container(kind, raw, container, size, mtime, seekable=raw)
+        self._drop_copied_links()
         self._remove_gone()
         dropped = list(task.previous.parts) if task.previous else []
         own = ingest.FileResult(row, dropped_parts=dropped, change="rewritten" if task.previous else "new")
@@ -631,6 +632,33 @@ class _Reader:
             if path == provenance or path.startswith(inside):
                 self.seen.add(path)
                 self.results.append(ingest.FileResult(previous.row, change="unchanged"))
+
+    def _drop_copied_links(self) -> None:
+        """A copy of kubelet's ``containers/`` link whose pod log the archive also holds loses its events.
+
+        As in a folder (``ingest._without_copied_links``), the log under ``pods/`` is the one kept.
+        A stream's members come in the order they were packed, so both were read, and the copy
+        is told by its content's digest once the whole archive is.
+        """
+        def container(row: dict) -> tuple:
+            scope = bundles.container_log_scope(row["path"])
+            return row["host"], scope.get("namespace"), scope.get("pod"), scope.get("container"), row["sha256"]
+
+        read = {
+            position: result.manifest for position, result in enumerate(self.results)
+            if result.change in ("new", "rewritten") and result.manifest["status"] in ("ok", "warning") and result.manifest["sha256"]
+        }
+        logs = {container(row): row["path"] for row in read.values() if not bundles.is_container_link(row["path"])}
+        for position, row in read.items():
+            twin = logs.get(container(row)) if bundles.is_container_link(row["path"]) else None
+            if twin is None:
+                continue
+            copy = self.results[position]
+            _discard(self.task, copy.new_parts)
+            counts = dict.fromkeys(ingest.LINE_COUNTS, 0)
+            # Its size and time stay, so the next run finds it unchanged and does not read it again.
+            skipped = {**row, **counts, "status": "skipped", "error": f"the same log as {twin} (a copy of kubelet's link to it)", "skipped_reasons": None, "parts": []}
+            self.results[position] = ingest.FileResult(skipped, dropped_parts=copy.dropped_parts, change=copy.change)
 
     def _remove_gone(self) -> None:
         """Members of the last run that the container no longer holds lose their events."""

@@ -650,11 +650,14 @@ def _warnings(accounting: _Accounting) -> str | None:
     return "; ".join(notes) or None
 
 
+LINE_COUNTS = ("lines", "events", "derived_events", "merged_lines", "skipped_lines", "unparsed_lines", "decode_errors", "truncated_lines")
+"""The manifest's counts of what was read from a file's lines: all 0 for a file not read."""
+
+
 def _manifest_row(task: FileTask, **values: object) -> dict:
     row: dict = {name: None for name in schema.MANIFEST_SCHEMA}
     row.update(path=task.provenance, file_key=file_key(task.provenance), host=task.options.host or task.host, run_id=task.run_id, parts=[])
-    for count in ("bytes", "lines", "events", "derived_events", "merged_lines", "skipped_lines", "unparsed_lines", "decode_errors", "truncated_lines"):
-        row[count] = 0
+    row.update(dict.fromkeys(("bytes", *LINE_COUNTS), 0))
     row.update(values)
     return row
 

@@ -429,12 +429,14 @@ def test_eks_log_collector_files_carry_their_instance_and_pod(tmp_path: Path, pa
         assert (kubelet["source"], kubelet["process"]) == ("kubelet", "kubelet")
         aws_node = mine.filter(pl.col("file") == f"{prefix}var_log/{_AWS_NODE_POD}/aws-node/0.log").row(0, named=True)
         assert (aws_node["pod"], aws_node["namespace"], aws_node["container"]) == ("aws-node-x7k2p", "kube-system", "aws-node")
-        link = rows[f"{prefix}var_log/{_AWS_NODE_LINK}"]
-        if not packed:  # the link's copy is the pod's log again: read once
-            assert (link["status"], link["error"]) == (
-                "skipped",
-                f"the same log as {prefix}var_log/{_AWS_NODE_POD}/aws-node/0.log (a copy of kubelet's link to it)",
-            )
+        link = rows[f"{prefix}var_log/{_AWS_NODE_LINK}"]  # the pod's log again, in a folder or a tarball: read once
+        assert (link["status"], link["error"], link["events"], link["parts"]) == (
+            "skipped",
+            f"the same log as {prefix}var_log/{_AWS_NODE_POD}/aws-node/0.log (a copy of kubelet's link to it)",
+            0,
+            [],
+        )
+        assert mine.filter(pl.col("file") == f"{prefix}var_log/{_AWS_NODE_LINK}").is_empty()
         for snapshot in (
             "system/ps.txt",
             "system/top.txt",
@@ -447,6 +449,20 @@ def test_eks_log_collector_files_carry_their_instance_and_pod(tmp_path: Path, pa
         ):
             assert rows[prefix + snapshot]["status"] == "ignored", snapshot
     assert all(_balanced(row) for row in rows.values() if row["status"] == "ok")
+
+
+def test_an_eks_tarball_read_again_keeps_its_link_copy_skipped(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    name = _eks_name(EKS_INSTANCES[0])
+    logs.mkdir()
+    _eks_tarball(_eks_collector(tmp_path / "unpacked", EKS_INSTANCES[0]), logs / f"{name}.tar.gz")
+    first_rows, first_events = _store(logs, tmp_path / "store")
+    report = rca.ingest(logs, tmp_path / "store", workers=1)
+    rows, events = _store(logs, tmp_path / "store")
+    assert set(report.changes) == {"unchanged"}
+    assert rows == first_rows
+    assert events.height == first_events.height
+    assert rows[f"{name}.tar.gz!/var_log/{_AWS_NODE_LINK}"]["status"] == "skipped"
 
 
 def test_an_eks_collector_unpacked_as_the_folder_to_read_names_its_instance(tmp_path: Path) -> None:
