@@ -154,14 +154,16 @@ def _fields(present: set[str]) -> Fields:
     ranks += [num(_PG.field("rank"))] if "pg" in present else []
     ranks += [c("f_named_rank")] if "named_signal" in present else []
     ranks += [c("f_exit_rank")] if "exit" in present else []
+    ranks += [c("f_ras_rank")] if "nccl_ras" in present else []
     # (and torch 2.6+'s "failure detected by watchdog at work sequence id: …", which names neither)
     nccl_scope = gated("pg").str.contains("ProcessGroupNCCL|WorkNCCL|NCCL work|detected by watchdog")
     signalled = present & {"dataloader", "bash", "killed", "exit", "named_signal", "reason", "slurm_oom", "ray_oom", "yarn"}
     work_item, watchdog = _nccl(present)
     fields: Fields = {
         "rank": (json_number, pl.coalesce(*ranks, c("rank"))),
-        # the node of the Ray worker whose tag the line wears (a host's address, not its name)
-        "node_ip": (json_text, c("node_ip")),
+        # the node of the Ray worker whose tag the line wears (a host's address, not its name); on NCCL's RAS report, the node
+        # of the rank or process the line lists (the report's writer is a client of no rank)
+        "node_ip": (json_text, pl.coalesce(c("f_ras_node"), c("node_ip"))),
         # how many more times Ray's driver saw the record's line across the cluster: an error many workers hit
         "repeated": (json_number, c("repeated")),
         "exc_type": (json_text, c("exc_type")),
@@ -204,6 +206,12 @@ def _fields(present: set[str]) -> Fields:
         ("slurm_oom", "sge_failed", json_number, c("f_sge_failed")),
         ("ray_oom", "workers_killed", json_number, c("f_ray_workers_killed")),
         ("ray_worker", "ray_exit_type", json_text, c("f_ray_worker_exit_type")),
+        # NCCL's RAS report: the finding a header names and its communicator; a listed rank's status, last operation, error
+        ("nccl_ras", "ras_finding", json_text, c("f_ras_finding")),
+        ("nccl_ras", "comm_hash", json_text, c("f_ras_comm")),
+        ("nccl_ras", "ras_status", json_text, c("f_ras_status")),
+        ("nccl_ras", "ras_last_op", json_number, c("f_ras_op")),
+        ("nccl_ras", "nccl_error", json_text, c("f_ras_error")),
         ("yarn", "yarn_limit", json_text, c("f_yarn_limit")),
         ("ci_event", "ci_event", json_text, ci_event()),
         ("xid", "health", json_text, pl.when(c("f_gpu_uuid").is_not_null() & c("f_unhealthy")).then(pl.lit("unhealthy"))),

@@ -399,8 +399,17 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "Exit_status", "exit_status", "failed  ", "failed: ", " enforced h_", "exceeds job hard limit", " died through signal ",
     ),
     "yarn": _YARN_LITERALS,
-    "ray_oom": ("killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node"),
+    "ray_oom": (
+        "killed due to memory pressure (OOM)", "killed due to the node running low on memory", "System memory low at node",
+        "% of the memory on node ",
+    ),
     "ray_worker": ("Worker exit type: ", "worker exit type: "),
+    # NCCL's RAS report (2.24+, what `ncclras` or a STATUS query of its socket prints): _NCCL_RAS
+    "nccl_ras": (
+        r"^#[0-9]+-[0-9]+ \([0-9a-f]{16}\) [A-Z]| managed by process [0-9]| -- \[process information not found\]"
+        r"|^ +Process [0-9]+ on node [^\n]* managing GPU|considered dead \(unreachable via the RAS network\)"
+        r"|^ +Missing communicator data from "
+    ),
     "container": ("container",),
     "ray_task": ("ray::",),
     "vllm_error": (
@@ -896,6 +905,9 @@ def _ray_oom_facts() -> dict[str, pl.Expr]:
     # "Memory on the node (IP: …) where the task (…, pid=4331, memory used=2.22GB) was running was 59.49GB / 62.58GB" (Ray 2.1
     # names neither the task nor its memory: "where the task was running was 54.86GB / 57.60GB");
     # Ray 2.0: "Used memory (23.63GB) / total capacity (33.28GB)".
+    # Before 2.0 the memory monitor raised in the task itself, ray.memory_monitor.RayOutOfMemoryError (1.x: ray._private.
+    # memory_monitor): "More than 95% of the memory on node suwi is used (30.47 / 31.3 GB). The top 10 memory consumers are:"
+    # (both figures in GB, the second's unit not written).
     def amount(name: str) -> str:
         return rf"(?<{name}>[0-9]+(?:\.[0-9]+)?) ?(?<{name}_unit>[KMGT]i?B)"
 
@@ -903,7 +915,10 @@ def _ray_oom_facts() -> dict[str, pl.Expr]:
         rf"where the (?:task|actor) (?:\([^)\n]*\bpid=(?<pid>[0-9]+), memory used={amount('rss')}\) )?"
         rf"was running was {amount('used')} / {amount('total')}"
         rf"|Used memory \({amount('used_2')}\) / total capacity \({amount('total_2')}\)"
+        r"|More than [0-9]+(?:\.[0-9]+)?% of the memory on node \S+ is used "
+        r"\((?<used_3>[0-9]+(?:\.[0-9]+)?) / (?<total_3>[0-9]+(?:\.[0-9]+)?) GB\)"
     ).struct
+    legacy = memory.field("total_3").is_not_null()
 
     def read(name: str) -> pl.Expr:
         return _bytes(memory.field(name), memory.field(f"{name}_unit"))
@@ -911,11 +926,60 @@ def _ray_oom_facts() -> dict[str, pl.Expr]:
     return {
         "ray_task_pid": num(memory.field("pid")),
         "ray_task_rss": read("rss"),
-        "ray_node_used": pl.coalesce(read("used"), read("used_2")),
-        "ray_node_total": pl.coalesce(read("total"), read("total_2")),
+        "ray_node_used": pl.coalesce(read("used"), read("used_2"), _bytes(memory.field("used_3"), pl.lit("GB"))),
+        "ray_node_total": pl.coalesce(read("total"), read("total_2"), _bytes(memory.field("total_3"), pl.lit("GB"))),
         "ray_workers_killed": pl.coalesce(workers, pl.when(one_killed).then(1)),
         "ray_oom_kill": (workers > 0).fill_null(False) | one_killed,
-        "ray_task_oom": m.str.contains("killed due to the node running low on memory", literal=True).fill_null(False),
+        "ray_task_oom": m.str.contains("killed due to the node running low on memory", literal=True).fill_null(False)
+        | legacy.fill_null(False),
+    }
+
+
+# NCCL's RAS report (2.24+: the `ncclras` client, or a STATUS query of its socket, localhost:28028) lists, under a finding
+# about a communicator ("#0-0 (fa93daea854b060b) MISMATCH", "… ERROR", "… INCOMPLETE") or the job ("DEAD", "INCOMPLETE"), the
+# ranks or processes it concerns, one a line, indented by two spaces: "Rank 12 -- GPU 4 managed by process 323032 on node
+# 10.137.190.124", a lone outlier with what sets it apart ("Rank 3 has status ABORT -- GPU …", "Rank 3 has launched up to
+# operation 641 -- GPU …", "Rank 3 has not launched any operations -- GPU …", "Rank 3 reported Remote process error -- GPU
+# …"), where its process is unknown "Rank 3 -- [process information not found]"; and a process as "Process 323032 on node
+# 10.137.190.124 managing GPU 4" ("GPUs 0,1"). A GPU is CUDA's index, then NVML's where they differ ("4 (NVML 6)"); the node
+# is the process's address. A finding's header names the communicator's hash.
+_NCCL_RAS_RANK = (
+    r"^ +Rank (?<rank>[0-9]+)(?: has status (?<status>[A-Z]+)| has launched up to operation (?<op>[0-9]+)"
+    r"| has not launched any operations| reported (?<error>[A-Z][A-Za-z ]*[a-z]))? -- "
+    r"(?:GPU (?<gpu>[0-9]+)(?: \(NVML [0-9]+\))? managed by process (?<pid>[0-9]+) on node (?<node>[0-9A-Fa-f.:]*)"
+    r"|\[process information not found\])\s*$"
+)
+_NCCL_RAS_PROCESS = (
+    r"^ +Process (?<pid>[0-9]+) on node (?<node>[0-9A-Fa-f.:]*) managing GPUs? (?<gpus>[0-9]+(?:,[0-9]+)*)(?: \(NVML [0-9,]+\))?\s*$"
+)
+_NCCL_RAS_FINDING = r"^#[0-9]+-[0-9]+ \((?<comm>[0-9a-f]{16})\) (?<finding>MISMATCH|ERROR|INCOMPLETE)\s*$"
+_NCCL_RAS_DEAD = r"^ +[0-9]+ job process(?:es are| is) considered dead \(unreachable via the RAS network\)\s*$"
+_NCCL_RAS_MISSING = r"^ +Missing communicator data from [0-9]+ (?:job process(?:es)?|ranks?)\s*$"
+
+
+def _nccl_ras_facts() -> dict[str, pl.Expr]:
+    m = gated("nccl_ras")
+    rank = m.str.extract_groups(_NCCL_RAS_RANK).struct
+    process = m.str.extract_groups(_NCCL_RAS_PROCESS).struct
+    finding = m.str.extract_groups(_NCCL_RAS_FINDING).struct
+    dead = m.str.contains(_NCCL_RAS_DEAD).fill_null(False)
+    missing = m.str.contains(_NCCL_RAS_MISSING).fill_null(False)
+    listed = rank.field("rank").is_not_null() | process.field("pid").is_not_null()
+    gpus = process.field("gpus")
+    return {
+        "ras_rank": num(rank.field("rank")),
+        "ras_pid": num(pl.coalesce(rank.field("pid"), process.field("pid"))),
+        # a process managing several GPUs names no one device
+        "ras_gpu": num(pl.coalesce(rank.field("gpu"), pl.when(~gpus.str.contains(",", literal=True)).then(gpus)), pl.Int32()),
+        "ras_node": pl.coalesce(rank.field("node"), process.field("node")).replace("", None),
+        "ras_status": rank.field("status"),
+        "ras_op": num(rank.field("op")),
+        "ras_error": rank.field("error"),
+        "ras_finding": pl.coalesce(finding.field("finding"), pl.when(dead).then(pl.lit("DEAD"))),
+        "ras_comm": finding.field("comm"),
+        # an error found (a rank's NCCL error, dead processes) over a discrepancy (mismatched counts or status, missing data)
+        "ras_severity": pl.when((finding.field("finding") == "ERROR") | dead | rank.field("error").is_not_null()).then(pl.lit("error"))
+        .when(finding.field("finding").is_not_null() | missing | listed).then(pl.lit("warning")),
     }
 
 
@@ -1097,6 +1161,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "slurm_oom": _slurm_oom_facts(),
     "ray_oom": _ray_oom_facts(),
     "ray_worker": _ray_worker_facts(),
+    "nccl_ras": _nccl_ras_facts(),
     "yarn": _yarn_facts(),
     "container": _container_facts(),
     "ray_task": _ray_task_facts(),
@@ -1194,6 +1259,8 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             # a controller that logs a replica's exit at info restarts it; Docker's builder gives up the build
             pl.when(c("f_exit_build_failed")).then(pl.lit("error")),
             c("severity"),
+            # what NCCL's RAS report found (the report prints no level; a logger that forwards it may)
+            c("f_ras_severity"),
             pl.when(c("kind").is_in(["cuda_oom", "dataloader_killed", "nccl_timeout", "shm_error", "xid", "process_killed", "traceback", "oom_kill"]))
             .then(pl.lit("error")),
             pl.when(c("f_oom").is_not_null()).then(pl.lit("critical")),

@@ -198,6 +198,11 @@ _MARKERS = "|".join(
         # text-generation-inference's (and LoRAX's) warmup OOM, as its shard, router and launcher each word it
         r"Not enough memory to handle [0-9]+ (?:prefill|total) tokens",
         _pipeline_slurm.SNIFF_MARKER,
+        # NCCL's RAS report (`ncclras`): a finding about a communicator, and the ranks it lists ("  Rank 12 -- GPU 4 managed by
+        # process 323032 on node 10.137.190.124"); DeepSpeed's launcher reporting a rank's end, whatever precedes its header
+        r"^#[0-9]+-[0-9]+ \([0-9a-f]{16}\) (?:MISMATCH|ERROR|INCOMPLETE)\s*$",
+        r"^ +Rank [0-9]+ [^\n]*-- GPU [0-9]+(?: \(NVML [0-9]+\))? managed by process [0-9]+ on node ",
+        r"\[launch\.py:[0-9]+:sigkill_handler\] ",
         # Application headers of other services' logs (see _pipeline_frame._APP_HEADERS): Android's logcat -v threadtime, oslo.log
         # (OpenStack) behind its stamp, Windows' CBS.log, Hadoop 0.x's compact log4j date
         r"^[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]{3} +[0-9]+ +[0-9]+ [VDIWEFA] ",
@@ -249,7 +254,9 @@ _OUTPUT = {
     "pid": pl.coalesce(
         "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_exit_child_pid", "f_ray_task_pid", "f_ray_worker_pid", "f_yarn_pid",
         # the Ray task whose traceback a record holds over the process that printed it (a driver, an actor that awaited it)
-        pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "f_ray_task_failed_pid", "pid",
+        pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "f_ray_task_failed_pid",
+        # the process of the rank NCCL's RAS report lists (the report's writer, a client, is none of the job's)
+        "f_ras_pid", "pid",
         # the process that made the shared memory segment an error names, where no line names a process
         pl.when(pl.col("kind") == "shm_error").then(pl.col("f_shm_pid")),
     ),
@@ -264,7 +271,8 @@ _OUTPUT = {
     )),
     "container_id": pl.when(pl.col("kind") == "process_killed").then(pl.col("f_container_id")),
     "gpu_index": pl.coalesce(
-        pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_gpu_index").cast(pl.Int32, strict=False)), "f_dcgm_health_gpu", "f_unknown_device_index", "gpu_index"
+        pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_gpu_index").cast(pl.Int32, strict=False)),
+        "f_dcgm_health_gpu", "f_unknown_device_index", "f_ras_gpu", "gpu_index",
     ),
     "gpu_uuid": pl.col("f_gpu_uuid"),
     "pci_bus": pl.col("f_pci_bus"),
