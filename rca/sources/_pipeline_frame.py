@@ -102,6 +102,65 @@ _DOCKER_AS_CRI = pl.format(
     _DOCKER_LOG.str.strip_suffix("\n"),
 )
 
+# Fluent Bit's stdout output (its default msgpack form) prints each record as "[<n>] <tag>: [<epoch>, {<record>}]"
+# ("[[<epoch>, {<metadata>}], {…}]" since 2.1), the record's keys and strings as '"key"=>"value"', the strings as they
+# are, unescaped: a line's own newline ends the printed line, and what follows it (', "stream"=>"stdout", …}]') is a
+# line of its own, left blank. A record is rewritten as the JSON-lines record it holds: its time (the epoch), its line
+# ("log", or "message" / "msg"), level and stream, and the pod, namespace and container of its kubernetes map or, where
+# it has none, of its tail tag ("kube.var.log.containers.<pod>_<namespace>_<container>-<id>.log").
+_FLB_KEY = r'"[^"\s=]+"=>'
+_FLB_RECORD = (
+    r"^\[[0-9]+\] (?<tag>[^\s\[\]]+): \[\[?(?<epoch>[0-9]{9,10}(?:\.[0-9]+)?)(?:, \{[^{}]*\}\])?, \{(?<record>.*)$"
+)
+_FLB_TAIL = rf'^", {_FLB_KEY}.*\}}\]$'
+_FLB_LINE = pl.col("text").str.starts_with("[") & pl.col("text").str.contains(_FLB_RECORD)
+
+
+def _flb_string(key: str) -> pl.Expr:
+    """The string printed under ``key`` in a Fluent Bit record: up to the next key, the record's end or the line's."""
+    value = rf'"{key}"=>"(.*?)(?:", {_FLB_KEY}|"\}}\]$|$)'
+    return pl.col("record").str.extract(value, 1)
+
+
+def _flb_as_json(records: pl.DataFrame) -> pl.DataFrame:
+    groups = records.select(pl.col("text").str.extract_groups(_FLB_RECORD).alias("g")).unnest("g")
+    kubernetes = pl.col("record").str.extract(r'"kubernetes"=>\{(.*)$', 1)
+    from_tag = pl.col("tag").str.extract_groups(_STREAM_POD).struct
+
+    def named(key: str, group: str) -> pl.Expr:
+        return pl.coalesce(kubernetes.str.extract(rf'"{key}"=>"([^"]*)"', 1), from_tag.field(group))
+
+    fields = pl.struct(
+        time=pl.col("epoch"),
+        stream=_flb_string("stream"),
+        level=pl.coalesce(_flb_string("level"), _flb_string("severity")),
+        log=pl.coalesce(_flb_string("log"), _flb_string("message"), _flb_string("msg")),
+        pod_name=named("pod_name", "pod"),
+        namespace_name=named("namespace_name", "namespace"),
+        container_name=named("container_name", "container"),
+        **{"kubernetes.host": kubernetes.str.extract(r'"host"=>"([^"]*)"', 1)},
+    )
+    # the members left null are left out: "time" is never null, so each is a ',"key":null' after it
+    return groups.select(flb_json=fields.struct.json_encode().str.replace_all(r',"[^"]+":null', ""))
+
+
+def _without_flb_stdout(lines: pl.DataFrame) -> pl.DataFrame:
+    """Fluent Bit's stdout records as JSON lines, and the rest of a record cut by its line's newline blank."""
+    # The record's pattern is tried on the lines opening with its bracket only: most files have none.
+    bracketed = lines.lazy().filter(pl.col("text").str.starts_with("["))
+    if not bracketed.select(pl.col("text").str.contains(_FLB_RECORD).any()).collect().item():
+        return lines
+    rewritten = _where(lines, _FLB_LINE, _flb_as_json, {"flb_json": pl.String()})
+    tail = pl.col("text").str.starts_with('", "') & pl.col("text").str.contains(_FLB_TAIL)
+    return rewritten.with_columns(text=pl.when(tail).then(pl.lit("")).otherwise(pl.coalesce("flb_json", "text"))).drop("flb_json")
+
+
+# An Elasticsearch / OpenSearch hit a line of its own (elasticdump's output, a search answer's hits through `jq -c`):
+# the record is its "_source", read as the JSON-lines record it is.
+_ES_HIT = pl.col("text").str.starts_with('{"_index":')  # compact, as elasticdump and `jq -c` write it
+_ES_SOURCE = pl.col("text").str.json_path_match("$._source")
+
+
 # Ray's own processes, whose output the driver tags with their name alone.
 _RAY_DAEMONS = "raylet|gcs_server|autoscaler|monitor|log_monitor|dashboard|dashboard_agent|runtime_env_agent"
 
@@ -467,6 +526,9 @@ _JSON_KEYS = {
     # Loki's line is read as the message only where it is text: elsewhere "line" is a source line's number.
     "loki_line": ("line",),
     "stream": ("logStreamName",),
+    # Fluent Bit's json / json_lines output puts a record's time under "date", as an epoch (its json_date_format's
+    # default): read as the time where the record gives none of its own, and only as such an epoch.
+    "flb_date": ("date",),
 }
 
 _NAMES = ("pod", "namespace", "container", "host", "node")
@@ -569,7 +631,20 @@ def _json_fields(layers: pl.DataFrame) -> pl.DataFrame:
     return _where(layers, pl.col("json_text").is_not_null(), _read_objects, _JSON_FIELDS)
 
 
-def _read_objects(objects: pl.DataFrame) -> pl.DataFrame:
+# A record a log shipper exported (Loki's "line", CloudWatch's "message", Cloud Logging's "textPayload", a collector's
+# "log") whose message is itself a JSON-lines object written as a string ("{\"level\":\"error\",\"msg\":…}"): the
+# inner record's message is the event's, its level over the shipper's (which names the stream, not the line), its time
+# where the shipper gave none.
+_INNER_FIELDS = {f"inner_{field}": pl.String() for field in ("time", "level", "body")}
+_OBJECT_TEXT = r"^\s*\{.*\}\s*$"
+
+
+def _inner_records(objects: pl.DataFrame) -> pl.DataFrame:
+    inner = _read_objects(objects.select(json_text="j_inner"), inner=False)
+    return inner.select(inner_time="j_time", inner_level="j_level", inner_body="j_body")
+
+
+def _read_objects(objects: pl.DataFrame, *, inner: bool = True) -> pl.DataFrame:
     objects = objects.select("json_text", json_keys=pl.col("json_text").str.extract_all(_KEY_OF_INTEREST)).with_columns(
         json_flat=_FLAT_JSON_TEXT
     )
@@ -578,7 +653,7 @@ def _read_objects(objects: pl.DataFrame) -> pl.DataFrame:
         f"flat_{field}": pl.coalesce([_flat_value(name) for name in names if f'"{name}":' in given])
         for field, names in _JSON_KEYS.items() if any(f'"{name}":' in given for name in names)
     }
-    parsed = {f"parsed_{field}": pl.String() for field in _JSON_KEYS}
+    parsed = {f"parsed_{field}": pl.String() for field in (*_JSON_KEYS, "inner")}
     objects = _where(objects.with_columns(**flat), pl.col("json_flat").is_null(), _parse_objects, parsed)
     read = {
         field: pl.coalesce(*([_scalar(pl.col(f"flat_{field}"))] if f"flat_{field}" in flat else []), pl.col(f"parsed_{field}"))
@@ -587,12 +662,24 @@ def _read_objects(objects: pl.DataFrame) -> pl.DataFrame:
     # An empty name is no name (Karpenter logs "namespace":"" for cluster-scoped objects).
     fields = objects.select(
         "json_text",
+        "parsed_inner",
         *((pl.when(value != "").then(value) if field in _NAMES else value).alias(f"j_{field}") for field, value in read.items()),
     )
     fields = fields.with_columns(
         j_msg=pl.coalesce("j_msg", pl.when(~pl.col("j_loki_line").str.contains(r"^-?[0-9]+$")).then(pl.col("j_loki_line"))),
         **_stream_names(pl.col("j_stream")),
     )
+    epoch_date = pl.when(pl.col("j_flb_date").str.contains(r"^[0-9]{9,10}(?:\.[0-9]+)?$")).then(pl.col("j_flb_date"))
+    fields = fields.with_columns(j_time=pl.coalesce("j_time", epoch_date))
+    if inner:
+        inner_text = pl.col("parsed_inner")
+        nested = pl.when(pl.col("j_msg").is_null() & inner_text.str.contains(_OBJECT_TEXT)).then(inner_text)
+        fields = _where(fields.with_columns(j_inner=nested), pl.col("j_inner").is_not_null(), _inner_records, _INNER_FIELDS)
+        fields = fields.with_columns(
+            j_msg=pl.coalesce("j_msg", "inner_body"),
+            j_level=pl.coalesce("inner_level", "j_level"),
+            j_time=pl.coalesce("j_time", "inner_time"),
+        )
     # An object is a JSON-lines record when it gives a time, a level or a message.
     message = pl.when(pl.col("j_exc").is_not_null()).then(
         pl.concat_str([pl.col("j_msg").fill_null(""), pl.col("j_exc")], separator="\n")
@@ -625,10 +712,18 @@ def _parse_objects(objects: pl.DataFrame) -> pl.DataFrame:
         for field, names in _JSON_KEYS.items() if spelled[field] for n, path in enumerate(_json_paths(names))
     }
     readings = objects.with_columns(**paths)
+    # the first message key's text that is an object (a record written as a string): read as a record of its own
+    objects_read = [
+        pl.when(pl.col(name).str.starts_with("{")).then(pl.col(name))
+        for prefix in ("path_msg_", "path_loki_line_") for name in paths if name.startswith(prefix)
+    ]
+    none = [pl.lit(None, pl.String)]
     return readings.select(
-        pl.coalesce([_scalar(pl.col(name)) for name in paths if name.startswith(f"path_{field}_")] or [pl.lit(None, pl.String)])
-        .alias(f"parsed_{field}")
-        for field in _JSON_KEYS
+        *(
+            pl.coalesce([_scalar(pl.col(name)) for name in paths if name.startswith(f"path_{field}_")] or none).alias(f"parsed_{field}")
+            for field in _JSON_KEYS
+        ),
+        pl.coalesce(objects_read or none).alias("parsed_inner"),
     )
 
 
@@ -755,6 +850,9 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
     column: the program and pid of a syslog line), get partitions of their own.
     """
     keys = _partition_keys(lines)
+    lines = _without_flb_stdout(lines)
+    lines = _where(lines, _ES_HIT, lambda hits: hits.select(source=_ES_SOURCE), {"source": pl.String()})
+    lines = lines.select("line", *keys, text=pl.coalesce(pl.when(pl.col("source").str.starts_with("{")).then("source"), "text"))
     lines = _where(lines, _DOCKER_JSON, lambda records: records.select(unwrapped=_DOCKER_AS_CRI), {"unwrapped": pl.String()})
     lines = lines.select("line", *keys, text=pl.coalesce("unwrapped", "text"))
     cleaned = _where(lines, _NOISY, lambda noisy: noisy.select(cleaned=_CLEANED), {"cleaned": pl.String()})
