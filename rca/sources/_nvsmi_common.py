@@ -121,10 +121,12 @@ def gpu_health(field: Callable[[str], pl.Expr], unreadable: pl.Expr) -> tuple[di
     """A GPU report's health (``-q`` and ``-q -x``): its attrs and its severity.
 
     ``field`` reads a health field of the report by key (uncorrectable, sram_uncorrectable,
-    sram_parity, channel_repair, tpc_repair, unrepairable, remap_pending, remap_failure,
-    retire_pending, retired_dbe, hw_slowdown, hw_thermal, hw_power_brake, reset_required,
-    drain_reset, recovery_action, fabric_state, fabric_status, fabric_health, fabric_clique, fabric_cluster). A failed row remap or memory Blackwell calls
-    unrepairable means the GPU is to be replaced; so is, for the jobs on it, a fabric the
+    sram_parity, aggregate_uncorrectable, aggregate_sram_uncorrectable, aggregate_sram_parity, sram_threshold,
+    channel_repair, tpc_repair, unrepairable, remap_pending, remap_failure, retire_pending, retired_dbe, retired_sbe,
+    hw_slowdown, hw_thermal, hw_power_brake, reset_required, drain_reset, recovery_action, fabric_state, fabric_status,
+    fabric_health, fabric_clique, fabric_cluster). A failed row remap, memory Blackwell calls
+    unrepairable or SRAM errors past NVIDIA's threshold (``SRAM Threshold Exceeded``, under the lifetime
+    ``Aggregate`` counters) mean the GPU is to be replaced; so is, for the jobs on it, a fabric the
     fabric manager finished registering it with without success (``Completed`` with a status
     such as ``Insufficient Resources``: no NVLink peer access). A pending remap, a pending
     channel or TPC repair (Blackwell), a page pending retirement (pre-Ampere GPUs) or an
@@ -137,7 +139,9 @@ def gpu_health(field: Callable[[str], pl.Expr], unreadable: pl.Expr) -> tuple[di
     fails with error 802, "system not yet initialized", until it is) are warnings too, as is a registered GPU
     whose fabric health summary (driver 570+) is ``Unhealthy`` or ``Limited Capacity`` (routes or bandwidth lost:
     its NVLink peers slow down or fail). The attrs keep the flags only where they are set, the fabric's state,
-    status, health, clique id and cluster UUID where printed. ``unreadable`` names the fields NVML read as
+    status, health, clique id and cluster UUID where printed, as are the lifetime (``Aggregate``) uncorrectable ECC
+    counts and the retired page counts, which alone raise no severity (a row remap or page retirement has dealt with
+    them; the flags above tell when it has not). ``unreadable`` names the fields NVML read as
     :data:`UNKNOWN_ERROR` (null where none did): such a report is a warning too (a dead fan, a GPU about to drop off the bus).
     """
     def when_set(key: str, flag: str) -> pl.Expr:
@@ -149,7 +153,12 @@ def gpu_health(field: Callable[[str], pl.Expr], unreadable: pl.Expr) -> tuple[di
         "channel_repair_pending": when_set("channel_repair", "Yes"), "tpc_repair_pending": when_set("tpc_repair", "Yes"),
         "unrepairable_memory": when_set("unrepairable", "Yes"), "remapped_rows_pending": field("remap_pending"),
         "remapped_rows_failure": field("remap_failure"), "retired_pages_pending": field("retire_pending"),
-        "retired_pages_dbe": integer(field("retired_dbe")), "hw_slowdown": when_set("hw_slowdown", "Active"),
+        "retired_pages_dbe": integer(field("retired_dbe")), "retired_pages_sbe": integer(field("retired_sbe")),
+        "aggregate_uncorr_ecc": integer(field("aggregate_uncorrectable")),
+        "aggregate_sram_uncorr_ecc": integer(field("aggregate_sram_uncorrectable")),
+        "aggregate_sram_uncorr_parity": integer(field("aggregate_sram_parity")),
+        "sram_threshold_exceeded": when_set("sram_threshold", "Yes"),
+        "hw_slowdown": when_set("hw_slowdown", "Active"),
         "hw_thermal_slowdown": when_set("hw_thermal", "Active"), "hw_power_brake_slowdown": when_set("hw_power_brake", "Active"),
         "reset_required": when_set("reset_required", "Yes"), "drain_and_reset_recommended": when_set("drain_reset", "Yes"),
         "gpu_recovery_action": pl.when(recovery_needed(field("recovery_action"))).then(field("recovery_action")),
@@ -166,7 +175,8 @@ def gpu_health(field: Callable[[str], pl.Expr], unreadable: pl.Expr) -> tuple[di
     flagged = (field("hw_slowdown") == "Active") | asked | unregistered | degraded | unreadable.is_not_null()
     fabric_failed = (field("fabric_state") == "Completed") & (field("fabric_status") != "Success")
     severity = (
-        pl.when((field("remap_failure") == "Yes") | (field("unrepairable") == "Yes") | fabric_failed).then(pl.lit("error"))
+        pl.when((field("remap_failure") == "Yes") | (field("unrepairable") == "Yes") | (field("sram_threshold") == "Yes") | fabric_failed)
+        .then(pl.lit("error"))
         .when(pending | flagged).then(pl.lit("warning"))
         .otherwise(pl.lit("info"))
     )

@@ -82,6 +82,11 @@ _GPU_FIELDS = {
     # Blackwell's (driver 575+) SRAM counters split parity from SEC-DED; Hopper's before them had one "SRAM Uncorrectable".
     "sram_uncorrectable": ["ECC Errors/Volatile/SRAM Uncorrectable SEC-DED", "ECC Errors/Volatile/SRAM Uncorrectable"],
     "sram_parity": ["ECC Errors/Volatile/SRAM Uncorrectable Parity"],
+    # The lifetime counters (InfoROM), and whether the SRAM errors crossed NVIDIA's replacement threshold (driver 550+).
+    "aggregate_uncorrectable": ["ECC Errors/Aggregate/DRAM Uncorrectable", "ECC Errors/Aggregate/Double Bit/Total"],
+    "aggregate_sram_uncorrectable": ["ECC Errors/Aggregate/SRAM Uncorrectable SEC-DED", "ECC Errors/Aggregate/SRAM Uncorrectable"],
+    "aggregate_sram_parity": ["ECC Errors/Aggregate/SRAM Uncorrectable Parity"],
+    "sram_threshold": ["ECC Errors/Aggregate/SRAM Threshold Exceeded"],
     "channel_repair": ["ECC Errors/Channel Repair Pending"],
     "tpc_repair": ["ECC Errors/TPC Repair Pending"],
     "unrepairable": ["ECC Errors/Unrepairable Memory"],
@@ -90,6 +95,7 @@ _GPU_FIELDS = {
     # Page retirement (pre-Ampere): "Pending Page Blacklist", "Pending" before driver 450.
     "retire_pending": ["Retired Pages/Pending Page Blacklist", "Retired Pages/Pending"],
     "retired_dbe": ["Retired Pages/Double Bit ECC"],
+    "retired_sbe": ["Retired Pages/Single Bit ECC"],
     # "Clocks Throttle Reasons" before driver 535
     "hw_slowdown": ["Clocks Event Reasons/HW Slowdown", "Clocks Throttle Reasons/HW Slowdown"],
     "hw_thermal": ["Clocks Event Reasons/HW Slowdown/HW Thermal Slowdown", "Clocks Throttle Reasons/HW Slowdown/HW Thermal Slowdown"],

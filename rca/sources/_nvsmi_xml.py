@@ -65,6 +65,10 @@ _GPU_PATHS = {
     "uncorrectable": ["ecc_errors/volatile/dram_uncorrectable", "ecc_errors/volatile/double_bit/total"],
     "sram_uncorrectable": ["ecc_errors/volatile/sram_uncorrectable_secded", "ecc_errors/volatile/sram_uncorrectable"],
     "sram_parity": ["ecc_errors/volatile/sram_uncorrectable_parity"],
+    "aggregate_uncorrectable": ["ecc_errors/aggregate/dram_uncorrectable", "ecc_errors/aggregate/double_bit/total"],
+    "aggregate_sram_uncorrectable": ["ecc_errors/aggregate/sram_uncorrectable_secded", "ecc_errors/aggregate/sram_uncorrectable"],
+    "aggregate_sram_parity": ["ecc_errors/aggregate/sram_uncorrectable_parity"],
+    "sram_threshold": ["ecc_errors/aggregate/sram_threshold_exceeded"],
     "channel_repair": ["ecc_errors/channel_repair_pending"],
     "tpc_repair": ["ecc_errors/tpc_repair_pending"],
     "unrepairable": ["ecc_errors/unrepairable_memory"],
@@ -72,6 +76,7 @@ _GPU_PATHS = {
     "remap_failure": ["remapped_rows/remapped_row_failure"],
     "retire_pending": ["retired_pages/pending_blacklist", "retired_pages/pending_retirement"],
     "retired_dbe": ["retired_pages/double_bit_retirement/retired_count"],
+    "retired_sbe": ["retired_pages/multiple_single_bit_retirement/retired_count"],
     # clocks_throttle_reasons/clocks_throttle_reason_* before driver 535
     "hw_slowdown": ["clocks_event_reasons/clocks_event_reason_hw_slowdown", "clocks_throttle_reasons/clocks_throttle_reason_hw_slowdown"],
     "hw_thermal": ["clocks_event_reasons/clocks_event_reason_hw_thermal_slowdown",

@@ -46,11 +46,15 @@ from rca.sources import _nvsmi_csv, _nvsmi_dmon, _nvsmi_query, _nvsmi_table, _nv
 from rca.sources._base import ParseContext, Parsed, Source, add_skipped, any_of, by_head, forward_fill_within, one_head, split_rows
 from rca.sources._nvsmi_common import HANDLE_BUS, HANDLE_GPU, HANDLE_LITERAL, attrs_json, conform_events, empty_events, integer, log_rows
 
-# ``-L`` and the GPU lines ``nvidia-smi nvlink`` heads its link rows with (indented when pasted from a doc).
-LIST_LINE = r"^\s*GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?<uuid>GPU-[0-9a-fA-F-]+)\)?\s*$"
+# ``-L`` and the GPU lines ``nvidia-smi nvlink`` heads its link rows with (indented when pasted from a doc). A post often
+# hides the UUID ("(UUID: ...)", "(UUID: GPU-xxx)"): the line still names the GPU's index, without a UUID.
+LIST_LINE = r"^\s*GPU (?<index>[0-9]+): (?<name>.+?) \(UUID: (?:(?<uuid>GPU-[0-9a-fA-F-]+)|[^()\s]*)\)?\s*$"
 MIG_LIST_LINE = r"^\s+MIG (?<profile>\S+)\s+Device\s+(?<device>[0-9]+): \(UUID: (?<uuid>MIG-[0-9a-fA-F-]+)\)\s*$"
 # ``nvidia-smi nvlink -s`` / ``-e`` / ``-R``: a row per link of the GPU above (``Link 4: <inactive>``,
 # ``Link 0: CRC Errors: 3``, ``Link 0: Remote Device 00000000:D5:00.0: Link 0``).
+# What ``nvidia-smi nvlink -s`` prints under a GPU none of whose links is up (a B200 whose NVLink is gone): "NVML: Unable to
+# retrieve NVLink information as all links are inActive" (driver 590 spells it "NVML:Unable to retrieve Nvlink …").
+NVLINK_ALL_INACTIVE = r"(?i)^\s*NVML: ?Unable to retrieve NVLink information as all links are inactive\b"
 NVLINK_LINE = r"^\s+Link (?<link>[0-9]+): (?:(?<counter>[A-Za-z][A-Za-z ]*?(?:Errors?|Counts?)): (?<count>[0-9]+)|(?<state>.+?))\s*$"
 # What ``nvidia-smi mig -cgi / -cci / -dgi / -dci`` answer per instance: "Successfully created compute instance ID  0 on
 # GPU  0 GPU instance ID  3 using profile MIG 1g.6gb (ID  0)", "Unable to create a GPU instance on GPU  0 using profile 20:
@@ -469,27 +473,32 @@ def _of_file(parsed: Parsed, number: int) -> Parsed:
 def _parse_list(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """``nvidia-smi -L``: which index and bus order each GPU (and MIG device) UUID has; ``nvlink`` link rows.
 
-    A link row is its GPU's (the GPU line above it); a non-zero error counter (``-e``) is a warning.
+    A link row is its GPU's (the GPU line above it); a non-zero error counter (``-e``) is a warning, and so is a GPU
+    whose links are all down (``attrs.nvlink_state`` "all inactive"): its peers fall back to PCIe or fail. A single
+    ``<inactive>`` link is kept as printed: a PCIe GPU without its bridge has such links by design.
     """
     gpu = pl.col("text").str.extract_groups(LIST_LINE).struct
     mig = pl.col("text").str.extract_groups(MIG_LIST_LINE).struct
     link = pl.when(pl.col("text").str.contains("Link ", literal=True)).then(pl.col("text").str.extract_groups(NVLINK_LINE)).struct
-    is_gpu = gpu.field("uuid").is_not_null()
+    is_gpu = gpu.field("index").is_not_null()
     is_mig = mig.field("uuid").is_not_null()
-    is_link = link.field("link").is_not_null()
+    all_down = pl.col("text").str.contains(NVLINK_ALL_INACTIVE)
+    is_link = link.field("link").is_not_null() | all_down
     parent = pl.when(is_gpu).then(integer(gpu.field("index"))).forward_fill()
-    parent_uuid = pl.when(is_gpu).then(gpu.field("uuid")).forward_fill()
+    # (a GPU line with its UUID hidden ends the UUID of the GPU above it)
+    parent_uuid = pl.when(is_gpu).then(pl.coalesce(gpu.field("uuid"), pl.lit(""))).forward_fill().replace("", None)
     count = integer(link.field("count"))
     rows = log_rows(
         lines,
         "list",
         gpu_index=pl.when(is_gpu | is_mig | is_link).then(parent),
         gpu_uuid=pl.when(is_gpu | is_link).then(parent_uuid),
-        severity=pl.when(count > 0).then(pl.lit("warning")),
+        severity=pl.when((count > 0) | all_down).then(pl.lit("warning")),
         attrs=pl.when(is_gpu | is_mig | is_link).then(
             attrs_json(name=gpu.field("name"), mig_profile=mig.field("profile"), mig_device=integer(mig.field("device")),
                        mig_uuid=mig.field("uuid"), nvlink=integer(link.field("link")), nvlink_counter=link.field("counter"),
-                       nvlink_count=count, nvlink_state=link.field("state"))
+                       nvlink_count=count,
+                       nvlink_state=pl.when(all_down).then(pl.lit("all inactive")).otherwise(link.field("state")))
         ),
     )
     listed = pl.col("gpu_index").is_not_null()
@@ -504,7 +513,7 @@ SOURCE = register(
         parse=parse,
         sniff_literals=(
             "NVIDIA-SMI", "NVSMI LOG", "nvidia_smi_log", "Persistence-M", "Driver-Model", "rocesses:",
-            "# gpu", "#gpu", "#Date", "#Time", *_nvsmi_csv.HEADER_LITERALS, "(UUID: GPU-", "MiB", "GPU-", "MIG devices", "CPU Affinity",
+            "# gpu", "#gpu", "#Date", "#Time", *_nvsmi_csv.HEADER_LITERALS, "(UUID: ", "MiB", "GPU-", "MIG devices", "CPU Affinity",
             "00000000:",  # the bus id of a CSV row without a header
             # GPU rows cut from a table of a unified-memory GPU (GB10): no MiB, and a bus id of another PCI domain (0000000F:)
             "Not Supported",
