@@ -26,7 +26,8 @@ per-container monitor, tells of the container's exit when it is not 0: ``conmon 
 258213 exited with status 139`` → the container's pid and exit status (128 + the signal: 139 a SIGSEGV, 137 a SIGKILL →
 ``process_killed``), and of its OOM kill: ``conmon f1ee30489db2a0242ef1 <ninfo>: OOM received`` → ``oom_kill`` (its
 ``OOM event received`` just before, where it watches a cgroup v1 eventfd, is the same kill: not counted); the id there is
-cut to 20 characters, kept in attrs. dockerd's ``Container <id> failed to exit
+cut to 20 characters, kept in attrs (on its other lines too, which keep conmon's pid; their tag, ``<ninfo>``, ``<nwarn>``,
+``<error>`` …, is their level). dockerd's ``Container <id> failed to exit
 within 30 seconds of signal 15 - using the force`` (since Docker 23 ``Container failed to exit within 10s of signal 15 - using
 the force`` container=<id>) is the same SIGKILL at a stop's timeout (its ``Container <short id>
 failed to exit within 10 seconds of kill - trying direct SIGKILL`` the next try, the 12-character id kept in attrs).
@@ -151,10 +152,15 @@ _LOG_PATH = (
 # so each is looked for on its own.
 _CONTAINER_EVENT = (
     rf"^(?:{_syslog.PODMAN_EVENT_TIME} \S+ (?:m=[+-][0-9.]+ )?|{_syslog.DOCKER_EVENT_TIME} )"
-    r"(?:container (?<event>[a-z_]+)(?::? (?<detail>[^\n]*?))? (?<id>[0-9a-f]{12,64})(?: \((?<attributes>.*))?$"
+    r"(?:container (?<event>[a-z_]+)(?::? (?<detail>[^\n]*?))? (?<id>[0-9a-f]{12,64})(?: \((?<attributes>.*)|>)?$"
     r"|(?<old_id>[0-9a-f]{12,64}): \(from (?<old_image>[^)]*)\) (?<old_event>[a-z_]+)$)"
 )
 _SIGNAL_NAMES = {str(number.value): number.name for number in signal.Signals}
+# conmon opens each line it writes to syslog with the container's id cut to 20 characters and its own level's tag:
+# "conmon 0644511bc2734f5ff9f9 <ninfo>: terminal_ctrl_fd: 12" (<error> for a failure it exits on, <pwarn> and <nwarn> a
+# warning, <ninfo>, <ndebug>, <ntrace>). It sends all but <error> at syslog's info: the tag is the line's level.
+_CONMON_HEAD = r"^conmon (?<cid>[0-9a-f]{12,64}) <(?<tag>error|pwarn|nwarn|ninfo|ndebug|ntrace)>: "
+_CONMON_SEVERITY = {"error": "error", "pwarn": "warning", "nwarn": "warning", "ninfo": "info", "ndebug": "debug", "ntrace": "debug"}
 
 
 # `docker events --format '{{json .}}'`: '…"Type":"container","Action":"die","Actor":{"ID":"<id>","Attributes":{"exitCode":"137",…}}…';
@@ -207,7 +213,8 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         created=pl.when(message.str.contains("returns container id", literal=True)).then(message).str.extract_groups(_CREATED_CONTAINER),
         cri_pod=pl.when(message.str.contains_any(["PodSandboxMetadata{Name:", "k8s_"])).then(message).str.extract_groups(_CRI_POD),
         log_path=pl.when(message.str.contains_any(["/var/log/pods/", "/var/log/containers/", "/var/lib/kubelet/pods/"])).then(message).str.extract_groups(_LOG_PATH),
-        # (CRI-O's wordings: read on its lines alone.)
+        # (conmon's head, and CRI-O's wordings: read on their own lines alone.)
+        conmon=pl.when(pl.col("program") == "conmon").then(message).str.extract_groups(_CONMON_HEAD),
         crio_pod=pl.when(
             pl.when(pl.col("program") == "crio").then(message)
             .str.contains_any(["Creating container: ", "ed container ", "description=", "Got pod network", " pod sandbox"])
@@ -265,8 +272,15 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     id_prefix = pl.coalesce(crio.field("short_id"), pl.when(full_forced.is_null()).then(forced), pl.when(full_event_id.is_null()).then(event_id))
     stop_killed = crio.field("stopped").is_not_null() | forced.is_not_null()
-    about_a_container = container_id.is_not_null() | id_prefix.is_not_null()
-    level = pl.col("message").str.extract(_LEVEL, 1).replace_strict(_syslog.LOGRUS_SEVERITY, default=None)
+    # (An event's id cut short, by Docker's short form or a pager's width, makes a death about the container, as a full one does.)
+    about_a_container = (
+        container_id.is_not_null() | crio.field("short_id").is_not_null() | forced.is_not_null()
+        | ((died | oom) & full_event_id.is_null() & event_id.is_not_null()).fill_null(False)
+    )
+    level = pl.coalesce(
+        pl.col("message").str.extract(_LEVEL, 1).replace_strict(_syslog.LOGRUS_SEVERITY, default=None),
+        pl.col("conmon").struct.field("tag").replace_strict(_CONMON_SEVERITY, default=None),
+    )
     name = _attribute("name")
     # A health check's result: "health_status: unhealthy" (Docker's event), "health_status=unhealthy" (Podman's attribute).
     unhealthy = (pl.col("event_name") == "health_status") & (pl.coalesce(pl.col("event_detail"), _attribute("health_status")).str.strip_chars() == "unhealthy")
@@ -311,7 +325,8 @@ def containerd_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             "runtime": pl.when(about_a_container).then(pl.col("program")),
             "sandbox": pl.when(sandbox | named.field("sandbox").is_not_null()).then(pl.lit(True)),
             "runtime_stop": pl.when(stopped_by_runtime).then(pl.lit(True)),
-            "container_id_prefix": id_prefix,
+            # (conmon's other lines keep the cut id too, but stay conmon's own: its process and pid.)
+            "container_id_prefix": pl.coalesce(id_prefix, pl.when(container_id.is_null()).then(pl.col("conmon").struct.field("cid"))),
         }),
     )
 
