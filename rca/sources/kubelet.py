@@ -314,7 +314,7 @@ def _bare_component(framed: pl.DataFrame) -> pl.Expr:
 def klog_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Event rows for framed kubelet lines (the rules registered with the syslog framer)."""
     records = _records(framed)
-    return _classify(_dumped_event_time(_ginkgo_lines(_e2e_framework_lines(_resolve_header(records, ctx), ctx), ctx)))
+    return _classify(_years_of_dated_lines(_dumped_event_time(_ginkgo_lines(_e2e_framework_lines(_resolve_header(records, ctx), ctx), ctx)), ctx))
 
 
 # The e2e framework's own log lines before it logged through klog (framework.Logf, and the failure Ginkgo reports): Go's
@@ -408,6 +408,40 @@ def _dumped_event_time(records: pl.DataFrame) -> pl.DataFrame:
     ).drop("own_ts", "dumped_when", "dumped_node")
 
 
+# The year-less stamps of a klog header ("0912 11:53:05.724978", as ts_raw keeps it) and of the e2e framework
+# ("Jul 31 13:58:14.575", "Feb  4 …").
+_YEARLESS_RAW = (
+    r"^(?:(?<month>[0-9]{2})(?<day>[0-9]{2})|(?<month_name>[A-Z][a-z]{2}) +(?<name_day>[0-9]{1,2})) "
+    r"(?<clock>[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?)$"
+)
+_YEARLESS_FORMATS = ("klog", "e2e_framework")
+
+
+def _years_of_dated_lines(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
+    """A klog or e2e framework stamp (no year) among lines of full date of the same file (Ginkgo v2's "@ 09/12/24 …",
+    a dumped event's own time, a Go log stamp) takes the year that puts it nearest the dated line before it (else
+    after it): an e2e run's output states its year there, and the file's mtime may be years later."""
+    dated = pl.col("ts_quality") == "exact"
+    yearless = pl.col("format").is_in(_YEARLESS_FORMATS) & ~dated & pl.col("ts_raw").is_not_null()
+    if not records.select(dated.any() & yearless.any()).item():
+        return records
+    within = within_file(records)
+    near = pl.when(dated).then(pl.col("ts"))
+    near = near.forward_fill().backward_fill()
+    near = near.over(within) if within else near
+    raw = pl.col("yearless").struct
+    month = pl.coalesce(raw.field("month").cast(pl.Int32, strict=False), timeutil.month_number(raw.field("month_name")))
+    day = pl.coalesce(raw.field("day"), raw.field("name_day"))
+    parts = records.with_columns(near=near, yearless=pl.when(yearless).then(pl.col("ts_raw").str.extract_groups(_YEARLESS_RAW)))
+    nearest = timeutil.nearest_year_to_utc(month, day, raw.field("clock"), pl.col("near"), ctx.tz)
+    stated = parts.with_columns(nearest=pl.when(pl.col("near").is_not_null()).then(nearest))
+    found = pl.col("nearest").is_not_null()
+    return stated.with_columns(
+        ts=pl.when(found).then(pl.col("nearest")).otherwise(pl.col("ts")),
+        ts_quality=pl.when(found).then(pl.lit("year_inferred")).otherwise(pl.col("ts_quality")),
+    ).drop("near", "yearless", "nearest")
+
+
 def _records(framed: pl.DataFrame) -> pl.DataFrame:
     """One row per klog record; indented lines after a header are its continuation.
 
@@ -415,9 +449,12 @@ def _records(framed: pl.DataFrame) -> pl.DataFrame:
     """
     ginkgo = framed.select(pl.col("message").str.contains(_GINKGO_STAMPED).any()).item()
     if ginkgo:
-        # Ginkgo indents a spec's output by two spaces, the klog lines it captured too: they are records of their own.
+        # Ginkgo indents a spec's output by two spaces, the klog lines it captured too, and the e2e framework's own
+        # (before it logged through klog): they are records of their own.
         framed = framed.with_columns(
-            pl.col("message").str.replace(r"^\s+([IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}[.0-9]*\s+[0-9]+ )", "$1")
+            pl.col("message").str.replace(
+                r"^\s+([IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}[.0-9]*\s+[0-9]+ |[A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}: )", "$1"
+            )
         )
     header = head_groups(pl.col("message"), KLOG_HEAD, one_line=not holds_newline(framed["message"]))
     lines = framed.with_columns(klog=header, klog_json=pl.col("message").str.extract_groups(_JSON_LINE)).with_columns(
@@ -551,6 +588,8 @@ _NOTABLE = (
     r"|^at [^\n]* - event for "
     # (the e2e framework's report of a pod that failed, whatever its status reason)
     r"|\bfailed with reason: "
+    # (a device the runtime or a DRA driver could not give a pod: its ResourceClaim unprepared, its CDI devices unresolved)
+    r"|failed to prepare dynamic resources|container claim info state|unresolvable cdi devices"
 )
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
@@ -579,6 +618,48 @@ _DEVICE_RESOURCE = (
 _DEVICES_NEEDED = r'^"Need devices to allocate for pod" .*?\bdeviceNumber=([0-9]+)|\bNeeds to allocate ([0-9]+) '
 
 
+# What keeps a pod from its devices since DRA (1.29+: "Failed to prepare dynamic resources" err="…" pod="ns/name", the
+# claim the kubelet then finds no state for, "Unable to get container claim info state" err="… for ResourceClaim <name>")
+# and CDI (the runtime's "unresolvable CDI devices nvidia.com/gpu=…" in the error the kubelet logs): the failure, the DRA
+# driver it names ("DRA driver <name> is not registered", "plugin name <name> not found in the list of registered DRA
+# plugins", "failed to get gRPC client for driver <name>"), the claim ("for claim ns/name", "for ResourceClaim name",
+# "not allowed to use resource claim name(uid)") and the CDI devices.
+_DEVICE_FAILURES = (
+    ("dra_prepare", r'^"Failed to prepare dynamic resources"'),
+    ("dra_claim_info", r'^"Unable to get container claim info state"'),
+    ("cdi_injection", r"\bunresolvable CDI devices "),
+)
+_DRA_DRIVER_NAMED = (
+    r"\bDRA driver (?<registered>[a-z0-9][-a-z0-9.]*) is not registered"
+    r"|\bplugin name (?<listed>[a-z0-9][-a-z0-9.]*) not found in the list of registered DRA plugins"
+    r"|\bfailed to get gRPC client for driver (?<client>[a-z0-9][-a-z0-9.]*):"
+)
+_RESOURCE_CLAIM_NAMED = (
+    r"\bfor claim (?<claim>[a-z0-9][-a-z0-9.]*/[a-z0-9][-a-z0-9.]*)\b"
+    r"|\bfor ResourceClaim (?<resource_claim>[a-z0-9][-a-z0-9.]*(?:/[a-z0-9][-a-z0-9.]*)?)\b"
+    r"|\bnot allowed to use resource claim (?<allowed>[a-z0-9][-a-z0-9.]*)\("
+)
+_CDI_DEVICES = r"\bunresolvable CDI devices ([^\s\\\"]+(?:, [^\s\\\"]+)*)"
+
+
+def _device_failure_facts() -> list[pl.Expr]:
+    """A DRA or CDI failure that keeps a pod from its devices: what failed, the driver, the claim, the CDI devices."""
+    body = pl.col("body")
+    failure = pl.lit(None, pl.String)
+    for name, pattern in reversed(_DEVICE_FAILURES):
+        failure = pl.when(body.str.contains(pattern)).then(pl.lit(name)).otherwise(failure)
+    driver = body.str.extract_groups(_DRA_DRIVER_NAMED).struct
+    claim = body.str.extract_groups(_RESOURCE_CLAIM_NAMED).struct
+    return [
+        failure.alias("device_failure"),
+        pl.when(failure.is_not_null()).then(pl.coalesce(driver.field("registered"), driver.field("listed"), driver.field("client"))).alias("dra_driver"),
+        pl.when(failure.is_not_null())
+        .then(pl.coalesce(claim.field("claim"), claim.field("resource_claim"), claim.field("allowed")))
+        .alias("resource_claim"),
+        pl.when(failure.is_not_null()).then(body.str.extract(_CDI_DEVICES, 1)).alias("cdi_devices"),
+    ]
+
+
 def _classify(records: pl.DataFrame) -> pl.DataFrame:
     notable = records.select(pl.col("body").str.contains(_NOTABLE)).to_series()
     events = [_notable_events(records.filter(notable)), _plain_events(records.filter(~notable))]
@@ -587,7 +668,7 @@ def _classify(records: pl.DataFrame) -> pl.DataFrame:
 
 def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
     facts = records.with_columns(_pod_facts()).with_columns(*_oom_facts(), *_recorded_event(), stage=_eviction_stage())
-    facts = facts.with_columns(*_eviction_facts(), *_gpu_facts())
+    facts = facts.with_columns(*_eviction_facts(), *_gpu_facts(), *_device_failure_facts())
     kind = (
         pl.when(pl.col("xid").is_not_null())
         .then(pl.lit("xid"))
@@ -1005,6 +1086,10 @@ def _attr_fields() -> dict[str, pl.Expr]:
         "devices_requested": pl.col("devices_requested"),
         "devices_available": pl.col("devices_available"),
         "devices_needed": pl.col("devices_needed"),
+        "device_failure": pl.col("device_failure"),
+        "dra_driver": pl.col("dra_driver"),
+        "resource_claim": pl.col("resource_claim"),
+        "cdi_devices": pl.col("cdi_devices"),
         "ranked_pods": pl.when(pl.col("stage") == "ranked").then(pl.col("pods")),
         "critical_pod": pl.when(pl.col("stage") == "critical_pod_skipped").then(
             pl.format("{}/{}", pl.coalesce("namespace", "event_namespace"), pl.coalesce("pod", "event_pod"))
