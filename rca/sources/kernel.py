@@ -25,7 +25,9 @@ arm64's, 6.19's banner too; an oops, a BUG_ON, a panic critical whatever level p
 error (the same), an NVSwitch SXid report, an NVIDIA Xid with the driver's indented lines and the GSP RPC history it
 prints, an AMD GPU's ACA RAS report, an arm64 SMMUv3 fault event. A serial console's capture is read as dmesg: systemd's
 status lines are lines of their own (never a record's, a report around them going on across them), and a kernel line
-printed into a program's keeps its stamp and text (_unglued). ``talosctl dmesg`` is read as dmesg with ISO times; a
+printed into a program's keeps its stamp and text (_unglued). ``talosctl dmesg`` is read as dmesg with ISO times (Talos'
+user-space OOM controller's kill of a cgroup an ``oom_kill``, as systemd-oomd's is); a block of kernel lines pasted indented,
+under a heading line or not, is read without its indent (_unindented); a
 file of dmesg lines with journal / syslog lines among them (a grep of nvidia-bug-report.log) has each run of lines
 framed as it is written.
 """
@@ -52,6 +54,7 @@ from rca.sources._base import (
     head_groups,
     holds_newline,
     inherit_frame,
+    joined_json,
     map_distinct,
     one_head,
     split_rows,
@@ -572,6 +575,14 @@ _HL_PAIRS = (
 )
 _FILE_ROWS = 1 << 40  # the rows of file N of a batch start at N << 40 (rca.sources.kernel._numbered)
 
+# Talos' user-space OOM controller (machined, 1.12+) writes its zap lines to /dev/kmsg, where `talosctl dmesg` shows them:
+# "[talos] Sending SIGKILL to cgroup {"component": "controller-runtime", "controller": "runtime.OOMController", "cgroup":
+# "/sys/fs/cgroup/kubepods/burstable/pod<uid>"}" kills every process of a cgroup, as systemd-oomd does; "[talos] OOM
+# controller triggered {…}" is the memory pressure (PSI) that set it off. The cgroup is named by its path under the mount.
+_TALOS_OOM = r"^\[talos\] (?:Sending (?<signal>SIG[A-Z0-9]+) to cgroup (?<fields>\{.*)|(?<triggered>OOM controller triggered)\b)"
+_TALOS_FIELD = r'"{}": "([^"]*)"'
+_CGROUP_MOUNT = r"^/sys/fs/cgroup/"
+
 # Block facts carried onto the kill line → whether the oom-kill: summary must name the same pid.
 _CARRIED = {
     "memcg_used": False, "memcg_limit": False, "memcg_failcnt": False,
@@ -588,7 +599,7 @@ def sniff(head: Sequence[str]) -> float:
 
 def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
     """:func:`sniff` of each head of :func:`~rca.sources._base.heads_frame`."""
-    heads = _uncolored(heads)
+    heads = _unindented(_uncolored(heads), "head")
     text = pl.col("text")
     # a line of `dmesg --json` counts in a head that holds its time line or its "dmesg": [ (braces alone are any JSON's)
     json_line = (text.str.contains(_JSON_FIELD) | text.str.contains(_JSON_SYNTAX)) & _json_anchor(text).any().over("head")
@@ -658,6 +669,36 @@ def _uncolored(lines: pl.DataFrame) -> pl.DataFrame:
     return lines.with_columns(pl.col("text").str.replace_all(_SGR, ""))
 
 
+def _unindented(lines: pl.DataFrame, within: str | None) -> pl.DataFrame:
+    """``lines`` without the indent a pasted block of kernel lines shares: an issue's or a report's copy of `journalctl -k` or
+    dmesg indented (a markdown code block, a tool's report section) under a heading line of its own ("* Kernel buffer tail
+    (journalctl --no-hostname -k --lines 50):"). The indent is the least of every non-blank line of a file but its first,
+    which, written less indented, is a heading and stays as it is; it is taken off only where a line of the block is a
+    kernel line once it is (a dmesg stamp or a kernel envelope at its start), so that a block of other lines (a call trace
+    under its head, a record's indented further lines) keeps its indent. A batch without such a block, nearly every one, as
+    it is."""
+    text = pl.col("text")
+    if not lines.select((text.str.starts_with(" ") | text.str.starts_with("\t")).any()).item():
+        return lines
+    nonblank = text.str.strip_chars() != ""
+    indent = text.str.len_chars() - text.str.strip_chars_start(" \t").str.len_chars()
+    over = (lambda expr: expr.over(within)) if within else (lambda expr: expr)
+    first = nonblank & (over(nonblank.cast(pl.Int32).cum_sum()) == 1)
+    shared = over(pl.when(nonblank & ~first).then(indent).min()).fill_null(0)
+    shapes = lines.select(shared=shared, block=nonblank & ~(first & (indent < shared)))
+    if not (shapes["shared"] > 0).any():
+        return lines
+    dedented = text.str.slice(pl.col("shared"))
+    in_block = pl.col("block") & (pl.col("shared") > 0)
+    stamped = pl.when(in_block & dedented.str.contains(r"^[^ \t]")).then(dedented)
+    kernel = over((_is_dmesg(stamped) | _is_kernel_envelope(stamped)).fill_null(False).any())
+    return (
+        lines.with_columns(shapes)
+        .with_columns(text=pl.when(in_block & kernel).then(dedented).otherwise(text))
+        .drop("shared", "block")
+    )
+
+
 # A program's own line under a boot stamp ("[   77.740597] systemd-oomd[659]: …"): dmesg holds a few (what systemd and
 # udevd write to /dev/kmsg at boot) among the kernel's, a `journalctl -o short-monotonic` of programs nothing else.
 # For sniffing they are the kernel's only beside lines of its own. The kernel's reports of a process's fault read
@@ -691,7 +732,7 @@ def _is_kernel_envelope(text: pl.Expr) -> pl.Expr:
 
 def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Frame the batch the way most of its lines are written, then apply the kernel message rules."""
-    lines = _uncolored(lines)
+    lines = _unindented(_uncolored(lines), within_file(lines))
     header = lines["text"].str.contains(_JOURNAL_HEADER)
     body = lines.filter(~header)
     skipped = {"header": int(header.sum())} if header.any() else {}
@@ -1069,7 +1110,8 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         & ~pl.col("console_status")
     ).to_series()
     if not ruled.any():  # polars compiles each of the rules' regexes even for no rows: ~1 ms apiece
-        return _with_card_bus(_with_program(_plain(lines).with_columns(pid=pl.lit(None, pl.Int64), process=pl.lit(None, pl.String)))).drop("row")
+        plain = _plain(lines).with_columns(pid=pl.lit(None, pl.Int64), process=pl.lit(None, pl.String))
+        return _with_talos_oom(_with_card_bus(_with_program(plain))).drop("row")
     # A terminal copy pads lines with blanks, and the rules anchor some patterns at the end of a line.
     facts = (
         lines.filter(ruled).with_columns(pl.col("message").str.strip_chars_end()).with_columns(_line_facts()).with_columns(_xid.line_columns())
@@ -1077,7 +1119,35 @@ def kernel_rules(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     )
     records = _with_oops_task(_group(_carry_block_facts(_with_keys(facts))))
     events = _assemble(_xid.record_columns(records, pl.col("position")))
-    return _with_card_bus(_with_program(pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row"))).drop("row")
+    return _with_talos_oom(_with_card_bus(_with_program(pl.concat([events, _plain(lines.filter(~ruled))], how="diagonal").sort("row")))).drop("row")
+
+
+def _with_talos_oom(events: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with Talos' OOM controller's lines (:data:`_TALOS_OOM`) read as systemd-oomd's are: its kill of a cgroup an
+    ``oom_kill`` (error) of that cgroup and the pod it is, attrs oom=talos and the signal; its trigger ``memory_pressure``."""
+    message = pl.col("message")
+    if not events.select(message.str.starts_with("[talos] ").any()).item():
+        return events
+    talos = pl.when(message.str.starts_with("[talos] ")).then(message).str.extract_groups(_TALOS_OOM)
+    fields = talos.struct.field("fields")
+    killed, triggered = talos.struct.field("signal").is_not_null(), talos.struct.field("triggered").is_not_null()
+    cgroup = pl.when(killed).then(fields.str.extract(_TALOS_FIELD.format("cgroup"), 1).str.replace(_CGROUP_MOUNT, "/"))
+    own = {
+        "oom": pl.when(killed).then(pl.lit("talos")),
+        "signal": talos.struct.field("signal"),
+        "controller": pl.when(killed | triggered).then(
+            pl.coalesce(fields, message).str.extract(_TALOS_FIELD.format("controller"), 1)
+        ),
+    }
+    before = pl.col("attrs") if "attrs" in events.columns else pl.lit(None, pl.String)
+    return events.with_columns(
+        kind=pl.when(killed).then(pl.lit("oom_kill")).when(triggered).then(pl.lit("memory_pressure")).otherwise("kind"),
+        severity=pl.when(killed).then(pl.lit("error")).when(triggered).then(pl.lit("warning")).otherwise("severity"),
+        cgroup=pl.coalesce(pl.col("cgroup"), cgroup) if "cgroup" in events.columns else cgroup,
+        pod_uid=pl.coalesce(pl.col("pod_uid"), memcg_pod_uid(cgroup)) if "pod_uid" in events.columns else memcg_pod_uid(cgroup),
+        container_id=pl.coalesce(pl.col("container_id"), memcg_container_id(cgroup)) if "container_id" in events.columns else memcg_container_id(cgroup),
+        attrs=joined_json(before, attrs_json(own)),
+    )
 
 
 def _with_card_bus(events: pl.DataFrame) -> pl.DataFrame:
