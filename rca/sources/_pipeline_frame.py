@@ -1108,6 +1108,11 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     layers = layers.with_columns(
         app_format=app_format, body=pl.coalesce("j_body", cann_body, glued_body, oslo_body, inner.str.strip_prefix(pl.col("app")), inner)
     )
+    # Ray's C++ log names its component after the header ("[2023-04-19 16:22:19,798 E 329 329] (raylet) node_manager.cc:3069: …",
+    # raylet.out and gcs_server.out as written): the process, as the driver's "(raylet) " tag before a line names it. A tag
+    # outside the line (the driver's, a worker's) is kept; the component stays in the message.
+    ray_component = pl.when(pl.col("ray_sev").is_not_null()).then(pl.col("body")).str.extract(rf"^\(({_RAY_DAEMONS})\)(?:[ \t]|$)", 1)
+    layers = layers.with_columns(process=pl.coalesce("process", ray_component))
     # logrus' text formatter pads a message to 44 columns (for the fields after it): the padding is no part of the message.
     padded = pl.col("logrus_level").is_not_null()
     layers = layers.with_columns(body=pl.when(padded).then(pl.col("body").str.strip_chars_end(" ")).otherwise(pl.col("body")))

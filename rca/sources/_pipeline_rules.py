@@ -242,8 +242,10 @@ _CUDA_ERROR = (
     # The GPU or its driver gone, as nvidia-smi, NVML and the container toolkit tell it ("Unable to determine the device
     # handle for GPU 0000:09:00.0: Unknown Error" after an Xid 79, "nvml error: driver not loaded", torch's "Found no NVIDIA driver"),
     # or nvidia-smi not finding NVML's library at all (a container the toolkit gave no driver libraries: "NVIDIA-SMI couldn't find
-    # libnvidia-ml.so library in your system."). (Its forms: rca.sources._nvsmi_common.HANDLE_GPU.)
-    rf"|device handle for GPU ?(?:(?:[0-9]+: )?{HANDLE_BUS}|[0-9]+): (?<handle>[^\n]+)"
+    # libnvidia-ml.so library in your system."). (Its forms: rca.sources._nvsmi_common.HANDLE_GPU.) NVML's error ends where
+    # nvidia-smi's advice after it begins, two spaces after a full stop ("GPU is lost.  Reboot the system to recover this
+    # GPU"), so the error reads the same where a console broke the advice onto a line of its own.
+    rf"|device handle for GPU ?(?:(?:[0-9]+: )?{HANDLE_BUS}|[0-9]+): (?<handle>[^\n]+?)(?:\.  [^\n]*)?(?:\n|$)"
     r"|(?<smi>couldn't communicate with the NVIDIA driver|couldn't find libnvidia-ml\.so)"
     r"|Failed to initialize NVML: (?<nvml_init>[^\n]+)|nvml error: (?<nvml>[^:\n]+)|(?<no_driver>Found no NVIDIA driver)"
     # A driver older than the CUDA the framework was built for (an image upgraded past its nodes): PyTorch's wording
@@ -1296,9 +1298,11 @@ def exception_facts(records: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-# anchor → a record that may name it, and the line that names it ("pkg.Error: ... anchor ...").
+# anchor → a record that may name it, and the line that names it ("pkg.Error: ... anchor ..."). A line pasted as markdown's
+# inline code keeps its opening backtick ("`torch.cuda.OutOfMemoryError: CUDA out of memory. …`"): cut off, with its closing
+# one, in _unquoted.
 _ANCHORS = {
-    anchor: (named, rf"(?m)^([A-Za-z_][0-9A-Za-z_.]*:[ \t][^\n]*(?:{anchor})[^\n]*)$")
+    anchor: (named, rf"(?m)^(`?[A-Za-z_][0-9A-Za-z_.]*:[ \t][^\n]*(?:{anchor})[^\n]*)$")
     for anchor, named in (
         (CUDA_OOM, pl.col("f_cuda_oom")),
         (r"DataLoader worker \(pid", _msg().str.contains("DataLoader worker (pid", literal=True)),
@@ -1326,6 +1330,12 @@ _PY_FRAME_PARTS = r"^File \"(?<file>[^\"]+)\", line (?<line>[0-9]+), in (?<func>
 _EXCEPTION_PARTS = pl.col("exception_line").str.extract_groups(r"^(?<type>[0-9A-Za-z_.$]+(?: error)?)(?::[ \t]*(?<text>.*))?$")
 
 
+def _unquoted(line: pl.Expr) -> pl.Expr:
+    """``line`` without the backticks of markdown's inline code around it: the opening one, and a closing one at its end."""
+    quoted = line.str.starts_with("`")
+    return pl.when(quoted).then(line.str.strip_prefix("`").str.strip_suffix("`")).otherwise(line)
+
+
 def _last_exception(msg: pl.Expr, pattern: str) -> pl.Expr:
     """The last line of ``msg`` of an exception's shape that is not a C++ tail's line."""
     return msg.str.extract_all(pattern).list.eval(pl.element().filter(~pl.element().str.contains(CPP_TAIL))).list.last()
@@ -1350,9 +1360,9 @@ def _exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         indented=msg.str.contains(_PY_INDENTED_TRACEBACK).any(),
         rich=msg.str.contains(RICH_TITLE, literal=True).any(),
     ).row(0, named=True)
-    marker_line = pl.coalesce(
+    marker_line = _unquoted(pl.coalesce(
         [first(msg, line) for anchor, (_, line) in _ANCHORS.items() if seen[anchor]] or [pl.lit(None, pl.String)]
-    )
+    ))
     exception_line = marker_line
     # rich wraps a long exception message at the console's width: the lines under its box's closing rule are one line.
     rich_exception = pl.lit(None, pl.String)
