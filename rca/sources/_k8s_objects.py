@@ -528,14 +528,21 @@ def _pod_rows(pod: dict[str, Any], fmt: str, *, every_termination: bool = False)
     rows = []
     message = _text(status.get("message")) or ""
     if status.get("reason") == "Evicted" or EVICTION_MESSAGE in message:
-        disruption = next((c for c in status.get("conditions") or [] if isinstance(c, dict) and c.get("type") == "DisruptionTarget"), {})
+        conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+        # When the kubelet evicted the pod: its DisruptionTarget condition's transition (1.26+ adds it as it evicts);
+        # before that, its Ready condition's turn to False, which the kubelet writes as it kills the pod's containers.
+        disruption = next((c for c in conditions if c.get("type") == "DisruptionTarget"), {})
+        unready = next((c for c in conditions if c.get("type") == "Ready" and str(c.get("status")) == "False"), {})
         rows.append(
             {
                 **base,
                 "kind": "eviction",
+                # An evicted pod (phase Failed) is over, as describe pod's Status and a pods row's Evicted say (errors);
+                # an eviction still under way is the warning its event is.
+                "severity": "error" if status.get("phase") == "Failed" else "warning",
                 "reason": _text(status.get("reason")),
                 "message": message or None,
-                "when": _text(disruption.get("lastTransitionTime")),
+                "when": _text(disruption.get("lastTransitionTime") or unready.get("lastTransitionTime")),
                 "started": _text(status.get("startTime")),
             }
         )
@@ -565,6 +572,8 @@ def _pod_rows(pod: dict[str, Any], fmt: str, *, every_termination: bool = False)
                 {
                     **base,
                     "kind": "container_oomkilled" if oom else "log",
+                    # A container the kernel killed for memory is an error, in every source.
+                    "severity": "error" if oom else None,
                     "reason": _text(terminated.get("reason")),
                     "message": _text(terminated.get("message"))
                     or f"{name} terminated: {terminated.get('reason')}, exit code {terminated.get('exitCode')}",
@@ -605,6 +614,7 @@ def _container_row(item: dict[str, Any], fmt: str) -> dict[str, Any]:
         "format": fmt,
         "object": "Container",
         "kind": "container_oomkilled" if oom else "process_killed" if code == 137 else "log",
+        "severity": "error" if oom else None,
         "reason": reason,
         "message": " ".join(part for part in ("container", name, f"{status}:", f"{reason or 'no reason given'},", f"exit code {code}") if part),
         "when": None if finished in (None, "", _ZERO_TIME) else finished,

@@ -193,6 +193,16 @@ _COLLAPSED_EVENT_ROW = (
     r"(?<reason>[A-Za-z][0-9A-Za-z_]*)(?: +(?<message>.*?))?\s*$"
 )
 _COLLAPSED_EVENT_FIELDS = ("first_seen", "last_seen", "count", "source", "subobject", "type", "reason", "message")
+# A describe Events row of kubectl before 1.3 as it printed it, its cells padded with tabs (runs of them squeezed to one
+# here): its tabs, not the 8-column stops, are its cells' bounds, for the header's tabs were counted over rows a paste may
+# have cut (kubectl 1.0's "FirstSeen\t\t\t\tLastSeen…" over a "Tue, 07 Jul 2015 12:53:51 -0700\tTue, …" row). The two
+# times (ages since 1.1, RFC 1123 times in 1.0), the count and the From cell lead; an empty SubObjectPath leaves only padding,
+# and Type (1.2) may be missing.
+_TAB_EVENT_ROW = (
+    rf"^[ \t]*(?<first_seen><unknown>|(?:[0-9]+[smhdy]){{1,2}}|{_RFC1123})\t(?<last_seen><unknown>|(?:[0-9]+[smhdy]){{1,2}}|{_RFC1123})\t"
+    r"(?<count>[0-9]+)\t(?<source>[^\t]*[^\t ])[ ]*\t(?:(?<subobject>(?:spec\.|implicitly required container )[^\t]*?)[ ]*\t)?"
+    r"(?:(?<type>Normal|Warning)[ ]*\t)?(?<reason>[A-Za-z][0-9A-Za-z_]*)[ ]*(?:\t(?<message>.*?))?[ \t]*$"
+)
 # The current layout collapsed (Type Reason Age From Message), its padding cut to single spaces in some cells and not in
 # others (" Warning FailedScheduling  40s (x2 over 40s)  default-scheduler  0/2 nodes …"): the From cell is one word, or
 # "kubelet, <node>".
@@ -382,7 +392,9 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         json_marker=raw.str.contains("|".join(re.escape(marker) for marker in _k8s_objects.JSON_MARKERS)),
         yaml_kind=raw.str.contains(r"^\s*-? ?kind: "),
         **{name: text.str.contains(pattern) for name, pattern in _SNIFFED_SHAPES.items()},
-        headless=pl.any_horizontal(text.str.contains(pattern) for pattern, _ in _HEADLESS_SHAPES),
+        headless=pl.any_horizontal(
+            *(text.str.contains(pattern) for pattern, _ in _HEADLESS_SHAPES), _tab_row(raw).str.contains(_TAB_EVENT_ROW).fill_null(False)
+        ),
     )
     inline_shaped, described = pl.col("inline") | pl.col("table_shaped"), pl.col("describe_shaped")
     features = by_head(
@@ -540,7 +552,7 @@ def _prompted_status_fragment(lines: pl.DataFrame, ctx: ParseContext) -> Parsed 
 
 def _parse_text(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     """Tables, describe output and free text (of one file, or of several with a ``batch_file`` column)."""
-    frame = _annotate(lines.with_columns(text=_expand_tabs(lines["text"])))
+    frame = _annotate(lines.with_columns(text=_expand_tabs(lines["text"]), tab_row=_tab_row(pl.col("text"))))
     rows = _table_rows(frame, ctx.tz)
     records = _text_records(frame, ctx.tz)
     states = _inline_states(frame, ctx.tz)
@@ -584,6 +596,12 @@ def _expand_tabs(texts: pl.Series) -> pl.Series:
     return expanded.zip_with(tabbed, texts)
 
 
+def _tab_row(text: pl.Expr) -> pl.Expr:
+    """A line padded with tabs, each run of them squeezed to one (a cell's bound, see :data:`_TAB_EVENT_ROW`); null for a
+    line without tabs."""
+    return pl.when(text.str.contains("\t", literal=True)).then(text.str.replace_all(r"\t+", "\t"))
+
+
 def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
     """Per-line shape: prompts, tables, describe keys, sections, documents."""
     text = pl.col("text")
@@ -605,7 +623,9 @@ def _annotate(lines: pl.DataFrame) -> pl.DataFrame:
         unprompted=_per_file(pl.col("prompt").cum_sum(), lines) == 0,
     )
     # A headless row is a table row of its own, its cells found by its shape's pattern.
-    shaped = pl.any_horizontal(text.str.contains(pattern) for pattern, _ in _HEADLESS_SHAPES)
+    shaped = pl.any_horizontal(
+        *(text.str.contains(pattern) for pattern, _ in _HEADLESS_SHAPES), pl.col("tab_row").str.contains(_TAB_EVENT_ROW).fill_null(False)
+    )
     tables = (
         _table_membership(base)
         .with_columns(headless=~pl.col("row") & ~pl.col("header") & ~pl.col("prompt") & shaped)
@@ -715,18 +735,32 @@ def _table_rows(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
         (pl.when(top_misaligned).then(pl.col("text").str.extract_groups(_TOP_NODE_ROW)).struct, _TOP_NODE_FIELDS),
     ]
 
+    # A tab-padded describe Events row (kubectl before 1.3), under its header or alone, is read by its tabs: its cells
+    # are those and no others.
+    tabbed = (
+        pl.when((pl.col("headless") | pl.col("source_start").is_not_null()) & pl.col("tab_row").is_not_null())
+        .then(pl.col("tab_row").str.extract_groups(_TAB_EVENT_ROW))
+        .struct
+    )
+    by_tabs = tabbed.field("reason").is_not_null()
+
     def filled(shape: pl.Expr, field: str) -> pl.Expr:
         return pl.when(shape.field(field) != "").then(shape.field(field))
 
-    shaped_fields = dict.fromkeys((*_HEADLESS_FIELDS, *(field for _, fields in realignments for field in fields)))
+    shaped_fields = dict.fromkeys((*_HEADLESS_FIELDS, *_COLLAPSED_EVENT_FIELDS, *(field for _, fields in realignments for field in fields)))
     cells = rows.join(offsets, on="table", how="left").with_columns(
         *(_cell(field) for field in _FIELDS if field not in shaped_fields),
         *(
-            pl.coalesce(
-                *(filled(shape, field) for shape, fields in realignments if field in fields),
-                _cell(field),
-                *(filled(shape, field) for shape, fields in headless if field in fields),
-            ).alias(field)
+            pl.when(by_tabs)
+            .then(filled(tabbed, field) if field in _COLLAPSED_EVENT_FIELDS else None)
+            .otherwise(
+                pl.coalesce(
+                    *(filled(shape, field) for shape, fields in realignments if field in fields),
+                    _cell(field),
+                    *(filled(shape, field) for shape, fields in headless if field in fields),
+                )
+            )
+            .alias(field)
             for field in shaped_fields
         ),
     )
@@ -1176,14 +1210,14 @@ def _inline_states(frame: pl.DataFrame, tz: str) -> pl.DataFrame:
     ).with_columns(when_text=pl.coalesce("finished", "started"))
     fields = fields.with_columns(ts=timeutil.iso_to_utc(pl.col("when_text"), tz))
     field = pl.col("state_field").str.to_lowercase()
+    oomkilled = pl.col("reason").str.replace(" ", "", literal=True) == "OOMKilled"
     return fields.select(
         "line",
         "exit_code",
         "ts",
         n_lines=pl.when(pl.col("line").is_first_distinct()).then(pl.lit(1, pl.Int32)).otherwise(pl.lit(0, pl.Int32)),
-        kind=pl.when(pl.col("reason").str.replace(" ", "", literal=True) == "OOMKilled")
-        .then(pl.lit("container_oomkilled"))
-        .otherwise(pl.lit("log")),
+        kind=pl.when(oomkilled).then(pl.lit("container_oomkilled")).otherwise(pl.lit("log")),
+        severity=pl.when(oomkilled).then(pl.lit("error")),
         ts_raw="when_text",
         ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
         format=pl.lit("inline_state"),
@@ -1304,7 +1338,8 @@ def _record_events(records: pl.DataFrame, tz: str) -> pl.DataFrame:
             "message",
             "ts",
             kind=pl.when(oomkilled).then(pl.lit("container_oomkilled")).when(is_eviction).then(pl.lit("eviction")).otherwise(pl.lit("log")),
-            severity=pl.when(failed | rejected | not_started).then(pl.lit("error")),
+            # A container the kernel killed for memory is an error, as the same kill is in a pods row and in every source.
+            severity=pl.when(failed | rejected | not_started | oomkilled).then(pl.lit("error")),
             ts_raw=pl.when(pl.col("ts").is_not_null()).then(when_text),
             ts_quality=pl.when(pl.col("ts").is_not_null()).then(pl.lit("exact")).otherwise(pl.lit("missing")),
             format=pl.when(is_state)
@@ -1439,6 +1474,8 @@ SOURCE = register(
             "Normal",
             "kubectl",
             "oc ",
+            # A tab-padded describe Events row before 1.3: its From cell ("{kubelet node}") and a tab.
+            "}\t",
             # Headless pod rows and Conditions rows.
             "OOMKilled",
             "Evicted",
