@@ -115,3 +115,12 @@ def test_eviction_status_without_failed_phase_is_a_warning_and_disruption_target
         ]
     )
     assert _one(_events(disrupted), kind="eviction").ts_raw == "2024-03-12T11:52:40Z"
+
+
+def test_a_tab_separated_get_events_row_is_not_read_as_a_describe_row():
+    # Its third cell after the count is the object's NAME, not a "{component host}" From cell: the header's columns read it.
+    header = "FIRSTSEEN\tLASTSEEN\tCOUNT\tNAME\tKIND\tSUBOBJECT\tTYPE\tREASON\tSOURCE\tMESSAGE"
+    row = "5m\t5m\t1\tnginx-abc\tPod\t\tNormal\tScheduled\t{default-scheduler }\tSuccessfully assigned nginx-abc to node-1"
+    events = _events(header + "\n" + row + "\n")
+    assert "Normal\tScheduled" not in " ".join(events["message"].drop_nulls())
+    assert all(_attrs(SimpleNamespace(attrs=attrs)).get("reason") != "Pod" for attrs in events["attrs"].drop_nulls())

@@ -86,3 +86,17 @@ def test_roce_port_flap_the_downs_are_warnings_the_ups_are_not() -> None:
 )
 def test_port_down_wording_across_drivers(line: str, severity: str | None) -> None:
     assert parse_log(line + "\n").row(0, named=True)["severity"] == severity
+
+
+@pytest.mark.parametrize(
+    ("message", "severity"),
+    [
+        ("igb 0000:01:00.0 eno1: igb: eno1 NIC Link is Down", "warning"),  # igb and e1000e name the interface again
+        ("ixgbe 0000:01:00.0 eth0: NIC Link is Down", "warning"),
+        ("ata3: SATA link down (SStatus 0 SControl 300)", None),  # an empty SATA port, at every boot
+        ("igb 0000:01:00.0 eno1: igb: eno1 NIC Link is Up 1000 Mbps Full Duplex, Flow Control: RX", None),
+    ],
+)
+def test_a_nic_that_names_its_interface_again_going_down_is_a_warning(message: str, severity: str | None) -> None:
+    (event,) = parse_log(f"[  12.345678] {message}\n").to_dicts()
+    assert event["severity"] == severity

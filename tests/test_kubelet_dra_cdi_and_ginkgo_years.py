@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import rca
 from tests.conftest import fixture_path, parse_log
 
 
@@ -96,3 +97,14 @@ def test_unresolvable_cdi_devices_in_the_runtimes_error() -> None:
 def test_a_claim_mentioned_by_an_unrelated_line_is_no_device_failure() -> None:
     (row,) = _rows('I0114 22:32:39.000000 14067 manager.go:1] "Prepared claim" for claim default/ok\n')
     assert json.loads(row["attrs"]) == {"caller": "manager.go:1", "structured": True}
+
+
+def test_a_year_given_is_kept_whatever_the_files_dated_lines_say() -> None:
+    text = (
+        'I0912 11:53:05.724978 1234 kubelet.go:100] "Starting kubelet"\n'
+        "STEP: a step of another run @ 09/12/19 11:53:06.000\n"
+        'E0912 11:53:07.000000 1234 kubelet.go:101] "Error syncing pod"\n'
+    )
+    rows = {row["line"]: row for row in rca.parse_text(text, file="x.log", year=2024).to_dicts()}
+    assert [rows[line]["ts"].year for line in (1, 3)] == [2024, 2024]
+    assert rows[2]["ts"] == datetime(2019, 9, 12, 11, 53, 6, tzinfo=UTC)

@@ -155,3 +155,10 @@ def test_a_hit_written_with_spaces_and_a_source_that_holds_a_json_record_are_rea
     hit = _hit(3, {"@timestamp": "2024-05-01T12:00:00Z", "message": INNER})
     events = _parse(json.dumps(hit) + "\n")  # ", " and ": " between members
     assert events.select("kind", "severity", "message").rows() == [("cuda_oom", "error", OOM)]
+
+
+def test_a_fluent_bit_record_of_no_line_is_kept_as_printed() -> None:
+    # A metrics input's record (cpu) has no log, message or msg: its fields are all it says.
+    line = '[0] cpu.local: [1690000000.123456789, {"cpu_p"=>97.250000, "user_p"=>90.0, "system_p"=>7.25}]'
+    events = _parse(line + "\n")
+    assert events["message"].to_list() == [line]

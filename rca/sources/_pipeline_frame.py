@@ -130,18 +130,21 @@ def _flb_as_json(records: pl.DataFrame) -> pl.DataFrame:
     def named(key: str, group: str) -> pl.Expr:
         return pl.coalesce(kubernetes.str.extract(rf'"{key}"=>"([^"]*)"', 1), from_tag.field(group))
 
+    log = pl.coalesce(_flb_string("log"), _flb_string("message"), _flb_string("msg"))
     fields = pl.struct(
         time=pl.col("epoch"),
         stream=_flb_string("stream"),
         level=pl.coalesce(_flb_string("level"), _flb_string("severity")),
-        log=pl.coalesce(_flb_string("log"), _flb_string("message"), _flb_string("msg")),
+        log=log,
         pod_name=named("pod_name", "pod"),
         namespace_name=named("namespace_name", "namespace"),
         container_name=named("container_name", "container"),
         **{"kubernetes.host": kubernetes.str.extract(r'"host"=>"([^"]*)"', 1)},
     )
-    # the members left null are left out: "time" is never null, so each is a ',"key":null' after it
-    return groups.select(flb_json=fields.struct.json_encode().str.replace_all(r',"[^"]+":null', ""))
+    # the members left null are left out: "time" is never null, so each is a ',"key":null' after it. A record of no line
+    # (a metrics input's, {"cpu_p"=>97.25, …}) stays as printed: its fields are all it says.
+    encoded = fields.struct.json_encode().str.replace_all(r',"[^"]+":null', "")
+    return groups.select(flb_json=pl.when(log.is_not_null()).then(encoded))
 
 
 def _without_flb_stdout(lines: pl.DataFrame) -> pl.DataFrame:

@@ -196,11 +196,12 @@ _COLLAPSED_EVENT_FIELDS = ("first_seen", "last_seen", "count", "source", "subobj
 # A describe Events row of kubectl before 1.3 as it printed it, its cells padded with tabs (runs of them squeezed to one
 # here): its tabs, not the 8-column stops, are its cells' bounds, for the header's tabs were counted over rows a paste may
 # have cut (kubectl 1.0's "FirstSeen\t\t\t\tLastSeen…" over a "Tue, 07 Jul 2015 12:53:51 -0700\tTue, …" row). The two
-# times (ages since 1.1, RFC 1123 times in 1.0), the count and the From cell lead; an empty SubObjectPath leaves only padding,
+# times (ages since 1.1, RFC 1123 times in 1.0), the count and the From cell ("{kubelet node}", as Go printed the
+# event's source struct then; a get events row's NAME is no such cell) lead; an empty SubObjectPath leaves only padding,
 # and Type (1.2) may be missing.
 _TAB_EVENT_ROW = (
     rf"^[ \t]*(?<first_seen><unknown>|(?:[0-9]+[smhdy]){{1,2}}|{_RFC1123})\t(?<last_seen><unknown>|(?:[0-9]+[smhdy]){{1,2}}|{_RFC1123})\t"
-    r"(?<count>[0-9]+)\t(?<source>[^\t]*[^\t ])[ ]*\t(?:(?<subobject>(?:spec\.|implicitly required container )[^\t]*?)[ ]*\t)?"
+    r"(?<count>[0-9]+)\t(?<source>\{[^\t{}]*\})[ ]*\t(?:(?<subobject>(?:spec\.|implicitly required container )[^\t]*?)[ ]*\t)?"
     r"(?:(?<type>Normal|Warning)[ ]*\t)?(?<reason>[A-Za-z][0-9A-Za-z_]*)[ ]*(?:\t(?<message>.*?))?[ \t]*$"
 )
 # The current layout collapsed (Type Reason Age From Message), its padding cut to single spaces in some cells and not in

@@ -311,10 +311,11 @@ _WARNING_WORDS = (
     # unplugged"): its port goes down, the RDMA traffic of a job's ranks over it stops
     r"|: Port module event: module [0-9]+, Cable unplugged"
     # a network port that went down (all netdev_info / dev_info): its carrier ("mlx5_core 0000:53:00.0 enp83s0f0np0: Link
-    # down"; Intel's and Broadcom's "…: NIC Link is Down", others' "…: Link is Down"), an InfiniBand or RoCE port's state
+    # down"; Intel's and Broadcom's "…: NIC Link is Down", igb's and e1000e's "igb: eno1 NIC Link is Down", others' "…: Link is
+    # Down"), an InfiniBand or RoCE port's state
     # (ib_core, "mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link DOWN") and a bond dropping the port ("bond0: (slave
     # enp83s0f0np0): link status definitely down, disabling slave"): the NCCL / RDMA traffic of a job's ranks over it stops
-    r"|: (?:NIC )?Link (?:is )?down\b|: Port: [0-9]+ Link DOWN\b|: link status definitely down\b"
+    r"|: (?:\S+ )?NIC Link is down\b|: Link (?:is )?down\b|: Port: [0-9]+ Link DOWN\b|: link status definitely down\b"
     # an AMD GPU reset (dev_info, "amdgpu 0000:28:00.0: GPU reset begin!. Source:  1", 5.x "… amdgpu: GPU reset begin!"): the
     # GPU recovers, the jobs on it are lost
     r"|\bGPU reset begin!"

@@ -420,9 +420,11 @@ _YEARLESS_FORMATS = ("klog", "e2e_framework")
 def _years_of_dated_lines(records: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """A klog or e2e framework stamp (no year) among lines of full date of the same file (Ginkgo v2's "@ 09/12/24 …",
     a dumped event's own time, a Go log stamp) takes the year that puts it nearest the dated line before it (else
-    after it): an e2e run's output states its year there, and the file's mtime may be years later."""
+    after it), where its year was the file mtime's: an e2e run's output states its year there, and the file's mtime may be
+    years later."""
     dated = pl.col("ts_quality") == "exact"
-    yearless = pl.col("format").is_in(_YEARLESS_FORMATS) & ~dated & pl.col("ts_raw").is_not_null()
+    # Only a year guessed from the file's mtime gives way: one given (--year) or read from the file's lines stays.
+    yearless = pl.col("format").is_in(_YEARLESS_FORMATS) & (pl.col("ts_quality") == "year_from_mtime") & pl.col("ts_raw").is_not_null()
     if not records.select(dated.any() & yearless.any()).item():
         return records
     within = within_file(records)
@@ -648,15 +650,14 @@ def _device_failure_facts() -> list[pl.Expr]:
     failure = pl.lit(None, pl.String)
     for name, pattern in reversed(_DEVICE_FAILURES):
         failure = pl.when(body.str.contains(pattern)).then(pl.lit(name)).otherwise(failure)
-    driver = body.str.extract_groups(_DRA_DRIVER_NAMED).struct
-    claim = body.str.extract_groups(_RESOURCE_CLAIM_NAMED).struct
+    failed = pl.when(failure.is_not_null()).then(body)  # the patterns below read these rows alone
+    driver = failed.str.extract_groups(_DRA_DRIVER_NAMED).struct
+    claim = failed.str.extract_groups(_RESOURCE_CLAIM_NAMED).struct
     return [
         failure.alias("device_failure"),
-        pl.when(failure.is_not_null()).then(pl.coalesce(driver.field("registered"), driver.field("listed"), driver.field("client"))).alias("dra_driver"),
-        pl.when(failure.is_not_null())
-        .then(pl.coalesce(claim.field("claim"), claim.field("resource_claim"), claim.field("allowed")))
-        .alias("resource_claim"),
-        pl.when(failure.is_not_null()).then(body.str.extract(_CDI_DEVICES, 1)).alias("cdi_devices"),
+        pl.coalesce(driver.field("registered"), driver.field("listed"), driver.field("client")).alias("dra_driver"),
+        pl.coalesce(claim.field("claim"), claim.field("resource_claim"), claim.field("allowed")).alias("resource_claim"),
+        failed.str.extract(_CDI_DEVICES, 1).alias("cdi_devices"),
     ]
 
 
