@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import rca
@@ -67,6 +67,9 @@ def test_timestampers_two_space_pad_is_not_part_of_the_message() -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 23), st.integers(0, 59), st.integers(1, 2), st.from_regex(r"[A-Za-z][A-Za-z0-9 ]{0,20}[A-Za-z0-9]", fullmatch=True))
+# A word shaped like GitLab's stream tag ("00O") is the line's after a time of day: that tag follows GitLab's own stamp alone.
+@example(0, 0, 1, "a0O")
+@example(0, 0, 1, "a0O 0")
 def test_a_clock_takes_one_or_two_spaces_of_pad(hour: int, minute: int, pad: int, message: str) -> None:
     event = _only(f"{hour:02d}:{minute:02d}:07{' ' * pad}{message}\n")
     assert (event["ts_raw"], event["message"]) == (f"{hour:02d}:{minute:02d}:07", message)

@@ -60,6 +60,7 @@ _UTC = pl.Datetime("us", "UTC")
 _PID_MAX_LIMIT = 4_194_304
 # Airflow 2.3+ writes "2022-11-09, 09:59:40 UTC".
 _ISO = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9](?:[T ]|, )[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?(?:Z|[+-][0-9][0-9]:?[0-9][0-9]| UTC| [+-][0-9]{4})?"
+_GITLAB_STAMP = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]+)?Z"
 # A time of day alone ("18:11:06.680 "), as a terminal recorder or `ts` writes it; its date is the file's (see _clock_dated).
 _CLOCK = r"[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:[.,][0-9]+)?"
 # A tag ends at a space or a tab (Ray's driver log puts one after its stamp), which it takes, or at the end of the line.
@@ -203,15 +204,17 @@ _OUTER_LAYERS = (
     # a recorder's stamp (a bracketed one is rich's header: _APP_HEADERS). Google Cloud Logging's console puts each entry's
     # severity before its time ("ERROR 2024-08-22T06:28:01.550152336Z ", GKE's ERROR for any line written to stderr: the
     # line's own level wins) and a summary field's chip after it ("[resource.labels.containerName: init]").
-    # GitLab's runner (17.0+, FF_TIMESTAMPS) follows its stamp with the stream, two hex digits and O(ut) or E(rr), then a
-    # space, or a "+" and no space where the runner split a line at a carriage return ("00O+Preparing the "shell" executor").
+    # GitLab's runner (17.0+, FF_TIMESTAMPS) follows its stamp, always UTC to the microsecond with a "T" and a "Z", with the
+    # stream, two hex digits and O(ut) or E(rr), then a space, or a "+" and no space where the runner split a line at a
+    # carriage return ("00O+Preparing the "shell" executor"); after any other stamp such a word is the line's ("07:07:07 a0O").
     # Jenkins' Timestamper pads its time of day with two spaces ("10:15:32  [Pipeline] sh"): the pad is no part of the line.
     # The name of the file a line came from, before its stamp: `grep -H`'s "nova-api.log:2017-05-16 …", or a space where logs of
     # several files were concatenated ("nova-api.log.1.2017-05-16_13:53:08 2017-05-16 00:00:00.008 …", Loghub's OpenStack);
     # only with a stamp after it, so that "train.log saved" keeps its words. A Windows CBS.log stamp ends in a comma ("2016-09-28
     # 04:30:30, Info  CBS  …").
-    rf"\s*(?:\|\s)?(?:\[(?<ci_bracketed>{_ISO})\]|(?:(?<ci_level>{LEVEL_WORDS}) |[0-9A-Za-z_.\-]+\.log(?:\.[0-9A-Za-z_:\-]+)*[ :])?(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}) ?)"
-    r"(?:\s[0-9a-f][0-9a-f][OE](?:\+|[ \t]|$)|(?: -|:|,| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF])"
+    rf"\s*(?:\|\s)?(?:(?<ci_gitlab>{_GITLAB_STAMP})\s[0-9a-f][0-9a-f][OE](?:\+|[ \t]|$)"
+    rf"|(?:\[(?<ci_bracketed>{_ISO})\]|(?:(?<ci_level>{LEVEL_WORDS}) |[0-9A-Za-z_.\-]+\.log(?:\.[0-9A-Za-z_:\-]+)*[ :])?(?<ci_plain>{_ISO})|(?<clock>{_CLOCK}) ?)"
+    r"(?: -|:|,| [0-9a-f]{8} \|\|| (?<cri_stream>stdout|stderr) (?<cri_tag>[PF])"
     r"| \[resource\.labels\.container_?[Nn]ame: (?<gcl_container>[^\]\s]+)\])?" + _ENDS_TAG + ")",
     # BuildKit's plain progress (`docker build --progress=plain`, and the excerpt of a failed step under its error): a step's
     # output behind the step's number and the seconds since it started ("#8 15.89 [NeMo W …]", "129.5     Traceback …").
@@ -975,7 +978,7 @@ def _peel_outer(lines: pl.DataFrame) -> pl.DataFrame:
         blank=~text.str.contains(r"\S"),
         # A line that is only its envelope (a runtime's or CI runner's stamp) is an empty line of the log.
         enveloped_blank=text.str.contains(r"\S") & ~text.str.strip_prefix(pl.col("outer").fill_null("")).str.contains(r"\S"),
-        ci_iso=pl.coalesce("ci_bracketed", "ci_plain"),
+        ci_iso=pl.coalesce("ci_bracketed", "ci_plain", "ci_gitlab"),
         cri_stream="cri_stream",
         piece=(pl.col("cri_tag") == "P").fill_null(False),
         rank=pl.coalesce("rank", torch_rank, worker.field("field_1"), "mpi_rank", "task").cast(pl.Int64, strict=False),
