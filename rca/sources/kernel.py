@@ -1140,14 +1140,17 @@ def _with_talos_oom(events: pl.DataFrame) -> pl.DataFrame:
             pl.coalesce(fields, message).str.extract(_TALOS_FIELD.format("controller"), 1)
         ),
     }
-    before = pl.col("attrs") if "attrs" in events.columns else pl.lit(None, pl.String)
+    def kept(name: str, found: pl.Expr) -> pl.Expr:
+        # (a batch of plain lines alone has none of the rules' columns)
+        return pl.coalesce(pl.col(name), found) if name in events.columns else found
+
     return events.with_columns(
         kind=pl.when(killed).then(pl.lit("oom_kill")).when(triggered).then(pl.lit("memory_pressure")).otherwise("kind"),
         severity=pl.when(killed).then(pl.lit("error")).when(triggered).then(pl.lit("warning")).otherwise("severity"),
-        cgroup=pl.coalesce(pl.col("cgroup"), cgroup) if "cgroup" in events.columns else cgroup,
-        pod_uid=pl.coalesce(pl.col("pod_uid"), memcg_pod_uid(cgroup)) if "pod_uid" in events.columns else memcg_pod_uid(cgroup),
-        container_id=pl.coalesce(pl.col("container_id"), memcg_container_id(cgroup)) if "container_id" in events.columns else memcg_container_id(cgroup),
-        attrs=joined_json(before, attrs_json(own)),
+        cgroup=kept("cgroup", cgroup),
+        pod_uid=kept("pod_uid", memcg_pod_uid(cgroup)),
+        container_id=kept("container_id", memcg_container_id(cgroup)),
+        attrs=joined_json(kept("attrs", pl.lit(None, pl.String)), attrs_json(own)),
     )
 
 
