@@ -45,7 +45,10 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
         pl.col("columns").str.ends_with(" command") & (pl.col("values").list.len() > width)
     )
     rows = rows.with_columns(is_row=pl.col("columns").is_not_null() & pl.col("values").is_not_null() & fits.fill_null(False))
-    parts = [log_rows(rows.filter(~pl.col("is_header") & ~pl.col("is_units") & ~pl.col("is_row")), "dmon")]
+    # A line that is no row (the next command's prompt in a pasted session) is of the monitor whose header is above it.
+    under_pmon = pl.col("columns").str.contains(r"(?:^| )pid(?: |$)").fill_null(False)
+    stray = rows.filter(~pl.col("is_header") & ~pl.col("is_units") & ~pl.col("is_row"))
+    parts = [log_rows(stray, "dmon", format=pl.when(under_pmon).then(pl.lit("pmon")).otherwise(pl.lit("dmon")))]
     for (columns,), group in rows.filter(pl.col("is_row")).group_by("columns", maintain_order=True):
         parts.append(_events(group, columns.split(" "), ctx))
     headers = rows.filter(pl.col("is_header") | pl.col("is_units")).height
