@@ -13,22 +13,52 @@ import polars as pl
 
 from rca.sources._base import ParseContext, per_file
 
-# Month abbreviations as syslog and journald print them under common locales (C, ru, de, fr, es).
+# Month abbreviations as syslog and journald print them: strftime's %b follows LC_TIME, so a journalctl or an rsyslog
+# run under another locale writes that locale's month. Each row is one locale's twelve, January first, as glibc's
+# localedata spells them ("abmon", and "ab_alt_mon" where it has one; older glibc's spelling where it changed), without a
+# trailing dot: month_number strips it and lower-cases. A name two locales give different months is left out
+# (Croatian's "lip", "srp", "lis" are June, July, October, but Polish July and Czech August and November).
+_LOCALE_MONTHS = (
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),  # C, English
+    ("янв", "фев", "мар", "апр", "май", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"),  # ru_RU
+    ("янв", "фев", "мар", "апр", "мая", "июня", "июля", "авг", "сен", "окт", "ноя", "дек"),  # ru_RU since glibc 2.27 (genitive "мая"), full genitives
+    ("jan", "feb", "mär", "apr", "mai", "jun", "jul", "aug", "sep", "okt", "nov", "dez"),  # de_DE, de_CH
+    ("jän", "feb", "mrz", "apr", "mai", "jun", "jul", "aug", "sep", "okt", "nov", "dez"),  # de_AT; "mrz" older de
+    ("janv", "févr", "mars", "avril", "mai", "juin", "juil", "août", "sept", "oct", "nov", "déc"),  # fr_FR
+    ("jan", "fév", "mar", "avr", "mai", "jun", "jui", "aoû", "sep", "oct", "nov", "déc"),  # fr_CA
+    ("ene", "feb", "mar", "abr", "may", "jun", "jul", "ago", "sep", "oct", "nov", "dic"),  # es_ES
+    ("jan", "fev", "mar", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez"),  # pt_PT, pt_BR
+    ("gen", "feb", "mar", "apr", "mag", "giu", "lug", "ago", "set", "ott", "nov", "dic"),  # it_IT
+    ("jan", "feb", "mrt", "apr", "mei", "jun", "jul", "aug", "sep", "okt", "nov", "dec"),  # nl_NL
+    ("jan", "feb", "mar", "apr", "maj", "jun", "jul", "aug", "sep", "okt", "nov", "dec"),  # sv_SE, da_DK
+    ("jan", "feb", "mars", "april", "mai", "juni", "juli", "aug", "sep", "okt", "nov", "des"),  # nb_NO, nn_NO
+    ("tammi", "helmi", "maalis", "huhti", "touko", "kesä", "heinä", "elo", "syys", "loka", "marras", "joulu"),  # fi_FI
+    ("sty", "lut", "mar", "kwi", "maj", "cze", "lip", "sie", "wrz", "paź", "lis", "gru"),  # pl_PL
+    ("led", "úno", "bře", "dub", "kvě", "čen", "čec", "srp", "zář", "říj", "lis", "pro"),  # cs_CZ
+    ("jan", "feb", "mar", "apr", "máj", "jún", "júl", "aug", "sep", "okt", "nov", "dec"),  # sk_SK
+    ("jan", "febr", "márc", "ápr", "máj", "jún", "júl", "aug", "szept", "okt", "nov", "dec"),  # hu_HU
+    ("ian", "feb", "mar", "apr", "mai", "iun", "iul", "aug", "sep", "oct", "nov", "dec"),  # ro_RO
+    ("jan", "feb", "mar", "apr", "maj", "jun", "jul", "avg", "sep", "okt", "nov", "dec"),  # sl_SI, sr_RS@latin
+    ("jan", "feb", "mar", "apr", "mai", "jūn", "jūl", "aug", "sep", "okt", "nov", "dec"),  # lv_LV
+    ("saus", "vas", "kov", "bal", "geg", "birž", "liep", "rugp", "rugs", "spal", "lapkr", "gruod"),  # lt_LT
+    ("jaan", "veebr", "märts", "apr", "mai", "juuni", "juuli", "aug", "sept", "okt", "nov", "dets"),  # et_EE
+    ("jan", "feb", "mar", "apr", "maí", "jún", "júl", "ágú", "sep", "okt", "nóv", "des"),  # is_IS
+    ("oca", "şub", "mar", "nis", "may", "haz", "tem", "ağu", "eyl", "eki", "kas", "ara"),  # tr_TR
+    ("січ", "лют", "бер", "кві", "тра", "чер", "лип", "сер", "вер", "жов", "лис", "гру"),  # uk_UA
+    ("яну", "фев", "мар", "апр", "май", "юни", "юли", "авг", "сеп", "окт", "ное", "дек"),  # bg_BG
+    ("јан", "феб", "мар", "апр", "мај", "јун", "јул", "авг", "сеп", "окт", "нов", "дец"),  # sr_RS
+    ("ιαν", "φεβ", "μαρ", "απρ", "μαΐ", "ιουν", "ιουλ", "αυγ", "σεπ", "οκτ", "νοε", "δεκ"),  # el_GR
+    ("ιαν", "φεβ", "μάρ", "απρ", "μάι", "ιούν", "ιούλ", "αύγ", "σεπ", "οκτ", "νοέ", "δεκ"),  # el_GR before glibc 2.27
+)
 _MONTHS = {
-    **{m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)},
-    **{m: i for i, m in enumerate(("янв", "фев", "мар", "апр", "май", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"), 1)},
-    "мая": 5, "июня": 6, "июля": 7,
-    "mär": 3, "mrz": 3, "mai": 5, "okt": 10, "dez": 12,
-    "janv": 1, "févr": 2, "fév": 2, "mars": 3, "avr": 4, "avril": 4, "juin": 6, "juil": 7, "août": 8, "sept": 9, "déc": 12,
-    "ene": 1, "abr": 4, "ago": 8, "dic": 12,
-    # Italian, Portuguese, Dutch, Swedish, Polish (journalctl prints the locale's month)
-    "gen": 1, "mag": 5, "giu": 6, "lug": 7, "set": 9, "ott": 10, "fev": 2, "out": 10, "mrt": 3, "mei": 5, "maj": 5,
-    "sty": 1, "lut": 2, "kwi": 4, "cze": 6, "lip": 7, "sie": 8, "wrz": 9, "paź": 10, "lis": 11, "gru": 12,
+    **{name: i for row in _LOCALE_MONTHS for i, name in enumerate(row, 1)},
     # Chinese and Japanese ("12月"), Korean ("12월"): the month's number and a sign
     **{f"{zero}{i}{sign}": i for i in range(1, 13) for sign in "月월" for zero in ("", "0") if not (zero and i > 9)},
 }
 
-MONTH_NAME_PATTERN = r"(?:[A-Za-zА-Яа-яéûäÄź]{3,5}\.?|[0-9]{1,2}[月월])"
+# One word of letters (Latin with its accents, Greek, Cyrillic; Finnish's "maalis" and "marras" have six) and a dot, or
+# a CJK month. Any such word frames the line; month_number gives the month only to the names above.
+MONTH_NAME_PATTERN = r"(?:[A-Za-zÀ-ſΆ-ώЀ-ӿ]{3,6}\.?|[0-9]{1,2}[月월])"
 
 _CLOCK_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
 
