@@ -648,6 +648,33 @@ def _with_or_without_host(parts: pl.DataFrame, hosted: str, no_host_head: str, o
     return parts.with_columns(pl.when(without).then(no_host).otherwise(pl.col(hosted)).alias(hosted))
 
 
+# node-problem-detector's klog (its unit "node-problem-detector", AKS' "node-problem-detector-startup.sh", any tag) logs each
+# status it sends: "New status generated: &{Source:kernel-monitor Events:[{Severity:warn Timestamp:… Reason:OOMKilling
+# Message:…}] Conditions:[…]}". The node's own kernel line it quotes (the kill, the hung task, the oops) is the event: the
+# status stays a log (see _detector_status).
+_NPD_STATUS = (
+    r"New status generated: &\{Source:(?<monitor>\S+) Events:\[\{Severity:(?<severity>[a-z]+) Timestamp:[^}]*?"
+    r" Reason:(?<reason>[0-9A-Za-z_]+) Message:"
+)
+
+
+def _detector_status(events: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with node-problem-detector's status lines (:data:`_NPD_STATUS`) that no rules read as more than a log: a
+    warning where the event they send is one, its reason and the monitor that sends it ("source", as an event's From) in
+    attrs."""
+    if not {"kind", "message", "severity", "attrs"} <= set(events.columns):
+        return events
+    message = pl.col("message")
+    status = pl.when((pl.col("kind") == "log") & message.str.contains("New status generated: &{", literal=True)).then(message)
+    found = status.str.extract_groups(_NPD_STATUS).struct
+    return events.with_columns(
+        severity=pl.when(found.field("severity") == "warn").then(pl.lit("warning")).otherwise(pl.col("severity")),
+        attrs=pl.when(found.field("reason").is_not_null())
+        .then(joined_json(pl.col("attrs"), attrs_json({"reason": found.field("reason"), "source": found.field("monitor")})))
+        .otherwise(pl.col("attrs")),
+    )
+
+
 # sysklogd (and BusyBox' syslogd) write their own lines with the host and no program tag: "Oct  7 07:53:07 localhost last message
 # repeated 2 times" (that many more of the line before), "… localhost exiting on signal 15", "… localhost syslogd 1.4.1#16ubuntu6:
 # restart.", "… host -- MARK --". Each is a line of its own, syslogd's, not a further line of the message above it.
@@ -1097,6 +1124,7 @@ def dispatch(framed: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
             attrs=attrs_json({"repeated": repeated.cast(pl.Int64, strict=False)}),
         ))
     events = pl.concat(parts, how="diagonal_relaxed").sort("line") if parts else pl.DataFrame()
+    events = _detector_status(events) if events.height else events
     events = _with_records(events, records) if records is not None and events.height else events
     return _with_facilities(events, facilities) if facilities is not None and events.height else events
 

@@ -592,6 +592,8 @@ _NOTABLE = (
     r"|\bfailed with reason: "
     # (a device the runtime or a DRA driver could not give a pod: its ResourceClaim unprepared, its CDI devices unresolved)
     r"|failed to prepare dynamic resources|container claim info state|unresolvable cdi devices"
+    # (node-problem-detector's status with the events it sends, whatever their reason: TaskHung, KernelOops, DockerHung, …)
+    r"|new status generated: &\{source:\S+ events:\[\{"
 )
 
 # NVIDIA's device plugin (a GPU operator operand) logs klog too, read by these rules: the NVML Xid event that
@@ -695,11 +697,15 @@ def _notable_events(records: pl.DataFrame) -> pl.DataFrame:
         "ts",
         "ts_raw",
         "ts_quality",
-        "host",
         "format",
         "xid",
         "gpu_uuid",
         pl.col("body").alias("message"),
+        # The kernel's kill recorded as an event of a Node (node-problem-detector's OOMKilling, the kubelet's SystemOOM) struck
+        # that node, whose own component logged it: the node is the host a bare line names none for.
+        host=pl.coalesce(
+            pl.col("host"), pl.when(pl.col("kind") == "oom_kill").then(pl.col("event_object").str.extract(r"^Node/([^/\s]+)$", 1))
+        ),
         # An Xid takes a GPU away whatever level the plugin logged it at: the catalog's severity, as the kernel's.
         severity=pl.when(pl.col("kind") == "xid")
         .then(_xid.report_severity(pl.col("xid"), pl.col("body")))
@@ -931,7 +937,8 @@ def _recorded_event() -> list[pl.Expr]:
     ).struct
     dumped = pl.col("body").str.extract_groups(_DUMPED_EVENT).struct
     detector = pl.col("body").str.extract_groups(
-        r"New status generated: &\{Source:\S+ Events:\[\{Severity:\S+ Timestamp:[^}]*? Reason:(?<reason>[0-9A-Za-z_]+) Message:(?<message>[^}]*)\}"
+        r"New status generated: &\{Source:\S+ Events:\[\{Severity:(?<severity>\S+) Timestamp:[^}]*? Reason:(?<reason>[0-9A-Za-z_]+)"
+        r" Message:(?<message>[^}]*)\}"
     ).struct
     # The kubelet's own line for a pod it rejects at admission (1.22+), which it records as a Warning event of that
     # reason and message: "Pod admission denied" podUID=… pod="ns/name" reason="UnexpectedAdmissionError" message="…".
@@ -962,6 +969,8 @@ def _recorded_event() -> list[pl.Expr]:
             structured.field("type"),
             legacy.field("type"),
             pl.when(denied.field("reason").is_not_null()).then(pl.lit("Warning")),
+            # node-problem-detector sends a "warn" event as a Warning (an "info" one as Normal).
+            pl.when(detector.field("severity") == "warn").then(pl.lit("Warning")),
             # The dump prints no type; an eviction or OOM event, or a pod no node fits, is only ever sent as a Warning.
             pl.when(dumped.field("reason").is_not_null() & ((kind_of_event != "log") | (reason == "FailedScheduling"))).then(
                 pl.lit("Warning")
