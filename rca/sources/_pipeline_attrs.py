@@ -219,6 +219,13 @@ def _fields(present: set[str]) -> Fields:
         ("dcgm_health", "health_system", json_text, c("f_dcgm_health_system")),
         *(("xid", name, json_text, pl.when(kind == "xid").then(value)) for name, value in _xid.catalog_attrs(c("f_xid")).items()),
         ("xid", "xid_recovery_action", json_text, pl.when(kind == "xid").then(c("f_xid_recovery_action"))),
+        # the OOM killer's lines under the kernel source's keys
+        ("kernel_oom", "gfp_mask", json_text, pl.when(kind == "oom_invoked").then(c("f_kernel_gfp_mask"))),
+        ("kernel_oom", "order", json_number, pl.when(kind == "oom_invoked").then(c("f_kernel_order"))),
+        ("kernel_oom", "constraint", json_text, pl.when(c("f_kernel_memcg")).then(pl.lit("CONSTRAINT_MEMCG"))),
+        ("kernel_oom", "selected", json_flag, pl.when(c("f_kernel_selected_pid").is_not_null()).then(True)),
+        ("kernel_oom", "oom_score", json_number, c("f_kernel_oom_score")),
+        *(("kernel_oom", f"{name}_kb", json_number, c(f"f_kernel_{name}_kb")) for name in ("total_vm", "anon_rss", "file_rss", "shmem_rss")),
         ("cuda_error", "cuda_error", json_text, pl.when(kind != "cuda_oom").then(c("f_cuda_error"))),
     ]
     fields |= {name: (encoder, value) for family, name, encoder, value in optional if family in present}

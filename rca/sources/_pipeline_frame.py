@@ -540,8 +540,9 @@ _JSON_KEYS = {
 _NAMES = ("pod", "namespace", "container", "host", "node")
 
 FRAMED_COLUMNS = (
-    "line", "blank", "enveloped_blank", "continued", "body", "ts", "ts_raw", "ts_quality", "severity", "format", "pid", "process",
-    "host", "host_named", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "line_attrs", "repeated", "partition",
+    "line", "blank", "enveloped_blank", "continued", "folded", "object_lines", "body", "ts", "ts_raw", "ts_quality", "severity", "format",
+    "pid", "process", "host", "host_named", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "line_attrs", "repeated",
+    "partition",
 )
 
 
@@ -867,6 +868,8 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
     at_width = wrap_width_rows(cleaned, keys) if join_pieces else None
     layers = _peel_outer(_without_tailer_prefix(_without_grep_prefix(cleaned)))
     layers = _joined_pieces(layers) if join_pieces else layers.with_columns(continued=pl.lit(False))
+    unjoined = {"folded": pl.lit(False), "object_lines": pl.lit(None, pl.Int32)}
+    layers = _joined_objects(layers, keys) if join_pieces else layers.with_columns(**unjoined)
     framed = _with_elastic_events(_with_hpc(_without_ray_repeats(_resolve(_peel_application(layers), ctx))))
     framed = joined_wraps(framed, at_width, keys)
     if keys:
@@ -1015,6 +1018,80 @@ def _joined_pieces(layers: pl.DataFrame) -> pl.DataFrame:
         )
         .drop("whole_line")
     )
+
+
+# A log's JSON records pretty-printed (`kubectl logs … | jq`, `json.dumps(record, indent=2)`, an array of them as `jq -s`
+# writes one): an object over several lines, its "{" and its "}" (or "},") alone on lines of their own at the same indent,
+# at the file's margin or at the items' indent of a "[" alone there, every line between them indented deeper. Such an
+# object that is valid JSON and names a record's time, level or message is that record, read as its JSON line would be.
+_OBJECT_OPEN = r"^[ \t]*\{[ \t\r]*$"
+_RECORD_KEY = '"(?:' + "|".join(re.escape(name) for field in ("time", "level", "msg") for name in _JSON_KEYS[field]) + ')": '
+
+
+def _joined_objects(layers: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Each pretty-printed JSON record as one line: its lines' text joined on the row of its "{" (``object_lines``: how many
+    lines it spans), the rows of the others ``continued`` and ``folded`` (lines of the record, not lines skipped)."""
+    inner = pl.col("inner")
+    none = {"folded": pl.lit(False), "object_lines": pl.lit(None, pl.Int32)}
+    if not layers.select((inner.str.contains(_OBJECT_OPEN) & ~pl.col("continued")).any()).item():
+        return layers.with_columns(**none)
+
+    def within(expr: pl.Expr, *more: str) -> pl.Expr:
+        return expr.over([*keys, *more]) if keys or more else expr
+
+    shown = ~pl.col("blank") & ~pl.col("enveloped_blank") & ~pl.col("continued")
+    indent = inner.str.len_chars() - inner.str.strip_chars_start(" \t").str.len_chars()
+    rows = layers.with_columns(
+        _shown=shown, _indent=pl.when(shown).then(indent), _stripped=pl.when(shown).then(inner.str.strip_chars())
+    )
+    # The items of a top-level array are at the indent of the line under its "[".
+    margin = pl.col("_shown") & (pl.col("_indent") == 0)
+    rows = rows.with_columns(_top=within(margin.cum_sum()), _below=within(pl.col("_indent").shift(-1)).fill_null(0))
+    array = within(pl.col("_stripped").first() == "[", "_top") & ~margin
+    rows = rows.with_columns(_base=pl.when(array).then(within(pl.col("_below").first(), "_top")).otherwise(0))
+    at_base = ~pl.col("_shown") | (pl.col("_indent") <= pl.col("_base"))
+    opening = pl.col("_stripped").is_in(["{"]) & (pl.col("_indent") == pl.col("_base"))
+    closing = pl.col("_stripped").is_in(["}", "},"]) & (pl.col("_indent") == pl.col("_base"))
+    rows = rows.with_columns(_segment=within(at_base.cum_sum()), _closing=closing.fill_null(False), _opening=opening.fill_null(False))
+    rows = rows.with_columns(_closed_next=within(pl.col("_closing").shift(-1)).fill_null(False))
+    # A segment opened by "{" whose next line is its "}": an object, that closing line with it.
+    whole = within(pl.col("_opening").first() & pl.col("_closed_next").last(), "_segment")
+    rows = rows.with_columns(_whole=whole)
+    member = pl.col("_whole") | (pl.col("_closing") & within(pl.col("_whole").shift(1)).fill_null(False))
+    opener = pl.when(pl.col("_whole") & pl.col("_opening")).then(pl.col("line"))
+    rows = rows.with_columns(_object=pl.when(member).then(within(opener.forward_fill())))
+    objects = rows.filter(pl.col("_object").is_not_null())
+    if objects.is_empty():
+        return layers.with_columns(**none)
+    joined = objects.group_by(*keys, "_object").agg(
+        pl.col("_stripped").str.join(" ").alias("_text"), pl.len().cast(pl.Int32).alias("_lines"),
+    ).with_columns(_text=pl.col("_text").str.strip_suffix(","))
+    # Valid JSON (json_path_match reads nothing of any other text) that names a record's time, level or message.
+    joined = joined.filter(pl.col("_text").str.json_path_match("$").is_not_null() & pl.col("_text").str.contains(_RECORD_KEY))
+    if joined.is_empty():
+        return layers.with_columns(**none)
+    rows = rows.join(joined, on=[*keys, "_object"], how="left", maintain_order="left")
+    joined_row = pl.col("_lines").is_not_null()
+    # An array's "[" and "]" are lines of its first and last records, where every line between them is a record's.
+    opens_array = margin & (pl.col("_stripped") == "[")
+    rows = rows.with_columns(
+        _array_whole=within((joined_row | ~pl.col("_shown") | opens_array).all() & joined_row.any() & opens_array.any(), "_top"),
+        _first_object=within(pl.col("_object").drop_nulls().first(), "_top"),
+        _object_above=within(pl.col("_object").forward_fill()),
+    )
+    closes_array = margin & pl.col("_stripped").is_in(["]", "],"]) & within(pl.col("_array_whole").shift(1)).fill_null(False)
+    bracket_of = pl.when(opens_array & pl.col("_array_whole")).then(pl.col("_first_object"))
+    rows = rows.with_columns(_bracket_of=bracket_of.when(closes_array).then(pl.col("_object_above")))
+    brackets = rows.filter(pl.col("_bracket_of").is_not_null()).group_by("_bracket_of").agg(_brackets=pl.len().cast(pl.Int32))
+    rows = rows.join(brackets, left_on="line", right_on="_bracket_of", how="left", maintain_order="left")
+    first = joined_row & (pl.col("line") == pl.col("_object"))
+    folded = (joined_row & (pl.col("line") != pl.col("_object"))) | pl.col("_bracket_of").is_not_null()
+    return rows.with_columns(
+        inner=pl.when(first).then(pl.col("_text")).otherwise(inner),
+        continued=pl.col("continued") | folded,
+        folded=folded,
+        object_lines=pl.when(first).then(pl.col("_lines") + pl.col("_brackets").fill_null(0)),
+    ).select(*layers.columns, "folded", "object_lines")
 
 
 def _numbered_as_the_file(layers: pl.DataFrame) -> pl.Expr:

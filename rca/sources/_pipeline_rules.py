@@ -16,8 +16,8 @@ import re
 
 import polars as pl
 
-from rca.sources import _xid
-from rca.sources._base import split_rows
+from rca.sources import _xid, kernel
+from rca.sources._base import backward_fill_within, split_rows
 from rca.sources._nvsmi_common import HANDLE_BUS, HANDLE_GPU
 from rca.sources._pipeline_records import ACTOR_DIED, CPP_TAIL, PY_EXCEPTION_LINE, PY_WARNING_LINE, RICH_TITLE
 
@@ -139,6 +139,10 @@ _EXIT_CODE = (
     # on the rank (the child's index + 1), before it kills the others: "[rank: 1] Child process with PID 2084751 terminated
     # with code 1. Forcefully terminating all other processes to avoid zombies 🧟"
     r"|(?:\[rank: (?<child_rank>[0-9]+)\] )?Child process with PID (?<child_pid>[0-9]+) terminated with code (?<child>-?[0-9]{1,4})\."
+    # Bazel's report of an action whose command failed, the command's exit code in brackets (128 + N for a signal's kill):
+    # "C++ compilation of rule '//tensorflow/core/kernels:conv_ops' failed (Exit 1)", later "Compiling absl/hash/internal/hash.cc
+    # [for tool] failed: (Exit 1): gcc failed: error executing CppCompile command …".
+    r"|\bfailed:? \(Exit (?<bazel>[0-9]{1,4})\)"
 )
 _HOOK_STATUS = r"error running hook: exit status -?[0-9]+"
 # Docker's legacy builder's failed RUN step: "The command '/bin/sh -c make' returned a non-zero code: 2", Docker 1.7's CLI
@@ -162,6 +166,20 @@ _SIGNAL_NAMED = (
     r"|\bsignal: (?<go>killed|terminated|segmentation fault|aborted|bus error)\b"
     # Yarn 1's run of a script whose process a signal ended: 'error Command failed with signal "SIGKILL".'
     r'|\bCommand failed with signal "(?<yarn_signal>SIG[A-Z0-9]+)"'
+    # npm's (7+) of a script whose process a signal ended, one line of its error block ("npm ERR! command failed", "npm ERR!
+    # signal SIGKILL", "npm ERR! command sh -c -- node scripts/build.js"); later npm writes its level "npm error".
+    r"|(?m:\bnpm (?:ERR!|error) signal (?<npm_signal>SIG[A-Z0-9]+)[ \t]*$)"
+    # A process a signal ended, by its number, as Bazel words a spawn's end ("build-runfiles …): Process terminated by signal 9")
+    # and PostgreSQL's postmaster a backend's ("server process (PID 25011) was terminated by signal 9: Killed").
+    r"|\b[Pp]rocess(?: \(PID (?<by_pid>[0-9]+)\))?(?: was)? terminated by signal (?<by_signal>[0-9]{1,2})\b"
+    # joblib's loky executor of a worker process that died under it, its exit code as the signal it names: "TerminatedWorkerError:
+    # A worker process managed by the executor was unexpectedly terminated. … The exit codes of the workers are {SIGKILL(-9)}"
+    r"|The exit codes of the workers are \{(?<loky>SIG[A-Z0-9]+)\(-[0-9]{1,2}\)"
+    # Celery's prefork pool (billiard) of a child process a signal ended, then the WorkerLostError it fails the child's task with:
+    # "Process 'ForkPoolWorker-1' pid:109 exited with 'signal 9 (SIGKILL)'", "WorkerLostError: Worker exited prematurely: signal
+    # 9 (SIGKILL) Job: 2." (an exit, not a signal, is "exited with 'exitcode 2'", read as the exit code).
+    r"|Process '[^'\n]+' pid:(?<billiard_pid>[0-9]+) exited with 'signal (?<billiard_signal>[0-9]{1,2})\b"
+    r"|Worker exited prematurely: signal (?<lost_signal>[0-9]{1,2})\b"
     # CircleCI's task agent (Go), of a step's process a signal ended (the executor's OOM killer), on a line of its own after the
     # step's output: 'Received "killed" signal' (Go's name of the signal, as in "signal: killed").
     rf'|(?m:^Received "(?<circleci>{_STRSIGNAL.lower()})" signal[ \t]*$)'
@@ -368,11 +386,15 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "returned non-zero exit status -", "process was signaled to shutdown with signal ", " received at time=",
         " signal terminated program ", "internal compiler error: ", " terminated with signal ", " got signal: ", ") was sent SIG",
         " was terminated due to signal ", '" signal', "' died due to signal ", " closing signal SIG", " via signal SIG",
-        'Command failed with signal "',
+        'Command failed with signal "', "npm ERR! signal SIG", "npm error signal SIG", "rocess terminated by signal ",
+        " was terminated by signal ", "The exit codes of the workers are {SIG",
+        " exited with 'signal ", "Worker exited prematurely: signal ",
         "] Received SIG",
     ),
     "exit_pid": ("(pid: ",),
     "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU", ": unknown device"),
+    # the kernel's OOM killer on a console a job's output holds (_kernel_oom_facts); its CPU line names the invoking task's pid
+    "kernel_oom": ("invoked oom-killer: ", "Killed process ", "Kill process ", "kill process ", " PID: ", "Pid: "),
     "dcgm_health": ("[[Health]] Detected ",),
     "java_oom": (_JAVA_OOM_LITERAL,),
     "go_oom": ("out of memory", "VirtualAlloc of "),
@@ -697,7 +719,7 @@ def _exit_facts() -> dict[str, pl.Expr]:
     # is the hook's status: the container never started, and Docker's CLI exits with its own code (125) for that.
     said = gated("exit").str.replace_all(_HOOK_STATUS, "")
     exit_code = pl.when(~said.str.contains(_TORCHRUN_ECHO)).then(said).str.extract_groups(_EXIT_CODE).struct
-    code = num(pl.coalesce(*(exit_code.field(name) for name in ("code", "make", "bare", "lerna", "child"))), pl.Int32())
+    code = num(pl.coalesce(*(exit_code.field(name) for name in ("code", "make", "bare", "lerna", "child", "bazel"))), pl.Int32())
     # Jenkins' sh step reports a wrapper script it lost track of as "script returned exit code -1": its Java launcher
     # gives a killed script 128+N, so a negative code there names no signal (Python's launchers' -N does).
     sentinel = (code < 0) & gated("exit").str.contains("script returned exit code", literal=True)
@@ -724,12 +746,13 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
     return {
         "named_signal": pl.coalesce(
             named.field("died"), torchrun, named.field("spawn"), named.field("absl"), named.field("gunicorn_signal"), named.field("lightning"),
-            named.field("yarn_signal"), _signal_of_word(pl.coalesce(named.field("go"), named.field("make"), named.field("gcc"), named.field("gcc_ice"), named.field("circleci"))),
+            named.field("yarn_signal"), named.field("npm_signal"), named.field("loky"), _signal_of_word(pl.coalesce(named.field("go"), named.field("make"), named.field("gcc"), named.field("gcc_ice"), named.field("circleci"))),
             _signal_of_exit(-num(
                 pl.coalesce(
                     named.field("mpi_signal"), named.field("status_signal"), named.field("triton"), named.field("tgi_signal"),
                     named.field("collect2_signal"), named.field("elastic_signal"), named.field("gunicorn_old_signal"),
-                    named.field("nvcc_signal"),
+                    named.field("nvcc_signal"), named.field("by_signal"), named.field("billiard_signal"),
+                    named.field("lost_signal"),
                 ),
                 pl.Int32(),
             )),
@@ -742,7 +765,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
         "named_pid": num(pl.coalesce(
             pl.when(torchrun.is_not_null()).then(named.field("pid")), named.field("mpi_pid").replace("0", None), named.field("elastic_pid"),
             named.field("gunicorn_pid"), named.field("gunicorn_old_pid"), named.field("elastic_sent_pid"),
-            named.field("elastic_closed_pid"),
+            named.field("elastic_closed_pid"), named.field("by_pid"), named.field("billiard_pid"),
         )),
         "named_rank": num(pl.coalesce(named.field("mpi_rank"), named.field("tgi_rank"), named.field("lightning_rank"))),
         "named_host": named.field("mpi_node"),
@@ -1063,6 +1086,56 @@ def _xid_facts() -> dict[str, pl.Expr]:
         "nvrm_pid": num(pl.when(xid_nvrm.field("xid").is_not_null()).then(first(m, r"\bpid=([0-9]+)"))),
         "resource": unhealthy.field("resource"),
         "unhealthy": m.str.contains("unhealthy", literal=True).fill_null(False),
+        "nvrm_boot": pl.when(xid_nvrm.field("xid").is_not_null()).then(kernel_text(m)[1]),
+    }
+
+
+# A kernel line a job's output holds (a board's or a serial console's stdout, `dmesg` run in a job, a syslog line pasted in a
+# CI log) may open with a syslog or journal envelope up to the kernel's tag ("Jun 13 14:35:38 node1 kernel: "), then the
+# kernel source's heads: the dmesg stamp ("[   80.751793] ", seconds since boot) or dmesg -T's ("[Mon Jun 13 14:35:38 2023] ").
+_KERNEL_ENVELOPE = r"^(?:[^\n]*? )?kernel: "
+
+
+def kernel_text(m: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """A kernel line's message without its envelope and stamp, and the stamp's seconds since boot."""
+    body = pl.when(m.str.contains(kernel._RAW_HEAD)).then(m).otherwise(m.str.replace(_KERNEL_ENVELOPE, ""))
+    boot = num(body.str.extract_groups(kernel._RAW_HEAD).struct.field("boot"), pl.Float64())
+    return body.str.replace(kernel._RAW_HEAD, "").str.replace(kernel._CTIME_HEAD, ""), boot
+
+
+def _kernel_oom_facts() -> dict[str, pl.Expr]:
+    """The OOM killer's lines, read with the kernel source's patterns (rca.sources.kernel): the victim's "Killed process 2700
+    (DeviceMemory) total-vm:1838376kB, anon-rss:2632kB, …" ("Out of memory: " or "Memory cgroup out of memory: " before it or
+    not), the kernel's choice "Out of memory: Kill process 2700 (DeviceMemory) score 1 or sacrifice child" (before 4.19; the
+    kill itself where no "Killed process" line follows it), the header "python invoked oom-killer: gfp_mask=…", and the CPU
+    line under it ("CPU: 3 PID: 1517 Comm: python Not tainted …"), which names the invoking task's pid."""
+    text, boot = kernel_text(gated("kernel_oom"))
+    killed = text.str.extract_groups(kernel._KILLED).struct
+    selected = text.str.extract_groups(kernel._SELECTED).struct
+    header = text.str.extract_groups(kernel._OOM_HEADER).struct
+    cpu = text.str.extract_groups(kernel._CPU).struct
+    is_killed = killed.field("pid").is_not_null()
+
+    def figure(field: str) -> pl.Expr:
+        return num(pl.when(is_killed).then(first(text, rf"\b{field}:(-?[0-9]+)kB")))
+
+    kernel_line = is_killed | selected.field("pid").is_not_null() | header.field("name").is_not_null()
+    return {
+        "kernel_killed_pid": num(killed.field("pid")),
+        "kernel_selected_pid": num(selected.field("pid")),
+        "kernel_oom_process": pl.coalesce(killed.field("name"), selected.field("name"), header.field("name")),
+        "kernel_invoked": header.field("name").is_not_null().fill_null(False),
+        "kernel_cpu_pid": num(cpu.field("pid")),
+        "kernel_cpu_comm": cpu.field("rest"),
+        "kernel_oom_score": num(selected.field("score")),
+        "kernel_memcg": pl.coalesce(killed.field("scope"), selected.field("scope")) == "Memory cgroup out of memory",
+        "kernel_gfp_mask": first(header.field("args"), r"gfp_mask=([^,]+)"),
+        "kernel_order": num(first(header.field("args"), r"\border=(-?[0-9]+)")),
+        **{f"kernel_{name}_kb": figure(field) for name, field in (
+            ("total_vm", "total-vm"), ("anon_rss", "anon-rss"), ("file_rss", "file-rss"), ("shmem_rss", "shmem-rss"))},
+        # (the kill's anon-rss, as the kernel source reads it)
+        "kernel_rss": kernel._kib_to_bytes(figure("anon-rss")),
+        "kernel_boot": pl.when(kernel_line).then(boot),
     }
 
 
@@ -1146,6 +1219,7 @@ _FACTS: dict[str, dict[str, pl.Expr]] = {
     "named_signal": _named_signal_facts(),
     "exit_pid": {"exit_pid": num(first(gated("exit_pid"), _EXIT_PID))},
     "xid": _xid_facts(),
+    "kernel_oom": _kernel_oom_facts(),
     "dcgm_health": _dcgm_health_facts(),
     "java_oom": {
         "java_oom": pl.when(gated("java_oom").is_not_null())
@@ -1191,6 +1265,24 @@ def extract(records: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     for family, facts in _FACTS.items():
         columns += [expr.alias(f"f_{name}") for name, expr in facts.items()] if family in present else _ABSENT[family]
     return records.with_columns(columns)
+
+
+def _kernel_oom_below(facts: pl.DataFrame) -> dict[str, pl.Expr]:
+    """What the kernel's OOM lines after a kernel OOM line of its file say (the lines of a job's output between them
+    aside): whether the next one kills a task, which makes the kernel's choice above it no kill of its own, as in the
+    kernel source; the pid of each line's task, the invoking task's from the CPU line right under the header."""
+    c = pl.col
+    file = c("batch_file") if "batch_file" in facts.columns else pl.repeat(0, pl.len())
+    oom_line = c("f_kernel_killed_pid").is_not_null() | c("f_kernel_selected_pid").is_not_null() | c("f_kernel_invoked")
+    # the next OOM line of the file: a kill (its pid) or another choice or header (0)
+    killed = pl.when(oom_line).then(c("f_kernel_killed_pid").fill_null(0))
+    next_killed = backward_fill_within(killed.shift(-1), file.shift(-1))
+    below = (c("line").shift(-1) == c("line") + c("n_lines")) & (file.shift(-1) == file)
+    cpu_pid = pl.when(below & c("f_kernel_invoked") & c("f_kernel_cpu_comm").shift(-1).str.starts_with(c("f_kernel_oom_process") + " "))
+    return {
+        "f_kernel_kill_below": pl.when((file.shift(-1) == file) & (next_killed > 0)).then(next_killed),
+        "f_kernel_oom_pid": pl.coalesce("f_kernel_killed_pid", "f_kernel_selected_pid", cpu_pid.then(c("f_kernel_cpu_pid").shift(-1))),
+    }
 
 
 def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
@@ -1241,6 +1333,9 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
         .when(c("f_nccl_timeout")).then(pl.lit("nccl_timeout"))
         .when(c("f_shm")).then(pl.lit("shm_error"))
         .when(c("f_xid").is_not_null() & ~python).then(pl.lit("xid"))
+        .when(c("f_kernel_killed_pid").is_not_null() | c("f_kernel_selected_pid").is_not_null() & c("f_kernel_kill_below").is_null())
+        .then(pl.lit("oom_kill"))
+        .when(c("f_kernel_invoked")).then(pl.lit("oom_invoked"))
         .when(c("f_slurm_oom_kill")).then(pl.lit("oom_kill"))
         .when(killed).then(pl.lit("process_killed"))
         .when(python | (stack & oom.is_null())).then(pl.lit("traceback"))
@@ -1249,11 +1344,14 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
     warned = gated("python_warning").str.contains(PY_WARNING_LINE)
     warning = [pl.when(warned).then(pl.lit("warning"))] if "python_warning" in present else []
     ci_severity = [ci_event().replace_strict(_CI_EVENT_SEVERITY, default=None, return_dtype=pl.String)] if "ci_event" in present else []
-    return facts.with_columns(kind=kind, f_signal=signal, f_oom=oom).with_columns(
+    return facts.with_columns(**_kernel_oom_below(facts)).with_columns(kind=kind, f_signal=signal, f_oom=oom).with_columns(
         severity=pl.coalesce(
             # an Xid's reading wins over the level it was logged at (the device plugin logs critical Xids at info),
             # as does what a DCGM health watch found (its host engine logs every finding at ERROR)
             pl.when(c("kind") == "xid").then(c("f_xid_severity")),
+            # the OOM killer's, as the kernel source gives them: its header a warning, its choice and its kill errors
+            pl.when(c("f_kernel_invoked") & (c("kind") == "oom_invoked")).then(pl.lit("warning")),
+            pl.when(c("f_kernel_oom_pid").is_not_null() & ~c("f_kernel_invoked")).then(pl.lit("error")),
             c("f_dcgm_health_severity"),
             # a traceback a wrapper logged at its stdout's level ("[INFO ] W-9000-… MODEL_LOG - Traceback …": TorchServe's
             # worker) is an uncaught exception all the same; one logged as a warning was handled

@@ -513,10 +513,72 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
 def _parse_alone(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     return (
         _k8s_objects.parse_documents(lines, ctx)
+        or _cut_json_document(lines, ctx)
         or _prompted_status_fragment(lines, ctx)
         or _k8s_objects.parse_runtime_state_fragment(lines, ctx)
         or _parse_text(lines, ctx)
     )
+
+
+# A pretty-printed JSON document a paste cut before its closing brackets (an issue's excerpt of `kubectl get events -o json`,
+# of an event exporter's {"verb": "ADDED", "event": {…}}). The brackets still open are on the lines less indented than every
+# line after them (the last line's enclosing objects and arrays), each a line's last character. Where the last line ends a
+# value (no "," after it: the last member of its object; or an array's item, whose "," is dropped), the open
+# brackets are closed there and the document read as it would be whole. A last line that leaves a member to follow
+# ("count": 1,), or is itself cut ("message": "Memory cgr), is inside an object cut short: where that object is an item of
+# an array (an event of "items"), the items before it are read so, and its own lines stay text; elsewhere all stays text.
+_OPEN_BRACKET = r"[\[{]\s*$"
+
+
+def _cut_json_document(lines: pl.DataFrame, ctx: ParseContext) -> Parsed | None:
+    text = pl.col("text")
+    shown = lines.filter(text.str.contains(r"\S"))
+    if shown.is_empty() or not shown["text"][0].lstrip().startswith(("{", "[")):
+        return None
+    indent = text.str.len_chars() - text.str.strip_chars_start(" \t").str.len_chars()
+    rows = shown.select("line", text=text.str.strip_chars_end(), indent=indent)
+    ending = _closed_at(rows)
+    whole = _k8s_objects.parse_documents(_with_ending(lines, rows, ending), ctx) if ending else None
+    if whole is not None:
+        return whole
+    # The "{" of the item cut short: at the indent of the "}," above it, every line after it deeper.
+    stripped = pl.col("text").str.strip_chars()
+    item = (stripped == "{") & (stripped.shift(1) == "},") & (pl.col("indent") == pl.col("indent").shift(1))
+    cut = rows.with_columns(item=item.fill_null(False), deeper=pl.col("indent").reverse().cum_min().reverse().shift(-1))
+    cut = cut.filter("item").tail(1)
+    if cut.is_empty() or (cut["deeper"][0] is not None and cut["deeper"][0] <= cut["indent"][0]):
+        return None
+    first = cut["line"][0]
+    before = rows.filter(pl.col("line") < first)
+    ending = _closed_at(before)
+    documents = _k8s_objects.parse_documents(_with_ending(lines.filter(pl.col("line") < first), before, ending), ctx) if ending else None
+    if documents is None:
+        return None
+    tail = _parse_text(lines.filter(pl.col("line") >= first), ctx)
+    skipped = {reason: documents.skipped.get(reason, 0) + tail.skipped.get(reason, 0) for reason in {*documents.skipped, *tail.skipped}}
+    events = pl.concat([documents.events, tail.events], how="diagonal_relaxed") if tail.events.height else documents.events
+    return Parsed(events=events, skipped=skipped)
+
+
+def _closed_at(rows: pl.DataFrame) -> str | None:
+    """The last of ``rows`` (line, text, indent of a cut document) with the brackets still open closed after it, or None
+    where it ends no value or what encloses it is not brackets alone."""
+    if rows.height < 2:
+        return None
+    enclosing = rows.filter(pl.col("indent") < pl.col("indent").reverse().cum_min().reverse().shift(-1))["text"]
+    last = rows["text"][-1]
+    if enclosing.is_empty() or not enclosing.str.contains(_OPEN_BRACKET).all() or re.search(r"[\[{:]$", last):
+        return None
+    # A "," after the last line leaves more to follow: an array's next item (those above it are whole), or an object's next
+    # member (the object is cut short).
+    if last.endswith(",") and not enclosing[-1].endswith("["):
+        return None
+    closers = "".join("]" if opened.endswith("[") else "}" for opened in reversed(enclosing.to_list()))
+    return f"{last.removesuffix(',')} {closers}"
+
+
+def _with_ending(lines: pl.DataFrame, rows: pl.DataFrame, ending: str) -> pl.DataFrame:
+    return lines.with_columns(text=pl.when(pl.col("line") == rows["line"][-1]).then(pl.lit(ending)).otherwise(pl.col("text")))
 
 
 def _parse_files(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:

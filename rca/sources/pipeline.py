@@ -73,7 +73,9 @@ _MARKERS = "|".join(
         r"The runner has received a shutdown signal", r"lost communication with the server\.", r"line [0-9]+: +[0-9]+ (?:Killed|Terminated|Aborted|Segmentation fault|Bus error)(?: |$)", r"^Killed$",
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
         # a JS monorepo's build in CI: yarn's report of a script's end, lerna's of a package's, Yarn 2+'s of a workspace's
-        r'error Command failed with (?:exit code [0-9]+|signal "SIG[A-Z0-9]+")\.', r"^lerna ERR! ", r"\bYN[0-9]{4}: .*Process exited \(exit code [0-9]+\)",
+        r'error Command failed with (?:exit code [0-9]+|signal "SIG[A-Z0-9]+")\.', r"^lerna ERR! ",
+        # ... and npm's error block of a script that failed ("npm ERR! code ELIFECYCLE", 7+'s "npm ERR! signal SIGKILL", later "npm error")
+        r"^npm (?:ERR!|error) (?:code|errno|signal|command failed)\b", r"\bYN[0-9]{4}: .*Process exited \(exit code [0-9]+\)",
         r"^(?:@[a-z0-9][a-z0-9._\-]*/[a-z0-9][a-z0-9._\-]*: |➤ YN[0-9]{4}: \[[^\]]+\]: )Killed$",
         # the Trainer's dict, also behind a job platform's log viewer's line number ("[1757] {'loss': …")
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^(?:\[[0-9]{1,9}\] )?\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
@@ -233,6 +235,7 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
 
 # the host a record of a killed process names (the node it ran on, not the one whose log tells of it)
 _KILLED_HOST = pl.when(pl.col("kind") == "process_killed").then(pl.coalesce("f_named_host", "f_slurm_node", "f_yarn_host"))
+_BOOT = pl.coalesce(pl.when(pl.col("kind") == "xid").then(pl.col("f_nvrm_boot")), "f_kernel_boot")
 _OUTPUT = {
     "line": pl.col("line"),
     "n_lines": pl.col("n_lines"),
@@ -243,7 +246,10 @@ _OUTPUT = {
     # A record without a time of its own may state one (slurmstepd's "CANCELLED AT …", Abseil's signal handler's epoch
     # second): read in _times_stated.
     "ts_raw": pl.coalesce("ts_raw", pl.when(pl.col("ts").is_null()).then(pl.coalesce("f_slurm_cancel_at", "f_named_epoch"))),
-    "ts_quality": pl.col("ts_quality"),
+    # (a kernel line's dmesg stamp: seconds since boot, as the kernel source gives them; with no time of its own, the line's
+    # time is boot-relative)
+    "ts_quality": pl.when(pl.col("ts").is_null() & _BOOT.is_not_null()).then(pl.lit("boot_relative")).otherwise(pl.col("ts_quality")),
+    "boot_seconds": _BOOT,
     "format": pl.col("format"),
     "host": pl.coalesce(_KILLED_HOST, "host"),
     # (not an event column: rca.ingest.finish_batch_events reads it, then drops it)
@@ -253,6 +259,7 @@ _OUTPUT = {
     "namespace": pl.when(pl.col("f_exit_pod").is_not_null()).then(pl.col("f_exit_namespace")).otherwise(pl.col("namespace")),
     "pid": pl.coalesce(
         "f_dataloader_pid", "f_bash_pid", "f_named_pid", "f_exit_child_pid", "f_ray_task_pid", "f_ray_worker_pid", "f_yarn_pid",
+        "f_kernel_oom_pid",
         # the Ray task whose traceback a record holds over the process that printed it (a driver, an actor that awaited it)
         pl.when(pl.col("kind") == "process_killed").then(pl.col("f_exit_pid")), "f_nvrm_pid", "f_ray_task_failed_pid",
         # the process of the rank NCCL's RAS report lists (the report's writer, a client, is none of the job's)
@@ -262,7 +269,8 @@ _OUTPUT = {
     ),
     # (the raylet's tag on its report of a worker's death names the reporter, not the worker)
     "process": pl.coalesce(
-        pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_exit_process", "f_named_process", "f_ray_actor_class", "f_ray_task_failed_process",
+        pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_kernel_oom_process",
+        "f_exit_process", "f_named_process", "f_ray_actor_class", "f_ray_task_failed_process",
         pl.when(pl.col("f_ray_worker_pid").is_null()).then(pl.col("process")),
     ),
     # (the container of the pod a controller says ended, as its pod, over the controller's own)
@@ -288,17 +296,20 @@ _OUTPUT = {
     # and what a CUDA OOM's device had in use: its capacity less its free memory
     "mem_used_bytes": pl.when(pl.col("kind") == "cuda_oom").then(pl.col("f_used"))
     .otherwise(pl.coalesce("f_ray_node_used", "f_slurm_limit_used", "f_yarn_used")),
-    "rss_bytes": pl.col("f_ray_task_rss"),
+    # (the kernel's kill: its anon-rss, as the kernel source reads it)
+    "rss_bytes": pl.coalesce("f_ray_task_rss", "f_kernel_rss"),
     "attrs": pl.col("attrs"),
 }
 # A record no rule concerns is a log line with the time, level and tags its line carried.
 _PLAIN = {
     **{name: pl.col(name) for name in _OUTPUT if name not in {
-        "kind", "container_id", "gpu_uuid", "pci_bus", "xid", "exit_code",
+        "kind", "ts_quality", "boot_seconds", "container_id", "gpu_uuid", "pci_bus", "xid", "exit_code",
         "mem_requested_bytes", "mem_total_bytes", "mem_used_bytes", "rss_bytes", "attrs",
     }},
     "kind": pl.lit("log"),
+    "ts_quality": pl.col("ts_quality"),
     **{name: pl.lit(None, dtype) for name, dtype in (
+        ("boot_seconds", pl.Float64),
         ("container_id", pl.String), ("gpu_uuid", pl.String), ("pci_bus", pl.String), ("xid", pl.Int32), ("exit_code", pl.Int32),
         ("mem_requested_bytes", pl.Int64), ("mem_total_bytes", pl.Int64), ("mem_used_bytes", pl.Int64), ("rss_bytes", pl.Int64),
     )},
@@ -316,10 +327,23 @@ def parse(lines: pl.DataFrame, ctx: ParseContext) -> Parsed:
     # Blank lines never reach the parser and blank envelopes are dropped here: both leave a gap in the line numbers
     # (the pieces of a cut line, whose text is on its first piece's row, do not).
     kept = framed.filter(~pl.col("blank") & ~pl.col("enveloped_blank")).with_columns(after_gap=(pl.col("line").diff() > 1).fill_null(False))
-    grouped = _cuda_reports_folded(records(kept.filter(~pl.col("continued"))), lines)
+    grouped = _cuda_reports_folded(_with_object_lines(records(kept.filter(~pl.col("continued"))), kept), lines)
     events = _times_stated(_torchrun_failures(_repeated_cuda_ooms(_classify(grouped), lines), ctx.tz), ctx.tz)
     events = _pipeline_batch.with_job_figures(_pipeline_slurm.with_table_facts(events, sacct, ctx.tz), lines)
     return _with_tables(Parsed(events=events, skipped=skipped, skipped_by_file=skipped_by_file), tables)
+
+
+def _with_object_lines(records: pl.DataFrame, kept: pl.DataFrame) -> pl.DataFrame:
+    """``records`` (in line order) with the further lines of each pretty-printed JSON record (``object_lines`` of its first line,
+    see ``_pipeline_frame._joined_objects``) counted in the record that holds its first line: lines merged, not skipped."""
+    opened = kept.filter(pl.col("object_lines").is_not_null()).select("line", _more=pl.col("object_lines") - 1)
+    if opened.is_empty():
+        return records
+    held = opened.join_asof(records.select("line", _record=pl.col("line")), on="line", strategy="backward")
+    more = held.group_by("_record").agg(pl.col("_more").sum())
+    return records.join(more, left_on="line", right_on="_record", how="left", maintain_order="left").with_columns(
+        n_lines=(pl.col("n_lines") + pl.col("_more").fill_null(0)).cast(pl.Int32)
+    ).drop("_more")
 
 
 # XLA's cudaMallocAsync allocator logs what CUDA reported under its failure, on a line of the same message indented by one
@@ -403,7 +427,7 @@ _SKIPPED_BY_REASON = {
     "terminal control codes": pl.col("blank"),
     "blank": pl.col("enveloped_blank"),
     # a piece the container runtime cut off, the rest of a hard-wrapped line
-    "joined to the line it continues": pl.col("continued"),
+    "joined to the line it continues": pl.col("continued") & ~pl.col("folded"),
 }
 
 
@@ -414,8 +438,8 @@ def _skipped(framed: pl.DataFrame, lines: pl.DataFrame) -> tuple[dict[str, int],
     skipped = {reason: count for reason, count in framed.select(counts).row(0, named=True).items() if count}
     if not skipped or not within_file(lines):
         return skipped, None
-    owned = framed.select("line", *_SKIPPED_BY_REASON.values()).join(lines.select("line", "batch_file"), on="line", how="left")
-    by_file = owned.group_by("batch_file").agg(counts).iter_rows(named=True)
+    owned = framed.select("line", **_SKIPPED_BY_REASON).join(lines.select("line", "batch_file"), on="line", how="left")
+    by_file = owned.group_by("batch_file").agg(pl.col(reason).sum() for reason in _SKIPPED_BY_REASON).iter_rows(named=True)
     return skipped, {row.pop("batch_file"): {reason: count for reason, count in row.items() if count} for row in by_file}
 
 

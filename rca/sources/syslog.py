@@ -61,6 +61,10 @@ def sniff_heads(heads: pl.DataFrame) -> dict[int, float]:
         | _syslog.own_bare_program(text).is_not_null()
     ) & ~text.str.contains(_LOGGER_LINE)
     record = _syslog.is_record_line(text)
+    # A "{" or "}" alone on its line is a `-o json-pretty` record's only in a head that holds a record's field or time: other
+    # JSON pretty-printed (`kubectl logs … | jq`'s records, a document) is not journalctl's.
+    brace = text.str.contains(r"^[ \t]*[{}],?[ \t]*$")
+    record = record & (~brace | (record & ~brace).any().over("head"))
     # (A field of `journalctl -o export` is a record's only in a head that holds a record's time.)
     if heads.select(text.str.starts_with(_syslog.EXPORT_OPENING).any()).item():
         record = record | _syslog.is_export_field(text, "head")
