@@ -677,10 +677,11 @@ def event_tallies(events: pl.DataFrame) -> dict[int, dict]:
         covered_lines=pl.col("n_lines").filter(covers).sum(),
         unparsed=log.sum(),
         # A format of its own (NCCL_DEBUG lines, JSON lines) is recognised even without a time.
-        # (An exit code is a fact too: a CI job's "script returned exit code -1" has no time and is no kill.)
+        # (An exit code is a fact too: a CI job's "script returned exit code -1" has no time and is no kill; so is a level a
+        # line's own words give: npm's "npm ERR! …", a driver container's "Could not unload NVIDIA driver kernel modules".)
         recognised=(
             ~log | pl.col("ts").is_not_null() | pl.col("boot_seconds").is_not_null() | pl.col("attrs").is_not_null()
-            | pl.col("exit_code").is_not_null() | ~pl.col("format").is_in(["text", "unparsed"])
+            | pl.col("exit_code").is_not_null() | pl.col("severity").is_not_null() | ~pl.col("format").is_in(["text", "unparsed"])
         ).sum(),
         formats=pl.col("format").value_counts(),
     )

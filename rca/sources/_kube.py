@@ -268,8 +268,12 @@ def job_failed(reason: pl.Expr) -> pl.Expr:
 # State then StartError / ContainerCannotRun, exit code 128): "Error: failed to create containerd task: failed to create
 # shim task: OCI runtime create failed: … nvidia-container-cli: initialization error: …". The pod's container will not
 # start until its node is fixed. (CRI-O's "container create failed: … runc create failed: container init was OOM-killed"
-# is the container's memory limit, a warning as sent.)
-_RUNTIME_CREATE_FAILED = r"\bOCI runtime (?:create|start) failed\b|\bfailed to create (?:containerd|shim) task\b"
+# is the container's memory limit, a warning as sent.) A hook that fails is the same failure in any runtime's wording:
+# runc's "error running hook #0: error running hook: exit status 1", CRI-O's (OpenShift's) "Error: container create
+# failed: error executing hook `/usr/local/nvidia/toolkit/nvidia-container-runtime-hook` (exit code: 1)".
+_RUNTIME_CREATE_FAILED = (
+    r"\bOCI runtime (?:create|start) failed\b|\bfailed to create (?:containerd|shim) task\b|\berror (?:executing|running) hook\b"
+)
 
 
 def raised_severity(reason: pl.Expr, message: pl.Expr) -> pl.Expr:

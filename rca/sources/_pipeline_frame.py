@@ -53,6 +53,8 @@ _SEVERITY = {
     "VERB": "debug", "VERBOSE": "debug", "NORMAL": "info",
     # java.util.logging's (Jenkins')
     "SEVERE": "error", "CONFIG": "debug", "FINE": "debug", "FINER": "debug", "FINEST": "debug",
+    # npm's log prefixes ("npm ERR!" up to npm 8, "npm error" since 9; "npm sill" its silly level)
+    "ERR!": "error", "SILL": "debug",
     "10": "debug", "20": "debug", "30": "info", "40": "warning", "50": "error", "60": "critical",
 }
 
@@ -404,6 +406,15 @@ _APP_HEADERS = {
     # SageMaker's model parallelism library (SMP) puts the level's letter and the caller inside the bracket:
     # "[2024-06-28 18:30:50.171: W torch/sagemaker/distributed/fsdp/fully_sharded_data_parallel.py:38] "; TensorFlow's C++ log
     # reads so where its stamp is no outer one (under mpirun's tag: "2019-08-26 18:41:15.943905: E …/cuda_driver.cc:828] ").
+    # Celery's worker log (its default "[%(asctime)s: %(levelname)s/%(processName)s] "): "[2022-06-10 10:08:01,828: WARNING/ForkPoolWorker-1] ",
+    # the process MainProcess, ForkPoolWorker-N (PoolWorker-N before Celery 4), Beat…; a task's lines go on with its name and id
+    # ("tasks.add[<uuid>]: "), which stay in the body. Where an outer stamp took the time ("2017-07-06 12:13:37,999: " a paste cut
+    # at its bracket), the level and the process are what is left of it.
+    "celery": rf"(?:\[(?<celery_iso>{_ISO}): )?(?<celery_level>{LEVEL_WORDS})/(?<celery_process>[A-Za-z][0-9A-Za-z_.\-]*)\]",
+    # Bazel's console with --show_timestamps: "(15:27:35) ERROR: …", a time of day alone before each line it prints (its level,
+    # where it gives one, is the body's first word: "INFO: ", "WARNING: ", "ERROR: "); its date is the file's, or that of the
+    # "INFO: Current date is 2019-05-20" it prints first (_resolve).
+    "bazel": rf"\((?<bazel_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])\)",
     # A bracketed stamp with the next tag glued to it, as C++ loggers' patterns write ("[2024-05-01 12:00:00.123][error][1234] "):
     # the tag stays the body's first word (_peel_application).
     "iso8601_glued": rf"\[(?<glued_iso>{_ISO})\](?<glued_tag>\[[^\]\s]+\])",
@@ -456,7 +467,7 @@ _APP_WITNESS = {
     "logfmt": "logfmt_time", "epoch": "epoch", "iso8601_glued": "glued_iso", "iso8601": "app_iso",
     "tensorflow": "tsl_sev", "rich": "rich_level", "ctime": "ctime_year", "tensorrt": "trt_sev", "date_cmd": "date_year",
     "tornado": "tornado_sev", "actions_runner": "runner_level", "torch_npu": "npu_level", "cann": "cann_stamp",
-    "torch_npu_log": "npu_log_level",
+    "torch_npu_log": "npu_log_level", "celery": "celery_level", "bazel": "bazel_clock",
     # logrus' text formatter on a terminal ("INFO[0000] msg", the seconds since start): a log of its own, though it dates nothing
     "logrus_text": "logrus_level",
 }
@@ -491,6 +502,10 @@ _LEADING_LEVEL = (
     # Jenkins' controller log after its stamp (java.util.logging through its formatter): the thread's id, then the level
     # between tabs ("[id=683]\tSEVERE\to.c.j.p.k.KubernetesSlave#_terminate: …"; a paste may have made them spaces).
     r"|^\[id=[0-9]+\]\s+(?<jul>SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST)\s"
+    # npm's prefix of what it logs at a level: "npm ERR! " (npm 8 and before) and "npm error " (9+), "npm WARN " / "npm warn ",
+    # "npm notice ", "npm verb ", "npm sill ", "npm info "; a line of its own (a child npm's lines it quotes: "npm error npm warn …",
+    # are its level's).
+    r"|^npm (?<npm>ERR!|WARN|error|warn|notice|info|verb|sill)(?: |$)"
 )
 
 _OUTER_GROUPS = pl.col("text").str.extract_groups(_OUTER).alias("layers")
@@ -1195,7 +1210,7 @@ def _peel_application(peeled: pl.DataFrame) -> pl.DataFrame:
     # raylet.out and gcs_server.out as written): the process, as the driver's "(raylet) " tag before a line names it. A tag
     # outside the line (the driver's, a worker's) is kept; the component stays in the message.
     ray_component = pl.when(pl.col("ray_sev").is_not_null()).then(pl.col("body")).str.extract(rf"^\(({_RAY_DAEMONS})\)(?:[ \t]|$)", 1)
-    layers = layers.with_columns(process=pl.coalesce("process", ray_component))
+    layers = layers.with_columns(process=pl.coalesce("process", ray_component, "celery_process"))
     # logrus' text formatter pads a message to 44 columns (for the fields after it): the padding is no part of the message.
     padded = pl.col("logrus_level").is_not_null()
     layers = layers.with_columns(body=pl.when(padded).then(pl.col("body").str.strip_chars_end(" ")).otherwise(pl.col("body")))
@@ -1363,8 +1378,10 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     npu = pl.format("{} {}", npu_stamp.str.slice(0, 10), npu_stamp.str.slice(11, 8)) + pl.when(npu_fraction != "").then(
         pl.format(".{}", npu_fraction)
     ).otherwise(pl.lit(""))
+    # Bazel's first line with --show_timestamps gives the date of its time of day ("(15:24:07) INFO: Current date is 2019-05-20").
+    bazel_day = pl.when(c("bazel_clock").is_not_null()).then(c("body")).str.extract(r"^INFO: Current date is ([0-9]{4}-[0-9][0-9]-[0-9][0-9])\s*$", 1)
     dated = pl.coalesce(
-        "ci_iso", "hf_iso", "app_iso", "go_stamp", "paddle_stamp", "pingcap_stamp", gin, log4j, log4j_compact, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
+        "ci_iso", "hf_iso", "celery_iso", pl.format("{} {}", bazel_day, c("bazel_clock")), "app_iso", "go_stamp", "paddle_stamp", "pingcap_stamp", gin, log4j, log4j_compact, "ray_iso", "logfmt_time", rich, "nemo_iso", us_date, ctime,
         trt, date_cmd, "tornado_iso", npu,
         "runner_iso", glog_dated, "glued_iso",
         pl.when(json_time.is_not_null() & ~json_epoch).then(json_time),
@@ -1375,7 +1392,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         "vllm_level", "oslo_level", "logcat_sev", "cbs_level", "hf_level", "glog_sev", "c10d_sev", "log4j_level", "compact_level", c("log4j2_level").str.strip_chars_end(), "kserve_level",
         "paddle_level", "pingcap_level", "ray_sev", "logfmt_level", "logfmt_level_first", "iso_level", "iso_level_first", "tsl_sev",
         "caller_level", "rich_level", "nemo_sev", "loguru_level", "nanotron_level", "cosmos_level", "trt_sev", "trtllm_level", "tornado_sev",
-        "llama_sev", "runner_level", "smp_sev", "logrus_level", "npu_level", "npu_log_level", "gunicorn_level",
+        "llama_sev", "runner_level", "smp_sev", "celery_level", "logrus_level", "npu_level", "npu_log_level", "gunicorn_level",
         # CANN prints its error messages only
         pl.when(c("cann_stamp").is_not_null()).then(pl.lit("ERROR")),
         pl.when(c("app_format") == "json_lines").then(c("j_level")),
@@ -1390,7 +1407,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         yearless_raw=pl.when(c("dated_raw").is_null() & c("epoch_any").is_null()).then(c("yearless_any")),
         # A time of day counts where the line gives no other time.
         clock_raw=pl.when(c("dated_raw").is_null() & c("epoch_any").is_null() & c("yearless_any").is_null())
-        .then(pl.coalesce("clock", pl.when(~rich_dated).then(rich_stamp), "tornado_clock")),
+        .then(pl.coalesce("clock", pl.when(~rich_dated).then(rich_stamp), "tornado_clock", "bazel_clock")),
         leading=_LEADING_GROUPS,
     )
     stamped = _where(stamped, c("dated_raw").is_not_null(), lambda rows: _dated(rows, ctx.tz), {"ts_dated": _UTC})
@@ -1425,7 +1442,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     printed_level = pl.coalesce(
         c("header_level"), leading.field("level"), leading.field("title"), leading.field("gh"), leading.field("nccl"),
         leading.field("tool"), leading.field("airflow"), leading.field("titled"), leading.field("spdlog"), leading.field("cpp"),
-        leading.field("logger_level"), leading.field("apache"), leading.field("jul"), c("ci_level"),
+        leading.field("logger_level"), leading.field("apache"), leading.field("jul"), leading.field("npm"), c("ci_level"),
     )
     is_c10d = c("glog_bracket").is_not_null() | c("c10d_sev").is_not_null()
     # The lines without a stamp under a log4j2 line (the stack trace log4j prints of the exception it logs) are its thread's.

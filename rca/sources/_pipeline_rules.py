@@ -47,6 +47,9 @@ CUDA_OOM = (
     r"|Requested amount of GPU memory \([0-9]+ bytes\) could not be allocated"
     # NCCL 2.19+ puts the CUDA error's number before its text ("NCCL WARN Cuda failure 2 'out of memory'")
     r"|NCCL WARN Cuda failure (?:[0-9]+ )?'out of memory'"
+    # ... and PyTorch's THC check's (before 1.x's caching allocator: "THCudaCheck FAIL file=…/THCStorage.cu line=58 error=2 : out
+    # of memory"), nccl-tests' ("gpu5: Test CUDA failure common.cu:891 'out of memory'")
+    r"|THCudaCheck FAIL file=\S+ line=[0-9]+ error=2 : out of memory|Test CUDA failure \S+:[0-9]+ 'out of memory'"
     # CuPy's memory pool (cupy.cuda.memory.OutOfMemoryError)
     r"|Out of memory allocating [0-9,]+ bytes \(allocated so far: "
     # PyTorch's Apple-silicon backend (MPS), bound by its high-watermark limit rather than the device
@@ -178,7 +181,7 @@ _SIGNAL_NAMED = (
     # Celery's prefork pool (billiard) of a child process a signal ended, then the WorkerLostError it fails the child's task with:
     # "Process 'ForkPoolWorker-1' pid:109 exited with 'signal 9 (SIGKILL)'", "WorkerLostError: Worker exited prematurely: signal
     # 9 (SIGKILL) Job: 2." (an exit, not a signal, is "exited with 'exitcode 2'", read as the exit code).
-    r"|Process '[^'\n]+' pid:(?<billiard_pid>[0-9]+) exited with 'signal (?<billiard_signal>[0-9]{1,2})\b"
+    r"|Process '(?<billiard_process>[^'\n]+)' pid:(?<billiard_pid>[0-9]+) exited with 'signal (?<billiard_signal>[0-9]{1,2})\b"
     r"|Worker exited prematurely: signal (?<lost_signal>[0-9]{1,2})\b"
     # CircleCI's task agent (Go), of a step's process a signal ended (the executor's OOM killer), on a line of its own after the
     # step's output: 'Received "killed" signal' (Go's name of the signal, as in "signal: killed").
@@ -283,6 +286,12 @@ _CUDA_ERROR = (
     # /workspace/csrc/custom_all_reduce.cuh:455 'an illegal memory access was encountered'"), and NCCL's CUDA check
     # ("misc/strongstream.cc:343 NCCL WARN Cuda failure 'an illegal memory access was encountered'", 2.19+ with the number)
     r"|Cuda error \S+:[0-9]+ '(?<cuda_check>[^'\n]+)'|NCCL WARN Cuda failure (?:[0-9]+ )?'(?<nccl_cuda>[^'\n]+)'"
+    # PyTorch's CUDA check of its THC generation (0.4 to 1.x: "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp
+    # line=271 error=4 : unspecified launch failure"), the runtime's text up to the end or a terminal's padding after it; and
+    # nccl-tests' checks after the failing host's name ("gpu5: Test NCCL failure common.cu:343 'unhandled cuda error'", NCCL's
+    # result phrase, 2.13+ with its last error after " / "; "Test CUDA failure common.cu:891 'an illegal memory access …'")
+    r"|THCudaCheck FAIL file=\S+ line=[0-9]+ error=[0-9]+ : (?<thc_check>[^\n]*?\S)(?: {2,}|\s*(?:\n|$))"
+    r"|Test NCCL failure \S+:[0-9]+ '(?<nccl_test>[a-z][a-z ]*[a-z])|Test CUDA failure \S+:[0-9]+ '(?<cuda_test>[^'\n]+)'"
 )
 
 # A UUID ends on a hex digit: one an author shortened ("GPU-455e672a-...") keeps no trailing dash.
@@ -405,7 +414,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "device handle for GPU", "couldn't communicate with the NVIDIA driver", "couldn't find libnvidia-ml.so",
         "Failed to initialize NVML", "nvml error: ", "Found no NVIDIA driver", "NVIDIA driver on your system is too old",
         "CUDA driver version is insufficient", " in file ", "nvidia-container-cli: ", "could not select device driver ",
-        "No CUDA GPUs are available", "Cuda error ", "NCCL WARN Cuda failure ",
+        "No CUDA GPUs are available", "Cuda error ", "NCCL WARN Cuda failure ", "THCudaCheck FAIL ", "Test NCCL failure ", "Test CUDA failure ",
     ),
     "reason": ("reason:", "reason=", "OOMKilled"),
     "failure": ("Job failed (",),
@@ -530,8 +539,17 @@ _UNLEVELLED_FAILURES = (
     # (self.watchdog_timeout=300)"), and the server's parent it then signals, which kills its process tree ("Received sigquit
     # from a child proces. It usually means the child failed."): both logged at error under a format that prints no level
     "Watchdog timeout (self.watchdog_timeout=", "Received sigquit from a child proces",
+    # the GPU stack's own failures, printed with no level: the driver container's installer that cannot unload the modules
+    # it replaces ("Could not unload NVIDIA driver kernel modules, driver is in use": the container restarts), DCGM's
+    # nv-hostengine whose daemonised child never signalled it was up ("Got error 11 while waiting for SIGUSR1 from child process.")
+    "Could not unload NVIDIA driver kernel modules", " while waiting for SIGUSR1 from child process",
 )
-INCIDENT_RULE = _spelled(INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS, *_HOST_FAILURE_LITERALS, *_UNLEVELLED_FAILURES)
+# ... and their warnings: nv-hostengine asked to stop one it finds none of ("Unable to terminate host engine, it may not be
+# running.", as dcgm-exporter 1.x's script stopping it after a failed start prints it).
+_UNLEVELLED_WARNINGS = ("Unable to terminate host engine",)
+INCIDENT_RULE = _spelled(
+    INCIDENTS, _DATALOADER_LITERAL, *NCCL_TIMEOUT_LITERALS, *_HOST_FAILURE_LITERALS, *_UNLEVELLED_FAILURES, *_UNLEVELLED_WARNINGS,
+)
 
 
 def _msg() -> pl.Expr:
@@ -760,6 +778,7 @@ def _named_signal_facts() -> dict[str, pl.Expr]:
         # the program a signal ended, where the report names it (GCC's or nvcc's compiler pass, collect2's linker)
         "named_process": pl.coalesce(
             named.field("gcc_program"), named.field("gcc_ice_program"), named.field("collect2_program"), named.field("nvcc_program"),
+            named.field("billiard_process"),
         ),
         # Open MPI prints PID 0 for a process whose pid it never learnt.
         "named_pid": num(pl.coalesce(
@@ -1166,7 +1185,7 @@ def _cuda_error_facts() -> dict[str, pl.Expr]:
     error = gated("cuda_error").str.extract_groups(_CUDA_ERROR).struct
     return {"cuda_error": pl.coalesce(*(error.field(name) for name in (
         "runtime", "thc", "cudnn", "nccl_code", "nccl", "driver", "runtime_name", "trtllm", "handle", "smi", "nvml_init", "nvml", "no_driver",
-        "old_driver", "container_cli", "no_gpu_runtime", "no_gpus", "bnb", "cuda_check", "nccl_cuda")))}
+        "old_driver", "container_cli", "no_gpu_runtime", "no_gpus", "bnb", "cuda_check", "nccl_cuda", "thc_check", "nccl_test", "cuda_test")))}
 
 
 # A container's name after a label ("container: trainer") or marked as one: quoted ('container "build"') or closed by a
@@ -1372,6 +1391,7 @@ def kind_and_severity(facts: pl.DataFrame, present: set[str]) -> pl.DataFrame:
             pl.when((c("f_slurm_state") == "FAILED") | (c("f_slurm_exit_code") != 0) | (c("f_sge_failed") > 0)).then(pl.lit("error")),
             *ci_severity,
             *warning,
+            pl.when(c("message").str.contains_any(list(_UNLEVELLED_WARNINGS))).then(pl.lit("warning")),
             pl.when(c("f_slurm_step_aborted")).then(pl.lit("warning")),
         )
     )

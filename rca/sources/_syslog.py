@@ -606,8 +606,13 @@ _APPLICATION_LEVEL = (
     r"^(?:(?<klog>[IWEF])(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01]) [0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
     r"|[0-9]{2,4}-[0-9][0-9]-[0-9][0-9][ T][0-9][0-9]:[0-9][0-9]:[0-9][0-9][0-9.,]*(?:Z|[+-][0-9][0-9]:?[0-9][0-9])? "
     rf"(?:(?<capnslog>[DINWEC]) \| |\[?(?<word>{_LEVEL_WORDS})\]?(?::? |:$|$))"
-    # Without a stamp of its own a word is a level only marked as one: "[WARN] …", "ERROR: …" ("CRITICAL section …" is none).
-    rf"|\[(?<bracketed>{_LEVEL_WORDS})\](?::? |$)|(?<colon>{_LEVEL_WORDS}):(?: |$)"
+    # Without a stamp of its own a word is a level only marked as one: "[WARN] …", "ERROR: …" ("CRITICAL section …" is none),
+    # also after the name of the tool that printed it, as kmod's rmmod and modprobe do under a daemon that ran them
+    # ("bumblebeed[489]: rmmod: ERROR: Module nvidia is in use by: nvidia_modeset", "modprobe: FATAL: Module nvidia not found …").
+    rf"|\[(?<bracketed>{_LEVEL_WORDS})\](?::? |$)|(?:[a-z][0-9a-z_.\-]*: )?(?<colon>{_LEVEL_WORDS}):(?: |$)"
+    # ... or a bracketed word after the seconds since the program started, as bumblebeed writes its own lines
+    # ("[    4.694684] [ERROR]Unloading nvidia driver timed out.")
+    rf"|\[ *[0-9]+\.[0-9]+\] \[(?<uptime>{_LEVEL_WORDS})\]"
     # A JSON logger's line that names its level (zerolog's and zap's first: '{"level":"warn",…'; logrus' JSON formatter sorts its
     # keys: '{"@time":"…","host":"…","level":"info",…'); a "level" inside a nested object is none of the line's.
     r'|\{(?:[^{}]*?,)?"level":"(?<json>[A-Za-z]+)"[,}]'
@@ -626,7 +631,7 @@ def application_level(message: pl.Expr) -> pl.Expr:
     found = message.str.extract_groups(_APPLICATION_LEVEL).struct
     named = pl.coalesce(
         found.field("klog"), found.field("capnslog"), found.field("word"), found.field("bracketed"), found.field("colon"),
-        found.field("json").str.to_uppercase(),
+        found.field("uptime"), found.field("json").str.to_uppercase(),
     )
     return pl.coalesce(named.replace_strict(_APPLICATION_SEVERITY, default=None), found.field("tty").replace_strict(_TTY_SEVERITY, default=None))
 

@@ -1352,14 +1352,45 @@ def _state_blocks(lines: pl.DataFrame) -> pl.DataFrame:
     """Flag the lines of each container State / Last State block (the key line and its deeper lines)."""
     state_line = pl.col("key").is_in(_STATE_KEYS).fill_null(False)
     block = (state_line | starts_file(lines)).cum_sum()
-    state_indent = forward_fill_within(pl.when(state_line).then(pl.col("indent")), pl.col("block"))
+    state_indent = pl.col("_state_indent")
     # A paste that collapsed the alignment (a wiki, a blog) leaves a state's fields at its own indent: a field
     # only a state has (no container field is named so) still belongs to it.
     own_field = (pl.col("indent") == state_indent) & pl.col("key").is_in(_STATE_FIELDS).fill_null(False)
-    outside = ~state_line & (pl.col("indent") <= state_indent) & ~own_field
-    return lines.with_columns(block=block).with_columns(
-        state_block=state_indent.is_not_null() & (outside.fill_null(True).cum_sum().over("block") == 0),
-        state_start=state_line,
+    outside = ~state_line & (pl.col("indent") <= state_indent) & ~own_field & ~pl.col("state_continued")
+    # kubectl prints a Message holding a newline as it is: the rest at column 0 ("…stderr: Auto-detected mode as
+    # 'legacy'" / "nvidia-container-cli: initialization error: …"), then the state's next fields at their indent again.
+    # Lines less indented than the state, right after its Message, are the Message's where the next line that is not
+    # is one of the state's fields (or the container's next State line, at the state's indent). A section ("Events:",
+    # "Volumes:", "Name:") or a container's name line is never a message's.
+    field_line = ((pl.col("indent") > state_indent) | own_field).fill_null(False)
+    broken = (
+        (pl.col("indent") < state_indent).fill_null(False)
+        & ~((pl.col("indent") == 0) & pl.col("key").is_in(_SECTION_KEYS)).fill_null(False)
+        & pl.col("container_line").is_null()
+    )
+    resumes = (field_line & pl.col("key").is_in(_STATE_FIELDS)).fill_null(False) | (
+        state_line & (pl.col("indent") == state_indent.shift(1)).fill_null(False)
+    )
+    after_key = pl.when(~broken & pl.col("key").is_not_null()).then(pl.col("key"))
+    # The lines around are the file's next ones (no line between them dropped, none of another file).
+    line_of_row = pl.col("line") - pl.int_range(pl.len())
+    continued = (
+        broken
+        & (forward_fill_within(after_key, pl.col("block")) == "Message").fill_null(False)
+        & pl.when(~broken).then(resumes).backward_fill().fill_null(False)
+        & (pl.when(~broken).then(line_of_row).backward_fill() == line_of_row).fill_null(False)
+        & (pl.when(~broken).then(line_of_row).forward_fill() == line_of_row).fill_null(False)
+    )
+    # (Each a column before the window over blocks: the line below a block's last is the next block's.)
+    return (
+        lines.with_columns(block=block)
+        .with_columns(_state_indent=forward_fill_within(pl.when(state_line).then(pl.col("indent")), pl.col("block")))
+        .with_columns(state_continued=continued)
+        .with_columns(
+            state_block=state_indent.is_not_null() & (outside.fill_null(True).cum_sum().over("block") == 0),
+            state_start=state_line,
+        )
+        .drop("_state_indent")
     )
 
 
@@ -1370,7 +1401,7 @@ def _record_starts(lines: pl.DataFrame) -> pl.Expr:
     after_state = ~pl.col("state_block") & pl.col("state_block").shift(1).fill_null(False)
     # Free text outside describe output is one record per line, unless it is the output of
     # one shell command (a yq-printed message wrapped over lines).
-    loose = pl.col("section").is_null() & pl.col("key").is_null() & pl.col("unprompted")
+    loose = pl.col("section").is_null() & pl.col("key").is_null() & pl.col("unprompted") & ~pl.col("state_continued")
     return line_gap | section | container | pl.col("state_start") | after_state | loose
 
 

@@ -44,7 +44,7 @@ from rca.sources._pipeline_rules import (
 FORMATS = (
     "json_lines", "vllm", "oslo", "logcat", "windows_cbs", "hf_transformers", "torch_c10d", "klog", "gunicorn", "go_log", "paddle", "pingcap", "gin", "log4j", "log4j_compact", "log4j2", "ray", "logfmt", "iso8601_glued",
     "iso8601", "epoch", "tensorflow", "nccl", "rich", "ctime", "tensorrt", "actions_runner", "date_cmd", "tornado", "torch_npu", "cann",
-    "torch_npu_log", "logrus_text", "bgl_ras", "hpc_syslog", "text",
+    "torch_npu_log", "logrus_text", "celery", "bazel", "bgl_ras", "hpc_syslog", "text",
     "table",  # an nvidia-smi table printed in the log, read by the nvidia_smi source's table parser
 )
 
@@ -72,10 +72,18 @@ _MARKERS = "|".join(
         r"^(?:\[[0-9T:.Z-]+\] )?(?:~~~|---|\+\+\+) (?:Running|Preparing|Setting up|Cleaning)", r"exited with status -?[0-9]+",
         r"The runner has received a shutdown signal", r"lost communication with the server\.", r"line [0-9]+: +[0-9]+ (?:Killed|Terminated|Aborted|Segmentation fault|Bus error)(?: |$)", r"^Killed$",
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
+        # the GPU operator's driver container and the legacy dcgm-exporter's wrapper script, on their consoles
+        r"^=+ NVIDIA Software Installer =+$", r"^(?:Starting|Stopping) NVIDIA host engine\.\.\.$",
         # a JS monorepo's build in CI: yarn's report of a script's end, lerna's of a package's, Yarn 2+'s of a workspace's
         r'error Command failed with (?:exit code [0-9]+|signal "SIG[A-Z0-9]+")\.', r"^lerna ERR! ",
         # ... and npm's error block of a script that failed ("npm ERR! code ELIFECYCLE", 7+'s "npm ERR! signal SIGKILL", later "npm error")
         r"^npm (?:ERR!|error) (?:code|errno|signal|command failed)\b", r"\bYN[0-9]{4}: .*Process exited \(exit code [0-9]+\)",
+        # ... npm's warnings (npm 8 and before in capitals: "npm WARN deprecated …", "npm warn old lockfile")
+        r"^npm (?:WARN|warn) ",
+        # Celery's worker log header, maybe behind docker compose's service ("[2018-01-10 10:58:09,805: INFO/MainProcess] ")
+        r"\[[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9:]{8},[0-9]{3}: (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)/[A-Za-z][0-9A-Za-z_.\-]*\] ",
+        # Bazel's console: its time of day with --show_timestamps before its level ("(15:27:35) ERROR: "), and its build's summary
+        r"^\([0-9][0-9]:[0-9][0-9]:[0-9][0-9]\) (?:INFO|WARNING|ERROR|DEBUG): ", r"^(?:\([0-9:]{8}\) )?INFO: Elapsed time: [0-9.]+s, Critical Path: ",
         r"^(?:@[a-z0-9][a-z0-9._\-]*/[a-z0-9][a-z0-9._\-]*: |➤ YN[0-9]{4}: \[[^\]]+\]: )Killed$",
         # the Trainer's dict, also behind a job platform's log viewer's line number ("[1757] {'loss': …")
         r"\*{5} Running [0-9A-Za-z_]+ \*{5}", r"^(?:\[[0-9]{1,9}\] )?\{'(?:loss|eval_loss|train_runtime|train_loss)'", r"# GPU blocks: [0-9]+",
@@ -267,11 +275,13 @@ _OUTPUT = {
         # the process that made the shared memory segment an error names, where no line names a process
         pl.when(pl.col("kind") == "shm_error").then(pl.col("f_shm_pid")),
     ),
-    # (the raylet's tag on its report of a worker's death names the reporter, not the worker)
+    # (the raylet's tag on its report of a worker's death names the reporter, not the worker; so does Celery's header on its
+    # pool's report of a child a signal ended: "[…: ERROR/MainProcess] Process 'ForkPoolWorker-3' pid:27 exited with …")
     "process": pl.coalesce(
         pl.col("f_bash_command").str.extract(r"^(?:\S*/)?(\S+)"), "f_kernel_oom_process",
         "f_exit_process", "f_named_process", "f_ray_actor_class", "f_ray_task_failed_process",
-        pl.when(pl.col("f_ray_worker_pid").is_null()).then(pl.col("process")),
+        pl.when(pl.col("f_ray_worker_pid").is_null() & ~((pl.col("kind") == "process_killed") & (pl.col("format") == "celery")).fill_null(False))
+        .then(pl.col("process")),
     ),
     # (the container of the pod a controller says ended, as its pod, over the controller's own)
     "container": pl.when(pl.col("f_exit_pod").is_not_null()).then(pl.col("f_exit_container")).otherwise(pl.coalesce(
