@@ -56,9 +56,11 @@ _MONTHS = {
     **{f"{zero}{i}{sign}": i for i in range(1, 13) for sign in "月월" for zero in ("", "0") if not (zero and i > 9)},
 }
 
-# One word of letters (Latin with its accents, Greek, Cyrillic; Finnish's "maalis" and "marras" have six) and a dot, or
-# a CJK month. Any such word frames the line; month_number gives the month only to the names above.
-MONTH_NAME_PATTERN = r"(?:[A-Za-zÀ-ſΆ-ώЀ-ӿ]{3,6}\.?|[0-9]{1,2}[月월])"
+# One word of three to five letters (Latin with its accents, Greek, Cyrillic) and a dot, a longer name of the table
+# (Finnish's "maalis" and "marras"), or a CJK month. Any such word frames the line; month_number gives the month only to
+# the names above. (Any six-letter word would frame a job's "Worker 3 12:00:01 node1 train[12]: …" as syslog.)
+_LONG_NAMES = "|".join(f"[{name[0].upper()}{name[0]}]{name[1:]}" for name in sorted(_MONTHS) if len(name) > 5)
+MONTH_NAME_PATTERN = rf"(?:[A-Za-zÀ-ſΆ-ώЀ-ӿ]{{3,5}}\.?|(?:{_LONG_NAMES})\.?|[0-9]{{1,2}}[月월])"
 
 _CLOCK_FORMAT = "%Y-%m-%d %H:%M:%S%.f"
 

@@ -109,3 +109,10 @@ def test_real_turkish_journal_reads_haz_as_june() -> None:
         (line, datetime(2022, 6, 4, 13, 50, 48, tzinfo=UTC), quality)
         for line, quality in [(1, "year_inferred"), (2, "year_inferred"), (3, "year_inferred"), (4, "year_inferred"), (5, "exact"), (6, "exact")]
     ]
+
+
+def test_a_six_letter_word_that_names_no_month_frames_no_line() -> None:
+    # (Only the table's six-letter names widen the month's word: a job's numbered worker stays the job's text, whole.)
+    text = "Worker 3 12:00:01 node1 train[12]: loss 0.5\nWorker 3 12:00:02 node1 train[12]: loss 0.4\n"
+    events = rca.parse_text(text, file="train.log")
+    assert events.select("source", "message").rows() == [("pipeline", line) for line in text.splitlines()]
