@@ -117,3 +117,10 @@ def test_nvrm_xid_in_output_keeps_its_boot_seconds() -> None:
 def test_lookalikes_stay_log_lines(line: str) -> None:
     (event,) = _events("epoch 1", line)[1:]
     assert (event["kind"], event["pid"], event["rss_bytes"], event["boot_seconds"]) == ("log", None, None, None)
+
+
+def test_a_program_s_own_killed_process_words_are_no_kernel_kill() -> None:
+    # (The kernel's line names whose OOM it was, the victim's figures or uid, or comes with its stamp or envelope.)
+    text = "step 1 loss 0.5\nKilled process 1234 (python) after the 30s grace period\n"
+    events = rca.parse_text(text, format="pipeline")
+    assert events.select("kind", "pid", "process").rows() == [("log", None, None), ("log", None, None)]

@@ -293,11 +293,14 @@ _APP_HEADERS = {
     # PyTorch's torch._logging (torch.distributed's and torchrun's log since 2.4) writes it with a Python module for the file
     # and V (debug) and C (critical) letters too: "E0227 10:17:45.789000 4242 torch/distributed/run.py:793] ". Its number
     # is the process's pid since 2.5, 2.4's was the thread's id (140066961602368): only a number a pid can be is one.
+    # libnvidia-container (nvidia-container-cli's --debug log, its `info`) writes it too, its number the process's pid, from
+    # its nvc*.c files: "I0418 18:12:58.648174 217303 nvc.c:376] initializing library context (version=1.9.0, …)".
     "klog": (
         r"\s*(?<glog_bracket>\[)?(?<glog_sev>[IWEFVC])(?:0000 00:00:(?<glog_epoch>1[4-9][0-9]{8}\.[0-9]+)"
         r"|(?<glog_raw>(?<glog_year>(?:19|20)[0-9][0-9])?(?<glog_mon>[0-9]{1,2})(?<glog_day>[0-9][0-9])"
         r" (?<glog_clock>[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+)))"
-        r"(?: (?<glog_py_pid>[0-9]{1,7}) [^\]\s]+\.py:[0-9]+\]|(?:\s+[0-9]+)? [^\]\s]+:[0-9]+\])"
+        r"(?: (?<glog_py_pid>[0-9]{1,7}) [^\]\s]+\.py:[0-9]+\]|\s+(?<glog_nvc_pid>[0-9]{1,7}) nvc(?:_[a-z]+)?\.c:[0-9]+\]"
+        r"|(?:\s+[0-9]+)? [^\]\s]+:[0-9]+\])"
     ),
     "c10d_old": r"\s*\[(?<c10d_sev>[IWEF]) [^\]\s]+:[0-9]+\]",
     # gunicorn's after its stamp (peeled as an outer one): the pid of the process that wrote the line, then the level
@@ -889,7 +892,43 @@ def frame(lines: pl.DataFrame, ctx: ParseContext, *, join_pieces: bool = True) -
     framed = joined_wraps(framed, at_width, keys)
     if keys:
         framed = framed.with_columns(partition=pl.concat_str([*keys, "partition"], separator="|", ignore_nulls=True))
+    framed = _stamps_above_messages(framed) if join_pieces else framed
     return framed.select(FRAMED_COLUMNS)
+
+
+# A list of events some UIs copy out (TrueNAS's, a dashboard's) puts each event's time on a line of its own, above its
+# message: "2024-03-14 14:22:04" / "Allocate failed due to …". A line that is only a stamp, right above a line with no time
+# of its own, is that line's time: the message goes on the stamp's row (the record's first line), the message's row is
+# folded into it (a line of the record, not a line skipped). A stamp above a timed line stays an empty line of the log.
+_MESSAGE_TAGS = ("pid", "process", "pod", "namespace", "container", "rank", "gpu_index", "node_ip", "line_attrs", "repeated")
+
+
+def _stamps_above_messages(framed: pl.DataFrame) -> pl.DataFrame:
+    """``framed`` with each stamp-only line's time on the untimed message line right below it (see above)."""
+    stamp_only = pl.col("enveloped_blank") & ~pl.col("continued") & pl.col("ts").is_not_null() & pl.col("ts_raw").is_not_null()
+    untimed = ~pl.col("blank") & ~pl.col("enveloped_blank") & ~pl.col("continued") & pl.col("ts").is_null() & pl.col("ts_raw").is_null()
+
+    def below(expr: pl.Expr) -> pl.Expr:
+        return expr.shift(-1).over("partition")
+
+    stamp_above = stamp_only & below(untimed).fill_null(False) & (below(pl.col("line")) == pl.col("line") + 1).fill_null(False)
+    if not framed.select(stamp_above.any()).item():
+        return framed
+    marked = framed.with_columns(_above=stamp_above).with_columns(_merged=pl.col("_above").shift(1).over("partition").fill_null(False))
+    above = pl.col("_above")
+    format_below = below(pl.col("format"))
+    return marked.with_columns(
+        enveloped_blank=pl.col("enveloped_blank") & ~above,
+        continued=pl.col("continued") | pl.col("_merged"),
+        folded=pl.col("folded") | pl.col("_merged"),
+        object_lines=pl.when(above).then(below(pl.col("object_lines")).fill_null(1) + 1).otherwise(pl.col("object_lines")).cast(pl.Int32),
+        body=pl.when(above).then(below(pl.col("body"))).otherwise(pl.col("body")),
+        severity=pl.when(above).then(pl.coalesce(below(pl.col("severity")), pl.col("severity"))).otherwise(pl.col("severity")),
+        format=pl.when(above & (format_below != "text")).then(format_below).otherwise(pl.col("format")),
+        host=pl.when(above).then(pl.coalesce(below(pl.col("host")), pl.col("host"))).otherwise(pl.col("host")),
+        host_named=pl.when(above & below(pl.col("host")).is_not_null()).then(below(pl.col("host_named"))).otherwise(pl.col("host_named")),
+        **{name: pl.when(above).then(pl.coalesce(below(pl.col(name)), pl.col(name))).otherwise(pl.col(name)) for name in _MESSAGE_TAGS},
+    ).drop("_above", "_merged")
 
 
 def _with_hpc(framed: pl.DataFrame) -> pl.DataFrame:
@@ -1472,6 +1511,7 @@ def _resolve(layers: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
                 "ray_pid", "oslo_pid", "logcat_pid", "caller_pid", "caller_dcgm_pid", "kserve_pid", "gunicorn_pid", "tsl_pid", "npu_pid", "cann_pid", "cann_pid_first", "npu_log_pid", "j_pid",
             ).cast(pl.Int64, strict=False),
             _torch_glog_pid(),
+            c("glog_nvc_pid").cast(pl.Int64, strict=False),
         ),
         # torch_npu's Device (-1 where it could not tell)
         gpu_index=pl.coalesce(

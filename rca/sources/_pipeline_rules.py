@@ -303,6 +303,13 @@ _XID_NVRM = r"NVRM: Xid \(PCI:(?<pci>[0-9a-fA-F:.]+)\): (?<xid>[0-9]+)"
 # of another node): "nvidia-container-cli: device error: 3: unknown device".
 _UNKNOWN_DEVICE = rf"nvidia-container-cli: device error: (?:(?<uuid>{_UUID})|(?<index>[0-9]+)): unknown device"
 _UNHEALTHY = rf"'(?<resource>[0-9A-Za-z_./\-]+)' device marked unhealthy: (?<uuid>{_UUID})"
+# libnvidia-container's listing of the devices it found (nvidia-container-cli --debug, `nvidia-container-cli -k -d /dev/tty
+# info`): "nvc_info.c:520] listing device /dev/nvidia0 (GPU-03bb5927-… at 00000000:05:00.0)", the one line that ties a
+# device node's index to its GPU's UUID and bus
+_NVC_LISTING = rf"listing device /dev/nvidia(?<index>[0-9]+) \((?<uuid>{_UUID}) at (?<bus>[0-9a-fA-F]{{4,8}}:[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.[0-7])\)"
+# kubelet's device manager refusing a pod the devices its plugin marked unhealthy ("Allocate failed due to no healthy devices
+# present; cannot allocate unhealthy devices amd.com/gpu, which is unexpected", as an events list shows it)
+_NO_HEALTHY = r"cannot allocate unhealthy devices ([0-9A-Za-z_./\-]*[0-9A-Za-z_\-])"
 
 _JAVA_OOM = r"java\.lang\.OutOfMemoryError(?::\s*(?<what>[^\n]*))?"
 _JAVA_OOM_KINDS = (
@@ -401,7 +408,7 @@ _FAMILIES: dict[str, tuple[str, ...] | str] = {
         "] Received SIG",
     ),
     "exit_pid": ("(pid: ",),
-    "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU", ": unknown device"),
+    "xid": ("XidCriticalError: Xid=", "NVRM: Xid (PCI:", "unhealthy", "device handle for GPU", ": unknown device", "listing device /dev/nvidia"),
     # the kernel's OOM killer on a console a job's output holds (_kernel_oom_facts); its CPU line names the invoking task's pid
     "kernel_oom": ("invoked oom-killer: ", "Killed process ", "Kill process ", "kill process ", " PID: ", "Pid: "),
     "dcgm_health": ("[[Health]] Detected ",),
@@ -543,6 +550,8 @@ _UNLEVELLED_FAILURES = (
     # it replaces ("Could not unload NVIDIA driver kernel modules, driver is in use": the container restarts), DCGM's
     # nv-hostengine whose daemonised child never signalled it was up ("Got error 11 while waiting for SIGUSR1 from child process.")
     "Could not unload NVIDIA driver kernel modules", " while waiting for SIGUSR1 from child process",
+    # kubelet's device manager that cannot admit a pod for want of a healthy device (the k8s source's admission failure)
+    "cannot allocate unhealthy devices ",
 )
 # ... and their warnings: nv-hostengine asked to stop one it finds none of ("Unable to terminate host engine, it may not be
 # running.", as dcgm-exporter 1.x's script stopping it after a failed start prints it).
@@ -1093,17 +1102,19 @@ def _xid_facts() -> dict[str, pl.Expr]:
     xid_nvrm = m.str.extract_groups(_XID_NVRM).struct
     unhealthy = m.str.extract_groups(_UNHEALTHY).struct
     unknown_device = m.str.extract_groups(_UNKNOWN_DEVICE).struct
+    listed = m.str.extract_groups(_NVC_LISTING).struct
     xid = num(pl.coalesce(xid_plugin.field("xid"), xid_nvrm.field("xid")), pl.Int32())
     return {
         "xid": xid,
         # the kernel source's reading of the code (rca.sources._xid): the catalog's, or what Xid 154 asks for
         "xid_severity": _xid.report_severity(xid, m),
         "xid_recovery_action": pl.when(xid == 154).then(_xid.recovery_action(m)),
-        "gpu_uuid": pl.coalesce(xid_plugin.field("uuid"), unhealthy.field("uuid"), unknown_device.field("uuid")),
-        "unknown_device_index": num(unknown_device.field("index"), pl.Int32()),
-        "pci_bus": pl.coalesce(xid_nvrm.field("pci"), m.str.extract_groups(HANDLE_GPU).struct.field("bus")),
+        "gpu_uuid": pl.coalesce(xid_plugin.field("uuid"), unhealthy.field("uuid"), unknown_device.field("uuid"), listed.field("uuid")),
+        # the index a device error names, or the /dev/nvidiaN a listed device is
+        "unknown_device_index": num(pl.coalesce(unknown_device.field("index"), listed.field("index")), pl.Int32()),
+        "pci_bus": pl.coalesce(xid_nvrm.field("pci"), m.str.extract_groups(HANDLE_GPU).struct.field("bus"), listed.field("bus")),
         "nvrm_pid": num(pl.when(xid_nvrm.field("xid").is_not_null()).then(first(m, r"\bpid=([0-9]+)"))),
-        "resource": unhealthy.field("resource"),
+        "resource": pl.coalesce(unhealthy.field("resource"), first(m, _NO_HEALTHY)),
         "unhealthy": m.str.contains("unhealthy", literal=True).fill_null(False),
         "nvrm_boot": pl.when(xid_nvrm.field("xid").is_not_null()).then(kernel_text(m)[1]),
     }
@@ -1128,21 +1139,25 @@ def _kernel_oom_facts() -> dict[str, pl.Expr]:
     not), the kernel's choice "Out of memory: Kill process 2700 (DeviceMemory) score 1 or sacrifice child" (before 4.19; the
     kill itself where no "Killed process" line follows it), the header "python invoked oom-killer: gfp_mask=…", and the CPU
     line under it ("CPU: 3 PID: 1517 Comm: python Not tainted …"), which names the invoking task's pid."""
-    text, boot = kernel_text(gated("kernel_oom"))
+    line = gated("kernel_oom")
+    text, boot = kernel_text(line)
     killed = text.str.extract_groups(kernel._KILLED).struct
     selected = text.str.extract_groups(kernel._SELECTED).struct
     header = text.str.extract_groups(kernel._OOM_HEADER).struct
     cpu = text.str.extract_groups(kernel._CPU).struct
-    is_killed = killed.field("pid").is_not_null()
+    # A bare "Killed process 1234 (python) after the grace period" is a program's words: the kernel's kill line says whose
+    # OOM it was, prints the victim's figures or uid, or came with the kernel's stamp or envelope.
+    kernel_said = killed.field("scope").is_not_null() | text.str.contains(r"\btotal-vm:|, UID [0-9]+,") | (text != line)
+    is_killed = killed.field("pid").is_not_null() & kernel_said
 
     def figure(field: str) -> pl.Expr:
         return num(pl.when(is_killed).then(first(text, rf"\b{field}:(-?[0-9]+)kB")))
 
     kernel_line = is_killed | selected.field("pid").is_not_null() | header.field("name").is_not_null()
     return {
-        "kernel_killed_pid": num(killed.field("pid")),
+        "kernel_killed_pid": num(pl.when(is_killed).then(killed.field("pid"))),
         "kernel_selected_pid": num(selected.field("pid")),
-        "kernel_oom_process": pl.coalesce(killed.field("name"), selected.field("name"), header.field("name")),
+        "kernel_oom_process": pl.coalesce(pl.when(is_killed).then(killed.field("name")), selected.field("name"), header.field("name")),
         "kernel_invoked": header.field("name").is_not_null().fill_null(False),
         "kernel_cpu_pid": num(cpu.field("pid")),
         "kernel_cpu_comm": cpu.field("rest"),

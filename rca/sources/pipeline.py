@@ -74,6 +74,8 @@ _MARKERS = "|".join(
         r"=+ test session starts =+", r"XidCriticalError: Xid=", r"device marked unhealthy",
         # the GPU operator's driver container and the legacy dcgm-exporter's wrapper script, on their consoles
         r"^=+ NVIDIA Software Installer =+$", r"^(?:Starting|Stopping) NVIDIA host engine\.\.\.$",
+        # libnvidia-container's debug log (nvidia-container-cli), and a device plugin's admission failure of an unhealthy GPU
+        r"\bnvc(?:_[a-z]+)?\.c:[0-9]+\] ", r"cannot allocate unhealthy devices ",
         # a JS monorepo's build in CI: yarn's report of a script's end, lerna's of a package's, Yarn 2+'s of a workspace's
         r'error Command failed with (?:exit code [0-9]+|signal "SIG[A-Z0-9]+")\.', r"^lerna ERR! ",
         # ... and npm's error block of a script that failed ("npm ERR! code ELIFECYCLE", 7+'s "npm ERR! signal SIGKILL", later "npm error")
