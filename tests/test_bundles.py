@@ -127,7 +127,7 @@ SECTION_HEADERS = st.sampled_from(["*** /var/log/Xorg.0.log", "dmesg:", "/usr/bi
 BODY_LINES = st.lists(st.sampled_from(["", "[    5.211402] nvidia: loading out-of-tree module taints kernel.", "00:00.0 Host bridge [0600]", "x"]), max_size=6)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(SECTION_HEADERS, BODY_LINES), min_size=1, max_size=8), st.lists(st.integers(1, 60), max_size=4))
 def test_bug_report_sections_do_not_depend_on_batch_boundaries(sections: list[tuple[str, list[str]]], cuts: list[int]) -> None:
     lines = ["_" * 44, "", "Start of NVIDIA bug report log file.  Please include this file, along", "uname: Linux n1 6.5.0 #1 SMP"]

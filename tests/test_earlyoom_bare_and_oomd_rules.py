@@ -117,7 +117,7 @@ def test_enveloped_earlyoom_lines_keep_their_envelope() -> None:
 _NAMES = st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E, exclude_characters="\"'\\"), min_size=1, max_size=15)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(pid=st.integers(1, 4_194_304), name=_NAMES, rss=st.integers(0, 2_000_000), badness=st.integers(-1000, 2000), uid=st.none() | st.integers(0, 70000))
 def test_bare_kill_line_reads_as_the_enveloped_one(pid: int, name: str, rss: int, badness: int, uid: int | None) -> None:
     """earlyoom 1.3–1.7's kill line gives the same victim whether journald framed it or not."""

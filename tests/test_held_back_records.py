@@ -76,7 +76,7 @@ def _in_batches(texts: list[str], cuts: list[int], source_name: str) -> tuple[pl
     return pl.concat(rows), counted
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(cuts=st.lists(st.integers(min_value=1, max_value=59), min_size=1, max_size=5, unique=True))
 def test_any_cut_of_stamped_records_reads_as_the_whole(cuts: list[int]) -> None:
     texts = (DATA / RECORDS[0]).read_text().splitlines() * 3

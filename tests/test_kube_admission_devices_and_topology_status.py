@@ -49,7 +49,7 @@ def test_admission_devices_reads_each_wording() -> None:
     ]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     vendor=st.from_regex(r"[a-z][a-z0-9]{0,8}\.(com|io)", fullmatch=True),
     name=st.from_regex(r"[a-z][-a-z0-9]{0,10}[a-z0-9]", fullmatch=True),

@@ -71,7 +71,7 @@ def test_create_and_destroy_answers_keep_instance_ids() -> None:
     assert [_attrs(a100, line)["gi"] for line in range(3, 10)] == [9, 7, 8, 11, 12, 13, 14]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     gpu=st.integers(0, 15),
     profile=st.integers(0, 99),

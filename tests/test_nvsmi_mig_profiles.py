@@ -90,7 +90,7 @@ _PROFILE = st.tuples(
 )
 
 
-@settings(deadline=None, max_examples=60)  # a parse pays a first-call warm-up; the machine is shared
+@settings(deadline=None, max_examples=30)  # a parse pays a first-call warm-up; the machine is shared
 @given(st.lists(_PROFILE, min_size=1, max_size=5))
 def test_lgip_rows_of_any_width_read_back(profiles: list) -> None:
     """However wide the values make the columns, each profile's fields read back as printed."""

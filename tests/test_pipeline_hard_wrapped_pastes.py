@@ -94,7 +94,7 @@ _PREFIXES = ["", "[rank0]:[E816 01:45:40.183009389 ProcessGroupNCCL.cpp:607] ", 
 _WORDS = st.text(alphabet="abcdefghij (),.:=0123456789", min_size=0, max_size=160)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_PREFIXES), _WORDS), min_size=1, max_size=14, unique_by=lambda pair: len("".join(pair))))
 def test_a_log_of_varied_line_lengths_is_parsed_as_without_joining(pairs: list[tuple[str, str]]) -> None:
     # a normal log has no wrap width: whatever its lines say, none is joined to another

@@ -67,7 +67,7 @@ def test_content_with_nul_bytes_all_through_is_still_binary(tmp_path: Path, cont
 _LINE = st.from_regex(r"[A-Za-z0-9 :\[\].=_-]{1,60}", fullmatch=True)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.lists(_LINE, min_size=1, max_size=30), st.integers(0, 30), st.integers(1, 5000))
 def test_zero_padding_at_a_line_boundary_changes_no_line(lines: list[str], at: int, zeros: int) -> None:
     at = min(at, len(lines))

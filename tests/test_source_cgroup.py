@@ -164,7 +164,7 @@ KEYS = st.from_regex(r"[a-z][a-z0-9_]{0,20}", fullmatch=True)
 VALUES = st.integers(min_value=0, max_value=2**62)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(entries=st.dictionaries(KEYS, VALUES, min_size=1, max_size=30))
 def test_every_stat_entry_lands_in_attrs(entries: dict[str, int]) -> None:
     text = "".join(f"{key} {value}\n" for key, value in entries.items())
@@ -174,7 +174,7 @@ def test_every_stat_entry_lands_in_attrs(entries: dict[str, int]) -> None:
     assert {key[5:]: value for key, value in attrs.items() if key.startswith("stat.")} == entries
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(value=st.integers(min_value=0, max_value=2**63 - 1), name=st.sampled_from(sorted(cgroup.SINGLE_VALUE_FILES)))
 def test_a_single_value_file_reads_its_number(value: int, name: str) -> None:
     events = rca.parse_text(f"{value}\n", file=f"h/sys/fs/cgroup/x/{name}")

@@ -192,7 +192,7 @@ def test_other_prometheus_metrics_and_logs_are_not_dcgm() -> None:
 LABEL_VALUES = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\n\r"), max_size=30)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     gpu=st.integers(0, 15),
     used=st.integers(0, 200_000),
@@ -218,7 +218,7 @@ def test_exposition_samples_round_trip(gpu: int, used: int, free: int, util: int
     assert row["ts"] == expected_ts
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(codes=st.lists(st.sampled_from([0, 0, 13, 31, 48, 79]), min_size=1, max_size=12))
 def test_an_xid_event_where_the_gauge_changes_to_a_code(codes: list[int]) -> None:
     text = "".join(f'DCGM_FI_DEV_XID_ERRORS{{gpu="1",UUID="GPU-y"}} {code} {1_764_500_000_000 + 1000 * k}\n' for k, code in enumerate(codes))

@@ -576,14 +576,14 @@ def test_events_conform_to_the_schema() -> None:
     assert set(events["ts_quality"]) <= set(schema.TS_QUALITIES) and set(events["source"]) == {"kernel"}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400), st.sampled_from(CONTEXTS))
 def test_arbitrary_text_never_raises_and_is_accounted(text: str, ctx: ParseContext) -> None:
     covered, total = _accounted(text, ctx)
     assert covered == total
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.tuples(st.sampled_from(REAL_LINES), st.integers(0, 300)), min_size=1, max_size=25),
     st.sampled_from(["", "[99999999999999999999.5] ", "kernel: ", "    ", "{", "-- Boot 0 --"]),

@@ -409,13 +409,13 @@ def test_accounting_on_fixtures(path: Path) -> None:
 REAL_LINES = [line for path in sorted(FOLDER.iterdir()) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400))
 def test_arbitrary_text_never_raises(text: str) -> None:
     _assert_accounted(text)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(REAL_LINES), min_size=1, max_size=12), st.integers(0, 200), st.text(max_size=20))
 def test_spliced_real_lines_never_raise(lines: list[str], cut: int, junk: str) -> None:
     spliced = [line[:cut] + junk if i % 3 == 1 else line for i, line in enumerate(lines)]

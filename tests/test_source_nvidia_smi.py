@@ -480,14 +480,14 @@ def test_unit_conversions() -> None:
 REAL_LINES = [line for path in FIXTURES for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400))
 def test_arbitrary_text_never_raises_and_is_accounted(text: str) -> None:
     covered, total = _accounting(text)
     assert covered == total
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(REAL_LINES), min_size=1, max_size=40), st.integers(0, 200), st.text(max_size=12))
 def test_spliced_real_lines_never_raise_and_are_accounted(picked: list[str], cut: int, noise: str) -> None:
     lines = [line[:cut] + noise + line[cut:] if i % 3 == 1 else line for i, line in enumerate(picked)]

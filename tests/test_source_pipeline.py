@@ -660,13 +660,13 @@ def _check_invariants(text: str) -> None:
 REAL_LINES = [line for path in FIXTURES for line in path.read_bytes().decode("utf-8", errors="replace").split("\n")]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=400))
 def test_arbitrary_text_never_raises(text: str) -> None:
     _check_invariants(text)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(REAL_LINES), max_size=40), st.lists(st.text(max_size=30), max_size=5))
 def test_spliced_real_lines_never_raise(lines: list[str], noise: list[str]) -> None:
     _check_invariants("\n".join(lines + noise))
@@ -685,7 +685,7 @@ HEADER_FRAGMENTS = [
 ]
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.lists(st.sampled_from(HEADER_FRAGMENTS), max_size=4), st.text(max_size=20)), max_size=30))
 def test_mangled_headers_never_raise(rows: list[tuple[list[str], str]]) -> None:
     _check_invariants("\n".join("".join(parts) + tail for parts, tail in rows))

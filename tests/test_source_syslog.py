@@ -96,7 +96,7 @@ def test_mixed_journal_routes_each_program_to_its_rules() -> None:
     assert restarted["ts"] == datetime(2024, 6, 14, 9, 58, 52, 310544, tzinfo=UTC)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.lists(st.text(max_size=120), max_size=30), st.sampled_from(sorted(FOLDER.iterdir())))
 def test_any_text_spliced_into_a_syslog_file_is_accounted_for(noise: list[str], path: Path) -> None:
     real = path.read_text().splitlines()
@@ -1462,7 +1462,7 @@ def test_a_file_of_iso_stamped_lines_is_not_a_runtimes_events() -> None:
 _LABEL_VALUES = st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), max_size=30)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["io.x/label", "maintainer", "org.version", "annotation.ports"]), _LABEL_VALUES), max_size=4), st.integers(0, 255))
 def test_a_docker_die_event_keeps_its_container_and_exit_code_whatever_its_labels(labels: list[tuple[str, str]], code: int) -> None:
     container = "c2bae9196988677a65583af8b768f08588ec86745c2cc429e59f734fa3f2e2cf"

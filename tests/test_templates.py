@@ -151,7 +151,7 @@ def test_grouping_accuracy_beats_published_drain(dataset: str) -> None:
 REAL_LINES = [text for text, _ in MASK_CASES.values()] + [line for pair in SAME_SHAPE for line in pair]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     st.lists(
         st.one_of(st.none(), st.text(), st.sampled_from(REAL_LINES), st.tuples(st.sampled_from(REAL_LINES), st.text()).map("".join)),
