@@ -656,22 +656,22 @@ def _with_or_without_host(parts: pl.DataFrame, hosted: str, no_host_head: str, o
 # node-problem-detector's klog (its unit "node-problem-detector", AKS' "node-problem-detector-startup.sh", any tag) logs each
 # status it sends: "New status generated: &{Source:kernel-monitor Events:[{Severity:warn Timestamp:… Reason:OOMKilling
 # Message:…}] Conditions:[…]}". The node's own kernel line it quotes (the kill, the hung task, the oops) is the event: the
-# status stays a log (see _detector_status).
-_NPD_STATUS = (
+# status stays a log (see _detector_status; the kubelet source reads its event).
+NPD_STATUS = (
     r"New status generated: &\{Source:(?<monitor>\S+) Events:\[\{Severity:(?<severity>[a-z]+) Timestamp:[^}]*?"
     r" Reason:(?<reason>[0-9A-Za-z_]+) Message:"
 )
 
 
 def _detector_status(events: pl.DataFrame) -> pl.DataFrame:
-    """``events`` with node-problem-detector's status lines (:data:`_NPD_STATUS`) that no rules read as more than a log: a
+    """``events`` with node-problem-detector's status lines (:data:`NPD_STATUS`) that no rules read as more than a log: a
     warning where the event they send is one, its reason and the monitor that sends it ("source", as an event's From) in
     attrs."""
     if not {"kind", "message", "severity", "attrs"} <= set(events.columns):
         return events
     message = pl.col("message")
     status = pl.when((pl.col("kind") == "log") & message.str.contains("New status generated: &{", literal=True)).then(message)
-    found = status.str.extract_groups(_NPD_STATUS).struct
+    found = status.str.extract_groups(NPD_STATUS).struct
     return events.with_columns(
         severity=pl.when(found.field("severity") == "warn").then(pl.lit("warning")).otherwise(pl.col("severity")),
         attrs=pl.when(found.field("reason").is_not_null())

@@ -937,8 +937,7 @@ def _recorded_event() -> list[pl.Expr]:
     ).struct
     dumped = pl.col("body").str.extract_groups(_DUMPED_EVENT).struct
     detector = pl.col("body").str.extract_groups(
-        r"New status generated: &\{Source:\S+ Events:\[\{Severity:(?<severity>\S+) Timestamp:[^}]*? Reason:(?<reason>[0-9A-Za-z_]+)"
-        r" Message:(?<message>[^}]*)\}"
+        _syslog.NPD_STATUS + r"(?<message>[^}]*)\}"
     ).struct
     # The kubelet's own line for a pod it rejects at admission (1.22+), which it records as a Warning event of that
     # reason and message: "Pod admission denied" podUID=… pod="ns/name" reason="UnexpectedAdmissionError" message="…".
